@@ -1,0 +1,334 @@
+//! The accumulator, exactly as the seed document describes it: a table keyed by the call key; `id`
+//! and `name` are set only when present (missing, `null` and `""` all count as absent); `arguments`
+//! are always appended; nothing is validated while accumulating; at the finish each call's
+//! arguments are parsed once, with empty or whitespace-only arguments taken as `{}`.
+//!
+//! It does not know which dialect fed it. It records, per call, every fragment (number, position
+//! in the arguments string, event, chunk, time) so the analysis can show the state at any cursor and
+//! check the seed's three checkpoints.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::dialect::{ArgsPiece, CallKey, Fragment, Presence, Raw};
+
+/// Where a fragment arrived.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pos {
+    /// Event number (0-based).
+    pub event: u32,
+    /// Chunk (network read) in which the event completed.
+    pub chunk: u32,
+    /// Arrival time of that chunk.
+    pub t_micros: u64,
+}
+
+/// One fragment as the accumulator recorded it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FragmentRecord {
+    /// Fragment number in the stream (0-based, all calls).
+    pub no: u32,
+    /// The call (position in the table) it was appended to.
+    pub call: u32,
+    pub pos: Pos,
+    /// Byte range of this fragment's text in the call's reassembled arguments.
+    pub args_range: Range<u32>,
+    pub id: Presence,
+    pub name: Presence,
+    /// The `arguments` field was present (possibly empty).
+    pub has_args: bool,
+    /// The arguments came as a JSON object, not a string.
+    pub object_args: bool,
+}
+
+/// A name that differs from the one already set for the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameConflict {
+    pub fragment: u32,
+    pub previous: String,
+    pub new: String,
+}
+
+/// A call being accumulated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Slot {
+    pub key: Option<CallKey>,
+    /// The index the provider stated in the call's first fragment that had one.
+    pub stated_index: Option<u64>,
+    pub id: String,
+    pub name: String,
+    pub args: String,
+    /// Fragment numbers of this call, in order.
+    pub fragments: Vec<u32>,
+    pub name_conflicts: Vec<NameConflict>,
+    pub object_args: bool,
+    /// The dialect said this call is complete.
+    pub done: bool,
+    /// The dialect's authoritative full arguments (Responses `.done` events).
+    pub authoritative: Option<String>,
+}
+
+/// The outcome of the one parse at the finish.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parsed {
+    /// The parsed arguments (`{}` for empty).
+    Ok(serde_json::Value),
+    /// serde_json's error, verbatim.
+    Err { error: String, line: usize, column: usize },
+}
+
+/// A finished call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// Position in stream order (order of first fragment).
+    pub position: u32,
+    pub key: CallKey,
+    pub stated_index: Option<u64>,
+    /// `None` when no fragment carried an id (Gemini).
+    pub id: Option<String>,
+    pub name: String,
+    /// The reassembled arguments string, verbatim.
+    pub raw_arguments: String,
+    pub parsed: Parsed,
+    /// The arguments were empty or whitespace and were taken as `{}`.
+    pub empty_arguments: bool,
+    pub object_arguments: bool,
+    /// Complete: the dialect marked the call done, or the stream finished normally.
+    pub complete: bool,
+    pub fragments: Vec<u32>,
+    pub name_conflicts: Vec<NameConflict>,
+    pub authoritative: Option<String>,
+}
+
+impl Call {
+    /// Arguments length in characters (the seed counts 22 for `{"city":"深圳","days":3}`).
+    pub fn char_len(&self) -> usize {
+        self.raw_arguments.chars().count()
+    }
+    /// Arguments length in bytes (26 for the same string).
+    pub fn byte_len(&self) -> usize {
+        self.raw_arguments.len()
+    }
+    /// The parsed value, if the parse succeeded.
+    pub fn value(&self) -> Option<&serde_json::Value> {
+        match &self.parsed {
+            Parsed::Ok(v) => Some(v),
+            Parsed::Err { .. } => None,
+        }
+    }
+}
+
+/// The table.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    slots: Vec<Slot>,
+    table: HashMap<CallKey, u32>,
+    last: Option<(CallKey, u32)>,
+    keep_records: bool,
+    records: Vec<FragmentRecord>,
+    fragment_count: u32,
+}
+
+impl Accumulator {
+    /// An accumulator that keeps per-fragment records (for analysis) or not (lean export).
+    pub fn new(keep_records: bool) -> Self {
+        Self { keep_records, ..Default::default() }
+    }
+
+    fn slot_for(&mut self, key: &CallKey) -> u32 {
+        if let Some((k, i)) = &self.last {
+            if k == key {
+                return *i;
+            }
+        }
+        let i = match self.table.get(key) {
+            Some(&i) => i,
+            None => {
+                let i = self.slots.len() as u32;
+                self.slots.push(Slot { key: Some(key.clone()), ..Default::default() });
+                self.table.insert(key.clone(), i);
+                i
+            }
+        };
+        self.last = Some((key.clone(), i));
+        i
+    }
+
+    /// The seed's `feedToolCall`: set id and name only when present, always append arguments.
+    /// Returns the call position the fragment went to.
+    pub fn push(&mut self, frag: Fragment, pos: Pos) -> u32 {
+        let call = self.slot_for(&frag.key);
+        let no = self.fragment_count;
+        self.fragment_count += 1;
+        let slot = &mut self.slots[call as usize];
+        if slot.stated_index.is_none() {
+            slot.stated_index = frag.stated_index;
+        }
+        if let Some(id) = frag.id.non_empty() {
+            if slot.id != id {
+                slot.id = id.to_owned();
+            }
+        }
+        if let Some(name) = frag.name.non_empty() {
+            if slot.name != name {
+                if !slot.name.is_empty() {
+                    slot.name_conflicts.push(NameConflict { fragment: no, previous: slot.name.clone(), new: name.to_owned() });
+                }
+                slot.name = name.to_owned();
+            }
+        }
+        let start = slot.args.len() as u32;
+        let mut object_args = false;
+        if let Raw::Value(piece) = &frag.args {
+            object_args = matches!(piece, ArgsPiece::Object(_));
+            slot.object_args |= object_args;
+            slot.args.push_str(piece.text());
+        }
+        let end = slot.args.len() as u32;
+        if self.keep_records {
+            slot.fragments.push(no);
+            self.records.push(FragmentRecord {
+                no,
+                call,
+                pos,
+                args_range: start..end,
+                id: frag.id.presence(),
+                name: frag.name.presence(),
+                has_args: matches!(frag.args, Raw::Value(_)),
+                object_args,
+            });
+        }
+        call
+    }
+
+    /// The dialect says the call with `key` is complete.
+    pub fn call_done(&mut self, key: &CallKey) {
+        if let Some(&i) = self.table.get(key) {
+            self.slots[i as usize].done = true;
+        }
+    }
+
+    /// The dialect carries the full arguments of the call with `key`.
+    pub fn authoritative(&mut self, key: &CallKey, arguments: String) {
+        let i = self.slot_for(key);
+        self.slots[i as usize].authoritative = Some(arguments);
+    }
+
+    /// The call position for `key`, if it has been seen.
+    pub fn position_of(&self, key: &CallKey) -> Option<u32> {
+        self.table.get(key).copied()
+    }
+
+    /// Calls so far (unparsed).
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    /// Fragment records so far.
+    pub fn records(&self) -> &[FragmentRecord] {
+        &self.records
+    }
+
+    /// Number of fragments pushed.
+    pub fn fragment_count(&self) -> u32 {
+        self.fragment_count
+    }
+
+    /// The seed's `finishToolCalls`: parse each call once. `stream_finished` says whether the stream
+    /// ended with a finish signal (otherwise only calls the dialect marked done are complete).
+    pub fn finish(self, stream_finished: bool) -> (Vec<Call>, Vec<FragmentRecord>) {
+        let calls = self
+            .slots
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let (parsed, empty) = parse_once(&s.args);
+                Call {
+                    position: i as u32,
+                    key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
+                    stated_index: s.stated_index,
+                    id: if s.id.is_empty() { None } else { Some(s.id) },
+                    name: s.name,
+                    raw_arguments: s.args,
+                    parsed,
+                    empty_arguments: empty,
+                    object_arguments: s.object_args,
+                    complete: s.done || stream_finished,
+                    fragments: s.fragments,
+                    name_conflicts: s.name_conflicts,
+                    authoritative: s.authoritative,
+                }
+            })
+            .collect();
+        (calls, self.records)
+    }
+}
+
+/// Parse a call's complete arguments once: empty or whitespace-only is `{}`.
+pub fn parse_once(args: &str) -> (Parsed, bool) {
+    if args.trim().is_empty() {
+        return (Parsed::Ok(serde_json::Value::Object(Default::default())), true);
+    }
+    match serde_json::from_str::<serde_json::Value>(args) {
+        Ok(v) => (Parsed::Ok(v), false),
+        Err(e) => (Parsed::Err { error: e.to_string(), line: e.line(), column: e.column() }, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frag(index: u64, id: Option<&str>, name: Option<&str>, args: &str) -> Fragment {
+        Fragment {
+            key: CallKey::Index { choice: 0, index, generation: 0 },
+            stated_index: Some(index),
+            id: id.map_or(Raw::Absent, |s| Raw::Value(s.into())),
+            name: name.map_or(Raw::Absent, |s| Raw::Value(s.into())),
+            args: Raw::Value(ArgsPiece::Text(args.into())),
+        }
+    }
+
+    #[test]
+    fn seed_example() {
+        let mut acc = Accumulator::new(true);
+        let pieces = ["{\"cit", "y\":\"深", "圳\",\"d", "ays\":", "3}"];
+        for (i, p) in pieces.iter().enumerate() {
+            let first = i == 0;
+            acc.push(
+                frag(0, first.then_some("call_1"), first.then_some("get_weather"), p),
+                Pos::default(),
+            );
+        }
+        let (calls, records) = acc.finish(true);
+        assert_eq!(calls[0].raw_arguments, r#"{"city":"深圳","days":3}"#);
+        assert_eq!(calls[0].char_len(), 22);
+        assert_eq!(calls[0].byte_len(), 26);
+        assert_eq!(calls[0].id.as_deref(), Some("call_1"));
+        assert_eq!(records.len(), 5);
+        assert_eq!(records[1].args_range, 5..11);
+    }
+
+    #[test]
+    fn empty_and_null_never_overwrite() {
+        let mut acc = Accumulator::new(false);
+        acc.push(frag(0, Some("call_1"), Some("f"), ""), Pos::default());
+        let mut f = frag(0, Some(""), None, "");
+        f.name = Raw::Null;
+        acc.push(f, Pos::default());
+        let (calls, _) = acc.finish(true);
+        assert_eq!(calls[0].id.as_deref(), Some("call_1"));
+        assert_eq!(calls[0].name, "f");
+        assert!(calls[0].empty_arguments);
+        assert_eq!(calls[0].value(), Some(&serde_json::json!({})));
+    }
+
+    #[test]
+    fn conflicting_name_is_recorded() {
+        let mut acc = Accumulator::new(true);
+        acc.push(frag(0, Some("a"), Some("f"), "{}"), Pos::default());
+        acc.push(frag(0, None, Some("g"), ""), Pos::default());
+        let (calls, _) = acc.finish(true);
+        assert_eq!(calls[0].name_conflicts.len(), 1);
+    }
+}

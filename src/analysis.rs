@@ -1,0 +1,545 @@
+//! The analysis: one immutable value per recording, computed once, that every view reads (CLI
+//! report, JSON, exports, GUI panels). It holds the body and its chunk boundaries, the events,
+//! every fragment, the correct calls with the seed's three checkpoints, the findings, and what each
+//! naive strategy made of the same input. "State at cursor k" is a cheap filter over it
+//! ([`Analysis::call_state_at`]), never a re-run.
+
+use std::ops::Range;
+
+use crate::accumulate::{Call, FragmentRecord, Parsed};
+use crate::dialect::{DialectKind, Presence};
+use crate::findings::{Finding, FindingKind, Findings, Location};
+use crate::framing::Framing;
+use crate::naive::{self, NaiveCall, Report, Strategy};
+use crate::pipeline::{EventRecord, FinishMark, Options, Outcome, Pipeline};
+use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
+use crate::sse::Unterminated;
+
+/// One network read's place in the body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkSpan {
+    pub start: u64,
+    pub end: u64,
+    pub t_micros: u64,
+}
+
+/// The result of one checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Check {
+    Pass { detail: String },
+    Fail { detail: String },
+    /// Cannot be checked honestly (e.g. no original to compare against).
+    NotApplicable { detail: String },
+}
+
+impl Check {
+    /// `Some(true)` pass, `Some(false)` fail, `None` not applicable.
+    pub fn passed(&self) -> Option<bool> {
+        match self {
+            Check::Pass { .. } => Some(true),
+            Check::Fail { .. } => Some(false),
+            Check::NotApplicable { .. } => None,
+        }
+    }
+    /// The explanation.
+    pub fn detail(&self) -> &str {
+        match self {
+            Check::Pass { detail } | Check::Fail { detail } | Check::NotApplicable { detail } => detail,
+        }
+    }
+}
+
+/// The seed's three checkpoints for one call.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Checkpoints {
+    /// ① The reassembled string equals the original verbatim.
+    pub verbatim: Check,
+    /// ② Every fragment sits contiguously, in order, in the original.
+    pub contiguous: Check,
+    /// ③ Only the first fragment carries id and name.
+    pub first_only: Check,
+    /// Where the original came from: "ground truth", "authoritative copy (… .done)", or none.
+    pub original_source: Option<String>,
+}
+
+/// How a strategy's final calls compare with the accumulator's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Same number of calls, same ids, names and parsed arguments.
+    pub matches_correct: bool,
+    /// What differs, one line each.
+    pub differences: Vec<String>,
+}
+
+/// A naive strategy's report plus its verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrategyResult {
+    pub report: Report,
+    pub verdict: Verdict,
+}
+
+/// Where the input came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceInfo {
+    /// File path or URL, for messages.
+    pub name: String,
+    /// "recording", "raw body", "journal (interrupted)", "stub", "live".
+    pub kind: String,
+    /// Chunk boundaries and times are real network reads.
+    pub timing_known: bool,
+}
+
+/// How the stream ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// A finish signal or `[DONE]` arrived.
+    Finished { reason: String },
+    /// Every call was completed by the dialect, but no stream-level finish arrived.
+    CallsComplete,
+    /// The provider reported an error.
+    ProviderError { message: String },
+    /// No finish: truncated.
+    EndedWithoutFinish,
+}
+
+/// Everything about one recording. Immutable once built.
+#[derive(Debug)]
+pub struct Analysis {
+    pub source: SourceInfo,
+    pub meta: Meta,
+    pub request: Option<RequestInfo>,
+    pub response: Option<ResponseInfo>,
+    pub truth: Vec<TruthCall>,
+    pub body: Vec<u8>,
+    pub chunks: Vec<ChunkSpan>,
+    pub framing: Framing,
+    pub dialect: DialectKind,
+    pub dialect_known: bool,
+    pub events: Vec<EventRecord>,
+    pub event_types: Vec<String>,
+    pub fragments: Vec<FragmentRecord>,
+    pub calls: Vec<Call>,
+    pub checkpoints: Vec<Checkpoints>,
+    pub finish: Option<FinishMark>,
+    pub done: Option<crate::accumulate::Pos>,
+    pub provider_error: Option<(String, crate::accumulate::Pos)>,
+    pub ending: Ending,
+    pub unterminated: Option<Unterminated>,
+    pub findings: Vec<Finding>,
+    pub strategies: Vec<StrategyResult>,
+}
+
+/// One call as it stands at a cursor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallAtCursor<'a> {
+    /// Fragments received so far.
+    pub fragments: &'a [u32],
+    /// The arguments string so far.
+    pub arguments: &'a str,
+    /// The call's first fragment has arrived.
+    pub started: bool,
+    /// The stream has finished (so the parse result is shown).
+    pub finished: bool,
+}
+
+impl Analysis {
+    /// Analyse a recording. `name` names the source in messages.
+    pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
+        let mut opts = Options { detail: true, ..opts };
+        if opts.dialect.is_none() {
+            opts.dialect = DialectKind::from_name(&rec.meta.dialect);
+        }
+        let mut p = Pipeline::new(opts);
+        let mut body = Vec::with_capacity(rec.body_len() as usize);
+        let mut chunks = Vec::with_capacity(rec.chunks.len());
+        for c in &rec.chunks {
+            let start = body.len() as u64;
+            body.extend_from_slice(&c.bytes);
+            chunks.push(ChunkSpan { start, end: body.len() as u64, t_micros: c.t_micros });
+            p.feed(&c.bytes, c.t_micros);
+        }
+        let out = p.finish();
+        let chunk_refs: Vec<(&[u8], u64)> = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros)).collect();
+        Self::build(out, rec, source, body, chunks, &chunk_refs, opts)
+    }
+
+    fn build(
+        mut out: Outcome,
+        rec: &Recording,
+        source: SourceInfo,
+        body: Vec<u8>,
+        chunks: Vec<ChunkSpan>,
+        chunk_refs: &[(&[u8], u64)],
+        opts: Options,
+    ) -> Self {
+        let framing = out.framing.unwrap_or(Framing::Sse);
+        let dialect = out.dialect;
+        let mut findings = std::mem::take(&mut out.findings);
+        // Chunk-level findings (need boundaries).
+        if source.timing_known {
+            chunk_findings(&body, &chunks, framing, &mut findings);
+        }
+        let checkpoints: Vec<Checkpoints> =
+            out.calls.iter().map(|c| checkpoints(c, &out.fragments, &rec.truth, dialect)).collect();
+        call_findings(&out, dialect, &rec.truth, &mut findings);
+        let ending = if let Some((m, _)) = &out.provider_error {
+            Ending::ProviderError { message: m.clone() }
+        } else if let Some(f) = &out.finish {
+            Ending::Finished { reason: f.reason.clone() }
+        } else if out.done.is_some() {
+            Ending::Finished { reason: "[DONE]".into() }
+        } else if !out.calls.is_empty() && out.calls.iter().all(|c| c.complete) {
+            Ending::CallsComplete
+        } else {
+            Ending::EndedWithoutFinish
+        };
+        if ending == Ending::EndedWithoutFinish {
+            let at = Location { chunk: Some(chunks.len().saturating_sub(1) as u32), offset: Some(body.len() as u64), ..Default::default() };
+            findings.add(FindingKind::EndedWithoutFinish, None, at, || "no finish_reason, [DONE] or end event before the end of the stream".into());
+        }
+        if out.calls.is_empty() {
+            findings.add(FindingKind::NoToolCalls, None, Location::default(), || "no tool calls in this stream".into());
+        }
+        // Strategies.
+        let mut reports = out.naive.as_mut().map(|n| n.take_reports()).unwrap_or_default();
+        let sub = Options { dialect: Some(dialect), framing: Some(framing), detail: false };
+        if source.timing_known {
+            reports.push(naive::per_read_utf8(chunk_refs, sub));
+            reports.push(naive::per_read_lines(chunk_refs, sub));
+        } else {
+            let why = "needs a recording with chunk boundaries (a raw body has none)";
+            reports.push(Report::not_applicable(Strategy::PerReadUtf8, why));
+            reports.push(Report::not_applicable(Strategy::PerReadLines, why));
+        }
+        let _ = opts;
+        let strategies = reports
+            .into_iter()
+            .map(|report| {
+                let verdict = verdict(&report, &out.calls);
+                StrategyResult { report, verdict }
+            })
+            .collect();
+        Analysis {
+            source,
+            meta: rec.meta.clone(),
+            request: rec.request.clone(),
+            response: rec.response.clone(),
+            truth: rec.truth.clone(),
+            body,
+            chunks,
+            framing,
+            dialect,
+            dialect_known: out.dialect_known,
+            events: out.events,
+            event_types: out.event_types,
+            fragments: out.fragments,
+            calls: out.calls,
+            checkpoints,
+            finish: out.finish,
+            done: out.done,
+            provider_error: out.provider_error,
+            ending,
+            unterminated: out.unterminated,
+            findings: findings.into_sorted(),
+            strategies,
+        }
+    }
+
+    /// Every call parsed, and the stream ended normally (the `check` exit code 0 condition).
+    pub fn all_ok(&self) -> bool {
+        self.calls.iter().all(|c| c.value().is_some())
+            && matches!(self.ending, Ending::Finished { .. } | Ending::CallsComplete)
+    }
+
+    /// The event type name of an event.
+    pub fn event_type(&self, e: &EventRecord) -> &str {
+        self.event_types.get(e.type_id as usize).map_or("?", String::as_str)
+    }
+
+    /// The raw bytes of a span of the body.
+    pub fn bytes(&self, span: &Range<u64>) -> &[u8] {
+        let s = (span.start as usize).min(self.body.len());
+        let e = (span.end as usize).clamp(s, self.body.len());
+        &self.body[s..e]
+    }
+
+    /// The text of a fragment (its slice of the call's arguments).
+    pub fn fragment_text(&self, f: &FragmentRecord) -> &str {
+        let args = self.calls.get(f.call as usize).map_or("", |c| c.raw_arguments.as_str());
+        args.get(f.args_range.start as usize..f.args_range.end as usize).unwrap_or("")
+    }
+
+    /// The finish position's chunk, if the stream finished.
+    pub fn finish_chunk(&self) -> Option<u32> {
+        let f = self.finish.as_ref().map(|f| f.pos.chunk);
+        match (f, self.done.map(|d| d.chunk)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Number of fragments that completed at or before chunk `cursor` (fragments are in stream order,
+    /// so this is a binary search).
+    pub fn fragments_at(&self, cursor: u32) -> usize {
+        self.fragments.partition_point(|f| f.pos.chunk <= cursor)
+    }
+
+    /// Number of events completed at or before chunk `cursor`.
+    pub fn events_at(&self, cursor: u32) -> usize {
+        self.events.partition_point(|e| e.chunk <= cursor)
+    }
+
+    /// The state of call `call` at chunk `cursor`.
+    pub fn call_state_at(&self, call: usize, cursor: u32) -> CallAtCursor<'_> {
+        let Some(c) = self.calls.get(call) else {
+            return CallAtCursor { fragments: &[], arguments: "", started: false, finished: false };
+        };
+        let n = c.fragments.partition_point(|&no| self.fragments.get(no as usize).is_some_and(|f| f.pos.chunk <= cursor));
+        let end = if n == 0 { 0 } else { self.fragments[c.fragments[n - 1] as usize].args_range.end as usize };
+        let finished = self.finish_chunk().is_some_and(|f| f <= cursor) || cursor + 1 >= self.chunks.len() as u32;
+        CallAtCursor {
+            fragments: &c.fragments[..n],
+            arguments: c.raw_arguments.get(..end).unwrap_or(""),
+            started: n > 0,
+            finished,
+        }
+    }
+
+    /// The strategy result by kind.
+    pub fn strategy(&self, s: Strategy) -> Option<&StrategyResult> {
+        self.strategies.iter().find(|r| r.report.strategy == s)
+    }
+}
+
+fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], framing: Framing, findings: &mut Findings) {
+    for (i, c) in chunks.iter().enumerate() {
+        if c.end as usize >= body.len() || c.end == c.start {
+            continue;
+        }
+        let at = Location { chunk: Some(i as u32), offset: Some(c.end), ..Default::default() };
+        // The byte after the boundary is a UTF-8 continuation byte: a character was split.
+        if body[c.end as usize] & 0xC0 == 0x80 {
+            findings.add(FindingKind::SplitUtf8, None, at, || format!("read {i} ends inside a UTF-8 character at byte {}", c.end));
+        }
+        // The boundary is not right after a line ending: a line was split.
+        let prev = body[c.end as usize - 1];
+        if prev != b'\n' && prev != b'\r' {
+            let _ = framing;
+            findings.add(FindingKind::SplitLine, None, at, || format!("read {i} ends in the middle of a line at byte {}", c.end));
+        }
+    }
+}
+
+/// The original arguments for a call, and where they come from.
+fn original_for<'a>(call: &'a Call, truth: &'a [TruthCall]) -> Option<(&'a str, String)> {
+    if let Some(t) = truth.get(call.position as usize) {
+        return Some((t.arguments.as_str(), "ground truth (stub recording)".into()));
+    }
+    call.authoritative.as_deref().map(|a| (a, "authoritative copy in the stream (.done event)".into()))
+}
+
+fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall], dialect: DialectKind) -> Checkpoints {
+    let own: Vec<&FragmentRecord> = call.fragments.iter().filter_map(|&n| fragments.get(n as usize)).collect();
+    let original = original_for(call, truth);
+    let (verbatim, contiguous) = match &original {
+        None => {
+            let na = || Check::NotApplicable {
+                detail: "no original to compare: the stream carries no full copy and the recording no ground truth".into(),
+            };
+            (na(), na())
+        }
+        Some((orig, _)) => {
+            let verbatim = if *orig == call.raw_arguments {
+                Check::Pass {
+                    detail: format!(
+                        "reassembled {} characters ({} bytes), identical to the original",
+                        call.char_len(),
+                        call.byte_len()
+                    ),
+                }
+            } else {
+                let at = orig.bytes().zip(call.raw_arguments.bytes()).position(|(a, b)| a != b).unwrap_or(orig.len().min(call.raw_arguments.len()));
+                Check::Fail {
+                    detail: format!(
+                        "reassembled {} bytes vs original {} bytes; first difference at byte {at}",
+                        call.byte_len(),
+                        orig.len()
+                    ),
+                }
+            };
+            let text_frags: Vec<&&FragmentRecord> = own.iter().filter(|f| f.has_args).collect();
+            let bad = text_frags.iter().position(|f| {
+                let r = f.args_range.start as usize..f.args_range.end as usize;
+                orig.get(r.clone()) != call.raw_arguments.get(r)
+            });
+            let contiguous = match bad {
+                None => Check::Pass {
+                    detail: format!("all {} fragments found in order at their offsets in the original", text_frags.len()),
+                },
+                Some(i) => Check::Fail {
+                    detail: format!("fragment {} is not at its offset in the original", text_frags[i].no),
+                },
+            };
+            (verbatim, contiguous)
+        }
+    };
+    let later: Vec<&&FragmentRecord> = own.iter().skip(1).collect();
+    let first_only = if own.len() <= 1 {
+        Check::Pass { detail: "single fragment".into() }
+    } else {
+        let with_id = later.iter().filter(|f| f.id == Presence::Value).count();
+        let with_name = later.iter().filter(|f| f.name == Presence::Value).count();
+        if with_id == 0 && with_name == 0 {
+            Check::Pass { detail: format!("{} continuation fragments carry no id and no name", later.len()) }
+        } else {
+            Check::Fail {
+                detail: format!(
+                    "{with_name} of {} continuation fragments repeat the name, {with_id} the id (a provider quirk: the call is still right)",
+                    later.len()
+                ),
+            }
+        }
+    };
+    let _ = dialect;
+    Checkpoints { verbatim, contiguous, first_only, original_source: original.map(|(_, s)| s) }
+}
+
+fn call_findings(out: &Outcome, dialect: DialectKind, truth: &[TruthCall], findings: &mut Findings) {
+    let frags = &out.fragments;
+    for call in &out.calls {
+        let c = Some(call.position);
+        let first_frag = call.fragments.first().and_then(|&n| frags.get(n as usize));
+        let at = |no: u32| {
+            let f = frags.get(no as usize);
+            Location { fragment: Some(no), chunk: f.map(|f| f.pos.chunk), event: f.map(|f| f.pos.event), offset: None }
+        };
+        let first_at = first_frag.map_or(Location::default(), |f| at(f.no));
+        for &no in call.fragments.iter().skip(1) {
+            let Some(f) = frags.get(no as usize) else { continue };
+            if f.name == Presence::Value {
+                findings.add(FindingKind::RepeatedName, c, at(no), || format!("name \"{}\" repeated in fragment {no}", call.name));
+            }
+            if f.id == Presence::Value {
+                findings.add(FindingKind::RepeatedId, c, at(no), || format!("id repeated in fragment {no}"));
+            }
+            if matches!(f.id, Presence::Null | Presence::Empty) || matches!(f.name, Presence::Null | Presence::Empty) {
+                findings.add(FindingKind::EmptyFieldContinuation, c, at(no), || {
+                    format!("fragment {no} carries id {:?} / name {:?}", f.id, f.name)
+                });
+            }
+        }
+        for nc in &call.name_conflicts {
+            findings.add(FindingKind::NameConflict, c, at(nc.fragment), || {
+                format!("name \"{}\" then \"{}\" (fragment {}); kept the later one, as the seed's assignment does", nc.previous, nc.new, nc.fragment)
+            });
+        }
+        if call.object_arguments && dialect == DialectKind::OpenAiChat {
+            findings.add(FindingKind::ObjectArguments, c, first_at, || "arguments arrived as a JSON object".into());
+        }
+        let with_args: Vec<&FragmentRecord> = call.fragments.iter().filter_map(|&n| frags.get(n as usize)).filter(|f| f.has_args && f.args_range.end > f.args_range.start).collect();
+        if with_args.len() == 1 && call.fragments.len() <= 2 && call.value().is_some() && !call.empty_arguments && dialect == DialectKind::OpenAiChat {
+            findings.add(FindingKind::WholeCallInOneChunk, c, first_at, || "id, name and complete arguments in one fragment".into());
+        }
+        if call.empty_arguments {
+            findings.add(FindingKind::EmptyArguments, c, first_at, || format!("arguments {:?} taken as {{}}", call.raw_arguments));
+        }
+        // Cumulative re-sends: a fragment that starts with everything before it.
+        let mut so_far = 0usize;
+        for f in &with_args {
+            let r = f.args_range.start as usize..f.args_range.end as usize;
+            let text = call.raw_arguments.get(r.clone()).unwrap_or("");
+            let before = call.raw_arguments.get(..r.start).unwrap_or("");
+            if so_far >= 2 && before.len() >= 2 && text.len() > before.len() && text.starts_with(before) {
+                findings.add(FindingKind::CumulativeArguments, c, at(f.no), || {
+                    format!("fragment {} re-sends the {} bytes before it", f.no, before.len())
+                });
+            }
+            so_far += text.len();
+        }
+        match &call.parsed {
+            Parsed::Err { error, .. } => {
+                let kind = if call.complete { FindingKind::ParseFailed } else { FindingKind::IncompleteCall };
+                findings.add(kind, c, first_at, || format!("{error}; raw: {}", crate::dialect::truncate(&call.raw_arguments, 120)));
+            }
+            Parsed::Ok(_) if !call.complete => {
+                findings.add(FindingKind::IncompleteCall, c, first_at, || "the stream ended before this call was finished".into());
+            }
+            Parsed::Ok(_) => {}
+        }
+        if let Some(auth) = &call.authoritative {
+            if auth != &call.raw_arguments {
+                findings.add(FindingKind::ArgumentsMismatch, c, first_at, || "the .done event's arguments differ from the reassembled deltas".into());
+            }
+        } else if let Some(t) = truth.get(call.position as usize) {
+            if t.arguments != call.raw_arguments {
+                findings.add(FindingKind::ArgumentsMismatch, c, first_at, || "the reassembled arguments differ from the ground truth".into());
+            }
+        }
+    }
+    // Interleaving: a call's fragment after another call's fragment that came after its own.
+    let mut last_call: Option<u32> = None;
+    let mut finished_calls = std::collections::HashSet::new();
+    for f in frags {
+        if last_call != Some(f.call) {
+            if let Some(prev) = last_call {
+                finished_calls.insert(prev);
+            }
+            if finished_calls.contains(&f.call) {
+                findings.add(FindingKind::InterleavedCalls, None, Location { fragment: Some(f.no), chunk: Some(f.pos.chunk), ..Default::default() }, || {
+                    format!("fragment {} returns to call {} after another call's fragments", f.no, f.call)
+                });
+            }
+            last_call = Some(f.call);
+        }
+    }
+}
+
+fn same_value(a: &Parsed, b: &Parsed) -> bool {
+    match (a, b) {
+        (Parsed::Ok(x), Parsed::Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn verdict(report: &Report, correct: &[Call]) -> Verdict {
+    let mut differences = Vec::new();
+    if let Some(why) = &report.not_applicable {
+        return Verdict { matches_correct: false, differences: vec![format!("not run: {why}")] };
+    }
+    let calls: &[NaiveCall] = &report.calls;
+    if report.strategy == Strategy::PerFragment {
+        let failed = report.steps.len() - report.steps_parsed();
+        if failed > 0 {
+            differences.push(format!("{failed} of {} fragments fail to parse alone", report.steps.len()));
+        }
+    }
+    if report.strategy == Strategy::ParseWhenValid {
+        let failed = report.steps.len() - report.steps_parsed();
+        if failed > 0 {
+            differences.push(format!("{failed} re-parses of incomplete buffers reported as errors"));
+        }
+    }
+    if calls.len() != correct.len() {
+        differences.push(format!("{} calls instead of {}", calls.len(), correct.len()));
+    }
+    for (i, (n, c)) in calls.iter().zip(correct).enumerate() {
+        let want = c.parsed.clone();
+        let got_value = if n.raw_arguments.trim().is_empty() { Parsed::Ok(serde_json::json!({})) } else { n.parsed.clone() };
+        if report.strategy != Strategy::PerFragment && report.strategy != Strategy::ConcatAll {
+            if n.name != c.name {
+                differences.push(format!("call {i}: name \"{}\" instead of \"{}\"", n.name, c.name));
+            }
+            if n.id != c.id.clone().unwrap_or_default() {
+                differences.push(format!("call {i}: id \"{}\" instead of \"{}\"", n.id, c.id.clone().unwrap_or_default()));
+            }
+        }
+        if !same_value(&got_value, &want) {
+            match &got_value {
+                Parsed::Err { error, .. } => differences.push(format!("call {i}: {error}")),
+                Parsed::Ok(v) => differences.push(format!("call {i}: arguments {} instead of {}", crate::dialect::truncate(&v.to_string(), 80), crate::dialect::truncate(&c.value().map(|v| v.to_string()).unwrap_or_else(|| "(unparsable)".into()), 80))),
+            }
+        }
+    }
+    Verdict { matches_correct: differences.is_empty(), differences }
+}

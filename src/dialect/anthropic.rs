@@ -1,0 +1,135 @@
+//! Anthropic Messages streaming: `content_block_start` (type `tool_use`: id, name, placeholder
+//! `input: {}`), `content_block_delta` with `input_json_delta.partial_json`, `content_block_stop`,
+//! `message_delta` (stop_reason), `message_stop`, interleaved `ping`, and `event: error`.
+//! Calls are keyed by content-block index, shared with text blocks (so tool calls often start at 1).
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{ArgsPiece, CallKey, Fragment, Raw, Signal, error_message, raw_string, truncate};
+use crate::findings::FindingKind;
+
+#[derive(Deserialize)]
+struct Ev<'a> {
+    #[serde(default, borrow, rename = "type")]
+    kind: Option<&'a str>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    content_block: Option<Block<'a>>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(default, borrow, rename = "type")]
+    kind: Option<&'a str>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow, rename = "type")]
+    kind: Option<&'a str>,
+    #[serde(default, borrow)]
+    partial_json: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    stop_reason: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Decoder state: which content blocks are tool calls.
+#[derive(Debug, Default)]
+pub struct Anthropic {
+    tool_blocks: HashSet<u64>,
+}
+
+impl Anthropic {
+    /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+        if event_type == "error" {
+            out.push(Signal::ProviderError { message: error_message(data) });
+            return;
+        }
+        let ev: Ev<'_> = match serde_json::from_str(data) {
+            Ok(ev) => ev,
+            Err(e) => {
+                out.push(Signal::Finding {
+                    kind: FindingKind::NonJsonData,
+                    key: None,
+                    message: format!("{e}: {}", truncate(data, 80)),
+                });
+                return;
+            }
+        };
+        let kind = ev.kind.unwrap_or(event_type);
+        match kind {
+            "ping" => out.push(Signal::Finding { kind: FindingKind::PingEvent, key: None, message: "ping event".into() }),
+            "error" => out.push(Signal::ProviderError { message: error_message(data) }),
+            "content_block_start" => {
+                let (Some(index), Some(block)) = (ev.index, ev.content_block) else { return };
+                if !matches!(block.kind, Some("tool_use" | "server_tool_use" | "mcp_tool_use")) {
+                    return;
+                }
+                self.tool_blocks.insert(index);
+                // The `input: {}` placeholder is not part of the arguments; a non-empty input object
+                // (some gateways send the whole input here) is.
+                let args = match block.input.map(RawValue::get) {
+                    Some(t) if t != "{}" && t != "null" && !t.chars().all(|c| c.is_whitespace() || c == '{' || c == '}') => {
+                        Raw::Value(ArgsPiece::Object(t.to_owned()))
+                    }
+                    _ => Raw::Absent,
+                };
+                out.push(Signal::Fragment(Fragment {
+                    key: CallKey::Block(index),
+                    stated_index: Some(index),
+                    id: raw_string(block.id),
+                    name: raw_string(block.name),
+                    args,
+                }));
+            }
+            "content_block_delta" => {
+                let (Some(index), Some(delta)) = (ev.index, ev.delta) else { return };
+                if delta.kind != Some("input_json_delta") {
+                    return;
+                }
+                if !self.tool_blocks.contains(&index) {
+                    out.push(Signal::Finding {
+                        kind: FindingKind::UnexpectedShape,
+                        key: Some(CallKey::Block(index)),
+                        message: format!("input_json_delta for block {index}, which did not start as tool_use"),
+                    });
+                }
+                out.push(Signal::Fragment(Fragment {
+                    key: CallKey::Block(index),
+                    stated_index: Some(index),
+                    id: Raw::Absent,
+                    name: Raw::Absent,
+                    args: match delta.partial_json {
+                        Some(p) => Raw::Value(ArgsPiece::Text(p.into_owned())),
+                        None => Raw::Absent,
+                    },
+                }));
+            }
+            "content_block_stop" => {
+                if let Some(index) = ev.index.filter(|i| self.tool_blocks.contains(i)) {
+                    out.push(Signal::CallDone { key: CallKey::Block(index) });
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = ev.delta.and_then(|d| d.stop_reason) {
+                    out.push(Signal::Finish { reason: reason.into_owned() });
+                }
+            }
+            "message_stop" => out.push(Signal::Finish { reason: "message_stop".into() }),
+            _ => {}
+        }
+    }
+}

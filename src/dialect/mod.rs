@@ -1,0 +1,415 @@
+//! Dialects turn framed events (SSE events, or NDJSON lines) into tool-call [`Signal`]s: fragments
+//! with their call key, finish signals, provider errors and the findings only the dialect can see.
+//! One file per dialect. Dialects route (decide which call a fragment belongs to) but never
+//! accumulate: that is [`crate::accumulate`]'s job, and it does not know which dialect fed it.
+
+pub mod anthropic;
+pub mod gemini;
+pub mod ollama;
+pub mod openai_chat;
+pub mod responses;
+
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::findings::FindingKind;
+
+/// A JSON field that may be absent, explicitly `null`, or present.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Raw<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<T> Raw<T> {
+    /// The value, if present.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Raw::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// True for `Absent` and `Null`.
+    pub fn is_missing(&self) -> bool {
+        !matches!(self, Raw::Value(_))
+    }
+}
+
+impl Raw<String> {
+    /// The value when present and non-empty: what the seed's `if (tc.id)` accepts.
+    pub fn non_empty(&self) -> Option<&str> {
+        match self {
+            Raw::Value(v) if !v.is_empty() => Some(v),
+            _ => None,
+        }
+    }
+    /// The kind of presence, for per-fragment records.
+    pub fn presence(&self) -> Presence {
+        match self {
+            Raw::Absent => Presence::Absent,
+            Raw::Null => Presence::Null,
+            Raw::Value(v) if v.is_empty() => Presence::Empty,
+            Raw::Value(_) => Presence::Value,
+        }
+    }
+}
+
+/// How a field was present in a fragment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Presence {
+    #[default]
+    Absent,
+    Null,
+    Empty,
+    Value,
+}
+
+/// A piece of a call's arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgsPiece {
+    /// A string fragment (the normal case).
+    Text(String),
+    /// The arguments arrived as a JSON value (usually an object) rather than a string; the compact
+    /// JSON text is kept.
+    Object(String),
+}
+
+impl ArgsPiece {
+    /// The text that gets appended.
+    pub fn text(&self) -> &str {
+        match self {
+            ArgsPiece::Text(s) | ArgsPiece::Object(s) => s,
+        }
+    }
+}
+
+/// Identity of one call in the accumulator's table.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallKey {
+    /// OpenAI Chat: choice index, tool-call index, and a generation that is bumped when a used index
+    /// is reused for a new call (new id + name).
+    Index { choice: u32, index: u64, generation: u32 },
+    /// OpenAI Responses: the output item id.
+    Item(String),
+    /// Anthropic: the content block index.
+    Block(u64),
+    /// Dialects whose calls arrive whole (Gemini, Ollama): the call's ordinal in the stream.
+    Ordinal(u32),
+}
+
+impl fmt::Display for CallKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallKey::Index { choice, index, generation } => {
+                if *choice != 0 {
+                    write!(f, "choice {choice} ")?;
+                }
+                write!(f, "index {index}")?;
+                if *generation != 0 {
+                    write!(f, " (call #{} at this index)", generation + 1)?;
+                }
+                Ok(())
+            }
+            CallKey::Item(id) => write!(f, "item {id}"),
+            CallKey::Block(i) => write!(f, "block {i}"),
+            CallKey::Ordinal(i) => write!(f, "call #{i}"),
+        }
+    }
+}
+
+impl CallKey {
+    /// The provider's own index, where the key has one.
+    pub fn index(&self) -> Option<u64> {
+        match self {
+            CallKey::Index { index, .. } | CallKey::Block(index) => Some(*index),
+            CallKey::Ordinal(i) => Some(u64::from(*i)),
+            CallKey::Item(_) => None,
+        }
+    }
+}
+
+/// One tool-call fragment as the dialect saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fragment {
+    pub key: CallKey,
+    /// The index as the provider stated it (`None` when missing or invalid).
+    pub stated_index: Option<u64>,
+    pub id: Raw<String>,
+    pub name: Raw<String>,
+    pub args: Raw<ArgsPiece>,
+}
+
+/// What a dialect tells the accumulator (and the naive strategies).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// A piece of a call.
+    Fragment(Fragment),
+    /// The response says it is finished (`finish_reason`, `message_stop`, `response.completed`, `done: true`...).
+    Finish { reason: String },
+    /// `data: [DONE]`.
+    Done,
+    /// The dialect says one call is complete (`content_block_stop`, `output_item.done`).
+    CallDone { key: CallKey },
+    /// The dialect carries the call's full arguments (Responses `.done` events): the "original" for checkpoint ①.
+    Authoritative { key: CallKey, arguments: String },
+    /// The provider reported an error in the stream.
+    ProviderError { message: String },
+    /// Something only the dialect can see.
+    Finding { kind: FindingKind, key: Option<CallKey>, message: String },
+}
+
+/// The supported dialects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub enum DialectKind {
+    #[default]
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    #[serde(rename = "anthropic-messages")]
+    AnthropicMessages,
+    #[serde(rename = "gemini")]
+    Gemini,
+    #[serde(rename = "ollama")]
+    Ollama,
+}
+
+impl DialectKind {
+    /// All dialects.
+    pub const ALL: [DialectKind; 5] = [
+        DialectKind::OpenAiChat,
+        DialectKind::OpenAiResponses,
+        DialectKind::AnthropicMessages,
+        DialectKind::Gemini,
+        DialectKind::Ollama,
+    ];
+
+    /// Stable name (CLI `--dialect`, JSON, recording metadata).
+    pub fn name(self) -> &'static str {
+        match self {
+            DialectKind::OpenAiChat => "openai-chat",
+            DialectKind::OpenAiResponses => "openai-responses",
+            DialectKind::AnthropicMessages => "anthropic-messages",
+            DialectKind::Gemini => "gemini",
+            DialectKind::Ollama => "ollama",
+        }
+    }
+
+    /// Human title.
+    pub fn title(self) -> &'static str {
+        match self {
+            DialectKind::OpenAiChat => "OpenAI Chat Completions",
+            DialectKind::OpenAiResponses => "OpenAI Responses",
+            DialectKind::AnthropicMessages => "Anthropic Messages",
+            DialectKind::Gemini => "Google Gemini",
+            DialectKind::Ollama => "Ollama /api/chat (NDJSON)",
+        }
+    }
+
+    /// Parse a name as accepted by `--dialect` (a few aliases too).
+    pub fn from_name(s: &str) -> Option<Self> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "openai-chat" | "openai" | "chat" | "openai-compatible" => DialectKind::OpenAiChat,
+            "openai-responses" | "responses" => DialectKind::OpenAiResponses,
+            "anthropic-messages" | "anthropic" | "claude" => DialectKind::AnthropicMessages,
+            "gemini" | "google" | "vertex" => DialectKind::Gemini,
+            "ollama" => DialectKind::Ollama,
+            _ => return None,
+        })
+    }
+}
+
+/// Sniff the dialect from one event: `Some` when the event is decisive.
+pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
+    match event_type {
+        "message_start" | "content_block_start" | "content_block_delta" | "content_block_stop"
+        | "message_delta" | "message_stop" => return Some(DialectKind::AnthropicMessages),
+        t if t.starts_with("response.") => return Some(DialectKind::OpenAiResponses),
+        _ => {}
+    }
+    let data = data.trim_start();
+    if !data.starts_with('{') {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Sniff<'a> {
+        #[serde(default, borrow, rename = "type")]
+        kind: Option<&'a str>,
+        #[serde(default)]
+        choices: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        candidates: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        done: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        message: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        object: Option<&'a str>,
+    }
+    let s: Sniff<'_> = serde_json::from_str(data).ok()?;
+    if let Some(t) = s.kind {
+        if t.starts_with("response.") {
+            return Some(DialectKind::OpenAiResponses);
+        }
+        if matches!(
+            t,
+            "message_start" | "content_block_start" | "content_block_delta" | "content_block_stop"
+                | "message_delta" | "message_stop"
+        ) {
+            return Some(DialectKind::AnthropicMessages);
+        }
+    }
+    if s.choices.is_some() || s.object.is_some_and(|o| o.starts_with("chat.completion")) {
+        return Some(DialectKind::OpenAiChat);
+    }
+    if s.candidates.is_some() {
+        return Some(DialectKind::Gemini);
+    }
+    if s.done.is_some() && s.message.is_some() {
+        return Some(DialectKind::Ollama);
+    }
+    None
+}
+
+/// A running dialect decoder. Each event goes to [`Dialect::on_event`]; signals are appended to `out`.
+#[derive(Debug)]
+pub enum Dialect {
+    OpenAiChat(openai_chat::OpenAiChat),
+    OpenAiResponses(responses::Responses),
+    AnthropicMessages(anthropic::Anthropic),
+    Gemini(gemini::Gemini),
+    Ollama(ollama::Ollama),
+}
+
+impl Dialect {
+    /// A fresh decoder for `kind`.
+    pub fn new(kind: DialectKind) -> Self {
+        match kind {
+            DialectKind::OpenAiChat => Dialect::OpenAiChat(Default::default()),
+            DialectKind::OpenAiResponses => Dialect::OpenAiResponses(Default::default()),
+            DialectKind::AnthropicMessages => Dialect::AnthropicMessages(Default::default()),
+            DialectKind::Gemini => Dialect::Gemini(Default::default()),
+            DialectKind::Ollama => Dialect::Ollama(Default::default()),
+        }
+    }
+
+    /// Which dialect this is.
+    pub fn kind(&self) -> DialectKind {
+        match self {
+            Dialect::OpenAiChat(_) => DialectKind::OpenAiChat,
+            Dialect::OpenAiResponses(_) => DialectKind::OpenAiResponses,
+            Dialect::AnthropicMessages(_) => DialectKind::AnthropicMessages,
+            Dialect::Gemini(_) => DialectKind::Gemini,
+            Dialect::Ollama(_) => DialectKind::Ollama,
+        }
+    }
+
+    /// Decode one event (for NDJSON framing, `event_type` is `"message"` and `data` is the line).
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+        match self {
+            Dialect::OpenAiChat(d) => d.on_event(event_type, data, out),
+            Dialect::OpenAiResponses(d) => d.on_event(event_type, data, out),
+            Dialect::AnthropicMessages(d) => d.on_event(event_type, data, out),
+            Dialect::Gemini(d) => d.on_event(event_type, data, out),
+            Dialect::Ollama(d) => d.on_event(event_type, data, out),
+        }
+    }
+}
+
+/// Shared helper: a `{"error": …}` or `event: error` payload's message.
+pub fn error_message(data: &str) -> String {
+    #[derive(Deserialize)]
+    struct Outer {
+        #[serde(default)]
+        error: Option<serde_json::Value>,
+        #[serde(default)]
+        message: Option<String>,
+    }
+    match serde_json::from_str::<Outer>(data) {
+        Ok(Outer { error: Some(e), .. }) => match &e {
+            serde_json::Value::Object(m) => {
+                let msg = m.get("message").and_then(|v| v.as_str()).unwrap_or("");
+                let ty = m.get("type").or_else(|| m.get("code")).map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                match (ty, msg.is_empty()) {
+                    (Some(t), false) => format!("{t}: {msg}"),
+                    (Some(t), true) => t,
+                    (None, false) => msg.to_owned(),
+                    (None, true) => e.to_string(),
+                }
+            }
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+        Ok(Outer { message: Some(m), .. }) => m,
+        _ => truncate(data, 300),
+    }
+}
+
+/// Cut `s` to at most `max` bytes on a character boundary, adding `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Deserialize `Option<&RawValue>`-typed JSON for a string-ish field into a [`Raw<String>`].
+pub(crate) fn raw_string(v: Option<&serde_json::value::RawValue>) -> Raw<String> {
+    match v {
+        None => Raw::Absent,
+        Some(r) => {
+            let t = r.get();
+            if t == "null" {
+                Raw::Null
+            } else if t.starts_with('"') {
+                match serde_json::from_str::<std::borrow::Cow<'_, str>>(t) {
+                    Ok(s) => Raw::Value(s.into_owned()),
+                    Err(_) => Raw::Value(t.to_owned()),
+                }
+            } else {
+                Raw::Value(t.to_owned())
+            }
+        }
+    }
+}
+
+/// Interpret a JSON `arguments` value: a string is a text fragment, `null` is absent, anything else
+/// is an object (or other value) given whole.
+pub(crate) fn raw_args(v: Option<&serde_json::value::RawValue>) -> Raw<ArgsPiece> {
+    match v {
+        None => Raw::Absent,
+        Some(r) => {
+            let t = r.get();
+            if t == "null" {
+                Raw::Null
+            } else if t.starts_with('"') {
+                match serde_json::from_str::<std::borrow::Cow<'_, str>>(t) {
+                    Ok(s) => Raw::Value(ArgsPiece::Text(s.into_owned())),
+                    Err(_) => Raw::Value(ArgsPiece::Object(t.to_owned())),
+                }
+            } else {
+                Raw::Value(ArgsPiece::Object(t.to_owned()))
+            }
+        }
+    }
+}
+
+/// A non-negative integer index, or why not.
+pub(crate) fn parse_index(v: Option<&serde_json::value::RawValue>) -> Result<Option<u64>, String> {
+    match v {
+        None => Ok(None),
+        Some(r) if r.get() == "null" => Ok(None),
+        Some(r) => r.get().parse::<u64>().map(Some).map_err(|_| truncate(r.get(), 40)),
+    }
+}

@@ -1,0 +1,245 @@
+//! Export formats for the parsed calls (JSON, JSONL, OpenAI assistant message, Anthropic tool_use
+//! blocks) and the `check --json` report. The GUI and the CLI both write through here.
+
+use serde_json::{Value, json};
+
+use crate::accumulate::{Call, Parsed};
+use crate::analysis::{Analysis, Ending};
+use crate::naive::Strategy;
+
+/// An export format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Format {
+    #[default]
+    Json,
+    Jsonl,
+    OpenAi,
+    Anthropic,
+}
+
+impl Format {
+    /// All formats.
+    pub const ALL: [Format; 4] = [Format::Json, Format::Jsonl, Format::OpenAi, Format::Anthropic];
+
+    /// The `--format` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::OpenAi => "openai",
+            Format::Anthropic => "anthropic",
+        }
+    }
+
+    /// File extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            _ => "json",
+        }
+    }
+
+    /// Parse a `--format` name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+/// One call in the `json` shape: `{"index","id","name","arguments"}`, or for a failed call
+/// `{"index","id","name","error","raw_arguments"}`.
+pub fn call_json(c: &Call) -> Value {
+    let index = c.stated_index.unwrap_or(u64::from(c.position));
+    match &c.parsed {
+        Parsed::Ok(v) => json!({"index": index, "id": c.id, "name": c.name, "arguments": v}),
+        Parsed::Err { error, .. } => {
+            json!({"index": index, "id": c.id, "name": c.name, "error": error, "raw_arguments": c.raw_arguments})
+        }
+    }
+}
+
+/// Render calls in a format. The text always ends with a newline.
+pub fn render(calls: &[Call], format: Format) -> String {
+    let mut s = match format {
+        Format::Json => pretty(&Value::Array(calls.iter().map(call_json).collect())),
+        Format::Jsonl => calls.iter().map(|c| call_json(c).to_string()).collect::<Vec<_>>().join("\n"),
+        Format::OpenAi => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .map(|c| {
+                    let args = match &c.parsed {
+                        Parsed::Ok(v) => v.to_string(),
+                        Parsed::Err { .. } => c.raw_arguments.clone(),
+                    };
+                    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
+                })
+                .collect();
+            pretty(&json!({"role": "assistant", "content": null, "tool_calls": tool_calls}))
+        }
+        Format::Anthropic => {
+            let blocks: Vec<Value> = calls
+                .iter()
+                .map(|c| {
+                    let input = c.value().cloned().unwrap_or_else(|| Value::String(c.raw_arguments.clone()));
+                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
+                })
+                .collect();
+            pretty(&Value::Array(blocks))
+        }
+    };
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+fn parsed_json(p: &Parsed) -> Value {
+    match p {
+        Parsed::Ok(v) => json!({"ok": true, "value": v}),
+        Parsed::Err { error, .. } => json!({"ok": false, "error": error}),
+    }
+}
+
+/// The `check --json` report.
+pub fn check_json(a: &Analysis) -> Value {
+    let ending = match &a.ending {
+        Ending::Finished { reason } => json!({"status": "finished", "reason": reason}),
+        Ending::CallsComplete => json!({"status": "calls-complete"}),
+        Ending::ProviderError { message } => json!({"status": "provider-error", "message": message}),
+        Ending::EndedWithoutFinish => json!({"status": "ended-without-finish"}),
+    };
+    let checks: Vec<Value> = a
+        .checkpoints
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            json!({
+                "call": i,
+                "original": c.original_source,
+                "verbatim": c.verbatim,
+                "contiguous": c.contiguous,
+                "first_fragment_only": c.first_only,
+            })
+        })
+        .collect();
+    let strategies: Vec<Value> = a
+        .strategies
+        .iter()
+        .map(|s| {
+            let r = &s.report;
+            let mut o = json!({
+                "name": r.strategy.name(),
+                "description": r.strategy.description(),
+                "matches_correct": s.verdict.matches_correct,
+                "differences": s.verdict.differences,
+                "notes": r.notes,
+            });
+            let m = o.as_object_mut().expect("object literal");
+            if let Some(why) = &r.not_applicable {
+                m.insert("not_applicable".into(), json!(why));
+                return o;
+            }
+            match r.strategy {
+                Strategy::PerFragment => {
+                    m.insert("fragments".into(), json!(r.steps.len()));
+                    m.insert("parsed".into(), json!(r.steps_parsed()));
+                    let failures: Vec<Value> = r
+                        .steps
+                        .iter()
+                        .filter_map(|st| match &st.outcome {
+                            Parsed::Err { error, .. } => Some(json!({"fragment": st.fragment, "call": st.call, "text": st.text, "error": error})),
+                            Parsed::Ok(_) => None,
+                        })
+                        .collect();
+                    m.insert("failures".into(), Value::Array(failures));
+                }
+                Strategy::ConcatAll => {
+                    let c = r.calls.first();
+                    let text = c.map_or("", |c| c.raw_arguments.as_str());
+                    let (ok, error) = match c.map(|c| &c.parsed) {
+                        Some(Parsed::Ok(_)) => (true, Value::Null),
+                        Some(Parsed::Err { error, .. }) => (false, json!(error)),
+                        None => (true, Value::Null),
+                    };
+                    m.insert("ok".into(), json!(ok));
+                    m.insert("error".into(), error);
+                    m.insert("text".into(), json!(text));
+                }
+                _ => {
+                    let calls: Vec<Value> = r
+                        .calls
+                        .iter()
+                        .map(|c| {
+                            let mut v = json!({"key": c.label, "id": c.id, "name": c.name, "raw_arguments": c.raw_arguments});
+                            if let Some(o) = v.as_object_mut() {
+                                match &c.parsed {
+                                    Parsed::Ok(val) => o.insert("arguments".into(), val.clone()),
+                                    Parsed::Err { error, .. } => o.insert("error".into(), json!(error)),
+                                };
+                            }
+                            v
+                        })
+                        .collect();
+                    m.insert("calls".into(), Value::Array(calls));
+                    if r.strategy == Strategy::ParseWhenValid {
+                        m.insert("attempts".into(), json!(r.steps.len()));
+                        m.insert("failed_attempts".into(), json!(r.steps.len() - r.steps_parsed()));
+                    }
+                }
+            }
+            o
+        })
+        .collect();
+    let findings: Vec<Value> = a
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "kind": f.kind.label(),
+                "severity": f.kind.severity(),
+                "call": f.call,
+                "count": f.count,
+                "message": f.message,
+                "first": f.first,
+            })
+        })
+        .collect();
+    let call_details: Vec<Value> = a
+        .calls
+        .iter()
+        .map(|c| {
+            json!({
+                "key": c.key.to_string(),
+                "fragments": c.fragments.len(),
+                "chars": c.char_len(),
+                "bytes": c.byte_len(),
+                "complete": c.complete,
+                "empty_arguments": c.empty_arguments,
+                "parse": parsed_json(&c.parsed),
+            })
+        })
+        .collect();
+    json!({
+        "file": a.source.name,
+        "source": a.source.kind,
+        "timing_known": a.source.timing_known,
+        "dialect": a.dialect.name(),
+        "framing": a.framing.name(),
+        "ok": a.all_ok(),
+        "ending": ending,
+        "stats": {
+            "bytes": a.body.len(),
+            "chunks": a.chunks.len(),
+            "events": a.events.len(),
+            "fragments": a.fragments.len(),
+        },
+        "calls": a.calls.iter().map(call_json).collect::<Vec<_>>(),
+        "call_details": call_details,
+        "checks": checks,
+        "strategies": strategies,
+        "findings": findings,
+    })
+}

@@ -1,0 +1,156 @@
+//! Findings: named observations about how a stream deviates from the textbook shape (the quirks in
+//! the README's quirk table). Each is shown as a badge on the call, fragment or stream where it was
+//! seen. Findings are aggregated: the same kind on the same call is one finding with a count and the
+//! location of its first occurrence, so a 700,000-event stream does not produce 700,000 badges.
+
+use serde::Serialize;
+
+/// How much a finding matters to someone writing a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Normal for this provider; worth knowing.
+    Info,
+    /// A deviation that breaks some naive clients.
+    Warn,
+    /// Data was lost or a call could not be extracted.
+    Error,
+}
+
+macro_rules! finding_kinds {
+    ($( $variant:ident = $label:literal, $sev:ident, $explain:literal; )*) => {
+        /// Every kind of finding. `label()` is the stable kebab-case name used in JSON output.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum FindingKind { $( $variant, )* }
+
+        impl FindingKind {
+            /// All kinds, in declaration order.
+            pub const ALL: &'static [FindingKind] = &[ $( FindingKind::$variant, )* ];
+
+            /// Stable kebab-case name (JSON, CLI).
+            pub fn label(self) -> &'static str {
+                match self { $( FindingKind::$variant => $label, )* }
+            }
+
+            /// Default severity.
+            pub fn severity(self) -> Severity {
+                match self { $( FindingKind::$variant => Severity::$sev, )* }
+            }
+
+            /// One or two sentences for a tooltip: what it is and why it matters.
+            pub fn explanation(self) -> &'static str {
+                match self { $( FindingKind::$variant => $explain, )* }
+            }
+        }
+    };
+}
+
+finding_kinds! {
+    MissingIndex = "missing-index", Warn, "The tool-call delta has no `index` (Mistral, Gemini's OpenAI-compatible endpoint, old Ollama). Routed by id, else to the most recent call. Clients that require an index crash.";
+    InvalidIndex = "invalid-index", Warn, "The `index` is not a non-negative integer. Treated as missing.";
+    IndexNotFromZero = "index-not-from-zero", Info, "The first tool call's index is not 0 (e.g. Claude behind an OpenAI-compatible gateway uses 1 because text used 0). The index is a key, not a list position.";
+    SparseIndex = "sparse-index", Info, "Tool-call indexes skip values. The index is a key, not a list position.";
+    ReusedIndexNewCall = "reused-index-new-call", Warn, "A new id and name arrived at an index already in use (Ollama /v1, Copilot proxy, SGLang put parallel calls all at index 0). Started a new call; merging would give `{…}{…}`.";
+    FreshIdContinuation = "fresh-id-continuation", Info, "A continuation fragment carried a different id but no name (LM Studio sends a fresh id on every fragment). Treated as a continuation of the same call.";
+    RepeatedName = "repeated-name", Warn, "The function name is repeated in continuation fragments (NIM, Fireworks, LiteLLM proxy, old llama.cpp). Appending every string field gives `get_weatherget_weather`.";
+    RepeatedId = "repeated-id", Warn, "The call id is repeated in continuation fragments. Appending every string field gives `call_1call_1`.";
+    NameConflict = "name-conflict", Error, "A later fragment of the same call carried a different function name.";
+    EmptyFieldContinuation = "empty-field-continuation", Info, "Continuation fragments carry `\"id\": \"\"` or explicit `null` for id/type/name (Qwen via DashScope, some gateways). Empty and null mean absent; assigning them erases the real id or name.";
+    ObjectArguments = "object-arguments", Warn, "`arguments` arrived as a JSON object, not a string (llama.cpp server, TGI, Ollama native, Gemini). Used as is.";
+    WholeCallInOneChunk = "whole-call-in-one-chunk", Info, "The whole call (id, name, complete arguments) arrived in one fragment (Mistral, Groq, Gemini-compatible).";
+    FinishInSameChunk = "finish-in-same-chunk", Info, "`finish_reason` arrived in the same chunk as tool-call data. Logic that checks finish before reading the delta drops the call.";
+    CumulativeArguments = "cumulative-arguments", Error, "Each fragment re-sends the arguments so far (reported for DeepSeek / Baidu Qianfan). Appending gives `{…}{…}`; sse-replay flags it and never de-duplicates silently.";
+    EmptyArguments = "empty-arguments", Info, "The call's arguments were empty or whitespace (a tool without parameters). Parsed as `{}`; `json.loads(\"\")` would fail.";
+    InterleavedCalls = "interleaved-calls", Info, "Fragments of parallel calls alternate. Only an index-keyed table keeps them apart; \"done when the next index appears\" emits partial arguments.";
+    EndedWithoutFinish = "ended-without-finish", Error, "The stream ended without a finish signal (finish_reason, [DONE], or the dialect's end event): truncated by max_tokens or a dropped connection.";
+    IncompleteCall = "incomplete-call", Error, "The stream ended before this call's arguments were complete. Its raw text is shown; no result is invented.";
+    UnterminatedEvent = "unterminated-event", Warn, "The stream ended inside an event (no blank line after it). Per the WHATWG algorithm the incomplete event is discarded.";
+    NonJsonData = "non-json-data", Warn, "An event's data is not JSON (e.g. a gateway wrapping a keep-alive as `data: : keepalive`). Skipped.";
+    UnexpectedShape = "unexpected-shape", Warn, "An event's JSON does not have the shape this dialect expects. Skipped.";
+    KeepAliveComment = "keep-alive-comment", Info, "SSE comment lines (`: ping`, `: OPENROUTER PROCESSING`). Ignored, per spec.";
+    PingEvent = "ping-event", Info, "`ping` events interleave with the data. Ignored for tool calls.";
+    EmptyChoices = "empty-choices", Info, "A chunk with `choices: []` (usage chunk). Ignored for tool calls; code that indexes `choices[0]` crashes.";
+    DataWithoutSpace = "data-without-space", Info, "`data:` without a space after the colon. Valid SSE: exactly one optional space is stripped.";
+    CrlfLineEndings = "crlf-line-endings", Info, "Lines end with CRLF (Gemini, some proxies). Valid SSE; splitting on `\\n` alone leaves a `\\r` in the JSON.";
+    CrLineEndings = "cr-line-endings", Warn, "Lines end with a lone CR. Valid SSE, rarely handled by hand-written parsers.";
+    DataBeforeEvent = "data-before-event", Info, "A `data:` line came before the `event:` line (Bedrock Mantle). Fields are order-free within an event.";
+    MultiLineData = "multi-line-data", Info, "An event had several `data:` lines, joined with `\\n` before parsing.";
+    Bom = "bom", Info, "The stream starts with a UTF-8 byte order mark, stripped once.";
+    InvalidUtf8 = "invalid-utf8", Error, "The stream contains bytes that are not UTF-8; replaced with U+FFFD.";
+    SplitUtf8 = "split-utf8", Info, "A network read ended in the middle of a UTF-8 character. Decoding each read separately yields U+FFFD.";
+    SplitLine = "split-line", Info, "A network read ended in the middle of an SSE line. Splitting each read into lines without buffering truncates the JSON.";
+    DoneSentinel = "done-sentinel", Info, "`data: [DONE]` ends the stream. It is a sentinel, never JSON.";
+    ProviderError = "provider-error", Error, "The provider reported an error in the stream (`event: error`, or an `error` object). Stopped there; what was received is kept.";
+    FragmentAfterFinish = "fragment-after-finish", Warn, "Tool-call data arrived after the finish signal. Kept, but clients that stop at finish lose it.";
+    ArgumentsMismatch = "arguments-mismatch", Error, "The reassembled arguments differ from the authoritative full copy the stream (or the recording's ground truth) carries.";
+    UnknownField = "unknown-field", Info, "An SSE line had a field name other than event/data/id/retry. Ignored, per spec.";
+    NoToolCalls = "no-tool-calls", Info, "The stream has no tool calls.";
+    DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions.";
+    ParseFailed = "parse-failed", Error, "The call's complete arguments are not valid JSON. Reported with the parser's error and the raw text.";
+}
+
+/// Where something happened. All numbers are 0-based positions in the analysis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Location {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragment: Option<u32>,
+    /// Byte offset in the body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+/// One (aggregated) finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// The call (position in stream order) it concerns, if any.
+    pub call: Option<u32>,
+    /// Where it was first seen.
+    pub first: Location,
+    /// How many times it was seen (same kind, same call).
+    pub count: u64,
+    /// Human-readable detail about the first occurrence.
+    pub message: String,
+}
+
+/// Collects findings, merging repeats of the same kind on the same call.
+#[derive(Clone, Debug, Default)]
+pub struct Findings {
+    list: Vec<Finding>,
+    index: std::collections::HashMap<(FindingKind, Option<u32>), usize>,
+}
+
+impl Findings {
+    /// Record one occurrence.
+    pub fn add(&mut self, kind: FindingKind, call: Option<u32>, at: Location, message: impl FnOnce() -> String) {
+        match self.index.get(&(kind, call)) {
+            Some(&i) => self.list[i].count += 1,
+            None => {
+                self.index.insert((kind, call), self.list.len());
+                self.list.push(Finding { kind, call, first: at, count: 1, message: message() });
+            }
+        }
+    }
+
+    /// Whether a kind was recorded (for any call).
+    pub fn has(&self, kind: FindingKind) -> bool {
+        self.list.iter().any(|f| f.kind == kind)
+    }
+
+    /// All findings, in the order first seen.
+    pub fn list(&self) -> &[Finding] {
+        &self.list
+    }
+
+    /// Consume into the list, sorted by severity (worst first), then first location.
+    pub fn into_sorted(mut self) -> Vec<Finding> {
+        self.list.sort_by(|a, b| {
+            b.kind.severity().cmp(&a.kind.severity()).then(a.first.chunk.cmp(&b.first.chunk)).then(a.call.cmp(&b.call))
+        });
+        self.list
+    }
+}

@@ -1,0 +1,21 @@
+//! sse-replay's core: record, replay and compare streamed LLM tool calls.
+//!
+//! The pipeline runs one way: bytes (with chunk boundaries and times) → [`sse`] / [`framing`] →
+//! [`dialect`] → [`accumulate`] (and [`naive`] beside it) → [`analysis`] → views ([`report`],
+//! [`export`], the GUI in `app`). Nothing here depends on egui; the GUI lives behind the `gui` feature.
+
+pub mod accumulate;
+pub mod analysis;
+pub mod cli;
+pub mod dialect;
+pub mod export;
+pub mod findings;
+pub mod framing;
+pub mod generate;
+pub mod input;
+pub mod naive;
+pub mod pipeline;
+pub mod recording;
+pub mod report;
+pub mod sse;
+pub mod stub;

@@ -1,0 +1,381 @@
+//! The streaming engine: bytes (with chunk numbers and times) → framing → dialect → accumulator,
+//! plus the naive strategies fed from the same signals. Push-based: [`Pipeline::feed`] per network
+//! read, [`Pipeline::finish`] at the end. Used lean (no records, no strategies) by `export`, and in
+//! full by [`crate::analysis`].
+
+use std::ops::Range;
+
+use crate::accumulate::{Accumulator, Call, FragmentRecord, Pos};
+use crate::dialect::{self, Dialect, DialectKind, Signal};
+use crate::findings::{FindingKind, Findings, Location};
+use crate::framing::{Framed, Framer, Framing};
+use crate::naive::NaiveSet;
+use crate::sse::{EventFlags, Unterminated};
+
+/// What to run and keep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Force a dialect (else auto-detect from the first decisive event).
+    pub dialect: Option<DialectKind>,
+    /// Force a framing (else auto-detect).
+    pub framing: Option<Framing>,
+    /// Keep per-event and per-fragment records and run the naive strategies (analysis); `false` for a
+    /// lean pass (export).
+    pub detail: bool,
+}
+
+/// What kind of event it was, for the raw view and the player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// Carried tool-call fragments.
+    ToolCall,
+    /// A finish signal.
+    Finish,
+    /// `[DONE]`.
+    Done,
+    /// A provider error.
+    Error,
+    /// Not JSON / unexpected shape.
+    Bad,
+    /// A ping.
+    Ping,
+    /// Anything else (text deltas, metadata, usage).
+    Other,
+}
+
+/// One framed event as recorded for the analysis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    /// Byte span in the body.
+    pub span: Range<u64>,
+    /// The chunk (network read) the event completed in.
+    pub chunk: u32,
+    /// Index into [`Outcome::event_types`].
+    pub type_id: u16,
+    pub kind: EventKind,
+    /// First fragment number the event produced (if any) and how many.
+    pub first_fragment: u32,
+    pub fragment_count: u32,
+}
+
+/// The first finish signal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinishMark {
+    pub reason: String,
+    pub pos: Pos,
+}
+
+/// Everything the pass produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub framing: Option<Framing>,
+    pub dialect: DialectKind,
+    /// True when a decisive event named the dialect (or it was forced).
+    pub dialect_known: bool,
+    pub calls: Vec<Call>,
+    pub fragments: Vec<FragmentRecord>,
+    pub events: Vec<EventRecord>,
+    pub event_types: Vec<String>,
+    pub event_count: u32,
+    pub finish: Option<FinishMark>,
+    pub done: Option<Pos>,
+    pub provider_error: Option<(String, Pos)>,
+    pub unterminated: Option<Unterminated>,
+    pub findings: Findings,
+    pub naive: Option<NaiveSet>,
+    pub bytes: u64,
+    pub chunks: u32,
+}
+
+impl Outcome {
+    /// The stream ended properly (finish signal or `[DONE]`), or the calls were each marked done.
+    pub fn finished(&self) -> bool {
+        self.finish.is_some() || self.done.is_some()
+    }
+}
+
+/// The engine. See the module documentation.
+pub struct Pipeline {
+    opts: Options,
+    framer: Framer,
+    dialect: Option<Dialect>,
+    /// Events held while the dialect is not yet known.
+    pending: Vec<(String, String, Range<u64>, EventFlags, u32, u64)>,
+    acc: Accumulator,
+    signals: Vec<Signal>,
+    out: Outcome,
+    chunk: u32,
+    t_micros: u64,
+    stopped: bool,
+}
+
+const MAX_PENDING: usize = 64;
+
+impl Pipeline {
+    /// A pipeline at the start of a stream.
+    pub fn new(opts: Options) -> Self {
+        let mut out = Outcome::default();
+        if opts.detail {
+            out.naive = Some(NaiveSet::new());
+        }
+        Self {
+            framer: Framer::new(opts.framing),
+            dialect: opts.dialect.map(Dialect::new),
+            pending: Vec::new(),
+            acc: Accumulator::new(opts.detail),
+            signals: Vec::new(),
+            out,
+            chunk: 0,
+            t_micros: 0,
+            stopped: false,
+            opts,
+        }
+    }
+
+    /// Feed one network read (chunk), with its arrival time.
+    pub fn feed(&mut self, bytes: &[u8], t_micros: u64) {
+        self.t_micros = t_micros;
+        self.out.bytes += bytes.len() as u64;
+        let mut framer = std::mem::replace(&mut self.framer, Framer::new(Some(Framing::Sse)));
+        framer.feed(bytes, &mut |item| self.on_framed(item));
+        self.framer = framer;
+        self.chunk += 1;
+        self.out.chunks = self.chunk;
+    }
+
+    /// Feed an already framed event (used by naive framings).
+    pub fn feed_event(&mut self, event_type: &str, data: &str, span: Range<u64>, chunk: u32, t_micros: u64) {
+        self.chunk = chunk;
+        self.t_micros = t_micros;
+        self.on_framed(Framed::Event { event_type, data, span, flags: EventFlags::default() });
+    }
+
+    fn on_framed(&mut self, item: Framed<'_>) {
+        match item {
+            Framed::Comment { text, span } => {
+                let at = Location { chunk: Some(self.chunk), offset: Some(span.start), ..Default::default() };
+                self.out.findings.add(FindingKind::KeepAliveComment, None, at, || format!("comment \":{}\"", dialect::truncate(text, 60)));
+            }
+            Framed::Event { event_type, data, span, flags } => {
+                if self.dialect.is_none() {
+                    match dialect::detect(event_type, data) {
+                        Some(kind) => {
+                            self.out.dialect_known = true;
+                            self.dialect = Some(Dialect::new(kind));
+                            let pending = std::mem::take(&mut self.pending);
+                            let (chunk, t) = (self.chunk, self.t_micros);
+                            for (ty, d, sp, fl, c, tm) in pending {
+                                self.chunk = c;
+                                self.t_micros = tm;
+                                self.on_event(&ty, &d, sp, fl);
+                            }
+                            self.chunk = chunk;
+                            self.t_micros = t;
+                        }
+                        None if self.pending.len() < MAX_PENDING => {
+                            self.pending.push((event_type.to_owned(), data.to_owned(), span, flags, self.chunk, self.t_micros));
+                            return;
+                        }
+                        None => self.default_dialect(),
+                    }
+                }
+                self.on_event(event_type, data, span, flags);
+            }
+        }
+    }
+
+    fn default_dialect(&mut self) {
+        self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
+        let at = Location { chunk: Some(self.chunk), ..Default::default() };
+        self.out.findings.add(FindingKind::DialectGuess, None, at, || "no event named the dialect; assumed openai-chat".into());
+        let pending = std::mem::take(&mut self.pending);
+        for (ty, d, sp, fl, c, tm) in pending {
+            self.chunk = c;
+            self.t_micros = tm;
+            self.on_event(&ty, &d, sp, fl);
+        }
+    }
+
+    fn on_event(&mut self, event_type: &str, data: &str, span: Range<u64>, flags: EventFlags) {
+        let event_no = self.out.event_count;
+        self.out.event_count += 1;
+        let at = Location { chunk: Some(self.chunk), event: Some(event_no), offset: Some(span.start), fragment: None };
+        if self.opts.detail {
+            self.event_flag_findings(flags, at);
+        }
+        let first_fragment = self.acc.fragment_count();
+        let mut kind = EventKind::Other;
+        if self.stopped {
+            // After a provider error: keep framing (for the raw view) but decode nothing.
+            self.record_event(event_type, span, kind, first_fragment);
+            return;
+        }
+        let Some(dialect) = self.dialect.as_mut() else { return };
+        let mut signals = std::mem::take(&mut self.signals);
+        dialect.on_event(event_type, data, &mut signals);
+        let pos = Pos { event: event_no, chunk: self.chunk, t_micros: self.t_micros };
+        for sig in signals.drain(..) {
+            if let Some(naive) = self.out.naive.as_mut() {
+                naive.on_signal(&sig, pos, self.acc.fragment_count());
+            }
+            match sig {
+                Signal::Fragment(frag) => {
+                    kind = EventKind::ToolCall;
+                    if self.out.finish.is_some() || self.out.done.is_some() {
+                        let call = self.acc.position_of(&frag.key);
+                        let no = self.acc.fragment_count();
+                        self.out.findings.add(FindingKind::FragmentAfterFinish, call, Location { fragment: Some(no), ..at }, || {
+                            "tool-call data after the finish signal".into()
+                        });
+                    }
+                    self.acc.push(frag, pos);
+                }
+                Signal::Finish { reason } => {
+                    if kind == EventKind::Other {
+                        kind = EventKind::Finish;
+                    }
+                    if self.out.finish.is_none() {
+                        self.out.finish = Some(FinishMark { reason, pos });
+                    }
+                }
+                Signal::Done => {
+                    kind = EventKind::Done;
+                    if self.out.done.is_none() {
+                        self.out.done = Some(pos);
+                        self.out.findings.add(FindingKind::DoneSentinel, None, at, || "data: [DONE]".into());
+                    }
+                }
+                Signal::CallDone { key } => self.acc.call_done(&key),
+                Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
+                Signal::ProviderError { message } => {
+                    kind = EventKind::Error;
+                    let m = message.clone();
+                    self.out.findings.add(FindingKind::ProviderError, None, at, || m);
+                    if self.out.provider_error.is_none() {
+                        self.out.provider_error = Some((message, pos));
+                    }
+                    self.stopped = true;
+                }
+                Signal::Finding { kind: fk, key, message } => {
+                    if matches!(fk, FindingKind::NonJsonData | FindingKind::UnexpectedShape) {
+                        kind = EventKind::Bad;
+                    } else if fk == FindingKind::PingEvent && kind == EventKind::Other {
+                        kind = EventKind::Ping;
+                    }
+                    let call = key.as_ref().and_then(|k| self.acc.position_of(k));
+                    let fragment = match fk {
+                        FindingKind::MissingIndex
+                        | FindingKind::InvalidIndex
+                        | FindingKind::ReusedIndexNewCall
+                        | FindingKind::FreshIdContinuation
+                        | FindingKind::IndexNotFromZero
+                        | FindingKind::SparseIndex => Some(self.acc.fragment_count()),
+                        _ => None,
+                    };
+                    self.out.findings.add(fk, call, Location { fragment, ..at }, || message);
+                }
+            }
+        }
+        self.signals = signals;
+        self.record_event(event_type, span, kind, first_fragment);
+    }
+
+    fn record_event(&mut self, event_type: &str, span: Range<u64>, kind: EventKind, first_fragment: u32) {
+        if !self.opts.detail {
+            return;
+        }
+        let type_id = match self.out.event_types.iter().position(|t| t == event_type) {
+            Some(i) => i as u16,
+            None if self.out.event_types.len() < u16::MAX as usize => {
+                self.out.event_types.push(event_type.to_owned());
+                (self.out.event_types.len() - 1) as u16
+            }
+            None => u16::MAX,
+        };
+        self.out.events.push(EventRecord {
+            span,
+            chunk: self.chunk,
+            type_id,
+            kind,
+            first_fragment,
+            fragment_count: self.acc.fragment_count() - first_fragment,
+        });
+    }
+
+    fn event_flag_findings(&mut self, flags: EventFlags, at: Location) {
+        let f = &mut self.out.findings;
+        if flags.crlf {
+            f.add(FindingKind::CrlfLineEndings, None, at, || "lines end with CRLF".into());
+        }
+        if flags.cr {
+            f.add(FindingKind::CrLineEndings, None, at, || "lines end with a lone CR".into());
+        }
+        if flags.data_without_space {
+            f.add(FindingKind::DataWithoutSpace, None, at, || "\"data:\" without a space".into());
+        }
+        if flags.multi_line_data {
+            f.add(FindingKind::MultiLineData, None, at, || "event with several data lines".into());
+        }
+        if flags.data_before_event {
+            f.add(FindingKind::DataBeforeEvent, None, at, || "data line before the event line".into());
+        }
+        if flags.unknown_field {
+            f.add(FindingKind::UnknownField, None, at, || "unknown SSE field ignored".into());
+        }
+        if flags.lossy_utf8 {
+            f.add(FindingKind::InvalidUtf8, None, at, || "event data is not valid UTF-8".into());
+        }
+    }
+
+    /// End of stream: flush the framer, parse every call once, and hand back the outcome.
+    pub fn finish(mut self) -> Outcome {
+        let mut framer = std::mem::replace(&mut self.framer, Framer::new(Some(Framing::Sse)));
+        self.chunk = self.chunk.saturating_sub(1);
+        let unterminated = framer.finish(&mut |item| self.on_framed(item));
+        if self.dialect.is_none() {
+            if self.pending.is_empty() {
+                self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
+            } else {
+                self.default_dialect();
+            }
+        }
+        if let Some(stats) = framer.sse_stats() {
+            if stats.bom {
+                self.out.findings.add(FindingKind::Bom, None, Location { offset: Some(0), chunk: Some(0), ..Default::default() }, || {
+                    "UTF-8 BOM at the start".into()
+                });
+            }
+        }
+        if let Some(u) = &unterminated {
+            let at = Location { offset: Some(u.span.start), chunk: Some(self.chunk), ..Default::default() };
+            let text = u.text.clone();
+            self.out.findings.add(FindingKind::UnterminatedEvent, None, at, || {
+                format!("stream ended inside an event; discarded {} bytes: {}", u.span.end - u.span.start, dialect::truncate(&text, 120))
+            });
+        }
+        self.out.framing = framer.framing();
+        self.out.unterminated = unterminated;
+        self.out.dialect = self.dialect.as_ref().map_or(DialectKind::OpenAiChat, Dialect::kind);
+        if self.opts.dialect.is_some() {
+            self.out.dialect_known = true;
+        }
+        let finished = self.out.finished();
+        let (calls, records) = self.acc.finish(finished);
+        self.out.calls = calls;
+        self.out.fragments = records;
+        if let Some(naive) = self.out.naive.as_mut() {
+            naive.finish(self.out.finish.as_ref().map(|f| f.pos).or(self.out.done));
+        }
+        self.out
+    }
+}
+
+/// Run a whole body given as chunks with times; convenience for tests and tools.
+pub fn run_chunks<'a>(chunks: impl IntoIterator<Item = (&'a [u8], u64)>, opts: Options) -> Outcome {
+    let mut p = Pipeline::new(opts);
+    for (bytes, t) in chunks {
+        p.feed(bytes, t);
+    }
+    p.finish()
+}
