@@ -31,25 +31,39 @@ fn hex(s: &str) -> Vec<u8> {
 fn cases() -> Vec<Case> {
     let doc: Value = serde_json::from_str(CASES).expect("conformance file is JSON");
     let cases = doc["cases"].as_array().expect("cases array");
-    assert!(cases.len() >= 49, "the file has 49 cases, found {}", cases.len());
+    assert!(
+        cases.len() >= 49,
+        "the file has 49 cases, found {}",
+        cases.len()
+    );
     cases
         .iter()
         .map(|c| {
             let name = c["name"].as_str().expect("name").to_owned();
             let body = match c["input"].as_str() {
                 Some(s) => s.as_bytes().to_vec(),
-                None => hex(c["input_hex"].as_str().unwrap_or_else(|| panic!("{name}: no input"))),
+                None => hex(c["input_hex"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{name}: no input"))),
             };
             let splits = c["split_at_bytes"]
                 .as_array()
-                .map(|a| a.iter().map(|v| v.as_u64().expect("offset") as usize).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_u64().expect("offset") as usize)
+                        .collect()
+                })
                 .unwrap_or_default();
             let expected = c["expected"]
                 .as_array()
                 .expect("expected")
                 .iter()
                 .map(|e| {
-                    let f = |k: &str| e[k].as_str().unwrap_or_else(|| panic!("{name}: {k}")).to_owned();
+                    let f = |k: &str| {
+                        e[k].as_str()
+                            .unwrap_or_else(|| panic!("{name}: {k}"))
+                            .to_owned()
+                    };
                     (f("event"), f("data"), f("id"))
                 })
                 .collect();
@@ -75,7 +89,11 @@ fn run(case: &Case, cuts: &[usize]) -> (Vec<Ev>, Option<u64>) {
     let mut out = Vec::new();
     let mut sink = |item: SseItem<'_>| {
         if let SseItem::Event(e) = item {
-            out.push((e.event_type.to_owned(), e.data.to_owned(), e.last_event_id.to_owned()));
+            out.push((
+                e.event_type.to_owned(),
+                e.data.to_owned(),
+                e.last_event_id.to_owned(),
+            ));
         }
     };
     let mut start = 0;
@@ -89,8 +107,16 @@ fn run(case: &Case, cuts: &[usize]) -> (Vec<Ev>, Option<u64>) {
 
 fn assert_case(case: &Case, cuts: &[usize]) {
     let (events, retry) = run(case, cuts);
-    assert_eq!(events, case.expected, "{}: events (reads cut at {cuts:?})", case.name);
-    assert_eq!(retry, case.retry_ms, "{}: retry (reads cut at {cuts:?})", case.name);
+    assert_eq!(
+        events, case.expected,
+        "{}: events (reads cut at {cuts:?})",
+        case.name
+    );
+    assert_eq!(
+        retry, case.retry_ms,
+        "{}: retry (reads cut at {cuts:?})",
+        case.name
+    );
 }
 
 #[test]
@@ -144,6 +170,9 @@ fn the_file_exercises_the_harness_features() {
     let cases = cases();
     assert!(cases.iter().any(|c| !c.splits.is_empty()));
     assert!(cases.iter().any(|c| !c.initial_id.is_empty()));
-    assert!(cases.iter().any(|c| std::str::from_utf8(&c.body).is_err()), "an input_hex case");
+    assert!(
+        cases.iter().any(|c| std::str::from_utf8(&c.body).is_err()),
+        "an input_hex case"
+    );
     assert!(cases.iter().any(|c| c.retry_ms.is_some()));
 }
