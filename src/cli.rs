@@ -47,6 +47,12 @@ pub enum Command {
     /// Generate a large synthetic OpenAI stream for benchmarks (raw SSE body).
     #[command(hide = true)]
     GenerateLarge(GenerateArgs),
+    /// Serve a recording over HTTP as a streaming endpoint (a mock LLM API).
+    Serve(crate::net::serve::ServeArgs),
+    /// Send a request and record the streamed response (crash-safe, secrets redacted).
+    Record(crate::net::record::RecordArgs),
+    /// Forward requests to an upstream API and record every event stream that passes through.
+    Proxy(crate::net::proxy::ProxyArgs),
 }
 
 /// Options shared by commands that read a file.
@@ -156,6 +162,9 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Events(a)) => events(&a),
         Some(Command::Stub(a)) => stub_cmd(&a),
         Some(Command::GenerateLarge(a)) => generate(&a),
+        Some(Command::Serve(a)) => crate::net::serve::run_cli(&a),
+        Some(Command::Record(a)) => crate::net::record::run_cli(&a),
+        Some(Command::Proxy(a)) => crate::net::proxy::run_cli(&a),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod framing;
 pub mod generate;
 pub mod input;
 pub mod naive;
+pub mod net;
 pub mod pipeline;
 pub mod recording;
 pub mod report;

@@ -144,6 +144,11 @@ impl Pipeline {
         self.out.chunks = self.chunk;
     }
 
+    /// Live progress for a recorder: events framed and calls seen so far (cheap; no parsing).
+    pub fn progress(&self) -> (u32, usize) {
+        (self.out.event_count, self.acc.slots().len())
+    }
+
     /// Feed an already framed event (used by naive framings).
     pub fn feed_event(&mut self, event_type: &str, data: &str, span: Range<u64>, chunk: u32, t_micros: u64) {
         self.chunk = chunk;

@@ -1,0 +1,331 @@
+//! `sse-replay serve`: a recording as a streaming HTTP endpoint (a mock LLM API).
+//!
+//! Any path and method gets the recorded response: its status (200 when none was recorded), its
+//! `Content-Type` (`text/event-stream` when none), then the body with the recorded chunk boundaries
+//! and timing, scaled by `--speed`, or re-cut into `--rechunk N`-byte writes that split UTF-8
+//! characters and CRLFs on purpose. Each chunk is its own write (chunked transfer encoding, no
+//! `Content-Length`, `TCP_NODELAY`). Writes are scheduled against one start instant, so sleeping
+//! never accumulates drift.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::Args;
+use http_body_util::BodyExt as _;
+
+use super::{AnyBody, ChannelBody, NetError};
+use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
+use crate::recording::Recording;
+
+/// Largest request body `serve` reads (and discards) before answering.
+const MAX_REQUEST_BYTES: usize = 64 << 20;
+
+/// `serve` arguments.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The recording (`.ron`, a journal) or raw SSE body to serve.
+    pub file: PathBuf,
+    /// Address to listen on; loopback unless told otherwise. Port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
+    /// Replay the recorded timing at this speed (2 = twice as fast). Default 1.
+    #[arg(long, conflicts_with = "instant", value_parser = parse_speed)]
+    pub speed: Option<f64>,
+    /// Send everything as fast as possible, ignoring the recorded timing.
+    #[arg(long)]
+    pub instant: bool,
+    /// Re-cut the body into writes of N bytes (splits characters and CRLFs on purpose).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub rechunk: Option<u64>,
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("--speed {s:?}: expected a positive number such as 1, 0.5 or 10")),
+    }
+}
+
+/// How writes are timed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pacing {
+    /// The recorded arrival times divided by `speed`.
+    Recorded { speed: f64 },
+    /// No waiting.
+    Instant,
+}
+
+/// What every request is answered with: computed once per server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub status: u16,
+    pub content_type: String,
+    /// Each write and when it is due, relative to the response start.
+    pub writes: Vec<(Duration, Bytes)>,
+}
+
+impl Plan {
+    /// Builds the plan for `rec`. With `rechunk`, the body is re-cut into `n`-byte writes; each
+    /// write is due when its last byte was recorded as received.
+    pub fn new(rec: &Recording, pacing: Pacing, rechunk: Option<usize>) -> Self {
+        let due = |t_micros: u64| match pacing {
+            Pacing::Instant => Duration::ZERO,
+            Pacing::Recorded { speed } => Duration::from_secs_f64(t_micros as f64 / 1e6 / speed),
+        };
+        let writes = match rechunk {
+            None => rec.chunks.iter().filter(|c| !c.bytes.is_empty()).map(|c| (due(c.t_micros), Bytes::from(c.bytes.clone()))).collect(),
+            Some(n) => {
+                let n = n.max(1);
+                let body = Bytes::from(rec.body());
+                // Arrival time of each byte's chunk, found by walking chunk ends.
+                let mut ends = rec.chunks.iter().scan(0usize, |end, c| {
+                    *end += c.bytes.len();
+                    Some((*end, c.t_micros))
+                });
+                let mut current = ends.next();
+                let mut writes = Vec::with_capacity(body.len() / n + 1);
+                let mut start = 0;
+                while start < body.len() {
+                    let end = (start + n).min(body.len());
+                    while let Some((chunk_end, _)) = current
+                        && chunk_end < end
+                    {
+                        current = ends.next();
+                    }
+                    let t = current.map_or(0, |(_, t)| t);
+                    writes.push((due(t), body.slice(start..end)));
+                    start = end;
+                }
+                writes
+            }
+        };
+        let response = rec.response.as_ref();
+        let status = response.map_or(200, |r| r.status);
+        let status = if (200..=599).contains(&status) { status } else { 200 };
+        let content_type = response
+            .and_then(|r| r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")))
+            .map_or_else(|| "text/event-stream".to_owned(), |(_, v)| v.clone());
+        Self { status, content_type, writes }
+    }
+}
+
+/// What to serve and where.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub addr: SocketAddr,
+    pub plan: Arc<Plan>,
+    /// Log each request on standard error.
+    pub log: bool,
+}
+
+/// A running server (see [`start`]).
+#[derive(Debug)]
+pub struct ServeHandle {
+    addr: SocketAddr,
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ServeHandle {
+    /// The bound address (the real port when port 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, ends the open streams, and waits (≤ 2 s) for the server thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServeHandle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Binds `config.addr` and serves on a background thread with its own runtime.
+pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
+    let listener = super::bind(config.addr)?;
+    let addr = listener.local_addr().map_err(|source| NetError::Bind { addr: config.addr, source })?;
+    let rt = super::multi_thread_runtime().map_err(NetError::Runtime)?;
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let thread = std::thread::Builder::new()
+        .name("sse-replay-serve".into())
+        .spawn(move || rt.block_on(run(listener, config.plan, config.log, stop_rx)))
+        .map_err(NetError::Runtime)?;
+    Ok(ServeHandle { addr, stop, thread: Some(thread) })
+}
+
+/// Serves `plan` on `listener` until `stop`.
+pub async fn run(listener: std::net::TcpListener, plan: Arc<Plan>, log: bool, stop: tokio::sync::watch::Receiver<bool>) {
+    let stop_streams = stop.clone();
+    super::accept_loop(listener, stop, move |req, peer| {
+        let plan = plan.clone();
+        let stop = stop_streams.clone();
+        async move { respond(req, peer, plan, log, stop).await }
+    })
+    .await;
+}
+
+async fn respond(
+    req: hyper::Request<hyper::body::Incoming>,
+    peer: SocketAddr,
+    plan: Arc<Plan>,
+    log: bool,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> hyper::Response<AnyBody> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    // Read the request body first, as a real endpoint does (the client may still be sending).
+    let body_len = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BYTES).collect().await {
+        Ok(b) => b.to_bytes().len(),
+        Err(e) => {
+            if log {
+                eprintln!("{method} {path} from {peer}: cannot read the request body: {e}");
+            }
+            return simple(400, "cannot read the request body\n");
+        }
+    };
+    if log {
+        eprintln!("{method} {path} from {peer} ({body_len} bytes): {} in {} writes", plan.status, plan.writes.len());
+    }
+    let (tx, body) = ChannelBody::channel();
+    let (status, content_type) = (plan.status, plan.content_type.clone());
+    tokio::spawn(async move {
+        let start = tokio::time::Instant::now();
+        for (due, bytes) in &plan.writes {
+            if !due.is_zero() {
+                tokio::select! {
+                    biased;
+                    () = super::stopped(&mut stop) => {
+                        let _ = tx.send(Err(std::io::Error::other("server stopping"))).await;
+                        return;
+                    }
+                    () = tokio::time::sleep_until(start + *due) => {}
+                }
+            }
+            if tx.send(Ok(bytes.clone())).await.is_err() {
+                return; // the client went away
+            }
+        }
+    });
+    let mut resp = hyper::Response::new(super::boxed_channel(body));
+    *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
+    let headers = resp.headers_mut();
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&content_type) {
+        headers.insert(hyper::header::CONTENT_TYPE, v);
+    }
+    headers.insert(hyper::header::CACHE_CONTROL, hyper::header::HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", hyper::header::HeaderValue::from_static("no"));
+    resp
+}
+
+fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
+    let mut resp = hyper::Response::new(super::boxed_full(text));
+    *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    resp
+}
+
+/// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
+/// serves until Ctrl+C. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
+pub fn run_cli(args: &ServeArgs) -> ExitCode {
+    let (rec, _kind) = match crate::input::open_path(&args.file, |_| true) {
+        Ok(x) => x,
+        Err(e) => return fail(EXIT_INPUT, e),
+    };
+    let pacing = if args.instant { Pacing::Instant } else { Pacing::Recorded { speed: args.speed.unwrap_or(1.0) } };
+    let rechunk = args.rechunk.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let plan = Arc::new(Plan::new(&rec, pacing, rechunk));
+    let listener = match super::bind(args.addr) {
+        Ok(l) => l,
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    let rt = match super::multi_thread_runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
+    };
+    let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
+    println!("listening on http://{addr}/");
+    eprintln!(
+        "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C stops",
+        args.file.display(),
+        rec.body_len(),
+        plan.writes.len(),
+        total.as_secs_f64(),
+        plan.status
+    );
+    rt.block_on(async move {
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        super::stop_on_ctrl_c(stop);
+        run(listener, plan, true, stop_rx).await;
+    });
+    eprintln!("stopped");
+    ExitCode::from(EXIT_OK)
+}
+
+fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("sse-replay: {msg}");
+    ExitCode::from(code)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::recording::Chunk;
+
+    fn rec() -> Recording {
+        Recording {
+            chunks: vec![
+                Chunk { t_micros: 0, bytes: b"data: a\n\n".to_vec() },
+                Chunk { t_micros: 10_000, bytes: b"data: \xe6\xb7".to_vec() },
+                Chunk { t_micros: 30_000, bytes: b"\xb1\r\n\r\n".to_vec() },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn recorded_pacing_scales_times() {
+        let p = Plan::new(&rec(), Pacing::Recorded { speed: 2.0 }, None);
+        let due: Vec<_> = p.writes.iter().map(|(d, _)| d.as_micros()).collect();
+        assert_eq!(due, [0, 5_000, 15_000]);
+        assert_eq!(p.status, 200);
+        assert_eq!(p.content_type, "text/event-stream");
+    }
+
+    #[test]
+    fn rechunk_keeps_bytes_and_times_each_piece_by_its_last_byte() {
+        let r = rec();
+        for n in 1..=20 {
+            let p = Plan::new(&r, Pacing::Recorded { speed: 1.0 }, Some(n));
+            let body: Vec<u8> = p.writes.iter().flat_map(|(_, b)| b.to_vec()).collect();
+            assert_eq!(body, r.body(), "n={n}");
+            assert!(p.writes.iter().all(|(_, b)| b.len() <= n));
+            assert!(p.writes.windows(2).all(|w| w[0].0 <= w[1].0), "due times are monotonic");
+        }
+        let p = Plan::new(&r, Pacing::Recorded { speed: 1.0 }, Some(9));
+        let due: Vec<_> = p.writes.iter().map(|(d, _)| d.as_micros()).collect();
+        // Chunks end at bytes 9, 17, 22: 0..9 → chunk 0; 9..18 and 18..22 end in chunk 2.
+        assert_eq!(due, [0, 30_000, 30_000]);
+        let p = Plan::new(&r, Pacing::Instant, Some(4));
+        assert!(p.writes.iter().all(|(d, _)| d.is_zero()));
+    }
+}
