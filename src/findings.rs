@@ -87,6 +87,9 @@ finding_kinds! {
     NoToolCalls = "no-tool-calls", Info, "The stream has no tool calls.";
     DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions.";
     ParseFailed = "parse-failed", Error, "The call's complete arguments are not valid JSON. Reported with the parser's error and the raw text.";
+    AbnormalFinish = "abnormal-finish", Warn, "The provider finished the response early or abnormally (Responses `response.incomplete`, Anthropic `stop_reason: max_tokens`, Gemini `finishReason` other than STOP, Ollama `done_reason: length`). The stream is finished, but the last call may be cut short.";
+    NoCallId = "no-call-id", Info, "The call carries no id (Gemini, Ollama). Clients that key calls by id, or must echo one back with the tool result, have to make one up; export writes `\"id\": null`.";
+    PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
 }
 
 /// Where something happened. All numbers are 0-based positions in the analysis.

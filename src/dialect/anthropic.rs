@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ArgsPiece, CallKey, Fragment, Raw, Signal, error_message, raw_string, truncate};
+use super::{ArgsPiece, CallKey, Fragment, Raw, Signal, error_message, raw_string, undecodable};
 use crate::findings::FindingKind;
 
 #[derive(Deserialize)]
@@ -27,9 +27,9 @@ struct Ev<'a> {
 struct Block<'a> {
     #[serde(default, borrow, rename = "type")]
     kind: Option<&'a str>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "super::present")]
     id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "super::present")]
     name: Option<&'a RawValue>,
     #[serde(default, borrow)]
     input: Option<&'a RawValue>,
@@ -61,11 +61,7 @@ impl Anthropic {
         let ev: Ev<'_> = match serde_json::from_str(data) {
             Ok(ev) => ev,
             Err(e) => {
-                out.push(Signal::Finding {
-                    kind: FindingKind::NonJsonData,
-                    key: None,
-                    message: format!("{e}: {}", truncate(data, 80)),
-                });
+                out.push(undecodable(data, &e));
                 return;
             }
         };
@@ -125,11 +121,66 @@ impl Anthropic {
             }
             "message_delta" => {
                 if let Some(reason) = ev.delta.and_then(|d| d.stop_reason) {
+                    // `max_tokens` cuts the last tool_use block short; `refusal` and a full context
+                    // window end the turn before the model meant to.
+                    if matches!(reason.as_ref(), "max_tokens" | "refusal" | "model_context_window_exceeded") {
+                        out.push(Signal::Finding {
+                            kind: FindingKind::AbnormalFinish,
+                            key: None,
+                            message: format!("stop_reason \"{reason}\""),
+                        });
+                    }
                     out.push(Signal::Finish { reason: reason.into_owned() });
                 }
             }
             "message_stop" => out.push(Signal::Finish { reason: "message_stop".into() }),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(events: &[(&str, &str)]) -> Vec<Signal> {
+        let mut d = Anthropic::default();
+        let mut out = Vec::new();
+        for (t, data) in events {
+            d.on_event(t, data, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn text_block_shares_the_index_space() {
+        let s = run(&[
+            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#),
+            ("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#),
+            ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#),
+            ("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+        ]);
+        let keys: Vec<&CallKey> = s
+            .iter()
+            .filter_map(|s| if let Signal::Fragment(f) = s { Some(&f.key) } else { None })
+            .collect();
+        assert_eq!(keys, vec![&CallKey::Block(1), &CallKey::Block(1)]);
+        assert!(matches!(s.last(), Some(Signal::CallDone { key: CallKey::Block(1) })));
+    }
+
+    #[test]
+    fn overloaded_error_and_max_tokens() {
+        let s = run(&[("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)]);
+        assert_eq!(s, vec![Signal::ProviderError { message: "overloaded_error: Overloaded".into() }]);
+        let s = run(&[("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"}}"#)]);
+        assert!(matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, .. }));
+        assert!(matches!(&s[1], Signal::Finish { reason } if reason == "max_tokens"));
+    }
+
+    #[test]
+    fn bad_index_is_an_unexpected_shape() {
+        let s = run(&[("content_block_delta", r#"{"type":"content_block_delta","index":-1,"delta":{}}"#)]);
+        assert!(matches!(&s[0], Signal::Finding { kind: FindingKind::UnexpectedShape, .. }));
     }
 }

@@ -413,3 +413,24 @@ pub(crate) fn parse_index(v: Option<&serde_json::value::RawValue>) -> Result<Opt
         Some(r) => r.get().parse::<u64>().map(Some).map_err(|_| truncate(r.get(), 40)),
     }
 }
+
+/// The finding for event data a dialect could not decode: `unexpected-shape` when it is JSON of
+/// another shape (e.g. an index that is not a number), `non-json-data` when it is not JSON at all.
+pub(crate) fn undecodable(data: &str, err: &serde_json::Error) -> Signal {
+    let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
+        FindingKind::UnexpectedShape
+    } else {
+        FindingKind::NonJsonData
+    };
+    Signal::Finding { kind, key: None, message: format!("{err}: {}", truncate(data.trim(), 80)) }
+}
+
+/// `deserialize_with` for `Option<&RawValue>` fields that must tell `null` from absent: serde's
+/// `Option` maps `null` to `None`, which would make [`raw_string`] see an explicit `null` as absent.
+/// Use with `#[serde(default, borrow, deserialize_with = "present")]`.
+pub(crate) fn present<'de, D>(d: D) -> Result<Option<&'de serde_json::value::RawValue>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <&'de serde_json::value::RawValue as Deserialize<'de>>::deserialize(d).map(Some)
+}

@@ -1,10 +1,11 @@
-//! Ollama native `/api/chat` NDJSON: each line a JSON object; `message.tool_calls` arrive complete,
-//! with object `arguments`; `done: true` ends the stream.
+//! Ollama native `/api/chat` NDJSON (not SSE): each line a JSON object; `message.tool_calls` arrive
+//! complete, with object `arguments` (newer builds add `function.index`, some an `id`); `done: true`
+//! with `done_reason` ends the stream; a failure is a line `{"error": "…"}`.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ArgsPiece, CallKey, Fragment, Raw, Signal, error_message, raw_string, truncate};
+use super::{CallKey, Fragment, Raw, Signal, error_message, parse_index, raw_args, raw_string, undecodable};
 use crate::findings::FindingKind;
 
 #[derive(Deserialize)]
@@ -27,7 +28,7 @@ struct Message<'a> {
 
 #[derive(Deserialize)]
 struct ToolCall<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "super::present")]
     id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     function: Option<Function<'a>>,
@@ -36,6 +37,8 @@ struct ToolCall<'a> {
 #[derive(Deserialize)]
 struct Function<'a> {
     #[serde(default, borrow)]
+    index: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "super::present")]
     name: Option<&'a RawValue>,
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
@@ -53,11 +56,7 @@ impl Ollama {
         let line: Line<'_> = match serde_json::from_str(data) {
             Ok(l) => l,
             Err(e) => {
-                out.push(Signal::Finding {
-                    kind: FindingKind::NonJsonData,
-                    key: None,
-                    message: format!("{e}: {}", truncate(data, 80)),
-                });
+                out.push(undecodable(data, &e));
                 return;
             }
         };
@@ -68,19 +67,51 @@ impl Ollama {
         for tc in line.message.and_then(|m| m.tool_calls).unwrap_or_default() {
             let key = CallKey::Ordinal(self.calls);
             self.calls += 1;
-            let (name, args) = match tc.function {
-                Some(f) => (raw_string(f.name), super::raw_args(f.arguments)),
-                None => (Raw::Absent, Raw::Absent),
+            let (stated_index, name, args) = match tc.function {
+                Some(f) => (parse_index(f.index).ok().flatten(), raw_string(f.name), raw_args(f.arguments)),
+                None => (None, Raw::Absent, Raw::Absent),
             };
-            let args = match args {
-                Raw::Value(ArgsPiece::Text(t)) => Raw::Value(ArgsPiece::Text(t)),
-                other => other,
-            };
-            out.push(Signal::Fragment(Fragment { key: key.clone(), stated_index: None, id: raw_string(tc.id), name, args }));
+            let id = raw_string(tc.id);
+            let no_id = id.non_empty().is_none();
+            out.push(Signal::Fragment(Fragment { key: key.clone(), stated_index, id, name, args }));
+            if no_id {
+                out.push(Signal::Finding {
+                    kind: FindingKind::NoCallId,
+                    key: Some(key.clone()),
+                    message: "tool call without an id".into(),
+                });
+            }
             out.push(Signal::CallDone { key });
         }
         if line.done == Some(true) {
-            out.push(Signal::Finish { reason: line.done_reason.map_or_else(|| "done".to_owned(), |r| r.into_owned()) });
+            let reason = line.done_reason.map_or_else(|| "done".to_owned(), |r| r.into_owned());
+            if reason == "length" {
+                out.push(Signal::Finding {
+                    kind: FindingKind::AbnormalFinish,
+                    key: None,
+                    message: "done_reason \"length\": the model hit its output limit".into(),
+                });
+            }
+            out.push(Signal::Finish { reason });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::ArgsPiece;
+
+    #[test]
+    fn object_arguments_index_and_error_line() {
+        let mut d = Ollama::default();
+        let mut s = Vec::new();
+        d.on_event("message", r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"f","arguments":{"a":1}}}]},"done":false}"#, &mut s);
+        d.on_event("message", r#"{"error":"model 'x' not found"}"#, &mut s);
+        let Signal::Fragment(f) = &s[0] else { panic!("{s:?}") };
+        assert_eq!(f.args, Raw::Value(ArgsPiece::Object(r#"{"a":1}"#.into())));
+        assert_eq!(f.stated_index, Some(0));
+        assert!(matches!(&s[1], Signal::Finding { kind: FindingKind::NoCallId, .. }));
+        assert!(matches!(s.last(), Some(Signal::ProviderError { message }) if message == "model 'x' not found"));
     }
 }
