@@ -230,7 +230,11 @@ pub fn describe_reqwest_error(err: &reqwest::Error) -> String {
         source = s.source();
     }
     let text = cause.as_deref().unwrap_or_default();
-    let what = if tls || text.contains("certificate") || text.contains("handshake") {
+    // rustls errors often arrive boxed inside an io::Error whose `source()` skips them: recognise
+    // their messages too.
+    let tls_words = ["certificate", "handshake", "corrupt message", "fatal alert", "peer is incompatible", "peer misbehaved", "tls"];
+    let lower = text.to_ascii_lowercase();
+    let what = if tls || tls_words.iter().any(|w| lower.contains(w)) {
         "TLS handshake failed"
     } else if err.is_timeout() {
         "timed out"
@@ -242,8 +246,8 @@ pub fn describe_reqwest_error(err: &reqwest::Error) -> String {
         "request failed"
     };
     match cause {
-        Some(cause) => format!("{what}: {cause}"),
-        None => what.to_owned(),
+        Some(cause) if what != "timed out" => format!("{what}: {cause}"),
+        _ => what.to_owned(),
     }
 }
 
