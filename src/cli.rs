@@ -53,6 +53,8 @@ pub enum Command {
     Record(crate::net::record::RecordArgs),
     /// Forward requests to an upstream API and record every event stream that passes through.
     Proxy(crate::net::proxy::ProxyArgs),
+    /// Convert a HAR file, a VCR cassette, a JSON-lines fixture or a raw body into recordings.
+    Import(crate::import::ImportArgs),
 }
 
 /// Options shared by commands that read a file.
@@ -128,12 +130,19 @@ pub struct StubArgs {
     pub gap_us: u64,
     /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
     /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
-    /// finish-with-last, error.
+    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments).
     #[arg(long = "quirk")]
     pub quirks: Vec<String>,
+    /// The dialect of the stream to build: openai-chat (default), openai-responses,
+    /// anthropic-messages, gemini, ollama.
+    #[arg(long, value_parser = parse_dialect)]
+    pub dialect: Option<DialectKind>,
     /// Recording title.
     #[arg(long)]
     pub title: Option<String>,
+    /// A note shown with the recording (repeatable).
+    #[arg(long = "note")]
+    pub notes: Vec<String>,
     /// Output file (`.ron`); standard output when absent.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -165,6 +174,7 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Serve(a)) => crate::net::serve::run_cli(&a),
         Some(Command::Record(a)) => crate::net::record::run_cli(&a),
         Some(Command::Proxy(a)) => crate::net::proxy::run_cli(&a),
+        Some(Command::Import(a)) => crate::import::run_cli(&a),
     }
 }
 
@@ -361,10 +371,22 @@ fn stub_cmd(a: &StubArgs) -> ExitCode {
             "truncate" => qs.truncate = true,
             "finish-with-last" => qs.finish_with_last_fragment = true,
             "error" => qs.error_after = Some(2),
+            "partial-args" => qs.partial_args = true,
             other => return fail(EXIT_INPUT, format!("unknown quirk {other:?}")),
         }
     }
-    let rec = stub::build(&spec);
+    if let Some(d) = a.dialect {
+        spec.dialect = d;
+    }
+    let chat_only = spec.quirks.chat_only();
+    if spec.dialect != DialectKind::OpenAiChat && !chat_only.is_empty() {
+        return fail(EXIT_INPUT, format!("quirk {} exists only in openai-chat streams", chat_only.join(", ")));
+    }
+    if spec.quirks.partial_args && spec.dialect != DialectKind::Gemini {
+        return fail(EXIT_INPUT, "quirk partial-args exists only in gemini streams (give --dialect gemini)");
+    }
+    let mut rec = stub::build(&spec);
+    rec.meta.notes.extend(a.notes.iter().cloned());
     let text = rec.to_ron_string();
     let res = match &a.output {
         Some(p) => crate::recording::save(p, &rec).map_err(|e| e.to_string()),

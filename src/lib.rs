@@ -12,6 +12,7 @@ pub mod export;
 pub mod findings;
 pub mod framing;
 pub mod generate;
+pub mod import;
 pub mod input;
 pub mod naive;
 pub mod net;

@@ -1,9 +1,11 @@
 //! The stub builder (the seed's own method is stub-driven): from calls (name, arguments) and a
-//! fragment length in characters, build a recording of an OpenAI Chat Completions stream, with
-//! the original arguments as ground truth. Optional quirks reproduce provider deviations.
+//! fragment length in characters, build a recording of an OpenAI Chat Completions stream (or of
+//! another dialect's stream, see [`StubSpec::dialect`]), with the original arguments as ground
+//! truth. Optional quirks reproduce provider deviations.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::dialect::DialectKind;
 use crate::recording::{Chunk, Meta, Recording, TruthCall};
 
 /// One call to stub.
@@ -54,6 +56,8 @@ pub struct Quirks {
     pub finish_with_last_fragment: bool,
     /// Insert an `event: error` after this many fragments.
     pub error_after: Option<usize>,
+    /// Gemini only: stream the arguments as Vertex AI `partialArgs` instead of a whole `args` object.
+    pub partial_args: bool,
 }
 
 /// What to build.
@@ -70,6 +74,9 @@ pub struct StubSpec {
     /// Time between events.
     pub gap_micros: u64,
     pub quirks: Quirks,
+    /// Which provider's stream to build. Quirks that only exist in OpenAI Chat streams
+    /// ([`Quirks::chat_only`]) are ignored for the others.
+    pub dialect: DialectKind,
 }
 
 impl Default for StubSpec {
@@ -82,6 +89,7 @@ impl Default for StubSpec {
             read_bytes: None,
             gap_micros: 30_000,
             quirks: Quirks::default(),
+            dialect: DialectKind::OpenAiChat,
         }
     }
 }
@@ -116,11 +124,15 @@ pub fn seed_example() -> StubSpec {
         read_bytes: Some(47),
         gap_micros: 40_000,
         quirks: Quirks::default(),
+        dialect: DialectKind::OpenAiChat,
     }
 }
 
 /// Build the recording.
 pub fn build(spec: &StubSpec) -> Recording {
+    if spec.dialect != DialectKind::OpenAiChat {
+        return assemble(spec, other_dialect_events(spec));
+    }
     let q = &spec.quirks;
     // Per call: its fragments (text, or the whole object).
     let per_call: Vec<Vec<String>> = spec
@@ -231,6 +243,11 @@ pub fn build(spec: &StubSpec) -> Recording {
         }
         events.push(format!("{prefix}[DONE]{eol}{eol}"));
     }
+    assemble(spec, events)
+}
+
+/// Cut the events into chunks and wrap them in a recording with the ground truth.
+fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
     // Chunks: one per event, or fixed-size reads; times advance per event.
     let mut chunks = Vec::new();
     match spec.read_bytes {
@@ -262,7 +279,7 @@ pub fn build(spec: &StubSpec) -> Recording {
             title: spec.title.clone(),
             source: "stub".into(),
             created: String::new(),
-            dialect: "openai-chat".into(),
+            dialect: spec.dialect.name().into(),
             notes: vec!["Built by the stub builder; the model's behaviour was not measured (as in the seed).".into()],
             timing_known: true,
             interrupted: false,
@@ -270,11 +287,344 @@ pub fn build(spec: &StubSpec) -> Recording {
         request: None,
         response: None,
         chunks,
-        truth: spec
-            .calls
-            .iter()
-            .map(|c| TruthCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
-            .collect(),
+        truth: spec.calls.iter().map(|c| truth_call(spec, c)).collect(),
+    }
+}
+
+/// The ground truth for one call: what a correct reader must end up with. Dialects that send the
+/// arguments as a JSON object carry them re-serialized compactly, and Gemini and Ollama carry no id.
+fn truth_call(spec: &StubSpec, c: &StubCall) -> TruthCall {
+    match spec.dialect {
+        DialectKind::OpenAiChat | DialectKind::OpenAiResponses | DialectKind::AnthropicMessages => {
+            TruthCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() }
+        }
+        DialectKind::Gemini | DialectKind::Ollama => {
+            TruthCall { id: String::new(), name: c.name.clone(), arguments: args_value(&c.arguments).to_string() }
+        }
+    }
+}
+
+impl Quirks {
+    /// The names of the quirks that are set but only exist in OpenAI Chat streams.
+    pub fn chat_only(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let flags = [
+            (self.repeat_name, "repeat-name"),
+            (self.empty_id_continuations, "empty-id"),
+            (self.no_index, "no-index"),
+            (self.index_base != 0, "index-from-1"),
+            (self.all_at_index_zero, "all-at-index-0"),
+            (self.object_arguments, "object-arguments"),
+            (self.cumulative, "cumulative"),
+            (self.finish_with_last_fragment, "finish-with-last"),
+        ];
+        for (set, name) in flags {
+            if set {
+                v.push(name);
+            }
+        }
+        v
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Other dialects
+// ---------------------------------------------------------------------------------------------
+
+/// The arguments as a JSON value (a string value when they are not JSON).
+fn args_value(arguments: &str) -> Value {
+    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()))
+}
+
+/// Writes events in one dialect's framing, honouring the SSE-level quirks.
+struct Writer<'a> {
+    spec: &'a StubSpec,
+    events: Vec<String>,
+    fragments: usize,
+}
+
+impl Writer<'_> {
+    fn eol(&self) -> &'static str {
+        if self.spec.quirks.crlf { "\r\n" } else { "\n" }
+    }
+
+    /// An SSE event (or, for Ollama, one NDJSON line). `fragment` marks events carrying arguments,
+    /// which is where keep-alives and the error quirk are inserted (as in the chat builder).
+    fn push(&mut self, name: Option<&str>, data: &Value, fragment: bool) {
+        let q = &self.spec.quirks;
+        let eol = self.eol();
+        if fragment {
+            let n = self.fragments;
+            let ndjson = self.spec.dialect == DialectKind::Ollama;
+            if !ndjson && q.keepalive_every > 0 && n > 0 && n % q.keepalive_every == 0 {
+                self.events.push(format!(": keep-alive{eol}{eol}"));
+            }
+            if q.error_after == Some(n) {
+                let text = self.error_text();
+                self.events.push(text);
+            }
+            self.fragments += 1;
+        }
+        let text = if self.spec.dialect == DialectKind::Ollama {
+            format!("{data}{eol}")
+        } else {
+            let prefix = if q.no_space { "data:" } else { "data: " };
+            match name {
+                Some(n) => format!("event: {n}{eol}{prefix}{data}{eol}{eol}"),
+                None => format!("{prefix}{data}{eol}{eol}"),
+            }
+        };
+        self.events.push(text);
+    }
+
+    /// The provider's own mid-stream error.
+    fn error_text(&self) -> String {
+        let eol = self.eol();
+        let prefix = if self.spec.quirks.no_space { "data:" } else { "data: " };
+        match self.spec.dialect {
+            DialectKind::OpenAiChat | DialectKind::AnthropicMessages => format!(
+                "event: error{eol}{prefix}{}{eol}{eol}",
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+            ),
+            DialectKind::OpenAiResponses => format!(
+                "event: error{eol}{prefix}{}{eol}{eol}",
+                json!({"type": "error", "code": "server_error", "message": "The server had an error while processing your request.", "param": null})
+            ),
+            DialectKind::Gemini => format!(
+                "{prefix}{}{eol}{eol}",
+                json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}})
+            ),
+            DialectKind::Ollama => format!("{}{eol}", json!({"error": "an error was encountered while running the model"})),
+        }
+    }
+}
+
+/// Per call, its argument fragments; and the order in which (call, fragment) pairs are sent.
+fn fragment_plan(spec: &StubSpec) -> (Vec<Vec<String>>, Vec<(usize, usize)>) {
+    let per_call: Vec<Vec<String>> = spec
+        .calls
+        .iter()
+        .map(|c| {
+            let mut pieces = split_chars(&c.arguments, &spec.fragment_chars);
+            if pieces.is_empty() {
+                pieces.push(String::new());
+            }
+            pieces
+        })
+        .collect();
+    let mut order = Vec::new();
+    match spec.layout {
+        Layout::Sequential => {
+            for (c, frags) in per_call.iter().enumerate() {
+                order.extend((0..frags.len()).map(|f| (c, f)));
+            }
+        }
+        Layout::Interleaved => {
+            let longest = per_call.iter().map(Vec::len).max().unwrap_or(0);
+            for f in 0..longest {
+                for (c, frags) in per_call.iter().enumerate() {
+                    if f < frags.len() {
+                        order.push((c, f));
+                    }
+                }
+            }
+        }
+    }
+    if spec.quirks.truncate && order.len() > 1 {
+        order.truncate(order.len() - 1);
+    }
+    (per_call, order)
+}
+
+fn other_dialect_events(spec: &StubSpec) -> Vec<String> {
+    let mut w = Writer { spec, events: Vec::new(), fragments: 0 };
+    match spec.dialect {
+        DialectKind::OpenAiChat => {}
+        DialectKind::OpenAiResponses => responses_events(&mut w),
+        DialectKind::AnthropicMessages => anthropic_events(&mut w),
+        DialectKind::Gemini if spec.quirks.partial_args => gemini_partial_events(&mut w),
+        DialectKind::Gemini => gemini_events(&mut w),
+        DialectKind::Ollama => ollama_events(&mut w),
+    }
+    w.events
+}
+
+/// OpenAI Responses: `output_item.added` before a call's first delta, `.done` and
+/// `output_item.done` (with the full arguments) after its last, `response.completed` at the end.
+fn responses_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let (per_call, order) = fragment_plan(spec);
+    let item = |c: usize| format!("fc_stub_{}", c + 1);
+    let mut seq = 0u64;
+    let mut next_seq = || {
+        seq += 1;
+        seq - 1
+    };
+    let resp = |status: &str, output: Vec<Value>| json!({"id": "resp_stub", "object": "response", "status": status, "model": "gpt-stub", "output": output});
+    w.push(Some("response.created"), &json!({"type": "response.created", "sequence_number": next_seq(), "response": resp("in_progress", vec![])}), false);
+    let mut done_items = Vec::new();
+    for &(c, f) in &order {
+        let call = &spec.calls[c];
+        if f == 0 {
+            let it = json!({"id": item(c), "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call.id, "name": call.name});
+            w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": c, "item": it}), false);
+        }
+        let delta = json!({"type": "response.function_call_arguments.delta", "sequence_number": next_seq(), "item_id": item(c), "output_index": c, "delta": per_call[c][f]});
+        w.push(Some("response.function_call_arguments.delta"), &delta, true);
+        let last_of_call = f + 1 == per_call[c].len();
+        if last_of_call {
+            let it = json!({"id": item(c), "type": "function_call", "status": "completed", "arguments": call.arguments, "call_id": call.id, "name": call.name});
+            w.push(Some("response.function_call_arguments.done"), &json!({"type": "response.function_call_arguments.done", "sequence_number": next_seq(), "item_id": item(c), "output_index": c, "arguments": call.arguments}), false);
+            w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": c, "item": it.clone()}), false);
+            done_items.push(it);
+        }
+    }
+    if !spec.quirks.truncate {
+        w.push(Some("response.completed"), &json!({"type": "response.completed", "sequence_number": next_seq(), "response": resp("completed", done_items)}), false);
+    }
+}
+
+/// Anthropic Messages: a text block at index 0 (so the tool_use blocks start at 1), `ping`, each
+/// tool_use block opened with `input: {}` and a first `partial_json` of `""`, `message_delta`
+/// with `stop_reason: tool_use`, `message_stop`.
+fn anthropic_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let (per_call, order) = fragment_plan(spec);
+    let message = json!({"id": "msg_stub", "type": "message", "role": "assistant", "model": "claude-stub", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 0, "output_tokens": 1}});
+    w.push(Some("message_start"), &json!({"type": "message_start", "message": message}), false);
+    w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}), false);
+    w.push(Some("ping"), &json!({"type": "ping"}), false);
+    w.push(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me look that up."}}), false);
+    w.push(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": 0}), false);
+    let delta = |index: usize, p: &str| json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}});
+    for &(c, f) in &order {
+        let call = &spec.calls[c];
+        let index = c + 1;
+        if f == 0 {
+            w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}), false);
+            w.push(Some("content_block_delta"), &delta(index, ""), true);
+        }
+        w.push(Some("content_block_delta"), &delta(index, &per_call[c][f]), true);
+        if f + 1 == per_call[c].len() {
+            w.push(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": index}), false);
+        }
+    }
+    if !spec.quirks.truncate {
+        w.push(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 42}}), false);
+        w.push(Some("message_stop"), &json!({"type": "message_stop"}), false);
+    }
+}
+
+fn gemini_chunk(parts: Vec<Value>, finish: Option<&str>) -> Value {
+    let mut cand = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+    if let (Some(f), Some(m)) = (finish, cand.as_object_mut()) {
+        m.insert("finishReason".into(), json!(f));
+    }
+    json!({"candidates": [cand], "modelVersion": "gemini-stub"})
+}
+
+/// Gemini: each call whole in one part (`args` an object, no id), then an empty text part with
+/// `finishReason: STOP`.
+fn gemini_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let mut calls: Vec<&StubCall> = spec.calls.iter().collect();
+    if spec.quirks.truncate && calls.len() > 1 {
+        calls.pop();
+    }
+    for call in calls {
+        let part = json!({"functionCall": {"name": call.name, "args": args_value(&call.arguments)}});
+        w.push(None, &gemini_chunk(vec![part], None), true);
+    }
+    if !spec.quirks.truncate {
+        w.push(None, &gemini_chunk(vec![json!({"text": ""})], Some("STOP")), false);
+    }
+}
+
+/// The leaves of a JSON value as (JSON path, value), in document order.
+fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let simple = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                let p = if simple { format!("{path}.{k}") } else { format!("{path}[{}]", json!(k)) };
+                leaves(&p, v, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                leaves(&format!("{path}[{i}]"), v, out);
+            }
+        }
+        other => out.push((path.to_owned(), other.clone())),
+    }
+}
+
+/// Vertex AI streamed arguments: `{"name", "willContinue": true}`, then one part per piece
+/// (`partialArgs` with a JSON path; strings cut into fragments, all but the last with
+/// `willContinue`), then an empty `functionCall` that closes the call.
+fn gemini_partial_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let mut parts: Vec<(Value, bool)> = Vec::new();
+    for call in &spec.calls {
+        parts.push((json!({"functionCall": {"name": call.name, "willContinue": true}}), false));
+        let mut ls = Vec::new();
+        leaves("$", &args_value(&call.arguments), &mut ls);
+        for (path, value) in ls {
+            let pieces: Vec<Value> = match &value {
+                Value::String(s) => {
+                    let cut = split_chars(s, &spec.fragment_chars);
+                    let n = cut.len().max(1);
+                    let cut = if cut.is_empty() { vec![String::new()] } else { cut };
+                    cut.into_iter()
+                        .enumerate()
+                        .map(|(i, p)| {
+                            if i + 1 < n {
+                                json!({"jsonPath": path, "stringValue": p, "willContinue": true})
+                            } else {
+                                json!({"jsonPath": path, "stringValue": p})
+                            }
+                        })
+                        .collect()
+                }
+                Value::Number(n) => vec![json!({"jsonPath": path, "numberValue": n})],
+                Value::Bool(b) => vec![json!({"jsonPath": path, "boolValue": b})],
+                _ => vec![json!({"jsonPath": path, "nullValue": "NULL_VALUE"})],
+            };
+            for p in pieces {
+                parts.push((json!({"functionCall": {"partialArgs": [p], "willContinue": true}}), true));
+            }
+        }
+        parts.push((json!({"functionCall": {}}), false));
+    }
+    if spec.quirks.truncate && parts.len() > 1 {
+        // Cut inside the last call: drop its closing part and its last piece.
+        parts.truncate(parts.len() - 2);
+    }
+    for (part, fragment) in parts {
+        w.push(None, &gemini_chunk(vec![part], None), fragment);
+    }
+    if !spec.quirks.truncate {
+        w.push(None, &gemini_chunk(vec![json!({"text": ""})], Some("STOP")), false);
+    }
+}
+
+/// Ollama `/api/chat`: NDJSON, one line per call (complete, object `arguments`, `function.index`,
+/// no id), then `done: true` with `done_reason: stop`.
+fn ollama_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let mut calls: Vec<(usize, &StubCall)> = spec.calls.iter().enumerate().collect();
+    if spec.quirks.truncate && calls.len() > 1 {
+        calls.pop();
+    }
+    let created = "2025-01-01T00:00:00Z";
+    for (i, call) in calls {
+        let tc = json!({"function": {"index": i, "name": call.name, "arguments": args_value(&call.arguments)}});
+        let line = json!({"model": "llama3.2", "created_at": created, "message": {"role": "assistant", "content": "", "tool_calls": [tc]}, "done": false});
+        w.push(None, &line, true);
+    }
+    if !spec.quirks.truncate {
+        let line = json!({"model": "llama3.2", "created_at": created, "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "total_duration": 0, "eval_count": 0});
+        w.push(None, &line, false);
     }
 }
 

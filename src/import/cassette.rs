@@ -1,0 +1,208 @@
+//! VCR-style YAML cassettes: vcrpy, pytest-recording and pydantic-ai's variant.
+//!
+//! ```yaml
+//! interactions:
+//! - request:
+//!     method: POST
+//!     uri: https://api.openai.com/v1/chat/completions
+//!     headers: {authorization: [Bearer sk-…]}      # maps of lists
+//!     body: '{"model": …}'                          # pydantic-ai: `parsed_body:` (a mapping)
+//!   response:
+//!     status: {code: 200, message: OK}
+//!     headers: {content-type: [text/event-stream]}
+//!     body: {string: "data: …\n\n"}                 # may be `!!binary` base64
+//! version: 1
+//! ```
+//!
+//! Every interaction whose response is an event stream becomes a recording. Cassettes keep the body
+//! whole, so chunk boundaries and timing are lost; the recording says so.
+
+use std::path::Path;
+
+use serde_yaml_ng::Value;
+
+use super::{ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name, is_stream_type, looks_like_stream};
+use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
+
+/// Import every event-stream interaction of a cassette.
+pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
+    let doc: Value = serde_yaml_ng::from_slice(bytes).map_err(|e| {
+        let loc = e.location();
+        ImportError::CassetteSyntax {
+            path: path.to_owned(),
+            line: loc.as_ref().map(|l| l.line()),
+            column: loc.map(|l| l.column()),
+            message: e.to_string(),
+        }
+    })?;
+    let bad = |at: String, message: String| ImportError::Cassette { path: path.to_owned(), at, message };
+    let Some(interactions) = doc.get("interactions") else {
+        return Err(bad("the top level".into(), "no `interactions` list (expected a vcrpy cassette)".into()));
+    };
+    let Some(interactions) = interactions.as_sequence() else {
+        return Err(bad("interactions".into(), "not a list".into()));
+    };
+    let total = interactions.len();
+    let mut out = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    for (i, it) in interactions.iter().enumerate() {
+        let at = |field: &str| format!("interactions[{i}].{field}");
+        let Some(resp) = it.get("response") else {
+            return Err(bad(at("response"), "missing".into()));
+        };
+        let req = it.get("request");
+        let resp_headers = headers(resp.get("headers")).map_err(|m| bad(at("response.headers"), m))?;
+        let content_type = resp_headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.as_str());
+        let encoding = resp_headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-encoding")).map(|(_, v)| v.to_ascii_lowercase());
+        let body = response_body(resp).map_err(|m| bad(at("response.body"), m))?;
+        let typed = content_type.is_some_and(is_stream_type);
+        let Some(body) = body.filter(|b| !b.is_empty()) else {
+            if typed {
+                skipped.push(format!("interaction {} has an event-stream response without a body", i + 1));
+            }
+            continue;
+        };
+        if body.starts_with(&[0x1f, 0x8b]) || encoding.as_deref().is_some_and(|e| e != "identity" && !looks_like_stream(&body)) {
+            if typed {
+                skipped.push(format!(
+                    "interaction {} stores a compressed body (record with vcrpy's decode_compressed_response=True)",
+                    i + 1
+                ));
+            }
+            continue;
+        }
+        if !typed && !looks_like_stream(&body) {
+            continue;
+        }
+        let mut request = match req {
+            Some(r) => request_info(r).map_err(|m| bad(at("request"), m))?,
+            None => RequestInfo::default(),
+        };
+        request.redact();
+        let mut headers = resp_headers;
+        redact_headers(&mut headers);
+        let status = match resp.get("status") {
+            Some(s) => s.get("code").unwrap_or(s).as_u64().and_then(|n| u16::try_from(n).ok()).unwrap_or(0),
+            None => 0,
+        };
+        let title = format!("{} {} (cassette interaction {} of {})", request.method, request.url, i + 1, total);
+        let notes = vec![
+            format!("Imported from interaction {} of the cassette {}.", i + 1, file_name(path)),
+            format!("A cassette {NO_TIMING_NOTE}"),
+        ];
+        let mut rec = body_recording(&body, title, ImportFormat::Cassette, notes);
+        rec.request = Some(request);
+        rec.response = Some(ResponseInfo { status, headers });
+        out.push(rec);
+    }
+    if out.is_empty() {
+        let why = if skipped.is_empty() {
+            format!("none of its {total} interactions has an event-stream response")
+        } else {
+            skipped.join("; ")
+        };
+        return Err(ImportError::NoStreams { path: path.to_owned(), why });
+    }
+    Ok(out)
+}
+
+/// A text or `!!binary` scalar as bytes.
+fn scalar_bytes(v: &Value) -> Result<Option<Vec<u8>>, String> {
+    match v {
+        Value::Null => Ok(None),
+        // serde_yaml_ng resolves `!!binary` to a plain string: a body made only of base64
+        // characters (no `:`, `{` or spaces between words, so never SSE or JSON) is base64.
+        Value::String(s) if looks_base64(s) => base64_decode(s).map(Some).map_err(|e| format!("!!binary body: {e}")),
+        Value::String(s) => Ok(Some(s.as_bytes().to_vec())),
+        Value::Tagged(t) if t.tag.to_string().ends_with("binary") => match &t.value {
+            Value::String(s) => base64_decode(s).map(Some).map_err(|e| format!("!!binary body: {e}")),
+            _ => Err("!!binary tag on something that is not a string".into()),
+        },
+        Value::Tagged(t) => scalar_bytes(&t.value),
+        other => Err(format!("expected a string, found {}", kind(other))),
+    }
+}
+
+fn looks_base64(s: &str) -> bool {
+    let t = s.trim();
+    t.len() >= 8 && !t.contains(' ') && t.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
+}
+
+/// `body: {string: …}`, `body: "…"`, or httpx-era `content: "…"`.
+fn response_body(resp: &Value) -> Result<Option<Vec<u8>>, String> {
+    match resp.get("body") {
+        Some(b @ Value::Mapping(_)) => match b.get("string") {
+            Some(s) => scalar_bytes(s),
+            None if b.get("parsed_body").is_some() => Ok(None),
+            None => Ok(None),
+        },
+        Some(b) => scalar_bytes(b),
+        None => match resp.get("content") {
+            Some(c) => scalar_bytes(c),
+            None => Ok(None),
+        },
+    }
+}
+
+/// The request: method, uri, headers, and `body` (a string, `{string: …}`) or pydantic-ai's
+/// `parsed_body` (a mapping, written back as JSON).
+fn request_info(r: &Value) -> Result<RequestInfo, String> {
+    let text = |key: &str| r.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let body = match (r.get("body"), r.get("parsed_body")) {
+        (_, Some(parsed)) => serde_json::to_string(parsed).map_err(|e| format!("parsed_body: {e}"))?,
+        (Some(b @ Value::Mapping(_)), None) => match b.get("string") {
+            Some(s) => scalar_bytes(s)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(),
+            None => String::new(),
+        },
+        (Some(b), None) => scalar_bytes(b)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(),
+        (None, None) => String::new(),
+    };
+    let url = if r.get("uri").is_some() { text("uri") } else { text("url") };
+    Ok(RequestInfo { method: text("method"), url, headers: headers(r.get("headers"))?, body })
+}
+
+/// Headers as a mapping of name → list of values (vcrpy) or name → value.
+fn headers(v: Option<&Value>) -> Result<Vec<(String, String)>, String> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let Some(m) = v.as_mapping() else {
+        return Err(format!("headers should be a mapping, found {}", kind(v)));
+    };
+    let mut out = Vec::new();
+    for (k, v) in m {
+        let name = scalar_text(k).ok_or_else(|| format!("header name is {}", kind(k)))?;
+        match v {
+            Value::Sequence(vals) => {
+                for val in vals {
+                    out.push((name.clone(), scalar_text(val).ok_or_else(|| format!("header {name:?} has a {} value", kind(val)))?));
+                }
+            }
+            other => out.push((name.clone(), scalar_text(other).ok_or_else(|| format!("header {name:?} has a {} value", kind(other)))?)),
+        }
+    }
+    Ok(out)
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some(String::new()),
+        _ => None,
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
