@@ -33,7 +33,12 @@ impl Drop for Kid {
 /// Starts `sse-replay ARGS`, which prints `listening on http://ADDR/` first; returns the child, the
 /// base URL and a receiver of its later stdout lines.
 fn start_listening(args: &[&str]) -> (Kid, String, mpsc::Receiver<String>) {
-    let mut child = Command::new(BIN).args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
     let stdout = child.stdout.take().expect("stdout");
     let kid = Kid(child);
     let (tx, rx) = mpsc::channel();
@@ -45,9 +50,17 @@ fn start_listening(args: &[&str]) -> (Kid, String, mpsc::Receiver<String>) {
             }
         }
     });
-    let first = rx.recv_timeout(Duration::from_secs(30)).expect("the server printed nothing");
-    let url = first.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {first:?}")).to_owned();
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with('/'), "{url}");
+    let first = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server printed nothing");
+    let url = first
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "{url}"
+    );
     (kid, url, rx)
 }
 
@@ -62,7 +75,10 @@ fn serve(file: &Path, extra: &[&str]) -> (Kid, String) {
 /// Runs `sse-replay ARGS` to completion (at most `limit`), with extra environment variables.
 fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
     let mut cmd = Command::new(BIN);
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -72,11 +88,30 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
         if let Some(status) = child.0.try_wait().unwrap() {
             let mut stdout = Vec::new();
             let mut stderr = Vec::new();
-            child.0.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
-            child.0.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
-            return Output { status, stdout, stderr };
+            child
+                .0
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_end(&mut stdout)
+                .unwrap();
+            child
+                .0
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_end(&mut stderr)
+                .unwrap();
+            return Output {
+                status,
+                stdout,
+                stderr,
+            };
         }
-        assert!(Instant::now() < deadline, "sse-replay {args:?} did not finish within {limit:?}");
+        assert!(
+            Instant::now() < deadline,
+            "sse-replay {args:?} did not finish within {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -91,8 +126,14 @@ fn tmp() -> tempfile::TempDir {
 
 /// The calls a body yields: (name, raw arguments).
 fn calls_of(chunks: &[Chunk]) -> Vec<(String, String)> {
-    let out = run_chunks(chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros)), Options::default());
-    out.calls.iter().map(|c| (c.name.clone(), c.raw_arguments.clone())).collect()
+    let out = run_chunks(
+        chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros)),
+        Options::default(),
+    );
+    out.calls
+        .iter()
+        .map(|c| (c.name.clone(), c.raw_arguments.clone()))
+        .collect()
 }
 
 /// Parallel calls with CJK arguments, interleaved, CRLF line endings, cut into 11-byte reads 20 ms
@@ -101,8 +142,16 @@ fn parallel_fixture(dir: &Path) -> (PathBuf, Recording) {
     let mut spec = StubSpec {
         title: "parallel".into(),
         calls: vec![
-            StubCall { id: "call_a".into(), name: "get_weather".into(), arguments: r#"{"city":"深圳","days":3}"#.into() },
-            StubCall { id: "call_b".into(), name: "get_weather".into(), arguments: r#"{"city":"東京","unit":"℃"}"#.into() },
+            StubCall {
+                id: "call_a".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"深圳","days":3}"#.into(),
+            },
+            StubCall {
+                id: "call_b".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"東京","unit":"℃"}"#.into(),
+            },
         ],
         fragment_chars: vec![3, 4],
         layout: Layout::Interleaved,
@@ -126,8 +175,14 @@ fn seed_fixture() -> (PathBuf, Recording) {
 /// A recording of a whole error response.
 fn error_fixture(dir: &Path, status: u16, content_type: &str, body: &str) -> PathBuf {
     let rec = Recording {
-        response: Some(ResponseInfo { status, headers: vec![("content-type".into(), content_type.into())] }),
-        chunks: vec![Chunk { t_micros: 0, bytes: body.as_bytes().to_vec() }],
+        response: Some(ResponseInfo {
+            status,
+            headers: vec![("content-type".into(), content_type.into())],
+        }),
+        chunks: vec![Chunk {
+            t_micros: 0,
+            bytes: body.as_bytes().to_vec(),
+        }],
         ..Default::default()
     };
     let path = dir.join(format!("error-{status}.ron"));
@@ -149,8 +204,11 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let Ok((mut sock, _)) = listener.accept() else { return };
-        sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let Ok((mut sock, _)) = listener.accept() else {
+            return;
+        };
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
         while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
@@ -159,7 +217,11 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
         let head = String::from_utf8_lossy(&head).into_owned();
         let len = head
             .lines()
-            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+            })
             .unwrap_or(0);
         let mut body = vec![0u8; len];
         let _ = sock.read_exact(&mut body);
@@ -167,7 +229,10 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
         let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
         for step in script {
             let _ = match step {
-                Step::Write(b) => sock.write_all(format!("{:x}\r\n", b.len()).as_bytes()).and_then(|()| sock.write_all(b)).and_then(|()| sock.write_all(b"\r\n")),
+                Step::Write(b) => sock
+                    .write_all(format!("{:x}\r\n", b.len()).as_bytes())
+                    .and_then(|()| sock.write_all(b))
+                    .and_then(|()| sock.write_all(b"\r\n")),
                 Step::Sleep(ms) => {
                     std::thread::sleep(Duration::from_millis(ms));
                     Ok(())
@@ -201,18 +266,53 @@ fn serve_record_round_trip_keeps_bytes_and_calls() {
                 extra.extend(["--rechunk", n]);
             }
             let (_server, url) = serve(file, &extra);
-            let out = dir.path().join(format!("rt-{}-{}.ron", file.file_stem().unwrap().to_string_lossy(), rechunk.unwrap_or("0")));
-            let o = run(&["record", &format!("{url}v1/chat/completions"), "-d", "{}", "-o", out.to_str().unwrap()], &[], Duration::from_secs(60));
+            let out = dir.path().join(format!(
+                "rt-{}-{}.ron",
+                file.file_stem().unwrap().to_string_lossy(),
+                rechunk.unwrap_or("0")
+            ));
+            let o = run(
+                &[
+                    "record",
+                    &format!("{url}v1/chat/completions"),
+                    "-d",
+                    "{}",
+                    "-o",
+                    out.to_str().unwrap(),
+                ],
+                &[],
+                Duration::from_secs(60),
+            );
             assert!(o.status.success(), "rechunk {rechunk:?}: {}", stderr(&o));
             let got = Recording::load(&out).unwrap();
-            assert_eq!(got.body(), original.body(), "same bytes (rechunk {rechunk:?}, {})", file.display());
-            assert_eq!(calls_of(&got.chunks), want_calls, "same calls (rechunk {rechunk:?})");
+            assert_eq!(
+                got.body(),
+                original.body(),
+                "same bytes (rechunk {rechunk:?}, {})",
+                file.display()
+            );
+            assert_eq!(
+                calls_of(&got.chunks),
+                want_calls,
+                "same calls (rechunk {rechunk:?})"
+            );
             assert_eq!(got.meta.source, "record");
             assert!(got.meta.timing_known && !got.meta.interrupted);
             assert_eq!(got.response.as_ref().map(|r| r.status), Some(200));
-            assert_eq!(got.request.as_ref().map(|r| r.method.as_str()), Some("POST"));
-            assert!(got.chunks.windows(2).all(|w| w[0].t_micros <= w[1].t_micros), "times are monotonic");
-            assert!(!out.with_extension("ron.partial").exists(), "the journal is removed after a clean finish");
+            assert_eq!(
+                got.request.as_ref().map(|r| r.method.as_str()),
+                Some("POST")
+            );
+            assert!(
+                got.chunks
+                    .windows(2)
+                    .all(|w| w[0].t_micros <= w[1].t_micros),
+                "times are monotonic"
+            );
+            assert!(
+                !out.with_extension("ron.partial").exists(),
+                "the journal is removed after a clean finish"
+            );
         }
     }
 }
@@ -226,7 +326,11 @@ fn recorded_timing_is_replayed() {
     let span = |extra: &[&str], name: &str| {
         let (_server, url) = serve(&seed, extra);
         let out = dir.path().join(name);
-        let o = run(&["record", &url, "-o", out.to_str().unwrap()], &[], Duration::from_secs(60));
+        let o = run(
+            &["record", &url, "-o", out.to_str().unwrap()],
+            &[],
+            Duration::from_secs(60),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         let got = Recording::load(&out).unwrap();
         assert_eq!(got.body(), original.body());
@@ -235,9 +339,16 @@ fn recorded_timing_is_replayed() {
     };
     let want = original.duration_micros();
     let s1 = span(&[], "s1.ron");
-    assert!(s1 + 5_000 >= want && s1 < want + 100_000, "speed 1: {s1} µs vs recorded {want} µs");
+    assert!(
+        s1 + 5_000 >= want && s1 < want + 100_000,
+        "speed 1: {s1} µs vs recorded {want} µs"
+    );
     let s4 = span(&["--speed", "4"], "s4.ron");
-    assert!(s4 + 5_000 >= want / 4 && s4 < want / 4 + 100_000, "speed 4: {s4} µs vs {} µs", want / 4);
+    assert!(
+        s4 + 5_000 >= want / 4 && s4 < want / 4 + 100_000,
+        "speed 4: {s4} µs vs {} µs",
+        want / 4
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,7 +358,11 @@ fn recorded_timing_is_replayed() {
 #[test]
 fn secrets_sent_by_record_never_reach_the_disk() {
     let dir = tmp();
-    let (url, heads) = raw_server(vec![Step::Write(EVENT_1), Step::Write(b"data: [DONE]\n\n"), Step::End]);
+    let (url, heads) = raw_server(vec![
+        Step::Write(EVENT_1),
+        Step::Write(b"data: [DONE]\n\n"),
+        Step::End,
+    ]);
     let out = dir.path().join("secret.ron");
     let target = format!("{url}v1/chat?key=url-secret-3&model=x");
     let o = run(
@@ -272,22 +387,49 @@ fn secrets_sent_by_record_never_reach_the_disk() {
     // The real values went over the wire...
     let head = heads.recv_timeout(Duration::from_secs(5)).unwrap();
     assert!(head.contains("Bearer sk-test-secret-1"), "{head}");
-    assert!(head.contains("literal-secret-2") && head.contains("key=url-secret-3"), "{head}");
+    assert!(
+        head.contains("literal-secret-2") && head.contains("key=url-secret-3"),
+        "{head}"
+    );
     // ...and none reached the recording or the terminal.
     let text = std::fs::read_to_string(&out).unwrap();
     for secret in ["sk-test-secret-1", "literal-secret-2", "url-secret-3"] {
-        assert!(!text.contains(secret), "{secret} leaked into the recording:\n{text}");
-        assert!(!stderr(&o).contains(secret) && !String::from_utf8_lossy(&o.stdout).contains(secret));
+        assert!(
+            !text.contains(secret),
+            "{secret} leaked into the recording:\n{text}"
+        );
+        assert!(
+            !stderr(&o).contains(secret) && !String::from_utf8_lossy(&o.stdout).contains(secret)
+        );
     }
     let rec = Recording::load(&out).unwrap();
     let req = rec.request.unwrap();
-    assert!(req.headers.iter().any(|(k, v)| k == "Authorization" && v == "Bearer ‹redacted›"), "{:?}", req.headers);
-    assert!(req.url.contains("key=REDACTED") && req.url.contains("model=x"), "{}", req.url);
+    assert!(
+        req.headers
+            .iter()
+            .any(|(k, v)| k == "Authorization" && v == "Bearer ‹redacted›"),
+        "{:?}",
+        req.headers
+    );
+    assert!(
+        req.url.contains("key=REDACTED") && req.url.contains("model=x"),
+        "{}",
+        req.url
+    );
 }
 
 #[test]
 fn a_missing_environment_variable_is_a_usage_error() {
-    let o = run(&["record", "http://127.0.0.1:9/", "-H", "Authorization: Bearer $SSE_TEST_UNSET_VAR"], &[], Duration::from_secs(30));
+    let o = run(
+        &[
+            "record",
+            "http://127.0.0.1:9/",
+            "-H",
+            "Authorization: Bearer $SSE_TEST_UNSET_VAR",
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("SSE_TEST_UNSET_VAR"), "{}", stderr(&o));
 }
@@ -300,21 +442,39 @@ fn a_missing_environment_variable_is_a_usage_error() {
 fn http_errors_are_recorded_with_the_providers_message() {
     let dir = tmp();
     let cases = [
-        (401, "application/json", r#"{"error":{"message":"Incorrect API key provided: sk-xx","type":"invalid_request_error"}}"#, "Incorrect API key provided"),
-        (500, "text/plain", "Internal Server Error\n", "Internal Server Error"),
+        (
+            401,
+            "application/json",
+            r#"{"error":{"message":"Incorrect API key provided: sk-xx","type":"invalid_request_error"}}"#,
+            "Incorrect API key provided",
+        ),
+        (
+            500,
+            "text/plain",
+            "Internal Server Error\n",
+            "Internal Server Error",
+        ),
     ];
     for (status, ct, body, message) in cases {
         let fixture = error_fixture(dir.path(), status, ct, body);
         let (_server, url) = serve(&fixture, &[]);
         let out = dir.path().join(format!("got-{status}.ron"));
-        let o = run(&["record", &url, "-d", "{}", "-o", out.to_str().unwrap()], &[], Duration::from_secs(60));
+        let o = run(
+            &["record", &url, "-d", "{}", "-o", out.to_str().unwrap()],
+            &[],
+            Duration::from_secs(60),
+        );
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         let err = stderr(&o);
         assert!(err.contains(&format!("HTTP {status}: {message}")), "{err}");
         let rec = Recording::load(&out).unwrap();
         assert_eq!(rec.response.as_ref().unwrap().status, status);
         assert_eq!(rec.body(), body.as_bytes(), "the error body is recorded");
-        assert!(rec.meta.notes.iter().any(|n| n.contains(message)), "{:?}", rec.meta.notes);
+        assert!(
+            rec.meta.notes.iter().any(|n| n.contains(message)),
+            "{:?}",
+            rec.meta.notes
+        );
     }
 }
 
@@ -323,17 +483,32 @@ fn a_server_that_closes_mid_event_keeps_what_arrived() {
     let dir = tmp();
     // Abrupt close (no final chunk) and a clean end of body in the middle of an event.
     for (name, end) in [("abrupt", None), ("clean", Some(Step::End))] {
-        let mut script = vec![Step::Write(EVENT_1), Step::Sleep(50), Step::Write(HALF_EVENT)];
+        let mut script = vec![
+            Step::Write(EVENT_1),
+            Step::Sleep(50),
+            Step::Write(HALF_EVENT),
+        ];
         script.extend(end);
         let (url, _) = raw_server(script);
         let out = dir.path().join(format!("{name}.ron"));
-        let o = run(&["record", &url, "-o", out.to_str().unwrap()], &[], Duration::from_secs(60));
+        let o = run(
+            &["record", &url, "-o", out.to_str().unwrap()],
+            &[],
+            Duration::from_secs(60),
+        );
         assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
         let err = stderr(&o);
-        let error_lines: Vec<_> = err.lines().filter(|l| l.starts_with("sse-replay:")).collect();
+        let error_lines: Vec<_> = err
+            .lines()
+            .filter(|l| l.starts_with("sse-replay:"))
+            .collect();
         assert_eq!(error_lines.len(), 1, "one error line: {err}");
         let rec = Recording::load(&out).unwrap();
-        assert_eq!(rec.body(), [EVENT_1, HALF_EVENT].concat(), "{name}: nothing received is lost");
+        assert_eq!(
+            rec.body(),
+            [EVENT_1, HALF_EVENT].concat(),
+            "{name}: nothing received is lost"
+        );
         assert_eq!(rec.chunks.len(), 2);
     }
 }
@@ -344,27 +519,61 @@ fn a_stalled_stream_hits_the_idle_timeout() {
     let (url, _) = raw_server(vec![Step::Write(EVENT_1), Step::Sleep(6_000), Step::End]);
     let out = dir.path().join("stall.ron");
     let started = Instant::now();
-    let o = run(&["record", &url, "--timeout", "1", "-o", out.to_str().unwrap()], &[], Duration::from_secs(30));
+    let o = run(
+        &[
+            "record",
+            &url,
+            "--timeout",
+            "1",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
     let took = started.elapsed();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("idle timeout"), "{}", stderr(&o));
     assert!(took < Duration::from_secs(5), "gave up after {took:?}");
     let rec = Recording::load(&out).unwrap();
     assert_eq!(rec.body(), EVENT_1);
-    assert!(rec.meta.notes.iter().any(|n| n.contains("idle timeout")), "{:?}", rec.meta.notes);
+    assert!(
+        rec.meta.notes.iter().any(|n| n.contains("idle timeout")),
+        "{:?}",
+        rec.meta.notes
+    );
 }
 
 #[test]
 fn connection_refused_is_one_clear_line() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dir = tmp();
     let out = dir.path().join("refused.ron");
-    let o = run(&["record", &format!("http://127.0.0.1:{port}/v1?key=zz-secret"), "-o", out.to_str().unwrap()], &[], Duration::from_secs(30));
+    let o = run(
+        &[
+            "record",
+            &format!("http://127.0.0.1:{port}/v1?key=zz-secret"),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    let lines: Vec<_> = err.lines().filter(|l| l.starts_with("sse-replay:")).collect();
+    let lines: Vec<_> = err
+        .lines()
+        .filter(|l| l.starts_with("sse-replay:"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].contains("cannot connect") && lines[0].contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        lines[0].contains("cannot connect") && lines[0].contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
     assert!(!err.contains("zz-secret"), "{err}");
 }
 
@@ -380,10 +589,24 @@ fn an_https_url_without_a_tls_server_fails_cleanly() {
         }
     });
     let dir = tmp();
-    let o = run(&["record", &url, "--timeout", "5", "-o", dir.path().join("tls.ron").to_str().unwrap()], &[], Duration::from_secs(30));
+    let o = run(
+        &[
+            "record",
+            &url,
+            "--timeout",
+            "5",
+            "-o",
+            dir.path().join("tls.ron").to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.lines().filter(|l| l.starts_with("sse-replay:")).count() == 1, "{err}");
+    assert!(
+        err.lines().filter(|l| l.starts_with("sse-replay:")).count() == 1,
+        "{err}"
+    );
     assert!(err.contains("TLS"), "{err}");
 }
 
@@ -396,7 +619,11 @@ fn sigkill_during_recording_leaves_a_file_with_the_flushed_chunks() {
     let dir = tmp();
     // One event every 100 ms for several seconds.
     let spec = StubSpec {
-        calls: vec![StubCall { id: "c".into(), name: "slow".into(), arguments: format!(r#"{{"text":"{}"}}"#, "深".repeat(40)) }],
+        calls: vec![StubCall {
+            id: "c".into(),
+            name: "slow".into(),
+            arguments: format!(r#"{{"text":"{}"}}"#, "深".repeat(40)),
+        }],
         fragment_chars: vec![1],
         gap_micros: 100_000,
         ..Default::default()
@@ -407,24 +634,41 @@ fn sigkill_during_recording_leaves_a_file_with_the_flushed_chunks() {
     let (_server, url) = serve(&fixture, &[]);
     let out = dir.path().join("killed.ron");
     let journal = dir.path().join("killed.ron.partial");
-    let mut recorder = Kid(Command::new(BIN).args(["record", &url, "-o", out.to_str().unwrap()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    let mut recorder = Kid(Command::new(BIN)
+        .args(["record", &url, "-o", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap());
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut seen = 0;
     while seen < 5 {
         assert!(Instant::now() < deadline, "the journal never got 5 chunks");
         std::thread::sleep(Duration::from_millis(50));
-        seen = std::fs::read_to_string(&journal).map_or(0, |t| t.lines().filter(|l| l.starts_with("Chunk(")).count());
+        seen = std::fs::read_to_string(&journal)
+            .map_or(0, |t| t.lines().filter(|l| l.starts_with("Chunk(")).count());
     }
     recorder.0.kill().unwrap(); // SIGKILL
     recorder.0.wait().unwrap();
     assert!(!out.exists(), "no final file after SIGKILL");
     let rec = Recording::load(&journal).unwrap();
     assert!(rec.meta.interrupted, "marked interrupted");
-    assert!(rec.chunks.len() >= seen, "{} chunks salvaged, {seen} were on disk", rec.chunks.len());
-    assert!(original.body().starts_with(&rec.body()), "the salvaged body is a prefix of what was served");
+    assert!(
+        rec.chunks.len() >= seen,
+        "{} chunks salvaged, {seen} were on disk",
+        rec.chunks.len()
+    );
+    assert!(
+        original.body().starts_with(&rec.body()),
+        "the salvaged body is a prefix of what was served"
+    );
     assert_eq!(rec.response.map(|r| r.status), Some(200));
     // The CLI opens it too (exit 1: the stream in it ended early; 2 would mean unreadable).
-    let o = run(&["check", journal.to_str().unwrap()], &[], Duration::from_secs(30));
+    let o = run(
+        &["check", journal.to_str().unwrap()],
+        &[],
+        Duration::from_secs(30),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("{} chunks", rec.chunks.len())));
 }
@@ -438,7 +682,11 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
     let dir = tmp();
     // Upstream: 6 events 250 ms apart (1.25 s in all).
     let spec = StubSpec {
-        calls: vec![StubCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"深圳"}"#.into() }],
+        calls: vec![StubCall {
+            id: "call_1".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"深圳"}"#.into(),
+        }],
         fragment_chars: vec![4],
         gap_micros: 250_000,
         ..Default::default()
@@ -460,7 +708,10 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
         captures.to_str().unwrap(),
     ]);
 
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let (received, first_after, total) = rt.block_on(async {
         let client = sse_replay::net::http_client(Duration::from_secs(5)).unwrap();
         let started = Instant::now();
@@ -473,32 +724,70 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
             .await
             .unwrap();
         assert_eq!(resp.status(), 200);
-        assert_eq!(resp.headers().get("content-type").unwrap(), "text/event-stream");
+        assert_eq!(
+            resp.headers().get("content-type").unwrap(),
+            "text/event-stream"
+        );
         let mut received = Vec::new();
         let mut first_after = None;
-        while let Some(chunk) = tokio::time::timeout(Duration::from_secs(10), resp.chunk()).await.unwrap().unwrap() {
+        while let Some(chunk) = tokio::time::timeout(Duration::from_secs(10), resp.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+        {
             first_after.get_or_insert(started.elapsed());
             received.extend_from_slice(&chunk);
         }
         (received, first_after.unwrap(), started.elapsed())
     });
-    assert_eq!(received, upstream_rec.body(), "the client gets the upstream's bytes");
-    assert!(total >= Duration::from_micros(upstream_span) - Duration::from_millis(50), "{total:?}");
-    assert!(first_after < Duration::from_millis(500), "first event after {first_after:?}: buffered?");
-    assert!(first_after + Duration::from_millis(1000) < total, "first {first_after:?}, total {total:?}");
+    assert_eq!(
+        received,
+        upstream_rec.body(),
+        "the client gets the upstream's bytes"
+    );
+    assert!(
+        total >= Duration::from_micros(upstream_span) - Duration::from_millis(50),
+        "{total:?}"
+    );
+    assert!(
+        first_after < Duration::from_millis(500),
+        "first event after {first_after:?}: buffered?"
+    );
+    assert!(
+        first_after + Duration::from_millis(1000) < total,
+        "first {first_after:?}, total {total:?}"
+    );
 
-    let line = proxy_lines.recv_timeout(Duration::from_secs(10)).expect("no capture line");
+    let line = proxy_lines
+        .recv_timeout(Duration::from_secs(10))
+        .expect("no capture line");
     assert!(line.starts_with("captured "), "{line}");
-    let files: Vec<_> = std::fs::read_dir(&captures).unwrap().map(|e| e.unwrap().path()).collect();
+    let files: Vec<_> = std::fs::read_dir(&captures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     assert_eq!(files[0].extension().unwrap(), "ron");
     let rec = Recording::load(&files[0]).unwrap();
-    assert_eq!(rec.body(), received, "the recording matches what the client received");
+    assert_eq!(
+        rec.body(),
+        received,
+        "the recording matches what the client received"
+    );
     assert_eq!(rec.meta.source, "proxy");
     assert!(!rec.meta.interrupted);
-    assert_eq!(rec.chunks.len(), upstream_rec.chunks.len(), "read by read, one event per read at these gaps");
+    assert_eq!(
+        rec.chunks.len(),
+        upstream_rec.chunks.len(),
+        "read by read, one event per read at these gaps"
+    );
     let req = rec.request.unwrap();
-    assert!(req.url.starts_with(upstream_url.trim_end_matches('/')) && req.url.ends_with("/v1/chat/completions"), "{}", req.url);
+    assert!(
+        req.url.starts_with(upstream_url.trim_end_matches('/'))
+            && req.url.ends_with("/v1/chat/completions"),
+        "{}",
+        req.url
+    );
     assert_eq!(req.body, r#"{"stream":true}"#);
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(!text.contains("sk-proxy-secret"), "{text}");
@@ -507,7 +796,11 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
 
 #[test]
 fn proxy_answers_502_when_the_upstream_is_down() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dir = tmp();
     let (_proxy, proxy_url, _) = start_listening(&[
         "proxy",
@@ -518,10 +811,18 @@ fn proxy_answers_502_when_the_upstream_is_down() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let status = rt.block_on(async {
         let client = sse_replay::net::http_client(Duration::from_secs(5)).unwrap();
-        client.get(format!("{proxy_url}x")).send().await.unwrap().status()
+        client
+            .get(format!("{proxy_url}x"))
+            .send()
+            .await
+            .unwrap()
+            .status()
     });
     assert_eq!(status, 502);
 }
@@ -543,40 +844,87 @@ fn timing_fidelity() {
     let mut chunks = Vec::new();
     let mut t = 0u64;
     for i in 0..60u64 {
-        chunks.push(Chunk { t_micros: t, bytes: format!("data: {{\"n\":{i}}}\n\n").into_bytes() });
+        chunks.push(Chunk {
+            t_micros: t,
+            bytes: format!("data: {{\"n\":{i}}}\n\n").into_bytes(),
+        });
         t += 5_000 + (i * 7_919) % 35_000;
     }
-    let original = Recording { chunks, meta: sse_replay::recording::Meta { timing_known: true, ..Default::default() }, ..Default::default() };
+    let original = Recording {
+        chunks,
+        meta: sse_replay::recording::Meta {
+            timing_known: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     let fixture = dir.path().join("gaps.ron");
     original.save(&fixture).unwrap();
     let (_server, url) = serve(&fixture, &["--speed", "1"]);
     let out = dir.path().join("gaps-rec.ron");
-    let o = run(&["record", &url, "-o", out.to_str().unwrap()], &[], Duration::from_secs(60));
+    let o = run(
+        &["record", &url, "-o", out.to_str().unwrap()],
+        &[],
+        Duration::from_secs(60),
+    );
     assert!(o.status.code().is_some());
     let got = Recording::load(&out).unwrap();
     assert_eq!(got.body(), original.body());
-    assert_eq!(got.chunks.len(), original.chunks.len(), "one read per event at these gaps");
-    let gaps = |r: &Recording| r.chunks.windows(2).map(|w| (w[1].t_micros - w[0].t_micros) as f64).collect::<Vec<_>>();
-    let errors: Vec<f64> = gaps(&got).iter().zip(gaps(&original)).map(|(a, b)| (a - b).abs() / 1000.0).collect();
+    assert_eq!(
+        got.chunks.len(),
+        original.chunks.len(),
+        "one read per event at these gaps"
+    );
+    let gaps = |r: &Recording| {
+        r.chunks
+            .windows(2)
+            .map(|w| (w[1].t_micros - w[0].t_micros) as f64)
+            .collect::<Vec<_>>()
+    };
+    let errors: Vec<f64> = gaps(&got)
+        .iter()
+        .zip(gaps(&original))
+        .map(|(a, b)| (a - b).abs() / 1000.0)
+        .collect();
     let max = errors.iter().copied().fold(0.0, f64::max);
     let med = median(errors);
-    println!("serve --speed 1 → record: inter-chunk gap error median {med:.3} ms, max {max:.3} ms over {} gaps", original.chunks.len() - 1);
+    println!(
+        "serve --speed 1 → record: inter-chunk gap error median {med:.3} ms, max {max:.3} ms over {} gaps",
+        original.chunks.len() - 1
+    );
     assert!(med < 2.0, "median gap error {med} ms");
 
     // Recorder cost per read: a 4 MB body in 64-byte writes as fast as possible; wall time per read
     // is an upper bound on what the recorder adds (it includes the server and the kernel).
-    let body: Vec<u8> = (0..65_536).flat_map(|i| format!("data: {{\"i\":{i:>20}}}\n\n").into_bytes()).collect();
-    let big = Recording { chunks: vec![Chunk { t_micros: 0, bytes: body.clone() }], ..Default::default() };
+    let body: Vec<u8> = (0..65_536)
+        .flat_map(|i| format!("data: {{\"i\":{i:>20}}}\n\n").into_bytes())
+        .collect();
+    let big = Recording {
+        chunks: vec![Chunk {
+            t_micros: 0,
+            bytes: body.clone(),
+        }],
+        ..Default::default()
+    };
     let big_path = dir.path().join("big.ron");
     big.save(&big_path).unwrap();
     let (_server, url) = serve(&big_path, &["--instant", "--rechunk", "64"]);
     let out = dir.path().join("big-rec.ron");
-    let o = run(&["record", &url, "-o", out.to_str().unwrap()], &[], Duration::from_secs(300));
+    let o = run(
+        &["record", &url, "-o", out.to_str().unwrap()],
+        &[],
+        Duration::from_secs(300),
+    );
     assert!(o.status.code().is_some(), "{}", stderr(&o));
     let got = Recording::load(&out).unwrap();
     assert_eq!(got.body(), body);
     let span = got.duration_micros() - got.chunks[0].t_micros;
     let per = span as f64 / got.chunks.len() as f64;
-    println!("record: {} bytes in {} reads over {:.1} ms: {per:.1} µs per read (upper bound on recorder overhead)", body.len(), got.chunks.len(), span as f64 / 1000.0);
+    println!(
+        "record: {} bytes in {} reads over {:.1} ms: {per:.1} µs per read (upper bound on recorder overhead)",
+        body.len(),
+        got.chunks.len(),
+        span as f64 / 1000.0
+    );
     assert!(per < 1000.0);
 }

@@ -21,13 +21,21 @@ pub enum HeaderError {
 
 /// Parses `Name: value`, expanding `$VAR` and `${VAR}` in the value through `lookup` (the process
 /// environment in the CLI). `$$` is a literal `$`; a `$` not followed by a name stays as it is.
-pub fn parse_header(arg: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<(String, String), HeaderError> {
-    let (name, value) = arg.split_once(':').ok_or_else(|| HeaderError::NoColon(arg.to_owned()))?;
+pub fn parse_header(
+    arg: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<(String, String), HeaderError> {
+    let (name, value) = arg
+        .split_once(':')
+        .ok_or_else(|| HeaderError::NoColon(arg.to_owned()))?;
     let name = name.trim();
     if name.is_empty() || hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
         return Err(HeaderError::BadName(name.to_owned()));
     }
-    let value = expand_env(value.trim(), &lookup).map_err(|var| HeaderError::MissingVar { var, header: name.to_owned() })?;
+    let value = expand_env(value.trim(), &lookup).map_err(|var| HeaderError::MissingVar {
+        var,
+        header: name.to_owned(),
+    })?;
     if hyper::header::HeaderValue::from_str(&value).is_err() {
         return Err(HeaderError::BadValue(name.to_owned()));
     }
@@ -53,8 +61,14 @@ pub fn expand_env(value: &str, lookup: &impl Fn(&str) -> Option<String>) -> Resu
                 _ => ("", after),
             }
         } else {
-            let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
-            if is_var_name(&after[..end]) { (&after[..end], &after[end..]) } else { ("", after) }
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if is_var_name(&after[..end]) {
+                (&after[..end], &after[end..])
+            } else {
+                ("", after)
+            }
         };
         if name.is_empty() {
             out.push('$');
@@ -85,7 +99,15 @@ pub fn is_hop_by_hop(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     matches!(
         name.as_str(),
-        "connection" | "keep-alive" | "te" | "trailer" | "trailers" | "transfer-encoding" | "upgrade" | "host" | "content-length"
+        "connection"
+            | "keep-alive"
+            | "te"
+            | "trailer"
+            | "trailers"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
     ) || name.starts_with("proxy-")
 }
 
@@ -103,12 +125,24 @@ pub fn connection_listed(headers: &hyper::HeaderMap) -> Vec<String> {
 
 /// A header map as `(name, value)` pairs (lossy for non-UTF-8 values), in order.
 pub fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
-    headers.iter().map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect()
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
 }
 
 /// Whether a `Content-Type` value is an event stream.
 pub fn is_event_stream(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|ct| ct.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream")))
+    content_type.is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+    })
 }
 
 /// The provider's message in an error body: `error.message` (OpenAI, Anthropic, Gemini), `message`,
@@ -183,17 +217,43 @@ mod tests {
 
     #[test]
     fn parses_headers() {
-        assert_eq!(parse_header("Authorization: Bearer $KEY", env).unwrap(), ("Authorization".into(), "Bearer sk-123".into()));
-        assert_eq!(parse_header("x:y:z", env).unwrap(), ("x".into(), "y:z".into()));
-        assert!(matches!(parse_header("novalue", env), Err(HeaderError::NoColon(_))));
-        assert!(matches!(parse_header("bad name: v", env), Err(HeaderError::BadName(_))));
-        let missing = parse_header("x-api-key: $NOPE", env).unwrap_err().to_string();
-        assert!(missing.contains("NOPE") && missing.contains("x-api-key"), "{missing}");
+        assert_eq!(
+            parse_header("Authorization: Bearer $KEY", env).unwrap(),
+            ("Authorization".into(), "Bearer sk-123".into())
+        );
+        assert_eq!(
+            parse_header("x:y:z", env).unwrap(),
+            ("x".into(), "y:z".into())
+        );
+        assert!(matches!(
+            parse_header("novalue", env),
+            Err(HeaderError::NoColon(_))
+        ));
+        assert!(matches!(
+            parse_header("bad name: v", env),
+            Err(HeaderError::BadName(_))
+        ));
+        let missing = parse_header("x-api-key: $NOPE", env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("NOPE") && missing.contains("x-api-key"),
+            "{missing}"
+        );
     }
 
     #[test]
     fn hop_by_hop() {
-        for h in ["Connection", "keep-alive", "Proxy-Authorization", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Host"] {
+        for h in [
+            "Connection",
+            "keep-alive",
+            "Proxy-Authorization",
+            "TE",
+            "Trailer",
+            "Transfer-Encoding",
+            "Upgrade",
+            "Host",
+        ] {
             assert!(is_hop_by_hop(h), "{h}");
         }
         for h in ["Authorization", "Content-Type", "Accept", "x-api-key"] {
@@ -204,9 +264,17 @@ mod tests {
     #[test]
     fn provider_messages() {
         assert_eq!(provider_message(br#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#), "Incorrect API key provided");
-        assert_eq!(provider_message(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#), "Overloaded");
+        assert_eq!(
+            provider_message(
+                br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
         assert_eq!(provider_message(br#"{"message":"nope"}"#), "nope");
-        assert_eq!(provider_message(b"Internal Server Error\nmore"), "Internal Server Error");
+        assert_eq!(
+            provider_message(b"Internal Server Error\nmore"),
+            "Internal Server Error"
+        );
         assert!(is_event_stream(Some("text/event-stream; charset=utf-8")));
         assert!(!is_event_stream(Some("application/json")));
     }

@@ -49,12 +49,17 @@ pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, reqwest
 
 /// A multi-thread tokio runtime with two workers (the machine is shared; streams are I/O bound).
 pub(crate) fn multi_thread_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
 }
 
 /// A current-thread tokio runtime (the recorder: one stream, one thread, precise timing).
 pub(crate) fn current_thread_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
 }
 
 /// Resolves when `stop` becomes true (or its sender is gone).
@@ -89,7 +94,10 @@ pub(crate) struct ChannelBody {
 impl ChannelBody {
     /// A body and the sender that feeds it. Capacity 1: the producer waits for hyper to take each
     /// chunk, so chunks are not queued up and coalesced into one write.
-    pub(crate) fn channel() -> (tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>, Self) {
+    pub(crate) fn channel() -> (
+        tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
+        Self,
+    ) {
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         (tx, Self { rx })
     }
@@ -99,7 +107,10 @@ impl Body for ChannelBody {
     type Data = Bytes;
     type Error = std::io::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         self.rx.poll_recv(cx).map(|m| m.map(|r| r.map(Frame::data)))
     }
 }
@@ -133,7 +144,10 @@ pub(crate) fn boxed_full(text: impl Into<Bytes>) -> AnyBody {
 pub enum NetError {
     /// Binding the listening socket failed (address in use, permission...).
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: std::io::Error },
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
     /// The tokio runtime or its thread could not start.
     #[error("cannot start the network runtime: {0}")]
     Runtime(std::io::Error),
@@ -142,7 +156,10 @@ pub enum NetError {
     BadUpstream(String),
     /// The directory for captured sessions cannot be created.
     #[error("cannot create the capture directory: {source} in {}", .path.display())]
-    OutDir { path: std::path::PathBuf, source: std::io::Error },
+    OutDir {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     /// The HTTP client could not be built (TLS setup).
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
@@ -151,8 +168,11 @@ pub enum NetError {
 /// Binds a listening socket synchronously (so the caller learns the address, or the error, before
 /// anything runs), ready to hand to a tokio runtime.
 pub(crate) fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, NetError> {
-    let listener = std::net::TcpListener::bind(addr).map_err(|source| NetError::Bind { addr, source })?;
-    listener.set_nonblocking(true).map_err(|source| NetError::Bind { addr, source })?;
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|source| NetError::Bind { addr, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| NetError::Bind { addr, source })?;
     Ok(listener)
 }
 
@@ -160,8 +180,11 @@ pub(crate) fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, NetError> 
 /// clients), `TCP_NODELAY` so small event writes leave at once, and on `stop` no new connections,
 /// then a graceful close of the open ones (bounded: streams are told to stop by their own watch of
 /// `stop`, and whatever remains after 2 s is dropped).
-pub(crate) async fn accept_loop<F, Fut>(listener: std::net::TcpListener, mut stop: tokio::sync::watch::Receiver<bool>, handler: F)
-where
+pub(crate) async fn accept_loop<F, Fut>(
+    listener: std::net::TcpListener,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    handler: F,
+) where
     F: Fn(hyper::Request<hyper::body::Incoming>, SocketAddr) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = hyper::Response<AnyBody>> + Send + 'static,
 {
@@ -194,7 +217,8 @@ where
             let handler = handler.clone();
             async move { Ok::<_, Infallible>(handler(req, peer).await) }
         });
-        let conn = hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let conn = hyper::server::conn::http1::Builder::new()
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             let _ = conn.await;
@@ -222,7 +246,9 @@ pub fn describe_reqwest_error(err: &reqwest::Error) -> String {
             tls = true;
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && io.get_ref().is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+            && io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
         {
             tls = true;
         }
@@ -232,7 +258,15 @@ pub fn describe_reqwest_error(err: &reqwest::Error) -> String {
     let text = cause.as_deref().unwrap_or_default();
     // rustls errors often arrive boxed inside an io::Error whose `source()` skips them: recognise
     // their messages too.
-    let tls_words = ["certificate", "handshake", "corrupt message", "fatal alert", "peer is incompatible", "peer misbehaved", "tls"];
+    let tls_words = [
+        "certificate",
+        "handshake",
+        "corrupt message",
+        "fatal alert",
+        "peer is incompatible",
+        "peer misbehaved",
+        "tls",
+    ];
     let lower = text.to_ascii_lowercase();
     let what = if tls || tls_words.iter().any(|w| lower.contains(w)) {
         "TLS handshake failed"
@@ -269,11 +303,20 @@ fn civil_utc(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day, (rem / 3600) as u32, ((rem % 3600) / 60) as u32, (rem % 60) as u32)
+    (
+        year,
+        month,
+        day,
+        (rem / 3600) as u32,
+        ((rem % 3600) / 60) as u32,
+        (rem % 60) as u32,
+    )
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The current time as RFC 3339 UTC (`2025-01-31T12:00:00Z`), for `meta.created`.

@@ -59,13 +59,33 @@ pub struct ProxyConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProxyEvent {
     /// A request was forwarded and answered (any content type).
-    Forwarded { method: String, path: String, status: u16 },
+    Forwarded {
+        method: String,
+        path: String,
+        status: u16,
+    },
     /// The upstream could not be reached; the client got a 502.
-    UpstreamFailed { method: String, path: String, message: String },
+    UpstreamFailed {
+        method: String,
+        path: String,
+        message: String,
+    },
     /// An event stream started; it is being journalled next to `path`.
-    CaptureStarted { id: u64, path: PathBuf, method: String, target: String },
+    CaptureStarted {
+        id: u64,
+        path: PathBuf,
+        method: String,
+        target: String,
+    },
     /// An event stream ended and its recording is saved (or `error` says why not).
-    CaptureFinished { id: u64, path: Option<PathBuf>, bytes: u64, chunks: u64, calls: usize, error: Option<String> },
+    CaptureFinished {
+        id: u64,
+        path: Option<PathBuf>,
+        bytes: u64,
+        chunks: u64,
+        calls: usize,
+        error: Option<String>,
+    },
 }
 
 /// A running proxy (see [`start`]).
@@ -118,19 +138,31 @@ struct Shared {
 
 fn check_upstream(upstream: &str) -> Result<String, NetError> {
     match reqwest::Url::parse(upstream) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(upstream.trim_end_matches('/').to_owned()),
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+            Ok(upstream.trim_end_matches('/').to_owned())
+        }
         _ => Err(NetError::BadUpstream(recording::redact_url(upstream))),
     }
 }
 
 /// Binds `config.listen` and proxies on a background thread with its own runtime. `on_event` is
 /// called from the runtime's threads; it must not block.
-pub fn start(config: ProxyConfig, on_event: impl Fn(ProxyEvent) + Send + Sync + 'static) -> Result<ProxyHandle, NetError> {
+pub fn start(
+    config: ProxyConfig,
+    on_event: impl Fn(ProxyEvent) + Send + Sync + 'static,
+) -> Result<ProxyHandle, NetError> {
     let upstream = check_upstream(&config.upstream)?;
-    std::fs::create_dir_all(&config.out_dir).map_err(|source| NetError::OutDir { path: config.out_dir.clone(), source })?;
-    let client = super::http_client(config.timeout).map_err(|e| NetError::Client(super::describe_reqwest_error(&e)))?;
+    std::fs::create_dir_all(&config.out_dir).map_err(|source| NetError::OutDir {
+        path: config.out_dir.clone(),
+        source,
+    })?;
+    let client = super::http_client(config.timeout)
+        .map_err(|e| NetError::Client(super::describe_reqwest_error(&e)))?;
     let listener = super::bind(config.listen)?;
-    let addr = listener.local_addr().map_err(|source| NetError::Bind { addr: config.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| NetError::Bind {
+        addr: config.listen,
+        source,
+    })?;
     let rt = super::multi_thread_runtime().map_err(NetError::Runtime)?;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let shared = Arc::new(Shared {
@@ -158,7 +190,11 @@ pub fn start(config: ProxyConfig, on_event: impl Fn(ProxyEvent) + Send + Sync + 
             drop(rt);
         })
         .map_err(NetError::Runtime)?;
-    Ok(ProxyHandle { addr, stop, thread: Some(thread) })
+    Ok(ProxyHandle {
+        addr,
+        stop,
+        thread: Some(thread),
+    })
 }
 
 /// A free file name `DIR/<stamp>-<n>.ron` (neither it nor its journal exists yet).
@@ -178,19 +214,38 @@ fn capture_path(dir: &std::path::Path, id: u64) -> PathBuf {
 
 fn error_response(status: u16, text: String) -> hyper::Response<AnyBody> {
     let mut resp = hyper::Response::new(super::boxed_full(text));
-    *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
-    resp.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    resp.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     resp
 }
 
-async fn forward(req: hyper::Request<hyper::body::Incoming>, shared: Arc<Shared>) -> hyper::Response<AnyBody> {
+async fn forward(
+    req: hyper::Request<hyper::body::Incoming>,
+    shared: Arc<Shared>,
+) -> hyper::Response<AnyBody> {
     let (parts, body) = req.into_parts();
     let method = parts.method.to_string();
-    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
     let path = parts.uri.path().to_owned();
-    let body = match http_body_util::Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+    let body = match http_body_util::Limited::new(body, MAX_REQUEST_BYTES)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
-        Err(e) => return error_response(400, format!("sse-replay proxy: cannot read the request body: {e}\n")),
+        Err(e) => {
+            return error_response(
+                400,
+                format!("sse-replay proxy: cannot read the request body: {e}\n"),
+            );
+        }
     };
     let target = format!("{}{}", shared.upstream, path_and_query);
     let listed = headers::connection_listed(&parts.headers);
@@ -214,18 +269,41 @@ async fn forward(req: hyper::Request<hyper::body::Incoming>, shared: Arc<Shared>
     };
 
     let t0 = Instant::now();
-    let sent = tokio::time::timeout(shared.timeout, shared.client.request(parts.method.clone(), &target).headers(out_headers).body(body).send()).await;
+    let sent = tokio::time::timeout(
+        shared.timeout,
+        shared
+            .client
+            .request(parts.method.clone(), &target)
+            .headers(out_headers)
+            .body(body)
+            .send(),
+    )
+    .await;
     let upstream = match sent {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let message = super::describe_reqwest_error(&e);
-            (shared.on_event)(ProxyEvent::UpstreamFailed { method, path, message: message.clone() });
-            return error_response(502, format!("sse-replay proxy: {message}: {}\n", request_info.url));
+            (shared.on_event)(ProxyEvent::UpstreamFailed {
+                method,
+                path,
+                message: message.clone(),
+            });
+            return error_response(
+                502,
+                format!("sse-replay proxy: {message}: {}\n", request_info.url),
+            );
         }
         Err(_) => {
             let message = format!("no response within {} s", shared.timeout.as_secs_f64());
-            (shared.on_event)(ProxyEvent::UpstreamFailed { method, path, message: message.clone() });
-            return error_response(504, format!("sse-replay proxy: {message}: {}\n", request_info.url));
+            (shared.on_event)(ProxyEvent::UpstreamFailed {
+                method,
+                path,
+                message: message.clone(),
+            });
+            return error_response(
+                504,
+                format!("sse-replay proxy: {message}: {}\n", request_info.url),
+            );
         }
     };
 
@@ -240,8 +318,15 @@ async fn forward(req: hyper::Request<hyper::body::Incoming>, shared: Arc<Shared>
         }
         resp.headers_mut().append(name.clone(), value.clone());
     }
-    (shared.on_event)(ProxyEvent::Forwarded { method: method.clone(), path: path.clone(), status: status.as_u16() });
-    let content_type = upstream.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    (shared.on_event)(ProxyEvent::Forwarded {
+        method: method.clone(),
+        path: path.clone(),
+        status: status.as_u16(),
+    });
+    let content_type = upstream
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
     let sink = if headers::is_event_stream(content_type) {
         open_capture(&shared, request_info, &upstream, &method, &path)
     } else {
@@ -253,16 +338,27 @@ async fn forward(req: hyper::Request<hyper::body::Incoming>, shared: Arc<Shared>
     resp
 }
 
-fn open_capture(shared: &Shared, request: RequestInfo, upstream: &reqwest::Response, method: &str, path: &str) -> Option<(u64, Sink)> {
+fn open_capture(
+    shared: &Shared,
+    request: RequestInfo,
+    upstream: &reqwest::Response,
+    method: &str,
+    path: &str,
+) -> Option<(u64, Sink)> {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let file = capture_path(&shared.out_dir, id);
     let mut response_headers = headers::header_pairs(upstream.headers());
     recording::redact_headers(&mut response_headers);
     let mut notes = Vec::new();
-    if let Some(enc) = upstream.headers().get(reqwest::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok())
+    if let Some(enc) = upstream
+        .headers()
+        .get(reqwest::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
         && !enc.eq_ignore_ascii_case("identity")
     {
-        notes.push(format!("the body is {enc}-encoded as it came over the wire; the proxy forwards bytes unchanged"));
+        notes.push(format!(
+            "the body is {enc}-encoded as it came over the wire; the proxy forwards bytes unchanged"
+        ));
     }
     let head = Recording {
         version: recording::FORMAT_VERSION,
@@ -275,16 +371,31 @@ fn open_capture(shared: &Shared, request: RequestInfo, upstream: &reqwest::Respo
             ..Default::default()
         },
         request: Some(request.clone()),
-        response: Some(ResponseInfo { status: upstream.status().as_u16(), headers: response_headers }),
+        response: Some(ResponseInfo {
+            status: upstream.status().as_u16(),
+            headers: response_headers,
+        }),
         ..Default::default()
     };
     match Sink::start(Some(&file), head, Box::new(|_, _| {})) {
         Ok(sink) => {
-            (shared.on_event)(ProxyEvent::CaptureStarted { id, path: file, method: method.to_owned(), target: request.url });
+            (shared.on_event)(ProxyEvent::CaptureStarted {
+                id,
+                path: file,
+                method: method.to_owned(),
+                target: request.url,
+            });
             Some((id, sink))
         }
         Err(e) => {
-            (shared.on_event)(ProxyEvent::CaptureFinished { id, path: None, bytes: 0, chunks: 0, calls: 0, error: Some(e.to_string()) });
+            (shared.on_event)(ProxyEvent::CaptureFinished {
+                id,
+                path: None,
+                bytes: 0,
+                chunks: 0,
+                calls: 0,
+                error: Some(e.to_string()),
+            });
             None
         }
     }
@@ -315,7 +426,10 @@ async fn pump(
             Ok(Ok(Some(bytes))) => {
                 if let Some((_, sink)) = &sink {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-                    sink.chunk(Chunk { t_micros, bytes: bytes.to_vec() });
+                    sink.chunk(Chunk {
+                        t_micros,
+                        bytes: bytes.to_vec(),
+                    });
                 }
                 if tx.send(Ok(bytes)).await.is_err() {
                     // Dropping the upstream response cancels the generation upstream as well.
@@ -332,7 +446,10 @@ async fn pump(
                 break;
             }
             Err(_) => {
-                let message = format!("no upstream data for {} s (idle timeout)", shared.timeout.as_secs_f64());
+                let message = format!(
+                    "no upstream data for {} s (idle timeout)",
+                    shared.timeout.as_secs_f64()
+                );
                 notes.push(message.clone());
                 error = Some(message.clone());
                 let _ = tx.send(Err(std::io::Error::other(message))).await;
@@ -352,7 +469,14 @@ async fn pump(
                 calls: done.outcome.calls.len(),
                 error: error.or(done.write_error.map(|e| e.to_string())),
             },
-            Err(e) => ProxyEvent::CaptureFinished { id, path: None, bytes: 0, chunks: 0, calls: 0, error: Some(e.to_string()) },
+            Err(e) => ProxyEvent::CaptureFinished {
+                id,
+                path: None,
+                bytes: 0,
+                chunks: 0,
+                calls: 0,
+                error: Some(e.to_string()),
+            },
         };
         (shared.on_event)(event);
     }
@@ -362,16 +486,31 @@ async fn pump(
 /// on standard output (requests on standard error); Ctrl+C stops and saves open captures.
 pub fn run_cli(a: &ProxyArgs) -> ExitCode {
     if !a.timeout.is_finite() || a.timeout <= 0.0 {
-        return fail(EXIT_INPUT, format!("--timeout {}: expected a positive number of seconds", a.timeout));
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "--timeout {}: expected a positive number of seconds",
+                a.timeout
+            ),
+        );
     }
-    let config = ProxyConfig { listen: a.listen, upstream: a.upstream.clone(), out_dir: a.out.clone(), timeout: Duration::from_secs_f64(a.timeout) };
+    let config = ProxyConfig {
+        listen: a.listen,
+        upstream: a.upstream.clone(),
+        out_dir: a.out.clone(),
+        timeout: Duration::from_secs_f64(a.timeout),
+    };
     let handle = match start(config, print_event) {
         Ok(h) => h,
         Err(e @ NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
         Err(e) => return fail(EXIT_FAILED, e),
     };
     println!("listening on http://{}/", handle.addr());
-    eprintln!("forwarding to {}, event streams recorded into {}; Ctrl+C stops", recording::redact_url(&a.upstream), a.out.display());
+    eprintln!(
+        "forwarding to {}, event streams recorded into {}; Ctrl+C stops",
+        recording::redact_url(&a.upstream),
+        a.out.display()
+    );
     let waited = super::current_thread_runtime().map(|rt| rt.block_on(tokio::signal::ctrl_c()));
     if let Err(e) | Ok(Err(e)) = waited {
         eprintln!("sse-replay: cannot wait for Ctrl+C: {e}");
@@ -383,15 +522,38 @@ pub fn run_cli(a: &ProxyArgs) -> ExitCode {
 
 fn print_event(e: ProxyEvent) {
     match e {
-        ProxyEvent::Forwarded { method, path, status } => eprintln!("{method} {path} → {status}"),
-        ProxyEvent::UpstreamFailed { method, path, message } => eprintln!("{method} {path} → 502: {message}"),
+        ProxyEvent::Forwarded {
+            method,
+            path,
+            status,
+        } => eprintln!("{method} {path} → {status}"),
+        ProxyEvent::UpstreamFailed {
+            method,
+            path,
+            message,
+        } => eprintln!("{method} {path} → 502: {message}"),
         ProxyEvent::CaptureStarted { path, .. } => eprintln!("recording {}", path.display()),
-        ProxyEvent::CaptureFinished { path: Some(p), bytes, chunks, calls, error, .. } => {
+        ProxyEvent::CaptureFinished {
+            path: Some(p),
+            bytes,
+            chunks,
+            calls,
+            error,
+            ..
+        } => {
             let tail = error.map(|e| format!(" ({e})")).unwrap_or_default();
-            println!("captured {}: {bytes} bytes in {chunks} reads, {calls} calls{tail}", p.display());
+            println!(
+                "captured {}: {bytes} bytes in {chunks} reads, {calls} calls{tail}",
+                p.display()
+            );
         }
-        ProxyEvent::CaptureFinished { path: None, error, .. } => {
-            eprintln!("sse-replay: a capture could not be saved: {}", error.unwrap_or_default());
+        ProxyEvent::CaptureFinished {
+            path: None, error, ..
+        } => {
+            eprintln!(
+                "sse-replay: a capture could not be saved: {}",
+                error.unwrap_or_default()
+            );
         }
     }
 }

@@ -52,7 +52,9 @@ pub struct RecordArgs {
 fn parse_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
-        _ => Err(format!("--timeout {s:?}: expected a positive number of seconds")),
+        _ => Err(format!(
+            "--timeout {s:?}: expected a positive number of seconds"
+        )),
     }
 }
 
@@ -84,7 +86,10 @@ pub enum RecorderUpdate {
     /// The response head (headers redacted).
     Response(ResponseInfo),
     /// Reads that arrived since the last update (at most every 100 ms), with the counts so far.
-    Chunks { chunks: Vec<Chunk>, progress: Progress },
+    Chunks {
+        chunks: Vec<Chunk>,
+        progress: Progress,
+    },
     /// The recorder is done; the recording is saved (or the error says why not).
     Finished(Box<RecordOutcome>),
 }
@@ -103,7 +108,11 @@ pub enum RecordError {
     Idle { secs: f64, chunks: u64, url: String },
     /// A non-2xx status; `message` is the provider's message from the body.
     #[error("HTTP {status}: {message} ({url})")]
-    Http { status: u16, message: String, url: String },
+    Http {
+        status: u16,
+        message: String,
+        url: String,
+    },
     /// The journal or the final file could not be written.
     #[error(transparent)]
     Write(#[from] RecordingError),
@@ -144,9 +153,18 @@ impl RecordOutcome {
     /// One line: what was recorded and where.
     pub fn summary(&self) -> String {
         let p = &self.progress;
-        let status = self.recording.response.as_ref().map_or_else(|| "no response".to_owned(), |r| format!("HTTP {}", r.status));
-        let place = self.saved.as_ref().map_or_else(|| "not saved".to_owned(), |p| format!("saved {}", p.display()));
-        format!("{status}, {} bytes in {} reads, {} events, {} calls; {place}", p.bytes, p.chunks, p.events, p.calls)
+        let status = self.recording.response.as_ref().map_or_else(
+            || "no response".to_owned(),
+            |r| format!("HTTP {}", r.status),
+        );
+        let place = self.saved.as_ref().map_or_else(
+            || "not saved".to_owned(),
+            |p| format!("saved {}", p.display()),
+        );
+        format!(
+            "{status}, {} bytes in {} reads, {} events, {} calls; {place}",
+            p.bytes, p.chunks, p.events, p.calls
+        )
     }
 }
 
@@ -179,26 +197,39 @@ impl RecorderHandle {
 /// Starts recording on a background thread with its own runtime. `on_update` is called from that
 /// thread and from the writer thread; it must not block (send on a channel, request a repaint).
 /// It always ends with [`RecorderUpdate::Finished`].
-pub fn start(req: RecordRequest, on_update: impl Fn(RecorderUpdate) + Send + Sync + 'static) -> RecorderHandle {
+pub fn start(
+    req: RecordRequest,
+    on_update: impl Fn(RecorderUpdate) + Send + Sync + 'static,
+) -> RecorderHandle {
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let on_update: Arc<dyn Fn(RecorderUpdate) + Send + Sync> = Arc::new(on_update);
-    let thread = std::thread::Builder::new().name("sse-replay-record".into()).spawn({
-        let on_update = on_update.clone();
-        move || {
-            let outcome = match super::current_thread_runtime() {
-                Ok(rt) => rt.block_on(run(req, stop_rx, on_update.clone())),
-                Err(e) => failed_outcome(RecordError::Network { message: format!("cannot start the network runtime: {e}"), url: String::new() }),
-            };
-            on_update(RecorderUpdate::Finished(Box::new(outcome)));
-        }
-    });
+    let thread = std::thread::Builder::new()
+        .name("sse-replay-record".into())
+        .spawn({
+            let on_update = on_update.clone();
+            move || {
+                let outcome = match super::current_thread_runtime() {
+                    Ok(rt) => rt.block_on(run(req, stop_rx, on_update.clone())),
+                    Err(e) => failed_outcome(RecordError::Network {
+                        message: format!("cannot start the network runtime: {e}"),
+                        url: String::new(),
+                    }),
+                };
+                on_update(RecorderUpdate::Finished(Box::new(outcome)));
+            }
+        });
     match thread {
-        Ok(t) => RecorderHandle { stop, thread: Some(t) },
+        Ok(t) => RecorderHandle {
+            stop,
+            thread: Some(t),
+        },
         Err(e) => {
-            on_update(RecorderUpdate::Finished(Box::new(failed_outcome(RecordError::Network {
-                message: format!("cannot start the recorder thread: {e}"),
-                url: String::new(),
-            }))));
+            on_update(RecorderUpdate::Finished(Box::new(failed_outcome(
+                RecordError::Network {
+                    message: format!("cannot start the recorder thread: {e}"),
+                    url: String::new(),
+                },
+            ))));
             RecorderHandle { stop, thread: None }
         }
     }
@@ -222,11 +253,21 @@ pub fn redacted_request(req: &RecordRequest, method: &str) -> RequestInfo {
         method: method.to_owned(),
         url: req.url.clone(),
         headers: req.headers.clone(),
-        body: req.body.as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default(),
+        body: req
+            .body
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default(),
     };
     info.redact();
     for (name, value) in &mut info.headers {
-        if !value.is_empty() && req.secret_headers.iter().any(|s| s.eq_ignore_ascii_case(name)) && !value.contains(recording::REDACTED) {
+        if !value.is_empty()
+            && req
+                .secret_headers
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(name))
+            && !value.contains(recording::REDACTED)
+        {
             *value = recording::REDACTED.to_owned();
         }
     }
@@ -242,33 +283,68 @@ pub async fn run(
     let safe_url = recording::redact_url(&req.url);
     let url = match reqwest::Url::parse(&req.url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => u,
-        Ok(_) => return failed_outcome(RecordError::Usage(format!("only http:// and https:// URLs can be recorded: {safe_url}"))),
-        Err(e) => return failed_outcome(RecordError::Usage(format!("invalid URL ({e}): {safe_url}"))),
+        Ok(_) => {
+            return failed_outcome(RecordError::Usage(format!(
+                "only http:// and https:// URLs can be recorded: {safe_url}"
+            )));
+        }
+        Err(e) => {
+            return failed_outcome(RecordError::Usage(format!("invalid URL ({e}): {safe_url}")));
+        }
     };
-    let method_name = req.method.clone().unwrap_or_else(|| if req.body.is_some() { "POST" } else { "GET" }.to_owned()).to_ascii_uppercase();
+    let method_name = req
+        .method
+        .clone()
+        .unwrap_or_else(|| if req.body.is_some() { "POST" } else { "GET" }.to_owned())
+        .to_ascii_uppercase();
     let Ok(method) = reqwest::Method::from_bytes(method_name.as_bytes()) else {
-        return failed_outcome(RecordError::Usage(format!("invalid HTTP method {method_name:?}")));
+        return failed_outcome(RecordError::Usage(format!(
+            "invalid HTTP method {method_name:?}"
+        )));
     };
     let mut header_map = reqwest::header::HeaderMap::new();
     for (name, value) in &req.headers {
-        let parsed = (reqwest::header::HeaderName::from_bytes(name.as_bytes()), reqwest::header::HeaderValue::from_str(value));
+        let parsed = (
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+            reqwest::header::HeaderValue::from_str(value),
+        );
         let (Ok(n), Ok(mut v)) = parsed else {
-            return failed_outcome(RecordError::Usage(format!("invalid header {name:?} (the value is not shown)")));
+            return failed_outcome(RecordError::Usage(format!(
+                "invalid header {name:?} (the value is not shown)"
+            )));
         };
-        if recording::is_secret_header(name) || req.secret_headers.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+        if recording::is_secret_header(name)
+            || req
+                .secret_headers
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(name))
+        {
             v.set_sensitive(true);
         }
         header_map.append(n, v);
     }
     if req.body.is_some() && !header_map.contains_key(reqwest::header::CONTENT_TYPE) {
-        header_map.insert(reqwest::header::CONTENT_TYPE, reqwest::header::HeaderValue::from_static("application/json"));
+        header_map.insert(
+            reqwest::header::CONTENT_TYPE,
+            reqwest::header::HeaderValue::from_static("application/json"),
+        );
     }
 
     let request_info = redacted_request(&req, &method_name);
-    let title = if req.title.is_empty() { format!("{method_name} {}", request_info.url) } else { req.title.clone() };
+    let title = if req.title.is_empty() {
+        format!("{method_name} {}", request_info.url)
+    } else {
+        req.title.clone()
+    };
     let head = Recording {
         version: recording::FORMAT_VERSION,
-        meta: Meta { title, source: "record".into(), created: super::rfc3339_now(), timing_known: true, ..Default::default() },
+        meta: Meta {
+            title,
+            source: "record".into(),
+            created: super::rfc3339_now(),
+            timing_known: true,
+            ..Default::default()
+        },
         request: Some(request_info),
         ..Default::default()
     };
@@ -276,15 +352,31 @@ pub async fn run(
     let sink = match Sink::start(
         req.output.as_deref(),
         head.clone(),
-        Box::new(move |chunks, progress| progress_cb(RecorderUpdate::Chunks { chunks: chunks.to_vec(), progress })),
+        Box::new(move |chunks, progress| {
+            progress_cb(RecorderUpdate::Chunks {
+                chunks: chunks.to_vec(),
+                progress,
+            })
+        }),
     ) {
         Ok(s) => s,
-        Err(e) => return RecordOutcome { recording: head, ..failed_outcome(RecordError::Write(e)) },
+        Err(e) => {
+            return RecordOutcome {
+                recording: head,
+                ..failed_outcome(RecordError::Write(e))
+            };
+        }
     };
     let client = match super::http_client(req.timeout) {
         Ok(c) => c,
         Err(e) => {
-            let error = RecordError::Network { message: format!("cannot set up the HTTP client: {}", super::describe_reqwest_error(&e)), url: safe_url };
+            let error = RecordError::Network {
+                message: format!(
+                    "cannot set up the HTTP client: {}",
+                    super::describe_reqwest_error(&e)
+                ),
+                url: safe_url,
+            };
             return finish(sink, vec![], Some(error), false).await;
         }
     };
@@ -293,7 +385,9 @@ pub async fn run(
         builder = builder.body(body.clone());
     }
 
-    on_update(RecorderUpdate::Sent { journal: sink.journal_path().map(std::path::Path::to_path_buf) });
+    on_update(RecorderUpdate::Sent {
+        journal: sink.journal_path().map(std::path::Path::to_path_buf),
+    });
     let t0 = Instant::now();
     let sent = tokio::select! {
         biased;
@@ -301,13 +395,30 @@ pub async fn run(
         r = tokio::time::timeout(req.timeout, builder.send()) => Some(r),
     };
     let mut resp = match sent {
-        None => return finish(sink, vec!["stopped before the response arrived".into()], None, true).await,
+        None => {
+            return finish(
+                sink,
+                vec!["stopped before the response arrived".into()],
+                None,
+                true,
+            )
+            .await;
+        }
         Some(Err(_)) => {
-            let error = RecordError::Network { message: format!("no response within {} s (timeout)", req.timeout.as_secs_f64()), url: safe_url };
+            let error = RecordError::Network {
+                message: format!(
+                    "no response within {} s (timeout)",
+                    req.timeout.as_secs_f64()
+                ),
+                url: safe_url,
+            };
             return finish(sink, vec![], Some(error), false).await;
         }
         Some(Ok(Err(e))) => {
-            let error = RecordError::Network { message: super::describe_reqwest_error(&e), url: safe_url };
+            let error = RecordError::Network {
+                message: super::describe_reqwest_error(&e),
+                url: safe_url,
+            };
             return finish(sink, vec![], Some(error), false).await;
         }
         Some(Ok(Ok(resp))) => resp,
@@ -315,7 +426,10 @@ pub async fn run(
     let status = resp.status().as_u16();
     let mut response_headers = headers::header_pairs(resp.headers());
     recording::redact_headers(&mut response_headers);
-    let response = ResponseInfo { status, headers: response_headers };
+    let response = ResponseInfo {
+        status,
+        headers: response_headers,
+    };
     sink.response(response.clone());
     on_update(RecorderUpdate::Response(response));
 
@@ -338,16 +452,26 @@ pub async fn run(
                 if !(200..300).contains(&status) && error_body.len() < 64 * 1024 {
                     error_body.extend_from_slice(&bytes);
                 }
-                sink.chunk(Chunk { t_micros, bytes: bytes.to_vec() });
+                sink.chunk(Chunk {
+                    t_micros,
+                    bytes: bytes.to_vec(),
+                });
                 chunks += 1;
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
-                error = Some(RecordError::Network { message: super::describe_reqwest_error(&e), url: safe_url.clone() });
+                error = Some(RecordError::Network {
+                    message: super::describe_reqwest_error(&e),
+                    url: safe_url.clone(),
+                });
                 break;
             }
             Err(_) => {
-                error = Some(RecordError::Idle { secs: req.timeout.as_secs_f64(), chunks, url: safe_url.clone() });
+                error = Some(RecordError::Idle {
+                    secs: req.timeout.as_secs_f64(),
+                    chunks,
+                    url: safe_url.clone(),
+                });
                 break;
             }
         }
@@ -362,12 +486,21 @@ pub async fn run(
     if error.is_none() && !(200..300).contains(&status) {
         let message = headers::provider_message(&error_body);
         notes.push(format!("HTTP {status}: {message}"));
-        error = Some(RecordError::Http { status, message, url: safe_url });
+        error = Some(RecordError::Http {
+            status,
+            message,
+            url: safe_url,
+        });
     }
     finish(sink, notes, error, stopped).await
 }
 
-async fn finish(sink: Sink, notes: Vec<String>, error: Option<RecordError>, stopped: bool) -> RecordOutcome {
+async fn finish(
+    sink: Sink,
+    notes: Vec<String>,
+    error: Option<RecordError>,
+    stopped: bool,
+) -> RecordOutcome {
     let done = match tokio::task::spawn_blocking(move || sink.finish(notes)).await {
         Ok(done) => done,
         Err(e) => {
@@ -380,9 +513,16 @@ async fn finish(sink: Sink, notes: Vec<String>, error: Option<RecordError>, stop
     };
     let outcome = &done.outcome;
     let (events, calls) = (outcome.event_count, outcome.calls.len());
-    let stream_complete = outcome.unterminated.is_none() && (outcome.finished() || (!outcome.calls.is_empty() && outcome.calls.iter().all(|c| c.complete)));
+    let stream_complete = outcome.unterminated.is_none()
+        && (outcome.finished()
+            || (!outcome.calls.is_empty() && outcome.calls.iter().all(|c| c.complete)));
     let provider_error = outcome.provider_error.as_ref().map(|(m, _)| m.clone());
-    let progress = Progress { bytes: done.recording.body_len(), chunks: done.recording.chunks.len() as u64, events, calls };
+    let progress = Progress {
+        bytes: done.recording.body_len(),
+        chunks: done.recording.chunks.len() as u64,
+        events,
+        calls,
+    };
     RecordOutcome {
         error: error.or(done.write_error.map(RecordError::Write)),
         recording: done.recording,
@@ -399,12 +539,18 @@ async fn finish(sink: Sink, notes: Vec<String>, error: Option<RecordError>, stop
 // ---------------------------------------------------------------------------------------------
 
 /// Turns the CLI arguments into a request: `$VAR` expansion, `@file` bodies, the default output.
-pub fn request_from_args(a: &RecordArgs, lookup: impl Fn(&str) -> Option<String>) -> Result<RecordRequest, String> {
+pub fn request_from_args(
+    a: &RecordArgs,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<RecordRequest, String> {
     let mut headers = Vec::new();
     let mut secret_headers = Vec::new();
     for h in &a.headers {
-        let (name, value) = headers::parse_header(h, &lookup).map_err(|e: HeaderError| format!("-H: {e}"))?;
-        if h.split_once(':').is_some_and(|(_, v)| headers::expand_env(v, &|_| Some(String::new())).is_ok_and(|plain| plain != v)) {
+        let (name, value) =
+            headers::parse_header(h, &lookup).map_err(|e: HeaderError| format!("-H: {e}"))?;
+        if h.split_once(':').is_some_and(|(_, v)| {
+            headers::expand_env(v, &|_| Some(String::new())).is_ok_and(|plain| plain != v)
+        }) {
             // The value came (at least partly) from the environment: treat it as a secret.
             secret_headers.push(name.clone());
         }
@@ -413,11 +559,17 @@ pub fn request_from_args(a: &RecordArgs, lookup: impl Fn(&str) -> Option<String>
     let body = match a.data.as_deref() {
         None => None,
         Some(d) => match d.strip_prefix('@') {
-            Some(path) => Some(std::fs::read(path).map_err(|e| format!("cannot read the request body: {e} in {path}"))?),
+            Some(path) => Some(
+                std::fs::read(path)
+                    .map_err(|e| format!("cannot read the request body: {e} in {path}"))?,
+            ),
             None => Some(d.as_bytes().to_vec()),
         },
     };
-    let output = a.output.clone().unwrap_or_else(|| PathBuf::from(format!("recording-{}.ron", super::file_stamp_now())));
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("recording-{}.ron", super::file_stamp_now())));
     Ok(RecordRequest {
         url: a.url.clone(),
         method: a.method.clone(),
@@ -439,7 +591,12 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
     };
     let rt = match super::current_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => return fail(EXIT_FAILED, format!("cannot start the network runtime: {e}")),
+        Err(e) => {
+            return fail(
+                EXIT_FAILED,
+                format!("cannot start the network runtime: {e}"),
+            );
+        }
     };
     let terminal = std::io::stderr().is_terminal();
     let last_line = std::sync::Mutex::new(Instant::now());
@@ -451,7 +608,10 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
         }
         RecorderUpdate::Response(r) => eprintln!("HTTP {}", r.status),
         RecorderUpdate::Chunks { progress: p, .. } => {
-            let line = format!("{} bytes, {} reads, {} events, {} calls", p.bytes, p.chunks, p.events, p.calls);
+            let line = format!(
+                "{} bytes, {} reads, {} events, {} calls",
+                p.bytes, p.chunks, p.events, p.calls
+            );
             if terminal {
                 eprint!("\r{line}   ");
             } else if let Ok(mut last) = last_line.lock()
@@ -499,13 +659,18 @@ mod tests {
         let args = RecordArgs {
             url: "http://127.0.0.1:1/v1?key=abc".into(),
             data: Some("{}".into()),
-            headers: vec!["Authorization: Bearer $K".into(), "X-Custom: $K".into(), "Accept: text/event-stream".into()],
+            headers: vec![
+                "Authorization: Bearer $K".into(),
+                "X-Custom: $K".into(),
+                "Accept: text/event-stream".into(),
+            ],
             method: None,
             output: Some("x.ron".into()),
             timeout: 5.0,
             title: None,
         };
-        let req = request_from_args(&args, |n| (n == "K").then(|| "sk-live-123".to_owned())).unwrap();
+        let req =
+            request_from_args(&args, |n| (n == "K").then(|| "sk-live-123".to_owned())).unwrap();
         assert_eq!(req.headers[0].1, "Bearer sk-live-123");
         let info = redacted_request(&req, "POST");
         let text = format!("{info:?}");

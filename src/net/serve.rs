@@ -47,7 +47,9 @@ pub struct ServeArgs {
 fn parse_speed(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("--speed {s:?}: expected a positive number such as 1, 0.5 or 10")),
+        _ => Err(format!(
+            "--speed {s:?}: expected a positive number such as 1, 0.5 or 10"
+        )),
     }
 }
 
@@ -78,7 +80,12 @@ impl Plan {
             Pacing::Recorded { speed } => Duration::from_secs_f64(t_micros as f64 / 1e6 / speed),
         };
         let writes = match rechunk {
-            None => rec.chunks.iter().filter(|c| !c.bytes.is_empty()).map(|c| (due(c.t_micros), Bytes::from(c.bytes.clone()))).collect(),
+            None => rec
+                .chunks
+                .iter()
+                .filter(|c| !c.bytes.is_empty())
+                .map(|c| (due(c.t_micros), Bytes::from(c.bytes.clone())))
+                .collect(),
             Some(n) => {
                 let n = n.max(1);
                 let body = Bytes::from(rec.body());
@@ -106,11 +113,23 @@ impl Plan {
         };
         let response = rec.response.as_ref();
         let status = response.map_or(200, |r| r.status);
-        let status = if (200..=599).contains(&status) { status } else { 200 };
+        let status = if (200..=599).contains(&status) {
+            status
+        } else {
+            200
+        };
         let content_type = response
-            .and_then(|r| r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")))
+            .and_then(|r| {
+                r.headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            })
             .map_or_else(|| "text/event-stream".to_owned(), |(_, v)| v.clone());
-        Self { status, content_type, writes }
+        Self {
+            status,
+            content_type,
+            writes,
+        }
     }
 }
 
@@ -159,18 +178,30 @@ impl Drop for ServeHandle {
 /// Binds `config.addr` and serves on a background thread with its own runtime.
 pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
     let listener = super::bind(config.addr)?;
-    let addr = listener.local_addr().map_err(|source| NetError::Bind { addr: config.addr, source })?;
+    let addr = listener.local_addr().map_err(|source| NetError::Bind {
+        addr: config.addr,
+        source,
+    })?;
     let rt = super::multi_thread_runtime().map_err(NetError::Runtime)?;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let thread = std::thread::Builder::new()
         .name("sse-replay-serve".into())
         .spawn(move || rt.block_on(run(listener, config.plan, config.log, stop_rx)))
         .map_err(NetError::Runtime)?;
-    Ok(ServeHandle { addr, stop, thread: Some(thread) })
+    Ok(ServeHandle {
+        addr,
+        stop,
+        thread: Some(thread),
+    })
 }
 
 /// Serves `plan` on `listener` until `stop`.
-pub async fn run(listener: std::net::TcpListener, plan: Arc<Plan>, log: bool, stop: tokio::sync::watch::Receiver<bool>) {
+pub async fn run(
+    listener: std::net::TcpListener,
+    plan: Arc<Plan>,
+    log: bool,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
     let stop_streams = stop.clone();
     super::accept_loop(listener, stop, move |req, peer| {
         let plan = plan.clone();
@@ -190,7 +221,10 @@ async fn respond(
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     // Read the request body first, as a real endpoint does (the client may still be sending).
-    let body_len = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BYTES).collect().await {
+    let body_len = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BYTES)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes().len(),
         Err(e) => {
             if log {
@@ -200,7 +234,11 @@ async fn respond(
         }
     };
     if log {
-        eprintln!("{method} {path} from {peer} ({body_len} bytes): {} in {} writes", plan.status, plan.writes.len());
+        eprintln!(
+            "{method} {path} from {peer} ({body_len} bytes): {} in {} writes",
+            plan.status,
+            plan.writes.len()
+        );
     }
     let (tx, body) = ChannelBody::channel();
     let (status, content_type) = (plan.status, plan.content_type.clone());
@@ -228,14 +266,21 @@ async fn respond(
     if let Ok(v) = hyper::header::HeaderValue::from_str(&content_type) {
         headers.insert(hyper::header::CONTENT_TYPE, v);
     }
-    headers.insert(hyper::header::CACHE_CONTROL, hyper::header::HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", hyper::header::HeaderValue::from_static("no"));
+    headers.insert(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-cache"),
+    );
+    headers.insert(
+        "x-accel-buffering",
+        hyper::header::HeaderValue::from_static("no"),
+    );
     resp
 }
 
 fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
     let mut resp = hyper::Response::new(super::boxed_full(text));
-    *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
     resp
 }
 
@@ -246,8 +291,16 @@ pub fn run_cli(args: &ServeArgs) -> ExitCode {
         Ok(x) => x,
         Err(e) => return fail(EXIT_INPUT, e),
     };
-    let pacing = if args.instant { Pacing::Instant } else { Pacing::Recorded { speed: args.speed.unwrap_or(1.0) } };
-    let rechunk = args.rechunk.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let pacing = if args.instant {
+        Pacing::Instant
+    } else {
+        Pacing::Recorded {
+            speed: args.speed.unwrap_or(1.0),
+        }
+    };
+    let rechunk = args
+        .rechunk
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let plan = Arc::new(Plan::new(&rec, pacing, rechunk));
     let listener = match super::bind(args.addr) {
         Ok(l) => l,
@@ -294,9 +347,18 @@ mod tests {
     fn rec() -> Recording {
         Recording {
             chunks: vec![
-                Chunk { t_micros: 0, bytes: b"data: a\n\n".to_vec() },
-                Chunk { t_micros: 10_000, bytes: b"data: \xe6\xb7".to_vec() },
-                Chunk { t_micros: 30_000, bytes: b"\xb1\r\n\r\n".to_vec() },
+                Chunk {
+                    t_micros: 0,
+                    bytes: b"data: a\n\n".to_vec(),
+                },
+                Chunk {
+                    t_micros: 10_000,
+                    bytes: b"data: \xe6\xb7".to_vec(),
+                },
+                Chunk {
+                    t_micros: 30_000,
+                    bytes: b"\xb1\r\n\r\n".to_vec(),
+                },
             ],
             ..Default::default()
         }
@@ -319,7 +381,10 @@ mod tests {
             let body: Vec<u8> = p.writes.iter().flat_map(|(_, b)| b.to_vec()).collect();
             assert_eq!(body, r.body(), "n={n}");
             assert!(p.writes.iter().all(|(_, b)| b.len() <= n));
-            assert!(p.writes.windows(2).all(|w| w[0].0 <= w[1].0), "due times are monotonic");
+            assert!(
+                p.writes.windows(2).all(|w| w[0].0 <= w[1].0),
+                "due times are monotonic"
+            );
         }
         let p = Plan::new(&r, Pacing::Recorded { speed: 1.0 }, Some(9));
         let due: Vec<_> = p.writes.iter().map(|(d, _)| d.as_micros()).collect();

@@ -63,7 +63,9 @@ pub struct Sink {
 
 impl std::fmt::Debug for Sink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sink").field("journal", &self.journal).finish_non_exhaustive()
+        f.debug_struct("Sink")
+            .field("journal", &self.journal)
+            .finish_non_exhaustive()
     }
 }
 
@@ -71,7 +73,11 @@ impl Sink {
     /// Creates the journal `<out>.partial` (when `out` is given) with `head`'s meta and request,
     /// then starts the writer thread. Fails before anything is sent when the journal cannot be
     /// created (e.g. an earlier interrupted recording left one).
-    pub fn start(out: Option<&Path>, head: Recording, on_progress: ProgressFn) -> Result<Self, RecordingError> {
+    pub fn start(
+        out: Option<&Path>,
+        head: Recording,
+        on_progress: ProgressFn,
+    ) -> Result<Self, RecordingError> {
         let journal = match out {
             Some(path) => Some(JournalWriter::create(path, &head)?),
             None => None,
@@ -86,7 +92,11 @@ impl Sink {
                 path: out.unwrap_or(Path::new(".")).to_path_buf(),
                 source,
             })?;
-        Ok(Self { tx, thread, journal: journal_path })
+        Ok(Self {
+            tx,
+            thread,
+            journal: journal_path,
+        })
     }
 
     /// The journal being written, if any.
@@ -116,7 +126,9 @@ impl Sink {
                 write_error: Some(RecordingError::Io {
                     op: "writing the recording",
                     path: self.journal.unwrap_or_default(),
-                    source: std::io::Error::other("the writer thread panicked; the journal holds what was flushed"),
+                    source: std::io::Error::other(
+                        "the writer thread panicked; the journal holds what was flushed",
+                    ),
                 }),
                 outcome: Outcome::default(),
             },
@@ -124,7 +136,12 @@ impl Sink {
     }
 }
 
-fn writer_loop(rx: mpsc::Receiver<Msg>, mut journal: Option<JournalWriter>, mut rec: Recording, mut on_progress: ProgressFn) -> SinkDone {
+fn writer_loop(
+    rx: mpsc::Receiver<Msg>,
+    mut journal: Option<JournalWriter>,
+    mut rec: Recording,
+    mut on_progress: ProgressFn,
+) -> SinkDone {
     let mut pipeline = Pipeline::new(Options::default());
     let mut write_error: Option<RecordingError> = None;
     let mut progress = Progress::default();
@@ -194,7 +211,12 @@ fn writer_loop(rx: mpsc::Receiver<Msg>, mut journal: Option<JournalWriter>, mut 
         {
             remember(e, &mut write_error);
         }
-        return SinkDone { recording: rec, saved: None, write_error, outcome };
+        return SinkDone {
+            recording: rec,
+            saved: None,
+            write_error,
+            outcome,
+        };
     };
     rec.meta.notes.extend(notes);
     if rec.meta.dialect.is_empty() && outcome.dialect_known {
@@ -222,5 +244,10 @@ fn writer_loop(rx: mpsc::Receiver<Msg>, mut journal: Option<JournalWriter>, mut 
         }
         None => None,
     };
-    SinkDone { recording: rec, saved, write_error, outcome }
+    SinkDone {
+        recording: rec,
+        saved,
+        write_error,
+        outcome,
+    }
 }
