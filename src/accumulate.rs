@@ -73,7 +73,7 @@ pub struct Slot {
 pub enum Parsed {
     /// The parsed arguments (`{}` for empty).
     Ok(serde_json::Value),
-    /// serde_json's error, verbatim.
+    /// serde_json's error, verbatim, followed by the 0-based character position.
     Err { error: String, line: usize, column: usize },
 }
 
@@ -269,10 +269,32 @@ pub fn parse_once(args: &str) -> (Parsed, bool) {
     if args.trim().is_empty() {
         return (Parsed::Ok(serde_json::Value::Object(Default::default())), true);
     }
-    match serde_json::from_str::<serde_json::Value>(args) {
-        Ok(v) => (Parsed::Ok(v), false),
-        Err(e) => (Parsed::Err { error: e.to_string(), line: e.line(), column: e.column() }, false),
+    (parse_value(args), false)
+}
+
+/// Parse `text` as JSON with no special cases (the naive strategies use this too).
+pub fn parse_value(text: &str) -> Parsed {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => Parsed::Ok(v),
+        Err(e) => Parsed::Err { error: error_text(text, &e), line: e.line(), column: e.column() },
     }
+}
+
+/// serde_json's message plus the 0-based character position that JavaScript's `JSON.parse` reports
+/// (the seed's "at position 22"): serde_json gives a line and a byte column, which mean little to
+/// someone counting characters in `{"city":"深圳","days":3}{…}`.
+fn error_text(text: &str, e: &serde_json::Error) -> String {
+    let position = if e.is_eof() {
+        text.chars().count()
+    } else {
+        let line_start: usize = text.split_inclusive('\n').take(e.line().saturating_sub(1)).map(str::len).sum();
+        let mut byte = (line_start + e.column().saturating_sub(1)).min(text.len());
+        while !text.is_char_boundary(byte) {
+            byte -= 1;
+        }
+        text[..byte].chars().count()
+    };
+    format!("{e} (character position {position})")
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::accumulate::{Parsed, Pos, parse_once};
+use crate::accumulate::{Parsed, Pos, parse_once, parse_value};
 use crate::dialect::{CallKey, Raw, Signal};
 use crate::pipeline::{Options, Pipeline};
 
@@ -128,10 +128,7 @@ struct Entry {
 }
 
 fn to_call(e: Entry, chunk: u32) -> NaiveCall {
-    let parsed = match serde_json::from_str::<serde_json::Value>(&e.args) {
-        Ok(v) => Parsed::Ok(v),
-        Err(err) => Parsed::Err { error: err.to_string(), line: err.line(), column: err.column() },
-    };
+    let parsed = parse_value(&e.args);
     NaiveCall { label: e.label, id: e.id, name: e.name, raw_arguments: e.args, parsed, chunk }
 }
 
@@ -199,10 +196,7 @@ impl NaiveSet {
         };
         // per-fragment: parse each arguments fragment alone (only fragments that carry text).
         if matches!(f.args, Raw::Value(_)) {
-            let outcome = match serde_json::from_str::<serde_json::Value>(text) {
-                Ok(v) => Parsed::Ok(v),
-                Err(e) => Parsed::Err { error: e.to_string(), line: e.line(), column: e.column() },
-            };
+            let outcome = parse_value(text);
             self.per_fragment.push(Step { fragment: fragment_no, call: Some(call), chunk: pos.chunk, text: text.to_owned(), outcome });
         }
         // concat-all
@@ -255,10 +249,7 @@ impl NaiveSet {
             let e = self.pwv_open.entry(&f.key);
             fill(e, f, text);
             if !e.args.trim().is_empty() && e.args.len() <= PWV_MAX_BUFFER {
-                let outcome = match serde_json::from_str::<serde_json::Value>(&e.args) {
-                    Ok(v) => Parsed::Ok(v),
-                    Err(err) => Parsed::Err { error: err.to_string(), line: err.line(), column: err.column() },
-                };
+                let outcome = parse_value(&e.args);
                 let ok = matches!(outcome, Parsed::Ok(_));
                 self.pwv_steps.push(Step { fragment: fragment_no, call: Some(call), chunk: pos.chunk, text: e.args.clone(), outcome });
                 if ok {

@@ -18,9 +18,10 @@ const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
 /// Notable forms an event used. All are valid per the spec; the flags exist so they can be reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventFlags {
-    /// At least one line of the event ended with CRLF.
+    /// At least one line of the event ended with CRLF (the blank line that dispatches it does not
+    /// count: whether its CR is followed by a LF may not be known yet when the event is dispatched).
     pub crlf: bool,
-    /// At least one line of the event ended with a lone CR.
+    /// At least one line of the event ended with a lone CR (the dispatching blank line excluded).
     pub cr: bool,
     /// A `data:` field had no space after the colon.
     pub data_without_space: bool,
@@ -44,7 +45,8 @@ pub struct Event<'a> {
     /// The last event ID string at dispatch time (persists across events, per spec).
     pub last_event_id: &'a str,
     /// Byte offsets in the whole stream: from the event's first field line to the end of the blank
-    /// line that dispatched it.
+    /// line that dispatched it. A blank line ending in CRLF ends the span after its CR: the LF may be
+    /// in the next read, and spans must not depend on how the bytes were split.
     pub span: Range<u64>,
     /// Tolerated forms the event used.
     pub flags: EventFlags,
@@ -110,8 +112,9 @@ pub struct SseParser {
     offset: u64,
     bom: BomState,
     bom_buf: Vec<u8>,
-    /// The previous feed ended with CR: a LF at the start of the next feed belongs to it.
-    skip_lf: bool,
+    /// The previous feed ended with CR: a LF at the start of the next feed belongs to it. `Some(true)`
+    /// when that CR ended a non-blank line (whose ending is counted once the next byte is known).
+    pending_cr: Option<bool>,
     // --- the event being built (spec: data buffer, event type buffer, last event ID buffer)
     data: Vec<u8>,
     data_lines: u32,
@@ -142,7 +145,7 @@ impl SseParser {
             offset: 0,
             bom: BomState::Pending,
             bom_buf: Vec::new(),
-            skip_lf: false,
+            pending_cr: None,
             data: Vec::new(),
             data_lines: 0,
             event_type: Vec::new(),
@@ -213,16 +216,17 @@ impl SseParser {
 
     /// Split `input` (starting at stream offset `base`) into lines, carrying an unterminated tail.
     fn feed_lines(&mut self, mut input: &[u8], mut base: u64, sink: &mut impl FnMut(SseItem<'_>)) {
-        if self.skip_lf && !input.is_empty() {
-            self.skip_lf = false;
+        if input.is_empty() {
+            return;
+        }
+        if let Some(non_blank) = self.pending_cr.take() {
             if input[0] == b'\n' {
                 // The CR that ended the previous feed was the first half of a CRLF.
-                self.stats.cr_lines = self.stats.cr_lines.saturating_sub(1);
-                self.stats.crlf_lines += 1;
-                self.flags.cr = false;
-                self.flags.crlf = true;
+                self.count_ending(Ending::CrLf, non_blank);
                 input = &input[1..];
                 base += 1;
+            } else {
+                self.count_ending(Ending::Cr, non_blank);
             }
         }
         while !input.is_empty() {
@@ -235,16 +239,15 @@ impl SseParser {
             };
             // Work out the line ending: CRLF, LF or CR (a CR at the very end may become CRLF).
             let (ending_len, ending) = if input[i] == b'\n' {
-                (1, Ending::Lf)
+                (1, Some(Ending::Lf))
             } else if i + 1 < input.len() {
                 if input[i + 1] == b'\n' {
-                    (2, Ending::CrLf)
+                    (2, Some(Ending::CrLf))
                 } else {
-                    (1, Ending::Cr)
+                    (1, Some(Ending::Cr))
                 }
             } else {
-                self.skip_lf = true;
-                (1, Ending::Cr)
+                (1, None)
             };
             let line_end = base + (i + ending_len) as u64;
             if self.line.is_empty() {
@@ -262,29 +265,40 @@ impl SseParser {
         }
     }
 
+    /// Count a line ending; a non-blank line's ending also sets the event's flags.
+    fn count_ending(&mut self, ending: Ending, non_blank: bool) {
+        match ending {
+            Ending::Lf => self.stats.lf_lines += 1,
+            Ending::CrLf => {
+                self.stats.crlf_lines += 1;
+                self.flags.crlf |= non_blank;
+            }
+            Ending::Cr => {
+                self.stats.cr_lines += 1;
+                self.flags.cr |= non_blank;
+            }
+        }
+    }
+
     /// §9.2.6: process one line (without its line ending) that spans `start..end` (with the ending).
+    /// `ending` is `None` for a CR at the end of a feed: CR or the first half of a CRLF.
     fn process_line(
         &mut self,
         line: &[u8],
         start: u64,
         end: u64,
-        ending: Ending,
+        ending: Option<Ending>,
         sink: &mut impl FnMut(SseItem<'_>),
     ) {
         match ending {
-            Ending::Lf => self.stats.lf_lines += 1,
-            Ending::CrLf => {
-                self.stats.crlf_lines += 1;
-                self.flags.crlf = true;
-            }
-            Ending::Cr => {
-                self.stats.cr_lines += 1;
-                self.flags.cr = true;
-            }
+            Some(e) => self.count_ending(e, !line.is_empty()),
+            None => self.pending_cr = Some(!line.is_empty()),
         }
         self.stats.longest_line = self.stats.longest_line.max(line.len() as u64);
         // "If the line is empty (a blank line): Dispatch the event."
         if line.is_empty() {
+            // The span ends after the CR of a CRLF, whether or not the LF was fed yet.
+            let end = if ending == Some(Ending::CrLf) { end - 1 } else { end };
             self.dispatch(end, sink);
             return;
         }
@@ -433,6 +447,9 @@ impl SseParser {
             self.bom = BomState::Decided;
             self.feed_lines(&prefix, 0, &mut |_| {});
         }
+        if let Some(non_blank) = self.pending_cr.take() {
+            self.count_ending(Ending::Cr, non_blank);
+        }
         let had_data = !self.data.is_empty();
         let start = match (self.event_start, self.line.is_empty()) {
             (Some(s), _) => Some(s),
@@ -568,6 +585,33 @@ mod tests {
         for cut in 0..=body.len() {
             let ev = parse_all([&body[..cut], &body[cut..]]);
             assert_eq!(ev[0].data, "深圳");
+        }
+    }
+
+    #[test]
+    fn split_crlf_gives_the_same_spans_and_flags() {
+        let body = b"data: 1\r\n\r\ndata: 2\n\r\n: c\r\ndata: 3\r\r";
+        let run = |cut: usize| {
+            let mut p = SseParser::new();
+            let mut out = Vec::new();
+            let mut sink = |i: SseItem<'_>| {
+                if let SseItem::Event(e) = i {
+                    out.push((e.span, e.flags));
+                }
+            };
+            p.feed(&body[..cut], &mut sink);
+            p.feed(&body[cut..], &mut sink);
+            p.finish();
+            (out, p.stats().clone())
+        };
+        let whole = run(body.len());
+        assert_eq!(whole.0[0].0, 0..10);
+        assert!(whole.0[0].1.crlf && !whole.0[0].1.cr);
+        assert!(!whole.0[1].1.crlf, "only the blank line ended with CRLF");
+        assert!(whole.0[2].1.cr);
+        assert_eq!((whole.1.crlf_lines, whole.1.cr_lines, whole.1.lf_lines), (4, 2, 1));
+        for cut in 0..=body.len() {
+            assert_eq!(run(cut), whole, "cut at {cut}");
         }
     }
 
