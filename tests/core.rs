@@ -26,13 +26,21 @@ fn analyse(body: &str) -> Analysis {
 
 fn analyse_bytes(body: &[u8]) -> Analysis {
     let rec = raw_to_recording(body, "inline");
-    let source = SourceInfo { name: "inline".into(), kind: "raw body".into(), timing_known: false };
+    let source = SourceInfo {
+        name: "inline".into(),
+        kind: "raw body".into(),
+        timing_known: false,
+    };
     Analysis::from_recording(&rec, source, Options::default())
 }
 
 /// Analyse a recording with its read boundaries (stub recordings).
 fn analyse_rec(rec: &Recording) -> Analysis {
-    let source = SourceInfo { name: rec.meta.title.clone(), kind: "recording".into(), timing_known: true };
+    let source = SourceInfo {
+        name: rec.meta.title.clone(),
+        kind: "recording".into(),
+        timing_known: true,
+    };
     Analysis::from_recording(rec, source, Options::default())
 }
 
@@ -45,7 +53,10 @@ fn calls(a: &Analysis) -> Vec<(Option<String>, String, Value)> {
     a.calls
         .iter()
         .map(|c| {
-            let v = c.value().cloned().unwrap_or_else(|| json!({ "unparsed": c.raw_arguments }));
+            let v = c
+                .value()
+                .cloned()
+                .unwrap_or_else(|| json!({ "unparsed": c.raw_arguments }));
             (c.id.clone(), c.name.clone(), v)
         })
         .collect()
@@ -57,7 +68,9 @@ fn call(id: Option<&str>, name: &str, args: Value) -> (Option<String>, String, V
 
 /// One `data:` event carrying a chat chunk whose only choice has these tool-call deltas.
 fn tc(deltas: &str) -> String {
-    format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{deltas}]}},\"finish_reason\":null}}]}}\n\n")
+    format!(
+        "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{deltas}]}},\"finish_reason\":null}}]}}\n\n"
+    )
 }
 
 /// The finish chunk and `[DONE]`.
@@ -73,7 +86,10 @@ fn first(index: u64, id: &str, name: &str, args: &str) -> String {
 
 /// A continuation delta: index and an arguments piece.
 fn more(index: u64, args: &str) -> String {
-    tc(&format!(r#"{{"index":{index},"function":{{"arguments":{}}}}}"#, json!(args)))
+    tc(&format!(
+        r#"{{"index":{index},"function":{{"arguments":{}}}}}"#,
+        json!(args)
+    ))
 }
 
 /// A well-behaved two-fragment call at `index`.
@@ -432,7 +448,11 @@ fn quirk_table() {
             problems.push(format!("dialect {}", a.dialect.name()));
         }
         if calls(&a) != q.calls {
-            problems.push(format!("calls {:?}\n      expected {:?}", calls(&a), q.calls));
+            problems.push(format!(
+                "calls {:?}\n      expected {:?}",
+                calls(&a),
+                q.calls
+            ));
         }
         for l in q.labels {
             if !got.contains(l) {
@@ -453,10 +473,19 @@ fn quirk_table() {
             }
         }
         if !problems.is_empty() {
-            failures.push(format!("{}:\n    {}\n    findings: {got:?}", q.name, problems.join("\n    ")));
+            failures.push(format!(
+                "{}:\n    {}\n    findings: {got:?}",
+                q.name,
+                problems.join("\n    ")
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} quirk(s) wrong:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} quirk(s) wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -466,29 +495,53 @@ fn quirk_table_survives_every_split_offset() {
         let whole = run_chunks([(body, 0)], Options::default());
         for cut in 0..=body.len() {
             let out = run_chunks([(&body[..cut], 0), (&body[cut..], 0)], Options::default());
-            assert_eq!(call_summary(&out), call_summary(&whole), "{}: split at {cut}", q.name);
-            assert_eq!(out.event_count, whole.event_count, "{}: split at {cut}", q.name);
+            assert_eq!(
+                call_summary(&out),
+                call_summary(&whole),
+                "{}: split at {cut}",
+                q.name
+            );
+            assert_eq!(
+                out.event_count, whole.event_count,
+                "{}: split at {cut}",
+                q.name
+            );
         }
     }
 }
 
 #[test]
 fn provider_error_message_and_ending() {
-    let q = quirks().into_iter().find(|q| q.name.starts_with("event: error")).expect("quirk");
+    let q = quirks()
+        .into_iter()
+        .find(|q| q.name.starts_with("event: error"))
+        .expect("quirk");
     let a = analyse(&q.body);
-    assert_eq!(a.ending, Ending::ProviderError { message: "overloaded_error: Overloaded".into() });
+    assert_eq!(
+        a.ending,
+        Ending::ProviderError {
+            message: "overloaded_error: Overloaded".into()
+        }
+    );
     // The fragment after the error is not decoded.
     assert_eq!(a.calls[1].raw_arguments, "{\"b\":");
 }
 
 #[test]
 fn truncated_call_keeps_its_raw_text_and_invents_nothing() {
-    let q = quirks().into_iter().find(|q| q.name.starts_with("truncated")).expect("quirk");
+    let q = quirks()
+        .into_iter()
+        .find(|q| q.name.starts_with("truncated"))
+        .expect("quirk");
     let a = analyse(&q.body);
     let c = &a.calls[0];
     assert!(!c.complete);
     assert_eq!(c.raw_arguments, "{\"city\":\"深");
-    assert!(matches!(&c.parsed, Parsed::Err { error, .. } if error.contains("EOF")), "{:?}", c.parsed);
+    assert!(
+        matches!(&c.parsed, Parsed::Err { error, .. } if error.contains("EOF")),
+        "{:?}",
+        c.parsed
+    );
     assert_eq!(a.ending, Ending::EndedWithoutFinish);
 }
 
@@ -497,15 +550,33 @@ fn done_is_a_sentinel_never_json() {
     let a = analyse(&(simple(0, "c1", "f") + "data: [DONE]\n\n"));
     assert!(!labels(&a).contains("non-json-data"));
     assert!(a.all_ok());
-    assert_eq!(a.ending, Ending::Finished { reason: "[DONE]".into() });
+    assert_eq!(
+        a.ending,
+        Ending::Finished {
+            reason: "[DONE]".into()
+        }
+    );
 }
 
 #[test]
 fn absurd_index_values_never_panic() {
-    for index in ["-1", "1e400", "18446744073709551615", "18446744073709551616", "\"0\"", "null", "1.5", "{}", "[]", "true"] {
-        let body = tc(&format!(r#"{{"index":{index},"id":"c1","function":{{"name":"f","arguments":"{{}}"}}}}"#))
-            + &tc(&format!(r#"{{"index":{index},"function":{{"arguments":""}}}}"#))
-            + END;
+    for index in [
+        "-1",
+        "1e400",
+        "18446744073709551615",
+        "18446744073709551616",
+        "\"0\"",
+        "null",
+        "1.5",
+        "{}",
+        "[]",
+        "true",
+    ] {
+        let body = tc(&format!(
+            r#"{{"index":{index},"id":"c1","function":{{"name":"f","arguments":"{{}}"}}}}"#
+        )) + &tc(&format!(
+            r#"{{"index":{index},"function":{{"arguments":""}}}}"#
+        )) + END;
         let a = analyse(&body);
         assert!(a.calls.len() <= 1, "{index}: {:?}", calls(&a));
     }
@@ -521,7 +592,11 @@ fn absurd_index_values_never_panic() {
 fn deeply_nested_arguments_fail_cleanly() {
     let deep = "[".repeat(100_000) + &"]".repeat(100_000);
     let a = analyse(&(first(0, "c1", "f", &deep) + END));
-    assert!(matches!(&a.calls[0].parsed, Parsed::Err { error, .. } if error.contains("recursion")), "{:?}", a.calls[0].parsed);
+    assert!(
+        matches!(&a.calls[0].parsed, Parsed::Err { error, .. } if error.contains("recursion")),
+        "{:?}",
+        a.calls[0].parsed
+    );
     // Deep JSON as the event data itself.
     let body = format!("data: {}\n\n", "{\"a\":".repeat(100_000));
     let a = analyse(&body);
@@ -534,7 +609,15 @@ fn deeply_nested_arguments_fail_cleanly() {
 fn call_summary(out: &Outcome) -> Vec<(Option<String>, String, String, Parsed, bool)> {
     out.calls
         .iter()
-        .map(|c| (c.id.clone(), c.name.clone(), c.raw_arguments.clone(), c.parsed.clone(), c.complete))
+        .map(|c| {
+            (
+                c.id.clone(),
+                c.name.clone(),
+                c.raw_arguments.clone(),
+                c.parsed.clone(),
+                c.complete,
+            )
+        })
         .collect()
 }
 
@@ -542,7 +625,13 @@ fn call_summary(out: &Outcome) -> Vec<(Option<String>, String, String, Parsed, b
 fn event_summary(out: &Outcome) -> Vec<(std::ops::Range<u64>, String, u32)> {
     out.events
         .iter()
-        .map(|e| (e.span.clone(), format!("{:?}/{}", e.kind, out.event_types[e.type_id as usize]), e.fragment_count))
+        .map(|e| {
+            (
+                e.span.clone(),
+                format!("{:?}/{}", e.kind, out.event_types[e.type_id as usize]),
+                e.fragment_count,
+            )
+        })
         .collect()
 }
 
@@ -553,7 +642,13 @@ fn run_cut(body: &[u8], cuts: &[usize], detail: bool) -> Outcome {
         pieces.push((&body[start..c], 0u64));
         start = c;
     }
-    run_chunks(pieces, Options { detail, ..Options::default() })
+    run_chunks(
+        pieces,
+        Options {
+            detail,
+            ..Options::default()
+        },
+    )
 }
 
 fn sse_events(body: &[u8], cuts: &[usize]) -> Vec<sse::OwnedEvent> {
@@ -567,17 +662,44 @@ fn sse_events(body: &[u8], cuts: &[usize]) -> Vec<sse::OwnedEvent> {
 }
 
 /// The same bytes in any chunking give identical SSE events, pipeline events and calls.
-fn assert_same(body: &[u8], cuts: &[usize], whole: &Outcome, whole_sse: &[sse::OwnedEvent], what: &str) {
+fn assert_same(
+    body: &[u8],
+    cuts: &[usize],
+    whole: &Outcome,
+    whole_sse: &[sse::OwnedEvent],
+    what: &str,
+) {
     let out = run_cut(body, cuts, true);
-    assert_eq!(call_summary(&out), call_summary(whole), "{what}: calls, cuts {cuts:?}");
-    assert_eq!(event_summary(&out), event_summary(whole), "{what}: events, cuts {cuts:?}");
-    assert_eq!(sse_events(body, cuts), whole_sse, "{what}: SSE events, cuts {cuts:?}");
-    assert_eq!(finding_summary(&out), finding_summary(whole), "{what}: findings, cuts {cuts:?}");
+    assert_eq!(
+        call_summary(&out),
+        call_summary(whole),
+        "{what}: calls, cuts {cuts:?}"
+    );
+    assert_eq!(
+        event_summary(&out),
+        event_summary(whole),
+        "{what}: events, cuts {cuts:?}"
+    );
+    assert_eq!(
+        sse_events(body, cuts),
+        whole_sse,
+        "{what}: SSE events, cuts {cuts:?}"
+    );
+    assert_eq!(
+        finding_summary(&out),
+        finding_summary(whole),
+        "{what}: findings, cuts {cuts:?}"
+    );
 }
 
 /// Finding kinds, calls and counts (locations name chunks, which differ by construction).
 fn finding_summary(out: &Outcome) -> Vec<(&'static str, Option<u32>, u64)> {
-    let mut v: Vec<_> = out.findings.list().iter().map(|f| (f.kind.label(), f.call, f.count)).collect();
+    let mut v: Vec<_> = out
+        .findings
+        .list()
+        .iter()
+        .map(|f| (f.kind.label(), f.call, f.count))
+        .collect();
     v.sort_unstable();
     v
 }
@@ -633,7 +755,11 @@ fn generated_stream_is_parsed_right() {
     let out = run_cut(&body, &[], false);
     assert_eq!(out.calls.len(), 3);
     for (i, c) in out.calls.iter().enumerate() {
-        assert_eq!(c.raw_arguments, sse_replay::generate::original_arguments(i), "call {i}");
+        assert_eq!(
+            c.raw_arguments,
+            sse_replay::generate::original_arguments(i),
+            "call {i}"
+        );
         assert!(c.value().is_some());
         assert_eq!(c.id.as_deref(), Some(format!("call_{i:06}").as_str()));
     }
@@ -650,7 +776,13 @@ fn generated_subsets_at_every_split_offset() {
         let whole_sse = sse_events(sub, &[]);
         assert_eq!(whole_sse.len(), events);
         for cut in 0..=sub.len() {
-            assert_same(sub, &[cut], &whole, &whole_sse, &format!("first {events} events"));
+            assert_same(
+                sub,
+                &[cut],
+                &whole,
+                &whole_sse,
+                &format!("first {events} events"),
+            );
         }
     }
     // The tail: the last fragments, finish and [DONE].
@@ -672,7 +804,13 @@ fn generated_stream_at_random_splits() {
     for max_step in [7, 64, 1500, 40_000] {
         for _ in 0..3 {
             let cuts = rng.cuts(body.len(), max_step);
-            assert_same(&body, &cuts, &whole, &whole_sse, &format!("generated, reads up to {max_step} bytes"));
+            assert_same(
+                &body,
+                &cuts,
+                &whole,
+                &whole_sse,
+                &format!("generated, reads up to {max_step} bytes"),
+            );
         }
     }
 }
@@ -692,14 +830,23 @@ fn stub_specs() -> Vec<(&'static str, StubSpec)> {
         ("empty-id", with(|s| s.quirks.empty_id_continuations = true)),
         ("no-index", with(|s| s.quirks.no_index = true)),
         ("index-from-1", with(|s| s.quirks.index_base = 1)),
-        ("all-at-index-0", with(|s| s.quirks.all_at_index_zero = true)),
-        ("object-arguments", with(|s| s.quirks.object_arguments = true)),
+        (
+            "all-at-index-0",
+            with(|s| s.quirks.all_at_index_zero = true),
+        ),
+        (
+            "object-arguments",
+            with(|s| s.quirks.object_arguments = true),
+        ),
         ("cumulative", with(|s| s.quirks.cumulative = true)),
         ("crlf", with(|s| s.quirks.crlf = true)),
         ("no-space", with(|s| s.quirks.no_space = true)),
         ("keepalive", with(|s| s.quirks.keepalive_every = 3)),
         ("truncate", with(|s| s.quirks.truncate = true)),
-        ("finish-with-last", with(|s| s.quirks.finish_with_last_fragment = true)),
+        (
+            "finish-with-last",
+            with(|s| s.quirks.finish_with_last_fragment = true),
+        ),
         ("error", with(|s| s.quirks.error_after = Some(2))),
         ("fragments 1", with(|s| s.fragment_chars = vec![1])),
         ("fragments 3,7", with(|s| s.fragment_chars = vec![3, 7])),
@@ -714,9 +861,23 @@ fn stub_recordings_at_every_split_offset() {
         let whole = run_cut(&body, &[], true);
         let whole_sse = sse_events(&body, &[]);
         // The recording's own reads give the same result as one read.
-        let reads: Vec<(&[u8], u64)> = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros)).collect();
-        let as_recorded = run_chunks(reads, Options { detail: true, ..Options::default() });
-        assert_eq!(call_summary(&as_recorded), call_summary(&whole), "{name}: as recorded");
+        let reads: Vec<(&[u8], u64)> = rec
+            .chunks
+            .iter()
+            .map(|c| (c.bytes.as_slice(), c.t_micros))
+            .collect();
+        let as_recorded = run_chunks(
+            reads,
+            Options {
+                detail: true,
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            call_summary(&as_recorded),
+            call_summary(&whole),
+            "{name}: as recorded"
+        );
         for cut in 0..=body.len() {
             assert_same(&body, &[cut], &whole, &whole_sse, name);
         }
@@ -740,15 +901,26 @@ fn stub_recordings_at_random_splits() {
 #[test]
 fn stub_quirks_give_the_right_calls() {
     let want = [
-        call(Some("call_1"), "get_weather", json!({"city": "深圳", "days": 3})),
-        call(Some("call_2"), "get_time", json!({"city": "杭州", "days": 1})),
+        call(
+            Some("call_1"),
+            "get_weather",
+            json!({"city": "深圳", "days": 3}),
+        ),
+        call(
+            Some("call_2"),
+            "get_time",
+            json!({"city": "杭州", "days": 1}),
+        ),
     ];
     for (name, spec) in stub_specs() {
         let a = analyse_rec(&stub::build(&spec));
         match name {
             "cumulative" => {
                 assert!(labels(&a).contains("cumulative-arguments"), "{name}");
-                assert!(a.calls.iter().all(|c| c.value().is_none()), "{name}: never de-duplicated");
+                assert!(
+                    a.calls.iter().all(|c| c.value().is_none()),
+                    "{name}: never de-duplicated"
+                );
             }
             "truncate" => {
                 assert_eq!(a.ending, Ending::EndedWithoutFinish, "{name}");
@@ -787,7 +959,11 @@ fn seed_raw_lines_match_the_document() {
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
     // The seed prints the first two raw lines; ours add "object" and "type" but route the same.
     assert!(lines[0].contains(r#""index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"cit"}"#), "{}", lines[0]);
-    assert!(lines[1].contains(r#""tool_calls":[{"index":0,"function":{"arguments":"y\":\"深"}}]"#), "{}", lines[1]);
+    assert!(
+        lines[1].contains(r#""tool_calls":[{"index":0,"function":{"arguments":"y\":\"深"}}]"#),
+        "{}",
+        lines[1]
+    );
     assert_eq!(*lines.last().expect("lines"), "data: [DONE]");
 }
 
@@ -797,7 +973,11 @@ fn seed_walkthrough_fragments() {
     // Section 1: five fragments of 5,5,5,5,2 characters, 22 in all.
     let c = &a.calls[0];
     assert_eq!(c.name, "get_weather");
-    let pieces: Vec<&str> = c.fragments.iter().map(|&n| a.fragment_text(&a.fragments[n as usize])).collect();
+    let pieces: Vec<&str> = c
+        .fragments
+        .iter()
+        .map(|&n| a.fragment_text(&a.fragments[n as usize]))
+        .collect();
     assert_eq!(pieces, ["{\"cit", "y\":\"深", "圳\",\"d", "ays\":", "3}"]);
     let lens: Vec<usize> = pieces.iter().map(|p| p.chars().count()).collect();
     assert_eq!(lens, [5, 5, 5, 5, 2]);
@@ -805,10 +985,22 @@ fn seed_walkthrough_fragments() {
     assert_eq!(lens.iter().sum::<usize>(), c.char_len());
     // Only the first fragment carries id and name.
     let first = &a.fragments[c.fragments[0] as usize];
-    assert_eq!((first.id, first.name), (sse_replay::dialect::Presence::Value, sse_replay::dialect::Presence::Value));
+    assert_eq!(
+        (first.id, first.name),
+        (
+            sse_replay::dialect::Presence::Value,
+            sse_replay::dialect::Presence::Value
+        )
+    );
     for &n in &c.fragments[1..] {
         let f = &a.fragments[n as usize];
-        assert_eq!((f.id, f.name), (sse_replay::dialect::Presence::Absent, sse_replay::dialect::Presence::Absent));
+        assert_eq!(
+            (f.id, f.name),
+            (
+                sse_replay::dialect::Presence::Absent,
+                sse_replay::dialect::Presence::Absent
+            )
+        );
     }
 }
 
@@ -816,9 +1008,20 @@ fn seed_walkthrough_fragments() {
 fn seed_walkthrough_per_fragment_parses_zero_of_five() {
     let a = seed();
     let r = strategy(&a, Strategy::PerFragment);
-    let weather: Vec<_> = r.report.steps.iter().filter(|s| s.call == Some(0)).collect();
+    let weather: Vec<_> = r
+        .report
+        .steps
+        .iter()
+        .filter(|s| s.call == Some(0))
+        .collect();
     assert_eq!(weather.len(), 5);
-    assert_eq!(weather.iter().filter(|s| matches!(s.outcome, Parsed::Ok(_))).count(), 0);
+    assert_eq!(
+        weather
+            .iter()
+            .filter(|s| matches!(s.outcome, Parsed::Ok(_)))
+            .count(),
+        0
+    );
     // The two kinds of error the seed names: an unterminated string, then an unexpected token.
     let errs: Vec<&str> = weather
         .iter()
@@ -827,14 +1030,25 @@ fn seed_walkthrough_per_fragment_parses_zero_of_five() {
             Parsed::Ok(_) => "",
         })
         .collect();
-    assert!(errs[0].contains("EOF while parsing a string"), "{}", errs[0]);
+    assert!(
+        errs[0].contains("EOF while parsing a string"),
+        "{}",
+        errs[0]
+    );
     assert!(errs[0].contains("character position 5"), "{}", errs[0]);
     assert!(errs[1].contains("expected value"), "{}", errs[1]);
     assert!(errs[1].contains("character position 0"), "{}", errs[1]);
     assert_eq!(r.report.steps.len(), 10);
     assert_eq!(r.report.steps_parsed(), 0);
     assert!(!r.verdict.matches_correct);
-    assert!(r.verdict.differences.iter().any(|d| d == "10 of 10 fragments fail to parse alone"), "{:?}", r.verdict.differences);
+    assert!(
+        r.verdict
+            .differences
+            .iter()
+            .any(|d| d == "10 of 10 fragments fail to parse alone"),
+        "{:?}",
+        r.verdict.differences
+    );
 }
 
 #[test]
@@ -842,10 +1056,23 @@ fn seed_walkthrough_concat_all_fails_with_the_position() {
     let a = seed();
     let r = strategy(&a, Strategy::ConcatAll);
     let joined = &r.report.calls[0];
-    assert_eq!(joined.raw_arguments, r#"{"city":"深圳","days":3}{"city":"杭州","days":1}"#);
-    let Parsed::Err { error, line, column } = &joined.parsed else { panic!("{:?}", joined.parsed) };
+    assert_eq!(
+        joined.raw_arguments,
+        r#"{"city":"深圳","days":3}{"city":"杭州","days":1}"#
+    );
+    let Parsed::Err {
+        error,
+        line,
+        column,
+    } = &joined.parsed
+    else {
+        panic!("{:?}", joined.parsed)
+    };
     assert_eq!((*line, *column), (1, 27));
-    assert!(error.contains("trailing characters at line 1 column 27"), "{error}");
+    assert!(
+        error.contains("trailing characters at line 1 column 27"),
+        "{error}"
+    );
     // The seed's JavaScript says "at position 22": the same place, counted in characters.
     assert!(error.contains("character position 22"), "{error}");
     assert!(!r.verdict.matches_correct);
@@ -857,8 +1084,16 @@ fn seed_walkthrough_both_calls_come_out_right() {
     assert_eq!(
         calls(&a),
         vec![
-            call(Some("call_1"), "get_weather", json!({"city": "深圳", "days": 3})),
-            call(Some("call_2"), "get_time", json!({"city": "杭州", "days": 1})),
+            call(
+                Some("call_1"),
+                "get_weather",
+                json!({"city": "深圳", "days": 3})
+            ),
+            call(
+                Some("call_2"),
+                "get_time",
+                json!({"city": "杭州", "days": 1})
+            ),
         ]
     );
     for c in &a.calls {
@@ -867,7 +1102,12 @@ fn seed_walkthrough_both_calls_come_out_right() {
         assert!(c.complete);
     }
     assert!(a.all_ok());
-    assert_eq!(a.ending, Ending::Finished { reason: "tool_calls".into() });
+    assert_eq!(
+        a.ending,
+        Ending::Finished {
+            reason: "tool_calls".into()
+        }
+    );
     assert_eq!(a.dialect.name(), "openai-chat");
 }
 
@@ -876,10 +1116,29 @@ fn seed_walkthrough_all_three_checkpoints_hold() {
     let a = seed();
     assert_eq!(a.checkpoints.len(), 2);
     for (i, cp) in a.checkpoints.iter().enumerate() {
-        assert_eq!(cp.verbatim.passed(), Some(true), "call {i} ①: {}", cp.verbatim.detail());
-        assert_eq!(cp.contiguous.passed(), Some(true), "call {i} ②: {}", cp.contiguous.detail());
-        assert_eq!(cp.first_only.passed(), Some(true), "call {i} ③: {}", cp.first_only.detail());
-        assert!(cp.original_source.as_deref().is_some_and(|s| s.contains("ground truth")));
+        assert_eq!(
+            cp.verbatim.passed(),
+            Some(true),
+            "call {i} ①: {}",
+            cp.verbatim.detail()
+        );
+        assert_eq!(
+            cp.contiguous.passed(),
+            Some(true),
+            "call {i} ②: {}",
+            cp.contiguous.detail()
+        );
+        assert_eq!(
+            cp.first_only.passed(),
+            Some(true),
+            "call {i} ③: {}",
+            cp.first_only.detail()
+        );
+        assert!(
+            cp.original_source
+                .as_deref()
+                .is_some_and(|s| s.contains("ground truth"))
+        );
     }
     assert!(a.checkpoints[0].verbatim.detail().contains("22 characters"));
 }
@@ -888,15 +1147,20 @@ fn seed_walkthrough_all_three_checkpoints_hold() {
 fn seed_error_positions_match_the_javascript_positions() {
     // serde_json counts byte columns; the added position counts characters like JSON.parse.
     let cases = [
-        ("{\"cit", 5),         // EOF: the end, as "Unterminated string in JSON at position 5"
-        ("y\":\"深", 0),       // "Unexpected token 'y'"
-        ("3}", 1),             // trailing characters after 3
+        ("{\"cit", 5),   // EOF: the end, as "Unterminated string in JSON at position 5"
+        ("y\":\"深", 0), // "Unexpected token 'y'"
+        ("3}", 1),       // trailing characters after 3
         ("{\"a\":\"深圳\"}x", 10), // after two 3-byte characters
         ("{\n\"a\":1}\n}", 9), // second line
     ];
     for (text, pos) in cases {
-        let Parsed::Err { error, .. } = sse_replay::accumulate::parse_value(text) else { panic!("{text} parsed") };
-        assert!(error.ends_with(&format!("(character position {pos})")), "{text:?}: {error}");
+        let Parsed::Err { error, .. } = sse_replay::accumulate::parse_value(text) else {
+            panic!("{text} parsed")
+        };
+        assert!(
+            error.ends_with(&format!("(character position {pos})")),
+            "{text:?}: {error}"
+        );
     }
 }
 
@@ -908,13 +1172,27 @@ fn overwrite_keeps_only_the_last_fragment() {
     let r = strategy(&a, Strategy::Overwrite);
     assert_eq!(r.report.calls[0].raw_arguments, "3}");
     assert_eq!(r.report.calls[1].raw_arguments, "1}");
-    assert!(r.report.calls.iter().all(|c| matches!(c.parsed, Parsed::Err { .. })));
+    assert!(
+        r.report
+            .calls
+            .iter()
+            .all(|c| matches!(c.parsed, Parsed::Err { .. }))
+    );
     assert!(!r.verdict.matches_correct);
     // With "" / null continuations it also erases the id and the name.
-    let q = quirks().into_iter().find(|q| q.name.starts_with("\"\" and null")).expect("quirk");
+    let q = quirks()
+        .into_iter()
+        .find(|q| q.name.starts_with("\"\" and null"))
+        .expect("quirk");
     let a = analyse(&q.body);
     let r = strategy(&a, Strategy::Overwrite);
-    assert_eq!((r.report.calls[0].id.as_str(), r.report.calls[0].name.as_str()), ("", ""));
+    assert_eq!(
+        (
+            r.report.calls[0].id.as_str(),
+            r.report.calls[0].name.as_str()
+        ),
+        ("", "")
+    );
 }
 
 #[test]
@@ -924,19 +1202,37 @@ fn concat_fields_doubles_a_repeated_name() {
     spec.quirks.repeat_name = true;
     let rec = stub::build(&spec);
     let text = String::from_utf8(rec.body()).expect("UTF-8");
-    let line2 = text.lines().filter(|l| !l.is_empty()).nth(1).expect("line 2");
-    assert!(line2.contains(r#"{"index":0,"function":{"name":"get_weather","arguments":"y\":\"深"}}"#), "{line2}");
+    let line2 = text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .nth(1)
+        .expect("line 2");
+    assert!(
+        line2.contains(r#"{"index":0,"function":{"name":"get_weather","arguments":"y\":\"深"}}"#),
+        "{line2}"
+    );
     let a = analyse_rec(&rec);
     let r = strategy(&a, Strategy::ConcatFields);
     assert_eq!(r.report.calls[0].name, "get_weather".repeat(5));
     assert_eq!(r.report.calls[0].id, "call_1", "the id came once");
     assert!(!r.verdict.matches_correct);
-    assert!(r.verdict.differences.iter().any(|d| d.contains("get_weatherget_weather")), "{:?}", r.verdict.differences);
+    assert!(
+        r.verdict
+            .differences
+            .iter()
+            .any(|d| d.contains("get_weatherget_weather")),
+        "{:?}",
+        r.verdict.differences
+    );
     // The correct path still gets it right.
     assert_eq!(a.calls[0].name, "get_weather");
     assert!(a.all_ok());
     // On the plain seed it happens to work.
-    assert!(strategy(&seed(), Strategy::ConcatFields).verdict.matches_correct);
+    assert!(
+        strategy(&seed(), Strategy::ConcatFields)
+            .verdict
+            .matches_correct
+    );
 }
 
 #[test]
@@ -946,12 +1242,31 @@ fn next_index_done_emits_partial_arguments_when_interleaved() {
     let a = analyse_rec(&stub::build(&spec));
     assert!(a.all_ok(), "the correct path is unaffected");
     let r = strategy(&a, Strategy::NextIndexDone);
-    assert_eq!(r.report.calls[0].raw_arguments, "{\"cit", "call 0 declared done after its first fragment");
-    assert!(r.report.calls.iter().all(|c| matches!(c.parsed, Parsed::Err { .. })));
-    assert!(r.report.notes.iter().any(|n| n.contains("fragments arrived for calls already declared done")), "{:?}", r.report.notes);
+    assert_eq!(
+        r.report.calls[0].raw_arguments, "{\"cit",
+        "call 0 declared done after its first fragment"
+    );
+    assert!(
+        r.report
+            .calls
+            .iter()
+            .all(|c| matches!(c.parsed, Parsed::Err { .. }))
+    );
+    assert!(
+        r.report
+            .notes
+            .iter()
+            .any(|n| n.contains("fragments arrived for calls already declared done")),
+        "{:?}",
+        r.report.notes
+    );
     assert!(!r.verdict.matches_correct);
     // Sequential (the seed's layout) is fine.
-    assert!(strategy(&seed(), Strategy::NextIndexDone).verdict.matches_correct);
+    assert!(
+        strategy(&seed(), Strategy::NextIndexDone)
+            .verdict
+            .matches_correct
+    );
 }
 
 #[test]
@@ -962,12 +1277,24 @@ fn parse_when_valid_reports_normal_partial_buffers_as_errors() {
     assert_eq!(r.report.steps.len(), 10);
     assert_eq!(r.report.steps_parsed(), 2);
     assert!(!r.verdict.matches_correct);
-    assert!(r.verdict.differences.iter().any(|d| d == "8 re-parses of incomplete buffers reported as errors"));
+    assert!(
+        r.verdict
+            .differences
+            .iter()
+            .any(|d| d == "8 re-parses of incomplete buffers reported as errors")
+    );
     // A call that parses before it is complete is cut short: the rest is ignored.
     let body = first(0, "c1", "f", "{\"a\":1}") + &more(0, " ") + &more(0, "\n") + END;
     let a = analyse(&body);
     let r = strategy(&a, Strategy::ParseWhenValid);
-    assert!(r.report.notes.iter().any(|n| n.contains("2 fragments arrived after their call had parsed")), "{:?}", r.report.notes);
+    assert!(
+        r.report
+            .notes
+            .iter()
+            .any(|n| n.contains("2 fragments arrived after their call had parsed")),
+        "{:?}",
+        r.report.notes
+    );
 }
 
 #[test]
@@ -978,10 +1305,25 @@ fn per_read_utf8_turns_a_split_character_into_replacement_characters() {
     assert!(labels(&a).contains("split-utf8"));
     let r = strategy(&a, Strategy::PerReadUtf8);
     assert!(r.report.not_applicable.is_none());
-    assert!(r.report.calls.iter().any(|c| c.raw_arguments.contains('\u{FFFD}')), "{:?}", r.report.calls);
-    assert!(r.report.notes.iter().any(|n| n.starts_with("3 U+FFFD")), "{:?}", r.report.notes);
+    assert!(
+        r.report
+            .calls
+            .iter()
+            .any(|c| c.raw_arguments.contains('\u{FFFD}')),
+        "{:?}",
+        r.report.calls
+    );
+    assert!(
+        r.report.notes.iter().any(|n| n.starts_with("3 U+FFFD")),
+        "{:?}",
+        r.report.notes
+    );
     assert!(!r.verdict.matches_correct);
-    assert!(r.verdict.differences.iter().any(|d| d.contains('\u{FFFD}')), "{:?}", r.verdict.differences);
+    assert!(
+        r.verdict.differences.iter().any(|d| d.contains('\u{FFFD}')),
+        "{:?}",
+        r.verdict.differences
+    );
 }
 
 #[test]
@@ -991,7 +1333,14 @@ fn per_read_lines_loses_lines_cut_by_reads() {
     let r = strategy(&a, Strategy::PerReadLines);
     assert!(r.report.not_applicable.is_none());
     assert!(!r.verdict.matches_correct);
-    assert!(r.verdict.differences.iter().any(|d| d == "0 calls instead of 2"), "{:?}", r.verdict.differences);
+    assert!(
+        r.verdict
+            .differences
+            .iter()
+            .any(|d| d == "0 calls instead of 2"),
+        "{:?}",
+        r.verdict.differences
+    );
     // With one read per event, it works.
     let mut spec = stub::seed_example();
     spec.read_bytes = None;
@@ -1027,7 +1376,13 @@ fn checkpoint_three_fails_when_names_repeat() {
         assert_eq!(cp.verbatim.passed(), Some(true));
         assert_eq!(cp.contiguous.passed(), Some(true));
         assert_eq!(cp.first_only.passed(), Some(false));
-        assert!(cp.first_only.detail().contains("4 of 4 continuation fragments repeat the name, 0 the id"), "{}", cp.first_only.detail());
+        assert!(
+            cp.first_only
+                .detail()
+                .contains("4 of 4 continuation fragments repeat the name, 0 the id"),
+            "{}",
+            cp.first_only.detail()
+        );
     }
 }
 
@@ -1051,8 +1406,16 @@ fn checkpoint_one_fails_when_the_ground_truth_differs() {
     let a = analyse_rec(&rec);
     let cp = &a.checkpoints[0];
     assert_eq!(cp.verbatim.passed(), Some(false));
-    assert!(cp.verbatim.detail().contains("first difference at byte 24"), "{}", cp.verbatim.detail());
-    assert_eq!(cp.contiguous.passed(), Some(false), "the last fragment is not at its offset");
+    assert!(
+        cp.verbatim.detail().contains("first difference at byte 24"),
+        "{}",
+        cp.verbatim.detail()
+    );
+    assert_eq!(
+        cp.contiguous.passed(),
+        Some(false),
+        "the last fragment is not at its offset"
+    );
     assert_eq!(a.checkpoints[1].verbatim.passed(), Some(true));
     assert!(labels(&a).contains("arguments-mismatch"));
 }
@@ -1068,7 +1431,11 @@ fn checkpoint_two_fails_when_fragments_are_out_of_order() {
     let cp = &a.checkpoints[0];
     assert_eq!(cp.verbatim.passed(), Some(false));
     assert_eq!(cp.contiguous.passed(), Some(false));
-    assert!(cp.contiguous.detail().contains("fragment 1"), "{}", cp.contiguous.detail());
+    assert!(
+        cp.contiguous.detail().contains("fragment 1"),
+        "{}",
+        cp.contiguous.detail()
+    );
 }
 
 #[test]
@@ -1078,7 +1445,11 @@ fn checkpoints_use_the_authoritative_copy_when_the_stream_has_one() {
     assert!(a.checkpoints.iter().all(|c| c.verbatim.passed().is_none()));
     // A stub with ground truth for a one-call stream.
     let spec = StubSpec {
-        calls: vec![StubCall { id: "c1".into(), name: "f".into(), arguments: "{\"a\":1}".into() }],
+        calls: vec![StubCall {
+            id: "c1".into(),
+            name: "f".into(),
+            arguments: "{\"a\":1}".into(),
+        }],
         quirks: Quirks::default(),
         ..StubSpec::default()
     };
@@ -1094,7 +1465,12 @@ fn sse_comments_and_events_at_every_split() {
     let whole = collect(body, &[]);
     assert_eq!(
         whole,
-        vec!["comment \" hi\"", "event e \"a\\nb\"", "comment \"x\"", "event message \"c\""],
+        vec![
+            "comment \" hi\"",
+            "event e \"a\\nb\"",
+            "comment \"x\"",
+            "event message \"c\""
+        ],
     );
     for cut in 0..=body.len() {
         assert_eq!(collect(body, &[cut]), whole, "cut {cut}");
