@@ -237,30 +237,33 @@ impl Accumulator {
     /// The seed's `finishToolCalls`: parse each call once. `stream_finished` says whether the stream
     /// ended with a finish signal (otherwise only calls the dialect marked done are complete).
     pub fn finish(self, stream_finished: bool) -> (Vec<Call>, Vec<FragmentRecord>) {
-        let calls = self
-            .slots
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let (parsed, empty) = parse_once(&s.args);
-                Call {
-                    position: i as u32,
-                    key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
-                    stated_index: s.stated_index,
-                    id: if s.id.is_empty() { None } else { Some(s.id) },
-                    name: s.name,
-                    raw_arguments: s.args,
-                    parsed,
-                    empty_arguments: empty,
-                    object_arguments: s.object_args,
-                    complete: s.done || stream_finished,
-                    fragments: s.fragments,
-                    name_conflicts: s.name_conflicts,
-                    authoritative: s.authoritative,
-                }
-            })
-            .collect();
-        (calls, self.records)
+        let mut calls = Vec::with_capacity(self.slots.len());
+        let records = self.finish_each(stream_finished, |c| calls.push(c));
+        (calls, records)
+    }
+
+    /// [`Accumulator::finish`] one call at a time, in stream order, so a caller that writes each call
+    /// out (the streaming `export`) never holds every parsed value at once.
+    pub fn finish_each(self, stream_finished: bool, mut each: impl FnMut(Call)) -> Vec<FragmentRecord> {
+        for (i, s) in self.slots.into_iter().enumerate() {
+            let (parsed, empty) = parse_once(&s.args);
+            each(Call {
+                position: i as u32,
+                key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
+                stated_index: s.stated_index,
+                id: if s.id.is_empty() { None } else { Some(s.id) },
+                name: s.name,
+                raw_arguments: s.args,
+                parsed,
+                empty_arguments: empty,
+                object_arguments: s.object_args,
+                complete: s.done || stream_finished,
+                fragments: s.fragments,
+                name_conflicts: s.name_conflicts,
+                authoritative: s.authoritative,
+            });
+        }
+        self.records
     }
 }
 

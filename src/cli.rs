@@ -217,39 +217,85 @@ fn check(a: &CheckArgs) -> ExitCode {
 }
 
 fn export_cmd(a: &ExportArgs) -> ExitCode {
-    let out = match input::stream_path(&a.input.file, Options { dialect: a.input.dialect, framing: None, detail: false }) {
-        Ok(o) => o,
-        Err(e) => return fail(EXIT_INPUT, e),
+    let name = a.input.file.display().to_string();
+    // Stream: each call is written as soon as it is parsed, then dropped.
+    let (sink, tmp): (Box<dyn std::io::Write>, Option<PathBuf>) = match &a.output {
+        None => (Box::new(std::io::BufWriter::new(std::io::stdout().lock())), None),
+        Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => match std::fs::OpenOptions::new().write(true).open(p) {
+            Ok(f) => (Box::new(std::io::BufWriter::new(f)), None),
+            Err(e) => return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display())),
+        },
+        Some(p) => {
+            let mut t = p.as_os_str().to_os_string();
+            t.push(".tmp");
+            let t = PathBuf::from(t);
+            match std::fs::File::create(&t) {
+                Ok(f) => (Box::new(std::io::BufWriter::new(f)), Some(t)),
+                Err(e) => return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display())),
+            }
+        }
     };
-    let text = export::render(&out.calls, a.format);
-    let written = match &a.output {
-        Some(p) => write_atomic(p, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", p.display())),
-        None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| format!("cannot write to standard output: {e}")),
-    };
-    if let Err(e) = written {
-        return fail(EXIT_FAILED, e);
-    }
-    let failed: Vec<_> = out.calls.iter().filter(|c| c.value().is_none()).collect();
-    let name = a.input.file.display();
-    for c in &failed {
+    let mut writer = export::CallWriter::new(sink, a.format);
+    let mut write_error: Option<std::io::Error> = None;
+    let (mut total, mut failed) = (0usize, Vec::new());
+    let result = input::stream_path_each(&a.input.file, Options { dialect: a.input.dialect, framing: None, detail: false }, |c| {
+        total += 1;
         if let crate::accumulate::Parsed::Err { error, .. } = &c.parsed {
-            eprintln!("sse-replay: call {} ({}) did not parse: {error} in {name}", c.position, c.name);
+            failed.push(format!("call {} {}: {error}", c.position, c.name));
+        }
+        if write_error.is_none() {
+            if let Err(e) = writer.call(&c) {
+                write_error = Some(e);
+            }
+        }
+    });
+    let out = match result {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(t) = &tmp {
+                let _ = std::fs::remove_file(t);
+            }
+            return fail(EXIT_INPUT, e);
+        }
+    };
+    let finished = writer.finish().map(drop);
+    if let Some(e) = write_error.map(Err).unwrap_or(finished).err() {
+        if let Some(t) = &tmp {
+            let _ = std::fs::remove_file(t);
+        }
+        return fail(EXIT_FAILED, format!("cannot write the export: {e}"));
+    }
+    if let (Some(t), Some(p)) = (&tmp, &a.output) {
+        if let Err(e) = std::fs::rename(t, p) {
+            return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display()));
         }
     }
+    // One line on stderr summarising what went wrong, if anything.
+    let mut problems = Vec::new();
+    if !failed.is_empty() {
+        problems.push(format!("{} of {total} calls did not parse ({})", failed.len(), failed.join("; ")));
+    }
     if let Some((m, _)) = &out.provider_error {
-        eprintln!("sse-replay: provider error: {m} in {name}");
-        return ExitCode::from(EXIT_FAILED);
+        problems.push(format!("provider error: {m}"));
+    } else if !out.finished() && !out.all_calls_complete {
+        problems.push("the stream ended without a finish signal".into());
     }
-    if !out.finished() && !(out.calls.iter().all(|c| c.complete) && !out.calls.is_empty()) {
-        eprintln!("sse-replay: the stream ended without a finish signal in {name}");
-        return ExitCode::from(EXIT_FAILED);
+    if problems.is_empty() {
+        ExitCode::from(EXIT_OK)
+    } else {
+        fail(EXIT_FAILED, format!("{} in {name}", problems.join("; ")))
     }
-    ExitCode::from(if failed.is_empty() { EXIT_OK } else { EXIT_FAILED })
 }
 
 /// Write a file atomically (temporary file, then rename).
+/// Special files (`/dev/null`, `/dev/stdout`, a FIFO) are written in place.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, bytes);
+    }
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
 }

@@ -57,39 +57,98 @@ pub fn call_json(c: &Call) -> Value {
     }
 }
 
-/// Render calls in a format. The text always ends with a newline.
-pub fn render(calls: &[Call], format: Format) -> String {
-    let mut s = match format {
-        Format::Json => pretty(&Value::Array(calls.iter().map(call_json).collect())),
-        Format::Jsonl => calls.iter().map(|c| call_json(c).to_string()).collect::<Vec<_>>().join("\n"),
+/// One call as the element of the chosen format.
+fn element(c: &Call, format: Format) -> Value {
+    match format {
+        Format::Json | Format::Jsonl => call_json(c),
         Format::OpenAi => {
-            let tool_calls: Vec<Value> = calls
-                .iter()
-                .map(|c| {
-                    let args = match &c.parsed {
-                        Parsed::Ok(v) => v.to_string(),
-                        Parsed::Err { .. } => c.raw_arguments.clone(),
-                    };
-                    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
-                })
-                .collect();
-            pretty(&json!({"role": "assistant", "content": null, "tool_calls": tool_calls}))
+            let args = match &c.parsed {
+                Parsed::Ok(v) => v.to_string(),
+                Parsed::Err { .. } => c.raw_arguments.clone(),
+            };
+            json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
         }
         Format::Anthropic => {
-            let blocks: Vec<Value> = calls
-                .iter()
-                .map(|c| {
-                    let input = c.value().cloned().unwrap_or_else(|| Value::String(c.raw_arguments.clone()));
-                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
-                })
-                .collect();
-            pretty(&Value::Array(blocks))
+            let input = c.value().cloned().unwrap_or_else(|| Value::String(c.raw_arguments.clone()));
+            json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
         }
-    };
-    if !s.ends_with('\n') {
-        s.push('\n');
     }
-    s
+}
+
+/// Writes calls in a format one at a time (so a 2,000-call export never holds every parsed value),
+/// byte-for-byte the same as `serde_json::to_string_pretty` of the whole document.
+pub struct CallWriter<W: std::io::Write> {
+    out: W,
+    format: Format,
+    written: usize,
+}
+
+impl<W: std::io::Write> CallWriter<W> {
+    /// Start a document.
+    pub fn new(out: W, format: Format) -> Self {
+        Self { out, format, written: 0 }
+    }
+
+    /// Indentation of the elements inside the document.
+    fn indent(&self) -> &'static str {
+        match self.format {
+            Format::OpenAi => "    ",
+            Format::Jsonl => "",
+            _ => "  ",
+        }
+    }
+
+    /// Write one call.
+    pub fn call(&mut self, c: &Call) -> std::io::Result<()> {
+        let v = element(c, self.format);
+        if self.format == Format::Jsonl {
+            self.written += 1;
+            return writeln!(self.out, "{v}");
+        }
+        if self.written == 0 {
+            match self.format {
+                Format::OpenAi => self.out.write_all(b"{\n  \"role\": \"assistant\",\n  \"content\": null,\n  \"tool_calls\": [\n")?,
+                _ => self.out.write_all(b"[\n")?,
+            }
+        } else {
+            self.out.write_all(b",\n")?;
+        }
+        self.written += 1;
+        // JSON strings never contain a raw newline, so indenting line by line is exact.
+        let indent = self.indent();
+        for (i, line) in pretty(&v).lines().enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\n")?;
+            }
+            self.out.write_all(indent.as_bytes())?;
+            self.out.write_all(line.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Close the document; returns the writer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        match (self.format, self.written) {
+            (Format::Jsonl, _) => {}
+            (Format::OpenAi, 0) => self.out.write_all(b"{\n  \"role\": \"assistant\",\n  \"content\": null,\n  \"tool_calls\": []\n}\n")?,
+            (Format::OpenAi, _) => self.out.write_all(b"\n  ]\n}\n")?,
+            (_, 0) => self.out.write_all(b"[]\n")?,
+            (_, _) => self.out.write_all(b"\n]\n")?,
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Render calls in a format. The text ends with a newline (empty for JSONL without calls).
+pub fn render(calls: &[Call], format: Format) -> String {
+    let mut w = CallWriter::new(Vec::new(), format);
+    for c in calls {
+        // Writing to a Vec cannot fail.
+        let _ = w.call(c);
+    }
+    let bytes = w.finish().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 fn pretty(v: &Value) -> String {

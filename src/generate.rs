@@ -40,7 +40,7 @@ fn split(s: &str, pieces: usize) -> Vec<&str> {
 /// Emit the events, one `String` each (with its blank line), to `f`.
 fn for_each_event(calls: usize, mut f: impl FnMut(&str) -> io::Result<()>) -> io::Result<()> {
     let mut line = String::with_capacity(512);
-    let pad = "x".repeat(120); // providers' metadata fields (system_fingerprint, obfuscation...)
+    let pad = "x".repeat(67); // providers' metadata fields (system_fingerprint, obfuscation...)
     let mut pair = 0;
     while pair * 2 < calls {
         let a = pair * 2;

@@ -126,23 +126,33 @@ pub fn open_path(path: &Path, mut progress: impl FnMut(f32) -> bool) -> Result<(
 }
 
 /// The lean streaming pass over a file (export): a raw body is read in blocks and never held whole;
-/// a recording is loaded and its chunks fed.
+/// a recording is loaded and its chunks fed. The outcome holds the calls.
 pub fn stream_path(path: &Path, opts: Options) -> Result<Outcome, InputError> {
+    let mut calls = Vec::new();
+    let mut out = stream_path_each(path, opts, |c| calls.push(c))?;
+    out.calls = calls;
+    Ok(out)
+}
+
+/// [`stream_path`], handing each parsed call to `each` in stream order instead of keeping them, so
+/// memory stays bounded by the accumulated argument strings, not by every parsed value.
+pub fn stream_path_each(path: &Path, opts: Options, each: impl FnMut(crate::accumulate::Call)) -> Result<Outcome, InputError> {
     check_not_dir(path)?;
     let mut file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
     let mut buf = vec![0u8; 256 * 1024];
     let n = read_some(&mut file, &mut buf).map_err(|e| io_err(path, e))?;
+    let lean = Options { detail: false, ..opts };
     if sniff(path, &buf[..n.min(256)]) == InputKind::Recording {
+        drop(file);
         let (rec, _) = open_path(path, |_| true)?;
-        let mut p = Pipeline::new(Options { detail: false, ..opts });
-        let o = Options { dialect: opts.dialect.or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect)), ..opts };
-        p = if o.dialect != opts.dialect { Pipeline::new(Options { detail: false, ..o }) } else { p };
+        let dialect = opts.dialect.or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
+        let mut p = Pipeline::new(Options { dialect, ..lean });
         for c in &rec.chunks {
             p.feed(&c.bytes, c.t_micros);
         }
-        return Ok(p.finish());
+        return Ok(p.finish_each(each));
     }
-    let mut p = Pipeline::new(Options { detail: false, ..opts });
+    let mut p = Pipeline::new(lean);
     p.feed(&buf[..n], 0);
     loop {
         let n = read_some(&mut file, &mut buf).map_err(|e| io_err(path, e))?;
@@ -151,7 +161,7 @@ pub fn stream_path(path: &Path, opts: Options) -> Result<Outcome, InputError> {
         }
         p.feed(&buf[..n], 0);
     }
-    Ok(p.finish())
+    Ok(p.finish_each(each))
 }
 
 fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -84,6 +84,8 @@ pub struct Outcome {
     pub unterminated: Option<Unterminated>,
     pub findings: Findings,
     pub naive: Option<NaiveSet>,
+    /// There was at least one call and the dialect marked every call done.
+    pub all_calls_complete: bool,
     pub bytes: u64,
     pub chunks: u32,
 }
@@ -334,7 +336,16 @@ impl Pipeline {
     }
 
     /// End of stream: flush the framer, parse every call once, and hand back the outcome.
-    pub fn finish(mut self) -> Outcome {
+    pub fn finish(self) -> Outcome {
+        let mut calls = Vec::new();
+        let mut out = self.finish_each(|c| calls.push(c));
+        out.calls = calls;
+        out
+    }
+
+    /// [`Pipeline::finish`], handing each parsed call to `each` instead of keeping it (the outcome's
+    /// `calls` stays empty): the streaming `export` writes and drops one call at a time.
+    pub fn finish_each(mut self, each: impl FnMut(Call)) -> Outcome {
         let mut framer = std::mem::replace(&mut self.framer, Framer::new(Some(Framing::Sse)));
         self.chunk = self.chunk.saturating_sub(1);
         let unterminated = framer.finish(&mut |item| self.on_framed(item));
@@ -366,9 +377,9 @@ impl Pipeline {
             self.out.dialect_known = true;
         }
         let finished = self.out.finished();
-        let (calls, records) = self.acc.finish(finished);
-        self.out.calls = calls;
-        self.out.fragments = records;
+        let acc = std::mem::take(&mut self.acc);
+        self.out.all_calls_complete = !acc.slots().is_empty() && acc.slots().iter().all(|s| s.done);
+        self.out.fragments = acc.finish_each(finished, each);
         if let Some(naive) = self.out.naive.as_mut() {
             naive.finish(self.out.finish.as_ref().map(|f| f.pos).or(self.out.done));
         }
