@@ -1,0 +1,628 @@
+//! The Recorder panel: URL, method, headers (secret values masked and never persisted), a body with
+//! ready templates, Start/Stop, live counts, Save As. The recording runs on
+//! [`crate::net::record::start`]'s own thread; updates arrive through a channel and a repaint
+//! waker, so the UI never waits on the network. While it runs, the panel hands the host the
+//! recording so far ([`PanelEvent::Live`], at most ~10 per second) so the comparison panels can
+//! follow the stream as it arrives.
+//!
+//! Every recording is written crash-safely into [`RecorderPanel::out_dir`] as it arrives (the same
+//! journal as the CLI); Save As copies the finished recording elsewhere.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use egui::{RichText, Ui};
+use serde::{Deserialize, Serialize};
+
+use crate::net::record::{self, RecordOutcome, RecordRequest, RecorderHandle, RecorderUpdate};
+use crate::net::sink::Progress;
+use crate::recording::{self, Recording};
+
+/// What a panel asks its host to do (returned from `ui`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PanelEvent {
+    /// The recording so far (sent when new chunks arrived, at most ~10 per second, and once at
+    /// the end): show it in the comparison panels.
+    Live(Recording),
+    /// Open this saved recording in the player.
+    Open(PathBuf),
+    /// Ask the user for a file name and save this recording there.
+    SaveAs(Recording),
+}
+
+/// One request header row. A secret row's value is masked on screen and never persisted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeaderRow {
+    pub name: String,
+    pub value: String,
+    pub secret: bool,
+}
+
+/// What storage keeps of a header row: the value only when it is not secret.
+#[derive(Serialize, Deserialize, Default)]
+#[serde(default)]
+struct StoredHeader {
+    name: String,
+    value: String,
+    secret: bool,
+}
+
+impl Serialize for HeaderRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let value = if self.secret {
+            String::new()
+        } else {
+            self.value.clone()
+        };
+        StoredHeader {
+            name: self.name.clone(),
+            value,
+            secret: self.secret,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for HeaderRow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let h = StoredHeader::deserialize(d)?;
+        Ok(Self {
+            value: if h.secret { String::new() } else { h.value },
+            name: h.name,
+            secret: h.secret,
+        })
+    }
+}
+
+/// Ready-made requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Template {
+    /// OpenAI Chat Completions, streaming, a `get_weather` tool, parallel calls.
+    OpenAiChat,
+    /// Anthropic Messages, streaming, a `get_weather` tool.
+    AnthropicMessages,
+}
+
+impl Template {
+    pub const ALL: [Template; 2] = [Template::OpenAiChat, Template::AnthropicMessages];
+
+    /// The menu label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Template::OpenAiChat => "OpenAI chat: get_weather, parallel calls",
+            Template::AnthropicMessages => "Anthropic messages: get_weather",
+        }
+    }
+
+    /// URL, headers (keys read from the environment at Start) and body.
+    pub fn request(self) -> (&'static str, Vec<HeaderRow>, String) {
+        let row = |name: &str, value: &str, secret: bool| HeaderRow {
+            name: name.into(),
+            value: value.into(),
+            secret,
+        };
+        match self {
+            Template::OpenAiChat => (
+                "https://api.openai.com/v1/chat/completions",
+                vec![row("Authorization", "Bearer $OPENAI_API_KEY", true), row("Content-Type", "application/json", false)],
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "model": "gpt-4o-mini",
+                    "stream": true,
+                    "parallel_tool_calls": true,
+                    "messages": [{"role": "user", "content": "What's the weather in 深圳 and in Tokyo for the next 3 days? Call the tool once per city."}],
+                    "tools": [{"type": "function", "function": {
+                        "name": "get_weather",
+                        "description": "Weather forecast for a city",
+                        "parameters": {"type": "object", "properties": {
+                            "city": {"type": "string"},
+                            "days": {"type": "integer", "minimum": 1, "maximum": 7}
+                        }, "required": ["city", "days"]}
+                    }}]
+                }))
+                .unwrap_or_default(),
+            ),
+            Template::AnthropicMessages => (
+                "https://api.anthropic.com/v1/messages",
+                vec![
+                    row("x-api-key", "$ANTHROPIC_API_KEY", true),
+                    row("anthropic-version", "2023-06-01", false),
+                    row("Content-Type", "application/json", false),
+                ],
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "model": "claude-3-5-haiku-latest",
+                    "max_tokens": 1024,
+                    "stream": true,
+                    "messages": [{"role": "user", "content": "What's the weather in 深圳 and in Tokyo for the next 3 days?"}],
+                    "tools": [{
+                        "name": "get_weather",
+                        "description": "Weather forecast for a city",
+                        "input_schema": {"type": "object", "properties": {
+                            "city": {"type": "string"},
+                            "days": {"type": "integer"}
+                        }, "required": ["city", "days"]}
+                    }]
+                }))
+                .unwrap_or_default(),
+            ),
+        }
+    }
+}
+
+/// A recording in progress or just finished.
+struct Run {
+    handle: RecorderHandle,
+    rx: mpsc::Receiver<RecorderUpdate>,
+    live: Recording,
+    progress: Progress,
+    outcome: Option<Box<RecordOutcome>>,
+    /// New chunks not yet handed to the host.
+    dirty: bool,
+    last_live: Option<Instant>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        // Leaving the panel (or the app) stops the recorder; it saves what arrived.
+        self.handle.stop();
+    }
+}
+
+/// The Recorder panel. Settings persist (`#[serde(default)]`); secret header values and the run do not.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecorderPanel {
+    pub url: String,
+    pub method: String,
+    pub headers: Vec<HeaderRow>,
+    pub body: String,
+    /// Where recordings are written as they arrive.
+    pub out_dir: PathBuf,
+    pub timeout_secs: f64,
+    #[serde(skip)]
+    run: Option<Run>,
+    /// The last error or result, shown in the status line; cleared by the next Start.
+    #[serde(skip)]
+    status: Option<(bool, String)>,
+}
+
+impl Default for RecorderPanel {
+    fn default() -> Self {
+        let (url, headers, body) = Template::OpenAiChat.request();
+        Self {
+            url: url.into(),
+            method: "POST".into(),
+            headers,
+            body,
+            out_dir: PathBuf::from("sse-captures"),
+            timeout_secs: 60.0,
+            run: None,
+            status: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for RecorderPanel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No header values here: they may be secrets.
+        f.debug_struct("RecorderPanel")
+            .field("url", &recording::redact_url(&self.url))
+            .field("running", &self.is_running())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecorderPanel {
+    /// Whether a recording is in progress.
+    pub fn is_running(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| r.outcome.is_none())
+    }
+
+    /// The recording so far (or the finished one), if any.
+    pub fn recording(&self) -> Option<&Recording> {
+        self.run
+            .as_ref()
+            .map(|r| r.outcome.as_ref().map_or(&r.live, |o| &o.recording))
+    }
+
+    /// Fills the form from a template.
+    pub fn apply_template(&mut self, t: Template) {
+        let (url, headers, body) = t.request();
+        self.url = url.into();
+        self.method = "POST".into();
+        self.headers = headers;
+        self.body = body;
+    }
+
+    /// The request the form describes, `$VAR` expanded through `lookup`, or why not.
+    pub fn build_request(
+        &self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<RecordRequest, String> {
+        let url = self.url.trim();
+        if url.is_empty() {
+            return Err("enter a URL".into());
+        }
+        let mut headers = Vec::new();
+        let mut secret_headers = Vec::new();
+        for row in self.headers.iter().filter(|r| !r.name.trim().is_empty()) {
+            let (name, value) = crate::net::headers::parse_header(
+                &format!("{}: {}", row.name.trim(), row.value),
+                &lookup,
+            )
+            .map_err(|e| e.to_string())?;
+            if row.secret {
+                secret_headers.push(name.clone());
+            }
+            headers.push((name, value));
+        }
+        let method = self.method.trim().to_ascii_uppercase();
+        let body = (!self.body.trim().is_empty() && method != "GET")
+            .then(|| self.body.clone().into_bytes());
+        let output = self
+            .out_dir
+            .join(format!("recording-{}.ron", crate::net::file_stamp_now()));
+        Ok(RecordRequest {
+            url: url.to_owned(),
+            method: Some(method),
+            headers,
+            secret_headers,
+            body,
+            output: Some(output),
+            timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
+            title: String::new(),
+        })
+    }
+
+    /// Starts recording; `ctx` is woken when updates arrive.
+    pub fn start(&mut self, ctx: &egui::Context) {
+        let req = match self.build_request(crate::net::headers::env_lookup) {
+            Ok(r) => r,
+            Err(e) => {
+                self.status = Some((false, e));
+                return;
+            }
+        };
+        if let Err(e) = std::fs::create_dir_all(&self.out_dir) {
+            self.status = Some((
+                false,
+                format!("cannot create {}: {e}", self.out_dir.display()),
+            ));
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let waker = ctx.clone();
+        let handle = record::start(req, move |u| {
+            let _ = tx.send(u);
+            waker.request_repaint_after(Duration::from_millis(10));
+        });
+        self.status = None;
+        self.run = Some(Run {
+            handle,
+            rx,
+            live: Recording::default(),
+            progress: Progress::default(),
+            outcome: None,
+            dirty: false,
+            last_live: None,
+        });
+    }
+
+    /// Asks the recorder to stop (it saves what arrived).
+    pub fn stop(&mut self) {
+        if let Some(run) = &self.run {
+            run.handle.stop();
+        }
+    }
+
+    /// Applies the updates that arrived; returns the live recording when the host should see it.
+    fn drain(&mut self) -> Option<PanelEvent> {
+        let run = self.run.as_mut()?;
+        let budget = Instant::now() + Duration::from_millis(5);
+        loop {
+            if Instant::now() >= budget {
+                // More may be queued than the time budget allows: come back next frame.
+                run.dirty = true;
+                break;
+            }
+            let Ok(update) = run.rx.try_recv() else { break };
+            match update {
+                RecorderUpdate::Sent { .. } => {}
+                RecorderUpdate::Response(r) => run.live.response = Some(r),
+                RecorderUpdate::Chunks { chunks, progress } => {
+                    run.live.chunks.extend(chunks);
+                    run.live.meta.timing_known = true;
+                    run.progress = progress;
+                    run.dirty = true;
+                }
+                RecorderUpdate::Finished(outcome) => {
+                    self.status = Some(match (&outcome.error, &outcome.saved) {
+                        (Some(e), _) => (false, e.to_string()),
+                        (None, Some(p)) => {
+                            (true, format!("{} ({})", outcome.summary(), p.display()))
+                        }
+                        (None, None) => (true, outcome.summary()),
+                    });
+                    run.progress = outcome.progress;
+                    run.live = outcome.recording.clone();
+                    run.outcome = Some(outcome);
+                    run.dirty = true;
+                    run.last_live = None; // hand over the final state at once
+                }
+            }
+        }
+        let due = run
+            .last_live
+            .is_none_or(|t| t.elapsed() >= Duration::from_millis(100));
+        if run.dirty && due {
+            run.dirty = false;
+            run.last_live = Some(Instant::now());
+            return Some(PanelEvent::Live(run.live.clone()));
+        }
+        None
+    }
+
+    /// Draws the panel. Returns at most one request for the host per frame.
+    pub fn ui(&mut self, ui: &mut Ui) -> Option<PanelEvent> {
+        let mut event = self.drain();
+        if self.run.as_ref().is_some_and(|r| r.dirty) {
+            // Live updates are throttled; make sure the pending one is delivered.
+            ui.ctx().request_repaint_after(Duration::from_millis(100));
+        }
+        let running = self.is_running();
+        ui.heading("Recorder");
+        ui.add_enabled_ui(!running, |ui| self.form_ui(ui));
+        ui.separator();
+        ui.horizontal(|ui| {
+            if running {
+                if ui
+                    .button("⏹ Stop")
+                    .on_hover_text("Stop and save what arrived")
+                    .clicked()
+                {
+                    self.stop();
+                }
+            } else if ui.button("⏺ Start").clicked() {
+                self.start(ui.ctx());
+            }
+            if let Some(run) = &self.run {
+                let p = run.progress;
+                let status = run.live.response.as_ref().map_or_else(
+                    || {
+                        if running {
+                            "waiting for the response…".to_owned()
+                        } else {
+                            String::new()
+                        }
+                    },
+                    |r| format!("HTTP {}", r.status),
+                );
+                ui.label(format!(
+                    "{status} · {} bytes · {} reads · {} events · {} calls",
+                    p.bytes, p.chunks, p.events, p.calls
+                ));
+            }
+        });
+        if let Some((ok, text)) = &self.status {
+            let color = if *ok {
+                ui.visuals().text_color()
+            } else {
+                ui.visuals().error_fg_color
+            };
+            ui.label(RichText::new(text).color(color));
+        }
+        if let Some(outcome) = self.run.as_ref().and_then(|r| r.outcome.as_ref()) {
+            ui.horizontal(|ui| {
+                if let Some(path) = &outcome.saved
+                    && ui.button("Open in player").clicked()
+                {
+                    event = Some(PanelEvent::Open(path.clone()));
+                }
+                if ui.button("Save As…").clicked() {
+                    event = Some(PanelEvent::SaveAs(outcome.recording.clone()));
+                }
+            });
+        }
+        event
+    }
+
+    fn form_ui(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            egui::ComboBox::from_id_salt("recorder-method")
+                .selected_text(self.method.clone())
+                .width(80.0)
+                .show_ui(ui, |ui| {
+                    for m in ["POST", "GET", "PUT"] {
+                        ui.selectable_value(&mut self.method, m.to_owned(), m);
+                    }
+                });
+            ui.add(
+                egui::TextEdit::singleline(&mut self.url)
+                    .hint_text("https://api.openai.com/v1/chat/completions")
+                    .desired_width(f32::INFINITY),
+            );
+        });
+        ui.horizontal(|ui| {
+            ui.label("Template:");
+            let mut chosen = None;
+            egui::ComboBox::from_id_salt("recorder-template")
+                .selected_text("choose…")
+                .show_ui(ui, |ui| {
+                    for t in Template::ALL {
+                        if ui.selectable_label(false, t.label()).clicked() {
+                            chosen = Some(t);
+                        }
+                    }
+                });
+            if let Some(t) = chosen {
+                self.apply_template(t);
+            }
+            ui.label("Timeout (s):");
+            ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0));
+        });
+        ui.label(RichText::new("Headers").strong()).on_hover_text("$VAR and ${VAR} are read from the environment at Start. Secret values are masked, redacted in recordings and never saved in settings.");
+        let mut remove = None;
+        egui::Grid::new("recorder-headers")
+            .num_columns(4)
+            .striped(true)
+            .show(ui, |ui| {
+                for (i, row) in self.headers.iter_mut().enumerate() {
+                    ui.add(
+                        egui::TextEdit::singleline(&mut row.name)
+                            .hint_text("Name")
+                            .desired_width(160.0),
+                    );
+                    if recording::is_secret_header(&row.name) {
+                        row.secret = true;
+                    }
+                    ui.add(
+                        egui::TextEdit::singleline(&mut row.value)
+                            .password(row.secret)
+                            .hint_text("value or $ENV_VAR")
+                            .desired_width(320.0),
+                    );
+                    ui.checkbox(&mut row.secret, "secret");
+                    if ui.small_button("✖").on_hover_text("Remove").clicked() {
+                        remove = Some(i);
+                    }
+                    ui.end_row();
+                }
+            });
+        if let Some(i) = remove {
+            self.headers.remove(i);
+        }
+        if ui.small_button("+ header").clicked() {
+            self.headers.push(HeaderRow::default());
+        }
+        ui.label(RichText::new("Body").strong());
+        egui::ScrollArea::vertical()
+            .id_salt("recorder-body")
+            .max_height(260.0)
+            .show(ui, |ui| {
+                ui.add(
+                    egui::TextEdit::multiline(&mut self.body)
+                        .code_editor()
+                        .desired_rows(12)
+                        .desired_width(f32::INFINITY),
+                );
+            });
+        ui.horizontal(|ui| {
+            ui.label("Save recordings in:");
+            let mut dir = self.out_dir.display().to_string();
+            if ui
+                .add(egui::TextEdit::singleline(&mut dir).desired_width(300.0))
+                .changed()
+            {
+                self.out_dir = PathBuf::from(dir);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_header_values_are_never_persisted() {
+        let mut panel = RecorderPanel::default();
+        panel.headers[0].value = "Bearer sk-live-abc".into();
+        panel.headers.push(HeaderRow {
+            name: "X-Trace".into(),
+            value: "t-1".into(),
+            secret: false,
+        });
+        let text = ron::to_string(&panel).unwrap();
+        assert!(!text.contains("sk-live-abc"), "{text}");
+        assert!(text.contains("t-1"), "{text}");
+        let back: RecorderPanel = ron::from_str(&text).unwrap();
+        assert_eq!(back.headers[0].value, "");
+        assert!(back.headers[0].secret);
+    }
+
+    /// The panel records from a local `serve`, hands the host the stream as it arrives, and saves
+    /// it without the secret.
+    #[test]
+    fn records_live_from_a_local_server() {
+        use crate::net::serve::{self, Pacing, Plan, ServeConfig};
+        let seed = crate::stub::build(&crate::stub::seed_example());
+        let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Recorded { speed: 1.0 }, None));
+        let server = serve::start(ServeConfig {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            plan,
+            log: false,
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut panel = RecorderPanel {
+            url: format!("http://{}/v1/chat/completions", server.addr()),
+            headers: vec![HeaderRow {
+                name: "Authorization".into(),
+                value: "Bearer sk-panel-secret".into(),
+                secret: true,
+            }],
+            body: "{}".into(),
+            out_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let ctx = egui::Context::default();
+        panel.start(&ctx);
+        assert!(panel.is_running(), "{:?}", panel.status);
+        let mut lives = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while panel
+            .run
+            .as_ref()
+            .is_none_or(|r| r.outcome.is_none() || r.dirty)
+        {
+            assert!(Instant::now() < deadline, "the recording did not finish");
+            let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+                if let Some(PanelEvent::Live(rec)) = panel.ui(ui) {
+                    lives.push(rec);
+                }
+            });
+            out.textures_delta.clear(); // no renderer here
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(lives.len() >= 3, "followed live: {} updates", lives.len());
+        assert!(
+            lives
+                .windows(2)
+                .all(|w| w[0].chunks.len() <= w[1].chunks.len())
+        );
+        let last = lives.last().unwrap();
+        assert_eq!(last.body(), seed.body());
+        let saved = panel
+            .run
+            .as_ref()
+            .and_then(|r| r.outcome.as_ref())
+            .and_then(|o| o.saved.clone())
+            .unwrap();
+        let text = std::fs::read_to_string(saved).unwrap();
+        assert!(!text.contains("sk-panel-secret"));
+        assert!(
+            panel.status.as_ref().is_some_and(|(ok, _)| *ok),
+            "{:?}",
+            panel.status
+        );
+        server.stop();
+    }
+
+    #[test]
+    fn templates_build_requests_with_env_keys() {
+        let mut panel = RecorderPanel::default();
+        for t in Template::ALL {
+            panel.apply_template(t);
+            let req = panel.build_request(|_| Some("sk-env".into())).unwrap();
+            assert!(req.headers.iter().any(|(_, v)| v.contains("sk-env")));
+            assert!(!req.secret_headers.is_empty());
+            let body: serde_json::Value =
+                serde_json::from_slice(req.body.as_deref().unwrap()).unwrap();
+            assert_eq!(body["stream"], true);
+            assert_eq!(req.method.as_deref(), Some("POST"));
+        }
+        let err = panel.build_request(|_| None).unwrap_err();
+        assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    }
+}
