@@ -7,10 +7,9 @@
 //! in the arguments string, event, chunk, time) so the analysis can show the state at any cursor and
 //! check the seed's three checkpoints.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::dialect::{ArgsPiece, CallKey, Fragment, Presence, Raw};
+use crate::dialect::{ArgsPiece, CallKey, Fragment, FxHashMap, Presence, Raw};
 
 /// Where a fragment arrived.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,7 +73,11 @@ pub enum Parsed {
     /// The parsed arguments (`{}` for empty).
     Ok(serde_json::Value),
     /// serde_json's error, verbatim, followed by the 0-based character position.
-    Err { error: String, line: usize, column: usize },
+    Err {
+        error: String,
+        line: usize,
+        column: usize,
+    },
 }
 
 /// A finished call.
@@ -122,8 +125,8 @@ impl Call {
 #[derive(Debug, Default)]
 pub struct Accumulator {
     slots: Vec<Slot>,
-    table: HashMap<CallKey, u32>,
-    last: Option<(CallKey, u32)>,
+    table: FxHashMap<CallKey, u32>,
+    recent: [Option<(CallKey, u32)>; 2],
     keep_records: bool,
     records: Vec<FragmentRecord>,
     fragment_count: u32,
@@ -132,11 +135,15 @@ pub struct Accumulator {
 impl Accumulator {
     /// An accumulator that keeps per-fragment records (for analysis) or not (lean export).
     pub fn new(keep_records: bool) -> Self {
-        Self { keep_records, ..Default::default() }
+        Self {
+            keep_records,
+            ..Default::default()
+        }
     }
 
     fn slot_for(&mut self, key: &CallKey) -> u32 {
-        if let Some((k, i)) = &self.last {
+        // Two most recent keys: parallel calls usually alternate between two.
+        for (k, i) in self.recent.iter().flatten() {
             if k == key {
                 return *i;
             }
@@ -145,12 +152,16 @@ impl Accumulator {
             Some(&i) => i,
             None => {
                 let i = self.slots.len() as u32;
-                self.slots.push(Slot { key: Some(key.clone()), ..Default::default() });
+                self.slots.push(Slot {
+                    key: Some(key.clone()),
+                    ..Default::default()
+                });
                 self.table.insert(key.clone(), i);
                 i
             }
         };
-        self.last = Some((key.clone(), i));
+        self.recent[1] = self.recent[0].take();
+        self.recent[0] = Some((key.clone(), i));
         i
     }
 
@@ -172,7 +183,11 @@ impl Accumulator {
         if let Some(name) = frag.name.non_empty() {
             if slot.name != name {
                 if !slot.name.is_empty() {
-                    slot.name_conflicts.push(NameConflict { fragment: no, previous: slot.name.clone(), new: name.to_owned() });
+                    slot.name_conflicts.push(NameConflict {
+                        fragment: no,
+                        previous: slot.name.clone(),
+                        new: name.to_owned(),
+                    });
                 }
                 slot.name = name.to_owned();
             }
@@ -244,7 +259,11 @@ impl Accumulator {
 
     /// [`Accumulator::finish`] one call at a time, in stream order, so a caller that writes each call
     /// out (the streaming `export`) never holds every parsed value at once.
-    pub fn finish_each(self, stream_finished: bool, mut each: impl FnMut(Call)) -> Vec<FragmentRecord> {
+    pub fn finish_each(
+        self,
+        stream_finished: bool,
+        mut each: impl FnMut(Call),
+    ) -> Vec<FragmentRecord> {
         for (i, s) in self.slots.into_iter().enumerate() {
             let (parsed, empty) = parse_once(&s.args);
             each(Call {
@@ -270,7 +289,10 @@ impl Accumulator {
 /// Parse a call's complete arguments once: empty or whitespace-only is `{}`.
 pub fn parse_once(args: &str) -> (Parsed, bool) {
     if args.trim().is_empty() {
-        return (Parsed::Ok(serde_json::Value::Object(Default::default())), true);
+        return (
+            Parsed::Ok(serde_json::Value::Object(Default::default())),
+            true,
+        );
     }
     (parse_value(args), false)
 }
@@ -279,7 +301,11 @@ pub fn parse_once(args: &str) -> (Parsed, bool) {
 pub fn parse_value(text: &str) -> Parsed {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(v) => Parsed::Ok(v),
-        Err(e) => Parsed::Err { error: error_text(text, &e), line: e.line(), column: e.column() },
+        Err(e) => Parsed::Err {
+            error: error_text(text, &e),
+            line: e.line(),
+            column: e.column(),
+        },
     }
 }
 
@@ -290,7 +316,11 @@ fn error_text(text: &str, e: &serde_json::Error) -> String {
     let position = if e.is_eof() {
         text.chars().count()
     } else {
-        let line_start: usize = text.split_inclusive('\n').take(e.line().saturating_sub(1)).map(str::len).sum();
+        let line_start: usize = text
+            .split_inclusive('\n')
+            .take(e.line().saturating_sub(1))
+            .map(str::len)
+            .sum();
         let mut byte = (line_start + e.column().saturating_sub(1)).min(text.len());
         while !text.is_char_boundary(byte) {
             byte -= 1;
@@ -306,7 +336,11 @@ mod tests {
 
     fn frag(index: u64, id: Option<&str>, name: Option<&str>, args: &str) -> Fragment {
         Fragment {
-            key: CallKey::Index { choice: 0, index, generation: 0 },
+            key: CallKey::Index {
+                choice: 0,
+                index,
+                generation: 0,
+            },
             stated_index: Some(index),
             id: id.map_or(Raw::Absent, |s| Raw::Value(s.into())),
             name: name.map_or(Raw::Absent, |s| Raw::Value(s.into())),
@@ -321,7 +355,12 @@ mod tests {
         for (i, p) in pieces.iter().enumerate() {
             let first = i == 0;
             acc.push(
-                frag(0, first.then_some("call_1"), first.then_some("get_weather"), p),
+                frag(
+                    0,
+                    first.then_some("call_1"),
+                    first.then_some("get_weather"),
+                    p,
+                ),
                 Pos::default(),
             );
         }

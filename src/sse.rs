@@ -250,6 +250,24 @@ impl SseParser {
                 (1, None)
             };
             let line_end = base + (i + ending_len) as u64;
+            // Fast path for the overwhelmingly common event, `data: …\n\n` wholly inside this read
+            // with nothing pending: dispatch straight from the input, without copying the data into
+            // the data buffer. It does exactly what the general path would (see the tests).
+            if ending == Some(Ending::Lf)
+                && input.get(i + 1) == Some(&b'\n')
+                && input.starts_with(b"data:")
+                && self.line.is_empty()
+                && self.event_start.is_none()
+                && self.data.is_empty()
+                && self.event_type.is_empty()
+                && self.flags == EventFlags::default()
+                && self.last_event_id == self.last_event_id_buffer
+            {
+                self.dispatch_single_data(&input[..i], base, line_end + 1, sink);
+                input = &input[i + 2..];
+                base = line_end + 1;
+                continue;
+            }
             if self.line.is_empty() {
                 self.process_line(&input[..i], base, line_end, ending, sink);
             } else {
@@ -280,6 +298,45 @@ impl SseParser {
         }
     }
 
+    /// The fast path's dispatch: one `data:` line (without its LF) followed by a blank line; the
+    /// event spans `start..end`. Same result as processing the two lines one by one.
+    fn dispatch_single_data(
+        &mut self,
+        line: &[u8],
+        start: u64,
+        end: u64,
+        sink: &mut impl FnMut(SseItem<'_>),
+    ) {
+        self.stats.lf_lines += 2;
+        self.stats.longest_line = self.stats.longest_line.max(line.len() as u64);
+        self.stats.events += 1;
+        let value = &line[5..];
+        let (value, had_space) = match value.first() {
+            Some(b' ') => (&value[1..], true),
+            _ => (value, false),
+        };
+        let mut flags = EventFlags {
+            data_without_space: !had_space && !value.is_empty(),
+            ..EventFlags::default()
+        };
+        let data: &str = match std::str::from_utf8(value) {
+            Ok(s) => s,
+            Err(_) => {
+                flags.lossy_utf8 = true;
+                self.data_text.clear();
+                self.data_text.push_str(&String::from_utf8_lossy(value));
+                &self.data_text
+            }
+        };
+        sink(SseItem::Event(Event {
+            event_type: "message",
+            data,
+            last_event_id: &self.last_event_id,
+            span: start..end,
+            flags,
+        }));
+    }
+
     /// §9.2.6: process one line (without its line ending) that spans `start..end` (with the ending).
     /// `ending` is `None` for a CR at the end of a feed: CR or the first half of a CRLF.
     fn process_line(
@@ -298,7 +355,11 @@ impl SseParser {
         // "If the line is empty (a blank line): Dispatch the event."
         if line.is_empty() {
             // The span ends after the CR of a CRLF, whether or not the LF was fed yet.
-            let end = if ending == Some(Ending::CrLf) { end - 1 } else { end };
+            let end = if ending == Some(Ending::CrLf) {
+                end - 1
+            } else {
+                end
+            };
             self.dispatch(end, sink);
             return;
         }
@@ -398,7 +459,8 @@ impl SseParser {
             Err(_) => {
                 flags.lossy_utf8 = true;
                 self.data_text.clear();
-                self.data_text.push_str(&String::from_utf8_lossy(&self.data));
+                self.data_text
+                    .push_str(&String::from_utf8_lossy(&self.data));
                 &self.data_text
             }
         };
@@ -412,7 +474,8 @@ impl SseParser {
                 Ok(s) => s,
                 Err(_) => {
                     self.type_text.clear();
-                    self.type_text.push_str(&String::from_utf8_lossy(&self.event_type));
+                    self.type_text
+                        .push_str(&String::from_utf8_lossy(&self.event_type));
                     &self.type_text
                 }
             }
@@ -461,14 +524,18 @@ impl SseParser {
             let mut text = String::new();
             if had_data {
                 text.push_str("data buffer: ");
-                text.push_str(&String::from_utf8_lossy(&self.data[..self.data.len().min(keep)]));
+                text.push_str(&String::from_utf8_lossy(
+                    &self.data[..self.data.len().min(keep)],
+                ));
             }
             if !self.line.is_empty() {
                 if !text.is_empty() {
                     text.push_str(" | ");
                 }
                 text.push_str("unterminated line: ");
-                text.push_str(&String::from_utf8_lossy(&self.line[..self.line.len().min(keep)]));
+                text.push_str(&String::from_utf8_lossy(
+                    &self.line[..self.line.len().min(keep)],
+                ));
             }
             Unterminated {
                 span: start..self.offset,
@@ -609,7 +676,10 @@ mod tests {
         assert!(whole.0[0].1.crlf && !whole.0[0].1.cr);
         assert!(!whole.0[1].1.crlf, "only the blank line ended with CRLF");
         assert!(whole.0[2].1.cr);
-        assert_eq!((whole.1.crlf_lines, whole.1.cr_lines, whole.1.lf_lines), (4, 2, 1));
+        assert_eq!(
+            (whole.1.crlf_lines, whole.1.cr_lines, whole.1.lf_lines),
+            (4, 2, 1)
+        );
         for cut in 0..=body.len() {
             assert_eq!(run(cut), whole, "cut at {cut}");
         }

@@ -92,7 +92,11 @@ impl ArgsPiece {
 pub enum CallKey {
     /// OpenAI Chat: choice index, tool-call index, and a generation that is bumped when a used index
     /// is reused for a new call (new id + name).
-    Index { choice: u32, index: u64, generation: u32 },
+    Index {
+        choice: u32,
+        index: u64,
+        generation: u32,
+    },
     /// OpenAI Responses: the output item id.
     Item(String),
     /// Anthropic: the content block index.
@@ -104,7 +108,11 @@ pub enum CallKey {
 impl fmt::Display for CallKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallKey::Index { choice, index, generation } => {
+            CallKey::Index {
+                choice,
+                index,
+                generation,
+            } => {
                 if *choice != 0 {
                     write!(f, "choice {choice} ")?;
                 }
@@ -159,11 +167,17 @@ pub enum Signal {
     /// The provider reported an error in the stream.
     ProviderError { message: String },
     /// Something only the dialect can see.
-    Finding { kind: FindingKind, key: Option<CallKey>, message: String },
+    Finding {
+        kind: FindingKind,
+        key: Option<CallKey>,
+        message: String,
+    },
 }
 
 /// The supported dialects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum DialectKind {
     #[default]
     #[serde(rename = "openai-chat")]
@@ -226,8 +240,12 @@ impl DialectKind {
 /// Sniff the dialect from one event: `Some` when the event is decisive.
 pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
     match event_type {
-        "message_start" | "content_block_start" | "content_block_delta" | "content_block_stop"
-        | "message_delta" | "message_stop" => return Some(DialectKind::AnthropicMessages),
+        "message_start"
+        | "content_block_start"
+        | "content_block_delta"
+        | "content_block_stop"
+        | "message_delta"
+        | "message_stop" => return Some(DialectKind::AnthropicMessages),
         t if t.starts_with("response.") => return Some(DialectKind::OpenAiResponses),
         _ => {}
     }
@@ -257,8 +275,12 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
         }
         if matches!(
             t,
-            "message_start" | "content_block_start" | "content_block_delta" | "content_block_stop"
-                | "message_delta" | "message_stop"
+            "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+                | "message_delta"
+                | "message_stop"
         ) {
             return Some(DialectKind::AnthropicMessages);
         }
@@ -347,7 +369,9 @@ pub fn error_message(data: &str) -> String {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         },
-        Ok(Outer { message: Some(m), .. }) => m,
+        Ok(Outer {
+            message: Some(m), ..
+        }) => m,
         _ => truncate(data, 300),
     }
 }
@@ -410,7 +434,11 @@ pub(crate) fn parse_index(v: Option<&serde_json::value::RawValue>) -> Result<Opt
     match v {
         None => Ok(None),
         Some(r) if r.get() == "null" => Ok(None),
-        Some(r) => r.get().parse::<u64>().map(Some).map_err(|_| truncate(r.get(), 40)),
+        Some(r) => r
+            .get()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| truncate(r.get(), 40)),
     }
 }
 
@@ -422,7 +450,11 @@ pub(crate) fn undecodable(data: &str, err: &serde_json::Error) -> Signal {
     } else {
         FindingKind::NonJsonData
     };
-    Signal::Finding { kind, key: None, message: format!("{err}: {}", truncate(data.trim(), 80)) }
+    Signal::Finding {
+        kind,
+        key: None,
+        message: format!("{err}: {}", truncate(data.trim(), 80)),
+    }
 }
 
 /// `deserialize_with` for `Option<&RawValue>` fields that must tell `null` from absent: serde's
@@ -434,3 +466,130 @@ where
 {
     <&'de serde_json::value::RawValue as Deserialize<'de>>::deserialize(d).map(Some)
 }
+
+// --- one-pass field decoders for the hot path (no RawValue + re-parse)
+
+/// A string-ish JSON field decoded in one pass: absent (the default), `null`, or its text. A
+/// non-string value keeps its compact JSON text.
+#[derive(Debug, Default)]
+pub(crate) struct FieldStr(pub Raw<String>);
+
+/// An `arguments` field decoded in one pass: a string is a text fragment; an object (or any other
+/// value) is kept as compact JSON; `null` is [`Raw::Null`].
+#[derive(Debug, Default)]
+pub(crate) struct FieldArgs(pub Raw<ArgsPiece>);
+
+/// What a field decoder saw, before it is wrapped.
+enum Seen {
+    Null,
+    Str(String),
+    Other(String),
+}
+
+struct SeenVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SeenVisitor {
+    type Value = Seen;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Seen, E> {
+        Ok(Seen::Str(v.to_owned()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Seen, E> {
+        Ok(Seen::Str(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Seen, E> {
+        Ok(Seen::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Seen, E> {
+        Ok(Seen::Null)
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Seen, E> {
+        Ok(Seen::Other(v.to_string()))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Seen, E> {
+        Ok(Seen::Other(v.to_string()))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Seen, E> {
+        Ok(Seen::Other(v.to_string()))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Seen, E> {
+        Ok(Seen::Other(serde_json::Value::from(v).to_string()))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Seen, A::Error> {
+        let v = serde_json::Value::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        Ok(Seen::Other(v.to_string()))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Seen, A::Error> {
+        let v = serde_json::Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(Seen::Other(v.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldStr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(FieldStr(match d.deserialize_any(SeenVisitor)? {
+            Seen::Null => Raw::Null,
+            Seen::Str(s) | Seen::Other(s) => Raw::Value(s),
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldArgs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(FieldArgs(match d.deserialize_any(SeenVisitor)? {
+            Seen::Null => Raw::Null,
+            Seen::Str(s) => Raw::Value(ArgsPiece::Text(s)),
+            Seen::Other(s) => Raw::Value(ArgsPiece::Object(s)),
+        }))
+    }
+}
+
+/// A fast, non-cryptographic hasher (FxHash, as in rustc) for the small integer-keyed routing
+/// tables on the per-fragment path. Keys are call indexes, not attacker-chosen strings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// A `HashMap` with [`FxHasher`].
+pub type FxHashMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;

@@ -7,7 +7,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{CallKey, Fragment, Raw, Signal, error_message, parse_index, raw_args, raw_string, truncate};
+use super::{
+    CallKey, FieldArgs, FieldStr, Fragment, FxHashMap, Raw, Signal, error_message, parse_index,
+    truncate,
+};
 use crate::findings::FindingKind;
 
 #[derive(Deserialize)]
@@ -41,18 +44,18 @@ struct Delta<'a> {
 struct ToolCallDelta<'a> {
     #[serde(default, borrow)]
     index: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    function: Option<Function<'a>>,
+    #[serde(default)]
+    id: FieldStr,
+    #[serde(default)]
+    function: Option<Function>,
 }
 
 #[derive(Deserialize)]
-struct Function<'a> {
-    #[serde(default, borrow)]
-    name: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    arguments: Option<&'a RawValue>,
+struct Function {
+    #[serde(default)]
+    name: FieldStr,
+    #[serde(default)]
+    arguments: FieldArgs,
 }
 
 #[derive(Debug, Default)]
@@ -64,12 +67,12 @@ struct SlotState {
 /// Decoder state: the routing table (which call each `(choice, index)` currently means).
 #[derive(Debug, Default)]
 pub struct OpenAiChat {
-    slots: HashMap<(u32, u64), SlotState>,
+    slots: FxHashMap<(u32, u64), SlotState>,
     by_id: HashMap<String, CallKey>,
     /// The most recent call per choice, for fragments without index and id.
-    latest: HashMap<u32, CallKey>,
+    latest: FxHashMap<u32, CallKey>,
     /// Next index to give a call that arrived with neither index nor known id.
-    next_free: HashMap<u32, u64>,
+    next_free: FxHashMap<u32, u64>,
     seen_index: bool,
     done: bool,
 }
@@ -78,7 +81,9 @@ impl OpenAiChat {
     /// Decode one event.
     pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
         if event_type == "error" {
-            out.push(Signal::ProviderError { message: error_message(data) });
+            out.push(Signal::ProviderError {
+                message: error_message(data),
+            });
             return;
         }
         let trimmed = data.trim();
@@ -88,7 +93,11 @@ impl OpenAiChat {
             return;
         }
         if event_type == "ping" {
-            out.push(Signal::Finding { kind: FindingKind::PingEvent, key: None, message: "ping event".into() });
+            out.push(Signal::Finding {
+                kind: FindingKind::PingEvent,
+                key: None,
+                message: "ping event".into(),
+            });
             return;
         }
         if !trimmed.starts_with('{') {
@@ -107,13 +116,19 @@ impl OpenAiChat {
                 } else {
                     FindingKind::NonJsonData
                 };
-                out.push(Signal::Finding { kind, key: None, message: format!("{e}: {}", truncate(trimmed, 80)) });
+                out.push(Signal::Finding {
+                    kind,
+                    key: None,
+                    message: format!("{e}: {}", truncate(trimmed, 80)),
+                });
                 return;
             }
         };
         if let Some(err) = chunk.error {
             if err.get() != "null" {
-                out.push(Signal::ProviderError { message: error_message(data) });
+                out.push(Signal::ProviderError {
+                    message: error_message(data),
+                });
                 return;
             }
         }
@@ -144,18 +159,22 @@ impl OpenAiChat {
                     out.push(Signal::Finding {
                         kind: FindingKind::FinishInSameChunk,
                         key: self.latest.get(&choice_index).cloned(),
-                        message: format!("finish_reason \"{reason}\" in the same chunk as tool-call data"),
+                        message: format!(
+                            "finish_reason \"{reason}\" in the same chunk as tool-call data"
+                        ),
                     });
                 }
-                out.push(Signal::Finish { reason: reason.into_owned() });
+                out.push(Signal::Finish {
+                    reason: reason.into_owned(),
+                });
             }
         }
     }
 
     fn tool_call(&mut self, choice: u32, tc: ToolCallDelta<'_>, out: &mut Vec<Signal>) {
-        let id = raw_string(tc.id);
+        let id = tc.id.0;
         let (name, args) = match tc.function {
-            Some(f) => (raw_string(f.name), raw_args(f.arguments)),
+            Some(f) => (f.name.0, f.arguments.0),
             None => (Raw::Absent, Raw::Absent),
         };
         let (stated_index, invalid) = match parse_index(tc.index) {
@@ -167,18 +186,36 @@ impl OpenAiChat {
             None => {
                 let key = self.route_unindexed(choice, &id, out);
                 let (kind, message) = match invalid {
-                    Some(bad) => (FindingKind::InvalidIndex, format!("invalid index {bad}; routed to {key}")),
-                    None => (FindingKind::MissingIndex, format!("no index; routed to {key}")),
+                    Some(bad) => (
+                        FindingKind::InvalidIndex,
+                        format!("invalid index {bad}; routed to {key}"),
+                    ),
+                    None => (
+                        FindingKind::MissingIndex,
+                        format!("no index; routed to {key}"),
+                    ),
                 };
-                out.push(Signal::Finding { kind, key: Some(key.clone()), message });
+                out.push(Signal::Finding {
+                    kind,
+                    key: Some(key.clone()),
+                    message,
+                });
                 key
             }
         };
         if let Some(id) = id.non_empty() {
-            self.by_id.entry(id.to_owned()).or_insert_with(|| key.clone());
+            self.by_id
+                .entry(id.to_owned())
+                .or_insert_with(|| key.clone());
         }
         self.latest.insert(choice, key.clone());
-        out.push(Signal::Fragment(Fragment { key, stated_index, id, name, args }));
+        out.push(Signal::Fragment(Fragment {
+            key,
+            stated_index,
+            id,
+            name,
+            args,
+        }));
     }
 
     fn route_indexed(
@@ -196,7 +233,11 @@ impl OpenAiChat {
         let slot = match self.slots.get_mut(&(choice, index)) {
             Some(slot) => slot,
             None => {
-                let key = CallKey::Index { choice, index, generation: 0 };
+                let key = CallKey::Index {
+                    choice,
+                    index,
+                    generation: 0,
+                };
                 if first_ever && index != 0 {
                     out.push(Signal::Finding {
                         kind: FindingKind::IndexNotFromZero,
@@ -211,7 +252,13 @@ impl OpenAiChat {
                     });
                 }
                 *next_free = (*next_free).max(index.saturating_add(1));
-                self.slots.insert((choice, index), SlotState { generation: 0, id: id.non_empty().map(str::to_owned) });
+                self.slots.insert(
+                    (choice, index),
+                    SlotState {
+                        generation: 0,
+                        id: id.non_empty().map(str::to_owned),
+                    },
+                );
                 return key;
             }
         };
@@ -221,7 +268,11 @@ impl OpenAiChat {
                 if name.non_empty().is_some() {
                     slot.generation += 1;
                     slot.id = Some(new_id.to_owned());
-                    let key = CallKey::Index { choice, index, generation: slot.generation };
+                    let key = CallKey::Index {
+                        choice,
+                        index,
+                        generation: slot.generation,
+                    };
                     out.push(Signal::Finding {
                         kind: FindingKind::ReusedIndexNewCall,
                         key: Some(key.clone()),
@@ -229,7 +280,11 @@ impl OpenAiChat {
                     });
                     return key;
                 }
-                let key = CallKey::Index { choice, index, generation: slot.generation };
+                let key = CallKey::Index {
+                    choice,
+                    index,
+                    generation: slot.generation,
+                };
                 out.push(Signal::Finding {
                     kind: FindingKind::FreshIdContinuation,
                     key: Some(key.clone()),
@@ -240,10 +295,19 @@ impl OpenAiChat {
         } else if slot.id.is_none() {
             slot.id = id.non_empty().map(str::to_owned);
         }
-        CallKey::Index { choice, index, generation: slot.generation }
+        CallKey::Index {
+            choice,
+            index,
+            generation: slot.generation,
+        }
     }
 
-    fn route_unindexed(&mut self, choice: u32, id: &Raw<String>, _out: &mut Vec<Signal>) -> CallKey {
+    fn route_unindexed(
+        &mut self,
+        choice: u32,
+        id: &Raw<String>,
+        _out: &mut Vec<Signal>,
+    ) -> CallKey {
         if let Some(id) = id.non_empty() {
             if let Some(key) = self.by_id.get(id) {
                 return key.clone();
@@ -252,8 +316,18 @@ impl OpenAiChat {
             let next = self.next_free.entry(choice).or_insert(0);
             let index = *next;
             *next += 1;
-            self.slots.insert((choice, index), SlotState { generation: 0, id: Some(id.to_owned()) });
-            return CallKey::Index { choice, index, generation: 0 };
+            self.slots.insert(
+                (choice, index),
+                SlotState {
+                    generation: 0,
+                    id: Some(id.to_owned()),
+                },
+            );
+            return CallKey::Index {
+                choice,
+                index,
+                generation: 0,
+            };
         }
         if let Some(key) = self.latest.get(&choice) {
             return key.clone();
@@ -262,7 +336,11 @@ impl OpenAiChat {
         let index = *next;
         *next += 1;
         self.slots.insert((choice, index), SlotState::default());
-        CallKey::Index { choice, index, generation: 0 }
+        CallKey::Index {
+            choice,
+            index,
+            generation: 0,
+        }
     }
 }
 
@@ -281,7 +359,15 @@ mod tests {
     }
 
     fn frags(s: &[Signal]) -> Vec<&Fragment> {
-        s.iter().filter_map(|s| if let Signal::Fragment(f) = s { Some(f) } else { None }).collect()
+        s.iter()
+            .filter_map(|s| {
+                if let Signal::Fragment(f) = s {
+                    Some(f)
+                } else {
+                    None
+                }
+            })
+            .collect()
     }
 
     #[test]
@@ -306,7 +392,13 @@ mod tests {
         let f = frags(&s);
         assert_eq!(f[0].key, f[1].key);
         assert_ne!(f[0].key, f[2].key);
-        assert!(s.iter().any(|s| matches!(s, Signal::Finding { kind: FindingKind::MissingIndex, .. })));
+        assert!(s.iter().any(|s| matches!(
+            s,
+            Signal::Finding {
+                kind: FindingKind::MissingIndex,
+                ..
+            }
+        )));
     }
 
     #[test]
@@ -316,13 +408,25 @@ mod tests {
         ]);
         let f = frags(&s);
         assert_eq!(f[0].id, Raw::Null);
-        assert_eq!(f[0].args, Raw::Value(ArgsPiece::Object(r#"{"a":1}"#.into())));
+        assert_eq!(
+            f[0].args,
+            Raw::Value(ArgsPiece::Object(r#"{"a":1}"#.into()))
+        );
     }
 
     #[test]
     fn errors_and_sentinels_never_panic() {
-        let s = run(&["[DONE]", ": keepalive", r#"{"error":{"message":"overloaded","type":"server_error"}}"#, "{", r#"{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}"#, r#"{"choices":[{"delta":{"tool_calls":[{"index":1e400}]}}]}"#]);
+        let s = run(&[
+            "[DONE]",
+            ": keepalive",
+            r#"{"error":{"message":"overloaded","type":"server_error"}}"#,
+            "{",
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1e400}]}}]}"#,
+        ]);
         assert!(matches!(s[0], Signal::Done));
-        assert!(s.iter().any(|s| matches!(s, Signal::ProviderError { message } if message.contains("overloaded"))));
+        assert!(s.iter().any(
+            |s| matches!(s, Signal::ProviderError { message } if message.contains("overloaded"))
+        ));
     }
 }
