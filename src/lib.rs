@@ -6,7 +6,10 @@
 
 pub mod accumulate;
 pub mod analysis;
+#[cfg(feature = "gui")]
+pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod dialect;
 pub mod export;
 pub mod findings;

@@ -1,0 +1,259 @@
+//! The right half of the comparison: the seed's accumulator at the cursor. A row per call (key, id,
+//! name, characters and bytes so far, the arguments string growing fragment by fragment with the
+//! boundaries visible), then at the finish the parsed arguments as a tree and the three
+//! checkpoints; quirk badges where they occurred.
+
+use egui::text::LayoutJob;
+use egui::{RichText, TextFormat, Ui};
+
+use super::json_tree::json_tree_ui;
+use super::style;
+use super::view::{Action, Derived, ViewState};
+use crate::accumulate::Parsed;
+use crate::analysis::{Analysis, Check};
+
+/// With at most this many calls every call gets a full card; beyond, a virtualised table plus one
+/// detailed call.
+const CARDS_MAX: usize = 12;
+
+/// At most this many fragment segments are laid out for one call (the rest is elided).
+const SEGMENTS_MAX: usize = 400;
+
+/// The accumulator panel.
+pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    ui.heading("Accumulator (correct)");
+    ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
+    let cursor = v.cursor;
+    let started = (0..a.calls.len())
+        .filter(|&i| a.call_state_at(i, cursor).started)
+        .count();
+    let finished = a.call_state_at(0, cursor).finished
+        || a.calls.is_empty() && cursor >= ViewState::last_chunk(a);
+    ui.horizontal_wrapped(|ui| {
+        let state = if finished {
+            let ok = a.calls.iter().filter(|c| c.value().is_some()).count();
+            let color = if ok == a.calls.len() {
+                style::ok_color(ui)
+            } else {
+                style::err_color(ui)
+            };
+            RichText::new(format!("finished: {ok} of {} calls parsed", a.calls.len()))
+                .strong()
+                .size(16.0)
+                .color(color)
+        } else {
+            RichText::new(format!(
+                "streaming: {started} of {} calls started, nothing parsed yet",
+                a.calls.len()
+            ))
+            .strong()
+            .size(16.0)
+        };
+        ui.label(state);
+        for &fi in &d.stream_findings {
+            if let Some(f) = a.findings.get(fi) {
+                let r = style::badge(ui, f);
+                if r.clicked()
+                    && let Some(c) = f.first.chunk
+                {
+                    v.actions.push(Action::Seek(c));
+                }
+            }
+        }
+    });
+    ui.separator();
+    if a.calls.is_empty() {
+        ui.label("No tool calls in this stream.");
+        return;
+    }
+    if a.calls.len() <= CARDS_MAX {
+        egui::ScrollArea::vertical()
+            .id_salt("acc-cards")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                for ci in 0..a.calls.len() {
+                    call_card(ui, a, d, v, ci);
+                    ui.add_space(6.0);
+                }
+            });
+        return;
+    }
+    // Many calls: a virtualised table, then the selected (or current) call in detail.
+    let current_call = v
+        .current_fragment(a)
+        .and_then(|f| a.fragments.get(f as usize))
+        .map(|f| f.call as usize);
+    let shown = v
+        .selected_call
+        .or(current_call)
+        .unwrap_or(0)
+        .min(a.calls.len() - 1);
+    let row_h = ui.spacing().interact_size.y;
+    let table_h = (ui.available_height() * 0.4).max(row_h * 4.0);
+    egui::ScrollArea::vertical()
+        .id_salt("acc-table")
+        .max_height(table_h)
+        .auto_shrink([false, false])
+        .show_rows(ui, row_h, a.calls.len(), |ui, range| {
+            for ci in range {
+                let c = &a.calls[ci];
+                let st = a.call_state_at(ci, cursor);
+                let text = format!(
+                    "{:>5}  {:<14} {:<18} {:>4}/{:<4} frags  {}",
+                    ci,
+                    c.key.to_string(),
+                    style::visible(&c.name, 18),
+                    st.fragments.len(),
+                    c.fragments.len(),
+                    style::visible(st.arguments, 60)
+                );
+                let r = ui.selectable_label(ci == shown, RichText::new(text).monospace());
+                if r.clicked() {
+                    v.selected_call = Some(ci);
+                }
+            }
+        });
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(format!("Call {shown} in detail")).strong());
+        if v.selected_call.is_some() && ui.button("Follow the cursor").clicked() {
+            v.selected_call = None;
+        }
+    });
+    egui::ScrollArea::vertical()
+        .id_salt("acc-detail")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            call_card(ui, a, d, v, shown);
+        });
+}
+
+fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usize) {
+    let Some(c) = a.calls.get(ci) else { return };
+    let st = a.call_state_at(ci, v.cursor);
+    let current = v.current_fragment(a);
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.set_width(ui.available_width());
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(c.key.to_string()).strong());
+            if st.started {
+                ui.label(RichText::new(c.id.as_deref().unwrap_or("(no id)")).monospace());
+                ui.label(RichText::new(&c.name).strong().size(15.0));
+                let chars = st.arguments.chars().count();
+                ui.label(format!(
+                    "{chars}/{} chars · {}/{} bytes · {}/{} fragments",
+                    c.char_len(),
+                    st.arguments.len(),
+                    c.byte_len(),
+                    st.fragments.len(),
+                    c.fragments.len()
+                ));
+            } else {
+                ui.label(RichText::new("not started yet").weak());
+            }
+        });
+        if st.started {
+            arguments_job(ui, a, &st, current);
+        }
+        if st.finished {
+            match &c.parsed {
+                Parsed::Ok(val) => {
+                    ui.label(
+                        RichText::new("√ parsed once at the finish:").color(style::ok_color(ui)),
+                    );
+                    json_tree_ui(ui, ui.scope_id().with(("call-json", ci)), val);
+                }
+                Parsed::Err { error, .. } => {
+                    ui.label(
+                        RichText::new(format!("× the complete arguments do not parse: {error}"))
+                            .color(style::err_color(ui)),
+                    );
+                }
+            }
+            if let Some(cp) = a.checkpoints.get(ci) {
+                checkpoint_row(ui, "(1) reassembled = original, verbatim", &cp.verbatim);
+                checkpoint_row(
+                    ui,
+                    "(2) every fragment contiguous in the original",
+                    &cp.contiguous,
+                );
+                checkpoint_row(
+                    ui,
+                    "(3) only the first fragment carries id and name",
+                    &cp.first_only,
+                );
+                if let Some(src) = &cp.original_source {
+                    ui.weak(format!("original: {src}"));
+                }
+            }
+        }
+        if let Some(fs) = d.call_findings.get(&(ci as u32)) {
+            ui.horizontal_wrapped(|ui| {
+                for &fi in fs {
+                    let Some(f) = a.findings.get(fi) else {
+                        continue;
+                    };
+                    let r = style::badge(ui, f);
+                    if r.clicked()
+                        && let Some(no) = f.first.fragment
+                    {
+                        v.actions.push(Action::FocusFragment(no));
+                    }
+                    if let Some(no) = f.first.fragment {
+                        ui.weak(format!("@ fragment {no}"));
+                    }
+                }
+            });
+        }
+    });
+}
+
+fn checkpoint_row(ui: &mut Ui, name: &str, check: &Check) {
+    ui.horizontal_wrapped(|ui| {
+        style::mark(ui, check.passed());
+        ui.label(RichText::new(name).strong());
+        ui.label(RichText::new(check.detail()).weak());
+    });
+}
+
+/// The arguments so far, one coloured segment per fragment; the current fragment highlighted.
+fn arguments_job(
+    ui: &mut Ui,
+    a: &Analysis,
+    st: &crate::analysis::CallAtCursor<'_>,
+    current: Option<u32>,
+) {
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let fg = ui.visuals().text_color();
+    let mut job = LayoutJob::default();
+    let skip = st.fragments.len().saturating_sub(SEGMENTS_MAX);
+    if skip > 0 {
+        job.append(
+            &format!("… {skip} fragments … "),
+            0.0,
+            TextFormat {
+                font_id: font.clone(),
+                color: ui.visuals().weak_text_color(),
+                ..Default::default()
+            },
+        );
+    }
+    for &no in &st.fragments[skip..] {
+        let Some(f) = a.fragments.get(no as usize) else {
+            continue;
+        };
+        let text = a.fragment_text(f);
+        if text.is_empty() {
+            continue;
+        }
+        let is_current = Some(no) == current;
+        let format = TextFormat {
+            font_id: font.clone(),
+            color: fg,
+            background: style::fragment_bg(ui, no, is_current),
+            ..Default::default()
+        };
+        job.append(text, 0.0, format);
+    }
+    job.wrap.max_width = ui.available_width();
+    ui.label(job).on_hover_text("Each coloured segment is one fragment; the highlighted one is the fragment under the cursor.");
+}

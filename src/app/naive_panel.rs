@@ -1,0 +1,270 @@
+//! The left half of the comparison: one naive strategy (picked from all of the core's), its
+//! per-fragment attempts up to the cursor (fragment text, then serde_json's error in red or the
+//! parsed value), the calls it has emitted by the cursor, and its verdict at the end.
+
+use egui::{RichText, Ui};
+
+use super::style;
+use super::view::{Action, Derived, ViewState};
+use crate::accumulate::Parsed;
+use crate::analysis::Analysis;
+use crate::naive::{NaiveCall, Strategy};
+
+/// The naive strategy panel.
+pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    let Some(si) = a
+        .strategies
+        .iter()
+        .position(|s| s.report.strategy == v.strategy)
+    else {
+        ui.label("This strategy was not run on this recording.");
+        return;
+    };
+    let s = &a.strategies[si];
+    let r = &s.report;
+    ui.horizontal(|ui| {
+        ui.heading("Naive");
+        egui::ComboBox::from_label("strategy")
+            .selected_text(r.strategy.name())
+            .width(170.0)
+            .show_ui(ui, |ui| {
+                for st in &a.strategies {
+                    let ok = st.verdict.matches_correct;
+                    let text = format!(
+                        "{} {}",
+                        if ok { "√" } else { "×" },
+                        st.report.strategy.name()
+                    );
+                    if ui
+                        .selectable_label(st.report.strategy == v.strategy, text)
+                        .clicked()
+                    {
+                        v.actions.push(Action::SelectStrategy(st.report.strategy));
+                    }
+                }
+            });
+    });
+    ui.label(RichText::new(r.strategy.description()).italics());
+    if let Some(why) = &r.not_applicable {
+        ui.colored_label(style::warn_color(ui), format!("Not run: {why}"));
+        return;
+    }
+    let cursor = v.cursor;
+    let finished =
+        a.finish_chunk().is_some_and(|f| f <= cursor) || cursor >= ViewState::last_chunk(a);
+    ui.separator();
+
+    // Attempts (steps) up to the cursor.
+    if !r.steps.is_empty() {
+        let n_at = r.steps.partition_point(|st| st.chunk <= cursor);
+        let parsed = d
+            .parsed_prefix
+            .get(si)
+            .and_then(|p| p.get(n_at))
+            .copied()
+            .unwrap_or(0) as usize;
+        let what = if r.strategy == Strategy::PerFragment {
+            "fragments parse alone"
+        } else {
+            "re-parses succeed"
+        };
+        let color = if parsed < n_at {
+            style::err_color(ui)
+        } else {
+            style::ok_color(ui)
+        };
+        ui.label(
+            RichText::new(format!("{}: {parsed} of {n_at} {what}", r.strategy.name()))
+                .strong()
+                .size(16.0)
+                .color(color),
+        );
+        steps_list(ui, a, d, v, si, n_at);
+    } else if r.strategy == Strategy::ConcatAll {
+        concat_all_live(ui, a, v);
+    }
+
+    ui.separator();
+    let emitted = calls_emitted(a, d, si, cursor);
+    ui.label(
+        RichText::new(format!(
+            "Calls it has produced by chunk {cursor}: {}",
+            emitted.len()
+        ))
+        .strong(),
+    );
+    let row_h = ui.text_style_height(&egui::TextStyle::Body) * 2.0 + 4.0;
+    let max_h = if finished {
+        ui.available_height() * 0.55
+    } else {
+        ui.available_height()
+    };
+    egui::ScrollArea::vertical()
+        .id_salt("naive-calls")
+        .max_height(max_h)
+        .auto_shrink([false, true])
+        .show_rows(ui, row_h, emitted.len(), |ui, range| {
+            for &ci in &emitted[range] {
+                naive_call_row(ui, &r.calls[ci as usize]);
+            }
+        });
+    if finished {
+        ui.separator();
+        egui::ScrollArea::vertical()
+            .id_salt("naive-verdict")
+            .auto_shrink([false, true])
+            .show(ui, |ui| {
+                if s.verdict.matches_correct {
+                    ui.label(
+                        RichText::new("√ same calls as the accumulator")
+                            .strong()
+                            .color(style::ok_color(ui)),
+                    );
+                } else {
+                    ui.label(
+                        RichText::new("× differs from the correct calls:")
+                            .strong()
+                            .color(style::err_color(ui)),
+                    );
+                    for diff in s.verdict.differences.iter().take(30) {
+                        ui.label(
+                            RichText::new(format!("• {}", style::visible(diff, 400)))
+                                .color(style::err_color(ui)),
+                        );
+                    }
+                    if s.verdict.differences.len() > 30 {
+                        ui.weak(format!("… {} more", s.verdict.differences.len() - 30));
+                    }
+                }
+                for note in &r.notes {
+                    ui.weak(format!("note: {}", style::visible(note, 400)));
+                }
+            });
+    }
+}
+
+fn calls_emitted(a: &Analysis, d: &Derived, si: usize, cursor: u32) -> Vec<u32> {
+    let Some(order) = d.call_order.get(si) else {
+        return Vec::new();
+    };
+    let calls = &a.strategies[si].report.calls;
+    let n = order.partition_point(|&i| calls.get(i as usize).is_some_and(|c| c.chunk <= cursor));
+    let mut v = order[..n].to_vec();
+    v.sort_unstable();
+    v
+}
+
+fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usize, n_at: usize) {
+    let steps = &a.strategies[si].report.steps;
+    let current = v.current_fragment(a);
+    let row_h = ui
+        .spacing()
+        .interact_size
+        .y
+        .max(ui.text_style_height(&egui::TextStyle::Monospace) + 4.0);
+    let row_full = row_h + ui.spacing().item_spacing.y;
+    let max_h = (ui.available_height() * 0.45).max(row_full * 3.0);
+    let mut area = egui::ScrollArea::both()
+        .id_salt("naive-steps")
+        .max_height(max_h)
+        .auto_shrink([false, true]);
+    if v.steps_scrolled_to != Some(v.cursor) {
+        v.steps_scrolled_to = Some(v.cursor);
+        area = area.vertical_scroll_offset((n_at as f32 * row_full - max_h).max(0.0));
+    }
+    area.show_rows(ui, row_h, n_at, |ui, range| {
+        for st in &steps[range] {
+            let is_current = Some(st.fragment) == current;
+            ui.horizontal(|ui| {
+                ui.set_min_height(row_h);
+                let label = RichText::new(format!("#{:<3}", st.fragment)).monospace();
+                let label = if is_current {
+                    label.background_color(style::fragment_bg(ui, 0, true))
+                } else {
+                    label.weak()
+                };
+                if ui
+                    .add(egui::Button::new(label).frame(false))
+                    .on_hover_text("Move the cursor to this fragment")
+                    .clicked()
+                {
+                    v.actions.push(Action::FocusFragment(st.fragment));
+                }
+                if let Some(c) = st.call {
+                    ui.label(RichText::new(format!("call {c}")).small().weak());
+                }
+                ui.label(RichText::new(format!("{:?}", style::visible(&st.text, 48))).monospace());
+                ui.label("→");
+                match &st.outcome {
+                    Parsed::Err { error, .. } => {
+                        ui.label(RichText::new(format!("× {error}")).color(style::err_color(ui)));
+                    }
+                    Parsed::Ok(val) => {
+                        ui.label(
+                            RichText::new(format!("√ {}", style::visible(&val.to_string(), 60)))
+                                .color(style::ok_color(ui)),
+                        );
+                    }
+                }
+                if let Some(fs) = d.fragment_findings.get(&st.fragment) {
+                    for &fi in fs {
+                        if let Some(f) = a.findings.get(fi) {
+                            style::badge(ui, f);
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// concat-all at the cursor: every fragment so far, of every call, joined.
+fn concat_all_live(ui: &mut Ui, a: &Analysis, v: &ViewState) {
+    let n = a.fragments_at(v.cursor);
+    let mut joined = String::new();
+    for f in a.fragments.iter().take(n.min(400)) {
+        joined.push_str(a.fragment_text(f));
+    }
+    if n > 400 {
+        joined.push('…');
+    }
+    ui.label(RichText::new(format!("Joined so far ({n} fragments, all calls):")).strong());
+    egui::ScrollArea::vertical()
+        .id_salt("concat-all")
+        .max_height(120.0)
+        .show(ui, |ui| {
+            ui.add(
+                egui::Label::new(RichText::new(style::visible(&joined, 4000)).monospace()).wrap(),
+            );
+        });
+    if !joined.is_empty() {
+        match serde_json::from_str::<serde_json::Value>(&joined) {
+            Ok(_) => ui.colored_label(style::ok_color(ui), "√ parses"),
+            Err(e) => ui.colored_label(style::err_color(ui), format!("× {e}")),
+        };
+    }
+}
+
+fn naive_call_row(ui: &mut Ui, c: &NaiveCall) {
+    ui.vertical(|ui| {
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(&c.label).weak());
+            if !c.id.is_empty() {
+                ui.label(RichText::new(style::visible(&c.id, 40)).monospace());
+            }
+            if !c.name.is_empty() {
+                ui.label(RichText::new(style::visible(&c.name, 60)).strong());
+            }
+            ui.label(RichText::new(style::visible(&c.raw_arguments, 80)).monospace());
+        });
+        match &c.parsed {
+            Parsed::Err { error, .. } => {
+                ui.label(RichText::new(format!("× {error}")).color(style::err_color(ui)))
+            }
+            Parsed::Ok(val) => ui.label(
+                RichText::new(format!("√ {}", style::visible(&val.to_string(), 100)))
+                    .color(style::ok_color(ui)),
+            ),
+        };
+    });
+}

@@ -1,0 +1,167 @@
+//! The player: the transport bar (play/pause, speed, steps, seek slider) and the clock that moves
+//! the cursor at recorded timing. Moving the cursor never recomputes anything.
+
+use std::time::{Duration, Instant};
+
+use egui::{RichText, Ui};
+
+use super::style;
+use super::view::{Action, Derived, StepUnit, ViewState};
+use crate::analysis::Analysis;
+
+/// The speeds offered (× recorded timing).
+pub const SPEEDS: [f32; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
+
+/// The transport bar.
+pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    let last = ViewState::last_chunk(a);
+    ui.horizontal_wrapped(|ui| {
+        let q = &mut v.actions;
+        if ui
+            .button("⇤ Start")
+            .on_hover_text("First chunk (Home)")
+            .clicked()
+        {
+            q.push(Action::Home);
+        }
+        step_buttons(ui, q, -1);
+        let play_label = if v.playing { "‖ Pause" } else { "▶ Play" };
+        if ui
+            .button(RichText::new(play_label).strong())
+            .on_hover_text("Play at the recorded timing (Space)")
+            .clicked()
+        {
+            q.push(Action::TogglePlay);
+        }
+        step_buttons(ui, q, 1);
+        if ui
+            .button("End ⇥")
+            .on_hover_text("Last chunk (End)")
+            .clicked()
+        {
+            q.push(Action::End);
+        }
+        ui.separator();
+        let speed_text = if v.instant {
+            "instant".to_owned()
+        } else {
+            format!("{}×", v.speed)
+        };
+        egui::ComboBox::from_label("speed")
+            .selected_text(speed_text)
+            .width(70.0)
+            .show_ui(ui, |ui| {
+                for s in SPEEDS {
+                    if ui
+                        .selectable_label(!v.instant && v.speed == s, format!("{s}×"))
+                        .clicked()
+                    {
+                        v.speed = s;
+                        v.instant = false;
+                        v.play_anchor = None;
+                    }
+                }
+                if ui.selectable_label(v.instant, "instant").clicked() {
+                    v.instant = true;
+                }
+            });
+    });
+    ui.horizontal(|ui| {
+        let mut k = v.cursor;
+        let width = (ui.available_width() - 420.0).max(160.0);
+        ui.spacing_mut().slider_width = width;
+        let r = ui.add(
+            egui::Slider::new(&mut k, 0..=last)
+                .text("chunk")
+                .clamping(egui::SliderClamping::Always),
+        );
+        if r.changed() && k != v.cursor {
+            v.actions.push(Action::Seek(k));
+        }
+        let t = a.chunks.get(v.cursor as usize).map_or(0, |c| c.t_micros);
+        let events = a.events_at(v.cursor);
+        let frags = a.fragments_at(v.cursor);
+        let time = if d.timed {
+            format!("t = {}", style::ms(t))
+        } else {
+            "no timing (raw body)".to_owned()
+        };
+        ui.label(format!(
+            "of {} · {time} · events {events}/{} · fragments {frags}/{}",
+            last,
+            a.events.len(),
+            a.fragments.len()
+        ));
+    });
+}
+
+fn step_buttons(ui: &mut Ui, q: &mut Vec<Action>, dir: i32) {
+    let units = [
+        (StepUnit::Fragment, "fragment"),
+        (StepUnit::Event, "event"),
+        (StepUnit::Chunk, "chunk"),
+    ];
+    let ordered: Vec<_> = if dir < 0 {
+        units.to_vec()
+    } else {
+        units.iter().rev().copied().collect()
+    };
+    for (unit, name) in ordered {
+        let (label, key) = if dir < 0 {
+            (format!("◀ {name}"), "←")
+        } else {
+            (format!("{name} ▶"), "→")
+        };
+        let hint = match unit {
+            StepUnit::Chunk => format!(
+                "One network read {} ({key})",
+                if dir < 0 { "back" } else { "forward" }
+            ),
+            StepUnit::Event => format!(
+                "One SSE event {} (Shift+{key})",
+                if dir < 0 { "back" } else { "forward" }
+            ),
+            StepUnit::Fragment => format!(
+                "One tool-call fragment {} (Ctrl+{key})",
+                if dir < 0 { "back" } else { "forward" }
+            ),
+        };
+        if ui.button(label).on_hover_text(hint).clicked() {
+            q.push(Action::Step(unit, dir));
+        }
+    }
+}
+
+/// Advance the cursor while playing; asks for a repaint only when the next chunk is due.
+pub fn tick(ctx: &egui::Context, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    if !v.playing {
+        v.play_anchor = None;
+        return;
+    }
+    let last = ViewState::last_chunk(a);
+    if v.instant || v.cursor >= last {
+        v.cursor = last;
+        v.focus_fragment = None;
+        v.playing = false;
+        v.play_anchor = None;
+        return;
+    }
+    let now = Instant::now();
+    let (wall0, clock0) = *v
+        .play_anchor
+        .get_or_insert((now, ViewState::clock_of(a, d, v.cursor)));
+    let clock = clock0 + now.duration_since(wall0).as_secs_f64() * 1e6 * f64::from(v.speed);
+    let k = ViewState::chunk_at_clock(a, d, clock).max(v.cursor);
+    if k != v.cursor {
+        v.cursor = k;
+        v.focus_fragment = None;
+    }
+    if k >= last {
+        v.playing = false;
+        v.play_anchor = None;
+        return;
+    }
+    let next = ViewState::clock_of(a, d, k + 1);
+    let wait_micros = ((next - clock) / f64::from(v.speed)).clamp(1_000.0, 250_000.0);
+    ctx.request_repaint_after(Duration::from_micros(wait_micros as u64));
+}

@@ -1,0 +1,143 @@
+//! The raw view: the body as received, one row per chunk (network read), with the event under the
+//! cursor highlighted, the cursor's chunk marked, and a hex view of the bytes around a boundary that
+//! splits a UTF-8 character. Rows are virtualised (`show_rows`), so a 700,000-chunk body scrolls.
+
+use egui::text::LayoutJob;
+use egui::{RichText, TextFormat, Ui};
+
+use super::style;
+use super::view::{Action, Derived, ViewState};
+use crate::analysis::Analysis;
+
+/// At most this many bytes of a chunk are shown on its row.
+const ROW_BYTES: usize = 600;
+
+/// The raw view.
+pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
+    let event = v.current_event(a).and_then(|e| a.events.get(e as usize));
+    ui.horizontal_wrapped(|ui| {
+        ui.strong("Raw stream");
+        ui.weak(format!(
+            "{} bytes in {} chunks · {} · {}",
+            a.body.len(),
+            a.chunks.len(),
+            a.framing.name(),
+            a.source.kind
+        ));
+        if let Some(e) = event {
+            ui.separator();
+            ui.label(
+                RichText::new(format!(
+                    "event {} ({}) bytes {}..{}",
+                    v.current_event(a).unwrap_or(0),
+                    a.event_type(e),
+                    e.span.start,
+                    e.span.end
+                ))
+                .background_color(style::fragment_bg(ui, 0, true))
+                .color(ui.visuals().strong_text_color()),
+            );
+        }
+    });
+    let row_h = ui.text_style_height(&egui::TextStyle::Monospace) + 2.0;
+    let row_full = row_h + ui.spacing().item_spacing.y;
+    let mut area = egui::ScrollArea::both()
+        .id_salt("raw-rows")
+        .auto_shrink([false, false]);
+    if v.raw_scrolled_to != Some(v.cursor) {
+        v.raw_scrolled_to = Some(v.cursor);
+        let h = ui.available_height();
+        area = area.vertical_scroll_offset((v.cursor as f32 * row_full - h / 2.0).max(0.0));
+    }
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    area.show_rows(ui, row_h, a.chunks.len(), |ui, range| {
+        for k in range {
+            let Some(c) = a.chunks.get(k) else { continue };
+            let is_cursor = k as u32 == v.cursor;
+            ui.horizontal(|ui| {
+                let head = RichText::new(format!("{k:>6} {:>9}", style::ms(c.t_micros))).monospace();
+                let head = if is_cursor { head.background_color(style::fragment_bg(ui, 0, true)).strong() } else { head.weak() };
+                if ui.add(egui::Button::new(head).frame(false)).on_hover_text("Move the cursor to this chunk").clicked() {
+                    v.actions.push(Action::Seek(k as u32));
+                }
+                let bytes = a.bytes(&(c.start..c.end));
+                let shown = &bytes[..bytes.len().min(ROW_BYTES)];
+                // Split the row at the highlighted event's edges.
+                let (hs, he) = event.map_or((0, 0), |e| {
+                    let s = e.span.start.clamp(c.start, c.end) - c.start;
+                    let t = e.span.end.clamp(c.start, c.end) - c.start;
+                    (s as usize, t as usize)
+                });
+                let mut job = LayoutJob::default();
+                let normal = TextFormat { font_id: font.clone(), color: ui.visuals().text_color(), ..Default::default() };
+                let hl = TextFormat { background: style::fragment_bg(ui, 0, true), ..normal.clone() };
+                let cut = |x: usize| x.min(shown.len());
+                for (range, fmt) in [(0..cut(hs), &normal), (cut(hs)..cut(he), &hl), (cut(he)..shown.len(), &normal)] {
+                    if !range.is_empty() {
+                        job.append(&escape(&shown[range]), 0.0, fmt.clone());
+                    }
+                }
+                if bytes.len() > ROW_BYTES {
+                    job.append(&format!(" … +{} bytes", bytes.len() - ROW_BYTES), 0.0, TextFormat { color: ui.visuals().weak_text_color(), ..normal.clone() });
+                }
+                ui.add(egui::Label::new(job).extend());
+                if let Some(hex) = split_utf8_hex(&a.body, c.end as usize) {
+                    ui.label(RichText::new(hex).monospace().color(style::warn_color(ui)))
+                        .on_hover_text("This read ends inside a UTF-8 character: the bytes of that character on both sides of the boundary (|). Decoding each read on its own gives U+FFFD.");
+                }
+            });
+        }
+    });
+}
+
+/// Bytes as text: valid UTF-8 as is, control characters escaped (`\n`), broken sequences as `\xNN`.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for piece in bytes.utf8_chunks() {
+        for ch in piece.valid().chars() {
+            match ch {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() || c == '\u{FFFD}' => {
+                    out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+                }
+                c => out.push(c),
+            }
+        }
+        for b in piece.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// If the boundary at `end` splits a UTF-8 character, the hex of that character's bytes with `|`
+/// at the boundary, e.g. `e6 b7 | b1 (深)`.
+pub fn split_utf8_hex(body: &[u8], end: usize) -> Option<String> {
+    if end == 0 || end >= body.len() || body[end] & 0xC0 != 0x80 {
+        return None;
+    }
+    let mut start = end;
+    while start > 0 && end - start < 4 && body[start] & 0xC0 == 0x80 {
+        start -= 1;
+    }
+    let mut stop = end;
+    while stop < body.len() && stop - start < 4 && body[stop] & 0xC0 == 0x80 {
+        stop += 1;
+    }
+    let hex = |s: &[u8]| {
+        s.iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let ch = std::str::from_utf8(&body[start..stop])
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    Some(format!(
+        "split UTF-8: {} | {}{ch}",
+        hex(&body[start..end]),
+        hex(&body[end..stop])
+    ))
+}

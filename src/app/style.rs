@@ -1,0 +1,152 @@
+//! Fonts, colours and small shared widgets (finding badges, √/× marks).
+
+use egui::{Color32, RichText, Ui};
+
+use crate::findings::{Finding, Severity};
+
+/// The bundled CJK face (a subset of Noto Sans CJK SC, see `assets/fonts/README.md`).
+const CJK_FONT: &[u8] = include_bytes!("../../assets/fonts/NotoSansCJKsc-Regular-subset.otf");
+
+/// The app icon.
+pub const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
+
+/// Add the CJK face as a fallback to both families, so `深圳` renders everywhere. Called once at
+/// start (and by the tests' context setup).
+pub fn install_fonts(ctx: &egui::Context) {
+    let mut fonts = egui::FontDefinitions::default();
+    fonts.font_data.insert(
+        "noto-cjk-sc".into(),
+        std::sync::Arc::new(egui::FontData::from_static(CJK_FONT)),
+    );
+    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+        fonts
+            .families
+            .entry(family)
+            .or_default()
+            .push("noto-cjk-sc".into());
+    }
+    // Hack (egui's monospace face) has the arrows and shapes the player uses (◀ ▶ ⇤ ⇥ ◆).
+    fonts
+        .families
+        .entry(egui::FontFamily::Proportional)
+        .or_default()
+        .push("Hack".into());
+    ctx.set_fonts(fonts);
+}
+
+/// Green that reads on both themes.
+pub fn ok_color(ui: &Ui) -> Color32 {
+    if ui.visuals().dark_mode {
+        Color32::from_rgb(110, 200, 110)
+    } else {
+        Color32::from_rgb(20, 120, 40)
+    }
+}
+
+/// Red for errors.
+pub fn err_color(ui: &Ui) -> Color32 {
+    ui.visuals().error_fg_color
+}
+
+/// Amber for warnings.
+pub fn warn_color(ui: &Ui) -> Color32 {
+    ui.visuals().warn_fg_color
+}
+
+/// Alternating backgrounds for fragment segments, and the highlight for the current one.
+pub fn fragment_bg(ui: &Ui, n: u32, current: bool) -> Color32 {
+    let dark = ui.visuals().dark_mode;
+    match (current, dark, n % 2) {
+        (true, true, _) => Color32::from_rgb(120, 90, 10),
+        (true, false, _) => Color32::from_rgb(255, 220, 120),
+        (false, true, 0) => Color32::from_rgb(30, 70, 125),
+        (false, true, _) => Color32::from_rgb(25, 95, 70),
+        (false, false, 0) => Color32::from_rgb(195, 220, 255),
+        (false, false, _) => Color32::from_rgb(200, 240, 210),
+    }
+}
+
+/// √ / × / – for a check result.
+pub fn mark(ui: &mut Ui, ok: Option<bool>) {
+    match ok {
+        Some(true) => ui.label(RichText::new("√").color(ok_color(ui)).strong()),
+        Some(false) => ui.label(RichText::new("×").color(err_color(ui)).strong()),
+        None => ui.label(RichText::new("–").weak()),
+    };
+}
+
+/// A finding badge: the kind's label coloured by severity, with the explanation in a tooltip.
+/// Returns the response so callers can react to clicks.
+pub fn badge(ui: &mut Ui, f: &Finding) -> egui::Response {
+    let color = match f.kind.severity() {
+        Severity::Info => ui.visuals().hyperlink_color,
+        Severity::Warn => warn_color(ui),
+        Severity::Error => err_color(ui),
+    };
+    let text = if f.count > 1 {
+        format!("{} ×{}", f.kind.label(), f.count)
+    } else {
+        f.kind.label().to_owned()
+    };
+    let r = ui.add(
+        egui::Button::new(RichText::new(text).small().color(color))
+            .stroke(egui::Stroke::new(1.0, color))
+            .corner_radius(8.0)
+            .small(),
+    );
+    let explanation = f.kind.explanation();
+    let message = f.message.clone();
+    let at = location_text(f);
+    r.on_hover_ui(move |ui| {
+        ui.set_max_width(420.0);
+        ui.label(RichText::new(explanation));
+        ui.separator();
+        ui.label(RichText::new(format!("{message}{at}")).weak());
+    })
+}
+
+fn location_text(f: &Finding) -> String {
+    let l = &f.first;
+    let mut parts = Vec::new();
+    if let Some(c) = l.chunk {
+        parts.push(format!("chunk {c}"));
+    }
+    if let Some(e) = l.event {
+        parts.push(format!("event {e}"));
+    }
+    if let Some(n) = l.fragment {
+        parts.push(format!("fragment {n}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" (first at {})", parts.join(", "))
+    }
+}
+
+/// Show a string with control characters made visible (`\n` as ⏎), cut to `max` characters.
+pub fn visible(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4));
+    for (n, ch) in s.chars().enumerate() {
+        if n >= max {
+            out.push('…');
+            break;
+        }
+        match ch {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // The replacement character itself is in none of the bundled fonts: spell it out.
+            c if c.is_control() || c == '\u{FFFD}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Format microseconds as milliseconds.
+pub fn ms(t_micros: u64) -> String {
+    format!("{:.1} ms", t_micros as f64 / 1000.0)
+}

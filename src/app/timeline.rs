@@ -1,0 +1,212 @@
+//! The timeline: a lane per call showing when each fragment arrived (recorded microseconds, or the
+//! chunk number for a raw body), chunk boundaries, the finish, and the cursor. Clicking a fragment
+//! moves the cursor there. Lanes are virtualised; within a lane only the visible time window is
+//! searched (binary search) and at most one mark per pixel is drawn.
+
+use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke, Ui, vec2};
+
+use super::style;
+use super::view::{Action, Derived, ViewState};
+use crate::analysis::Analysis;
+
+const LABEL_W: f32 = 150.0;
+const LANE_H: f32 = 18.0;
+
+/// The timeline panel.
+pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    let axis_of = |k: u32| -> f64 { ViewState::clock_of(a, d, k) };
+    let last = ViewState::last_chunk(a);
+    let total = axis_of(last).max(1.0);
+    ui.horizontal(|ui| {
+        ui.strong("Timeline");
+        ui.weak(if d.timed {
+            "x: recorded arrival time"
+        } else {
+            "x: chunk number (no timing in a raw body)"
+        });
+        ui.separator();
+        if ui.button("－").on_hover_text("Zoom out").clicked() {
+            v.timeline_zoom = (v.timeline_zoom / 2.0).max(1.0);
+        }
+        if ui
+            .button("＋")
+            .on_hover_text("Zoom in (centred on the cursor)")
+            .clicked()
+        {
+            v.timeline_zoom = (v.timeline_zoom * 2.0).min(1.0e6);
+        }
+        if ui.button("Fit").clicked() {
+            v.timeline_zoom = 1.0;
+        }
+        ui.weak(format!("zoom {}×", v.timeline_zoom));
+    });
+    // The visible window, centred on the cursor when zoomed in.
+    let span = total / f64::from(v.timeline_zoom);
+    let centre = axis_of(v.cursor);
+    let x0 = (centre - span / 2.0).clamp(0.0, (total - span).max(0.0));
+    let x1 = x0 + span;
+
+    // Axis row: chunk ticks, finish, cursor.
+    let width = ui.available_width();
+    let (axis_rect, axis_resp) = ui.allocate_exact_size(vec2(width, LANE_H), Sense::click());
+    let track = Rect::from_min_max(
+        Pos2::new(axis_rect.left() + LABEL_W, axis_rect.top()),
+        axis_rect.max,
+    );
+    let to_x = |t: f64| track.left() + ((t - x0) / (x1 - x0).max(1e-9)) as f32 * track.width();
+    let from_x = |x: f32| x0 + f64::from((x - track.left()) / track.width().max(1.0)) * (x1 - x0);
+    let painter = ui.painter_at(axis_rect);
+    let weak = ui.visuals().weak_text_color();
+    painter.text(
+        axis_rect.left_center(),
+        egui::Align2::LEFT_CENTER,
+        "chunks",
+        egui::FontId::proportional(12.0),
+        weak,
+    );
+    let first_chunk = ViewState::chunk_at_clock(a, d, x0);
+    let last_chunk = ViewState::chunk_at_clock(a, d, x1).min(last);
+    let mut last_px = f32::NEG_INFINITY;
+    for k in first_chunk..=last_chunk {
+        let x = to_x(axis_of(k));
+        if x - last_px >= 3.0 {
+            painter.line_segment(
+                [
+                    Pos2::new(x, track.top() + 4.0),
+                    Pos2::new(x, track.bottom()),
+                ],
+                Stroke::new(1.0, weak),
+            );
+            last_px = x;
+        }
+    }
+    if let Some(fc) = a.finish_chunk() {
+        let x = to_x(axis_of(fc));
+        painter.text(
+            Pos2::new(x, track.center().y),
+            egui::Align2::CENTER_CENTER,
+            "◆",
+            egui::FontId::proportional(14.0),
+            style::ok_color(ui),
+        );
+    }
+    let cursor_x = to_x(axis_of(v.cursor));
+    painter.line_segment(
+        [
+            Pos2::new(cursor_x, track.top()),
+            Pos2::new(cursor_x, track.bottom()),
+        ],
+        Stroke::new(2.0, style::warn_color(ui)),
+    );
+    if axis_resp.clicked()
+        && let Some(p) = axis_resp.interact_pointer_pos()
+        && p.x >= track.left()
+    {
+        v.actions
+            .push(Action::Seek(ViewState::chunk_at_clock(a, d, from_x(p.x))));
+    }
+    axis_resp
+        .on_hover_text("Chunk boundaries (network reads); ◆ = finish. Click to move the cursor.");
+
+    let current = v.current_fragment(a);
+    let cursor = v.cursor;
+    egui::ScrollArea::vertical()
+        .id_salt("timeline-lanes")
+        .auto_shrink([false, false])
+        .show_rows(ui, LANE_H, a.calls.len(), |ui, range| {
+            for ci in range {
+                let Some(c) = a.calls.get(ci) else { continue };
+                let (rect, resp) = ui.allocate_exact_size(vec2(width, LANE_H), Sense::click());
+                let painter = ui.painter_at(rect);
+                let label = format!("{ci} {}", style::visible(&c.name, 18));
+                painter.text(
+                    rect.left_center(),
+                    egui::Align2::LEFT_CENTER,
+                    label,
+                    egui::FontId::proportional(12.0),
+                    ui.visuals().text_color(),
+                );
+                let lane = Rect::from_min_max(
+                    Pos2::new(rect.left() + LABEL_W, rect.top() + 2.0),
+                    Pos2::new(rect.right(), rect.bottom() - 2.0),
+                );
+                painter.rect_filled(lane, 2.0, ui.visuals().extreme_bg_color);
+                // Fragments of this call inside the window.
+                let frags = &c.fragments;
+                let clock_of_frag = |no: u32| {
+                    a.fragments
+                        .get(no as usize)
+                        .map_or(0.0, |f| axis_of(f.pos.chunk))
+                };
+                let start = frags.partition_point(|&no| clock_of_frag(no) < x0);
+                let mut last_px = f32::NEG_INFINITY;
+                let mut hit: Option<(f32, u32)> = None;
+                let pointer = resp.interact_pointer_pos();
+                for &no in &frags[start..] {
+                    let t = clock_of_frag(no);
+                    if t > x1 {
+                        break;
+                    }
+                    let x = to_x(t);
+                    if let Some(p) = pointer {
+                        let dist = (p.x - x).abs();
+                        if dist < 8.0 && hit.is_none_or(|(best, _)| dist < best) {
+                            hit = Some((dist, no));
+                        }
+                    }
+                    if x - last_px < 2.0 && Some(no) != current {
+                        continue;
+                    }
+                    last_px = x;
+                    let arrived = a
+                        .fragments
+                        .get(no as usize)
+                        .is_some_and(|f| f.pos.chunk <= cursor);
+                    let r = Rect::from_center_size(
+                        Pos2::new(x, lane.center().y),
+                        vec2(6.0, lane.height() - 2.0),
+                    );
+                    let color = if Some(no) == current {
+                        style::fragment_bg(ui, no, true)
+                    } else if arrived {
+                        ui.visuals().hyperlink_color
+                    } else {
+                        Color32::TRANSPARENT
+                    };
+                    painter.rect_filled(r, 1.0, color);
+                    painter.rect_stroke(
+                        r,
+                        1.0,
+                        Stroke::new(1.0, ui.visuals().hyperlink_color),
+                        egui::StrokeKind::Inside,
+                    );
+                }
+                painter.line_segment(
+                    [
+                        Pos2::new(cursor_x, rect.top()),
+                        Pos2::new(cursor_x, rect.bottom()),
+                    ],
+                    Stroke::new(2.0, style::warn_color(ui)),
+                );
+                if resp.clicked() {
+                    match hit {
+                        Some((_, no)) => v.actions.push(Action::FocusFragment(no)),
+                        None => {
+                            if let Some(p) = pointer.filter(|p| p.x >= lane.left()) {
+                                v.actions.push(Action::Seek(ViewState::chunk_at_clock(
+                                    a,
+                                    d,
+                                    from_x(p.x),
+                                )));
+                            }
+                        }
+                    }
+                }
+                resp.on_hover_text(RichText::new(format!(
+                    "call {ci} {}: {} fragments. Click a fragment to move the cursor there.",
+                    c.name,
+                    c.fragments.len()
+                )));
+            }
+        });
+}

@@ -1,0 +1,328 @@
+//! The mutable view state every panel shares (the player cursor is view state, never a
+//! recomputation), the few derived tables computed once per recording, and the queued [`Action`]s.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::analysis::Analysis;
+use crate::export::Format;
+use crate::naive::Strategy;
+
+/// Which loaded recording an open goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// The recording the player, comparison and timeline show.
+    Primary,
+    /// The second recording of "Compare two".
+    Second,
+}
+
+/// The top-level tabs. Recorder and Proxy are slots for the panels another engineer provides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Tab {
+    #[default]
+    Replay,
+    CompareTwo,
+    StubBuilder,
+    Recorder,
+    Proxy,
+}
+
+impl Tab {
+    /// All tabs, in switcher order.
+    pub const ALL: [Tab; 5] = [
+        Tab::Replay,
+        Tab::CompareTwo,
+        Tab::StubBuilder,
+        Tab::Recorder,
+        Tab::Proxy,
+    ];
+
+    /// The switcher label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Replay => "Replay",
+            Tab::CompareTwo => "Compare two",
+            Tab::StubBuilder => "Stub builder",
+            Tab::Recorder => "Recorder",
+            Tab::Proxy => "Proxy",
+        }
+    }
+}
+
+/// The unit of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepUnit {
+    Chunk,
+    Event,
+    Fragment,
+}
+
+/// Something a click asked for; the app applies the queue after drawing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Ask for a file (native dialog) and open it into the slot.
+    OpenDialog(Slot),
+    /// Open a file into the slot (Ctrl+O, drag-and-drop, recent files, CLI argument all end here).
+    OpenPath(PathBuf, Slot),
+    /// Open the bundled seed example.
+    OpenSeed,
+    /// Stop the background load.
+    CancelLoad,
+    /// Move the cursor to chunk `k`.
+    Seek(u32),
+    /// Step by one unit, forward (`+1`) or back (`-1`).
+    Step(StepUnit, i32),
+    /// Cursor to the first / last chunk.
+    Home,
+    End,
+    /// Start or stop playing.
+    TogglePlay,
+    /// Move the cursor to the chunk where fragment `no` completed and focus it.
+    FocusFragment(u32),
+    /// Show this naive strategy on the left.
+    SelectStrategy(Strategy),
+    /// Write the parsed calls in a format (asks for a file name).
+    ExportCalls(Format),
+    /// Put the parsed calls (JSON) on the clipboard.
+    CopyCallsJson,
+    /// Write the `check --json` report (asks for a file name).
+    ExportReport,
+    /// Save the stub builder's recording (asks for a file name).
+    SaveStub,
+    /// Open the stub builder's recording in the player.
+    OpenStub,
+    /// Switch the top-level tab.
+    ShowTab(Tab),
+    /// Show or hide the help window.
+    ToggleAbout,
+}
+
+/// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
+#[derive(Debug, Default)]
+pub struct Derived {
+    /// Per strategy (same order as `Analysis::strategies`): number of parsed steps among the
+    /// first `n` steps, at index `n`.
+    pub parsed_prefix: Vec<Vec<u32>>,
+    /// Per strategy: its calls' indexes sorted by the chunk where the strategy emitted them, so
+    /// "calls emitted by the cursor" is a binary search.
+    pub call_order: Vec<Vec<u32>>,
+    /// Findings attached to a fragment: fragment number → indexes into `Analysis::findings`.
+    pub fragment_findings: HashMap<u32, Vec<usize>>,
+    /// Findings per call: call position → indexes into `Analysis::findings`.
+    pub call_findings: HashMap<u32, Vec<usize>>,
+    /// Findings about the whole stream (no call).
+    pub stream_findings: Vec<usize>,
+    /// The time axis is real (recorded microseconds differ); else the chunk number is the axis.
+    pub timed: bool,
+}
+
+impl Derived {
+    /// Build the tables for an analysis.
+    pub fn new(a: &Analysis) -> Self {
+        let parsed_prefix = a
+            .strategies
+            .iter()
+            .map(|s| {
+                let mut v = Vec::with_capacity(s.report.steps.len() + 1);
+                let mut n = 0u32;
+                v.push(0);
+                for st in &s.report.steps {
+                    n += u32::from(matches!(st.outcome, crate::accumulate::Parsed::Ok(_)));
+                    v.push(n);
+                }
+                v
+            })
+            .collect();
+        let call_order = a
+            .strategies
+            .iter()
+            .map(|s| {
+                let mut order: Vec<u32> = (0..s.report.calls.len() as u32).collect();
+                order.sort_by_key(|&i| s.report.calls[i as usize].chunk);
+                order
+            })
+            .collect();
+        let mut fragment_findings: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut call_findings: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut stream_findings = Vec::new();
+        for (i, f) in a.findings.iter().enumerate() {
+            if let Some(no) = f.first.fragment {
+                fragment_findings.entry(no).or_default().push(i);
+            }
+            match f.call {
+                Some(c) => call_findings.entry(c).or_default().push(i),
+                None => stream_findings.push(i),
+            }
+        }
+        let timed = a.source.timing_known && a.chunks.last().is_some_and(|c| c.t_micros > 0);
+        Self {
+            parsed_prefix,
+            call_order,
+            fragment_findings,
+            call_findings,
+            stream_findings,
+            timed,
+        }
+    }
+}
+
+/// Per-recording view state: the cursor and what each panel shows. Never persisted.
+#[derive(Debug)]
+pub struct ViewState {
+    /// The player cursor: the last chunk received (0-based).
+    pub cursor: u32,
+    /// A fragment picked by a fragment step or a click (highlighted everywhere); `None` = the
+    /// latest fragment at the cursor.
+    pub focus_fragment: Option<u32>,
+    /// The naive strategy on the left.
+    pub strategy: Strategy,
+    /// The call shown in detail when there are too many to show all; `None` follows the cursor.
+    pub selected_call: Option<usize>,
+    /// Playing at recorded timing.
+    pub playing: bool,
+    /// Playback speed (0.25–16).
+    pub speed: f32,
+    /// "Instant": play jumps to the end.
+    pub instant: bool,
+    /// When playing started: wall clock and stream time (µs, or chunks×10⁵ when untimed).
+    pub play_anchor: Option<(Instant, f64)>,
+    /// Timeline zoom (1 = whole stream).
+    pub timeline_zoom: f32,
+    /// The raw view scrolls to the cursor row when the cursor changed since.
+    pub raw_scrolled_to: Option<u32>,
+    /// The steps list scrolls to the latest step when the cursor changed since.
+    pub steps_scrolled_to: Option<u32>,
+    /// Clicks queue actions here; the app drains it after drawing.
+    pub actions: Vec<Action>,
+}
+
+impl Default for ViewState {
+    fn default() -> Self {
+        Self {
+            cursor: 0,
+            focus_fragment: None,
+            strategy: Strategy::PerFragment,
+            selected_call: None,
+            playing: false,
+            speed: 1.0,
+            instant: false,
+            play_anchor: None,
+            timeline_zoom: 1.0,
+            raw_scrolled_to: None,
+            steps_scrolled_to: None,
+            actions: Vec::new(),
+        }
+    }
+}
+
+impl ViewState {
+    /// The last chunk number of the recording.
+    pub fn last_chunk(a: &Analysis) -> u32 {
+        a.chunks.len().saturating_sub(1) as u32
+    }
+
+    /// The fragment to highlight: the focused one if it has arrived, else the latest one.
+    pub fn current_fragment(&self, a: &Analysis) -> Option<u32> {
+        let n = a.fragments_at(self.cursor) as u32;
+        match self.focus_fragment {
+            Some(f) if f < n => Some(f),
+            _ => n.checked_sub(1),
+        }
+    }
+
+    /// The event to highlight: the current fragment's event, else the latest event at the cursor.
+    pub fn current_event(&self, a: &Analysis) -> Option<u32> {
+        if self.focus_fragment.is_some()
+            && let Some(f) = self
+                .current_fragment(a)
+                .and_then(|f| a.fragments.get(f as usize))
+        {
+            return Some(f.pos.event);
+        }
+        (a.events_at(self.cursor) as u32).checked_sub(1)
+    }
+
+    /// Move the cursor (clamped); clears the fragment focus.
+    pub fn seek(&mut self, a: &Analysis, k: u32) {
+        self.cursor = k.min(Self::last_chunk(a));
+        self.focus_fragment = None;
+    }
+
+    /// Step by one unit in direction `dir` (+1 / -1). Stepping is a search in the sorted arrays,
+    /// never a re-run.
+    pub fn step(&mut self, a: &Analysis, unit: StepUnit, dir: i32) {
+        let last = Self::last_chunk(a);
+        match unit {
+            StepUnit::Chunk => {
+                let k = if dir > 0 {
+                    self.cursor.saturating_add(1).min(last)
+                } else {
+                    self.cursor.saturating_sub(1)
+                };
+                self.seek(a, k);
+            }
+            StepUnit::Event => {
+                let done = a.events_at(self.cursor);
+                let k = if dir > 0 {
+                    // The chunk that completes the next event (skip events in this chunk).
+                    a.events.get(done).map_or(last, |e| e.chunk)
+                } else {
+                    done.checked_sub(2)
+                        .and_then(|i| a.events.get(i))
+                        .map_or(0, |e| e.chunk)
+                };
+                self.seek(a, k);
+            }
+            StepUnit::Fragment => {
+                let arrived = a.fragments_at(self.cursor) as u32;
+                let cur = self.current_fragment(a);
+                let target = if dir > 0 {
+                    match cur {
+                        Some(c) if c + 1 < arrived => Some(c + 1),
+                        Some(c) => Some(c + 1).filter(|&n| (n as usize) < a.fragments.len()),
+                        None => (!a.fragments.is_empty()).then_some(0),
+                    }
+                } else {
+                    cur.and_then(|c| c.checked_sub(1))
+                };
+                match target {
+                    Some(t) => self.focus(a, t),
+                    None if dir < 0 => self.seek(a, 0),
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// Focus fragment `no`: move the cursor to the chunk it completed in.
+    pub fn focus(&mut self, a: &Analysis, no: u32) {
+        if let Some(f) = a.fragments.get(no as usize) {
+            self.cursor = f.pos.chunk.min(Self::last_chunk(a));
+            self.focus_fragment = Some(no);
+        }
+    }
+
+    /// The stream position of the cursor on the player's clock.
+    pub fn clock_of(a: &Analysis, d: &Derived, k: u32) -> f64 {
+        if d.timed {
+            a.chunks.get(k as usize).map_or(0.0, |c| c.t_micros as f64)
+        } else {
+            f64::from(k) * UNTIMED_MICROS_PER_CHUNK
+        }
+    }
+
+    /// The chunk the player should show at stream clock `t`.
+    pub fn chunk_at_clock(a: &Analysis, d: &Derived, t: f64) -> u32 {
+        if d.timed {
+            let n = a.chunks.partition_point(|c| (c.t_micros as f64) <= t);
+            n.saturating_sub(1) as u32
+        } else {
+            ((t / UNTIMED_MICROS_PER_CHUNK) as u64).min(u64::from(Self::last_chunk(a))) as u32
+        }
+    }
+}
+
+/// Without recorded timing the player shows this many microseconds per chunk (10 chunks/s at 1×).
+pub const UNTIMED_MICROS_PER_CHUNK: f64 = 100_000.0;

@@ -1,0 +1,302 @@
+//! Comparing the calls of two recordings (e.g. the same prompt recorded from two providers): align
+//! the calls, then say what differs — the name, the arguments, or a call missing on one side.
+//!
+//! Ids are never compared: providers mint their own. Calls are aligned by the longest common
+//! subsequence of their names (so one missing call does not shift every later pair); the calls left
+//! between two aligned pairs are paired in order (a name difference) and the rest are missing.
+//! No egui here: the app's "Compare two" panel only displays [`Comparison`].
+
+use serde_json::Value;
+
+use crate::accumulate::{Call, Parsed};
+
+/// How the arguments of two aligned calls compare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgsDiff {
+    /// Same raw text.
+    Identical,
+    /// Different text, same parsed value (whitespace, key order of a re-serialisation…).
+    SameValue,
+    /// Different values; the JSON paths that differ (at most [`MAX_PATHS`]).
+    Different { paths: Vec<String> },
+    /// One side (or both) did not parse; the raw texts differ.
+    Unparsable,
+}
+
+/// At most this many differing paths are listed per call.
+pub const MAX_PATHS: usize = 20;
+
+/// One row of the aligned table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Call position in recording A, if this row has one.
+    pub a: Option<usize>,
+    /// Call position in recording B, if this row has one.
+    pub b: Option<usize>,
+    /// Both sides present and the names differ.
+    pub name_differs: bool,
+    /// Both sides present: how their arguments compare.
+    pub args: Option<ArgsDiff>,
+}
+
+impl Row {
+    /// Nothing differs on this row (both calls present, same name, same value).
+    pub fn same(&self) -> bool {
+        self.a.is_some()
+            && self.b.is_some()
+            && !self.name_differs
+            && matches!(self.args, Some(ArgsDiff::Identical | ArgsDiff::SameValue))
+    }
+}
+
+/// The aligned calls of two recordings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// Rows where something differs.
+    pub fn differing(&self) -> usize {
+        self.rows.iter().filter(|r| !r.same()).count()
+    }
+}
+
+/// Align the calls of A and B and compare each pair.
+pub fn compare(a: &[Call], b: &[Call]) -> Comparison {
+    let pairs = lcs_pairs(a, b);
+    let mut rows = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0usize, 0usize);
+    for (pi, pj) in pairs.into_iter().chain(std::iter::once((a.len(), b.len()))) {
+        // Calls between the previous aligned pair and this one: pair them in order, rest missing.
+        while i < pi && j < pj {
+            rows.push(row(a, b, Some(i), Some(j)));
+            i += 1;
+            j += 1;
+        }
+        while i < pi {
+            rows.push(row(a, b, Some(i), None));
+            i += 1;
+        }
+        while j < pj {
+            rows.push(row(a, b, None, Some(j)));
+            j += 1;
+        }
+        if pi < a.len() && pj < b.len() {
+            rows.push(row(a, b, Some(pi), Some(pj)));
+            i = pi + 1;
+            j = pj + 1;
+        }
+    }
+    Comparison { rows }
+}
+
+fn row(a: &[Call], b: &[Call], ia: Option<usize>, ib: Option<usize>) -> Row {
+    match (ia.and_then(|i| a.get(i)), ib.and_then(|j| b.get(j))) {
+        (Some(x), Some(y)) => Row {
+            a: ia,
+            b: ib,
+            name_differs: x.name != y.name,
+            args: Some(args_diff(x, y)),
+        },
+        _ => Row {
+            a: ia,
+            b: ib,
+            name_differs: false,
+            args: None,
+        },
+    }
+}
+
+/// Compare the arguments of two calls.
+pub fn args_diff(x: &Call, y: &Call) -> ArgsDiff {
+    if x.raw_arguments == y.raw_arguments {
+        return ArgsDiff::Identical;
+    }
+    match (&x.parsed, &y.parsed) {
+        (Parsed::Ok(vx), Parsed::Ok(vy)) => {
+            let mut paths = Vec::new();
+            diff_paths(vx, vy, "$", &mut paths);
+            if paths.is_empty() {
+                ArgsDiff::SameValue
+            } else {
+                ArgsDiff::Different { paths }
+            }
+        }
+        _ => ArgsDiff::Unparsable,
+    }
+}
+
+/// The JSON paths at which two values differ (`$.city`, `$.items[3]`), at most [`MAX_PATHS`].
+pub fn diff_paths(x: &Value, y: &Value, path: &str, out: &mut Vec<String>) {
+    if out.len() >= MAX_PATHS || x == y {
+        return;
+    }
+    match (x, y) {
+        (Value::Object(mx), Value::Object(my)) => {
+            for (k, vx) in mx {
+                let p = format!("{path}.{k}");
+                match my.get(k) {
+                    Some(vy) => diff_paths(vx, vy, &p, out),
+                    None => out.push(format!("{p} (only in A)")),
+                }
+                if out.len() >= MAX_PATHS {
+                    return;
+                }
+            }
+            for k in my.keys().filter(|k| !mx.contains_key(*k)) {
+                if out.len() >= MAX_PATHS {
+                    return;
+                }
+                out.push(format!("{path}.{k} (only in B)"));
+            }
+        }
+        (Value::Array(ax), Value::Array(ay)) => {
+            for (n, (vx, vy)) in ax.iter().zip(ay).enumerate() {
+                diff_paths(vx, vy, &format!("{path}[{n}]"), out);
+                if out.len() >= MAX_PATHS {
+                    return;
+                }
+            }
+            if ax.len() != ay.len() {
+                out.push(format!("{path} (length {} vs {})", ax.len(), ay.len()));
+            }
+        }
+        _ => out.push(path.to_owned()),
+    }
+}
+
+/// Index pairs of the longest common subsequence of the two name lists. Quadratic, so for very
+/// long lists (over 4,000 calls a side) it falls back to pairing in order.
+fn lcs_pairs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
+    let (n, m) = (a.len(), b.len());
+    if n.saturating_mul(m) > 16_000_000 {
+        return Vec::new();
+    }
+    // table[i][j] = LCS length of a[i..] and b[j..]
+    let w = m + 1;
+    let mut table = vec![0u32; (n + 1) * w];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            table[i * w + j] = if a[i].name == b[j].name {
+                table[(i + 1) * w + j + 1] + 1
+            } else {
+                table[(i + 1) * w + j].max(table[i * w + j + 1])
+            };
+        }
+    }
+    let mut pairs = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if a[i].name == b[j].name {
+            pairs.push((i, j));
+            i += 1;
+            j += 1;
+        } else if table[(i + 1) * w + j] >= table[i * w + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accumulate::parse_once;
+    use crate::dialect::CallKey;
+
+    fn call(pos: u32, name: &str, args: &str) -> Call {
+        let (parsed, empty) = parse_once(args);
+        Call {
+            position: pos,
+            key: CallKey::Ordinal(pos),
+            stated_index: Some(u64::from(pos)),
+            id: Some(format!("id{pos}")),
+            name: name.into(),
+            raw_arguments: args.into(),
+            parsed,
+            empty_arguments: empty,
+            object_arguments: false,
+            complete: true,
+            fragments: vec![],
+            name_conflicts: vec![],
+            authoritative: None,
+        }
+    }
+
+    #[test]
+    fn identical_and_reformatted_calls_are_the_same() {
+        let a = [
+            call(0, "get_weather", r#"{"city":"深圳","days":3}"#),
+            call(1, "get_time", r#"{"city":"杭州"}"#),
+        ];
+        let b = [
+            call(0, "get_weather", r#"{"city":"深圳","days":3}"#),
+            call(1, "get_time", r#"{ "city": "杭州" }"#),
+        ];
+        let c = compare(&a, &b);
+        assert_eq!(c.rows.len(), 2);
+        assert_eq!(c.rows[0].args, Some(ArgsDiff::Identical));
+        assert_eq!(c.rows[1].args, Some(ArgsDiff::SameValue));
+        assert_eq!(c.differing(), 0);
+    }
+
+    #[test]
+    fn missing_call_does_not_shift_the_rest() {
+        let a = [call(0, "a", "{}"), call(1, "b", "{}"), call(2, "c", "{}")];
+        let b = [call(0, "a", "{}"), call(1, "c", "{}")];
+        let c = compare(&a, &b);
+        let shape: Vec<_> = c.rows.iter().map(|r| (r.a, r.b)).collect();
+        assert_eq!(
+            shape,
+            vec![(Some(0), Some(0)), (Some(1), None), (Some(2), Some(1))]
+        );
+        assert_eq!(c.differing(), 1);
+    }
+
+    #[test]
+    fn name_and_value_differences() {
+        let a = [
+            call(0, "get_weather", r#"{"city":"深圳","days":3}"#),
+            call(1, "x", r#"{"k":[1,2]}"#),
+        ];
+        let b = [
+            call(0, "get_weather", r#"{"city":"深圳","days":4,"unit":"c"}"#),
+            call(1, "y", r#"{"k":[1,2]}"#),
+        ];
+        let c = compare(&a, &b);
+        assert_eq!(
+            c.rows[0].args,
+            Some(ArgsDiff::Different {
+                paths: vec!["$.days".into(), "$.unit (only in B)".into()]
+            })
+        );
+        assert!(c.rows[1].name_differs);
+        assert_eq!(c.differing(), 2);
+    }
+
+    #[test]
+    fn unparsable_side() {
+        let a = [call(0, "f", r#"{"a":1"#)];
+        let b = [call(0, "f", r#"{"a":1}"#)];
+        assert_eq!(compare(&a, &b).rows[0].args, Some(ArgsDiff::Unparsable));
+    }
+
+    #[test]
+    fn extra_calls_in_b() {
+        let a: [Call; 0] = [];
+        let b = [call(0, "f", "{}")];
+        let c = compare(&a, &b);
+        assert_eq!(
+            c.rows,
+            vec![Row {
+                a: None,
+                b: Some(0),
+                name_differs: false,
+                args: None
+            }]
+        );
+    }
+}

@@ -1,0 +1,349 @@
+//! The desktop app driven through egui_kittest (no GPU, no window): open the seed sample, step the
+//! cursor, see the per-fragment failures and the correct calls, switch strategies, open a broken
+//! file, export through the dialog test seam. All GUI tests live in this one file (link time).
+#![cfg(feature = "gui")]
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use sse_replay::app::{Action, App, ScriptedDialogs, Settings, Slot, Source, StepUnit, Tab};
+use sse_replay::naive::Strategy;
+
+fn harness(app: App) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size(egui::vec2(1500.0, 940.0))
+        .with_max_steps(30)
+        .with_context_setup(sse_replay::app::style::install_fonts)
+        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
+}
+
+fn app_with(answers: Vec<Option<PathBuf>>) -> App {
+    App::new(Settings::default(), Box::new(ScriptedDialogs::new(answers)))
+}
+
+/// Step frames until the background load is done, then settle.
+fn wait_loaded(h: &mut Harness<'_, App>) {
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().is_loading() {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "load did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+fn seed_harness() -> Harness<'static, App> {
+    let mut h = harness(app_with(vec![]).with_initial(Source::Seed));
+    wait_loaded(&mut h);
+    h
+}
+
+fn act(h: &mut Harness<'_, App>, action: Action) {
+    h.state_mut().actions.push(action);
+    h.run();
+}
+
+#[test]
+fn seed_opens_at_the_end_with_failures_left_and_correct_calls_right() {
+    let h = seed_harness();
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.calls.len(), 2);
+    assert_eq!(
+        h.state().view().unwrap().cursor as usize,
+        a.chunks.len() - 1
+    );
+    // Left: per-fragment, every fragment fails, with serde_json's error.
+    h.get_by_label_contains("per-fragment: 0 of 10 fragments parse alone");
+    assert!(
+        h.query_all_by_label_contains("EOF while parsing a string")
+            .count()
+            >= 1
+    );
+    assert!(
+        h.query_all_by_label_contains("trailing characters at line 1 column 2")
+            .count()
+            >= 1
+    );
+    // Right: both calls parsed once at the finish, checkpoints pass.
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    h.get_by_label("get_weather");
+    h.get_by_label("get_time");
+    assert_eq!(
+        h.query_all_by_label_contains("√ parsed once at the finish")
+            .count(),
+        2
+    );
+    assert_eq!(
+        h.query_all_by_label_contains(
+            "reassembled 22 characters (26 bytes), identical to the original"
+        )
+        .count(),
+        2
+    );
+    h.get_by_label("\"深圳\"");
+    h.get_by_label("\"杭州\"");
+}
+
+#[test]
+fn stepping_the_cursor_shows_the_state_at_the_cursor() {
+    let mut h = seed_harness();
+    act(&mut h, Action::Home);
+    assert_eq!(h.state().view().unwrap().cursor, 0);
+    h.get_by_label_contains("streaming: 0 of 2 calls started");
+    h.get_by_label_contains("per-fragment: 0 of 0 fragments parse alone");
+    // One fragment forward: the first fragment arrives, its error shows.
+    h.get_by_label("fragment ▶").click();
+    h.run();
+    let (cursor, focus) = {
+        let v = h.state().view().unwrap();
+        (v.cursor, v.focus_fragment)
+    };
+    assert_eq!(focus, Some(0));
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.fragments[0].pos.chunk, cursor);
+    h.get_by_label_contains("per-fragment: 0 of 1 fragments parse alone");
+    h.get_by_label_contains("EOF while parsing a string at line 1 column 5");
+    h.get_by_label_contains("streaming: 1 of 2 calls started");
+    h.get_by_label_contains("5/22 chars · 5/26 bytes · 1/5 fragments");
+    // Keyboard: Ctrl+→ is one fragment, → one chunk, End the last chunk.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::ArrowRight);
+    h.run();
+    assert_eq!(h.state().view().unwrap().focus_fragment, Some(1));
+    h.get_by_label_contains("10/22 chars · 12/26 bytes · 2/5 fragments");
+    let before = h.state().view().unwrap().cursor;
+    h.key_press(egui::Key::ArrowRight);
+    h.run();
+    assert_eq!(h.state().view().unwrap().cursor, before + 1);
+    act(&mut h, Action::Step(StepUnit::Event, 1));
+    act(&mut h, Action::Step(StepUnit::Event, -1));
+    h.key_press(egui::Key::End);
+    h.run();
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    // Clicking a fragment in the steps list moves the cursor to it.
+    h.get_by_label("#3  ").click();
+    h.run();
+    assert_eq!(h.state().view().unwrap().focus_fragment, Some(3));
+}
+
+#[test]
+fn switching_strategies() {
+    let mut h = seed_harness();
+    h.get_by_label("strategy").click();
+    h.run();
+    h.get_by_label("× concat-all").click();
+    h.run();
+    assert_eq!(h.state().view().unwrap().strategy, Strategy::ConcatAll);
+    assert_eq!(h.state().settings.strategy, "concat-all");
+    assert!(
+        h.query_all_by_label_contains("trailing characters at line 1 column 27")
+            .count()
+            >= 1
+    );
+    act(&mut h, Action::SelectStrategy(Strategy::NextIndexDone));
+    h.get_by_label_contains("√ same calls as the accumulator");
+    act(&mut h, Action::SelectStrategy(Strategy::PerReadUtf8));
+    h.get_by_label_contains("U+FFFD replacement characters");
+}
+
+#[test]
+fn broken_file_shows_the_error_and_keeps_the_previous_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("broken.ron");
+    std::fs::write(&bad, "(\n    version: 1,\n    meta: (title: \"x\" oops\n").unwrap();
+    let future = dir.path().join("future.ron");
+    std::fs::write(&future, "(version: 99, chunks: [])\n").unwrap();
+    let mut h = seed_harness();
+    h.state_mut().settings.tab = Tab::Replay;
+    h.state_mut()
+        .actions
+        .push(Action::OpenPath(bad.clone(), Slot::Primary));
+    h.run();
+    wait_loaded(&mut h);
+    let status = h.state().status.clone().unwrap();
+    assert!(status.error, "{status:?}");
+    assert!(status.text.contains("line 3"), "{}", status.text);
+    h.get_by_label_contains("RON syntax error at line 3");
+    // The seed is still open.
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    // Future version, through the (scripted) Open dialog.
+    let mut h2 = harness(app_with(vec![Some(future)]).with_initial(Source::Seed));
+    wait_loaded(&mut h2);
+    h2.get_by_label("Open…").click();
+    h2.run();
+    wait_loaded(&mut h2);
+    h2.get_by_label_contains("newer than this build supports");
+    assert_eq!(h2.state().analysis().unwrap().calls.len(), 2);
+    // Then a good file clears the error.
+    act(&mut h2, Action::OpenSeed);
+    wait_loaded(&mut h2);
+    assert!(!h2.state().status.clone().unwrap().error);
+}
+
+#[test]
+fn export_through_the_dialog_seam() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.json");
+    let openai = dir.path().join("openai.json");
+    let report = dir.path().join("report.json");
+    let mut h = harness(
+        app_with(vec![
+            Some(calls.clone()),
+            Some(openai.clone()),
+            Some(report.clone()),
+        ])
+        .with_initial(Source::Seed),
+    );
+    wait_loaded(&mut h);
+    // File → Export calls → JSON…
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Export calls").click();
+    h.run();
+    h.get_by_label("JSON…").click();
+    h.run();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&calls).unwrap()).unwrap();
+    assert_eq!(v[0]["name"], "get_weather");
+    assert_eq!(v[0]["arguments"]["city"], "深圳");
+    assert_eq!(
+        v[1]["arguments"],
+        serde_json::json!({"city": "杭州", "days": 1})
+    );
+    h.get_by_label_contains("Exported 2 calls as JSON");
+    act(
+        &mut h,
+        Action::ExportCalls(sse_replay::export::Format::OpenAi),
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&openai).unwrap()).unwrap();
+    assert_eq!(v["role"], "assistant");
+    assert_eq!(v["tool_calls"][1]["function"]["name"], "get_time");
+    act(&mut h, Action::ExportReport);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["strategies"][0]["name"], "per-fragment");
+    assert_eq!(v["strategies"][0]["parsed"], 0);
+    act(&mut h, Action::CopyCallsJson);
+    h.get_by_label_contains("Copied 2 calls as JSON");
+}
+
+#[test]
+fn raw_body_opens_and_recent_files_remember_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let sse = dir.path().join("body.sse");
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"cit\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"y\\\":\\\"深圳\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    std::fs::write(&sse, body).unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    act(&mut h, Action::OpenPath(sse.clone(), Slot::Primary));
+    wait_loaded(&mut h);
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.calls.len(), 1);
+    assert_eq!(a.calls[0].raw_arguments, r#"{"city":"深圳"}"#);
+    assert_eq!(h.state().settings.recent.len(), 1);
+    h.get_by_label_contains("per-fragment: 0 of 2 fragments parse alone");
+}
+
+#[test]
+fn play_advances_and_stops_at_the_end() {
+    let mut h = seed_harness();
+    act(&mut h, Action::Home);
+    h.state_mut().view_mut().unwrap().speed = 16.0;
+    h.get_by_label("▶ Play").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        let v = h.state().view().unwrap();
+        if !v.playing {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "never reached the end"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let a = h.state().analysis().unwrap();
+    assert_eq!(
+        h.state().view().unwrap().cursor as usize,
+        a.chunks.len() - 1
+    );
+    // Idle again: no repaint requested every frame.
+    h.run();
+}
+
+#[test]
+fn compare_two_recordings() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.ron");
+    let mut spec = sse_replay::stub::seed_example();
+    spec.calls[1].arguments = r#"{"city":"杭州","days":2}"#.into();
+    spec.calls.push(sse_replay::stub::StubCall {
+        id: "call_3".into(),
+        name: "get_news".into(),
+        arguments: "{}".into(),
+    });
+    sse_replay::recording::save(&other, &sse_replay::stub::build(&spec)).unwrap();
+    let mut h = harness(app_with(vec![Some(other)]).with_initial(Source::Seed));
+    wait_loaded(&mut h);
+    h.get_by_label("Compare two").click();
+    h.run();
+    h.get_by_label("Open B…").click();
+    h.run();
+    wait_loaded(&mut h);
+    let cmp = h.state().comparison().unwrap();
+    assert_eq!(cmp.rows.len(), 3);
+    assert_eq!(cmp.differing(), 2);
+    h.get_by_label_contains("arguments differ at $.days");
+    h.get_by_label_contains("only in B");
+}
+
+#[test]
+fn stub_builder_previews_and_opens_in_the_player() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("stub.ron");
+    let mut h = harness(app_with(vec![Some(saved.clone())]));
+    h.run();
+    h.get_by_label("Stub builder").click();
+    h.run();
+    h.get_by_label_contains("per-fragment: 0 of 10 fragments parse alone");
+    h.state_mut().stub.fragment_text = "100".into();
+    h.run();
+    h.get_by_label_contains("per-fragment: 2 of 2 fragments parse alone");
+    h.get_by_label("Save as recording…").click();
+    h.run();
+    let rec = sse_replay::recording::load(&saved).unwrap();
+    assert_eq!(rec.truth.len(), 2);
+    h.get_by_label("Open in player").click();
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Replay);
+    assert_eq!(h.state().analysis().unwrap().fragments.len(), 2);
+}
+
+#[test]
+fn about_and_badges_explain() {
+    let mut h = seed_harness();
+    h.get_by_label("About…").click();
+    h.run();
+    h.get_by_label_contains("Why streamed tool-call arguments break");
+    // Stream-level findings show as badges with the quirk's explanation on hover.
+    h.get_by_label("split-utf8").hover();
+    h.run();
+    h.get_by_label_contains("A network read ended in the middle of a UTF-8 character");
+}
