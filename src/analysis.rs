@@ -248,8 +248,36 @@ impl Analysis {
 
     /// Every call parsed, and the stream ended normally (the `check` exit code 0 condition).
     pub fn all_ok(&self) -> bool {
-        self.calls.iter().all(|c| c.value().is_some())
-            && matches!(self.ending, Ending::Finished { .. } | Ending::CallsComplete)
+        self.problems().is_empty()
+    }
+
+    /// Why [`Analysis::all_ok`] is false, one short phrase each (the CLI prints them on one line):
+    /// calls that did not parse, a provider error, no finish, or a tool-call `index` that is not a
+    /// non-negative integer (its calls were routed by guesswork).
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let failed: Vec<String> = self
+            .calls
+            .iter()
+            .filter_map(|c| match &c.parsed {
+                Parsed::Err { error, .. } => Some(format!("call {} {}: {error}", c.position, crate::dialect::truncate(&c.name, 60))),
+                Parsed::Ok(_) => None,
+            })
+            .collect();
+        if !failed.is_empty() {
+            let shown = failed.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+            let more = if failed.len() > 3 { format!("; {} more", failed.len() - 3) } else { String::new() };
+            problems.push(format!("{} of {} calls did not parse ({shown}{more})", failed.len(), self.calls.len()));
+        }
+        match &self.ending {
+            Ending::Finished { .. } | Ending::CallsComplete => {}
+            Ending::ProviderError { message } => problems.push(format!("provider error: {}", crate::dialect::truncate(message, 200))),
+            Ending::EndedWithoutFinish => problems.push("the stream ended without a finish signal".into()),
+        }
+        if let Some(f) = self.findings.iter().find(|f| f.kind == FindingKind::InvalidIndex) {
+            problems.push(format!("{}: {}", f.kind.label(), crate::dialect::truncate(&f.message, 120)));
+        }
+        problems
     }
 
     /// The event type name of an event.

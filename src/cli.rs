@@ -1,7 +1,8 @@
 //! The command line: arguments → one action → exit code. The contract scripts rely on:
 //! exit 0 = every call parsed and the stream ended normally; 1 = a call failed to parse, the
-//! stream ended early or with a provider error (or a network/HTTP failure); 2 = the input cannot be
-//! read (or bad usage).
+//! stream ended early or with a provider error, a tool-call `index` was not a non-negative integer
+//! (or a network/HTTP failure); 2 = the input cannot be read (or bad usage). `check`, `export` and
+//! `events` follow it alike, and say why on exactly one line of standard error.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -178,9 +179,22 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
     }
 }
 
+/// Print one line on standard error (line breaks in the message, e.g. from a provider's error text
+/// or a hostile function name, are flattened so scripts can rely on one line) and return `code`.
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+    let msg = msg.to_string().replace(['\n', '\r'], " ");
     eprintln!("sse-replay: {msg}");
     ExitCode::from(code)
+}
+
+/// Exit 0, or exit 1 with the analysis's problems on one line.
+fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
+    let problems = analysis.problems();
+    if problems.is_empty() {
+        ExitCode::from(EXIT_OK)
+    } else {
+        fail(EXIT_FAILED, format!("{} in {}", problems.join("; "), path.display()))
+    }
 }
 
 /// Load and analyse a file for `check` (and the app).
@@ -213,7 +227,7 @@ fn check(a: &CheckArgs) -> ExitCode {
     if let Err(e) = std::io::stdout().write_all(text.as_bytes()) {
         return fail(EXIT_FAILED, format!("cannot write the report: {e}"));
     }
-    ExitCode::from(if analysis.all_ok() { EXIT_OK } else { EXIT_FAILED })
+    verdict(&analysis, &a.input.file)
 }
 
 fn export_cmd(a: &ExportArgs) -> ExitCode {
@@ -280,6 +294,9 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     } else if !out.finished() && !out.all_calls_complete {
         problems.push("the stream ended without a finish signal".into());
     }
+    if let Some(f) = out.findings.list().iter().find(|f| f.kind == crate::findings::FindingKind::InvalidIndex) {
+        problems.push(format!("{}: {}", f.kind.label(), crate::dialect::truncate(&f.message, 120)));
+    }
     if problems.is_empty() {
         ExitCode::from(EXIT_OK)
     } else {
@@ -320,12 +337,15 @@ fn events(a: &EventsArgs) -> ExitCode {
             "kind": e.kind,
             "fragments": e.fragment_count,
         });
-        if writeln!(out, "{v}").is_err() {
-            return ExitCode::from(EXIT_FAILED);
+        if let Err(e) = writeln!(out, "{v}") {
+            return fail(EXIT_FAILED, format!("cannot write to standard output: {e}"));
         }
     }
-    let _ = out.flush();
-    ExitCode::from(EXIT_OK)
+    if let Err(e) = out.flush() {
+        return fail(EXIT_FAILED, format!("cannot write to standard output: {e}"));
+    }
+    drop(out);
+    verdict(&analysis, &a.input.file)
 }
 
 struct EventData {

@@ -12,9 +12,9 @@ use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 /// Why an input could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read the file: {source} in {path}")]
     Io { path: String, source: std::io::Error },
-    #[error("{path} is a directory, not a recording or a stream body")]
+    #[error("a directory, not a recording or a stream body: {path}")]
     IsDirectory { path: String },
     #[error(transparent)]
     Recording(#[from] RecordingError),

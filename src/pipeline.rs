@@ -270,7 +270,7 @@ impl Pipeline {
                     } else if fk == FindingKind::PingEvent && kind == EventKind::Other {
                         kind = EventKind::Ping;
                     }
-                    let call = key.as_ref().and_then(|k| self.acc.position_of(k));
+                    let mut call = key.as_ref().and_then(|k| self.acc.position_of(k));
                     let fragment = match fk {
                         FindingKind::MissingIndex
                         | FindingKind::InvalidIndex
@@ -280,6 +280,11 @@ impl Pipeline {
                         | FindingKind::SparseIndex => Some(self.acc.fragment_count()),
                         _ => None,
                     };
+                    if fragment.is_some() && call.is_none() && key.is_some() {
+                        // A routing finding about the fragment that follows it, which opens a new
+                        // call: it gets the next position (not "no call", which would count it apart).
+                        call = Some(self.acc.slots().len() as u32);
+                    }
                     self.out.findings.add(fk, call, Location { fragment, ..at }, || message);
                 }
             }

@@ -153,7 +153,12 @@ pub fn check_text(a: &Analysis) -> String {
     if a.all_ok() {
         let _ = writeln!(s, "Result: OK, {} calls parsed", a.calls.len());
     } else {
-        let _ = writeln!(s, "Result: FAILED, {failed} of {} calls did not parse; {ending}", a.calls.len());
+        let invalid_index = if a.findings.iter().any(|f| f.kind == crate::findings::FindingKind::InvalidIndex) {
+            "; invalid tool-call index (calls routed by guesswork)"
+        } else {
+            ""
+        };
+        let _ = writeln!(s, "Result: FAILED, {failed} of {} calls did not parse; {ending}{invalid_index}", a.calls.len());
     }
     s
 }

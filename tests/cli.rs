@@ -1,0 +1,760 @@
+//! The binary, end to end: `check`, `export`, `events` and `stub` — exit codes (0 ok, 1 failed
+//! stream, 2 unreadable input or bad usage), JSON shapes, one line on standard error when
+//! something is wrong, hostile inputs (generated here, never committed) and text snapshots of
+//! `check` output.
+//!
+//! Snapshots live in `tests/snapshots/check-<name>.txt`; `UPDATE_SNAPSHOTS=1 cargo test --test cli`
+//! rewrites them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run the binary in `dir` with `args`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
+}
+
+fn run(args: &[&str]) -> Output {
+    run_in(&root(), args)
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exactly one line on standard error, no panic, and the exit code is one of `codes`.
+fn assert_one_line(o: &Output, codes: &[i32], what: &str) {
+    let err = stderr(o);
+    assert!(!err.contains("panicked"), "{what}: panicked: {err}");
+    assert!(
+        codes.contains(&code(o)),
+        "{what}: exit {} (want {codes:?}); stderr {err}",
+        code(o)
+    );
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{what}: stderr must be one line: {err:?}"
+    );
+    assert!(
+        err.ends_with('\n') && err.starts_with("sse-replay: "),
+        "{what}: {err:?}"
+    );
+}
+
+const SEED: &str = "recordings/seed-example.ron";
+const INVALID_JSON_FIXTURE: &str =
+    "tests/data/fixtures/anthropic-messages-tool-use-invalid-json.sse";
+
+fn seed_calls() -> Value {
+    json!([
+        {"index": 0, "id": "call_1", "name": "get_weather", "arguments": {"city": "深圳", "days": 3}},
+        {"index": 1, "id": "call_2", "name": "get_time", "arguments": {"city": "杭州", "days": 1}},
+    ])
+}
+
+// --- snapshots
+
+/// Compare `actual` with `tests/snapshots/<name>`; rewrite it when `UPDATE_SNAPSHOTS=1`.
+fn assert_snapshot(name: &str, actual: &str) {
+    let path = root().join("tests/snapshots").join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("create tests/snapshots");
+        std::fs::write(&path, actual).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "missing snapshot {} ({e}); run with UPDATE_SNAPSHOTS=1 to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b);
+        panic!(
+            "snapshot {name} differs (first differing line: {first:?}); run with UPDATE_SNAPSHOTS=1 to accept\n--- expected\n{expected}\n--- actual\n{actual}"
+        );
+    }
+}
+
+#[test]
+fn snapshot_check_seed_example() {
+    let o = run(&["check", SEED]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_snapshot("check-seed-example.txt", &stdout(&o));
+}
+
+/// Stub recordings made by the CLI itself, checked and snapshotted (exit code alongside).
+#[test]
+fn snapshot_check_stub_recordings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [(&str, &[&str], i32); 4] = [
+        ("stub-repeat-name", &["--quirk", "repeat-name"], 0),
+        ("stub-interleaved", &["--interleaved"], 0),
+        (
+            "stub-no-index-empty-id",
+            &["--quirk", "no-index", "--quirk", "empty-id"],
+            0,
+        ),
+        ("stub-truncate", &["--quirk", "truncate"], 1),
+    ];
+    for (name, extra, want) in cases {
+        let file = format!("{name}.ron");
+        let mut args = vec!["stub", "--seed", "-o", &file];
+        args.extend_from_slice(extra);
+        let o = run_in(dir.path(), &args);
+        assert_eq!(code(&o), 0, "stub {name}: {}", stderr(&o));
+        let o = run_in(dir.path(), &["check", &file]);
+        assert_eq!(code(&o), want, "check {name}: {}", stderr(&o));
+        if want == 0 {
+            assert_eq!(stderr(&o), "");
+        } else {
+            assert_one_line(&o, &[want], name);
+        }
+        assert_snapshot(&format!("check-{name}.txt"), &stdout(&o));
+    }
+}
+
+// --- check
+
+#[test]
+fn check_seed_reproduces_the_walkthrough() {
+    let o = run(&["check", SEED]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    for needle in [
+        "call 0 get_weather: 0 of 5 fragments parse alone",
+        "joined: {\"city\":\"深圳\",\"days\":3}{\"city\":\"杭州\",\"days\":1}",
+        "trailing characters at line 1 column 27 (character position 22)",
+        "{\"city\":\"深圳\",\"days\":3}",
+        "{\"city\":\"杭州\",\"days\":1}",
+        "call 0 get_weather: ① ✓ ② ✓ ③ ✓",
+        "call 1 get_time: ① ✓ ② ✓ ③ ✓",
+        "Result: OK, 2 calls parsed",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn check_json_shape() {
+    let o = run(&["check", "--json", SEED]);
+    assert_eq!(code(&o), 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("check --json prints one JSON object");
+    assert_eq!(v["dialect"], "openai-chat");
+    assert_eq!(v["framing"], "sse");
+    assert_eq!(v["ok"], true);
+    assert_eq!(
+        v["ending"],
+        json!({"status": "finished", "reason": "tool_calls"})
+    );
+    assert_eq!(v["calls"], seed_calls());
+    // Checkpoints: one entry per call, each check with a status and a detail.
+    let checks = v["checks"].as_array().expect("checks");
+    assert_eq!(checks.len(), 2);
+    for c in checks {
+        for k in ["verbatim", "contiguous", "first_fragment_only"] {
+            assert_eq!(c[k]["status"], "pass", "{k}: {c}");
+            assert!(c[k]["detail"].is_string());
+        }
+    }
+    // Strategies: every one by name, in order.
+    let strategies = v["strategies"].as_array().expect("strategies");
+    let names: Vec<&str> = strategies
+        .iter()
+        .map(|s| s["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "per-fragment",
+            "concat-all",
+            "overwrite",
+            "concat-fields",
+            "next-index-done",
+            "parse-when-valid",
+            "per-read-utf8",
+            "per-read-lines"
+        ]
+    );
+    let per_fragment = &strategies[0];
+    assert_eq!(per_fragment["fragments"], 10);
+    assert_eq!(per_fragment["parsed"], 0);
+    let failures = per_fragment["failures"].as_array().expect("failures");
+    assert_eq!(failures.len(), 10);
+    assert_eq!(failures[0]["fragment"], 0);
+    assert_eq!(failures[0]["call"], 0);
+    assert_eq!(failures[0]["text"], "{\"cit");
+    assert!(
+        failures[0]["error"]
+            .as_str()
+            .expect("error")
+            .contains("EOF while parsing a string")
+    );
+    assert_eq!(failures.iter().filter(|f| f["call"] == 0).count(), 5);
+    let concat_all = &strategies[1];
+    assert_eq!(concat_all["ok"], false);
+    assert!(
+        concat_all["error"]
+            .as_str()
+            .expect("error")
+            .contains("column 27 (character position 22)")
+    );
+    for s in strategies {
+        assert!(
+            s["matches_correct"].is_boolean() && s["differences"].is_array(),
+            "{s}"
+        );
+    }
+    // Findings: kind, severity, count, message, first location.
+    let findings = v["findings"].as_array().expect("findings");
+    assert!(findings.iter().any(|f| f["kind"] == "split-utf8"));
+    for f in findings {
+        assert!(
+            f["kind"].is_string()
+                && f["severity"].is_string()
+                && f["count"].is_u64()
+                && f["message"].is_string(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn check_failed_call_exits_1_with_one_line() {
+    let o = run(&["check", INVALID_JSON_FIXTURE]);
+    assert_one_line(&o, &[1], "invalid json fixture");
+    assert!(
+        stderr(&o).contains("1 of 1 calls did not parse"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).trim_end().ends_with(INVALID_JSON_FIXTURE),
+        "the path goes last: {}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("Result: FAILED"));
+    // JSON too.
+    let o = run(&["check", "--json", INVALID_JSON_FIXTURE]);
+    assert_eq!(code(&o), 1);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["dialect"], "anthropic-messages");
+    assert_eq!(
+        v["calls"][0]["raw_arguments"],
+        "{\"location\": \"Paris\", \"unit\": celsius}"
+    );
+    assert!(v["calls"][0]["error"].is_string());
+}
+
+#[test]
+fn check_every_fixture_exit_code() {
+    let dir = root().join("tests/data/fixtures");
+    for entry in std::fs::read_dir(&dir).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_owned();
+        if !(name.ends_with(".sse") || name.ends_with(".jsonl")) {
+            continue;
+        }
+        let o = run(&["check", path.to_str().expect("utf-8 path")]);
+        let want = if name.contains("invalid-json") { 1 } else { 0 };
+        assert_eq!(code(&o), want, "{name}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+#[test]
+fn check_forced_dialect_and_bad_dialect() {
+    let o = run(&["check", "--dialect", "openai", SEED]);
+    assert_eq!(code(&o), 0);
+    let o = run(&["check", "--dialect", "nonsense", SEED]);
+    assert_eq!(code(&o), 2);
+    assert!(!stderr(&o).contains("panicked"));
+    // The wrong dialect finds no calls and says so.
+    let o = run(&["check", "--dialect", "gemini", SEED]);
+    assert_one_line(&o, &[1], "wrong dialect");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["frobnicate"][..],
+        &["check"],
+        &["check", "--no-such-flag", SEED],
+        &["export", "--format", "xml", SEED],
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+// --- export
+
+#[test]
+fn export_formats() {
+    let o = run(&["export", SEED]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v, seed_calls());
+
+    let o = run(&["export", "--format", "jsonl", SEED]);
+    assert_eq!(code(&o), 0);
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(Value::Array(lines), seed_calls());
+
+    let o = run(&["export", "--format", "openai", SEED]);
+    assert_eq!(code(&o), 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["role"], "assistant");
+    assert_eq!(v["content"], Value::Null);
+    let tc = v["tool_calls"].as_array().expect("tool_calls");
+    assert_eq!(tc.len(), 2);
+    assert_eq!(tc[0]["id"], "call_1");
+    assert_eq!(tc[0]["type"], "function");
+    assert_eq!(tc[0]["function"]["name"], "get_weather");
+    let args: Value =
+        serde_json::from_str(tc[0]["function"]["arguments"].as_str().expect("a string"))
+            .expect("JSON text");
+    assert_eq!(args, json!({"city": "深圳", "days": 3}));
+
+    let o = run(&["export", "--format", "anthropic", SEED]);
+    assert_eq!(code(&o), 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(
+        v,
+        json!([
+            {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "深圳", "days": 3}},
+            {"type": "tool_use", "id": "call_2", "name": "get_time", "input": {"city": "杭州", "days": 1}},
+        ])
+    );
+}
+
+#[test]
+fn export_to_a_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("calls.jsonl");
+    let o = run(&[
+        "export",
+        "--format",
+        "jsonl",
+        "-o",
+        out.to_str().expect("path"),
+        SEED,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "nothing on stdout with -o");
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert_eq!(text.lines().count(), 2);
+    assert!(text.ends_with('\n'));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left behind");
+    // An unwritable destination is exit 1 with one line.
+    let o = run(&[
+        "export",
+        "-o",
+        dir.path()
+            .join("no/such/dir/x.json")
+            .to_str()
+            .expect("path"),
+        SEED,
+    ]);
+    assert_one_line(&o, &[1], "unwritable -o");
+}
+
+#[test]
+fn export_failed_call_keeps_the_raw_text() {
+    let o = run(&["export", INVALID_JSON_FIXTURE]);
+    assert_one_line(&o, &[1], "export invalid json");
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(
+        v[0]["raw_arguments"],
+        "{\"location\": \"Paris\", \"unit\": celsius}"
+    );
+    assert_eq!(v[0]["id"], "toolu_01NRLabsLyVHZPKxbKvkfSMn");
+    assert!(v[0]["error"].is_string());
+    assert!(v[0].get("arguments").is_none());
+}
+
+#[test]
+fn export_matches_check_on_every_fixture() {
+    let dir = root().join("tests/data/fixtures");
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"),
+    )
+    .expect("JSON");
+    for (file, e) in expected.as_object().expect("object") {
+        if e["expected_failure"] == true {
+            continue;
+        }
+        let o = run(&["export", dir.join(file).to_str().expect("path")]);
+        assert_eq!(code(&o), 0, "{file}: {}", stderr(&o));
+        let got: Value = serde_json::from_str(&stdout(&o)).expect("json");
+        let got: Vec<Value> = got
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|c| json!({"id": c["id"], "name": c["name"], "arguments": c["arguments"]}))
+            .collect();
+        assert_eq!(Value::Array(got), e["calls"], "{file}");
+    }
+}
+
+// --- events
+
+#[test]
+fn events_one_json_object_per_event() {
+    let o = run(&["events", SEED]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let events: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(events.len(), 12);
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["event_no"], i);
+        assert_eq!(e["event"], "message");
+        for k in ["data", "id", "span", "chunk", "t_us", "kind", "fragments"] {
+            assert!(e.get(k).is_some(), "event {i} has no {k}: {e}");
+        }
+    }
+    assert_eq!(events[0]["kind"], "tool-call");
+    assert_eq!(events[0]["fragments"], 1);
+    assert_eq!(events[10]["kind"], "finish");
+    assert_eq!(events[11]["kind"], "done");
+    assert_eq!(events[11]["data"], "[DONE]");
+    let first: Value = serde_json::from_str(events[0]["data"].as_str().expect("data"))
+        .expect("the data is the chunk");
+    assert_eq!(
+        first["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"],
+        "{\"cit"
+    );
+    // Spans tile the body in order.
+    let spans: Vec<(u64, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["span"][0].as_u64().expect("start"),
+                e["span"][1].as_u64().expect("end"),
+            )
+        })
+        .collect();
+    assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0));
+}
+
+#[test]
+fn events_on_a_failed_stream_exit_1() {
+    let o = run(&["events", INVALID_JSON_FIXTURE]);
+    assert_one_line(&o, &[1], "events invalid json");
+    assert!(
+        stdout(&o).lines().count() > 5,
+        "the events are still printed"
+    );
+}
+
+// --- stub
+
+#[test]
+fn stub_seed_is_the_bundled_recording() {
+    let o = run(&["stub", "--seed"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let built = sse_replay::recording::from_ron_str(&stdout(&o)).expect("stub prints a recording");
+    let bundled = sse_replay::recording::load(&root().join(SEED)).expect("bundled");
+    assert_eq!(built.chunks, bundled.chunks);
+    assert_eq!(built.truth, bundled.truth);
+}
+
+#[test]
+fn stub_calls_round_trip_through_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = run_in(
+        dir.path(),
+        &[
+            "stub",
+            "--call",
+            r#"read={"path":"深圳.rs"}"#,
+            "--call",
+            "now=",
+            "--fragment",
+            "3,1",
+            "--read-bytes",
+            "7",
+            "-o",
+            "s.ron",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run_in(dir.path(), &["export", "s.ron"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v[0]["arguments"], json!({"path": "深圳.rs"}));
+    assert_eq!(v[1]["name"], "now");
+    assert_eq!(v[1]["arguments"], json!({}));
+    let o = run_in(dir.path(), &["check", "--json", "s.ron"]);
+    assert_eq!(code(&o), 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert!(
+        v["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .all(|c| c["verbatim"]["status"] == "pass")
+    );
+}
+
+#[test]
+fn stub_bad_arguments_exit_2() {
+    for args in [
+        &["stub"][..],
+        &["stub", "--call", "no-equals-sign"],
+        &["stub", "--seed", "--quirk", "nonsense"],
+        &["stub", "--seed", "--fragment", "0"],
+        &["stub", "--seed", "--fragment", "x"],
+    ] {
+        let o = run(args);
+        assert_one_line(&o, &[2], &format!("{args:?}"));
+    }
+}
+
+// --- hostile input
+
+/// xorshift64*: deterministic random bytes without a dependency.
+fn random_bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
+        })
+        .collect()
+}
+
+fn hostile_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut files: Vec<(&str, Vec<u8>)> = vec![
+        ("empty.sse", Vec::new()),
+        ("random-1.bin", random_bytes(1, 4096)),
+        ("random-2.sse", random_bytes(2, 100_000)),
+        ("random.ron", random_bytes(3, 4096)),
+        (
+            "random-newlines.sse",
+            random_bytes(4, 50_000)
+                .into_iter()
+                .map(|b| if b % 7 == 0 { b'\n' } else { b })
+                .collect(),
+        ),
+        (
+            "invalid-utf8.sse",
+            b"data: \xff\xfe\xfd{\"choices\":[]}\n\ndata: \xc3\x28\n\n".to_vec(),
+        ),
+        (
+            "invalid-utf8.jsonl",
+            b"{\"choices\":[{\"delta\":\xff}]}\n\xfe\xfe\n".to_vec(),
+        ),
+        ("nul-bytes.sse", vec![0; 10_000]),
+        ("only-newlines.sse", vec![b'\n'; 10_000]),
+        ("only-cr.sse", vec![b'\r'; 10_000]),
+        ("bom-only.sse", b"\xEF\xBB\xBF".to_vec()),
+        ("done-only.sse", b"data: [DONE]\n".to_vec()),
+    ];
+    // 64 MB line: a chat chunk whose arguments string never ends.
+    let mut line = br#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\"k\":\""#.to_vec();
+    line.resize(64 << 20, b'x');
+    line.extend_from_slice(b"\n\n");
+    files.push(("line-64mb.sse", line));
+    // JSON nested 100,000 deep: as SSE data, as a JSON line, and as the arguments of a call.
+    let deep_array = "[".repeat(100_000) + &"]".repeat(100_000);
+    let deep_object = "{\"a\":".repeat(100_000) + "1" + &"}".repeat(100_000);
+    files.push((
+        "deep-array.sse",
+        format!("data: {deep_array}\n\n").into_bytes(),
+    ));
+    files.push(("deep-object.jsonl", format!("{deep_object}\n").into_bytes()));
+    files.push((
+        "deep-arguments.sse",
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"id\":\"c\",\"function\":{{\"name\":\"f\",\"arguments\":{}}}}}]}}}}]}}\n\ndata: [DONE]\n\n",
+            serde_json::to_string(&deep_object).expect("string")
+        )
+        .into_bytes(),
+    ));
+    files.push((
+        "deep.ron",
+        format!("(version: 1, chunks: {})", "[".repeat(100_000)).into_bytes(),
+    ));
+    // Truncated RON and a future version.
+    let seed = std::fs::read_to_string(root().join(SEED)).expect("seed");
+    let mut cut = seed.len() / 2;
+    while !seed.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    files.push(("truncated.ron", seed[..cut].as_bytes().to_vec()));
+    files.push((
+        "truncated-mid-char.ron",
+        seed.as_bytes()[..seed.find('深').expect("CJK") + 1].to_vec(),
+    ));
+    files.push((
+        "future.ron",
+        seed.replacen("version: 1,", "version: 99,", 1).into_bytes(),
+    ));
+    files.push((
+        "version-huge.ron",
+        seed.replacen("version: 1,", "version: 99999999999999999999999,", 1)
+            .into_bytes(),
+    ));
+    files.push(("no-version.ron", b"(meta: (title: \"x\"))".to_vec()));
+    // Absurd index values (not non-negative integers, or past u64), in an otherwise finished stream.
+    let mut absurd = String::new();
+    for index in [
+        "-1",
+        "1e400",
+        "18446744073709551616",
+        "1.5",
+        "\"0\"",
+        "[]",
+        "-9223372036854775809",
+    ] {
+        absurd.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{index},\"id\":\"c{}\",\"function\":{{\"name\":\"f\",\"arguments\":\"{{}}\"}}}}]}}}}]}}\n\n",
+            absurd.len()
+        ));
+    }
+    absurd.push_str("data: {\"choices\":[{\"index\":4294967296,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    files.push(("absurd-index.sse", absurd.into_bytes()));
+    let mut out: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|(name, bytes)| {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).expect("write hostile file");
+            (name.to_owned(), p)
+        })
+        .collect();
+    let sub = dir.join("a-directory");
+    std::fs::create_dir(&sub).expect("mkdir");
+    out.push(("a directory".into(), sub));
+    out.push(("a missing file".into(), dir.join("missing.sse")));
+    out
+}
+
+#[test]
+fn hostile_inputs_give_exit_1_or_2_and_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    for (name, path) in hostile_files(dir.path()) {
+        let p = path.to_str().expect("utf-8 temp path");
+        for cmd in ["check", "export", "events"] {
+            let o = run(&[cmd, p]);
+            let err = stderr(&o);
+            let ok = !err.contains("panicked")
+                && matches!(code(&o), 1 | 2)
+                && err.lines().count() == 1
+                && err.starts_with("sse-replay: ");
+            if !ok {
+                failures.push(format!(
+                    "{cmd} {name}: exit {} stderr {:?}",
+                    code(&o),
+                    dieted(&err)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// At most 300 characters of a message, for assertion output.
+fn dieted(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+#[test]
+fn hostile_input_messages_are_clear() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = hostile_files(dir.path());
+    let find = |n: &str| {
+        files
+            .iter()
+            .find(|(name, _)| name == n)
+            .map(|(_, p)| p.to_str().expect("path").to_owned())
+            .expect(n)
+    };
+    for (name, code_want, needle) in [
+        ("a missing file", 2, "No such file"),
+        ("a directory", 2, "a directory"),
+        (
+            "future.ron",
+            2,
+            "version 99 is newer than this build supports (1)",
+        ),
+        ("truncated.ron", 2, "RON syntax error at line"),
+        ("no-version.ron", 2, "no version field"),
+        ("deep.ron", 2, "RON"),
+        ("empty.sse", 1, "ended without a finish signal"),
+        ("absurd-index.sse", 1, "invalid-index"),
+        ("deep-arguments.sse", 1, "recursion limit exceeded"),
+        ("line-64mb.sse", 1, "ended without a finish signal"),
+    ] {
+        let p = find(name);
+        let o = run(&["check", &p]);
+        assert_eq!(code(&o), code_want, "{name}: {}", dieted(&stderr(&o)));
+        assert!(
+            stderr(&o).contains(needle),
+            "{name}: {:?} lacks {needle:?}",
+            dieted(&stderr(&o))
+        );
+        assert!(
+            stderr(&o).trim_end().ends_with(&p),
+            "{name}: the path goes last: {}",
+            dieted(&stderr(&o))
+        );
+    }
+}
+
+#[test]
+fn a_huge_valid_index_is_a_key_not_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("huge-index.sse");
+    std::fs::write(
+        &p,
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":18446744073709551615,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    )
+    .expect("write");
+    let o = run(&["export", p.to_str().expect("path")]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v[0]["index"], json!(18446744073709551615u64));
+}
