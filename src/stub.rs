@@ -114,10 +114,19 @@ pub fn split_chars(s: &str, lens: &[usize]) -> Vec<String> {
 /// characters and get_time `{"city":"杭州","days":1}` in parallel.
 pub fn seed_example() -> StubSpec {
     StubSpec {
-        title: "The seed's example: two calls in one response, arguments cut every 5 characters".into(),
+        title: "The seed's example: two calls in one response, arguments cut every 5 characters"
+            .into(),
         calls: vec![
-            StubCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city":"深圳","days":3}"#.into() },
-            StubCall { id: "call_2".into(), name: "get_time".into(), arguments: r#"{"city":"杭州","days":1}"#.into() },
+            StubCall {
+                id: "call_1".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"深圳","days":3}"#.into(),
+            },
+            StubCall {
+                id: "call_2".into(),
+                name: "get_time".into(),
+                arguments: r#"{"city":"杭州","days":1}"#.into(),
+            },
         ],
         fragment_chars: vec![5],
         layout: Layout::Sequential,
@@ -203,7 +212,11 @@ pub fn build(spec: &StubSpec) -> Recording {
         let first = f == 0;
         let mut tc = serde_json::Map::new();
         if !q.no_index {
-            let index = if q.all_at_index_zero { 0 } else { q.index_base + c as u64 };
+            let index = if q.all_at_index_zero {
+                0
+            } else {
+                q.index_base + c as u64
+            };
             tc.insert("index".into(), json!(index));
         }
         if first {
@@ -224,7 +237,11 @@ pub fn build(spec: &StubSpec) -> Recording {
             function.insert("arguments".into(), json!(piece));
         }
         tc.insert("function".into(), serde_json::Value::Object(function));
-        let finish = if q.finish_with_last_fragment && n == last && !q.truncate { json!("tool_calls") } else { json!(null) };
+        let finish = if q.finish_with_last_fragment && n == last && !q.truncate {
+            json!("tool_calls")
+        } else {
+            json!(null)
+        };
         let v = json!({
             "id": "chatcmpl-stub",
             "object": "chat.completion.chunk",
@@ -253,7 +270,10 @@ fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
     match spec.read_bytes {
         None => {
             for (i, e) in events.iter().enumerate() {
-                chunks.push(Chunk { t_micros: i as u64 * spec.gap_micros, bytes: e.as_bytes().to_vec() });
+                chunks.push(Chunk {
+                    t_micros: i as u64 * spec.gap_micros,
+                    bytes: e.as_bytes().to_vec(),
+                });
             }
         }
         Some(n) => {
@@ -269,7 +289,10 @@ fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
                 let end = (k * n + piece.len()) as u64;
                 // A read arrives when the event containing its last byte was sent.
                 let t = ends.iter().find(|(e, _)| *e >= end).map_or(0, |(_, t)| *t);
-                chunks.push(Chunk { t_micros: t, bytes: piece.to_vec() });
+                chunks.push(Chunk {
+                    t_micros: t,
+                    bytes: piece.to_vec(),
+                });
             }
         }
     }
@@ -296,11 +319,17 @@ fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
 fn truth_call(spec: &StubSpec, c: &StubCall) -> TruthCall {
     match spec.dialect {
         DialectKind::OpenAiChat | DialectKind::OpenAiResponses | DialectKind::AnthropicMessages => {
-            TruthCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() }
+            TruthCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            }
         }
-        DialectKind::Gemini | DialectKind::Ollama => {
-            TruthCall { id: String::new(), name: c.name.clone(), arguments: args_value(&c.arguments).to_string() }
-        }
+        DialectKind::Gemini | DialectKind::Ollama => TruthCall {
+            id: String::new(),
+            name: c.name.clone(),
+            arguments: args_value(&c.arguments).to_string(),
+        },
     }
 }
 
@@ -356,7 +385,7 @@ impl Writer<'_> {
         if fragment {
             let n = self.fragments;
             let ndjson = self.spec.dialect == DialectKind::Ollama;
-            if !ndjson && q.keepalive_every > 0 && n > 0 && n % q.keepalive_every == 0 {
+            if !ndjson && q.keepalive_every > 0 && n > 0 && n.is_multiple_of(q.keepalive_every) {
                 self.events.push(format!(": keep-alive{eol}{eol}"));
             }
             if q.error_after == Some(n) {
@@ -380,7 +409,11 @@ impl Writer<'_> {
     /// The provider's own mid-stream error.
     fn error_text(&self) -> String {
         let eol = self.eol();
-        let prefix = if self.spec.quirks.no_space { "data:" } else { "data: " };
+        let prefix = if self.spec.quirks.no_space {
+            "data:"
+        } else {
+            "data: "
+        };
         match self.spec.dialect {
             DialectKind::OpenAiChat | DialectKind::AnthropicMessages => format!(
                 "event: error{eol}{prefix}{}{eol}{eol}",
@@ -394,7 +427,10 @@ impl Writer<'_> {
                 "{prefix}{}{eol}{eol}",
                 json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}})
             ),
-            DialectKind::Ollama => format!("{}{eol}", json!({"error": "an error was encountered while running the model"})),
+            DialectKind::Ollama => format!(
+                "{}{eol}",
+                json!({"error": "an error was encountered while running the model"})
+            ),
         }
     }
 }
@@ -437,7 +473,11 @@ fn fragment_plan(spec: &StubSpec) -> (Vec<Vec<String>>, Vec<(usize, usize)>) {
 }
 
 fn other_dialect_events(spec: &StubSpec) -> Vec<String> {
-    let mut w = Writer { spec, events: Vec::new(), fragments: 0 };
+    let mut w = Writer {
+        spec,
+        events: Vec::new(),
+        fragments: 0,
+    };
     match spec.dialect {
         DialectKind::OpenAiChat => {}
         DialectKind::OpenAiResponses => responses_events(&mut w),
@@ -491,11 +531,19 @@ fn anthropic_events(w: &mut Writer<'_>) {
     let spec = w.spec;
     let (per_call, order) = fragment_plan(spec);
     let message = json!({"id": "msg_stub", "type": "message", "role": "assistant", "model": "claude-stub", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 0, "output_tokens": 1}});
-    w.push(Some("message_start"), &json!({"type": "message_start", "message": message}), false);
+    w.push(
+        Some("message_start"),
+        &json!({"type": "message_start", "message": message}),
+        false,
+    );
     w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}), false);
     w.push(Some("ping"), &json!({"type": "ping"}), false);
     w.push(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me look that up."}}), false);
-    w.push(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": 0}), false);
+    w.push(
+        Some("content_block_stop"),
+        &json!({"type": "content_block_stop", "index": 0}),
+        false,
+    );
     let delta = |index: usize, p: &str| json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}});
     for &(c, f) in &order {
         let call = &spec.calls[c];
@@ -504,14 +552,26 @@ fn anthropic_events(w: &mut Writer<'_>) {
             w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}), false);
             w.push(Some("content_block_delta"), &delta(index, ""), true);
         }
-        w.push(Some("content_block_delta"), &delta(index, &per_call[c][f]), true);
+        w.push(
+            Some("content_block_delta"),
+            &delta(index, &per_call[c][f]),
+            true,
+        );
         if f + 1 == per_call[c].len() {
-            w.push(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": index}), false);
+            w.push(
+                Some("content_block_stop"),
+                &json!({"type": "content_block_stop", "index": index}),
+                false,
+            );
         }
     }
     if !spec.quirks.truncate {
         w.push(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 42}}), false);
-        w.push(Some("message_stop"), &json!({"type": "message_stop"}), false);
+        w.push(
+            Some("message_stop"),
+            &json!({"type": "message_stop"}),
+            false,
+        );
     }
 }
 
@@ -532,11 +592,16 @@ fn gemini_events(w: &mut Writer<'_>) {
         calls.pop();
     }
     for call in calls {
-        let part = json!({"functionCall": {"name": call.name, "args": args_value(&call.arguments)}});
+        let part =
+            json!({"functionCall": {"name": call.name, "args": args_value(&call.arguments)}});
         w.push(None, &gemini_chunk(vec![part], None), true);
     }
     if !spec.quirks.truncate {
-        w.push(None, &gemini_chunk(vec![json!({"text": ""})], Some("STOP")), false);
+        w.push(
+            None,
+            &gemini_chunk(vec![json!({"text": ""})], Some("STOP")),
+            false,
+        );
     }
 }
 
@@ -545,8 +610,13 @@ fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
     match v {
         Value::Object(m) => {
             for (k, v) in m {
-                let simple = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                let p = if simple { format!("{path}.{k}") } else { format!("{path}[{}]", json!(k)) };
+                let simple =
+                    !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                let p = if simple {
+                    format!("{path}.{k}")
+                } else {
+                    format!("{path}[{}]", json!(k))
+                };
                 leaves(&p, v, out);
             }
         }
@@ -566,7 +636,10 @@ fn gemini_partial_events(w: &mut Writer<'_>) {
     let spec = w.spec;
     let mut parts: Vec<(Value, bool)> = Vec::new();
     for call in &spec.calls {
-        parts.push((json!({"functionCall": {"name": call.name, "willContinue": true}}), false));
+        parts.push((
+            json!({"functionCall": {"name": call.name, "willContinue": true}}),
+            false,
+        ));
         let mut ls = Vec::new();
         leaves("$", &args_value(&call.arguments), &mut ls);
         for (path, value) in ls {
@@ -574,7 +647,11 @@ fn gemini_partial_events(w: &mut Writer<'_>) {
                 Value::String(s) => {
                     let cut = split_chars(s, &spec.fragment_chars);
                     let n = cut.len().max(1);
-                    let cut = if cut.is_empty() { vec![String::new()] } else { cut };
+                    let cut = if cut.is_empty() {
+                        vec![String::new()]
+                    } else {
+                        cut
+                    };
                     cut.into_iter()
                         .enumerate()
                         .map(|(i, p)| {
@@ -591,7 +668,10 @@ fn gemini_partial_events(w: &mut Writer<'_>) {
                 _ => vec![json!({"jsonPath": path, "nullValue": "NULL_VALUE"})],
             };
             for p in pieces {
-                parts.push((json!({"functionCall": {"partialArgs": [p], "willContinue": true}}), true));
+                parts.push((
+                    json!({"functionCall": {"partialArgs": [p], "willContinue": true}}),
+                    true,
+                ));
             }
         }
         parts.push((json!({"functionCall": {}}), false));
@@ -604,7 +684,11 @@ fn gemini_partial_events(w: &mut Writer<'_>) {
         w.push(None, &gemini_chunk(vec![part], None), fragment);
     }
     if !spec.quirks.truncate {
-        w.push(None, &gemini_chunk(vec![json!({"text": ""})], Some("STOP")), false);
+        w.push(
+            None,
+            &gemini_chunk(vec![json!({"text": ""})], Some("STOP")),
+            false,
+        );
     }
 }
 

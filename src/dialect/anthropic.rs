@@ -55,7 +55,9 @@ impl Anthropic {
     /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
     pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
         if event_type == "error" {
-            out.push(Signal::ProviderError { message: error_message(data) });
+            out.push(Signal::ProviderError {
+                message: error_message(data),
+            });
             return;
         }
         let ev: Ev<'_> = match serde_json::from_str(data) {
@@ -67,18 +69,33 @@ impl Anthropic {
         };
         let kind = ev.kind.unwrap_or(event_type);
         match kind {
-            "ping" => out.push(Signal::Finding { kind: FindingKind::PingEvent, key: None, message: "ping event".into() }),
-            "error" => out.push(Signal::ProviderError { message: error_message(data) }),
+            "ping" => out.push(Signal::Finding {
+                kind: FindingKind::PingEvent,
+                key: None,
+                message: "ping event".into(),
+            }),
+            "error" => out.push(Signal::ProviderError {
+                message: error_message(data),
+            }),
             "content_block_start" => {
-                let (Some(index), Some(block)) = (ev.index, ev.content_block) else { return };
-                if !matches!(block.kind, Some("tool_use" | "server_tool_use" | "mcp_tool_use")) {
+                let (Some(index), Some(block)) = (ev.index, ev.content_block) else {
+                    return;
+                };
+                if !matches!(
+                    block.kind,
+                    Some("tool_use" | "server_tool_use" | "mcp_tool_use")
+                ) {
                     return;
                 }
                 self.tool_blocks.insert(index);
                 // The `input: {}` placeholder is not part of the arguments; a non-empty input object
                 // (some gateways send the whole input here) is.
                 let args = match block.input.map(RawValue::get) {
-                    Some(t) if t != "{}" && t != "null" && !t.chars().all(|c| c.is_whitespace() || c == '{' || c == '}') => {
+                    Some(t)
+                        if t != "{}"
+                            && t != "null"
+                            && !t.chars().all(|c| c.is_whitespace() || c == '{' || c == '}') =>
+                    {
                         Raw::Value(ArgsPiece::Object(t.to_owned()))
                     }
                     _ => Raw::Absent,
@@ -92,7 +109,9 @@ impl Anthropic {
                 }));
             }
             "content_block_delta" => {
-                let (Some(index), Some(delta)) = (ev.index, ev.delta) else { return };
+                let (Some(index), Some(delta)) = (ev.index, ev.delta) else {
+                    return;
+                };
                 if delta.kind != Some("input_json_delta") {
                     return;
                 }
@@ -100,7 +119,9 @@ impl Anthropic {
                     out.push(Signal::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(CallKey::Block(index)),
-                        message: format!("input_json_delta for block {index}, which did not start as tool_use"),
+                        message: format!(
+                            "input_json_delta for block {index}, which did not start as tool_use"
+                        ),
                     });
                 }
                 out.push(Signal::Fragment(Fragment {
@@ -116,24 +137,33 @@ impl Anthropic {
             }
             "content_block_stop" => {
                 if let Some(index) = ev.index.filter(|i| self.tool_blocks.contains(i)) {
-                    out.push(Signal::CallDone { key: CallKey::Block(index) });
+                    out.push(Signal::CallDone {
+                        key: CallKey::Block(index),
+                    });
                 }
             }
             "message_delta" => {
                 if let Some(reason) = ev.delta.and_then(|d| d.stop_reason) {
                     // `max_tokens` cuts the last tool_use block short; `refusal` and a full context
                     // window end the turn before the model meant to.
-                    if matches!(reason.as_ref(), "max_tokens" | "refusal" | "model_context_window_exceeded") {
+                    if matches!(
+                        reason.as_ref(),
+                        "max_tokens" | "refusal" | "model_context_window_exceeded"
+                    ) {
                         out.push(Signal::Finding {
                             kind: FindingKind::AbnormalFinish,
                             key: None,
                             message: format!("stop_reason \"{reason}\""),
                         });
                     }
-                    out.push(Signal::Finish { reason: reason.into_owned() });
+                    out.push(Signal::Finish {
+                        reason: reason.into_owned(),
+                    });
                 }
             }
-            "message_stop" => out.push(Signal::Finish { reason: "message_stop".into() }),
+            "message_stop" => out.push(Signal::Finish {
+                reason: "message_stop".into(),
+            }),
             _ => {}
         }
     }
@@ -155,32 +185,84 @@ mod tests {
     #[test]
     fn text_block_shares_the_index_space() {
         let s = run(&[
-            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#),
-            ("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#),
-            ("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
         ]);
         let keys: Vec<&CallKey> = s
             .iter()
-            .filter_map(|s| if let Signal::Fragment(f) = s { Some(&f.key) } else { None })
+            .filter_map(|s| {
+                if let Signal::Fragment(f) = s {
+                    Some(&f.key)
+                } else {
+                    None
+                }
+            })
             .collect();
         assert_eq!(keys, vec![&CallKey::Block(1), &CallKey::Block(1)]);
-        assert!(matches!(s.last(), Some(Signal::CallDone { key: CallKey::Block(1) })));
+        assert!(matches!(
+            s.last(),
+            Some(Signal::CallDone {
+                key: CallKey::Block(1)
+            })
+        ));
     }
 
     #[test]
     fn overloaded_error_and_max_tokens() {
-        let s = run(&[("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)]);
-        assert_eq!(s, vec![Signal::ProviderError { message: "overloaded_error: Overloaded".into() }]);
-        let s = run(&[("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"}}"#)]);
-        assert!(matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, .. }));
+        let s = run(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )]);
+        assert_eq!(
+            s,
+            vec![Signal::ProviderError {
+                message: "overloaded_error: Overloaded".into()
+            }]
+        );
+        let s = run(&[(
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"}}"#,
+        )]);
+        assert!(matches!(
+            &s[0],
+            Signal::Finding {
+                kind: FindingKind::AbnormalFinish,
+                ..
+            }
+        ));
         assert!(matches!(&s[1], Signal::Finish { reason } if reason == "max_tokens"));
     }
 
     #[test]
     fn bad_index_is_an_unexpected_shape() {
-        let s = run(&[("content_block_delta", r#"{"type":"content_block_delta","index":-1,"delta":{}}"#)]);
-        assert!(matches!(&s[0], Signal::Finding { kind: FindingKind::UnexpectedShape, .. }));
+        let s = run(&[(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":-1,"delta":{}}"#,
+        )]);
+        assert!(matches!(
+            &s[0],
+            Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                ..
+            }
+        ));
     }
 }

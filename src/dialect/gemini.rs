@@ -109,16 +109,26 @@ impl Gemini {
         let chunk: Chunk<'_> = match serde_json::from_str(data) {
             Ok(c) => c,
             Err(e) => {
-                out.push(if event_type == "error" { Signal::ProviderError { message: error_message(data) } } else { undecodable(data, &e) });
+                out.push(if event_type == "error" {
+                    Signal::ProviderError {
+                        message: error_message(data),
+                    }
+                } else {
+                    undecodable(data, &e)
+                });
                 return;
             }
         };
         if let Some(err) = chunk.error.filter(|e| e.get() != "null") {
-            out.push(Signal::ProviderError { message: gemini_error(err.get(), data) });
+            out.push(Signal::ProviderError {
+                message: gemini_error(err.get(), data),
+            });
             return;
         }
         if event_type == "error" {
-            out.push(Signal::ProviderError { message: error_message(data) });
+            out.push(Signal::ProviderError {
+                message: error_message(data),
+            });
             return;
         }
         for cand in chunk.candidates.unwrap_or_default() {
@@ -143,7 +153,9 @@ impl Gemini {
                         message: format!("finishReason {reason}"),
                     });
                 }
-                out.push(Signal::Finish { reason: reason.into_owned() });
+                out.push(Signal::Finish {
+                    reason: reason.into_owned(),
+                });
             }
         }
     }
@@ -152,21 +164,25 @@ impl Gemini {
         let id = raw_string(fc.id);
         let name = raw_string(fc.name);
         // A part naming a different function (or id) while a call is open starts a new call.
-        if let Some(open) = &self.open {
-            let other_name = name.non_empty().is_some_and(|n| open.name.as_deref().is_some_and(|o| o != n));
-            let other_id = id.non_empty().is_some_and(|n| open.id.as_deref().is_some_and(|o| o != n));
-            if other_name || other_id {
-                if let Some(open) = self.open.take() {
-                    out.push(Signal::Finding {
-                        kind: FindingKind::UnexpectedShape,
-                        key: Some(open.key.clone()),
-                        message: "a new functionCall started before the streamed one closed (willContinue was true)".into(),
-                    });
-                    Self::close(open, empty_fragment(), out);
-                }
-            }
+        let starts_other = self.open.as_ref().is_some_and(|open| {
+            let other_name = name
+                .non_empty()
+                .is_some_and(|n| open.name.as_deref().is_some_and(|o| o != n));
+            let other_id = id
+                .non_empty()
+                .is_some_and(|n| open.id.as_deref().is_some_and(|o| o != n));
+            other_name || other_id
+        });
+        if starts_other && let Some(open) = self.open.take() {
+            out.push(Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                key: Some(open.key.clone()),
+                message: "a new functionCall started before the streamed one closed (willContinue was true)".into(),
+            });
+            Self::close(open, empty_fragment(), out);
         }
-        let streamed = self.open.is_some() || fc.will_continue == Some(true) || fc.partial_args.is_some();
+        let streamed =
+            self.open.is_some() || fc.will_continue == Some(true) || fc.partial_args.is_some();
         if !streamed {
             // The common Gemini shape: the whole call in one part, `args` kept verbatim.
             let key = self.next_key();
@@ -175,7 +191,13 @@ impl Gemini {
                 Some(t) => Raw::Value(ArgsPiece::Object(t.to_owned())),
             };
             let no_id = id.non_empty().is_none();
-            out.push(Signal::Fragment(Fragment { key: key.clone(), stated_index: None, id, name, args }));
+            out.push(Signal::Fragment(Fragment {
+                key: key.clone(),
+                stated_index: None,
+                id,
+                name,
+                args,
+            }));
             if no_id {
                 out.push(no_id_finding(&key));
             }
@@ -220,7 +242,13 @@ impl Gemini {
                 problems.push(e);
             }
         }
-        let frag = Fragment { key: open.key.clone(), stated_index: None, id, name, args: Raw::Absent };
+        let frag = Fragment {
+            key: open.key.clone(),
+            stated_index: None,
+            id,
+            name,
+            args: Raw::Absent,
+        };
         let key = open.key.clone();
         if fc.will_continue == Some(true) {
             out.push(Signal::Fragment(frag));
@@ -229,7 +257,11 @@ impl Gemini {
             Self::close(open, frag, out);
         }
         for p in problems {
-            out.push(Signal::Finding { kind: FindingKind::UnexpectedShape, key: Some(key.clone()), message: p });
+            out.push(Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                key: Some(key.clone()),
+                message: p,
+            });
         }
     }
 
@@ -243,10 +275,7 @@ impl Gemini {
     fn close(open: OpenCall, mut frag: Fragment, out: &mut Vec<Signal>) {
         frag.key = open.key.clone();
         let text = serde_json::to_string(&open.args).unwrap_or_else(|_| "{}".to_owned());
-        frag.args = match &open.args {
-            Value::Object(m) if m.is_empty() => Raw::Absent,
-            _ => Raw::Value(ArgsPiece::Object(text)),
-        };
+        frag.args = Raw::Value(ArgsPiece::Object(text));
         out.push(Signal::Fragment(frag));
         if open.partial {
             out.push(Signal::Finding {
@@ -264,11 +293,21 @@ impl Gemini {
 
 /// A fragment with nothing but a (placeholder) key: closes a streamed call when no part does.
 fn empty_fragment() -> Fragment {
-    Fragment { key: CallKey::Ordinal(0), stated_index: None, id: Raw::Absent, name: Raw::Absent, args: Raw::Absent }
+    Fragment {
+        key: CallKey::Ordinal(0),
+        stated_index: None,
+        id: Raw::Absent,
+        name: Raw::Absent,
+        args: Raw::Absent,
+    }
 }
 
 fn no_id_finding(key: &CallKey) -> Signal {
-    Signal::Finding { kind: FindingKind::NoCallId, key: Some(key.clone()), message: "functionCall without an id".into() }
+    Signal::Finding {
+        kind: FindingKind::NoCallId,
+        key: Some(key.clone()),
+        message: "functionCall without an id".into(),
+    }
 }
 
 /// `STATUS (code): message` from a Gemini error object, else the shared rendering.
@@ -283,7 +322,11 @@ fn gemini_error(err: &str, data: &str) -> String {
         status: Option<String>,
     }
     match serde_json::from_str::<E>(err) {
-        Ok(E { status: Some(s), message: Some(m), code }) => match code {
+        Ok(E {
+            status: Some(s),
+            message: Some(m),
+            code,
+        }) => match code {
             Some(c) => format!("{s} ({c}): {m}"),
             None => format!("{s}: {m}"),
         },
@@ -301,7 +344,9 @@ enum Step {
 /// Parse the RFC 9535 subset Vertex uses: `$`, `.name`, `['name']` / `["name"]`, `[0]`.
 fn parse_path(path: &str) -> Result<Vec<Step>, String> {
     let bad = |why: &str| format!("unsupported jsonPath {path:?}: {why}");
-    let rest = path.strip_prefix('$').ok_or_else(|| bad("does not start with $"))?;
+    let rest = path
+        .strip_prefix('$')
+        .ok_or_else(|| bad("does not start with $"))?;
     let chars: Vec<char> = rest.chars().collect();
     let mut steps = Vec::new();
     let mut i = 0;
@@ -324,14 +369,23 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                 i = j;
             }
             '[' => {
-                let close = chars[i..].iter().position(|&c| c == ']').map(|p| p + i).ok_or_else(|| bad("unclosed ["))?;
+                let close = chars[i..]
+                    .iter()
+                    .position(|&c| c == ']')
+                    .map(|p| p + i)
+                    .ok_or_else(|| bad("unclosed ["))?;
                 let inner: String = chars[i + 1..close].iter().collect();
                 let inner = inner.trim();
                 if let Some(q) = inner.chars().next().filter(|c| *c == '\'' || *c == '"') {
-                    let name = inner.strip_prefix(q).and_then(|s| s.strip_suffix(q)).ok_or_else(|| bad("unbalanced quotes"))?;
+                    let name = inner
+                        .strip_prefix(q)
+                        .and_then(|s| s.strip_suffix(q))
+                        .ok_or_else(|| bad("unbalanced quotes"))?;
                     steps.push(Step::Key(name.to_owned()));
                 } else {
-                    let n = inner.parse::<usize>().map_err(|_| bad("index is not a number"))?;
+                    let n = inner
+                        .parse::<usize>()
+                        .map_err(|_| bad("index is not a number"))?;
                     if n > 100_000 {
                         return Err(bad("index too large"));
                     }
@@ -370,10 +424,16 @@ fn apply_partial(open: &mut OpenCall, pa: PartialArg) -> Result<(), String> {
     let slot = slot_at(&mut open.args, &steps).map_err(|e| format!("jsonPath {path}: {e}"))?;
     match (appending, slot, value) {
         (true, Value::String(existing), Value::String(more)) => existing.push_str(&more),
-        (true, _, _) => return Err(format!("jsonPath {path}: a continued string went on with another type")),
+        (true, _, _) => {
+            return Err(format!(
+                "jsonPath {path}: a continued string went on with another type"
+            ));
+        }
         (false, slot, value) => {
             if slot.is_object() || slot.is_array() {
-                return Err(format!("jsonPath {path}: would replace an object or array with a scalar"));
+                return Err(format!(
+                    "jsonPath {path}: would replace an object or array with a scalar"
+                ));
             }
             *slot = value;
         }
@@ -404,8 +464,12 @@ fn slot_at<'v>(root: &'v mut Value, steps: &[Step]) -> Result<&'v mut Value, Str
                 }
                 &mut a[*i]
             }
-            (Step::Key(k), _) => return Err(format!("member {k:?} of something that is not an object")),
-            (Step::Index(i), _) => return Err(format!("element [{i}] of something that is not an array")),
+            (Step::Key(k), _) => {
+                return Err(format!("member {k:?} of something that is not an object"));
+            }
+            (Step::Index(i), _) => {
+                return Err(format!("element [{i}] of something that is not an array"));
+            }
         };
     }
     Ok(cur)
@@ -427,7 +491,10 @@ mod tests {
     fn args_of(s: &[Signal]) -> Vec<String> {
         s.iter()
             .filter_map(|s| match s {
-                Signal::Fragment(Fragment { args: Raw::Value(p), .. }) => Some(p.text().to_owned()),
+                Signal::Fragment(Fragment {
+                    args: Raw::Value(p),
+                    ..
+                }) => Some(p.text().to_owned()),
                 _ => None,
             })
             .collect()
@@ -435,7 +502,15 @@ mod tests {
 
     #[test]
     fn paths() {
-        assert_eq!(parse_path("$.a.b[2]['c d']").ok(), Some(vec![Step::Key("a".into()), Step::Key("b".into()), Step::Index(2), Step::Key("c d".into())]));
+        assert_eq!(
+            parse_path("$.a.b[2]['c d']").ok(),
+            Some(vec![
+                Step::Key("a".into()),
+                Step::Key("b".into()),
+                Step::Index(2),
+                Step::Key("c d".into())
+            ])
+        );
         assert!(parse_path("$..a").is_err());
         assert!(parse_path("a").is_err());
         assert!(parse_path("$").is_err());
@@ -449,16 +524,41 @@ mod tests {
             r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.color","stringValue":" white"}],"willContinue":true}}]}}]}"#,
             r#"{"candidates":[{"content":{"parts":[{"functionCall":{}},{"functionCall":{"name":"setThermostat","partialArgs":[{"jsonPath":"$.temp","numberValue":21}]}}]},"finishReason":"STOP"}]}"#,
         ]);
-        assert_eq!(args_of(&s), vec![r#"{"room":"living","brightness":50,"color":"warm white"}"#, r#"{"temp":21}"#]);
-        assert!(s.iter().any(|s| matches!(s, Signal::Finding { kind: FindingKind::PartialArgs, .. })));
+        assert_eq!(
+            args_of(&s),
+            vec![
+                r#"{"room":"living","brightness":50,"color":"warm white"}"#,
+                r#"{"temp":21}"#
+            ]
+        );
+        assert!(s.iter().any(|s| matches!(
+            s,
+            Signal::Finding {
+                kind: FindingKind::PartialArgs,
+                ..
+            }
+        )));
         assert!(matches!(s.last(), Some(Signal::Finish { reason }) if reason == "STOP"));
     }
 
     #[test]
     fn error_object_and_abnormal_finish() {
-        let s = run(&[r#"{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}"#]);
-        assert_eq!(s, vec![Signal::ProviderError { message: "RESOURCE_EXHAUSTED (429): Resource exhausted".into() }]);
+        let s = run(&[
+            r#"{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}"#,
+        ]);
+        assert_eq!(
+            s,
+            vec![Signal::ProviderError {
+                message: "RESOURCE_EXHAUSTED (429): Resource exhausted".into()
+            }]
+        );
         let s = run(&[r#"{"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL"}]}"#]);
-        assert!(matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, .. }));
+        assert!(matches!(
+            &s[0],
+            Signal::Finding {
+                kind: FindingKind::AbnormalFinish,
+                ..
+            }
+        ));
     }
 }

@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{CallKey, Fragment, Raw, Signal, error_message, parse_index, raw_args, raw_string, undecodable};
+use super::{
+    CallKey, Fragment, Raw, Signal, error_message, parse_index, raw_args, raw_string, undecodable,
+};
 use crate::findings::FindingKind;
 
 #[derive(Deserialize)]
@@ -61,19 +63,31 @@ impl Ollama {
             }
         };
         if line.error.is_some_and(|e| e.get() != "null") {
-            out.push(Signal::ProviderError { message: error_message(data) });
+            out.push(Signal::ProviderError {
+                message: error_message(data),
+            });
             return;
         }
         for tc in line.message.and_then(|m| m.tool_calls).unwrap_or_default() {
             let key = CallKey::Ordinal(self.calls);
             self.calls += 1;
             let (stated_index, name, args) = match tc.function {
-                Some(f) => (parse_index(f.index).ok().flatten(), raw_string(f.name), raw_args(f.arguments)),
+                Some(f) => (
+                    parse_index(f.index).ok().flatten(),
+                    raw_string(f.name),
+                    raw_args(f.arguments),
+                ),
                 None => (None, Raw::Absent, Raw::Absent),
             };
             let id = raw_string(tc.id);
             let no_id = id.non_empty().is_none();
-            out.push(Signal::Fragment(Fragment { key: key.clone(), stated_index, id, name, args }));
+            out.push(Signal::Fragment(Fragment {
+                key: key.clone(),
+                stated_index,
+                id,
+                name,
+                args,
+            }));
             if no_id {
                 out.push(Signal::Finding {
                     kind: FindingKind::NoCallId,
@@ -84,7 +98,9 @@ impl Ollama {
             out.push(Signal::CallDone { key });
         }
         if line.done == Some(true) {
-            let reason = line.done_reason.map_or_else(|| "done".to_owned(), |r| r.into_owned());
+            let reason = line
+                .done_reason
+                .map_or_else(|| "done".to_owned(), |r| r.into_owned());
             if reason == "length" {
                 out.push(Signal::Finding {
                     kind: FindingKind::AbnormalFinish,
@@ -108,10 +124,20 @@ mod tests {
         let mut s = Vec::new();
         d.on_event("message", r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"f","arguments":{"a":1}}}]},"done":false}"#, &mut s);
         d.on_event("message", r#"{"error":"model 'x' not found"}"#, &mut s);
-        let Signal::Fragment(f) = &s[0] else { panic!("{s:?}") };
+        let Signal::Fragment(f) = &s[0] else {
+            panic!("{s:?}")
+        };
         assert_eq!(f.args, Raw::Value(ArgsPiece::Object(r#"{"a":1}"#.into())));
         assert_eq!(f.stated_index, Some(0));
-        assert!(matches!(&s[1], Signal::Finding { kind: FindingKind::NoCallId, .. }));
-        assert!(matches!(s.last(), Some(Signal::ProviderError { message }) if message == "model 'x' not found"));
+        assert!(matches!(
+            &s[1],
+            Signal::Finding {
+                kind: FindingKind::NoCallId,
+                ..
+            }
+        ));
+        assert!(
+            matches!(s.last(), Some(Signal::ProviderError { message }) if message == "model 'x' not found")
+        );
     }
 }

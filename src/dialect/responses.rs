@@ -70,7 +70,9 @@ impl Responses {
             Ok(ev) => ev,
             Err(e) => {
                 if event_type == "error" {
-                    out.push(Signal::ProviderError { message: error_message(data) });
+                    out.push(Signal::ProviderError {
+                        message: error_message(data),
+                    });
                 } else {
                     out.push(undecodable(data, &e));
                 }
@@ -80,7 +82,9 @@ impl Responses {
         let kind = ev.kind.unwrap_or(event_type);
         match kind {
             "response.output_item.added" => {
-                let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else { return };
+                let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else {
+                    return;
+                };
                 let Some(item_id) = item.id else {
                     out.push(Signal::Finding {
                         kind: FindingKind::UnexpectedShape,
@@ -133,20 +137,30 @@ impl Responses {
             }
             "response.function_call_arguments.done" => {
                 if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments) {
-                    out.push(Signal::Authoritative { key: CallKey::Item(item_id.into_owned()), arguments: args.into_owned() });
+                    out.push(Signal::Authoritative {
+                        key: CallKey::Item(item_id.into_owned()),
+                        arguments: args.into_owned(),
+                    });
                 }
             }
             "response.output_item.done" => {
-                let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else { return };
+                let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else {
+                    return;
+                };
                 let Some(item_id) = item.id else { return };
                 let key = CallKey::Item(item_id.into_owned());
                 if let Some(args) = item.arguments {
-                    out.push(Signal::Authoritative { key: key.clone(), arguments: args.into_owned() });
+                    out.push(Signal::Authoritative {
+                        key: key.clone(),
+                        arguments: args.into_owned(),
+                    });
                 }
                 out.push(Signal::CallDone { key });
             }
             "response.completed" | "response.done" => {
-                out.push(Signal::Finish { reason: kind.trim_start_matches("response.").to_owned() });
+                out.push(Signal::Finish {
+                    reason: kind.trim_start_matches("response.").to_owned(),
+                });
             }
             "response.incomplete" => {
                 let reason = ev
@@ -160,7 +174,9 @@ impl Responses {
                     key: None,
                     message: format!("response.incomplete ({reason})"),
                 });
-                out.push(Signal::Finish { reason: "incomplete".into() });
+                out.push(Signal::Finish {
+                    reason: "incomplete".into(),
+                });
             }
             "response.failed" => {
                 let message = ev
@@ -168,10 +184,15 @@ impl Responses {
                     .and_then(|r| serde_json::from_str::<ResponseObj<'_>>(r.get()).ok())
                     .and_then(|r| r.error)
                     .filter(|e| e.get() != "null")
-                    .map_or_else(|| "response.failed (no error object)".to_owned(), |e| error_text(e.get()));
+                    .map_or_else(
+                        || "response.failed (no error object)".to_owned(),
+                        |e| error_text(e.get()),
+                    );
                 out.push(Signal::ProviderError { message });
             }
-            "error" | "response.error" => out.push(Signal::ProviderError { message: error_text(data) }),
+            "error" | "response.error" => out.push(Signal::ProviderError {
+                message: error_text(data),
+            }),
             _ => {}
         }
     }
@@ -190,8 +211,15 @@ fn error_text(data: &str) -> String {
         error: Option<serde_json::Value>,
     }
     match serde_json::from_str::<E>(data) {
-        Ok(E { error: Some(serde_json::Value::Object(_)), .. }) => error_message(data),
-        Ok(E { code, message: Some(m), .. }) => match code {
+        Ok(E {
+            error: Some(serde_json::Value::Object(_)),
+            ..
+        }) => error_message(data),
+        Ok(E {
+            code,
+            message: Some(m),
+            ..
+        }) => match code {
             Some(serde_json::Value::String(c)) => format!("{c}: {m}"),
             Some(c) if !c.is_null() => format!("{c}: {m}"),
             _ => m,
@@ -215,19 +243,45 @@ mod tests {
 
     #[test]
     fn failed_and_incomplete() {
-        let s = run(&[r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed"}}}"#]);
-        assert_eq!(s, vec![Signal::ProviderError { message: "server_error: The model failed".into() }]);
-        let s = run(&[r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}"#]);
-        assert!(matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, message, .. } if message.contains("max_output_tokens")));
+        let s = run(&[
+            r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed"}}}"#,
+        ]);
+        assert_eq!(
+            s,
+            vec![Signal::ProviderError {
+                message: "server_error: The model failed".into()
+            }]
+        );
+        let s = run(&[
+            r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}"#,
+        ]);
+        assert!(
+            matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, message, .. } if message.contains("max_output_tokens"))
+        );
         assert!(matches!(&s[1], Signal::Finish { reason } if reason == "incomplete"));
-        let s = run(&[r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#]);
-        assert_eq!(s, vec![Signal::ProviderError { message: "rate_limit_exceeded: Slow down".into() }]);
+        let s = run(&[
+            r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#,
+        ]);
+        assert_eq!(
+            s,
+            vec![Signal::ProviderError {
+                message: "rate_limit_exceeded: Slow down".into()
+            }]
+        );
     }
 
     #[test]
     fn unannounced_item_is_flagged() {
-        let s = run(&[r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#]);
+        let s = run(&[
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#,
+        ]);
         assert!(matches!(&s[0], Signal::Fragment(_)));
-        assert!(matches!(&s[1], Signal::Finding { kind: FindingKind::UnexpectedShape, .. }));
+        assert!(matches!(
+            &s[1],
+            Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                ..
+            }
+        ));
     }
 }

@@ -21,7 +21,10 @@ use std::path::Path;
 
 use serde_yaml_ng::Value;
 
-use super::{ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name, is_stream_type, looks_like_stream};
+use super::{
+    ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name,
+    is_stream_type, looks_like_stream,
+};
 use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
 
 /// Import every event-stream interaction of a cassette.
@@ -35,9 +38,16 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
             message: e.to_string(),
         }
     })?;
-    let bad = |at: String, message: String| ImportError::Cassette { path: path.to_owned(), at, message };
+    let bad = |at: String, message: String| ImportError::Cassette {
+        path: path.to_owned(),
+        at,
+        message,
+    };
     let Some(interactions) = doc.get("interactions") else {
-        return Err(bad("the top level".into(), "no `interactions` list (expected a vcrpy cassette)".into()));
+        return Err(bad(
+            "the top level".into(),
+            "no `interactions` list (expected a vcrpy cassette)".into(),
+        ));
     };
     let Some(interactions) = interactions.as_sequence() else {
         return Err(bad("interactions".into(), "not a list".into()));
@@ -51,18 +61,32 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
             return Err(bad(at("response"), "missing".into()));
         };
         let req = it.get("request");
-        let resp_headers = headers(resp.get("headers")).map_err(|m| bad(at("response.headers"), m))?;
-        let content_type = resp_headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.as_str());
-        let encoding = resp_headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-encoding")).map(|(_, v)| v.to_ascii_lowercase());
+        let resp_headers =
+            headers(resp.get("headers")).map_err(|m| bad(at("response.headers"), m))?;
+        let content_type = resp_headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str());
+        let encoding = resp_headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-encoding"))
+            .map(|(_, v)| v.to_ascii_lowercase());
         let body = response_body(resp).map_err(|m| bad(at("response.body"), m))?;
         let typed = content_type.is_some_and(is_stream_type);
         let Some(body) = body.filter(|b| !b.is_empty()) else {
             if typed {
-                skipped.push(format!("interaction {} has an event-stream response without a body", i + 1));
+                skipped.push(format!(
+                    "interaction {} has an event-stream response without a body",
+                    i + 1
+                ));
             }
             continue;
         };
-        if body.starts_with(&[0x1f, 0x8b]) || encoding.as_deref().is_some_and(|e| e != "identity" && !looks_like_stream(&body)) {
+        if body.starts_with(&[0x1f, 0x8b])
+            || encoding
+                .as_deref()
+                .is_some_and(|e| e != "identity" && !looks_like_stream(&body))
+        {
             if typed {
                 skipped.push(format!(
                     "interaction {} stores a compressed body (record with vcrpy's decode_compressed_response=True)",
@@ -82,12 +106,27 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
         let mut headers = resp_headers;
         redact_headers(&mut headers);
         let status = match resp.get("status") {
-            Some(s) => s.get("code").unwrap_or(s).as_u64().and_then(|n| u16::try_from(n).ok()).unwrap_or(0),
+            Some(s) => s
+                .get("code")
+                .unwrap_or(s)
+                .as_u64()
+                .and_then(|n| u16::try_from(n).ok())
+                .unwrap_or(0),
             None => 0,
         };
-        let title = format!("{} {} (cassette interaction {} of {})", request.method, request.url, i + 1, total);
+        let title = format!(
+            "{} {} (cassette interaction {} of {})",
+            request.method,
+            request.url,
+            i + 1,
+            total
+        );
         let notes = vec![
-            format!("Imported from interaction {} of the cassette {}.", i + 1, file_name(path)),
+            format!(
+                "Imported from interaction {} of the cassette {}.",
+                i + 1,
+                file_name(path)
+            ),
             format!("A cassette {NO_TIMING_NOTE}"),
         ];
         let mut rec = body_recording(&body, title, ImportFormat::Cassette, notes);
@@ -101,7 +140,10 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
         } else {
             skipped.join("; ")
         };
-        return Err(ImportError::NoStreams { path: path.to_owned(), why });
+        return Err(ImportError::NoStreams {
+            path: path.to_owned(),
+            why,
+        });
     }
     Ok(out)
 }
@@ -112,10 +154,14 @@ fn scalar_bytes(v: &Value) -> Result<Option<Vec<u8>>, String> {
         Value::Null => Ok(None),
         // serde_yaml_ng resolves `!!binary` to a plain string: a body made only of base64
         // characters (no `:`, `{` or spaces between words, so never SSE or JSON) is base64.
-        Value::String(s) if looks_base64(s) => base64_decode(s).map(Some).map_err(|e| format!("!!binary body: {e}")),
+        Value::String(s) if looks_base64(s) => base64_decode(s)
+            .map(Some)
+            .map_err(|e| format!("!!binary body: {e}")),
         Value::String(s) => Ok(Some(s.as_bytes().to_vec())),
         Value::Tagged(t) if t.tag.to_string().ends_with("binary") => match &t.value {
-            Value::String(s) => base64_decode(s).map(Some).map_err(|e| format!("!!binary body: {e}")),
+            Value::String(s) => base64_decode(s)
+                .map(Some)
+                .map_err(|e| format!("!!binary body: {e}")),
             _ => Err("!!binary tag on something that is not a string".into()),
         },
         Value::Tagged(t) => scalar_bytes(&t.value),
@@ -125,7 +171,10 @@ fn scalar_bytes(v: &Value) -> Result<Option<Vec<u8>>, String> {
 
 fn looks_base64(s: &str) -> bool {
     let t = s.trim();
-    t.len() >= 8 && !t.contains(' ') && t.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
+    t.len() >= 8
+        && !t.contains(' ')
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
 }
 
 /// `body: {string: …}`, `body: "…"`, or httpx-era `content: "…"`.
@@ -149,16 +198,31 @@ fn response_body(resp: &Value) -> Result<Option<Vec<u8>>, String> {
 fn request_info(r: &Value) -> Result<RequestInfo, String> {
     let text = |key: &str| r.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
     let body = match (r.get("body"), r.get("parsed_body")) {
-        (_, Some(parsed)) => serde_json::to_string(parsed).map_err(|e| format!("parsed_body: {e}"))?,
+        (_, Some(parsed)) => {
+            serde_json::to_string(parsed).map_err(|e| format!("parsed_body: {e}"))?
+        }
         (Some(b @ Value::Mapping(_)), None) => match b.get("string") {
-            Some(s) => scalar_bytes(s)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(),
+            Some(s) => scalar_bytes(s)?
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default(),
             None => String::new(),
         },
-        (Some(b), None) => scalar_bytes(b)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(),
+        (Some(b), None) => scalar_bytes(b)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default(),
         (None, None) => String::new(),
     };
-    let url = if r.get("uri").is_some() { text("uri") } else { text("url") };
-    Ok(RequestInfo { method: text("method"), url, headers: headers(r.get("headers"))?, body })
+    let url = if r.get("uri").is_some() {
+        text("uri")
+    } else {
+        text("url")
+    };
+    Ok(RequestInfo {
+        method: text("method"),
+        url,
+        headers: headers(r.get("headers"))?,
+        body,
+    })
 }
 
 /// Headers as a mapping of name → list of values (vcrpy) or name → value.
@@ -176,10 +240,18 @@ fn headers(v: Option<&Value>) -> Result<Vec<(String, String)>, String> {
         match v {
             Value::Sequence(vals) => {
                 for val in vals {
-                    out.push((name.clone(), scalar_text(val).ok_or_else(|| format!("header {name:?} has a {} value", kind(val)))?));
+                    out.push((
+                        name.clone(),
+                        scalar_text(val)
+                            .ok_or_else(|| format!("header {name:?} has a {} value", kind(val)))?,
+                    ));
                 }
             }
-            other => out.push((name.clone(), scalar_text(other).ok_or_else(|| format!("header {name:?} has a {} value", kind(other)))?)),
+            other => out.push((
+                name.clone(),
+                scalar_text(other)
+                    .ok_or_else(|| format!("header {name:?} has a {} value", kind(other)))?,
+            )),
         }
     }
     Ok(out)

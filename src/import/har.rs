@@ -7,7 +7,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name, is_stream_type, looks_like_stream};
+use super::{
+    ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name,
+    is_stream_type, looks_like_stream,
+};
 use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
 
 #[derive(Deserialize)]
@@ -71,31 +74,57 @@ struct Content {
 
 /// Import every event-stream entry of a HAR file.
 pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+    let bytes = bytes
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(bytes);
     let har: Har = serde_json::from_slice(bytes).map_err(|e| {
         if e.is_data() {
-            ImportError::Har { path: path.to_owned(), at: format!("line {}, column {}", e.line(), e.column()), message: e.to_string() }
+            ImportError::Har {
+                path: path.to_owned(),
+                at: format!("line {}, column {}", e.line(), e.column()),
+                message: e.to_string(),
+            }
         } else {
-            ImportError::HarSyntax { path: path.to_owned(), line: e.line(), column: e.column(), message: strip_position(&e) }
+            ImportError::HarSyntax {
+                path: path.to_owned(),
+                line: e.line(),
+                column: e.column(),
+                message: strip_position(&e),
+            }
         }
     })?;
     let Some(entries) = har.log.entries else {
-        return Err(ImportError::Har { path: path.to_owned(), at: "log".into(), message: "no `entries` list".into() });
+        return Err(ImportError::Har {
+            path: path.to_owned(),
+            at: "log".into(),
+            message: "no `entries` list".into(),
+        });
     };
     let total = entries.len();
     let mut out = Vec::new();
     let mut without_body = 0usize;
     for (i, entry) in entries.into_iter().enumerate() {
         let Some(resp) = entry.response else { continue };
-        let header_type = resp.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-type")).map(|h| h.value.as_str());
-        let typed = resp.content.mime_type.as_deref().is_some_and(is_stream_type) || header_type.is_some_and(is_stream_type);
+        let header_type = resp
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+            .map(|h| h.value.as_str());
+        let typed = resp
+            .content
+            .mime_type
+            .as_deref()
+            .is_some_and(is_stream_type)
+            || header_type.is_some_and(is_stream_type);
         let body = match (&resp.content.text, resp.content.encoding.as_deref()) {
             (None, _) => None,
-            (Some(t), Some(enc)) if enc.eq_ignore_ascii_case("base64") => Some(base64_decode(t).map_err(|m| ImportError::Har {
-                path: path.to_owned(),
-                at: format!("log.entries[{i}].response.content.text"),
-                message: m,
-            })?),
+            (Some(t), Some(enc)) if enc.eq_ignore_ascii_case("base64") => {
+                Some(base64_decode(t).map_err(|m| ImportError::Har {
+                    path: path.to_owned(),
+                    at: format!("log.entries[{i}].response.content.text"),
+                    message: m,
+                })?)
+            }
             (Some(t), _) => Some(t.as_bytes().to_vec()),
         };
         let body = match body {
@@ -110,16 +139,43 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
         let mut request = RequestInfo {
             method: entry.request.method.clone(),
             url: entry.request.url.clone(),
-            headers: entry.request.headers.into_iter().map(|h| (h.name, h.value)).collect(),
-            body: entry.request.post_data.and_then(|p| p.text).unwrap_or_default(),
+            headers: entry
+                .request
+                .headers
+                .into_iter()
+                .map(|h| (h.name, h.value))
+                .collect(),
+            body: entry
+                .request
+                .post_data
+                .and_then(|p| p.text)
+                .unwrap_or_default(),
         };
         request.redact();
-        let mut headers: Vec<(String, String)> = resp.headers.into_iter().map(|h| (h.name, h.value)).collect();
+        let mut headers: Vec<(String, String)> = resp
+            .headers
+            .into_iter()
+            .map(|h| (h.name, h.value))
+            .collect();
         redact_headers(&mut headers);
-        let status = resp.status.and_then(|n| n.as_u64()).and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
-        let title = format!("{} {} (HAR entry {} of {})", request.method, request.url, i + 1, total);
+        let status = resp
+            .status
+            .and_then(|n| n.as_u64())
+            .and_then(|n| u16::try_from(n).ok())
+            .unwrap_or(0);
+        let title = format!(
+            "{} {} (HAR entry {} of {})",
+            request.method,
+            request.url,
+            i + 1,
+            total
+        );
         let notes = vec![
-            format!("Imported from entry {} of the HAR file {}.", i + 1, file_name(path)),
+            format!(
+                "Imported from entry {} of the HAR file {}.",
+                i + 1,
+                file_name(path)
+            ),
             format!("HAR {NO_TIMING_NOTE}"),
         ];
         let mut rec = body_recording(&body, title, ImportFormat::Har, notes);
@@ -136,7 +192,10 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
         } else {
             format!("none of its {total} entries is a text/event-stream or NDJSON response")
         };
-        return Err(ImportError::NoStreams { path: path.to_owned(), why });
+        return Err(ImportError::NoStreams {
+            path: path.to_owned(),
+            why,
+        });
     }
     Ok(out)
 }

@@ -10,14 +10,20 @@ use crate::recording::Recording;
 
 /// Import a JSON-lines fixture as one recording.
 pub fn import(path: &Path, bytes: &[u8]) -> Result<Recording, ImportError> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+    let body = bytes
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(bytes);
     let mut objects = 0usize;
     for (i, line) in body.split(|b| *b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let bad = |message: String| ImportError::JsonLine { path: path.to_owned(), line: i + 1, message };
+        let bad = |message: String| ImportError::JsonLine {
+            path: path.to_owned(),
+            line: i + 1,
+            message,
+        };
         match serde_json::from_slice::<serde_json::Value>(line) {
             Ok(serde_json::Value::Object(_)) => objects += 1,
             Ok(other) => {
@@ -30,17 +36,33 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Recording, ImportError> {
                 };
                 return Err(bad(format!("found {what}")));
             }
-            Err(e) => return Err(bad(format!("{} (column {})", strip_position(&e), e.column()))),
+            Err(e) => {
+                return Err(bad(format!(
+                    "{} (column {})",
+                    strip_position(&e),
+                    e.column()
+                )));
+            }
         }
     }
     if objects == 0 {
-        return Err(ImportError::Empty { path: path.to_owned() });
+        return Err(ImportError::Empty {
+            path: path.to_owned(),
+        });
     }
     let notes = vec![
-        format!("Imported from the JSON-lines fixture {} ({objects} chunk objects, no SSE framing).", file_name(path)),
+        format!(
+            "Imported from the JSON-lines fixture {} ({objects} chunk objects, no SSE framing).",
+            file_name(path)
+        ),
         format!("A JSON-lines fixture {NO_TIMING_NOTE}"),
     ];
-    Ok(body_recording(bytes, file_name(path), ImportFormat::JsonLines, notes))
+    Ok(body_recording(
+        bytes,
+        file_name(path),
+        ImportFormat::JsonLines,
+        notes,
+    ))
 }
 
 fn strip_position(e: &serde_json::Error) -> String {

@@ -48,19 +48,41 @@ pub enum ImportError {
     Unrecognised { path: PathBuf, first_line: String },
     /// The HAR file is not valid JSON.
     #[error("HAR file is not valid JSON at line {line}, column {column}: {message} in {}", .path.display())]
-    HarSyntax { path: PathBuf, line: usize, column: usize, message: String },
+    HarSyntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// The HAR file is JSON but not shaped like a HAR.
     #[error("invalid HAR at {at}: {message} in {}", .path.display())]
-    Har { path: PathBuf, at: String, message: String },
+    Har {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
     /// The cassette is not valid YAML (the message names the position; `line`/`column` repeat it).
     #[error("cassette is not valid YAML: {message} in {}", .path.display())]
-    CassetteSyntax { path: PathBuf, line: Option<usize>, column: Option<usize>, message: String },
+    CassetteSyntax {
+        path: PathBuf,
+        line: Option<usize>,
+        column: Option<usize>,
+        message: String,
+    },
     /// The cassette is YAML but not shaped like a cassette.
     #[error("invalid cassette at {at}: {message} in {}", .path.display())]
-    Cassette { path: PathBuf, at: String, message: String },
+    Cassette {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
     /// A line of a JSON-lines file is not a JSON object.
     #[error("line {line} is not a JSON object: {message} in {}", .path.display())]
-    JsonLine { path: PathBuf, line: usize, message: String },
+    JsonLine {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     /// The file parsed, but holds no event stream.
     #[error("no event stream to import ({why}) in {}", .path.display())]
     NoStreams { path: PathBuf, why: String },
@@ -106,21 +128,31 @@ impl ImportFormat {
 }
 
 /// The note every imported recording carries: which boundaries are made up.
-pub const NO_TIMING_NOTE: &str =
-    "keeps no chunk boundaries or timing: the body is shown as one chunk per event, and the strategies that need real network reads cannot run.";
+pub const NO_TIMING_NOTE: &str = "keeps no chunk boundaries or timing: the body is shown as one chunk per event, and the strategies that need real network reads cannot run.";
 
 /// Decide the format of `bytes` (named `path`).
 pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+    let body = bytes
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(bytes);
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let Some(start) = start else {
-        return Err(ImportError::Empty { path: path.to_owned() });
+        return Err(ImportError::Empty {
+            path: path.to_owned(),
+        });
     };
     let text = &body[start..];
-    if crate::input::sniff(path, &text[..text.len().min(256)]) == crate::input::InputKind::Recording {
-        return Err(ImportError::AlreadyRecording { path: path.to_owned() });
+    if crate::input::sniff(path, &text[..text.len().min(256)]) == crate::input::InputKind::Recording
+    {
+        return Err(ImportError::AlreadyRecording {
+            path: path.to_owned(),
+        });
     }
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     match ext.as_str() {
         "har" => return Ok(ImportFormat::Har),
         "yaml" | "yml" => return Ok(ImportFormat::Cassette),
@@ -131,18 +163,31 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     let first_line = &text[..first_line_end];
     if text[0] == b'{' {
         // A minified HAR is one line too: look for its `log.entries`.
-        return Ok(match serde_json::from_slice::<serde_json::Value>(first_line) {
-            Ok(v) if v.get("log").is_some() => ImportFormat::Har,
-            Ok(_) => ImportFormat::JsonLines,
-            Err(_) if memchr::memmem::find(&text[..text.len().min(4096)], b"\"log\"").is_some() => ImportFormat::Har,
-            Err(_) => ImportFormat::JsonLines,
-        });
+        return Ok(
+            match serde_json::from_slice::<serde_json::Value>(first_line) {
+                Ok(v) if v.get("log").is_some() => ImportFormat::Har,
+                Ok(_) => ImportFormat::JsonLines,
+                Err(_)
+                    if memchr::memmem::find(&text[..text.len().min(4096)], b"\"log\"")
+                        .is_some() =>
+                {
+                    ImportFormat::Har
+                }
+                Err(_) => ImportFormat::JsonLines,
+            },
+        );
     }
-    let lines = || text.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let lines = || {
+        text.split(|b| *b == b'\n')
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+    };
     if lines().any(|l| l.starts_with(b"interactions:")) {
         return Ok(ImportFormat::Cassette);
     }
-    if lines().take(64).any(|l| l.starts_with(b"data:") || l.starts_with(b"event:")) {
+    if lines()
+        .take(64)
+        .any(|l| l.starts_with(b"data:") || l.starts_with(b"event:"))
+    {
         return Ok(ImportFormat::RawBody);
     }
     Err(ImportError::Unrecognised {
@@ -159,7 +204,10 @@ pub fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"),
         });
     }
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io { path: path.to_owned(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     import_bytes(path, &bytes)
 }
 
@@ -172,25 +220,39 @@ pub fn import_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportE
         ImportFormat::RawBody => vec![raw_body(path, bytes)],
     };
     if recs.is_empty() {
-        return Err(ImportError::NoStreams { path: path.to_owned(), why: "nothing found".into() });
+        return Err(ImportError::NoStreams {
+            path: path.to_owned(),
+            why: "nothing found".into(),
+        });
     }
     Ok(recs)
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// A raw body (`curl -N … > file`): SSE or JSON lines, one chunk per event.
 fn raw_body(path: &Path, bytes: &[u8]) -> Recording {
     let mut rec = crate::input::raw_to_recording(bytes, &file_name(path));
     rec.meta.source = "import:raw".into();
-    rec.meta.notes = vec![format!("Imported from the raw body {}. A raw body {NO_TIMING_NOTE}", file_name(path))];
+    rec.meta.notes = vec![format!(
+        "Imported from the raw body {}. A raw body {NO_TIMING_NOTE}",
+        file_name(path)
+    )];
     rec
 }
 
 /// A body as a recording, with the import's metadata.
-pub(crate) fn body_recording(body: &[u8], title: String, format: ImportFormat, notes: Vec<String>) -> Recording {
+pub(crate) fn body_recording(
+    body: &[u8],
+    title: String,
+    format: ImportFormat,
+    notes: Vec<String>,
+) -> Recording {
     let mut rec = crate::input::raw_to_recording(body, &title);
     rec.meta.source = format!("import:{}", format.name());
     rec.meta.notes = notes;
@@ -200,13 +262,24 @@ pub(crate) fn body_recording(body: &[u8], title: String, format: ImportFormat, n
 
 /// Does this body look like a stream (SSE lines, or JSON lines) rather than one JSON document?
 pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
-    let mut lines = body.split(|b| *b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(|l| !l.iter().all(u8::is_ascii_whitespace));
-    let Some(first) = lines.next() else { return false };
-    if first.starts_with(b"data:") || first.starts_with(b"event:") || first.starts_with(b":") || first.starts_with(b"id:") {
+    let mut lines = body
+        .split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    if first.starts_with(b"data:")
+        || first.starts_with(b"event:")
+        || first.starts_with(b":")
+        || first.starts_with(b"id:")
+    {
         return true;
     }
     // Two or more lines that are each a JSON object: NDJSON (Ollama).
-    let is_obj = |l: &[u8]| l.first() == Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok();
+    let is_obj = |l: &[u8]| {
+        l.first() == Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
+    };
     is_obj(first) && lines.next().is_some_and(is_obj)
 }
 
@@ -234,7 +307,12 @@ pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
             b'/' | b'_' => 63,
             b'=' => break,
             c if c.is_ascii_whitespace() => continue,
-            other => return Err(format!("invalid base64 character {:?} at offset {i}", other as char)),
+            other => {
+                return Err(format!(
+                    "invalid base64 character {:?} at offset {i}",
+                    other as char
+                ));
+            }
         };
         acc = (acc << 6) | u32::from(v);
         bits += 6;
@@ -268,9 +346,15 @@ pub fn output_paths(out: &Path, n: usize) -> Vec<PathBuf> {
     if n == 1 {
         return vec![out.to_owned()];
     }
-    let stem = out.file_stem().map_or_else(|| "import".into(), |s| s.to_string_lossy().into_owned());
-    let ext = out.extension().map_or_else(|| "ron".into(), |e| e.to_string_lossy().into_owned());
-    (1..=n).map(|i| out.with_file_name(format!("{stem}-{i}.{ext}"))).collect()
+    let stem = out
+        .file_stem()
+        .map_or_else(|| "import".into(), |s| s.to_string_lossy().into_owned());
+    let ext = out
+        .extension()
+        .map_or_else(|| "ron".into(), |e| e.to_string_lossy().into_owned());
+    (1..=n)
+        .map(|i| out.with_file_name(format!("{stem}-{i}.{ext}")))
+        .collect()
 }
 
 /// `sse-replay import IN [-o OUT.ron]`: exit 0 when written; 2 when the input cannot be imported
@@ -283,7 +367,10 @@ pub fn run_cli(args: &ImportArgs) -> ExitCode {
             return ExitCode::from(crate::cli::EXIT_INPUT);
         }
     };
-    let out = args.output.clone().unwrap_or_else(|| args.file.with_extension("ron"));
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.file.with_extension("ron"));
     let paths = output_paths(&out, recs.len());
     // Serialize everything first so a failure leaves nothing half-written.
     let mut texts = Vec::with_capacity(recs.len());
@@ -299,7 +386,10 @@ pub fn run_cli(args: &ImportArgs) -> ExitCode {
     let mut written: Vec<&PathBuf> = Vec::new();
     for ((rec, p), text) in recs.iter().zip(&paths).zip(&texts) {
         if let Err(e) = crate::cli::write_atomic(p, text.as_bytes()) {
-            eprintln!("sse-replay: cannot write the recording: {e} in {}", p.display());
+            eprintln!(
+                "sse-replay: cannot write the recording: {e} in {}",
+                p.display()
+            );
             for w in written {
                 let _ = std::fs::remove_file(w);
             }
@@ -317,14 +407,23 @@ mod tests {
 
     #[test]
     fn base64() {
-        assert_eq!(base64_decode("ZGF0YTogW0RPTkVdCgo=").as_deref(), Ok(b"data: [DONE]\n\n".as_slice()));
+        assert_eq!(
+            base64_decode("ZGF0YTogW0RPTkVdCgo=").as_deref(),
+            Ok(b"data: [DONE]\n\n".as_slice())
+        );
         assert_eq!(base64_decode("YWI").as_deref(), Ok(b"ab".as_slice()));
         assert!(base64_decode("a$b").is_err());
     }
 
     #[test]
     fn outputs() {
-        assert_eq!(output_paths(Path::new("d/x.ron"), 1), vec![PathBuf::from("d/x.ron")]);
-        assert_eq!(output_paths(Path::new("d/x.ron"), 2), vec![PathBuf::from("d/x-1.ron"), PathBuf::from("d/x-2.ron")]);
+        assert_eq!(
+            output_paths(Path::new("d/x.ron"), 1),
+            vec![PathBuf::from("d/x.ron")]
+        );
+        assert_eq!(
+            output_paths(Path::new("d/x.ron"), 2),
+            vec![PathBuf::from("d/x-1.ron"), PathBuf::from("d/x-2.ron")]
+        );
     }
 }

@@ -1,0 +1,1628 @@
+//! The dialects beyond OpenAI Chat, the provider quirks, the bundled recordings and the imports.
+//!
+//! - Table-driven cases per dialect and per quirk: small hand-written streams, with the calls a
+//!   correct reader must extract, the findings that must be shown and how the stream ends.
+//! - The chunking property for every dialect: the same bytes split at every offset (small streams)
+//!   and at random offsets (a tiny xorshift PRNG) give identical calls and events.
+//! - The bundled recordings: `check --json` key facts, and text snapshots of `check` and `export`
+//!   (`tests/snapshots/<name>.check.txt` / `.export.json`; `UPDATE_SNAPSHOTS=1` rewrites them).
+//! - Imports of small hand-written HAR, cassette and JSON-lines files (`tests/data/import/`),
+//!   including a malformed one of each: a clear error, and nothing written.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use sse_replay::accumulate::{Call, Parsed};
+use sse_replay::analysis::{Analysis, Ending, SourceInfo};
+use sse_replay::dialect::DialectKind;
+use sse_replay::import::{self, ImportError};
+use sse_replay::pipeline::{EventRecord, Options, Outcome, run_chunks};
+use sse_replay::recording::{self, Recording};
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sse-replay"));
+    c.current_dir(manifest());
+    c
+}
+
+/// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
+fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
+    let rec = sse_replay::input::raw_to_recording(body.as_bytes(), "inline");
+    let source = SourceInfo {
+        name: "inline".into(),
+        kind: "raw body".into(),
+        timing_known: false,
+    };
+    Analysis::from_recording(
+        &rec,
+        source,
+        Options {
+            dialect,
+            framing: None,
+            detail: true,
+        },
+    )
+}
+
+/// `event: NAME` + `data: DATA` + blank line.
+fn ev(name: &str, data: &str) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// `data: DATA` + blank line.
+fn data(d: &str) -> String {
+    format!("data: {d}\n\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table-driven cases
+// ---------------------------------------------------------------------------------------------
+
+/// One expected call: id (None = no id), name, parsed arguments (None = must fail to parse).
+type Want = (Option<&'static str>, &'static str, Option<Value>);
+
+struct Case {
+    name: &'static str,
+    body: String,
+    dialect: DialectKind,
+    calls: Vec<Want>,
+    /// Finding labels that must be present.
+    findings: &'static [&'static str],
+    /// Finding labels that must be absent.
+    absent: &'static [&'static str],
+    /// `Analysis::all_ok()`, the `check` exit-code condition.
+    ok: bool,
+}
+
+fn anthropic_cases() -> Vec<Case> {
+    let start = ev(
+        "message_start",
+        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-x"}}"#,
+    );
+    let text_block = [
+        ev("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+        ev("ping", r#"{"type": "ping"}"#),
+        ev("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Checking."}}"#),
+        ev("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+    ]
+    .concat();
+    let tool_start = |i: u32, id: &str, name: &str| {
+        ev(
+            "content_block_start",
+            &format!(
+                r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}}}"#
+            ),
+        )
+    };
+    let delta = |i: u32, p: &str| {
+        ev("content_block_delta", &json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": p}}).to_string())
+    };
+    let stop = |i: u32| {
+        ev(
+            "content_block_stop",
+            &format!(r#"{{"type":"content_block_stop","index":{i}}}"#),
+        )
+    };
+    let end = |reason: &str| {
+        [ev("message_delta", &format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{reason}","stop_sequence":null}}}}"#)), ev("message_stop", r#"{"type":"message_stop"}"#)].concat()
+    };
+    vec![
+        Case {
+            name: "anthropic: text block at 0, two tool_use blocks keyed by block index",
+            body: [
+                start.clone(),
+                text_block.clone(),
+                tool_start(1, "toolu_a", "get_weather"),
+                delta(1, ""),
+                delta(1, r#"{"city": "Pa"#),
+                delta(1, r#"ris"}"#),
+                stop(1),
+                tool_start(2, "toolu_b", "get_time"),
+                delta(2, r#"{"tz":"CET"}"#),
+                stop(2),
+                end("tool_use"),
+            ]
+            .concat(),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(Some("toolu_a"), "get_weather", Some(json!({"city": "Paris"}))), (Some("toolu_b"), "get_time", Some(json!({"tz": "CET"})))],
+            findings: &["ping-event"],
+            absent: &["unexpected-shape", "ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "anthropic: a no-argument tool sends only \"\" and becomes {}",
+            body: [start.clone(), tool_start(0, "toolu_n", "list_issues"), delta(0, ""), stop(0), end("tool_use")].concat(),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(Some("toolu_n"), "list_issues", Some(json!({})))],
+            findings: &["empty-arguments"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "anthropic: event: error overloaded_error stops the stream, keeps what arrived",
+            body: [
+                start.clone(),
+                tool_start(0, "toolu_e", "f"),
+                delta(0, r#"{"a":"#),
+                ev("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+                delta(0, "1}"),
+            ]
+            .concat(),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(Some("toolu_e"), "f", None)],
+            findings: &["provider-error", "incomplete-call"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "anthropic: stop_reason max_tokens is an abnormal finish and the cut call fails",
+            body: [start.clone(), tool_start(0, "toolu_m", "f"), delta(0, r#"{"text": "a long"#), end("max_tokens")].concat(),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(Some("toolu_m"), "f", None)],
+            findings: &["abnormal-finish", "parse-failed"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "anthropic: JSON lines (SDK fixture form) with pings",
+            body: [
+                r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[]}}"#,
+                r#"{"type":"ping"}"#,
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_j","name":"g","input":{}}}"#,
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"k\":true}"}}"#,
+                r#"{"type":"content_block_stop","index":1}"#,
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+                r#"{"type":"message_stop"}"#,
+            ]
+            .join("\n"),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(Some("toolu_j"), "g", Some(json!({"k": true})))],
+            findings: &["ping-event"],
+            absent: &["unterminated-event"],
+            ok: true,
+        },
+        Case {
+            name: "anthropic: input_json_delta for a block that never started as tool_use",
+            body: [start.clone(), delta(3, "{}"), end("tool_use")].concat(),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(None, "", Some(json!({})))],
+            findings: &["unexpected-shape"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "anthropic: last event without its blank line is discarded (WHATWG) but the call is complete",
+            body: [start, tool_start(0, "toolu_u", "f"), delta(0, "{}"), stop(0), "event: message_stop\ndata: {\"type\":\"message_stop\"}".to_owned()].concat(),
+            dialect: DialectKind::AnthropicMessages,
+            calls: vec![(Some("toolu_u"), "f", Some(json!({})))],
+            findings: &["unterminated-event"],
+            absent: &["ended-without-finish"],
+            ok: true,
+        },
+    ]
+}
+
+fn responses_cases() -> Vec<Case> {
+    let created = ev(
+        "response.created",
+        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
+    );
+    let added = |item: &str, call: &str, name: &str, out: u32| {
+        ev(
+            "response.output_item.added",
+            &json!({"type": "response.output_item.added", "output_index": out, "item": {"id": item, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call, "name": name}}).to_string(),
+        )
+    };
+    let delta = |item: &str, out: u32, d: &str| {
+        ev(
+            "response.function_call_arguments.delta",
+            &json!({"type": "response.function_call_arguments.delta", "item_id": item, "output_index": out, "delta": d, "obfuscation": "xyz"}).to_string(),
+        )
+    };
+    let done = |item: &str, out: u32, args: &str| {
+        [
+            ev("response.function_call_arguments.done", &json!({"type": "response.function_call_arguments.done", "item_id": item, "output_index": out, "arguments": args}).to_string()),
+            ev("response.output_item.done", &json!({"type": "response.output_item.done", "output_index": out, "item": {"id": item, "type": "function_call", "status": "completed", "arguments": args}}).to_string()),
+        ]
+        .concat()
+    };
+    let completed = ev(
+        "response.completed",
+        r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed"}}"#,
+    );
+    vec![
+        Case {
+            name: "responses: deltas keyed by item_id, call_id as the id, .done agrees",
+            body: [
+                created.clone(),
+                added("fc_1", "call_1", "get_weather", 0),
+                delta("fc_1", 0, r#"{"city":"#),
+                delta("fc_1", 0, r#""Oslo"}"#),
+                done("fc_1", 0, r#"{"city":"Oslo"}"#),
+                added("fc_2", "call_2", "get_time", 1),
+                delta("fc_2", 1, "{}"),
+                done("fc_2", 1, "{}"),
+                completed.clone(),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(Some("call_1"), "get_weather", Some(json!({"city": "Oslo"}))), (Some("call_2"), "get_time", Some(json!({})))],
+            findings: &[],
+            absent: &["arguments-mismatch", "done-sentinel", "ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "responses: .done arguments that differ from the deltas are an arguments-mismatch",
+            body: [created.clone(), added("fc_1", "call_1", "f", 0), delta("fc_1", 0, r#"{"a":1}"#), done("fc_1", 0, r#"{"a":2}"#), completed.clone()].concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
+            findings: &["arguments-mismatch"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "responses: response.failed is a provider error with its message",
+            body: [
+                created.clone(),
+                added("fc_1", "call_1", "f", 0),
+                delta("fc_1", 0, r#"{"a""#),
+                ev("response.failed", r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model crashed"}}}"#),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(Some("call_1"), "f", None)],
+            findings: &["provider-error"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "responses: response.incomplete finishes but is flagged",
+            body: [
+                created.clone(),
+                added("fc_1", "call_1", "f", 0),
+                delta("fc_1", 0, r#"{"a":1}"#),
+                done("fc_1", 0, r#"{"a":1}"#),
+                ev("response.incomplete", r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
+            findings: &["abnormal-finish"],
+            absent: &["ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "responses: a delta for an item nobody announced",
+            body: [created.clone(), delta("fc_9", 0, "{}"), completed.clone()].concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(None, "", Some(json!({})))],
+            findings: &["unexpected-shape"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "responses: an error event",
+            body: [created, ev("error", r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#)].concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![],
+            findings: &["provider-error", "no-tool-calls"],
+            absent: &[],
+            ok: false,
+        },
+    ]
+}
+
+fn gemini_cases() -> Vec<Case> {
+    let chunk = |parts: Value, finish: Option<&str>| {
+        let mut c = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        if let Some(f) = finish {
+            c["finishReason"] = json!(f);
+        }
+        data(&json!({"candidates": [c], "modelVersion": "gemini-x"}).to_string())
+    };
+    let fc = |v: Value| json!([{"functionCall": v}]);
+    let stop = chunk(json!([{"text": ""}]), Some("STOP"));
+    vec![
+        Case {
+            name: "gemini: whole-object args, no id, finishReason STOP",
+            body: [chunk(fc(json!({"name": "weather", "args": {"location": "San Francisco"}})), None), stop.clone()].concat(),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "weather", Some(json!({"location": "San Francisco"})))],
+            findings: &["no-call-id"],
+            absent: &["object-arguments", "ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "gemini: CRLF framing, two calls in one chunk, finish in the same chunk",
+            body: chunk(
+                json!([{"functionCall": {"name": "a", "args": {"x": 1}}}, {"functionCall": {"name": "b", "args": {}}}]),
+                Some("STOP"),
+            )
+            .replace('\n', "\r\n"),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "a", Some(json!({"x": 1}))), (None, "b", Some(json!({})))],
+            findings: &["crlf-line-endings", "no-call-id"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "gemini: a functionCall id is kept; no args at all is {}",
+            body: [chunk(fc(json!({"id": "fc_7", "name": "noop"})), None), stop.clone()].concat(),
+            dialect: DialectKind::Gemini,
+            calls: vec![(Some("fc_7"), "noop", Some(json!({})))],
+            findings: &["empty-arguments"],
+            absent: &["no-call-id"],
+            ok: true,
+        },
+        Case {
+            name: "gemini: finishReason MALFORMED_FUNCTION_CALL is an abnormal finish",
+            body: chunk(json!([{"text": ""}]), Some("MALFORMED_FUNCTION_CALL")),
+            dialect: DialectKind::Gemini,
+            calls: vec![],
+            findings: &["abnormal-finish", "no-tool-calls"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "gemini: an error object mid-stream is a provider error",
+            body: [
+                chunk(json!([{"text": "Let me"}]), None),
+                data(r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#),
+            ]
+            .concat(),
+            dialect: DialectKind::Gemini,
+            calls: vec![],
+            findings: &["provider-error", "no-tool-calls"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "vertex: partialArgs with continued strings, numbers, booleans, null, nested paths; two calls",
+            body: [
+                chunk(fc(json!({"name": "plan", "willContinue": true})), None),
+                chunk(fc(json!({"partialArgs": [{"jsonPath": "$.city", "stringValue": "Bos", "willContinue": true}], "willContinue": true})), None),
+                chunk(fc(json!({"partialArgs": [{"jsonPath": "$.city", "stringValue": "ton"}, {"jsonPath": "$.days", "numberValue": 3}], "willContinue": true})), None),
+                chunk(fc(json!({"partialArgs": [{"jsonPath": "$.opts.metric", "boolValue": false}, {"jsonPath": "$.stops[1]", "stringValue": "NYC"}, {"jsonPath": "$['note']", "nullValue": "NULL_VALUE"}], "willContinue": true})), None),
+                chunk(json!([{"functionCall": {}}, {"functionCall": {"name": "ping", "partialArgs": [{"jsonPath": "$.n", "numberValue": 1}]}}]), None),
+                stop.clone(),
+            ]
+            .concat(),
+            dialect: DialectKind::Gemini,
+            calls: vec![
+                (None, "plan", Some(json!({"city": "Boston", "days": 3, "opts": {"metric": false}, "stops": [null, "NYC"], "note": null}))),
+                (None, "ping", Some(json!({"n": 1}))),
+            ],
+            findings: &["partial-args", "no-call-id"],
+            absent: &["unexpected-shape"],
+            ok: true,
+        },
+        Case {
+            name: "vertex: finishReason while a call still continues closes it, flagged",
+            body: [
+                chunk(fc(json!({"name": "f", "id": "c1", "willContinue": true})), None),
+                chunk(fc(json!({"partialArgs": [{"jsonPath": "$.q", "stringValue": "ab", "willContinue": true}], "willContinue": true})), Some("STOP")),
+            ]
+            .concat(),
+            dialect: DialectKind::Gemini,
+            calls: vec![(Some("c1"), "f", Some(json!({"q": "ab"})))],
+            findings: &["unexpected-shape", "partial-args"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "vertex: an unsupported jsonPath is reported, the rest assembled",
+            body: [chunk(fc(json!({"name": "f", "partialArgs": [{"jsonPath": "$..x", "stringValue": "1"}, {"jsonPath": "$.y", "numberValue": 2}]})), None), stop].concat(),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "f", Some(json!({"y": 2})))],
+            findings: &["unexpected-shape"],
+            absent: &[],
+            ok: true,
+        },
+    ]
+}
+
+fn ollama_cases() -> Vec<Case> {
+    let call = |name: &str, args: Value| {
+        json!({"model": "llama3.2", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]}, "done": false}).to_string()
+    };
+    let done = |reason: &str| {
+        json!({"model": "llama3.2", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": reason}).to_string()
+    };
+    vec![
+        Case {
+            name: "ollama: NDJSON, complete calls with object arguments, done: true",
+            body: [
+                call("get_weather", json!({"city": "Oslo"})),
+                call("get_time", json!({})),
+                done("stop"),
+            ]
+            .join("\n")
+                + "\n",
+            dialect: DialectKind::Ollama,
+            calls: vec![
+                (None, "get_weather", Some(json!({"city": "Oslo"}))),
+                (None, "get_time", Some(json!({}))),
+            ],
+            findings: &["no-call-id"],
+            absent: &["object-arguments", "abnormal-finish"],
+            ok: true,
+        },
+        Case {
+            name: "ollama: done_reason length is an abnormal finish",
+            body: [call("f", json!({"a": 1})), done("length")].join("\n"),
+            dialect: DialectKind::Ollama,
+            calls: vec![(None, "f", Some(json!({"a": 1})))],
+            findings: &["abnormal-finish"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "ollama: an error line is a provider error",
+            body: [
+                call("f", json!({"a": 1})),
+                r#"{"error":"model runner has unexpectedly stopped"}"#.to_owned(),
+            ]
+            .join("\n"),
+            dialect: DialectKind::Ollama,
+            calls: vec![(None, "f", Some(json!({"a": 1})))],
+            findings: &["provider-error"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "ollama: calls complete on their own even without done",
+            body: call("f", json!({"a": 1})),
+            dialect: DialectKind::Ollama,
+            calls: vec![(None, "f", Some(json!({"a": 1})))],
+            findings: &[],
+            absent: &["ended-without-finish"],
+            ok: true,
+        },
+    ]
+}
+
+fn check_case(c: &Case) {
+    let a = analyse(&c.body, None);
+    assert_eq!(a.dialect, c.dialect, "{}: dialect", c.name);
+    assert!(
+        a.dialect_known,
+        "{}: dialect detected from the events",
+        c.name
+    );
+    let got: Vec<(Option<String>, String, Option<Value>)> = a
+        .calls
+        .iter()
+        .map(|call| (call.id.clone(), call.name.clone(), call.value().cloned()))
+        .collect();
+    let want: Vec<(Option<String>, String, Option<Value>)> = c
+        .calls
+        .iter()
+        .map(|(id, name, v)| (id.map(str::to_owned), (*name).to_owned(), v.clone()))
+        .collect();
+    assert_eq!(got, want, "{}: calls", c.name);
+    let labels: Vec<&str> = a.findings.iter().map(|f| f.kind.label()).collect();
+    for f in c.findings {
+        assert!(
+            labels.contains(f),
+            "{}: finding {f} missing from {labels:?}",
+            c.name
+        );
+    }
+    for f in c.absent {
+        assert!(
+            !labels.contains(f),
+            "{}: finding {f} should not be in {labels:?}",
+            c.name
+        );
+    }
+    assert_eq!(
+        a.all_ok(),
+        c.ok,
+        "{}: all_ok (ending {:?}, findings {labels:?})",
+        c.name,
+        a.ending
+    );
+    // Forcing the right dialect changes nothing.
+    let forced = analyse(&c.body, Some(c.dialect));
+    assert_eq!(
+        summary(&forced.calls),
+        summary(&a.calls),
+        "{}: forced dialect",
+        c.name
+    );
+}
+
+#[test]
+fn anthropic_table() {
+    anthropic_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn responses_table() {
+    responses_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn gemini_table() {
+    gemini_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn ollama_table() {
+    ollama_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn responses_done_is_the_original_for_checkpoint_one() {
+    let case = &responses_cases()[0];
+    let a = analyse(&case.body, None);
+    let cp = &a.checkpoints[0];
+    assert!(
+        cp.original_source
+            .as_deref()
+            .is_some_and(|s| s.contains(".done")),
+        "{:?}",
+        cp.original_source
+    );
+    assert_eq!(cp.verbatim.passed(), Some(true));
+    assert_eq!(cp.contiguous.passed(), Some(true));
+    let a = analyse(&responses_cases()[1].body, None);
+    assert_eq!(
+        a.checkpoints[0].verbatim.passed(),
+        Some(false),
+        "mismatching .done fails ①"
+    );
+}
+
+#[test]
+fn provider_error_messages_are_the_providers() {
+    let msg = |body: &str| match analyse(body, None).ending {
+        Ending::ProviderError { message } => message,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        msg(&anthropic_cases()[2].body),
+        "overloaded_error: Overloaded"
+    );
+    assert_eq!(
+        msg(&responses_cases()[2].body),
+        "server_error: The model crashed"
+    );
+    assert_eq!(
+        msg(&responses_cases()[5].body),
+        "rate_limit_exceeded: Slow down"
+    );
+    assert_eq!(
+        msg(&gemini_cases()[4].body),
+        "UNAVAILABLE (503): The model is overloaded."
+    );
+    assert_eq!(
+        msg(&ollama_cases()[2].body),
+        "model runner has unexpectedly stopped"
+    );
+}
+
+/// The OpenAI-chat quirks, through the stub builder (the same generator as the bundled recordings).
+#[test]
+fn chat_quirk_table() {
+    use sse_replay::stub::{self, Layout, Quirks, StubCall, StubSpec};
+    let calls = vec![
+        StubCall {
+            id: "call_1".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"深圳","days":3}"#.into(),
+        },
+        StubCall {
+            id: "call_2".into(),
+            name: "get_time".into(),
+            arguments: r#"{"city":"杭州","days":1}"#.into(),
+        },
+    ];
+    let table: Vec<(&str, Quirks, Layout, &[&str], bool)> = vec![
+        (
+            "repeat-name",
+            Quirks {
+                repeat_name: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["repeated-name"],
+            true,
+        ),
+        (
+            "empty-id",
+            Quirks {
+                empty_id_continuations: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["empty-field-continuation"],
+            true,
+        ),
+        (
+            "no-index",
+            Quirks {
+                no_index: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["missing-index"],
+            true,
+        ),
+        (
+            "index-from-1",
+            Quirks {
+                index_base: 1,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["index-not-from-zero"],
+            true,
+        ),
+        (
+            "all-at-index-0",
+            Quirks {
+                all_at_index_zero: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["reused-index-new-call"],
+            true,
+        ),
+        (
+            "object-arguments",
+            Quirks {
+                object_arguments: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["object-arguments"],
+            true,
+        ),
+        (
+            "cumulative",
+            Quirks {
+                cumulative: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["cumulative-arguments", "parse-failed"],
+            false,
+        ),
+        (
+            "crlf",
+            Quirks {
+                crlf: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["crlf-line-endings"],
+            true,
+        ),
+        (
+            "no-space",
+            Quirks {
+                no_space: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["data-without-space"],
+            true,
+        ),
+        (
+            "keepalive",
+            Quirks {
+                keepalive_every: 3,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["keep-alive-comment"],
+            true,
+        ),
+        (
+            "truncate",
+            Quirks {
+                truncate: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["ended-without-finish", "incomplete-call"],
+            false,
+        ),
+        (
+            "finish-with-last",
+            Quirks {
+                finish_with_last_fragment: true,
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["finish-in-same-chunk"],
+            true,
+        ),
+        (
+            "error",
+            Quirks {
+                error_after: Some(2),
+                ..Default::default()
+            },
+            Layout::Sequential,
+            &["provider-error"],
+            false,
+        ),
+        (
+            "interleaved",
+            Quirks::default(),
+            Layout::Interleaved,
+            &["interleaved-calls"],
+            true,
+        ),
+    ];
+    for (name, quirks, layout, findings, ok) in table {
+        let spec = StubSpec {
+            calls: calls.clone(),
+            quirks,
+            layout,
+            ..StubSpec::default()
+        };
+        let rec = stub::build(&spec);
+        let a = Analysis::from_recording(
+            &rec,
+            SourceInfo {
+                name: name.into(),
+                kind: "stub".into(),
+                timing_known: true,
+            },
+            Options::default(),
+        );
+        let labels: Vec<&str> = a.findings.iter().map(|f| f.kind.label()).collect();
+        for f in findings {
+            assert!(labels.contains(f), "{name}: {f} missing from {labels:?}");
+        }
+        assert_eq!(a.all_ok(), ok, "{name}: {labels:?}");
+        if ok {
+            let got: Vec<Option<&Value>> = a.calls.iter().map(Call::value).collect();
+            assert_eq!(got.len(), 2, "{name}");
+            assert_eq!(got[0], Some(&json!({"city": "深圳", "days": 3})), "{name}");
+            assert_eq!(a.calls[0].name, "get_weather", "{name}");
+            assert_eq!(a.calls[0].id.as_deref(), Some("call_1"), "{name}");
+        }
+    }
+}
+
+/// The stub builder in every dialect: the truth it records is what the dialect extracts.
+#[test]
+fn stub_every_dialect_matches_its_truth() {
+    use sse_replay::stub::{self, Quirks, StubCall, StubSpec};
+    let calls = vec![
+        StubCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city": "深圳", "days": 3, "hourly": true, "extra": null, "nested": {"a": [1, "x"]}}"#.into() },
+        StubCall { id: "call_2".into(), name: "noop".into(), arguments: "{}".into() },
+    ];
+    let mut specs: Vec<(String, StubSpec)> = DialectKind::ALL
+        .iter()
+        .map(|&d| {
+            (
+                d.name().to_owned(),
+                StubSpec {
+                    calls: calls.clone(),
+                    dialect: d,
+                    fragment_chars: vec![3, 4],
+                    ..StubSpec::default()
+                },
+            )
+        })
+        .collect();
+    specs.push((
+        "vertex".into(),
+        StubSpec {
+            calls: calls.clone(),
+            dialect: DialectKind::Gemini,
+            quirks: Quirks {
+                partial_args: true,
+                ..Default::default()
+            },
+            ..StubSpec::default()
+        },
+    ));
+    for (name, spec) in specs {
+        let rec = stub::build(&spec);
+        assert_eq!(rec.meta.dialect, spec.dialect.name(), "{name}");
+        let a = Analysis::from_recording(
+            &rec,
+            SourceInfo {
+                name: name.clone(),
+                kind: "stub".into(),
+                timing_known: true,
+            },
+            Options::default(),
+        );
+        assert_eq!(a.dialect, spec.dialect, "{name}");
+        assert!(a.all_ok(), "{name}: {:?} {:?}", a.ending, a.findings);
+        assert_eq!(a.calls.len(), 2, "{name}");
+        for (c, t) in a.calls.iter().zip(&rec.truth) {
+            assert_eq!(
+                c.value(),
+                serde_json::from_str::<Value>(&t.arguments).ok().as_ref(),
+                "{name}: {}",
+                c.name
+            );
+            assert_eq!(c.name, t.name, "{name}");
+            assert_eq!(c.id.clone().unwrap_or_default(), t.id, "{name}");
+        }
+        let labels: Vec<&str> = a.findings.iter().map(|f| f.kind.label()).collect();
+        assert!(
+            !labels.contains(&"arguments-mismatch"),
+            "{name}: {labels:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chunking property
+// ---------------------------------------------------------------------------------------------
+
+/// Streams up to this size are split at every single offset.
+const EVERY_OFFSET_MAX_BYTES: usize = 6 * 1024;
+
+/// xorshift64*: tiny, deterministic, no crate.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> Outcome {
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
+        pieces.push((&body[start..c], 0u64));
+        start = c;
+    }
+    run_chunks(
+        pieces,
+        Options {
+            dialect,
+            framing: None,
+            detail: true,
+        },
+    )
+}
+
+fn summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed, bool)> {
+    calls
+        .iter()
+        .map(|c| {
+            (
+                c.id.clone(),
+                c.name.clone(),
+                c.raw_arguments.clone(),
+                c.parsed.clone(),
+                c.complete,
+            )
+        })
+        .collect()
+}
+
+/// Events without their chunk numbers (which depend on the split by design).
+fn event_summary(o: &Outcome) -> Vec<(std::ops::Range<u64>, String, String, u32, u32)> {
+    o.events
+        .iter()
+        .map(|e: &EventRecord| {
+            let ty = o
+                .event_types
+                .get(e.type_id as usize)
+                .cloned()
+                .unwrap_or_default();
+            (
+                e.span.clone(),
+                ty,
+                format!("{:?}", e.kind),
+                e.first_fragment,
+                e.fragment_count,
+            )
+        })
+        .collect()
+}
+
+fn assert_same(name: &str, whole: &Outcome, split: &Outcome, cuts: &[usize]) {
+    assert_eq!(
+        summary(&split.calls),
+        summary(&whole.calls),
+        "{name}: calls differ when cut at {cuts:?}"
+    );
+    assert_eq!(
+        event_summary(split),
+        event_summary(whole),
+        "{name}: events differ when cut at {cuts:?}"
+    );
+    assert_eq!(
+        split.dialect, whole.dialect,
+        "{name}: dialect differs when cut at {cuts:?}"
+    );
+    assert_eq!(split.framing, whole.framing, "{name}");
+    assert_eq!(
+        split.finish.as_ref().map(|f| &f.reason),
+        whole.finish.as_ref().map(|f| &f.reason),
+        "{name}: finish at {cuts:?}"
+    );
+    assert_eq!(
+        split.provider_error.as_ref().map(|e| &e.0),
+        whole.provider_error.as_ref().map(|e| &e.0),
+        "{name}"
+    );
+}
+
+/// Every dialect's streams: the bundled recordings plus the table cases.
+fn streams_for_chunking() -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = bundled()
+        .into_iter()
+        .map(|(name, rec)| (name, rec.body()))
+        .collect();
+    for c in anthropic_cases()
+        .into_iter()
+        .chain(responses_cases())
+        .chain(gemini_cases())
+        .chain(ollama_cases())
+    {
+        v.push((c.name.to_owned(), c.body.into_bytes()));
+    }
+    v
+}
+
+#[test]
+fn chunking_property_every_offset() {
+    let mut covered = std::collections::HashSet::new();
+    for (name, body) in streams_for_chunking() {
+        if body.len() > EVERY_OFFSET_MAX_BYTES {
+            continue;
+        }
+        let whole = run_split(&body, &[], None);
+        covered.insert(whole.dialect);
+        for k in 1..body.len() {
+            assert_same(&name, &whole, &run_split(&body, &[k], None), &[k]);
+        }
+    }
+    assert_eq!(
+        covered.len(),
+        DialectKind::ALL.len(),
+        "every dialect covered at every offset: {covered:?}"
+    );
+}
+
+#[test]
+fn chunking_property_random_splits() {
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut covered = std::collections::HashSet::new();
+    for (name, body) in streams_for_chunking() {
+        let whole = run_split(&body, &[], None);
+        covered.insert(whole.dialect);
+        for _ in 0..40 {
+            let n = 1 + rng.below(12);
+            let mut cuts: Vec<usize> = (0..n)
+                .map(|_| 1 + rng.below(body.len().saturating_sub(1)))
+                .collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            cuts.retain(|&c| c < body.len());
+            assert_same(&name, &whole, &run_split(&body, &cuts, None), &cuts);
+        }
+        // Byte by byte: the worst case for every buffer.
+        let every: Vec<usize> = (1..body.len()).collect();
+        assert_same(&name, &whole, &run_split(&body, &every, None), &[]);
+    }
+    assert_eq!(covered.len(), DialectKind::ALL.len(), "{covered:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bundled recordings
+// ---------------------------------------------------------------------------------------------
+
+/// Every `recordings/*.ron`, by file stem, sorted.
+fn bundled() -> Vec<(String, Recording)> {
+    let dir = manifest().join("recordings");
+    let mut v: Vec<(String, Recording)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .map(|p| {
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let rec = recording::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            (name, rec)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn check_json(name: &str) -> (Value, i32) {
+    let out = bin()
+        .args(["check", "--json", &format!("recordings/{name}.ron")])
+        .output()
+        .expect("run sse-replay");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (v, out.status.code().unwrap_or(-1))
+}
+
+/// Key facts of `check --json` on the recordings this issue added: dialect, exit code, ending,
+/// calls, and the finding that makes each one interesting.
+#[test]
+fn bundled_recordings_check_json() {
+    let table: &[(&str, &str, i32, &str, &[&str], &str)] = &[
+        // name, dialect, exit code, ending status, call names, a finding that must be there
+        (
+            "anthropic-weather",
+            "anthropic-messages",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "ping-event",
+        ),
+        (
+            "openai-responses-weather",
+            "openai-responses",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "",
+        ),
+        (
+            "gemini-weather",
+            "gemini",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "crlf-line-endings",
+        ),
+        (
+            "gemini-vertex-partial-args",
+            "gemini",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "partial-args",
+        ),
+        (
+            "ollama-weather",
+            "ollama",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "no-call-id",
+        ),
+        (
+            "quirk-repeated-name",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather"],
+            "repeated-name",
+        ),
+        (
+            "quirk-index-from-1",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "index-not-from-zero",
+        ),
+        (
+            "quirk-all-at-index-0",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "reused-index-new-call",
+        ),
+        (
+            "quirk-interleaved",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "interleaved-calls",
+        ),
+        (
+            "quirk-truncated",
+            "openai-chat",
+            1,
+            "ended-without-finish",
+            &["get_weather", "get_time"],
+            "incomplete-call",
+        ),
+        (
+            "quirk-provider-error",
+            "openai-chat",
+            1,
+            "provider-error",
+            &["get_weather"],
+            "provider-error",
+        ),
+        (
+            "quirk-object-arguments",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "object-arguments",
+        ),
+        (
+            "quirk-empty-id-continuations",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather"],
+            "empty-field-continuation",
+        ),
+        (
+            "quirk-cumulative",
+            "openai-chat",
+            1,
+            "finished",
+            &["get_weather"],
+            "cumulative-arguments",
+        ),
+    ];
+    for &(name, dialect, code, ending, names, finding) in table {
+        let (v, rc) = check_json(name);
+        assert_eq!(rc, code, "{name}: exit code");
+        assert_eq!(v["dialect"], dialect, "{name}");
+        assert_eq!(v["ok"], code == 0, "{name}");
+        assert_eq!(v["ending"]["status"], ending, "{name}");
+        let got: Vec<&str> = v["calls"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|c| c["name"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(got, names, "{name}: calls");
+        let kinds: Vec<&str> = v["findings"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|f| f["kind"].as_str()).collect())
+            .unwrap_or_default();
+        if !finding.is_empty() {
+            assert!(
+                kinds.contains(&finding),
+                "{name}: {finding} missing from {kinds:?}"
+            );
+        }
+        if code == 0 {
+            assert!(
+                !kinds.contains(&"arguments-mismatch"),
+                "{name}: the stream must match its ground truth"
+            );
+        }
+        // Gemini and Ollama calls carry no id: export writes null.
+        if matches!(dialect, "gemini" | "ollama") {
+            assert!(
+                v["calls"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|c| c["id"].is_null())),
+                "{name}: ids null"
+            );
+        }
+    }
+    // Every recording in the directory has ground truth, a title and notes.
+    for (name, rec) in bundled() {
+        assert!(!rec.truth.is_empty(), "{name}: ground truth");
+        assert!(!rec.meta.title.is_empty(), "{name}: title");
+        assert!(!rec.meta.notes.is_empty(), "{name}: notes");
+    }
+}
+
+/// Compare `actual` with `tests/snapshots/<file>`; `UPDATE_SNAPSHOTS=1` rewrites it instead.
+fn snapshot(file: &str, actual: &str) -> Result<(), String> {
+    let path = manifest().join("tests/snapshots").join(file);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, actual).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)",
+            path.display()
+        )
+    })?;
+    if expected == actual {
+        return Ok(());
+    }
+    let line = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.lines().count().min(actual.lines().count()));
+    Err(format!(
+        "{file} differs from the snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(run with UPDATE_SNAPSHOTS=1 to accept)",
+        line + 1,
+        expected.lines().nth(line).unwrap_or("<end>"),
+        actual.lines().nth(line).unwrap_or("<end>"),
+    ))
+}
+
+#[test]
+fn bundled_recordings_snapshots() {
+    let mut failures = Vec::new();
+    for (name, _) in bundled() {
+        let path = format!("recordings/{name}.ron");
+        let check = bin().args(["check", &path]).output().expect("run check");
+        let export = bin().args(["export", &path]).output().expect("run export");
+        let check_text = String::from_utf8_lossy(&check.stdout);
+        let export_text = String::from_utf8_lossy(&export.stdout);
+        let export_all = format!(
+            "{export_text}--- exit {} ---\n{}",
+            export.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&export.stderr)
+        );
+        for (file, text) in [
+            (format!("{name}.check.txt"), check_text.into_owned()),
+            (format!("{name}.export.json"), export_all),
+        ] {
+            if let Err(e) = snapshot(&file, &text) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Imports
+// ---------------------------------------------------------------------------------------------
+
+fn data_file(name: &str) -> PathBuf {
+    manifest().join("tests/data/import").join(name)
+}
+
+fn calls_of(rec: &Recording) -> Vec<(Option<String>, String, Option<Value>)> {
+    let a = Analysis::from_recording(
+        rec,
+        SourceInfo {
+            name: rec.meta.title.clone(),
+            kind: "recording".into(),
+            timing_known: rec.meta.timing_known,
+        },
+        Options::default(),
+    );
+    a.calls
+        .iter()
+        .map(|c| (c.id.clone(), c.name.clone(), c.value().cloned()))
+        .collect()
+}
+
+fn assert_no_timing(rec: &Recording, what: &str) {
+    assert!(!rec.meta.timing_known, "{what}: timing_known must be false");
+    assert!(
+        rec.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("no chunk boundaries or timing")),
+        "{what}: {:?}",
+        rec.meta.notes
+    );
+    assert!(rec.chunks.iter().all(|c| c.t_micros == 0), "{what}");
+}
+
+#[test]
+fn import_har_two_streams_redacted() {
+    let recs = import::import_path(&data_file("two-streams.har")).expect("import");
+    assert_eq!(recs.len(), 2, "the text/html entry is skipped");
+    assert_eq!(
+        calls_of(&recs[0]),
+        vec![(
+            Some("call_har1".into()),
+            "get_weather".into(),
+            Some(json!({"city": "Paris"}))
+        )]
+    );
+    assert_eq!(
+        calls_of(&recs[1]),
+        vec![(
+            Some("toolu_har2".into()),
+            "get_time".into(),
+            Some(json!({"tz": "UTC"}))
+        )],
+        "base64 body"
+    );
+    for r in &recs {
+        assert_no_timing(r, "har");
+        assert_eq!(r.meta.source, "import:har");
+        assert!(
+            r.meta
+                .notes
+                .iter()
+                .any(|n| n.starts_with("HAR keeps no chunk boundaries")),
+            "{:?}",
+            r.meta.notes
+        );
+    }
+    let req = recs[0].request.as_ref().expect("request");
+    assert_eq!(req.method, "POST");
+    assert!(req.url.ends_with("api_key=REDACTED"), "{}", req.url);
+    assert!(
+        req.headers
+            .iter()
+            .any(|(n, v)| n == "Authorization" && v == "Bearer ‹redacted›"),
+        "{:?}",
+        req.headers
+    );
+    assert_eq!(req.body, r#"{"model":"gpt-4o","stream":true}"#);
+    let resp = recs[0].response.as_ref().expect("response");
+    assert_eq!(resp.status, 200);
+    assert!(
+        resp.headers
+            .iter()
+            .any(|(n, v)| n == "set-cookie" && v == "‹redacted›")
+    );
+    assert!(
+        recs[1]
+            .request
+            .as_ref()
+            .is_some_and(|r| r.headers.iter().all(|(_, v)| !v.contains("sk-ant")))
+    );
+    assert_eq!(recs[0].meta.created, "2025-05-01T10:00:01.000Z");
+    assert!(
+        recs[0].meta.title.contains("HAR entry 2 of 3"),
+        "{}",
+        recs[0].meta.title
+    );
+    // One chunk per event, the body unchanged.
+    assert_eq!(recs[0].chunks.len(), 5);
+    let text = std::fs::read_to_string(data_file("two-streams.har")).expect("read");
+    let har: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        recs[0].body(),
+        har["log"]["entries"][1]["response"]["content"]["text"]
+            .as_str()
+            .expect("text")
+            .as_bytes()
+    );
+}
+
+#[test]
+fn import_cassettes() {
+    let recs = import::import_path(&data_file("vcr-two-streams.yaml")).expect("vcr");
+    assert_eq!(recs.len(), 2, "the application/json interaction is skipped");
+    assert_eq!(
+        calls_of(&recs[0]),
+        vec![(
+            Some("call_vcr".into()),
+            "lookup".into(),
+            Some(json!({"q": "rust"}))
+        )]
+    );
+    assert_eq!(
+        calls_of(&recs[1]),
+        vec![(None, "get_weather".into(), Some(json!({"city": "Oslo"})))],
+        "!!binary NDJSON body"
+    );
+    let req = recs[0].request.as_ref().expect("request");
+    assert_eq!(req.url, "https://api.openai.com/v1/chat/completions");
+    assert!(
+        req.headers
+            .iter()
+            .any(|(n, v)| n == "Authorization" && v == "Bearer ‹redacted›"),
+        "{:?}",
+        req.headers
+    );
+    assert!(recs[0].response.as_ref().is_some_and(|r| {
+        r.headers
+            .iter()
+            .any(|(n, v)| n == "Set-Cookie" && v == "‹redacted›")
+    }));
+    for r in &recs {
+        assert_no_timing(r, "cassette");
+        assert_eq!(r.meta.source, "import:cassette");
+    }
+
+    let recs = import::import_path(&data_file("pydantic-ai-style.yaml")).expect("pydantic-ai");
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        calls_of(&recs[0]),
+        vec![(
+            Some("toolu_pyd".into()),
+            "get_time".into(),
+            Some(json!({"city": "Tokyo"}))
+        )]
+    );
+    let req = recs[0].request.as_ref().expect("request");
+    let body: Value = serde_json::from_str(&req.body).expect("parsed_body written back as JSON");
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+    assert!(
+        req.headers
+            .iter()
+            .any(|(n, v)| n == "x-api-key" && v == "‹redacted›")
+    );
+    assert_eq!(recs[0].response.as_ref().map(|r| r.status), Some(200));
+}
+
+#[test]
+fn import_jsonl_and_raw_keep_the_bytes() {
+    let path = data_file("fixture.jsonl");
+    let recs = import::import_path(&path).expect("jsonl");
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        recs[0].body(),
+        std::fs::read(&path).expect("read"),
+        "bytes kept as they are"
+    );
+    assert_eq!(recs[0].chunks.len(), 2, "one chunk per line");
+    assert_no_timing(&recs[0], "jsonl");
+    assert_eq!(
+        calls_of(&recs[0]),
+        vec![(
+            Some("call_jl".into()),
+            "weather".into(),
+            Some(json!({"location": "Lima"}))
+        )]
+    );
+
+    let path = data_file("curl-body.txt");
+    let recs = import::import_path(&path).expect("raw");
+    assert_eq!(recs[0].body(), std::fs::read(&path).expect("read"));
+    assert_eq!(recs[0].meta.source, "import:raw");
+    assert_no_timing(&recs[0], "raw");
+    assert_eq!(
+        calls_of(&recs[0]),
+        vec![(Some("call_raw".into()), "ping".into(), Some(json!({})))]
+    );
+}
+
+#[test]
+fn import_detects_by_content() {
+    let har = std::fs::read(data_file("two-streams.har")).expect("read");
+    let minified: Value = serde_json::from_slice(&har).expect("json");
+    let one_line = serde_json::to_vec(&minified).expect("ser");
+    for (name, bytes, want) in [
+        ("capture.json", har.clone(), import::ImportFormat::Har),
+        ("capture.txt", one_line, import::ImportFormat::Har),
+        (
+            "cassette.txt",
+            std::fs::read(data_file("vcr-two-streams.yaml")).expect("read"),
+            import::ImportFormat::Cassette,
+        ),
+        (
+            "chunks.txt",
+            std::fs::read(data_file("fixture.jsonl")).expect("read"),
+            import::ImportFormat::JsonLines,
+        ),
+        (
+            "body",
+            std::fs::read(data_file("curl-body.txt")).expect("read"),
+            import::ImportFormat::RawBody,
+        ),
+    ] {
+        assert_eq!(
+            import::detect(Path::new(name), &bytes).ok(),
+            Some(want),
+            "{name}"
+        );
+    }
+    assert!(matches!(
+        import::detect(Path::new("x"), b"  \n"),
+        Err(ImportError::Empty { .. })
+    ));
+    assert!(matches!(
+        import::detect(Path::new("x.txt"), b"<html>hello</html>"),
+        Err(ImportError::Unrecognised { .. })
+    ));
+    assert!(matches!(
+        import::detect(Path::new("r.ron"), b"(version: 1)"),
+        Err(ImportError::AlreadyRecording { .. })
+    ));
+    let no_stream = br#"{"log":{"entries":[{"request":{"method":"GET","url":"https://x.test/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"<p>"}}}]}}"#;
+    assert!(matches!(
+        import::import_bytes(Path::new("x.har"), no_stream),
+        Err(ImportError::NoStreams { .. })
+    ));
+}
+
+#[test]
+fn import_malformed_files_fail_clearly() {
+    let cases = [
+        ("malformed.har", "HAR file is not valid JSON at line 28"),
+        ("malformed.yaml", "cassette is not valid YAML"),
+        ("malformed.jsonl", "line 3 is not a JSON object"),
+    ];
+    for (file, want) in cases {
+        let err = import::import_path(&data_file(file)).expect_err(file);
+        let msg = err.to_string();
+        assert!(msg.starts_with(want), "{file}: {msg}");
+        assert!(
+            msg.ends_with(&format!("{file}")),
+            "{file}: the path goes last: {msg}"
+        );
+        assert_eq!(err.path(), data_file(file));
+    }
+    match import::import_path(&data_file("malformed.yaml")) {
+        Err(ImportError::CassetteSyntax { line: Some(l), .. }) => assert!(l >= 7, "{l}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn import_cli_writes_one_recording_per_stream() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("cap.ron");
+    let o = bin()
+        .args(["import", "tests/data/import/two-streams.har", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["cap-1.ron", "cap-2.ron"]);
+    let rec = recording::load(&dir.path().join("cap-2.ron")).expect("load");
+    assert!(!rec.meta.timing_known);
+    let check = bin()
+        .arg("check")
+        .arg(dir.path().join("cap-1.ron"))
+        .output()
+        .expect("check");
+    assert_eq!(check.status.code(), Some(0));
+
+    let single = dir.path().join("one.ron");
+    let o = bin()
+        .args(["import", "tests/data/import/fixture.jsonl", "-o"])
+        .arg(&single)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(single.exists());
+}
+
+#[test]
+fn import_cli_malformed_exits_2_and_writes_nothing() {
+    for file in ["malformed.har", "malformed.yaml", "malformed.jsonl"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("x.ron");
+        let o = bin()
+            .arg("import")
+            .arg(data_file(file))
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{file}: one clear line: {stderr}"
+        );
+        assert!(stderr.starts_with("sse-replay: "), "{stderr}");
+        assert!(stderr.trim_end().ends_with(file), "{stderr}");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("dir").count(),
+            0,
+            "{file}: nothing written"
+        );
+    }
+}
