@@ -351,6 +351,64 @@ fn recorded_timing_is_replayed() {
     );
 }
 
+#[test]
+fn serve_handles_concurrent_clients_and_stops_on_ctrl_c() {
+    let (seed, original) = seed_fixture();
+    let (mut server, url) = serve(&seed, &[]);
+    let span = Duration::from_micros(original.duration_micros());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let bodies = rt.block_on(async {
+        let client = sse_replay::net::http_client(Duration::from_secs(5)).unwrap();
+        let get = |path: &'static str| {
+            let client = client.clone();
+            let url = format!("{url}{path}");
+            async move {
+                client
+                    .post(url)
+                    .body("{}")
+                    .send()
+                    .await
+                    .unwrap()
+                    .bytes()
+                    .await
+                    .unwrap()
+            }
+        };
+        let (a, b, c) = tokio::join!(get("a"), get("b"), get("c"));
+        [a, b, c]
+    });
+    let took = started.elapsed();
+    for body in &bodies {
+        assert_eq!(body.as_ref(), original.body().as_slice());
+    }
+    assert!(
+        took >= span && took < span * 2,
+        "three {span:?} streams took {took:?}: not concurrent?"
+    );
+    // Ctrl+C (SIGINT) stops it cleanly.
+    let pid = server.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = server.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "serve did not stop on SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Secrets
 // ---------------------------------------------------------------------------------------------
@@ -671,6 +729,68 @@ fn sigkill_during_recording_leaves_a_file_with_the_flushed_chunks() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("{} chunks", rec.chunks.len())));
+}
+
+#[test]
+fn ctrl_c_stops_the_recorder_and_saves() {
+    let dir = tmp();
+    let spec = StubSpec {
+        calls: vec![StubCall {
+            id: "c".into(),
+            name: "slow".into(),
+            arguments: format!(r#"{{"text":"{}"}}"#, "x".repeat(40)),
+        }],
+        fragment_chars: vec![1],
+        gap_micros: 100_000,
+        ..Default::default()
+    };
+    let original = stub::build(&spec);
+    let fixture = dir.path().join("slow.ron");
+    original.save(&fixture).unwrap();
+    let (_server, url) = serve(&fixture, &[]);
+    let out = dir.path().join("stopped.ron");
+    let journal = dir.path().join("stopped.ron.partial");
+    let mut recorder = Kid(Command::new(BIN)
+        .args(["record", &url, "-o", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&journal)
+        .map_or(0, |t| t.lines().filter(|l| l.starts_with("Chunk(")).count())
+        < 3
+    {
+        assert!(Instant::now() < deadline, "the journal never got 3 chunks");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &recorder.0.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = loop {
+        if let Some(s) = recorder.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "record did not stop on SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "stopped before the stream finished");
+    assert!(!journal.exists(), "finalised: the journal is gone");
+    let rec = Recording::load(&out).unwrap();
+    assert!(!rec.meta.interrupted);
+    assert!(rec.chunks.len() >= 3 && original.body().starts_with(&rec.body()));
+    assert!(
+        rec.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("stopped by the user")),
+        "{:?}",
+        rec.meta.notes
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
