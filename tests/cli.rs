@@ -623,7 +623,7 @@ fn hostile_files(dir: &Path) -> Vec<(String, PathBuf)> {
     while !seed.is_char_boundary(cut) {
         cut -= 1;
     }
-    files.push(("truncated.ron", seed[..cut].as_bytes().to_vec()));
+    files.push(("truncated.ron", seed.as_bytes()[..cut].to_vec()));
     files.push((
         "truncated-mid-char.ron",
         seed.as_bytes()[..seed.find('深').expect("CJK") + 1].to_vec(),

@@ -511,6 +511,27 @@ fn quirk_table_survives_every_split_offset() {
 }
 
 #[test]
+fn routing_findings_belong_to_the_call_they_open() {
+    let mut spec = stub::seed_example();
+    spec.quirks.no_index = true;
+    let a = analyse_rec(&stub::build(&spec));
+    let missing: Vec<_> = a
+        .findings
+        .iter()
+        .filter(|f| f.kind.label() == "missing-index")
+        .map(|f| (f.call, f.count))
+        .collect();
+    assert_eq!(missing, vec![(Some(0), 5), (Some(1), 5)]);
+    let a = analyse(&(simple(1, "c1", "f") + END));
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.kind.label() == "index-not-from-zero")
+        .expect("finding");
+    assert_eq!(f.call, Some(0));
+}
+
+#[test]
 fn provider_error_message_and_ending() {
     let q = quirks()
         .into_iter()

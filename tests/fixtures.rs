@@ -258,10 +258,10 @@ fn random_splits_give_identical_calls_and_still_match_expected() {
                 failures.push(format!("{}: round {round}, cuts {cuts:?}", f.file));
                 break;
             }
-            if round == 0 {
-                if let Err(e) = check_against_expected(&f, &out) {
-                    failures.push(format!("{}: {e}", f.file));
-                }
+            if round == 0
+                && let Err(e) = check_against_expected(&f, &out)
+            {
+                failures.push(format!("{}: {e}", f.file));
             }
         }
     }

@@ -1,0 +1,32 @@
+//! Bytes → framing → every dialect (forced in turn, then auto-detected) → accumulator, with detail
+//! (records and the six naive strategies). Must never panic; the auto-detected pass must give the
+//! same calls whether the body arrives in one read or in two.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sse_replay::dialect::DialectKind;
+use sse_replay::pipeline::{Options, Outcome, Pipeline};
+
+fn run(pieces: &[&[u8]], dialect: Option<DialectKind>) -> Outcome {
+    let mut p = Pipeline::new(Options { dialect, framing: None, detail: true });
+    for (i, piece) in pieces.iter().enumerate() {
+        p.feed(piece, i as u64 * 1000);
+    }
+    p.finish()
+}
+
+fn summary(o: &Outcome) -> Vec<(Option<String>, String, String, bool)> {
+    o.calls.iter().map(|c| (c.id.clone(), c.name.clone(), c.raw_arguments.clone(), c.value().is_some())).collect()
+}
+
+fuzz_target!(|data: &[u8]| {
+    for kind in DialectKind::ALL {
+        let out = run(&[data], Some(kind));
+        let _ = summary(&out);
+    }
+    let whole = run(&[data], None);
+    let cut = data.first().map_or(0, |&b| (b as usize * 7919) % (data.len() + 1));
+    let split = run(&[&data[..cut], &data[cut..]], None);
+    assert_eq!(summary(&whole), summary(&split), "cut at {cut}");
+    assert_eq!(whole.event_count, split.event_count, "cut at {cut}");
+});
