@@ -155,15 +155,12 @@ fn child_peak_rss_kib(cmd: &mut std::process::Command) -> (u64, Duration) {
     let status_path = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     loop {
-        if let Ok(s) = std::fs::read_to_string(&status_path) {
-            if let Some(kb) = s
-                .lines()
+        let hwm = std::fs::read_to_string(&status_path).ok().and_then(|s| {
+            s.lines()
                 .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-            {
-                peak = peak.max(kb);
-            }
-        }
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        });
+        peak = peak.max(hwm.unwrap_or(0));
         if child.try_wait().expect("wait").is_some() {
             break;
         }

@@ -175,22 +175,22 @@ impl Accumulator {
         if slot.stated_index.is_none() {
             slot.stated_index = frag.stated_index;
         }
-        if let Some(id) = frag.id.non_empty() {
-            if slot.id != id {
-                slot.id = id.to_owned();
-            }
+        if let Some(id) = frag.id.non_empty()
+            && slot.id != id
+        {
+            slot.id = id.to_owned();
         }
-        if let Some(name) = frag.name.non_empty() {
-            if slot.name != name {
-                if !slot.name.is_empty() {
-                    slot.name_conflicts.push(NameConflict {
-                        fragment: no,
-                        previous: slot.name.clone(),
-                        new: name.to_owned(),
-                    });
-                }
-                slot.name = name.to_owned();
+        if let Some(name) = frag.name.non_empty()
+            && slot.name != name
+        {
+            if !slot.name.is_empty() {
+                slot.name_conflicts.push(NameConflict {
+                    fragment: no,
+                    previous: slot.name.clone(),
+                    new: name.to_owned(),
+                });
             }
+            slot.name = name.to_owned();
         }
         let start = slot.args.len() as u32;
         let mut object_args = false;
@@ -370,7 +370,7 @@ mod tests {
         assert_eq!(calls[0].byte_len(), 26);
         assert_eq!(calls[0].id.as_deref(), Some("call_1"));
         assert_eq!(records.len(), 5);
-        assert_eq!(records[1].args_range, 5..11);
+        assert_eq!(records[1].args_range, 5..12, "byte range: 深 is 3 bytes");
     }
 
     #[test]

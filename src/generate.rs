@@ -11,12 +11,18 @@ const FRAGMENTS_PER_CALL: usize = 340;
 
 fn call_arguments(call: usize) -> String {
     // A realistic-looking argument object with CJK text, escapes and numbers, ~1.7 KB.
-    let mut s = format!("{{\"query\":\"城市天气 forecast #{call}\",\"days\":{},\"items\":[", call % 14 + 1);
+    let mut s = format!(
+        "{{\"query\":\"城市天气 forecast #{call}\",\"days\":{},\"items\":[",
+        call % 14 + 1
+    );
     for i in 0..40 {
         if i > 0 {
             s.push(',');
         }
-        s.push_str(&format!("{{\"k\":\"v{call}_{i} \\\"q\\\" 深圳\",\"n\":{}}}", i * 7 + call));
+        s.push_str(&format!(
+            "{{\"k\":\"v{call}_{i} \\\"q\\\" 深圳\",\"n\":{}}}",
+            i * 7 + call
+        ));
     }
     s.push_str("]}");
     s
@@ -48,11 +54,13 @@ fn for_each_event(calls: usize, mut f: impl FnMut(&str) -> io::Result<()>) -> io
         let args: Vec<String> = members.iter().map(|&c| call_arguments(c)).collect();
         let pieces: Vec<Vec<&str>> = args.iter().map(|s| split(s, FRAGMENTS_PER_CALL)).collect();
         for k in 0..FRAGMENTS_PER_CALL {
-            for (m, &c) in members.iter().enumerate() {
+            for (&c, call_pieces) in members.iter().zip(&pieces) {
                 line.clear();
-                let piece = serde_json::to_string(pieces[m][k]).unwrap_or_default();
+                let piece = serde_json::to_string(call_pieces[k]).unwrap_or_default();
                 let head = if k == 0 {
-                    format!(r#""id":"call_{c:06}","type":"function","function":{{"name":"get_weather","arguments":{piece}}}"#)
+                    format!(
+                        r#""id":"call_{c:06}","type":"function","function":{{"name":"get_weather","arguments":{piece}}}"#
+                    )
                 } else {
                     format!(r#""function":{{"arguments":{piece}}}"#)
                 };
@@ -64,7 +72,9 @@ fn for_each_event(calls: usize, mut f: impl FnMut(&str) -> io::Result<()>) -> io
         }
         pair += 1;
     }
-    f("data: {\"id\":\"chatcmpl-large\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n")?;
+    f(
+        "data: {\"id\":\"chatcmpl-large\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    )?;
     f("data: [DONE]\n\n")
 }
 
@@ -79,7 +89,10 @@ pub fn large_recording(calls: usize) -> Recording {
     let mut chunks = Vec::new();
     let _ = for_each_event(calls, |e| {
         let t = chunks.len() as u64 * 100;
-        chunks.push(Chunk { t_micros: t, bytes: e.as_bytes().to_vec() });
+        chunks.push(Chunk {
+            t_micros: t,
+            bytes: e.as_bytes().to_vec(),
+        });
         Ok(())
     });
     Recording {

@@ -1065,7 +1065,9 @@ fn check_json(name: &str) -> (Value, i32) {
 /// calls, and the finding that makes each one interesting.
 #[test]
 fn bundled_recordings_check_json() {
-    let table: &[(&str, &str, i32, &str, &[&str], &str)] = &[
+    /// name, dialect, exit code, ending status, call names, a finding that must be there
+    type Row<'a> = (&'a str, &'a str, i32, &'a str, &'a [&'a str], &'a str);
+    let table: &[Row<'_>] = &[
         // name, dialect, exit code, ending status, call names, a finding that must be there
         (
             "anthropic-weather",
@@ -1546,7 +1548,7 @@ fn import_malformed_files_fail_clearly() {
         let msg = err.to_string();
         assert!(msg.starts_with(want), "{file}: {msg}");
         assert!(
-            msg.ends_with(&format!("{file}")),
+            msg.ends_with(file),
             "{file}: the path goes last: {msg}"
         );
         assert_eq!(err.path(), data_file(file));
