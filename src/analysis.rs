@@ -27,10 +27,16 @@ pub struct ChunkSpan {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Check {
-    Pass { detail: String },
-    Fail { detail: String },
+    Pass {
+        detail: String,
+    },
+    Fail {
+        detail: String,
+    },
     /// Cannot be checked honestly (e.g. no original to compare against).
-    NotApplicable { detail: String },
+    NotApplicable {
+        detail: String,
+    },
 }
 
 impl Check {
@@ -45,7 +51,9 @@ impl Check {
     /// The explanation.
     pub fn detail(&self) -> &str {
         match self {
-            Check::Pass { detail } | Check::Fail { detail } | Check::NotApplicable { detail } => detail,
+            Check::Pass { detail } | Check::Fail { detail } | Check::NotApplicable { detail } => {
+                detail
+            }
         }
     }
 }
@@ -146,7 +154,10 @@ pub struct CallAtCursor<'a> {
 impl Analysis {
     /// Analyse a recording. `name` names the source in messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
-        let mut opts = Options { detail: true, ..opts };
+        let mut opts = Options {
+            detail: true,
+            ..opts
+        };
         if opts.dialect.is_none() {
             opts.dialect = DialectKind::from_name(&rec.meta.dialect);
         }
@@ -156,11 +167,19 @@ impl Analysis {
         for c in &rec.chunks {
             let start = body.len() as u64;
             body.extend_from_slice(&c.bytes);
-            chunks.push(ChunkSpan { start, end: body.len() as u64, t_micros: c.t_micros });
+            chunks.push(ChunkSpan {
+                start,
+                end: body.len() as u64,
+                t_micros: c.t_micros,
+            });
             p.feed(&c.bytes, c.t_micros);
         }
         let out = p.finish();
-        let chunk_refs: Vec<(&[u8], u64)> = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros)).collect();
+        let chunk_refs: Vec<(&[u8], u64)> = rec
+            .chunks
+            .iter()
+            .map(|c| (c.bytes.as_slice(), c.t_micros))
+            .collect();
         Self::build(out, rec, source, body, chunks, &chunk_refs, opts)
     }
 
@@ -180,30 +199,53 @@ impl Analysis {
         if source.timing_known {
             chunk_findings(&body, &chunks, framing, &mut findings);
         }
-        let checkpoints: Vec<Checkpoints> =
-            out.calls.iter().map(|c| checkpoints(c, &out.fragments, &rec.truth, dialect)).collect();
+        let checkpoints: Vec<Checkpoints> = out
+            .calls
+            .iter()
+            .map(|c| checkpoints(c, &out.fragments, &rec.truth, dialect))
+            .collect();
         call_findings(&out, dialect, &rec.truth, &mut findings);
         let ending = if let Some((m, _)) = &out.provider_error {
             Ending::ProviderError { message: m.clone() }
         } else if let Some(f) = &out.finish {
-            Ending::Finished { reason: f.reason.clone() }
+            Ending::Finished {
+                reason: f.reason.clone(),
+            }
         } else if out.done.is_some() {
-            Ending::Finished { reason: "[DONE]".into() }
+            Ending::Finished {
+                reason: "[DONE]".into(),
+            }
         } else if !out.calls.is_empty() && out.calls.iter().all(|c| c.complete) {
             Ending::CallsComplete
         } else {
             Ending::EndedWithoutFinish
         };
         if ending == Ending::EndedWithoutFinish {
-            let at = Location { chunk: Some(chunks.len().saturating_sub(1) as u32), offset: Some(body.len() as u64), ..Default::default() };
-            findings.add(FindingKind::EndedWithoutFinish, None, at, || "no finish_reason, [DONE] or end event before the end of the stream".into());
+            let at = Location {
+                chunk: Some(chunks.len().saturating_sub(1) as u32),
+                offset: Some(body.len() as u64),
+                ..Default::default()
+            };
+            findings.add(FindingKind::EndedWithoutFinish, None, at, || {
+                "no finish_reason, [DONE] or end event before the end of the stream".into()
+            });
         }
         if out.calls.is_empty() {
-            findings.add(FindingKind::NoToolCalls, None, Location::default(), || "no tool calls in this stream".into());
+            findings.add(FindingKind::NoToolCalls, None, Location::default(), || {
+                "no tool calls in this stream".into()
+            });
         }
         // Strategies.
-        let mut reports = out.naive.as_mut().map(|n| n.take_reports()).unwrap_or_default();
-        let sub = Options { dialect: Some(dialect), framing: Some(framing), detail: false };
+        let mut reports = out
+            .naive
+            .as_mut()
+            .map(|n| n.take_reports())
+            .unwrap_or_default();
+        let sub = Options {
+            dialect: Some(dialect),
+            framing: Some(framing),
+            detail: false,
+        };
         if source.timing_known {
             reports.push(naive::per_read_utf8(chunk_refs, sub));
             reports.push(naive::per_read_lines(chunk_refs, sub));
@@ -260,29 +302,61 @@ impl Analysis {
             .calls
             .iter()
             .filter_map(|c| match &c.parsed {
-                Parsed::Err { error, .. } => Some(format!("call {} {}: {error}", c.position, crate::dialect::truncate(&c.name, 60))),
+                Parsed::Err { error, .. } => Some(format!(
+                    "call {} {}: {error}",
+                    c.position,
+                    crate::dialect::truncate(&c.name, 60)
+                )),
                 Parsed::Ok(_) => None,
             })
             .collect();
         if !failed.is_empty() {
-            let shown = failed.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
-            let more = if failed.len() > 3 { format!("; {} more", failed.len() - 3) } else { String::new() };
-            problems.push(format!("{} of {} calls did not parse ({shown}{more})", failed.len(), self.calls.len()));
+            let shown = failed
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ");
+            let more = if failed.len() > 3 {
+                format!("; {} more", failed.len() - 3)
+            } else {
+                String::new()
+            };
+            problems.push(format!(
+                "{} of {} calls did not parse ({shown}{more})",
+                failed.len(),
+                self.calls.len()
+            ));
         }
         match &self.ending {
             Ending::Finished { .. } | Ending::CallsComplete => {}
-            Ending::ProviderError { message } => problems.push(format!("provider error: {}", crate::dialect::truncate(message, 200))),
-            Ending::EndedWithoutFinish => problems.push("the stream ended without a finish signal".into()),
+            Ending::ProviderError { message } => problems.push(format!(
+                "provider error: {}",
+                crate::dialect::truncate(message, 200)
+            )),
+            Ending::EndedWithoutFinish => {
+                problems.push("the stream ended without a finish signal".into())
+            }
         }
-        if let Some(f) = self.findings.iter().find(|f| f.kind == FindingKind::InvalidIndex) {
-            problems.push(format!("{}: {}", f.kind.label(), crate::dialect::truncate(&f.message, 120)));
+        if let Some(f) = self
+            .findings
+            .iter()
+            .find(|f| f.kind == FindingKind::InvalidIndex)
+        {
+            problems.push(format!(
+                "{}: {}",
+                f.kind.label(),
+                crate::dialect::truncate(&f.message, 120)
+            ));
         }
         problems
     }
 
     /// The event type name of an event.
     pub fn event_type(&self, e: &EventRecord) -> &str {
-        self.event_types.get(e.type_id as usize).map_or("?", String::as_str)
+        self.event_types
+            .get(e.type_id as usize)
+            .map_or("?", String::as_str)
     }
 
     /// The raw bytes of a span of the body.
@@ -294,8 +368,12 @@ impl Analysis {
 
     /// The text of a fragment (its slice of the call's arguments).
     pub fn fragment_text(&self, f: &FragmentRecord) -> &str {
-        let args = self.calls.get(f.call as usize).map_or("", |c| c.raw_arguments.as_str());
-        args.get(f.args_range.start as usize..f.args_range.end as usize).unwrap_or("")
+        let args = self
+            .calls
+            .get(f.call as usize)
+            .map_or("", |c| c.raw_arguments.as_str());
+        args.get(f.args_range.start as usize..f.args_range.end as usize)
+            .unwrap_or("")
     }
 
     /// The finish position's chunk, if the stream finished.
@@ -321,11 +399,25 @@ impl Analysis {
     /// The state of call `call` at chunk `cursor`.
     pub fn call_state_at(&self, call: usize, cursor: u32) -> CallAtCursor<'_> {
         let Some(c) = self.calls.get(call) else {
-            return CallAtCursor { fragments: &[], arguments: "", started: false, finished: false };
+            return CallAtCursor {
+                fragments: &[],
+                arguments: "",
+                started: false,
+                finished: false,
+            };
         };
-        let n = c.fragments.partition_point(|&no| self.fragments.get(no as usize).is_some_and(|f| f.pos.chunk <= cursor));
-        let end = if n == 0 { 0 } else { self.fragments[c.fragments[n - 1] as usize].args_range.end as usize };
-        let finished = self.finish_chunk().is_some_and(|f| f <= cursor) || cursor + 1 >= self.chunks.len() as u32;
+        let n = c.fragments.partition_point(|&no| {
+            self.fragments
+                .get(no as usize)
+                .is_some_and(|f| f.pos.chunk <= cursor)
+        });
+        let end = if n == 0 {
+            0
+        } else {
+            self.fragments[c.fragments[n - 1] as usize].args_range.end as usize
+        };
+        let finished = self.finish_chunk().is_some_and(|f| f <= cursor)
+            || cursor + 1 >= self.chunks.len() as u32;
         CallAtCursor {
             fragments: &c.fragments[..n],
             arguments: c.raw_arguments.get(..end).unwrap_or(""),
@@ -345,16 +437,24 @@ fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], framing: Framing, findings:
         if c.end as usize >= body.len() || c.end == c.start {
             continue;
         }
-        let at = Location { chunk: Some(i as u32), offset: Some(c.end), ..Default::default() };
+        let at = Location {
+            chunk: Some(i as u32),
+            offset: Some(c.end),
+            ..Default::default()
+        };
         // The byte after the boundary is a UTF-8 continuation byte: a character was split.
         if body[c.end as usize] & 0xC0 == 0x80 {
-            findings.add(FindingKind::SplitUtf8, None, at, || format!("read {i} ends inside a UTF-8 character at byte {}", c.end));
+            findings.add(FindingKind::SplitUtf8, None, at, || {
+                format!("read {i} ends inside a UTF-8 character at byte {}", c.end)
+            });
         }
         // The boundary is not right after a line ending: a line was split.
         let prev = body[c.end as usize - 1];
         if prev != b'\n' && prev != b'\r' {
             let _ = framing;
-            findings.add(FindingKind::SplitLine, None, at, || format!("read {i} ends in the middle of a line at byte {}", c.end));
+            findings.add(FindingKind::SplitLine, None, at, || {
+                format!("read {i} ends in the middle of a line at byte {}", c.end)
+            });
         }
     }
 }
@@ -364,16 +464,29 @@ fn original_for<'a>(call: &'a Call, truth: &'a [TruthCall]) -> Option<(&'a str, 
     if let Some(t) = truth.get(call.position as usize) {
         return Some((t.arguments.as_str(), "ground truth (stub recording)".into()));
     }
-    call.authoritative.as_deref().map(|a| (a, "authoritative copy in the stream (.done event)".into()))
+    call.authoritative
+        .as_deref()
+        .map(|a| (a, "authoritative copy in the stream (.done event)".into()))
 }
 
-fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall], dialect: DialectKind) -> Checkpoints {
-    let own: Vec<&FragmentRecord> = call.fragments.iter().filter_map(|&n| fragments.get(n as usize)).collect();
+fn checkpoints(
+    call: &Call,
+    fragments: &[FragmentRecord],
+    truth: &[TruthCall],
+    dialect: DialectKind,
+) -> Checkpoints {
+    let own: Vec<&FragmentRecord> = call
+        .fragments
+        .iter()
+        .filter_map(|&n| fragments.get(n as usize))
+        .collect();
     let original = original_for(call, truth);
     let (verbatim, contiguous) = match &original {
         None => {
-            let na = || Check::NotApplicable {
+            let na = || {
+                Check::NotApplicable {
                 detail: "no original to compare: the stream carries no full copy and the recording no ground truth".into(),
+            }
             };
             (na(), na())
         }
@@ -387,7 +500,11 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall], d
                     ),
                 }
             } else {
-                let at = orig.bytes().zip(call.raw_arguments.bytes()).position(|(a, b)| a != b).unwrap_or(orig.len().min(call.raw_arguments.len()));
+                let at = orig
+                    .bytes()
+                    .zip(call.raw_arguments.bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(orig.len().min(call.raw_arguments.len()));
                 Check::Fail {
                     detail: format!(
                         "reassembled {} bytes vs original {} bytes; first difference at byte {at}",
@@ -403,10 +520,16 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall], d
             });
             let contiguous = match bad {
                 None => Check::Pass {
-                    detail: format!("all {} fragments found in order at their offsets in the original", text_frags.len()),
+                    detail: format!(
+                        "all {} fragments found in order at their offsets in the original",
+                        text_frags.len()
+                    ),
                 },
                 Some(i) => Check::Fail {
-                    detail: format!("fragment {} is not at its offset in the original", text_frags[i].no),
+                    detail: format!(
+                        "fragment {} is not at its offset in the original",
+                        text_frags[i].no
+                    ),
                 },
             };
             (verbatim, contiguous)
@@ -414,12 +537,19 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall], d
     };
     let later: Vec<&&FragmentRecord> = own.iter().skip(1).collect();
     let first_only = if own.len() <= 1 {
-        Check::Pass { detail: "single fragment".into() }
+        Check::Pass {
+            detail: "single fragment".into(),
+        }
     } else {
         let with_id = later.iter().filter(|f| f.id == Presence::Value).count();
         let with_name = later.iter().filter(|f| f.name == Presence::Value).count();
         if with_id == 0 && with_name == 0 {
-            Check::Pass { detail: format!("{} continuation fragments carry no id and no name", later.len()) }
+            Check::Pass {
+                detail: format!(
+                    "{} continuation fragments carry no id and no name",
+                    later.len()
+                ),
+            }
         } else {
             Check::Fail {
                 detail: format!(
@@ -430,28 +560,51 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall], d
         }
     };
     let _ = dialect;
-    Checkpoints { verbatim, contiguous, first_only, original_source: original.map(|(_, s)| s) }
+    Checkpoints {
+        verbatim,
+        contiguous,
+        first_only,
+        original_source: original.map(|(_, s)| s),
+    }
 }
 
-fn call_findings(out: &Outcome, dialect: DialectKind, truth: &[TruthCall], findings: &mut Findings) {
+fn call_findings(
+    out: &Outcome,
+    dialect: DialectKind,
+    truth: &[TruthCall],
+    findings: &mut Findings,
+) {
     let frags = &out.fragments;
     for call in &out.calls {
         let c = Some(call.position);
         let first_frag = call.fragments.first().and_then(|&n| frags.get(n as usize));
         let at = |no: u32| {
             let f = frags.get(no as usize);
-            Location { fragment: Some(no), chunk: f.map(|f| f.pos.chunk), event: f.map(|f| f.pos.event), offset: None }
+            Location {
+                fragment: Some(no),
+                chunk: f.map(|f| f.pos.chunk),
+                event: f.map(|f| f.pos.event),
+                offset: None,
+            }
         };
         let first_at = first_frag.map_or(Location::default(), |f| at(f.no));
         for &no in call.fragments.iter().skip(1) {
-            let Some(f) = frags.get(no as usize) else { continue };
+            let Some(f) = frags.get(no as usize) else {
+                continue;
+            };
             if f.name == Presence::Value {
-                findings.add(FindingKind::RepeatedName, c, at(no), || format!("name \"{}\" repeated in fragment {no}", call.name));
+                findings.add(FindingKind::RepeatedName, c, at(no), || {
+                    format!("name \"{}\" repeated in fragment {no}", call.name)
+                });
             }
             if f.id == Presence::Value {
-                findings.add(FindingKind::RepeatedId, c, at(no), || format!("id repeated in fragment {no}"));
+                findings.add(FindingKind::RepeatedId, c, at(no), || {
+                    format!("id repeated in fragment {no}")
+                });
             }
-            if matches!(f.id, Presence::Null | Presence::Empty) || matches!(f.name, Presence::Null | Presence::Empty) {
+            if matches!(f.id, Presence::Null | Presence::Empty)
+                || matches!(f.name, Presence::Null | Presence::Empty)
+            {
                 findings.add(FindingKind::EmptyFieldContinuation, c, at(no), || {
                     format!("fragment {no} carries id {:?} / name {:?}", f.id, f.name)
                 });
@@ -463,14 +616,30 @@ fn call_findings(out: &Outcome, dialect: DialectKind, truth: &[TruthCall], findi
             });
         }
         if call.object_arguments && dialect == DialectKind::OpenAiChat {
-            findings.add(FindingKind::ObjectArguments, c, first_at, || "arguments arrived as a JSON object".into());
+            findings.add(FindingKind::ObjectArguments, c, first_at, || {
+                "arguments arrived as a JSON object".into()
+            });
         }
-        let with_args: Vec<&FragmentRecord> = call.fragments.iter().filter_map(|&n| frags.get(n as usize)).filter(|f| f.has_args && f.args_range.end > f.args_range.start).collect();
-        if with_args.len() == 1 && call.fragments.len() <= 2 && call.value().is_some() && !call.empty_arguments && dialect == DialectKind::OpenAiChat {
-            findings.add(FindingKind::WholeCallInOneChunk, c, first_at, || "id, name and complete arguments in one fragment".into());
+        let with_args: Vec<&FragmentRecord> = call
+            .fragments
+            .iter()
+            .filter_map(|&n| frags.get(n as usize))
+            .filter(|f| f.has_args && f.args_range.end > f.args_range.start)
+            .collect();
+        if with_args.len() == 1
+            && call.fragments.len() <= 2
+            && call.value().is_some()
+            && !call.empty_arguments
+            && dialect == DialectKind::OpenAiChat
+        {
+            findings.add(FindingKind::WholeCallInOneChunk, c, first_at, || {
+                "id, name and complete arguments in one fragment".into()
+            });
         }
         if call.empty_arguments {
-            findings.add(FindingKind::EmptyArguments, c, first_at, || format!("arguments {:?} taken as {{}}", call.raw_arguments));
+            findings.add(FindingKind::EmptyArguments, c, first_at, || {
+                format!("arguments {:?} taken as {{}}", call.raw_arguments)
+            });
         }
         // Cumulative re-sends: a fragment that starts with everything before it.
         let mut so_far = 0usize;
@@ -478,31 +647,54 @@ fn call_findings(out: &Outcome, dialect: DialectKind, truth: &[TruthCall], findi
             let r = f.args_range.start as usize..f.args_range.end as usize;
             let text = call.raw_arguments.get(r.clone()).unwrap_or("");
             let before = call.raw_arguments.get(..r.start).unwrap_or("");
-            if so_far >= 2 && before.len() >= 2 && text.len() > before.len() && text.starts_with(before) {
+            if so_far >= 2
+                && before.len() >= 2
+                && text.len() > before.len()
+                && text.starts_with(before)
+            {
                 findings.add(FindingKind::CumulativeArguments, c, at(f.no), || {
-                    format!("fragment {} re-sends the {} bytes before it", f.no, before.len())
+                    format!(
+                        "fragment {} re-sends the {} bytes before it",
+                        f.no,
+                        before.len()
+                    )
                 });
             }
             so_far += text.len();
         }
         match &call.parsed {
             Parsed::Err { error, .. } => {
-                let kind = if call.complete { FindingKind::ParseFailed } else { FindingKind::IncompleteCall };
-                findings.add(kind, c, first_at, || format!("{error}; raw: {}", crate::dialect::truncate(&call.raw_arguments, 120)));
+                let kind = if call.complete {
+                    FindingKind::ParseFailed
+                } else {
+                    FindingKind::IncompleteCall
+                };
+                findings.add(kind, c, first_at, || {
+                    format!(
+                        "{error}; raw: {}",
+                        crate::dialect::truncate(&call.raw_arguments, 120)
+                    )
+                });
             }
             Parsed::Ok(_) if !call.complete => {
-                findings.add(FindingKind::IncompleteCall, c, first_at, || "the stream ended before this call was finished".into());
+                findings.add(FindingKind::IncompleteCall, c, first_at, || {
+                    "the stream ended before this call was finished".into()
+                });
             }
             Parsed::Ok(_) => {}
         }
         if let Some(auth) = &call.authoritative {
             if auth != &call.raw_arguments {
-                findings.add(FindingKind::ArgumentsMismatch, c, first_at, || "the .done event's arguments differ from the reassembled deltas".into());
+                findings.add(FindingKind::ArgumentsMismatch, c, first_at, || {
+                    "the .done event's arguments differ from the reassembled deltas".into()
+                });
             }
-        } else if let Some(t) = truth.get(call.position as usize) {
-            if t.arguments != call.raw_arguments {
-                findings.add(FindingKind::ArgumentsMismatch, c, first_at, || "the reassembled arguments differ from the ground truth".into());
-            }
+        } else if let Some(t) = truth.get(call.position as usize)
+            && t.arguments != call.raw_arguments
+        {
+            findings.add(FindingKind::ArgumentsMismatch, c, first_at, || {
+                "the reassembled arguments differ from the ground truth".into()
+            });
         }
     }
     // Interleaving: a call's fragment after another call's fragment that came after its own.
@@ -514,9 +706,21 @@ fn call_findings(out: &Outcome, dialect: DialectKind, truth: &[TruthCall], findi
                 finished_calls.insert(prev);
             }
             if finished_calls.contains(&f.call) {
-                findings.add(FindingKind::InterleavedCalls, None, Location { fragment: Some(f.no), chunk: Some(f.pos.chunk), ..Default::default() }, || {
-                    format!("fragment {} returns to call {} after another call's fragments", f.no, f.call)
-                });
+                findings.add(
+                    FindingKind::InterleavedCalls,
+                    None,
+                    Location {
+                        fragment: Some(f.no),
+                        chunk: Some(f.pos.chunk),
+                        ..Default::default()
+                    },
+                    || {
+                        format!(
+                            "fragment {} returns to call {} after another call's fragments",
+                            f.no, f.call
+                        )
+                    },
+                );
             }
             last_call = Some(f.call);
         }
@@ -533,41 +737,76 @@ fn same_value(a: &Parsed, b: &Parsed) -> bool {
 fn verdict(report: &Report, correct: &[Call]) -> Verdict {
     let mut differences = Vec::new();
     if let Some(why) = &report.not_applicable {
-        return Verdict { matches_correct: false, differences: vec![format!("not run: {why}")] };
+        return Verdict {
+            matches_correct: false,
+            differences: vec![format!("not run: {why}")],
+        };
     }
     let calls: &[NaiveCall] = &report.calls;
     if report.strategy == Strategy::PerFragment {
         let failed = report.steps.len() - report.steps_parsed();
         if failed > 0 {
-            differences.push(format!("{failed} of {} fragments fail to parse alone", report.steps.len()));
+            differences.push(format!(
+                "{failed} of {} fragments fail to parse alone",
+                report.steps.len()
+            ));
         }
     }
     if report.strategy == Strategy::ParseWhenValid {
         let failed = report.steps.len() - report.steps_parsed();
         if failed > 0 {
-            differences.push(format!("{failed} re-parses of incomplete buffers reported as errors"));
+            differences.push(format!(
+                "{failed} re-parses of incomplete buffers reported as errors"
+            ));
         }
     }
     if calls.len() != correct.len() {
-        differences.push(format!("{} calls instead of {}", calls.len(), correct.len()));
+        differences.push(format!(
+            "{} calls instead of {}",
+            calls.len(),
+            correct.len()
+        ));
     }
     for (i, (n, c)) in calls.iter().zip(correct).enumerate() {
         let want = c.parsed.clone();
-        let got_value = if n.raw_arguments.trim().is_empty() { Parsed::Ok(serde_json::json!({})) } else { n.parsed.clone() };
+        let got_value = if n.raw_arguments.trim().is_empty() {
+            Parsed::Ok(serde_json::json!({}))
+        } else {
+            n.parsed.clone()
+        };
         if report.strategy != Strategy::PerFragment && report.strategy != Strategy::ConcatAll {
             if n.name != c.name {
-                differences.push(format!("call {i}: name \"{}\" instead of \"{}\"", n.name, c.name));
+                differences.push(format!(
+                    "call {i}: name \"{}\" instead of \"{}\"",
+                    n.name, c.name
+                ));
             }
             if n.id != c.id.clone().unwrap_or_default() {
-                differences.push(format!("call {i}: id \"{}\" instead of \"{}\"", n.id, c.id.clone().unwrap_or_default()));
+                differences.push(format!(
+                    "call {i}: id \"{}\" instead of \"{}\"",
+                    n.id,
+                    c.id.clone().unwrap_or_default()
+                ));
             }
         }
         if !same_value(&got_value, &want) {
             match &got_value {
                 Parsed::Err { error, .. } => differences.push(format!("call {i}: {error}")),
-                Parsed::Ok(v) => differences.push(format!("call {i}: arguments {} instead of {}", crate::dialect::truncate(&v.to_string(), 80), crate::dialect::truncate(&c.value().map(|v| v.to_string()).unwrap_or_else(|| "(unparsable)".into()), 80))),
+                Parsed::Ok(v) => differences.push(format!(
+                    "call {i}: arguments {} instead of {}",
+                    crate::dialect::truncate(&v.to_string(), 80),
+                    crate::dialect::truncate(
+                        &c.value()
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "(unparsable)".into()),
+                        80
+                    )
+                )),
             }
         }
     }
-    Verdict { matches_correct: differences.is_empty(), differences }
+    Verdict {
+        matches_correct: differences.is_empty(),
+        differences,
+    }
 }

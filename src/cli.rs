@@ -70,7 +70,10 @@ pub struct InputArgs {
 
 fn parse_dialect(s: &str) -> Result<DialectKind, String> {
     DialectKind::from_name(s).ok_or_else(|| {
-        format!("unknown dialect {s:?} (expected one of: {})", DialectKind::ALL.map(DialectKind::name).join(", "))
+        format!(
+            "unknown dialect {s:?} (expected one of: {})",
+            DialectKind::ALL.map(DialectKind::name).join(", ")
+        )
     })
 }
 
@@ -98,7 +101,8 @@ pub struct ExportArgs {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(s).ok_or_else(|| format!("unknown format {s:?} (expected json, jsonl, openai or anthropic)"))
+    Format::from_name(s)
+        .ok_or_else(|| format!("unknown format {s:?} (expected json, jsonl, openai or anthropic)"))
 }
 
 /// `events` arguments.
@@ -193,7 +197,10 @@ fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
     if problems.is_empty() {
         ExitCode::from(EXIT_OK)
     } else {
-        fail(EXIT_FAILED, format!("{} in {}", problems.join("; "), path.display()))
+        fail(
+            EXIT_FAILED,
+            format!("{} in {}", problems.join("; "), path.display()),
+        )
     }
 }
 
@@ -203,13 +210,23 @@ pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysi
     let source = SourceInfo {
         name: path.display().to_string(),
         kind: match kind {
-            InputKind::Recording if rec.meta.interrupted => "journal (interrupted recording)".into(),
+            InputKind::Recording if rec.meta.interrupted => {
+                "journal (interrupted recording)".into()
+            }
             InputKind::Recording => "recording".into(),
             InputKind::RawBody => "raw body".into(),
         },
         timing_known: kind == InputKind::Recording && rec.meta.timing_known,
     };
-    Ok(Analysis::from_recording(&rec, source, Options { dialect, framing: None, detail: true }))
+    Ok(Analysis::from_recording(
+        &rec,
+        source,
+        Options {
+            dialect,
+            framing: None,
+            detail: true,
+        },
+    ))
 }
 
 fn check(a: &CheckArgs) -> ExitCode {
@@ -218,7 +235,8 @@ fn check(a: &CheckArgs) -> ExitCode {
         Err(e) => return fail(EXIT_INPUT, e),
     };
     let text = if a.json {
-        let mut t = serde_json::to_string_pretty(&export::check_json(&analysis)).unwrap_or_default();
+        let mut t =
+            serde_json::to_string_pretty(&export::check_json(&analysis)).unwrap_or_default();
         t.push('\n');
         t
     } else {
@@ -234,11 +252,16 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     let name = a.input.file.display().to_string();
     // Stream: each call is written as soon as it is parsed, then dropped.
     let (sink, tmp): (Box<dyn std::io::Write>, Option<PathBuf>) = match &a.output {
-        None => (Box::new(std::io::BufWriter::new(std::io::stdout().lock())), None),
-        Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => match std::fs::OpenOptions::new().write(true).open(p) {
-            Ok(f) => (Box::new(std::io::BufWriter::new(f)), None),
-            Err(e) => return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display())),
-        },
+        None => (
+            Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            None,
+        ),
+        Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => {
+            match std::fs::OpenOptions::new().write(true).open(p) {
+                Ok(f) => (Box::new(std::io::BufWriter::new(f)), None),
+                Err(e) => return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display())),
+            }
+        }
         Some(p) => {
             let mut t = p.as_os_str().to_os_string();
             t.push(".tmp");
@@ -252,17 +275,25 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
     let (mut total, mut failed) = (0usize, Vec::new());
-    let result = input::stream_path_each(&a.input.file, Options { dialect: a.input.dialect, framing: None, detail: false }, |c| {
-        total += 1;
-        if let crate::accumulate::Parsed::Err { error, .. } = &c.parsed {
-            failed.push(format!("call {} {}: {error}", c.position, c.name));
-        }
-        if write_error.is_none() {
-            if let Err(e) = writer.call(&c) {
+    let result = input::stream_path_each(
+        &a.input.file,
+        Options {
+            dialect: a.input.dialect,
+            framing: None,
+            detail: false,
+        },
+        |c| {
+            total += 1;
+            if let crate::accumulate::Parsed::Err { error, .. } = &c.parsed {
+                failed.push(format!("call {} {}: {error}", c.position, c.name));
+            }
+            if write_error.is_none()
+                && let Err(e) = writer.call(&c)
+            {
                 write_error = Some(e);
             }
-        }
-    });
+        },
+    );
     let out = match result {
         Ok(o) => o,
         Err(e) => {
@@ -279,23 +310,36 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
         }
         return fail(EXIT_FAILED, format!("cannot write the export: {e}"));
     }
-    if let (Some(t), Some(p)) = (&tmp, &a.output) {
-        if let Err(e) = std::fs::rename(t, p) {
-            return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display()));
-        }
+    if let (Some(t), Some(p)) = (&tmp, &a.output)
+        && let Err(e) = std::fs::rename(t, p)
+    {
+        return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display()));
     }
     // One line on stderr summarising what went wrong, if anything.
     let mut problems = Vec::new();
     if !failed.is_empty() {
-        problems.push(format!("{} of {total} calls did not parse ({})", failed.len(), failed.join("; ")));
+        problems.push(format!(
+            "{} of {total} calls did not parse ({})",
+            failed.len(),
+            failed.join("; ")
+        ));
     }
     if let Some((m, _)) = &out.provider_error {
         problems.push(format!("provider error: {m}"));
     } else if !out.finished() && !out.all_calls_complete {
         problems.push("the stream ended without a finish signal".into());
     }
-    if let Some(f) = out.findings.list().iter().find(|f| f.kind == crate::findings::FindingKind::InvalidIndex) {
-        problems.push(format!("{}: {}", f.kind.label(), crate::dialect::truncate(&f.message, 120)));
+    if let Some(f) = out
+        .findings
+        .list()
+        .iter()
+        .find(|f| f.kind == crate::findings::FindingKind::InvalidIndex)
+    {
+        problems.push(format!(
+            "{}: {}",
+            f.kind.label(),
+            crate::dialect::truncate(&f.message, 120)
+        ));
     }
     if problems.is_empty() {
         ExitCode::from(EXIT_OK)
@@ -325,7 +369,10 @@ fn events(a: &EventsArgs) -> ExitCode {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (i, e) in analysis.events.iter().enumerate() {
         let data = events_data(&analysis, e);
-        let t = analysis.chunks.get(e.chunk as usize).map_or(0, |c| c.t_micros);
+        let t = analysis
+            .chunks
+            .get(e.chunk as usize)
+            .map_or(0, |c| c.t_micros);
         let v = serde_json::json!({
             "event_no": i,
             "event": analysis.event_type(e),
@@ -370,7 +417,9 @@ fn events_data(a: &Analysis, e: &crate::pipeline::EventRecord) -> EventData {
         framer.feed(b"\n\n", &mut sink);
         for line in bytes.split(|b| *b == b'\n') {
             if let Some(v) = line.strip_prefix(b"id:") {
-                id = String::from_utf8_lossy(v.strip_prefix(b" ").unwrap_or(v)).trim_end_matches('\r').to_owned();
+                id = String::from_utf8_lossy(v.strip_prefix(b" ").unwrap_or(v))
+                    .trim_end_matches('\r')
+                    .to_owned();
             }
         }
     } else {
@@ -383,14 +432,24 @@ fn parse_calls(args: &[String]) -> Result<Vec<StubCall>, String> {
     args.iter()
         .enumerate()
         .map(|(i, a)| {
-            let (name, arguments) = a.split_once('=').ok_or_else(|| format!("--call {a:?}: expected NAME=ARGUMENTS"))?;
-            Ok(StubCall { id: format!("call_{}", i + 1), name: name.trim().to_owned(), arguments: arguments.to_owned() })
+            let (name, arguments) = a
+                .split_once('=')
+                .ok_or_else(|| format!("--call {a:?}: expected NAME=ARGUMENTS"))?;
+            Ok(StubCall {
+                id: format!("call_{}", i + 1),
+                name: name.trim().to_owned(),
+                arguments: arguments.to_owned(),
+            })
         })
         .collect()
 }
 
 fn stub_cmd(a: &StubArgs) -> ExitCode {
-    let mut spec = if a.seed { stub::seed_example() } else { StubSpec::default() };
+    let mut spec = if a.seed {
+        stub::seed_example()
+    } else {
+        StubSpec::default()
+    };
     if !a.calls.is_empty() {
         match parse_calls(&a.calls) {
             Ok(c) => spec.calls = c,
@@ -398,13 +457,28 @@ fn stub_cmd(a: &StubArgs) -> ExitCode {
         }
     }
     if spec.calls.is_empty() {
-        return fail(EXIT_INPUT, "no calls: give --call NAME=ARGS (repeatable) or --seed");
+        return fail(
+            EXIT_INPUT,
+            "no calls: give --call NAME=ARGS (repeatable) or --seed",
+        );
     }
     if !a.seed || a.fragment != "5" {
-        let lens: Result<Vec<usize>, _> = a.fragment.split(',').map(|s| s.trim().parse::<usize>()).collect();
+        let lens: Result<Vec<usize>, _> = a
+            .fragment
+            .split(',')
+            .map(|s| s.trim().parse::<usize>())
+            .collect();
         match lens {
             Ok(l) if !l.is_empty() && l.iter().all(|&n| n > 0) => spec.fragment_chars = l,
-            _ => return fail(EXIT_INPUT, format!("--fragment {:?}: expected positive numbers like 5 or 3,7", a.fragment)),
+            _ => {
+                return fail(
+                    EXIT_INPUT,
+                    format!(
+                        "--fragment {:?}: expected positive numbers like 5 or 3,7",
+                        a.fragment
+                    ),
+                );
+            }
         }
     }
     if a.interleaved {
@@ -419,7 +493,14 @@ fn stub_cmd(a: &StubArgs) -> ExitCode {
     if let Some(t) = &a.title {
         spec.title = t.clone();
     } else if !a.seed {
-        spec.title = format!("stub: {}", spec.calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "));
+        spec.title = format!(
+            "stub: {}",
+            spec.calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     for q in &a.quirks {
         let qs = &mut spec.quirks;
@@ -446,17 +527,28 @@ fn stub_cmd(a: &StubArgs) -> ExitCode {
     }
     let chat_only = spec.quirks.chat_only();
     if spec.dialect != DialectKind::OpenAiChat && !chat_only.is_empty() {
-        return fail(EXIT_INPUT, format!("quirk {} exists only in openai-chat streams", chat_only.join(", ")));
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "quirk {} exists only in openai-chat streams",
+                chat_only.join(", ")
+            ),
+        );
     }
     if spec.quirks.partial_args && spec.dialect != DialectKind::Gemini {
-        return fail(EXIT_INPUT, "quirk partial-args exists only in gemini streams (give --dialect gemini)");
+        return fail(
+            EXIT_INPUT,
+            "quirk partial-args exists only in gemini streams (give --dialect gemini)",
+        );
     }
     let mut rec = stub::build(&spec);
     rec.meta.notes.extend(a.notes.iter().cloned());
     let text = rec.to_ron_string();
     let res = match &a.output {
         Some(p) => crate::recording::save(p, &rec).map_err(|e| e.to_string()),
-        None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string()),
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| e.to_string()),
     };
     match res {
         Ok(()) => ExitCode::from(EXIT_OK),
@@ -471,7 +563,10 @@ fn generate(a: &GenerateArgs) -> ExitCode {
     } else {
         std::fs::File::create(&a.output)
             .map_err(|e| e.to_string())
-            .and_then(|f| crate::generate::write_large(std::io::BufWriter::new(f), a.calls).map_err(|e| e.to_string()))
+            .and_then(|f| {
+                crate::generate::write_large(std::io::BufWriter::new(f), a.calls)
+                    .map_err(|e| e.to_string())
+            })
     };
     match res {
         Ok(()) => ExitCode::from(EXIT_OK),

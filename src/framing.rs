@@ -28,8 +28,16 @@ impl Framing {
 /// A framed item: an event, or a comment (SSE only).
 #[derive(Clone, Debug)]
 pub enum Framed<'a> {
-    Event { event_type: &'a str, data: &'a str, span: Range<u64>, flags: EventFlags },
-    Comment { text: &'a str, span: Range<u64> },
+    Event {
+        event_type: &'a str,
+        data: &'a str,
+        span: Range<u64>,
+        flags: EventFlags,
+    },
+    Comment {
+        text: &'a str,
+        span: Range<u64>,
+    },
 }
 
 /// A push line splitter for JSON lines: one event per non-blank line, CR stripped.
@@ -68,7 +76,13 @@ impl LineFramer {
         }
     }
 
-    fn emit(line: &[u8], start: u64, end: u64, scratch: &mut String, sink: &mut impl FnMut(Framed<'_>)) {
+    fn emit(
+        line: &[u8],
+        start: u64,
+        end: u64,
+        scratch: &mut String,
+        sink: &mut impl FnMut(Framed<'_>),
+    ) {
         let mut flags = EventFlags::default();
         let line = match line.last() {
             Some(b'\r') => {
@@ -89,7 +103,12 @@ impl LineFramer {
                 scratch.as_str()
             }
         };
-        sink(Framed::Event { event_type: "message", data, span: start..end, flags });
+        sink(Framed::Event {
+            event_type: "message",
+            data,
+            span: start..end,
+            flags,
+        });
     }
 
     /// End of input: a last line without a newline is still a line (files often end that way).
@@ -102,6 +121,8 @@ impl LineFramer {
 }
 
 /// A framer that decides SSE vs JSON lines from the first non-blank byte, unless told.
+// One framer per stream, used on the hot path: boxing the parser would only add an indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Framer {
     Undecided(Vec<u8>),
@@ -130,9 +151,15 @@ impl Framer {
 
     /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`.
     fn decide(prefix: &[u8]) -> Option<Framing> {
-        let p = prefix.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(prefix);
+        let p = prefix
+            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+            .unwrap_or(prefix);
         let first = p.iter().find(|b| !b.is_ascii_whitespace())?;
-        Some(if *first == b'{' { Framing::JsonLines } else { Framing::Sse })
+        Some(if *first == b'{' {
+            Framing::JsonLines
+        } else {
+            Framing::Sse
+        })
     }
 
     /// Feed bytes.
@@ -180,7 +207,12 @@ impl Framer {
 
 fn from_sse(item: SseItem<'_>) -> Framed<'_> {
     match item {
-        SseItem::Event(e) => Framed::Event { event_type: e.event_type, data: e.data, span: e.span, flags: e.flags },
+        SseItem::Event(e) => Framed::Event {
+            event_type: e.event_type,
+            data: e.data,
+            span: e.span,
+            flags: e.flags,
+        },
         SseItem::Comment { text, span } => Framed::Comment { text, span },
     }
 }

@@ -55,14 +55,30 @@ impl Strategy {
     /// One line: what the code does.
     pub fn description(self) -> &'static str {
         match self {
-            Strategy::PerFragment => "JSON.parse every arguments fragment as it arrives (the seed's counter-example 1).",
-            Strategy::ConcatAll => "Ignore the index and join every fragment of every call into one string (counter-example 2: {…}{…}).",
-            Strategy::Overwrite => "Assign each fragment's fields instead of appending arguments: later fragments erase earlier ones.",
-            Strategy::ConcatFields => "Append every string field, name and id included (openai-python's accumulate_delta): get_weatherget_weather.",
-            Strategy::NextIndexDone => "Treat a call as finished when a fragment of another call appears (the OpenAI SDK helpers' done events).",
-            Strategy::ParseWhenValid => "Re-parse the buffer after every fragment and finish the call as soon as it parses: validation while accumulating.",
-            Strategy::PerReadUtf8 => "Decode each network read to text on its own (lossy): a character split across reads becomes U+FFFD.",
-            Strategy::PerReadLines => "Split each network read into lines without carrying the unfinished last line: JSON cut at read boundaries.",
+            Strategy::PerFragment => {
+                "JSON.parse every arguments fragment as it arrives (the seed's counter-example 1)."
+            }
+            Strategy::ConcatAll => {
+                "Ignore the index and join every fragment of every call into one string (counter-example 2: {…}{…})."
+            }
+            Strategy::Overwrite => {
+                "Assign each fragment's fields instead of appending arguments: later fragments erase earlier ones."
+            }
+            Strategy::ConcatFields => {
+                "Append every string field, name and id included (openai-python's accumulate_delta): get_weatherget_weather."
+            }
+            Strategy::NextIndexDone => {
+                "Treat a call as finished when a fragment of another call appears (the OpenAI SDK helpers' done events)."
+            }
+            Strategy::ParseWhenValid => {
+                "Re-parse the buffer after every fragment and finish the call as soon as it parses: validation while accumulating."
+            }
+            Strategy::PerReadUtf8 => {
+                "Decode each network read to text on its own (lossy): a character split across reads becomes U+FFFD."
+            }
+            Strategy::PerReadLines => {
+                "Split each network read into lines without carrying the unfinished last line: JSON cut at read boundaries."
+            }
         }
     }
 }
@@ -105,17 +121,29 @@ pub struct Report {
 
 impl Report {
     fn new(strategy: Strategy) -> Self {
-        Self { strategy, not_applicable: None, steps: Vec::new(), calls: Vec::new(), notes: Vec::new() }
+        Self {
+            strategy,
+            not_applicable: None,
+            steps: Vec::new(),
+            calls: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 
     /// A report saying the strategy could not run.
     pub fn not_applicable(strategy: Strategy, why: impl Into<String>) -> Self {
-        Self { not_applicable: Some(why.into()), ..Self::new(strategy) }
+        Self {
+            not_applicable: Some(why.into()),
+            ..Self::new(strategy)
+        }
     }
 
     /// Steps that parsed.
     pub fn steps_parsed(&self) -> usize {
-        self.steps.iter().filter(|s| matches!(s.outcome, Parsed::Ok(_))).count()
+        self.steps
+            .iter()
+            .filter(|s| matches!(s.outcome, Parsed::Ok(_)))
+            .count()
     }
 }
 
@@ -129,7 +157,14 @@ struct Entry {
 
 fn to_call(e: Entry, chunk: u32) -> NaiveCall {
     let parsed = parse_value(&e.args);
-    NaiveCall { label: e.label, id: e.id, name: e.name, raw_arguments: e.args, parsed, chunk }
+    NaiveCall {
+        label: e.label,
+        id: e.id,
+        name: e.name,
+        raw_arguments: e.args,
+        parsed,
+        chunk,
+    }
 }
 
 /// A table of entries keyed by call key, in first-seen order.
@@ -144,10 +179,17 @@ impl Table {
         if !self.map.contains_key(key) {
             self.order.push(key.clone());
         }
-        self.map.entry(key.clone()).or_insert_with(|| Entry { label: key.to_string(), ..Default::default() })
+        self.map.entry(key.clone()).or_insert_with(|| Entry {
+            label: key.to_string(),
+            ..Default::default()
+        })
     }
     fn into_calls(mut self, chunk: u32) -> Vec<NaiveCall> {
-        self.order.iter().filter_map(|k| self.map.remove(k)).map(|e| to_call(e, chunk)).collect()
+        self.order
+            .iter()
+            .filter_map(|k| self.map.remove(k))
+            .map(|e| to_call(e, chunk))
+            .collect()
     }
 }
 
@@ -197,7 +239,13 @@ impl NaiveSet {
         // per-fragment: parse each arguments fragment alone (only fragments that carry text).
         if matches!(f.args, Raw::Value(_)) {
             let outcome = parse_value(text);
-            self.per_fragment.push(Step { fragment: fragment_no, call: Some(call), chunk: pos.chunk, text: text.to_owned(), outcome });
+            self.per_fragment.push(Step {
+                fragment: fragment_no,
+                call: Some(call),
+                chunk: pos.chunk,
+                text: text.to_owned(),
+                outcome,
+            });
         }
         // concat-all
         self.concat_all.push_str(text);
@@ -227,12 +275,12 @@ impl NaiveSet {
         }
         // next-index-done: another key appearing finishes the current call with what it has.
         if self.nid_current.as_ref() != Some(&f.key) {
-            if let Some(prev) = self.nid_current.take() {
-                if let Some(e) = self.nid_open.map.remove(&prev) {
-                    self.nid_open.order.retain(|k| k != &prev);
-                    self.nid_done.push(to_call(e, pos.chunk));
-                    self.nid_closed.insert(prev, ());
-                }
+            if let Some(prev) = self.nid_current.take()
+                && let Some(e) = self.nid_open.map.remove(&prev)
+            {
+                self.nid_open.order.retain(|k| k != &prev);
+                self.nid_done.push(to_call(e, pos.chunk));
+                self.nid_closed.insert(prev, ());
             }
             self.nid_current = Some(f.key.clone());
         }
@@ -251,13 +299,17 @@ impl NaiveSet {
             if !e.args.trim().is_empty() && e.args.len() <= PWV_MAX_BUFFER {
                 let outcome = parse_value(&e.args);
                 let ok = matches!(outcome, Parsed::Ok(_));
-                self.pwv_steps.push(Step { fragment: fragment_no, call: Some(call), chunk: pos.chunk, text: e.args.clone(), outcome });
-                if ok {
-                    if let Some(e) = self.pwv_open.map.remove(&f.key) {
-                        self.pwv_open.order.retain(|k| k != &f.key);
-                        self.pwv_done.push(to_call(e, pos.chunk));
-                        self.pwv_closed.insert(f.key.clone(), pos.chunk);
-                    }
+                self.pwv_steps.push(Step {
+                    fragment: fragment_no,
+                    call: Some(call),
+                    chunk: pos.chunk,
+                    text: e.args.clone(),
+                    outcome,
+                });
+                if ok && let Some(e) = self.pwv_open.map.remove(&f.key) {
+                    self.pwv_open.order.retain(|k| k != &f.key);
+                    self.pwv_done.push(to_call(e, pos.chunk));
+                    self.pwv_closed.insert(f.key.clone(), pos.chunk);
                 }
             }
         }
@@ -290,7 +342,14 @@ impl NaiveSet {
         let mut r = Report::new(Strategy::ConcatAll);
         let joined = std::mem::take(&mut self.concat_all);
         let (parsed, _) = parse_once(&joined);
-        r.calls.push(NaiveCall { label: "everything".into(), id: String::new(), name: String::new(), raw_arguments: joined, parsed, chunk: end_chunk });
+        r.calls.push(NaiveCall {
+            label: "everything".into(),
+            id: String::new(),
+            name: String::new(),
+            raw_arguments: joined,
+            parsed,
+            chunk: end_chunk,
+        });
         reports.push(r);
 
         let mut r = Report::new(Strategy::Overwrite);
@@ -306,7 +365,10 @@ impl NaiveSet {
         calls.extend(std::mem::take(&mut self.nid_open).into_calls(end_chunk));
         r.calls = calls;
         if self.nid_dropped > 0 {
-            r.notes.push(format!("{} fragments arrived for calls already declared done and were lost", self.nid_dropped));
+            r.notes.push(format!(
+                "{} fragments arrived for calls already declared done and were lost",
+                self.nid_dropped
+            ));
         }
         reports.push(r);
 
@@ -317,10 +379,14 @@ impl NaiveSet {
         r.calls = calls;
         r.steps = std::mem::take(&mut self.pwv_steps);
         if self.pwv_ignored > 0 {
-            r.notes.push(format!("{} fragments arrived after their call had parsed and were ignored", self.pwv_ignored));
+            r.notes.push(format!(
+                "{} fragments arrived after their call had parsed and were ignored",
+                self.pwv_ignored
+            ));
         }
         if never > 0 {
-            r.notes.push(format!("{never} calls never became valid JSON"));
+            r.notes
+                .push(format!("{never} calls never became valid JSON"));
         }
         reports.push(r);
         self.reports = reports;
@@ -343,7 +409,10 @@ fn fill(e: &mut Entry, f: &crate::dialect::Fragment, text: &str) {
 }
 
 fn outcome_calls(out: crate::pipeline::Outcome) -> Vec<NaiveCall> {
-    let end = out.finish.as_ref().map_or(out.chunks.saturating_sub(1), |f| f.pos.chunk);
+    let end = out
+        .finish
+        .as_ref()
+        .map_or(out.chunks.saturating_sub(1), |f| f.pos.chunk);
     out.calls
         .into_iter()
         .map(|c| NaiveCall {
@@ -360,7 +429,10 @@ fn outcome_calls(out: crate::pipeline::Outcome) -> Vec<NaiveCall> {
 /// `per-read-utf8`: decode each read lossily on its own, then run the correct parser on the text.
 pub fn per_read_utf8(chunks: &[(&[u8], u64)], opts: Options) -> Report {
     let mut r = Report::new(Strategy::PerReadUtf8);
-    let mut p = Pipeline::new(Options { detail: false, ..opts });
+    let mut p = Pipeline::new(Options {
+        detail: false,
+        ..opts
+    });
     let mut replaced = 0usize;
     for (bytes, t) in chunks {
         let text = String::from_utf8_lossy(bytes);
@@ -368,7 +440,9 @@ pub fn per_read_utf8(chunks: &[(&[u8], u64)], opts: Options) -> Report {
         p.feed(text.as_bytes(), *t);
     }
     let out = p.finish();
-    r.notes.push(format!("{replaced} U+FFFD replacement characters produced by per-read decoding"));
+    r.notes.push(format!(
+        "{replaced} U+FFFD replacement characters produced by per-read decoding"
+    ));
     r.calls = outcome_calls(out);
     r
 }
@@ -378,7 +452,10 @@ pub fn per_read_utf8(chunks: &[(&[u8], u64)], opts: Options) -> Report {
 pub fn per_read_lines(chunks: &[(&[u8], u64)], opts: Options) -> Report {
     let mut r = Report::new(Strategy::PerReadLines);
     let jsonl = matches!(opts.framing, Some(crate::framing::Framing::JsonLines));
-    let mut p = Pipeline::new(Options { detail: false, ..opts });
+    let mut p = Pipeline::new(Options {
+        detail: false,
+        ..opts
+    });
     let (mut dropped, mut events, mut offset) = (0u64, 0u64, 0u64);
     let mut event_type = String::from("message");
     for (i, (bytes, t)) in chunks.iter().enumerate() {
@@ -395,7 +472,13 @@ pub fn per_read_lines(chunks: &[(&[u8], u64)], opts: Options) -> Report {
                 p.feed_event("message", line, span, i as u32, *t);
             } else if let Some(data) = line.strip_prefix("data:") {
                 events += 1;
-                p.feed_event(&event_type, data.strip_prefix(' ').unwrap_or(data), span, i as u32, *t);
+                p.feed_event(
+                    &event_type,
+                    data.strip_prefix(' ').unwrap_or(data),
+                    span,
+                    i as u32,
+                    *t,
+                );
                 event_type = "message".into();
             } else if let Some(ev) = line.strip_prefix("event:") {
                 event_type = ev.trim().to_owned();
@@ -406,7 +489,13 @@ pub fn per_read_lines(chunks: &[(&[u8], u64)], opts: Options) -> Report {
         offset -= 1;
     }
     let out = p.finish();
-    let bad = out.findings.list().iter().filter(|f| f.kind == crate::findings::FindingKind::NonJsonData).map(|f| f.count).sum::<u64>();
+    let bad = out
+        .findings
+        .list()
+        .iter()
+        .filter(|f| f.kind == crate::findings::FindingKind::NonJsonData)
+        .map(|f| f.count)
+        .sum::<u64>();
     r.notes.push(format!("{events} lines taken as events, {bad} of them not valid JSON, {dropped} line pieces dropped"));
     r.calls = outcome_calls(out);
     r

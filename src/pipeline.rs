@@ -152,19 +152,44 @@ impl Pipeline {
     }
 
     /// Feed an already framed event (used by naive framings).
-    pub fn feed_event(&mut self, event_type: &str, data: &str, span: Range<u64>, chunk: u32, t_micros: u64) {
+    pub fn feed_event(
+        &mut self,
+        event_type: &str,
+        data: &str,
+        span: Range<u64>,
+        chunk: u32,
+        t_micros: u64,
+    ) {
         self.chunk = chunk;
         self.t_micros = t_micros;
-        self.on_framed(Framed::Event { event_type, data, span, flags: EventFlags::default() });
+        self.on_framed(Framed::Event {
+            event_type,
+            data,
+            span,
+            flags: EventFlags::default(),
+        });
     }
 
     fn on_framed(&mut self, item: Framed<'_>) {
         match item {
             Framed::Comment { text, span } => {
-                let at = Location { chunk: Some(self.chunk), offset: Some(span.start), ..Default::default() };
-                self.out.findings.add(FindingKind::KeepAliveComment, None, at, || format!("comment \":{}\"", dialect::truncate(text, 60)));
+                let at = Location {
+                    chunk: Some(self.chunk),
+                    offset: Some(span.start),
+                    ..Default::default()
+                };
+                self.out
+                    .findings
+                    .add(FindingKind::KeepAliveComment, None, at, || {
+                        format!("comment \":{}\"", dialect::truncate(text, 60))
+                    });
             }
-            Framed::Event { event_type, data, span, flags } => {
+            Framed::Event {
+                event_type,
+                data,
+                span,
+                flags,
+            } => {
                 if self.dialect.is_none() {
                     match dialect::detect(event_type, data) {
                         Some(kind) => {
@@ -181,7 +206,14 @@ impl Pipeline {
                             self.t_micros = t;
                         }
                         None if self.pending.len() < MAX_PENDING => {
-                            self.pending.push((event_type.to_owned(), data.to_owned(), span, flags, self.chunk, self.t_micros));
+                            self.pending.push((
+                                event_type.to_owned(),
+                                data.to_owned(),
+                                span,
+                                flags,
+                                self.chunk,
+                                self.t_micros,
+                            ));
                             return;
                         }
                         None => self.default_dialect(),
@@ -194,8 +226,15 @@ impl Pipeline {
 
     fn default_dialect(&mut self) {
         self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
-        let at = Location { chunk: Some(self.chunk), ..Default::default() };
-        self.out.findings.add(FindingKind::DialectGuess, None, at, || "no event named the dialect; assumed openai-chat".into());
+        let at = Location {
+            chunk: Some(self.chunk),
+            ..Default::default()
+        };
+        self.out
+            .findings
+            .add(FindingKind::DialectGuess, None, at, || {
+                "no event named the dialect; assumed openai-chat".into()
+            });
         let pending = std::mem::take(&mut self.pending);
         for (ty, d, sp, fl, c, tm) in pending {
             self.chunk = c;
@@ -207,7 +246,12 @@ impl Pipeline {
     fn on_event(&mut self, event_type: &str, data: &str, span: Range<u64>, flags: EventFlags) {
         let event_no = self.out.event_count;
         self.out.event_count += 1;
-        let at = Location { chunk: Some(self.chunk), event: Some(event_no), offset: Some(span.start), fragment: None };
+        let at = Location {
+            chunk: Some(self.chunk),
+            event: Some(event_no),
+            offset: Some(span.start),
+            fragment: None,
+        };
         if self.opts.detail {
             self.event_flag_findings(flags, at);
         }
@@ -218,10 +262,16 @@ impl Pipeline {
             self.record_event(event_type, span, kind, first_fragment);
             return;
         }
-        let Some(dialect) = self.dialect.as_mut() else { return };
+        let Some(dialect) = self.dialect.as_mut() else {
+            return;
+        };
         let mut signals = std::mem::take(&mut self.signals);
         dialect.on_event(event_type, data, &mut signals);
-        let pos = Pos { event: event_no, chunk: self.chunk, t_micros: self.t_micros };
+        let pos = Pos {
+            event: event_no,
+            chunk: self.chunk,
+            t_micros: self.t_micros,
+        };
         for sig in signals.drain(..) {
             if let Some(naive) = self.out.naive.as_mut() {
                 naive.on_signal(&sig, pos, self.acc.fragment_count());
@@ -232,9 +282,15 @@ impl Pipeline {
                     if self.out.finish.is_some() || self.out.done.is_some() {
                         let call = self.acc.position_of(&frag.key);
                         let no = self.acc.fragment_count();
-                        self.out.findings.add(FindingKind::FragmentAfterFinish, call, Location { fragment: Some(no), ..at }, || {
-                            "tool-call data after the finish signal".into()
-                        });
+                        self.out.findings.add(
+                            FindingKind::FragmentAfterFinish,
+                            call,
+                            Location {
+                                fragment: Some(no),
+                                ..at
+                            },
+                            || "tool-call data after the finish signal".into(),
+                        );
                     }
                     self.acc.push(frag, pos);
                 }
@@ -250,7 +306,11 @@ impl Pipeline {
                     kind = EventKind::Done;
                     if self.out.done.is_none() {
                         self.out.done = Some(pos);
-                        self.out.findings.add(FindingKind::DoneSentinel, None, at, || "data: [DONE]".into());
+                        self.out
+                            .findings
+                            .add(FindingKind::DoneSentinel, None, at, || {
+                                "data: [DONE]".into()
+                            });
                     }
                 }
                 Signal::CallDone { key } => self.acc.call_done(&key),
@@ -258,13 +318,19 @@ impl Pipeline {
                 Signal::ProviderError { message } => {
                     kind = EventKind::Error;
                     let m = message.clone();
-                    self.out.findings.add(FindingKind::ProviderError, None, at, || m);
+                    self.out
+                        .findings
+                        .add(FindingKind::ProviderError, None, at, || m);
                     if self.out.provider_error.is_none() {
                         self.out.provider_error = Some((message, pos));
                     }
                     self.stopped = true;
                 }
-                Signal::Finding { kind: fk, key, message } => {
+                Signal::Finding {
+                    kind: fk,
+                    key,
+                    message,
+                } => {
                     if matches!(fk, FindingKind::NonJsonData | FindingKind::UnexpectedShape) {
                         kind = EventKind::Bad;
                     } else if fk == FindingKind::PingEvent && kind == EventKind::Other {
@@ -285,7 +351,9 @@ impl Pipeline {
                         // call: it gets the next position (not "no call", which would count it apart).
                         call = Some(self.acc.slots().len() as u32);
                     }
-                    self.out.findings.add(fk, call, Location { fragment, ..at }, || message);
+                    self.out
+                        .findings
+                        .add(fk, call, Location { fragment, ..at }, || message);
                 }
             }
         }
@@ -293,7 +361,13 @@ impl Pipeline {
         self.record_event(event_type, span, kind, first_fragment);
     }
 
-    fn record_event(&mut self, event_type: &str, span: Range<u64>, kind: EventKind, first_fragment: u32) {
+    fn record_event(
+        &mut self,
+        event_type: &str,
+        span: Range<u64>,
+        kind: EventKind,
+        first_fragment: u32,
+    ) {
         if !self.opts.detail {
             return;
         }
@@ -318,25 +392,39 @@ impl Pipeline {
     fn event_flag_findings(&mut self, flags: EventFlags, at: Location) {
         let f = &mut self.out.findings;
         if flags.crlf {
-            f.add(FindingKind::CrlfLineEndings, None, at, || "lines end with CRLF".into());
+            f.add(FindingKind::CrlfLineEndings, None, at, || {
+                "lines end with CRLF".into()
+            });
         }
         if flags.cr {
-            f.add(FindingKind::CrLineEndings, None, at, || "lines end with a lone CR".into());
+            f.add(FindingKind::CrLineEndings, None, at, || {
+                "lines end with a lone CR".into()
+            });
         }
         if flags.data_without_space {
-            f.add(FindingKind::DataWithoutSpace, None, at, || "\"data:\" without a space".into());
+            f.add(FindingKind::DataWithoutSpace, None, at, || {
+                "\"data:\" without a space".into()
+            });
         }
         if flags.multi_line_data {
-            f.add(FindingKind::MultiLineData, None, at, || "event with several data lines".into());
+            f.add(FindingKind::MultiLineData, None, at, || {
+                "event with several data lines".into()
+            });
         }
         if flags.data_before_event {
-            f.add(FindingKind::DataBeforeEvent, None, at, || "data line before the event line".into());
+            f.add(FindingKind::DataBeforeEvent, None, at, || {
+                "data line before the event line".into()
+            });
         }
         if flags.unknown_field {
-            f.add(FindingKind::UnknownField, None, at, || "unknown SSE field ignored".into());
+            f.add(FindingKind::UnknownField, None, at, || {
+                "unknown SSE field ignored".into()
+            });
         }
         if flags.lossy_utf8 {
-            f.add(FindingKind::InvalidUtf8, None, at, || "event data is not valid UTF-8".into());
+            f.add(FindingKind::InvalidUtf8, None, at, || {
+                "event data is not valid UTF-8".into()
+            });
         }
     }
 
@@ -361,23 +449,43 @@ impl Pipeline {
                 self.default_dialect();
             }
         }
-        if let Some(stats) = framer.sse_stats() {
-            if stats.bom {
-                self.out.findings.add(FindingKind::Bom, None, Location { offset: Some(0), chunk: Some(0), ..Default::default() }, || {
-                    "UTF-8 BOM at the start".into()
-                });
-            }
+        if let Some(stats) = framer.sse_stats()
+            && stats.bom
+        {
+            self.out.findings.add(
+                FindingKind::Bom,
+                None,
+                Location {
+                    offset: Some(0),
+                    chunk: Some(0),
+                    ..Default::default()
+                },
+                || "UTF-8 BOM at the start".into(),
+            );
         }
         if let Some(u) = &unterminated {
-            let at = Location { offset: Some(u.span.start), chunk: Some(self.chunk), ..Default::default() };
+            let at = Location {
+                offset: Some(u.span.start),
+                chunk: Some(self.chunk),
+                ..Default::default()
+            };
             let text = u.text.clone();
-            self.out.findings.add(FindingKind::UnterminatedEvent, None, at, || {
-                format!("stream ended inside an event; discarded {} bytes: {}", u.span.end - u.span.start, dialect::truncate(&text, 120))
-            });
+            self.out
+                .findings
+                .add(FindingKind::UnterminatedEvent, None, at, || {
+                    format!(
+                        "stream ended inside an event; discarded {} bytes: {}",
+                        u.span.end - u.span.start,
+                        dialect::truncate(&text, 120)
+                    )
+                });
         }
         self.out.framing = framer.framing();
         self.out.unterminated = unterminated;
-        self.out.dialect = self.dialect.as_ref().map_or(DialectKind::OpenAiChat, Dialect::kind);
+        self.out.dialect = self
+            .dialect
+            .as_ref()
+            .map_or(DialectKind::OpenAiChat, Dialect::kind);
         if self.opts.dialect.is_some() {
             self.out.dialect_known = true;
         }

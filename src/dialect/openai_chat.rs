@@ -124,13 +124,13 @@ impl OpenAiChat {
                 return;
             }
         };
-        if let Some(err) = chunk.error {
-            if err.get() != "null" {
-                out.push(Signal::ProviderError {
-                    message: error_message(data),
-                });
-                return;
-            }
+        if let Some(err) = chunk.error
+            && err.get() != "null"
+        {
+            out.push(Signal::ProviderError {
+                message: error_message(data),
+            });
+            return;
         }
         let Some(choices) = chunk.choices else { return };
         if choices.is_empty() {
