@@ -149,9 +149,7 @@ fn calls_emitted(a: &Analysis, d: &Derived, si: usize, cursor: u32) -> Vec<u32> 
     };
     let calls = &a.strategies[si].report.calls;
     let n = order.partition_point(|&i| calls.get(i as usize).is_some_and(|c| c.chunk <= cursor));
-    let mut v = order[..n].to_vec();
-    v.sort_unstable();
-    v
+    order[..n].to_vec()
 }
 
 fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usize, n_at: usize) {
@@ -163,7 +161,7 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
         .y
         .max(ui.text_style_height(&egui::TextStyle::Monospace) + 4.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
-    let max_h = (ui.available_height() * 0.45).max(row_full * 3.0);
+    let max_h = (ui.available_height() * 0.55).max(row_full * 3.0);
     let mut area = egui::ScrollArea::both()
         .id_salt("naive-steps")
         .max_height(max_h)
