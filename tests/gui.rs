@@ -347,3 +347,44 @@ fn about_and_badges_explain() {
     h.run();
     h.get_by_label_contains("A network read ended in the middle of a UTF-8 character");
 }
+
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn drag_and_drop_and_ctrl_o_go_through_the_same_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = sse_replay::stub::seed_example();
+    spec.layout = sse_replay::stub::Layout::Interleaved;
+    let dropped = dir.path().join("interleaved.ron");
+    sse_replay::recording::save(&dropped, &sse_replay::stub::build(&spec)).unwrap();
+    let opened = dir.path().join("opened.ron");
+    spec.calls.truncate(1);
+    sse_replay::recording::save(&opened, &sse_replay::stub::build(&spec)).unwrap();
+    let mut h = harness(app_with(vec![Some(opened.clone())]));
+    h.run();
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(dropped.clone())));
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
+    assert!(h.query_all_by_label_contains("interleaved-calls").count() >= 1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::O);
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 1);
+    // Both ended up in the recent list, newest first.
+    let recent = &h.state().settings.recent;
+    assert_eq!(recent.len(), 2);
+    assert!(recent[0].ends_with("opened.ron"), "{recent:?}");
+}
