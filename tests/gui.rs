@@ -388,3 +388,27 @@ fn drag_and_drop_and_ctrl_o_go_through_the_same_open() {
     assert_eq!(recent.len(), 2);
     assert!(recent[0].ends_with("opened.ron"), "{recent:?}");
 }
+
+#[test]
+fn a_large_load_can_be_cancelled_and_keeps_the_previous_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.sse");
+    let f = std::fs::File::create(&big).unwrap();
+    sse_replay::generate::write_large(std::io::BufWriter::new(f), 60).unwrap();
+    let mut h = seed_harness();
+    act(&mut h, Action::OpenPath(big, Slot::Primary));
+    assert!(h.state().is_loading());
+    h.get_by_label_contains("Loading big.sse");
+    h.get_by_label("Cancel").click();
+    h.run();
+    wait_loaded(&mut h);
+    assert!(
+        h.state()
+            .status
+            .clone()
+            .unwrap()
+            .text
+            .starts_with("Cancelled opening")
+    );
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
+}
