@@ -19,7 +19,12 @@ pub enum Format {
 
 impl Format {
     /// All formats.
-    pub const ALL: [Format; 4] = [Format::Json, Format::Jsonl, Format::OpenAi, Format::Anthropic];
+    pub const ALL: [Format; 4] = [
+        Format::Json,
+        Format::Jsonl,
+        Format::OpenAi,
+        Format::Anthropic,
+    ];
 
     /// The `--format` name.
     pub fn name(self) -> &'static str {
@@ -69,7 +74,10 @@ fn element(c: &Call, format: Format) -> Value {
             json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
         }
         Format::Anthropic => {
-            let input = c.value().cloned().unwrap_or_else(|| Value::String(c.raw_arguments.clone()));
+            let input = c
+                .value()
+                .cloned()
+                .unwrap_or_else(|| Value::String(c.raw_arguments.clone()));
             json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
         }
     }
@@ -86,7 +94,11 @@ pub struct CallWriter<W: std::io::Write> {
 impl<W: std::io::Write> CallWriter<W> {
     /// Start a document.
     pub fn new(out: W, format: Format) -> Self {
-        Self { out, format, written: 0 }
+        Self {
+            out,
+            format,
+            written: 0,
+        }
     }
 
     /// Indentation of the elements inside the document.
@@ -107,7 +119,9 @@ impl<W: std::io::Write> CallWriter<W> {
         }
         if self.written == 0 {
             match self.format {
-                Format::OpenAi => self.out.write_all(b"{\n  \"role\": \"assistant\",\n  \"content\": null,\n  \"tool_calls\": [\n")?,
+                Format::OpenAi => self.out.write_all(
+                    b"{\n  \"role\": \"assistant\",\n  \"content\": null,\n  \"tool_calls\": [\n",
+                )?,
                 _ => self.out.write_all(b"[\n")?,
             }
         } else {
@@ -130,7 +144,9 @@ impl<W: std::io::Write> CallWriter<W> {
     pub fn finish(mut self) -> std::io::Result<W> {
         match (self.format, self.written) {
             (Format::Jsonl, _) => {}
-            (Format::OpenAi, 0) => self.out.write_all(b"{\n  \"role\": \"assistant\",\n  \"content\": null,\n  \"tool_calls\": []\n}\n")?,
+            (Format::OpenAi, 0) => self.out.write_all(
+                b"{\n  \"role\": \"assistant\",\n  \"content\": null,\n  \"tool_calls\": []\n}\n",
+            )?,
             (Format::OpenAi, _) => self.out.write_all(b"\n  ]\n}\n")?,
             (_, 0) => self.out.write_all(b"[]\n")?,
             (_, _) => self.out.write_all(b"\n]\n")?,
@@ -167,7 +183,9 @@ pub fn check_json(a: &Analysis) -> Value {
     let ending = match &a.ending {
         Ending::Finished { reason } => json!({"status": "finished", "reason": reason}),
         Ending::CallsComplete => json!({"status": "calls-complete"}),
-        Ending::ProviderError { message } => json!({"status": "provider-error", "message": message}),
+        Ending::ProviderError { message } => {
+            json!({"status": "provider-error", "message": message})
+        }
         Ending::EndedWithoutFinish => json!({"status": "ended-without-finish"}),
     };
     let checks: Vec<Value> = a

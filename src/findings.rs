@@ -129,12 +129,24 @@ pub struct Findings {
 
 impl Findings {
     /// Record one occurrence.
-    pub fn add(&mut self, kind: FindingKind, call: Option<u32>, at: Location, message: impl FnOnce() -> String) {
+    pub fn add(
+        &mut self,
+        kind: FindingKind,
+        call: Option<u32>,
+        at: Location,
+        message: impl FnOnce() -> String,
+    ) {
         match self.index.get(&(kind, call)) {
             Some(&i) => self.list[i].count += 1,
             None => {
                 self.index.insert((kind, call), self.list.len());
-                self.list.push(Finding { kind, call, first: at, count: 1, message: message() });
+                self.list.push(Finding {
+                    kind,
+                    call,
+                    first: at,
+                    count: 1,
+                    message: message(),
+                });
             }
         }
     }
@@ -152,7 +164,11 @@ impl Findings {
     /// Consume into the list, sorted by severity (worst first), then first location.
     pub fn into_sorted(mut self) -> Vec<Finding> {
         self.list.sort_by(|a, b| {
-            b.kind.severity().cmp(&a.kind.severity()).then(a.first.chunk.cmp(&b.first.chunk)).then(a.call.cmp(&b.call))
+            b.kind
+                .severity()
+                .cmp(&a.kind.severity())
+                .then(a.first.chunk.cmp(&b.first.chunk))
+                .then(a.call.cmp(&b.call))
         });
         self.list
     }

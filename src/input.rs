@@ -13,7 +13,10 @@ use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error("cannot read the file: {source} in {path}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("a directory, not a recording or a stream body: {path}")]
     IsDirectory { path: String },
     #[error(transparent)]
@@ -33,16 +36,29 @@ pub enum InputKind {
 
 /// Decide from the name and the first bytes.
 pub fn sniff(path: &Path, head: &[u8]) -> InputKind {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     if ext == "ron" || ext == "partial" {
         return InputKind::Recording;
     }
-    let head = head.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(head);
+    let head = head
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(head);
     let trimmed: &[u8] = {
-        let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(head.len());
+        let start = head
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(head.len());
         &head[start..]
     };
-    if trimmed.starts_with(b"# sse-replay journal") || trimmed.starts_with(b"(") || trimmed.starts_with(b"Recording(") || trimmed.starts_with(b"#![enable") {
+    if trimmed.starts_with(b"# sse-replay journal")
+        || trimmed.starts_with(b"(")
+        || trimmed.starts_with(b"Recording(")
+        || trimmed.starts_with(b"#![enable")
+    {
         InputKind::Recording
     } else {
         InputKind::RawBody
@@ -50,12 +66,17 @@ pub fn sniff(path: &Path, head: &[u8]) -> InputKind {
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> InputError {
-    InputError::Io { path: path.display().to_string(), source }
+    InputError::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 fn check_not_dir(path: &Path) -> Result<(), InputError> {
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(InputError::IsDirectory { path: path.display().to_string() }),
+        Ok(m) if m.is_dir() => Err(InputError::IsDirectory {
+            path: path.display().to_string(),
+        }),
         Ok(_) => Ok(()),
         Err(e) => Err(io_err(path, e)),
     }
@@ -77,12 +98,18 @@ pub fn raw_to_recording(body: &[u8], title: &str) -> Recording {
     for end in ends {
         let end = (end as usize).min(body.len());
         if end > start {
-            chunks.push(Chunk { t_micros: 0, bytes: body[start..end].to_vec() });
+            chunks.push(Chunk {
+                t_micros: 0,
+                bytes: body[start..end].to_vec(),
+            });
             start = end;
         }
     }
     if start < body.len() {
-        chunks.push(Chunk { t_micros: 0, bytes: body[start..].to_vec() });
+        chunks.push(Chunk {
+            t_micros: 0,
+            bytes: body[start..].to_vec(),
+        });
     }
     Recording {
         version: recording::FORMAT_VERSION,
@@ -100,7 +127,10 @@ pub fn raw_to_recording(body: &[u8], title: &str) -> Recording {
 
 /// Open any supported file as a recording. `progress` is told the fraction read (0..1) and can
 /// cancel by returning `false`.
-pub fn open_path(path: &Path, mut progress: impl FnMut(f32) -> bool) -> Result<(Recording, InputKind), InputError> {
+pub fn open_path(
+    path: &Path,
+    mut progress: impl FnMut(f32) -> bool,
+) -> Result<(Recording, InputKind), InputError> {
     check_not_dir(path)?;
     let mut file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0).max(1);
@@ -117,7 +147,10 @@ pub fn open_path(path: &Path, mut progress: impl FnMut(f32) -> bool) -> Result<(
         }
     }
     let kind = sniff(path, &bytes[..bytes.len().min(256)]);
-    let title = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let title = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let rec = match kind {
         InputKind::Recording => Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?,
         InputKind::RawBody => raw_to_recording(&bytes, &title),
@@ -136,16 +169,25 @@ pub fn stream_path(path: &Path, opts: Options) -> Result<Outcome, InputError> {
 
 /// [`stream_path`], handing each parsed call to `each` in stream order instead of keeping them, so
 /// memory stays bounded by the accumulated argument strings, not by every parsed value.
-pub fn stream_path_each(path: &Path, opts: Options, each: impl FnMut(crate::accumulate::Call)) -> Result<Outcome, InputError> {
+pub fn stream_path_each(
+    path: &Path,
+    opts: Options,
+    each: impl FnMut(crate::accumulate::Call),
+) -> Result<Outcome, InputError> {
     check_not_dir(path)?;
     let mut file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
     let mut buf = vec![0u8; 256 * 1024];
     let n = read_some(&mut file, &mut buf).map_err(|e| io_err(path, e))?;
-    let lean = Options { detail: false, ..opts };
+    let lean = Options {
+        detail: false,
+        ..opts
+    };
     if sniff(path, &buf[..n.min(256)]) == InputKind::Recording {
         drop(file);
         let (rec, _) = open_path(path, |_| true)?;
-        let dialect = opts.dialect.or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
+        let dialect = opts
+            .dialect
+            .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
         let mut p = Pipeline::new(Options { dialect, ..lean });
         for c in &rec.chunks {
             p.feed(&c.bytes, c.t_micros);

@@ -30,23 +30,36 @@ pub fn check_text(a: &Analysis) -> String {
         "  {} ({}{}) · {} bytes · {} chunks{} · {} events · {} fragments · {}",
         a.dialect.name(),
         a.framing.name(),
-        if a.dialect_known { "" } else { ", dialect guessed" },
+        if a.dialect_known {
+            ""
+        } else {
+            ", dialect guessed"
+        },
         a.body.len(),
         a.chunks.len(),
-        if a.source.timing_known { "" } else { " (no read boundaries)" },
+        if a.source.timing_known {
+            ""
+        } else {
+            " (no read boundaries)"
+        },
         a.events.len(),
         a.fragments.len(),
         ending
     );
     let _ = writeln!(s);
-    let _ = writeln!(s, "Correct: table keyed by call, id/name set when present, arguments appended, parsed once at finish");
+    let _ = writeln!(
+        s,
+        "Correct: table keyed by call, id/name set when present, arguments appended, parsed once at finish"
+    );
     if a.calls.is_empty() {
         let _ = writeln!(s, "  (no tool calls)");
     }
     for c in &a.calls {
         let result = match &c.parsed {
             Parsed::Ok(v) => v.to_string(),
-            Parsed::Err { error, .. } => format!("ERROR {error}; raw {:?}", truncate(&c.raw_arguments, 60)),
+            Parsed::Err { error, .. } => {
+                format!("ERROR {error}; raw {:?}", truncate(&c.raw_arguments, 60))
+            }
         };
         let _ = writeln!(
             s,
@@ -64,7 +77,10 @@ pub fn check_text(a: &Analysis) -> String {
     }
     if !a.checkpoints.is_empty() {
         let _ = writeln!(s);
-        let _ = writeln!(s, "Checkpoints: ① verbatim  ② contiguous in the original  ③ only the first fragment carries id/name");
+        let _ = writeln!(
+            s,
+            "Checkpoints: ① verbatim  ② contiguous in the original  ③ only the first fragment carries id/name"
+        );
         for (i, cp) in a.checkpoints.iter().enumerate() {
             let name = a.calls.get(i).map_or("", |c| c.name.as_str());
             let _ = writeln!(
@@ -74,7 +90,11 @@ pub fn check_text(a: &Analysis) -> String {
                 mark(&cp.contiguous),
                 mark(&cp.first_only)
             );
-            for (n, c) in [("①", &cp.verbatim), ("②", &cp.contiguous), ("③", &cp.first_only)] {
+            for (n, c) in [
+                ("①", &cp.verbatim),
+                ("②", &cp.contiguous),
+                ("③", &cp.first_only),
+            ] {
                 let _ = writeln!(s, "      {n} {}", c.detail());
             }
         }
@@ -89,16 +109,45 @@ pub fn check_text(a: &Analysis) -> String {
         } else {
             "✗"
         };
-        let _ = writeln!(s, "  {status} {:<17} {}", r.report.strategy.name(), r.report.strategy.description());
+        let _ = writeln!(
+            s,
+            "  {status} {:<17} {}",
+            r.report.strategy.name(),
+            r.report.strategy.description()
+        );
         if r.report.strategy == Strategy::PerFragment {
             for (ci, c) in a.calls.iter().enumerate() {
-                let steps: Vec<_> = r.report.steps.iter().filter(|st| st.call == Some(ci as u32)).collect();
-                let ok = steps.iter().filter(|st| matches!(st.outcome, Parsed::Ok(_))).count();
-                let _ = writeln!(s, "      call {ci} {}: {ok} of {} fragments parse alone", c.name, steps.len());
+                let steps: Vec<_> = r
+                    .report
+                    .steps
+                    .iter()
+                    .filter(|st| st.call == Some(ci as u32))
+                    .collect();
+                let ok = steps
+                    .iter()
+                    .filter(|st| matches!(st.outcome, Parsed::Ok(_)))
+                    .count();
+                let _ = writeln!(
+                    s,
+                    "      call {ci} {}: {ok} of {} fragments parse alone",
+                    c.name,
+                    steps.len()
+                );
             }
-            for st in r.report.steps.iter().filter(|st| matches!(st.outcome, Parsed::Err { .. })).take(6) {
+            for st in r
+                .report
+                .steps
+                .iter()
+                .filter(|st| matches!(st.outcome, Parsed::Err { .. }))
+                .take(6)
+            {
                 if let Parsed::Err { error, .. } = &st.outcome {
-                    let _ = writeln!(s, "      fragment {} {:?} → {error}", st.fragment, truncate(&st.text, 40));
+                    let _ = writeln!(
+                        s,
+                        "      fragment {} {:?} → {error}",
+                        st.fragment,
+                        truncate(&st.text, 40)
+                    );
                 }
             }
             continue;
@@ -108,7 +157,10 @@ pub fn check_text(a: &Analysis) -> String {
                 let _ = writeln!(s, "      joined: {}", truncate(&c.raw_arguments, 160));
                 match &c.parsed {
                     Parsed::Ok(_) => {
-                        let _ = writeln!(s, "      parses (only one call, so joining is harmless here)");
+                        let _ = writeln!(
+                            s,
+                            "      parses (only one call, so joining is harmless here)"
+                        );
                     }
                     Parsed::Err { error, .. } => {
                         let _ = writeln!(s, "      → {error}");
@@ -124,7 +176,11 @@ pub fn check_text(a: &Analysis) -> String {
             let _ = writeln!(s, "      {d}");
         }
         if r.verdict.differences.len() > 6 {
-            let _ = writeln!(s, "      … {} more differences", r.verdict.differences.len() - 6);
+            let _ = writeln!(
+                s,
+                "      … {} more differences",
+                r.verdict.differences.len() - 6
+            );
         }
     }
     if !a.findings.is_empty() {
@@ -132,7 +188,11 @@ pub fn check_text(a: &Analysis) -> String {
         let _ = writeln!(s, "Findings");
         for f in &a.findings {
             let call = f.call.map_or(String::new(), |c| format!(" call {c}"));
-            let count = if f.count > 1 { format!(" ×{}", f.count) } else { String::new() };
+            let count = if f.count > 1 {
+                format!(" ×{}", f.count)
+            } else {
+                String::new()
+            };
             let at = match (f.first.fragment, f.first.event, f.first.chunk) {
                 (Some(fr), _, _) => format!(" @fragment {fr}"),
                 (None, Some(e), _) => format!(" @event {e}"),
@@ -153,12 +213,20 @@ pub fn check_text(a: &Analysis) -> String {
     if a.all_ok() {
         let _ = writeln!(s, "Result: OK, {} calls parsed", a.calls.len());
     } else {
-        let invalid_index = if a.findings.iter().any(|f| f.kind == crate::findings::FindingKind::InvalidIndex) {
+        let invalid_index = if a
+            .findings
+            .iter()
+            .any(|f| f.kind == crate::findings::FindingKind::InvalidIndex)
+        {
             "; invalid tool-call index (calls routed by guesswork)"
         } else {
             ""
         };
-        let _ = writeln!(s, "Result: FAILED, {failed} of {} calls did not parse; {ending}{invalid_index}", a.calls.len());
+        let _ = writeln!(
+            s,
+            "Result: FAILED, {failed} of {} calls did not parse; {ending}{invalid_index}",
+            a.calls.len()
+        );
     }
     s
 }
