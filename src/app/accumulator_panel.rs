@@ -95,6 +95,8 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
         .max_height(table_h)
         .auto_shrink([false, false])
         .show_rows(ui, row_h, a.calls.len(), |ui, range| {
+            // Fixed-height rows: never wrap (a wrapped row would overlap the next).
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
             for ci in range {
                 let c = &a.calls[ci];
                 let st = a.call_state_at(ci, cursor);

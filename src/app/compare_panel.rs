@@ -77,6 +77,8 @@ pub fn compare_ui(
         .id_salt("compare-rows")
         .auto_shrink([false, false])
         .show_rows(ui, row_h, cmp.rows.len(), |ui, range| {
+            // Fixed-height rows: never wrap (a wrapped row would overlap the next).
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
             for row in &cmp.rows[range] {
                 let (status, bad) = match (&row.args, row.a, row.b) {
                     (_, Some(_), None) => ("only in A".to_owned(), true),

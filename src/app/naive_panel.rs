@@ -104,6 +104,8 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         .max_height(max_h)
         .auto_shrink([false, true])
         .show_rows(ui, row_h, emitted.len(), |ui, range| {
+            // Fixed-height rows: never wrap (a wrapped row would overlap the next).
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
             for &ci in &emitted[range] {
                 naive_call_row(ui, &r.calls[ci as usize]);
             }
