@@ -1547,10 +1547,7 @@ fn import_malformed_files_fail_clearly() {
         let err = import::import_path(&data_file(file)).expect_err(file);
         let msg = err.to_string();
         assert!(msg.starts_with(want), "{file}: {msg}");
-        assert!(
-            msg.ends_with(file),
-            "{file}: the path goes last: {msg}"
-        );
+        assert!(msg.ends_with(file), "{file}: the path goes last: {msg}");
         assert_eq!(err.path(), data_file(file));
     }
     match import::import_path(&data_file("malformed.yaml")) {
