@@ -412,3 +412,207 @@ fn a_large_load_can_be_cancelled_and_keeps_the_previous_recording() {
     );
     assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
 }
+
+#[test]
+fn recorder_and_proxy_tabs_render() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Recorder").click();
+    h.run();
+    assert_eq!(h.state().settings.tab, Tab::Recorder);
+    h.get_by_label("⏺ Start");
+    h.get_by_label("Template:");
+    h.get_by_label_contains("Save recordings in:");
+    h.get_by_label("Proxy").click();
+    h.run();
+    assert_eq!(h.state().settings.tab, Tab::Proxy);
+    h.get_by_label("▶ Start proxy");
+    h.get_by_label("Captured sessions (0)");
+    // Both forms persist with the settings (secret header values do not).
+    h.state_mut().settings.recorder.headers[0].value = "Bearer sk-never-saved".into();
+    let text = ron::to_string(&h.state().settings).unwrap();
+    assert!(text.contains("api.openai.com"), "{text}");
+    assert!(!text.contains("sk-never-saved"), "{text}");
+    let back: Settings = ron::from_str(&text).unwrap();
+    assert_eq!(back.proxy.listen, "127.0.0.1:8080");
+    let old: Settings = ron::from_str("(speed: 2.0)").unwrap();
+    assert_eq!(old.recorder.method, "POST");
+}
+
+/// Record from a local `serve` (the seed, at its recorded timing) with the Replay tab showing:
+/// the live recording flows into the accumulator panel as it arrives, then Save As goes through
+/// the dialog seam.
+#[test]
+fn records_live_from_a_local_server_into_the_replay_panels() {
+    use sse_replay::net::serve::{self, Pacing, Plan, ServeConfig};
+    let seed = sse_replay::stub::build(&sse_replay::stub::seed_example());
+    let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Recorded { speed: 0.5 }, None));
+    let body = seed.body();
+    let server = serve::start(ServeConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        plan,
+        log: false,
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("saved.ron");
+    let mut h = harness(app_with(vec![Some(saved.clone())]));
+    h.run();
+    {
+        let r = &mut h.state_mut().settings.recorder;
+        r.url = format!("http://{}/v1/chat/completions", server.addr());
+        r.headers.clear();
+        r.body = "{}".into();
+        r.out_dir = dir.path().join("captures");
+    }
+    h.get_by_label("Recorder").click();
+    h.run();
+    h.get_by_label("⏺ Start").click();
+    h.step();
+    assert!(h.state().settings.recorder.is_running());
+    h.get_by_label("Replay").click();
+    h.step();
+    let t0 = Instant::now();
+    let mut saw_live_badge = false;
+    let mut partial_views = 0;
+    loop {
+        h.step();
+        if h.query_by_label("● live").is_some() {
+            saw_live_badge = true;
+        }
+        let app = h.state();
+        if let Some(doc) = &app.doc {
+            assert!(doc.loaded.is_live());
+            let last = doc.loaded.analysis.chunks.len().saturating_sub(1);
+            // While live the cursor follows the end.
+            assert_eq!(doc.view.cursor as usize, last);
+            if doc.loaded.analysis.body.len() < body.len() {
+                partial_views += 1;
+            }
+        }
+        let done = !app.settings.recorder.is_running()
+            && !app.is_loading()
+            && app.analysis().is_some_and(|a| a.body == body);
+        if done {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the live recording did not arrive"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    assert!(saw_live_badge, "the header never showed the live badge");
+    assert!(partial_views > 0, "never showed a partial stream");
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    h.get_by_label("get_weather");
+    h.get_by_label("\"深圳\"");
+    assert!(h.query_by_label("● live").is_none());
+    // Save As from the Recorder tab, through the dialog seam.
+    h.get_by_label("Recorder").click();
+    h.run();
+    h.get_by_label("Save As…").click();
+    h.run();
+    let rec = sse_replay::recording::load(&saved).unwrap();
+    assert_eq!(rec.body(), body);
+    h.get_by_label_contains("Saved the recording to");
+    server.stop();
+}
+
+fn import_data(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/import")).join(name)
+}
+
+#[test]
+fn importing_a_har_with_two_streams_offers_a_choice() {
+    let har = import_data("two-streams.har");
+    let mut h = harness(app_with(vec![Some(har.clone())]).with_initial(Source::Seed));
+    wait_loaded(&mut h);
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Import…").click();
+    h.run();
+    wait_loaded(&mut h);
+    // The picker lists both event streams (the HTML entry is not one); the seed stays open.
+    h.get_by_label_contains("two-streams.har holds 2 event streams");
+    h.get_by_label_contains("1. POST https://api.openai.com/v1/chat/completions");
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
+    h.get_by_label_contains("2. POST https://api.anthropic.com/v1/messages")
+        .click();
+    h.run();
+    wait_loaded(&mut h);
+    assert!(h.state().picker.is_none());
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.calls.len(), 1);
+    assert_eq!(a.calls[0].name, "get_time");
+    assert_eq!(a.calls[0].raw_arguments, r#"{"tz": "UTC"}"#);
+    assert!(h.query_all_by_label("get_time").count() >= 1);
+    h.get_by_label("Anthropic Messages");
+    // HAR keeps no read boundaries: a badge says so, the note is its tooltip.
+    h.get_by_label("no read boundaries").hover();
+    h.run();
+    h.get_by_label_contains("HAR keeps no chunk boundaries or timing");
+    h.get_by_label_contains("Imported from entry 3 of the HAR file two-streams.har.");
+    // Dropping the same file opens the picker again; a broken one names the file.
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(har)));
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().picker.as_ref().unwrap().recordings.len(), 2);
+    act(&mut h, Action::ClosePicker);
+    act(
+        &mut h,
+        Action::OpenPath(import_data("malformed.har"), Slot::Primary),
+    );
+    wait_loaded(&mut h);
+    let status = h.state().status.clone().unwrap();
+    assert!(status.error, "{status:?}");
+    assert!(status.text.ends_with("malformed.har"), "{}", status.text);
+    assert_eq!(h.state().analysis().unwrap().calls[0].name, "get_time");
+}
+
+#[test]
+fn dialect_is_named_and_can_be_forced() {
+    let ron = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/recordings/anthropic-weather.ron"
+    ));
+    let mut h = harness(app_with(vec![]).with_initial(Source::File(ron)));
+    wait_loaded(&mut h);
+    h.get_by_label("Anthropic Messages");
+    assert!(h.query_by_label("(guessed)").is_none());
+    h.get_by_label("ping-event");
+    assert!(h.query_all_by_label("get_weather").count() >= 1);
+    assert!(h.query_all_by_label("get_time").count() >= 1);
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    act(
+        &mut h,
+        Action::SetDialect(Some(sse_replay::dialect::DialectKind::OpenAiChat)),
+    );
+    wait_loaded(&mut h);
+    h.get_by_label("OpenAI Chat Completions");
+    h.get_by_label("(forced)");
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 0);
+    // Back to detection, through the combo box.
+    h.get_by_value("forced").click();
+    h.run();
+    h.get_by_label("detect").click();
+    h.run();
+    wait_loaded(&mut h);
+    h.get_by_label("Anthropic Messages");
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
+}
+
+#[test]
+fn a_raw_body_is_marked_guessed_and_without_read_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let sse = dir.path().join("body.sse");
+    std::fs::write(&sse, "data: {\"x\":1}\n\ndata: [DONE]\n\n").unwrap();
+    let mut h = harness(app_with(vec![]).with_initial(Source::File(sse)));
+    wait_loaded(&mut h);
+    h.get_by_label("OpenAI Chat Completions");
+    h.get_by_label("(guessed)");
+    h.get_by_label("no read boundaries");
+}

@@ -5,7 +5,8 @@
 //!
 //! Panels, one file each: [`player`] (transport), [`naive_panel`] and [`accumulator_panel`] (the
 //! side-by-side comparison), [`timeline`], [`raw_view`], [`compare_panel`] (two recordings),
-//! [`stub_panel`], [`about`]. The Recorder and Proxy tabs are slots for panels that arrive later.
+//! [`stub_panel`], [`about`], [`recorder`] (its recording so far shows live in the Replay panels)
+//! and [`proxy_panel`].
 
 pub mod about;
 pub mod accumulator_panel;
@@ -15,7 +16,9 @@ pub mod json_tree;
 pub mod loader;
 pub mod naive_panel;
 pub mod player;
+pub mod proxy_panel;
 pub mod raw_view;
+pub mod recorder;
 pub mod stub_panel;
 pub mod style;
 pub mod timeline;
@@ -29,19 +32,24 @@ use std::time::{Duration, Instant};
 use egui::{Key, Modifiers, RichText, Ui};
 
 pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
-pub use loader::{Loaded, Source};
+pub use loader::{Done, Loaded, Source};
 pub use view::{Action, Derived, Slot, StepUnit, Tab, ViewState};
 
 use crate::analysis::Analysis;
 use crate::compare::Comparison;
+use crate::dialect::DialectKind;
 use crate::export::{self, Format};
 use crate::naive::Strategy;
+use crate::recording::Recording;
+use proxy_panel::ProxyPanel;
+use recorder::{PanelEvent, RecorderPanel};
 
 /// At most this many recent files are remembered.
 const RECENT_MAX: usize = 10;
 
-/// What eframe storage keeps between runs: settings only, never recording data.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+/// What eframe storage keeps between runs: settings only, never recording data (nor secrets: the
+/// panels skip their secret header values and running state).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
     /// Recently opened files, newest first.
@@ -54,6 +62,10 @@ pub struct Settings {
     pub tab: Tab,
     pub show_timeline: bool,
     pub show_raw: bool,
+    /// The Recorder form (URL, headers without secret values, body, output folder).
+    pub recorder: RecorderPanel,
+    /// The Proxy form (listen address, upstream, output folder).
+    pub proxy: ProxyPanel,
 }
 
 impl Default for Settings {
@@ -65,6 +77,8 @@ impl Default for Settings {
             tab: Tab::Replay,
             show_timeline: true,
             show_raw: true,
+            recorder: RecorderPanel::default(),
+            proxy: ProxyPanel::default(),
         }
     }
 }
@@ -83,12 +97,22 @@ pub struct Doc {
 }
 
 /// What an answered dialog was for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Pending {
     Open(Slot),
+    Import,
     ExportCalls(Format),
     ExportReport,
     SaveStub,
+    SaveRecording(Box<Recording>),
+}
+
+/// A capture with several streams, waiting for the user to pick one.
+#[derive(Debug)]
+pub struct Picker {
+    /// The file they came from.
+    pub path: PathBuf,
+    pub recordings: Vec<Recording>,
 }
 
 /// Frame timing, printed to stderr when `SSE_REPLAY_TIMING` is set (for the scale measurements).
@@ -164,6 +188,14 @@ pub struct App {
     pending_dialog: Option<(Pending, mpsc::Receiver<Option<PathBuf>>)>,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
+    /// The stream picker of a multi-stream capture, while open.
+    pub picker: Option<Picker>,
+    /// The newest live recording, waiting for the loader to be free (live updates coalesce).
+    live_pending: Option<Box<Recording>>,
+    /// Live updates replace the Replay recording: set when a recording starts (or on "Watch in
+    /// Replay"), cleared when the user opens something else.
+    live_follow: bool,
+    recorder_was_running: bool,
     /// App-level actions (menus, keys, drops); panels queue into the view's list.
     pub actions: Vec<Action>,
     initial: Option<Source>,
@@ -193,6 +225,10 @@ impl App {
             pending_dialog: None,
             stub: stub_panel::StubForm::default(),
             show_about: false,
+            picker: None,
+            live_pending: None,
+            live_follow: false,
+            recorder_was_running: false,
             actions: Vec::new(),
             initial: None,
             ctx: None,
@@ -249,15 +285,57 @@ impl App {
     /// The one open function: every way of opening (dialog, Ctrl+O, drop, recent, CLI, seed,
     /// stub) ends here. The previous recording stays until the new one has loaded.
     pub fn open(&mut self, source: Source, slot: Slot) {
+        if slot == Slot::Primary && !matches!(source, Source::Live(_)) {
+            self.live_follow = false;
+            self.live_pending = None;
+        }
+        self.load(source, slot, None, false);
+    }
+
+    /// Start the loader. `keep_view` keeps the cursor and strategy when it lands (a live update,
+    /// a dialect change); `dialect` forces the dialect.
+    fn load(&mut self, source: Source, slot: Slot, dialect: Option<DialectKind>, keep_view: bool) {
         if let Some(l) = &self.loading {
             l.cancel();
         }
         let ctx = self.ctx.clone();
-        self.loading = Some(loader::spawn(source, slot, move || {
+        let mut loading = loader::spawn(source, slot, dialect, move || {
             if let Some(ctx) = &ctx {
                 ctx.request_repaint();
             }
-        }));
+        });
+        loading.keep_view = keep_view;
+        self.loading = Some(loading);
+    }
+
+    /// Show the Recorder's recording so far in the Replay panels. While a load runs, only the
+    /// newest update waits; it starts when the loader is free.
+    fn show_live(&mut self, rec: Box<Recording>) {
+        if !self.live_follow {
+            return;
+        }
+        if self.loading.is_some() {
+            self.live_pending = Some(rec);
+            return;
+        }
+        let (dialect, keep) = match &self.doc {
+            Some(d) if d.loaded.is_live() => (d.loaded.dialect_override, true),
+            _ => (None, false),
+        };
+        self.load(Source::Live(rec), Slot::Primary, dialect, keep);
+        if let Some(l) = &mut self.loading {
+            l.live = true;
+        }
+    }
+
+    /// Analyse the open recording again with `dialect` forced (`None`: detect it again).
+    fn reanalyse(&mut self, dialect: Option<DialectKind>) {
+        let Some(doc) = &self.doc else { return };
+        if doc.loaded.dialect_override == dialect {
+            return;
+        }
+        let source = doc.loaded.source.clone();
+        self.load(source, Slot::Primary, dialect, true);
     }
 
     fn set_status(&mut self, text: impl Into<String>, error: bool) {
@@ -318,9 +396,30 @@ impl App {
                 self.actions.extend(actions);
             }
             Tab::StubBuilder => stub_panel::stub_ui(ui, &mut self.stub, &mut self.actions),
-            Tab::Recorder => placeholder_ui(ui, "Recorder", "src/app/recorder.rs"),
-            Tab::Proxy => placeholder_ui(ui, "Proxy", "src/app/proxy_panel.rs"),
+            Tab::Recorder => self.recorder_tab_ui(ui),
+            Tab::Proxy => {
+                let mut event = None;
+                let proxy = &mut self.settings.proxy;
+                egui::CentralPanel::default().show(ui, |ui| {
+                    egui::ScrollArea::vertical()
+                        .id_salt("proxy-tab")
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| event = proxy.ui(ui));
+                });
+                self.panel_event(event);
+            }
         }
+        if self.settings.tab != Tab::Recorder {
+            // The recording keeps flowing to the Replay tab while its panel is hidden.
+            let event = self.settings.recorder.poll(&ctx);
+            self.panel_event(event);
+        }
+        let running = self.settings.recorder.is_running();
+        if running && !self.recorder_was_running {
+            self.live_follow = true;
+        }
+        self.recorder_was_running = running;
+        self.picker_ui(&ctx);
         if self.show_about {
             let mut open = true;
             let mut actions = Vec::new();
@@ -349,72 +448,132 @@ impl App {
         if let Some(l) = &self.loading
             && let Some(result) = l.poll()
         {
-            let (slot, name, t0) = (l.slot, l.name.clone(), l.started);
+            let (slot, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
             self.loading = None;
-            self.finish_load(result, slot, &name, t0);
+            match result {
+                Ok(Done::Loaded(loaded)) => self.finish_load(*loaded, slot, keep_view, t0),
+                Ok(Done::Choose { path, recordings }) => {
+                    self.remember_recent(&path);
+                    self.set_status(
+                        format!(
+                            "{} holds {} streams: pick one to open",
+                            short_name(&name),
+                            recordings.len()
+                        ),
+                        false,
+                    );
+                    self.picker = Some(Picker { path, recordings });
+                }
+                Err(e) if e == "cancelled" => self.set_status(
+                    format!("Cancelled opening {name}; the previous recording stays open"),
+                    false,
+                ),
+                Err(e) => self.set_status(format!("Cannot open: {e}"), true),
+            }
+            if let Some(rec) = self.live_pending.take() {
+                self.show_live(rec);
+            }
         }
-        if let Some((pending, rx)) = &self.pending_dialog {
-            let answer = match rx.try_recv() {
+        let answer = self
+            .pending_dialog
+            .as_ref()
+            .and_then(|(_, rx)| match rx.try_recv() {
                 Ok(a) => Some(a),
                 Err(mpsc::TryRecvError::Empty) => None,
                 Err(mpsc::TryRecvError::Disconnected) => Some(None),
-            };
-            if let Some(answer) = answer {
-                let pending = *pending;
-                self.pending_dialog = None;
-                if let Some(path) = answer {
-                    self.dialog_answered(pending, path);
-                }
-            }
+            });
+        if let Some(answer) = answer
+            && let Some((pending, _)) = self.pending_dialog.take()
+            && let Some(path) = answer
+        {
+            self.dialog_answered(pending, path);
         }
     }
 
-    fn finish_load(&mut self, result: Result<Loaded, String>, slot: Slot, name: &str, t0: Instant) {
-        match result {
-            Ok(loaded) => {
-                let a = &loaded.analysis;
-                let text = format!(
-                    "Opened {name}: {} chunks, {} events, {} fragments, {} calls ({:.0} ms)",
-                    a.chunks.len(),
-                    a.events.len(),
-                    a.fragments.len(),
-                    a.calls.len(),
-                    loaded.load_time.as_secs_f64() * 1000.0
-                );
-                if let Some(p) = &loaded.path {
-                    self.remember_recent(p);
-                }
-                match slot {
-                    Slot::Primary => {
-                        let strategy = Strategy::ALL
-                            .into_iter()
-                            .find(|s| s.name() == self.settings.strategy)
-                            .unwrap_or(Strategy::PerFragment);
-                        let view = ViewState {
-                            cursor: ViewState::last_chunk(a),
-                            strategy,
-                            speed: self.settings.speed,
-                            ..Default::default()
-                        };
-                        if let Some(ctx) = &self.ctx {
-                            ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
-                                "sse-replay — {}",
-                                short_name(name)
-                            )));
-                        }
-                        self.doc = Some(Doc { loaded, view });
-                        self.first_frame_pending = Some(t0);
-                    }
-                    Slot::Second => self.second = Some(loaded),
-                }
-                self.recompare();
-                self.set_status(text, false);
+    fn finish_load(&mut self, loaded: Loaded, slot: Slot, keep_view: bool, t0: Instant) {
+        let name = loaded.analysis.source.name.clone();
+        if keep_view
+            && slot == Slot::Primary
+            && let Some(doc) = &mut self.doc
+        {
+            // A live update or another dialect: same recording, same view. While live, a cursor
+            // at the end follows the end.
+            let a = &loaded.analysis;
+            let v = &mut doc.view;
+            let at_end = v.cursor >= ViewState::last_chunk(&doc.loaded.analysis);
+            v.cursor = if at_end && loaded.is_live() {
+                ViewState::last_chunk(a)
+            } else {
+                v.cursor.min(ViewState::last_chunk(a))
+            };
+            if v.focus_fragment
+                .is_some_and(|f| f as usize >= a.fragments.len())
+            {
+                v.focus_fragment = None;
             }
-            Err(e) if e == "cancelled" => self.set_status(
-                format!("Cancelled opening {name}; the previous recording stays open"),
-                false,
-            ),
-            Err(e) => self.set_status(format!("Cannot open: {e}"), true),
+            if v.selected_call.is_some_and(|c| c >= a.calls.len()) {
+                v.selected_call = None;
+            }
+            v.play_anchor = None;
+            let text = (!loaded.is_live()).then(|| {
+                format!(
+                    "Analysed {} again as {}: {} calls",
+                    short_name(&name),
+                    a.dialect.title(),
+                    a.calls.len()
+                )
+            });
+            doc.loaded = loaded;
+            match text {
+                Some(text) => self.set_status(text, false),
+                // Live: an old error no longer applies once updates arrive.
+                None if self.status.as_ref().is_some_and(|s| s.error) => self.status = None,
+                None => {}
+            }
+            self.recompare();
+            return;
+        }
+        let a = &loaded.analysis;
+        let text = format!(
+            "Opened {name}: {} chunks, {} events, {} fragments, {} calls ({:.0} ms)",
+            a.chunks.len(),
+            a.events.len(),
+            a.fragments.len(),
+            a.calls.len(),
+            loaded.load_time.as_secs_f64() * 1000.0
+        );
+        if let Some(p) = &loaded.path {
+            self.remember_recent(p);
+        }
+        let live = loaded.is_live();
+        match slot {
+            Slot::Primary => {
+                let strategy = Strategy::ALL
+                    .into_iter()
+                    .find(|s| s.name() == self.settings.strategy)
+                    .unwrap_or(Strategy::PerFragment);
+                let view = ViewState {
+                    cursor: ViewState::last_chunk(a),
+                    strategy,
+                    speed: self.settings.speed,
+                    ..Default::default()
+                };
+                if let Some(ctx) = &self.ctx {
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
+                        "sse-replay — {}",
+                        short_name(&name)
+                    )));
+                }
+                self.doc = Some(Doc { loaded, view });
+                self.first_frame_pending = Some(t0);
+            }
+            Slot::Second => self.second = Some(loaded),
+        }
+        self.recompare();
+        if live {
+            self.set_status("Showing the Recorder's recording as it arrives", false);
+        } else {
+            self.set_status(text, false);
         }
     }
 
@@ -509,6 +668,13 @@ impl App {
                 ui.menu_button("File", |ui| {
                     if ui.button("Open recording…  (Ctrl+O)").clicked() {
                         self.actions.push(Action::OpenDialog(Slot::Primary));
+                    }
+                    if ui
+                        .button("Import…")
+                        .on_hover_text("A HAR file, a VCR cassette, a JSON-lines fixture or a raw SSE body (or drop one on the window)")
+                        .clicked()
+                    {
+                        self.actions.push(Action::ImportDialog);
                     }
                     if ui.button("Open seed example").clicked() {
                         self.actions.push(Action::OpenSeed);
@@ -623,24 +789,11 @@ impl App {
             self.actions.extend(actions);
             return;
         };
+        let recording_live = self.settings.recorder.is_running() && doc.loaded.is_live();
+        let dialect_override = doc.loaded.dialect_override;
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
         egui::Panel::top("replay-head").show(ui, |ui| {
-            ui.horizontal_wrapped(|ui| {
-                let title = if a.meta.title.is_empty() {
-                    short_name(&a.source.name)
-                } else {
-                    a.meta.title.clone()
-                };
-                ui.label(RichText::new(title).strong().size(16.0));
-                ui.weak(format!(
-                    "{} · {} ({}) · {} · {} bytes",
-                    short_name(&a.source.name),
-                    a.dialect.name(),
-                    a.framing.name(),
-                    a.source.kind,
-                    a.body.len()
-                ));
-            });
+            header_ui(ui, a, dialect_override, recording_live, &mut v.actions);
             player::transport_ui(ui, a, d, v);
         });
         if self.settings.show_raw {
@@ -664,6 +817,115 @@ impl App {
             .min_size(240.0)
             .show(ui, |ui| naive_panel::naive_ui(ui, a, d, v));
         egui::CentralPanel::default().show(ui, |ui| accumulator_panel::accumulator_ui(ui, a, d, v));
+    }
+
+    fn recorder_tab_ui(&mut self, ui: &mut Ui) {
+        let mut event = None;
+        let mut watch = None;
+        let live_shown = self.doc.as_ref().is_some_and(|d| d.loaded.is_live());
+        let following = self.live_follow;
+        let recorder = &mut self.settings.recorder;
+        egui::CentralPanel::default().show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("recorder-tab")
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    event = recorder.ui(ui);
+                    let Some(rec) = recorder.recording() else {
+                        return;
+                    };
+                    ui.separator();
+                    ui.horizontal_wrapped(|ui| {
+                        if live_shown && following {
+                            ui.label("The Replay tab shows this recording as it arrives.");
+                        } else {
+                            ui.label("The Replay tab shows another recording.");
+                        }
+                        if ui
+                            .button("Watch in Replay")
+                            .on_hover_text("Show this recording in the Replay tab, following its end while it records")
+                            .clicked()
+                        {
+                            watch = Some(Box::new(rec.clone()));
+                        }
+                    });
+                });
+        });
+        self.panel_event(event);
+        if let Some(rec) = watch {
+            self.live_follow = true;
+            self.actions.push(Action::ShowLive(rec));
+            self.actions.push(Action::ShowTab(Tab::Replay));
+        }
+    }
+
+    /// Turn a Recorder/Proxy panel's request into actions.
+    fn panel_event(&mut self, event: Option<PanelEvent>) {
+        match event {
+            Some(PanelEvent::Live(rec)) => self.actions.push(Action::ShowLive(Box::new(rec))),
+            Some(PanelEvent::Open(path)) => {
+                self.actions.push(Action::OpenPath(path, Slot::Primary));
+                self.actions.push(Action::ShowTab(Tab::Replay));
+            }
+            Some(PanelEvent::SaveAs(rec)) => {
+                self.actions.push(Action::SaveRecordingAs(Box::new(rec)));
+            }
+            None => {}
+        }
+    }
+
+    /// The stream picker of a capture with several streams.
+    fn picker_ui(&mut self, ctx: &egui::Context) {
+        let Some(picker) = &self.picker else { return };
+        let mut open = true;
+        let mut actions = Vec::new();
+        egui::Window::new("Choose a stream")
+            .open(&mut open)
+            .collapsible(false)
+            .default_width(640.0)
+            .show(ctx, |ui| {
+                ui.label(format!(
+                    "{} holds {} event streams. Open which one?",
+                    short_name(&picker.path.display().to_string()),
+                    picker.recordings.len()
+                ));
+                ui.separator();
+                egui::ScrollArea::vertical()
+                    .id_salt("picker")
+                    .max_height(400.0)
+                    .show(ui, |ui| {
+                        for (i, rec) in picker.recordings.iter().enumerate() {
+                            let title = if rec.meta.title.is_empty() {
+                                format!("stream {}", i + 1)
+                            } else {
+                                rec.meta.title.clone()
+                            };
+                            if ui
+                                .button(format!("{}. {title}", i + 1))
+                                .on_hover_text("Open this stream in the player")
+                                .clicked()
+                            {
+                                actions.push(Action::PickStream(i));
+                            }
+                            let url = rec
+                                .request
+                                .as_ref()
+                                .map(|r| r.url.as_str())
+                                .filter(|u| !u.is_empty() && !title.contains(u));
+                            let mut details =
+                                format!("{} events, {} bytes", rec.chunks.len(), rec.body_len());
+                            if let Some(url) = url {
+                                details = format!("{url} · {details}");
+                            }
+                            ui.weak(details);
+                            ui.add_space(4.0);
+                        }
+                    });
+            });
+        if !open {
+            actions.push(Action::ClosePicker);
+        }
+        self.actions.extend(actions);
     }
 
     // --- actions -----------------------------------------------------------------------------
@@ -766,6 +1028,60 @@ impl App {
                 }
                 None => self.set_status("The stub form is incomplete (see the preview)", true),
             },
+            Action::ImportDialog => {
+                let spec = DialogSpec {
+                    save: false,
+                    title: "Import a capture (HAR, VCR cassette, JSON lines, SSE body)".into(),
+                    file_name: String::new(),
+                    filters: vec![
+                        (
+                            "Captures".into(),
+                            vec![
+                                "har".into(),
+                                "yaml".into(),
+                                "yml".into(),
+                                "jsonl".into(),
+                                "ndjson".into(),
+                                "sse".into(),
+                                "txt".into(),
+                            ],
+                        ),
+                        ("Recordings".into(), vec!["ron".into()]),
+                        ("All files".into(), vec!["*".into()]),
+                    ],
+                };
+                self.ask(ctx, spec, Pending::Import);
+            }
+            Action::PickStream(i) => {
+                let Some(mut picker) = self.picker.take() else {
+                    return;
+                };
+                let n = picker.recordings.len();
+                if i >= n {
+                    return;
+                }
+                let recording = Box::new(picker.recordings.swap_remove(i));
+                let name = format!("{} (stream {} of {n})", picker.path.display(), i + 1);
+                self.settings.tab = Tab::Replay;
+                self.open(Source::Memory { name, recording }, Slot::Primary);
+            }
+            Action::ClosePicker => self.picker = None,
+            Action::SetDialect(kind) => self.reanalyse(kind),
+            Action::ShowLive(rec) => self.show_live(rec),
+            Action::SaveRecordingAs(rec) => {
+                let stem = if rec.meta.title.is_empty() {
+                    "recording".to_owned()
+                } else {
+                    file_stem_of(&rec.meta.title)
+                };
+                let spec = DialogSpec {
+                    save: true,
+                    title: "Save the recording".into(),
+                    file_name: format!("{stem}.ron"),
+                    filters: vec![("Recording".into(), vec!["ron".into()])],
+                };
+                self.ask(ctx, spec, Pending::SaveRecording(rec));
+            }
             Action::SelectStrategy(s) => {
                 self.settings.strategy = s.name().into();
                 if let Some(v) = self.view_mut() {
@@ -827,6 +1143,16 @@ impl App {
     fn dialog_answered(&mut self, pending: Pending, path: PathBuf) {
         match pending {
             Pending::Open(slot) => self.open(Source::File(path), slot),
+            Pending::Import => {
+                self.settings.tab = Tab::Replay;
+                self.open(Source::Import(path), Slot::Primary);
+            }
+            Pending::SaveRecording(rec) => match crate::recording::save(&path, &rec) {
+                Ok(()) => {
+                    self.set_status(format!("Saved the recording to {}", path.display()), false)
+                }
+                Err(e) => self.set_status(format!("Cannot save the recording: {e:#}"), true),
+            },
             Pending::ExportCalls(f) => {
                 let Some(a) = self.analysis() else { return };
                 let (text, n) = (export::render(&a.calls, f), a.calls.len());
@@ -877,13 +1203,129 @@ impl eframe::App for App {
     }
 }
 
-fn placeholder_ui(ui: &mut Ui, name: &str, file: &str) {
-    egui::CentralPanel::default().show(ui, |ui| {
-        ui.heading(name);
-        ui.label(format!(
-            "The {name} panel is not part of this build yet; it will live in {file}."
+/// The Replay header: title, live badge, source, the dialect (named, overridable), framing, and
+/// the recording's notes (imports keep no read boundaries: a badge says so).
+fn header_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    dialect_override: Option<DialectKind>,
+    recording_live: bool,
+    actions: &mut Vec<Action>,
+) {
+    ui.horizontal_wrapped(|ui| {
+        let title = if a.meta.title.is_empty() {
+            short_name(&a.source.name)
+        } else {
+            a.meta.title.clone()
+        };
+        ui.label(RichText::new(title).strong().size(16.0));
+        if recording_live {
+            ui.label(
+                RichText::new("● live")
+                    .strong()
+                    .color(egui::Color32::WHITE)
+                    .background_color(egui::Color32::from_rgb(200, 40, 40)),
+            )
+            .on_hover_text("Recording: the panels follow the stream as it arrives");
+        }
+        ui.weak(format!(
+            "{} · {} · {} ({}) · {} bytes",
+            short_name(&a.source.name),
+            a.source.kind,
+            a.framing.name(),
+            if a.source.timing_known {
+                "recorded reads"
+            } else {
+                "one chunk per event"
+            },
+            a.body.len()
         ));
     });
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Dialect:");
+        ui.label(RichText::new(a.dialect.title()).strong());
+        if dialect_override.is_some() {
+            ui.label(RichText::new("(forced)").color(style::warn_color(ui)))
+                .on_hover_text("You chose this dialect; pick \"detect\" to go back");
+        } else if !a.dialect_known {
+            ui.label(RichText::new("(guessed)").color(style::warn_color(ui)))
+                .on_hover_text("No event in the stream identified the dialect; this is the default. Force another one if the calls look wrong.");
+        }
+        egui::ComboBox::from_id_salt("dialect-override")
+            .selected_text(if dialect_override.is_some() { "forced" } else { "detect" })
+            .width(90.0)
+            .show_ui(ui, |ui| {
+                if ui
+                    .selectable_label(dialect_override.is_none(), "detect")
+                    .on_hover_text("Detect the dialect from the stream (and the recording's metadata)")
+                    .clicked()
+                {
+                    actions.push(Action::SetDialect(None));
+                }
+                for k in DialectKind::ALL {
+                    if ui
+                        .selectable_label(dialect_override == Some(k), k.title())
+                        .clicked()
+                    {
+                        actions.push(Action::SetDialect(Some(k)));
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Force another dialect: the stream is analysed again");
+        let (boundary_notes, other_notes): (Vec<&String>, Vec<&String>) = a
+            .meta
+            .notes
+            .iter()
+            .partition(|n| n.contains("chunk boundaries") || n.contains("read boundaries"));
+        if !a.source.timing_known {
+            ui.separator();
+            let tip = if boundary_notes.is_empty() {
+                "This recording keeps no network read boundaries or timing: it is shown as one chunk per event, and the strategies that need real reads cannot run.".to_owned()
+            } else {
+                boundary_notes
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            ui.add(
+                egui::Button::new(
+                    RichText::new("no read boundaries")
+                        .small()
+                        .color(style::warn_color(ui)),
+                )
+                .stroke(egui::Stroke::new(1.0, style::warn_color(ui)))
+                .corner_radius(8.0)
+                .small(),
+            )
+            .on_hover_text(tip);
+        }
+        for note in other_notes {
+            ui.weak(note);
+        }
+    });
+}
+
+/// A file-name stem from a title: letters, digits, `-` and `_` only, at most 60 characters.
+fn file_stem_of(title: &str) -> String {
+    let stem: String = title
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let stem = stem.trim_matches('-');
+    if stem.is_empty() {
+        "recording".into()
+    } else {
+        stem.into()
+    }
 }
 
 /// The label of an export format in menus.

@@ -168,11 +168,18 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
         .id_salt("naive-steps")
         .max_height(max_h)
         .auto_shrink([false, true]);
-    if v.steps_scrolled_to != Some(v.cursor) {
-        v.steps_scrolled_to = Some(v.cursor);
-        area = area.vertical_scroll_offset((n_at as f32 * row_full - max_h).max(0.0));
+    // The cursor's row: the focused fragment's latest attempt, else the latest attempt.
+    let row = current
+        .and_then(|f| steps[..n_at].iter().rposition(|st| st.fragment == f))
+        .unwrap_or(n_at.saturating_sub(1));
+    let viewport_guess = max_h.min(n_at as f32 * row_full);
+    if let Some(offset) = v
+        .steps_scroll
+        .target(v.cursor, row, n_at, row_full, viewport_guess)
+    {
+        area = area.vertical_scroll_offset(offset);
     }
-    area.show_rows(ui, row_h, n_at, |ui, range| {
+    let out = area.show_rows(ui, row_h, n_at, |ui, range| {
         for st in &steps[range] {
             let is_current = Some(st.fragment) == current;
             ui.horizontal(|ui| {
@@ -216,6 +223,7 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
             });
         }
     });
+    v.steps_scroll.remember(&out);
 }
 
 /// concat-all at the cursor: every fragment so far, of every call, joined.

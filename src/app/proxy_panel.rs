@@ -205,27 +205,31 @@ impl ProxyPanel {
         ui.heading("Proxy");
         ui.add_enabled_ui(!running, |ui| {
             egui::Grid::new("proxy-form").num_columns(2).show(ui, |ui| {
-                ui.label("Listen on");
-                ui.add(egui::TextEdit::singleline(&mut self.listen).desired_width(200.0));
+                let label = ui.label("Listen on");
+                ui.add(egui::TextEdit::singleline(&mut self.listen).desired_width(200.0))
+                    .labelled_by(label.id);
                 ui.end_row();
-                ui.label("Upstream");
+                let label = ui.label("Upstream");
                 ui.add(
                     egui::TextEdit::singleline(&mut self.upstream)
                         .hint_text("https://api.openai.com")
                         .desired_width(320.0),
-                );
+                )
+                .labelled_by(label.id);
                 ui.end_row();
-                ui.label("Save captures in");
+                let label = ui.label("Save captures in");
                 let mut dir = self.out_dir.display().to_string();
                 if ui
                     .add(egui::TextEdit::singleline(&mut dir).desired_width(320.0))
+                    .labelled_by(label.id)
                     .changed()
                 {
                     self.out_dir = PathBuf::from(dir);
                 }
                 ui.end_row();
-                ui.label("Upstream timeout (s)");
-                ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0));
+                let label = ui.label("Upstream timeout (s)");
+                ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0))
+                    .labelled_by(label.id);
                 ui.end_row();
             });
         });

@@ -44,13 +44,17 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
     let mut area = egui::ScrollArea::both()
         .id_salt("raw-rows")
         .auto_shrink([false, false]);
-    if v.raw_scrolled_to != Some(v.cursor) {
-        v.raw_scrolled_to = Some(v.cursor);
-        let h = ui.available_height();
-        area = area.vertical_scroll_offset((v.cursor as f32 * row_full - h / 2.0).max(0.0));
+    if let Some(offset) = v.raw_scroll.target(
+        v.cursor,
+        v.cursor as usize,
+        a.chunks.len(),
+        row_full,
+        ui.available_height(),
+    ) {
+        area = area.vertical_scroll_offset(offset);
     }
     let font = egui::TextStyle::Monospace.resolve(ui.style());
-    area.show_rows(ui, row_h, a.chunks.len(), |ui, range| {
+    let out = area.show_rows(ui, row_h, a.chunks.len(), |ui, range| {
         for k in range {
             let Some(c) = a.chunks.get(k) else { continue };
             let is_cursor = k as u32 == v.cursor;
@@ -88,6 +92,7 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
             });
         }
     });
+    v.raw_scroll.remember(&out);
 }
 
 /// Bytes as text: valid UTF-8 as is, control characters escaped (`\n`), broken sequences as `\xNN`.

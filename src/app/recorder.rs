@@ -362,13 +362,20 @@ impl RecorderPanel {
         None
     }
 
-    /// Draws the panel. Returns at most one request for the host per frame.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<PanelEvent> {
-        let mut event = self.drain();
+    /// Applies the recorder's updates without drawing: the host calls this on frames where the
+    /// panel is not shown, so the live recording keeps flowing to the other tabs.
+    pub fn poll(&mut self, ctx: &egui::Context) -> Option<PanelEvent> {
+        let event = self.drain();
         if self.run.as_ref().is_some_and(|r| r.dirty) {
             // Live updates are throttled; make sure the pending one is delivered.
-            ui.ctx().request_repaint_after(Duration::from_millis(100));
+            ctx.request_repaint_after(Duration::from_millis(100));
         }
+        event
+    }
+
+    /// Draws the panel. Returns at most one request for the host per frame.
+    pub fn ui(&mut self, ui: &mut Ui) -> Option<PanelEvent> {
+        let mut event = self.poll(ui.ctx());
         let running = self.is_running();
         ui.heading("Recorder");
         ui.add_enabled_ui(!running, |ui| self.form_ui(ui));
@@ -435,7 +442,9 @@ impl RecorderPanel {
                     for m in ["POST", "GET", "PUT"] {
                         ui.selectable_value(&mut self.method, m.to_owned(), m);
                     }
-                });
+                })
+                .response
+                .on_hover_text("HTTP method");
             ui.add(
                 egui::TextEdit::singleline(&mut self.url)
                     .hint_text("https://api.openai.com/v1/chat/completions")
@@ -443,7 +452,7 @@ impl RecorderPanel {
             );
         });
         ui.horizontal(|ui| {
-            ui.label("Template:");
+            let template_label = ui.label("Template:");
             let mut chosen = None;
             egui::ComboBox::from_id_salt("recorder-template")
                 .selected_text("choose…")
@@ -453,12 +462,15 @@ impl RecorderPanel {
                             chosen = Some(t);
                         }
                     }
-                });
+                })
+                .response
+                .labelled_by(template_label.id);
             if let Some(t) = chosen {
                 self.apply_template(t);
             }
-            ui.label("Timeout (s):");
-            ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0));
+            let timeout_label = ui.label("Timeout (s):");
+            ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0))
+                .labelled_by(timeout_label.id);
         });
         ui.label(RichText::new("Headers").strong()).on_hover_text("$VAR and ${VAR} are read from the environment at Start. Secret values are masked, redacted in recordings and never saved in settings.");
         let mut remove = None;
@@ -494,7 +506,7 @@ impl RecorderPanel {
         if ui.small_button("+ header").clicked() {
             self.headers.push(HeaderRow::default());
         }
-        ui.label(RichText::new("Body").strong());
+        let body_label = ui.label(RichText::new("Body").strong());
         egui::ScrollArea::vertical()
             .id_salt("recorder-body")
             .max_height(260.0)
@@ -504,13 +516,15 @@ impl RecorderPanel {
                         .code_editor()
                         .desired_rows(12)
                         .desired_width(f32::INFINITY),
-                );
+                )
+                .labelled_by(body_label.id);
             });
         ui.horizontal(|ui| {
-            ui.label("Save recordings in:");
+            let dir_label = ui.label("Save recordings in:");
             let mut dir = self.out_dir.display().to_string();
             if ui
                 .add(egui::TextEdit::singleline(&mut dir).desired_width(300.0))
+                .labelled_by(dir_label.id)
                 .changed()
             {
                 self.out_dir = PathBuf::from(dir);

@@ -7,23 +7,32 @@ use crate::findings::{Finding, Severity};
 /// The bundled CJK face (a subset of Noto Sans CJK SC, see `assets/fonts/README.md`).
 const CJK_FONT: &[u8] = include_bytes!("../../assets/fonts/NotoSansCJKsc-Regular-subset.otf");
 
+/// Symbols egui's faces lack: U+FFFD, ✓ ✗, ①②③, ⏎ (a subset of DejaVu Sans).
+const SYMBOLS_FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-symbols-subset.ttf");
+
+/// Media controls DejaVu lacks: ⏵ ⏸ ⏹ ⏺ (a subset of Noto Sans Symbols 2).
+const MEDIA_FONT: &[u8] = include_bytes!("../../assets/fonts/NotoSansSymbols2-media-subset.ttf");
+
 /// The app icon.
 pub const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
 
-/// Add the CJK face as a fallback to both families, so `深圳` renders everywhere. Called once at
-/// start (and by the tests' context setup).
+/// Add the CJK face, then the two symbol subsets, as fallbacks to both families, so `深圳`, `�`,
+/// `✓` and `⏸` render everywhere. Called once at start (and by the tests' context setup).
 pub fn install_fonts(ctx: &egui::Context) {
     let mut fonts = egui::FontDefinitions::default();
-    fonts.font_data.insert(
-        "noto-cjk-sc".into(),
-        std::sync::Arc::new(egui::FontData::from_static(CJK_FONT)),
-    );
-    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
-        fonts
-            .families
-            .entry(family)
-            .or_default()
-            .push("noto-cjk-sc".into());
+    let faces: [(&str, &'static [u8]); 3] = [
+        ("noto-cjk-sc", CJK_FONT),
+        ("dejavu-symbols", SYMBOLS_FONT),
+        ("noto-symbols2-media", MEDIA_FONT),
+    ];
+    for (name, bytes) in faces {
+        fonts.font_data.insert(
+            name.into(),
+            std::sync::Arc::new(egui::FontData::from_static(bytes)),
+        );
+        for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+            fonts.families.entry(family).or_default().push(name.into());
+        }
     }
     // Hack (egui's monospace face) has the arrows and shapes the player uses (◀ ▶ ⇤ ⇥ ◆).
     fonts

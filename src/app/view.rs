@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::analysis::Analysis;
+use crate::dialect::DialectKind;
 use crate::export::Format;
 use crate::naive::Strategy;
+use crate::recording::Recording;
 
 /// Which loaded recording an open goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,7 +20,7 @@ pub enum Slot {
     Second,
 }
 
-/// The top-level tabs. Recorder and Proxy are slots for the panels another engineer provides.
+/// The top-level tabs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Tab {
     #[default]
@@ -97,6 +99,18 @@ pub enum Action {
     ShowTab(Tab),
     /// Show or hide the help window.
     ToggleAbout,
+    /// Ask for a capture (HAR, cassette, JSON lines) and import it.
+    ImportDialog,
+    /// Open stream `n` of the stream picker.
+    PickStream(usize),
+    /// Close the stream picker without opening anything.
+    ClosePicker,
+    /// Analyse the open recording again with this dialect forced (`None`: detect it).
+    SetDialect(Option<DialectKind>),
+    /// Show the Recorder's recording so far in the Replay panels.
+    ShowLive(Box<Recording>),
+    /// Ask for a file name and save this recording there.
+    SaveRecordingAs(Box<Recording>),
 }
 
 /// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
@@ -190,10 +204,10 @@ pub struct ViewState {
     pub play_anchor: Option<(Instant, f64)>,
     /// Timeline zoom (1 = whole stream).
     pub timeline_zoom: f32,
-    /// The raw view scrolls to the cursor row when the cursor changed since.
-    pub raw_scrolled_to: Option<u32>,
-    /// The steps list scrolls to the latest step when the cursor changed since.
-    pub steps_scrolled_to: Option<u32>,
+    /// The raw view's scroll; it brings the cursor's row into view when the cursor moves.
+    pub raw_scroll: RowScroll,
+    /// The naive steps list's scroll; it brings the current step into view when the cursor moves.
+    pub steps_scroll: RowScroll,
     /// Clicks queue actions here; the app drains it after drawing.
     pub actions: Vec<Action>,
 }
@@ -210,8 +224,8 @@ impl Default for ViewState {
             instant: false,
             play_anchor: None,
             timeline_zoom: 1.0,
-            raw_scrolled_to: None,
-            steps_scrolled_to: None,
+            raw_scroll: RowScroll::default(),
+            steps_scroll: RowScroll::default(),
             actions: Vec::new(),
         }
     }
@@ -321,6 +335,63 @@ impl ViewState {
         } else {
             ((t / UNTIMED_MICROS_PER_CHUNK) as u64).min(u64::from(Self::last_chunk(a))) as u32
         }
+    }
+}
+
+/// A virtualised list that keeps one row (the cursor's) in view: only when that row changes, so the
+/// user can scroll freely in between. Remembers where the list was scrolled last frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RowScroll {
+    /// The (cursor, row) it last brought into view.
+    pub followed: Option<(u32, usize)>,
+    /// The scroll offset and viewport height drawn last frame (0 before the first).
+    pub offset: f32,
+    pub viewport_h: f32,
+}
+
+impl RowScroll {
+    /// The offset that brings `row` (of `rows`, `row_full` apart) into view when the cursor or the
+    /// row changed since last time, if it is not in view already. `viewport_guess` stands in for
+    /// the viewport's height before the list was first drawn. Near rows scroll just enough; far
+    /// ones come to the middle. Never past the end (that would spring back, repainting).
+    pub fn target(
+        &mut self,
+        cursor: u32,
+        row: usize,
+        rows: usize,
+        row_full: f32,
+        viewport_guess: f32,
+    ) -> Option<f32> {
+        if self.followed == Some((cursor, row)) {
+            return None;
+        }
+        self.followed = Some((cursor, row));
+        let vh = if self.viewport_h > 0.0 {
+            self.viewport_h
+        } else {
+            viewport_guess
+        };
+        let top = row as f32 * row_full;
+        let bottom = top + row_full;
+        let (view_top, view_bottom) = (self.offset, self.offset + vh);
+        if top >= view_top && bottom <= view_bottom {
+            return None;
+        }
+        let wanted = if bottom > view_bottom && top < view_bottom + vh {
+            bottom - vh
+        } else if top < view_top && bottom > view_top - vh {
+            top
+        } else {
+            top - (vh - row_full) / 2.0
+        };
+        let max = (rows as f32 * row_full - vh).max(0.0);
+        Some(wanted.clamp(0.0, max))
+    }
+
+    /// Remember where the list is after drawing it.
+    pub fn remember<R>(&mut self, out: &egui::scroll_area::ScrollAreaOutput<R>) {
+        self.offset = out.state.clamped_offset().y;
+        self.viewport_h = out.inner_rect.height();
     }
 }
 
