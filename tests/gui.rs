@@ -78,7 +78,7 @@ fn seed_opens_at_the_end_with_failures_left_and_correct_calls_right() {
     h.get_by_label("get_weather");
     h.get_by_label("get_time");
     assert_eq!(
-        h.query_all_by_label_contains("√ parsed once at the finish")
+        h.query_all_by_label_contains("✓ parsed once at the finish")
             .count(),
         2
     );
@@ -139,7 +139,7 @@ fn switching_strategies() {
     let mut h = seed_harness();
     h.get_by_label("strategy").click();
     h.run();
-    h.get_by_label("× concat-all").click();
+    h.get_by_label("✗ concat-all").click();
     h.run();
     assert_eq!(h.state().view().unwrap().strategy, Strategy::ConcatAll);
     assert_eq!(h.state().settings.strategy, "concat-all");
@@ -149,9 +149,19 @@ fn switching_strategies() {
             >= 1
     );
     act(&mut h, Action::SelectStrategy(Strategy::NextIndexDone));
-    h.get_by_label_contains("√ same calls as the accumulator");
+    h.get_by_label_contains("✓ same calls as the accumulator");
     act(&mut h, Action::SelectStrategy(Strategy::PerReadUtf8));
     h.get_by_label_contains("U+FFFD replacement characters");
+    // The replacement character itself is drawn (the symbol font has it), never spelled out.
+    assert!(h.query_all_by_label_contains("\u{FFFD}").count() >= 1);
+    assert_eq!(h.query_all_by_label_contains("\\u{fffd}").count(), 0);
+    // The checkpoints use the circled digits and check marks.
+    assert_eq!(
+        h.query_all_by_label("① reassembled = original, verbatim")
+            .count(),
+        2
+    );
+    assert!(h.query_all_by_label("✓").count() >= 6);
 }
 
 #[test]
@@ -264,7 +274,7 @@ fn play_advances_and_stops_at_the_end() {
     let mut h = seed_harness();
     act(&mut h, Action::Home);
     h.state_mut().view_mut().unwrap().speed = 16.0;
-    h.get_by_label("▶ Play").click();
+    h.get_by_label("⏵ Play").click();
     let t0 = Instant::now();
     loop {
         h.step();

@@ -25,7 +25,7 @@ pub fn about_ui(ui: &mut Ui, actions: &mut Vec<Action>) {
     ui.label("• Correct: a table keyed by the call's index; set id and name only when present; always append the arguments; parse each call once when the stream finishes.");
     ui.add_space(4.0);
     ui.label(RichText::new("Three checkpoints").strong());
-    ui.label("(1) the reassembled string equals the original verbatim; (2) every fragment sits contiguously, in order, in the original; (3) only the first fragment carries id and name.");
+    ui.label("① the reassembled string equals the original verbatim; ② every fragment sits contiguously, in order, in the original; ③ only the first fragment carries id and name.");
     ui.add_space(4.0);
     ui.label(RichText::new("Using the app").strong());
     ui.label("Left: a naive strategy (pick any) and what it makes of each fragment. Right: the accumulator as it grows. Below: the timeline (click a fragment) and the raw bytes. Badges mark provider quirks; hover one for the explanation.");

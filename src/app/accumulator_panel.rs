@@ -160,27 +160,27 @@ fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usiz
             match &c.parsed {
                 Parsed::Ok(val) => {
                     ui.label(
-                        RichText::new("√ parsed once at the finish:").color(style::ok_color(ui)),
+                        RichText::new("✓ parsed once at the finish:").color(style::ok_color(ui)),
                     );
                     json_tree_ui(ui, ui.scope_id().with(("call-json", ci)), val);
                 }
                 Parsed::Err { error, .. } => {
                     ui.label(
-                        RichText::new(format!("× the complete arguments do not parse: {error}"))
+                        RichText::new(format!("✗ the complete arguments do not parse: {error}"))
                             .color(style::err_color(ui)),
                     );
                 }
             }
             if let Some(cp) = a.checkpoints.get(ci) {
-                checkpoint_row(ui, "(1) reassembled = original, verbatim", &cp.verbatim);
+                checkpoint_row(ui, "① reassembled = original, verbatim", &cp.verbatim);
                 checkpoint_row(
                     ui,
-                    "(2) every fragment contiguous in the original",
+                    "② every fragment contiguous in the original",
                     &cp.contiguous,
                 );
                 checkpoint_row(
                     ui,
-                    "(3) only the first fragment carries id and name",
+                    "③ only the first fragment carries id and name",
                     &cp.first_only,
                 );
                 if let Some(src) = &cp.original_source {

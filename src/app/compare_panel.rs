@@ -115,7 +115,7 @@ pub fn compare_ui(
                         style::ok_color(&cols[1])
                     };
                     cols[1].label(
-                        RichText::new(format!("{} {status}", if bad { "×" } else { "√" })).color(c),
+                        RichText::new(format!("{} {status}", if bad { "✗" } else { "✓" })).color(c),
                     );
                     call_cell(
                         &mut cols[2],

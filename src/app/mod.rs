@@ -760,7 +760,7 @@ impl App {
                 }
                 match &self.status {
                     Some(s) if s.error => {
-                        ui.label(RichText::new(format!("× {}", s.text)).color(style::err_color(ui)));
+                        ui.label(RichText::new(format!("✗ {}", s.text)).color(style::err_color(ui)));
                     }
                     Some(s) => {
                         ui.label(&s.text);

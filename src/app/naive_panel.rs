@@ -32,7 +32,7 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                     let ok = st.verdict.matches_correct;
                     let text = format!(
                         "{} {}",
-                        if ok { "√" } else { "×" },
+                        if ok { "✓" } else { "✗" },
                         st.report.strategy.name()
                     );
                     if ui
@@ -118,21 +118,19 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             .show(ui, |ui| {
                 if s.verdict.matches_correct {
                     ui.label(
-                        RichText::new("√ same calls as the accumulator")
+                        RichText::new("✓ same calls as the accumulator")
                             .strong()
                             .color(style::ok_color(ui)),
                     );
                 } else {
                     ui.label(
-                        RichText::new("× differs from the correct calls:")
+                        RichText::new("✗ differs from the correct calls:")
                             .strong()
                             .color(style::err_color(ui)),
                     );
                     for diff in s.verdict.differences.iter().take(30) {
-                        ui.label(
-                            RichText::new(format!("• {}", style::visible(diff, 400)))
-                                .color(style::err_color(ui)),
-                        );
+                        let text = format!("• {}", style::visible(diff, 400));
+                        style::marked_label(ui, &text, style::err_color(ui), false);
                     }
                     if s.verdict.differences.len() > 30 {
                         ui.weak(format!("… {} more", s.verdict.differences.len() - 30));
@@ -200,17 +198,16 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
                 if let Some(c) = st.call {
                     ui.label(RichText::new(format!("call {c}")).small().weak());
                 }
-                ui.label(RichText::new(format!("{:?}", style::visible(&st.text, 48))).monospace());
+                let text = format!("{:?}", style::visible(&st.text, 48));
+                style::marked_label(ui, &text, ui.visuals().text_color(), true);
                 ui.label("→");
                 match &st.outcome {
                     Parsed::Err { error, .. } => {
-                        ui.label(RichText::new(format!("× {error}")).color(style::err_color(ui)));
+                        ui.label(RichText::new(format!("✗ {error}")).color(style::err_color(ui)));
                     }
                     Parsed::Ok(val) => {
-                        ui.label(
-                            RichText::new(format!("√ {}", style::visible(&val.to_string(), 60)))
-                                .color(style::ok_color(ui)),
-                        );
+                        let text = format!("✓ {}", style::visible(&val.to_string(), 60));
+                        style::marked_label(ui, &text, style::ok_color(ui), false);
                     }
                 }
                 if let Some(fs) = d.fragment_findings.get(&st.fragment) {
@@ -247,8 +244,8 @@ fn concat_all_live(ui: &mut Ui, a: &Analysis, v: &ViewState) {
         });
     if !joined.is_empty() {
         match serde_json::from_str::<serde_json::Value>(&joined) {
-            Ok(_) => ui.colored_label(style::ok_color(ui), "√ parses"),
-            Err(e) => ui.colored_label(style::err_color(ui), format!("× {e}")),
+            Ok(_) => ui.colored_label(style::ok_color(ui), "✓ parses"),
+            Err(e) => ui.colored_label(style::err_color(ui), format!("✗ {e}")),
         };
     }
 }
@@ -263,16 +260,17 @@ fn naive_call_row(ui: &mut Ui, c: &NaiveCall) {
             if !c.name.is_empty() {
                 ui.label(RichText::new(style::visible(&c.name, 60)).strong());
             }
-            ui.label(RichText::new(style::visible(&c.raw_arguments, 80)).monospace());
+            let args = style::visible(&c.raw_arguments, 80);
+            style::marked_label(ui, &args, ui.visuals().text_color(), true);
         });
         match &c.parsed {
             Parsed::Err { error, .. } => {
-                ui.label(RichText::new(format!("× {error}")).color(style::err_color(ui)))
+                ui.label(RichText::new(format!("✗ {error}")).color(style::err_color(ui)))
             }
-            Parsed::Ok(val) => ui.label(
-                RichText::new(format!("√ {}", style::visible(&val.to_string(), 100)))
-                    .color(style::ok_color(ui)),
-            ),
+            Parsed::Ok(val) => {
+                let text = format!("✓ {}", style::visible(&val.to_string(), 100));
+                style::marked_label(ui, &text, style::ok_color(ui), false)
+            }
         };
     });
 }

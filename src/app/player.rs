@@ -25,7 +25,7 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             q.push(Action::Home);
         }
         step_buttons(ui, q, -1);
-        let play_label = if v.playing { "‖ Pause" } else { "▶ Play" };
+        let play_label = if v.playing { "⏸ Pause" } else { "⏵ Play" };
         if ui
             .button(RichText::new(play_label).strong())
             .on_hover_text("Play at the recorded timing (Space)")

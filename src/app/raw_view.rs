@@ -78,7 +78,7 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
                 let cut = |x: usize| x.min(shown.len());
                 for (range, fmt) in [(0..cut(hs), &normal), (cut(hs)..cut(he), &hl), (cut(he)..shown.len(), &normal)] {
                     if !range.is_empty() {
-                        job.append(&escape(&shown[range]), 0.0, fmt.clone());
+                        style::append_marked(&mut job, &escape(&shown[range]), fmt);
                     }
                 }
                 if bytes.len() > ROW_BYTES {
@@ -104,9 +104,7 @@ pub fn escape(bytes: &[u8]) -> String {
                 '\n' => out.push_str("\\n"),
                 '\r' => out.push_str("\\r"),
                 '\t' => out.push_str("\\t"),
-                c if c.is_control() || c == '\u{FFFD}' => {
-                    out.push_str(&format!("\\u{{{:04x}}}", c as u32))
-                }
+                c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
                 c => out.push(c),
             }
         }

@@ -257,9 +257,9 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
         match c.value() {
             Some(v) => ui.colored_label(
                 style::ok_color(ui),
-                format!("√ accumulated and parsed once: {v}"),
+                format!("✓ accumulated and parsed once: {v}"),
             ),
-            None => ui.colored_label(style::err_color(ui), format!("× {:?}", c.parsed)),
+            None => ui.colored_label(style::err_color(ui), format!("✗ {:?}", c.parsed)),
         };
     }
     ui.separator();

@@ -1,5 +1,6 @@
-//! Fonts, colours and small shared widgets (finding badges, √/× marks).
+//! Fonts, colours and small shared widgets (finding badges, ✓/✗ marks, U+FFFD highlighted).
 
+use egui::text::{LayoutJob, TextFormat};
 use egui::{Color32, RichText, Ui};
 
 use crate::findings::{Finding, Severity};
@@ -75,11 +76,11 @@ pub fn fragment_bg(ui: &Ui, n: u32, current: bool) -> Color32 {
     }
 }
 
-/// √ / × / – for a check result.
+/// ✓ / ✗ / – for a check result.
 pub fn mark(ui: &mut Ui, ok: Option<bool>) {
     match ok {
-        Some(true) => ui.label(RichText::new("√").color(ok_color(ui)).strong()),
-        Some(false) => ui.label(RichText::new("×").color(err_color(ui)).strong()),
+        Some(true) => ui.label(RichText::new("✓").color(ok_color(ui)).strong()),
+        Some(false) => ui.label(RichText::new("✗").color(err_color(ui)).strong()),
         None => ui.label(RichText::new("–").weak()),
     };
 }
@@ -145,14 +146,55 @@ pub fn visible(s: &str, max: usize) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            // The replacement character itself is in none of the bundled fonts: spell it out.
-            c if c.is_control() || c == '\u{FFFD}' => {
-                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
-            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// The replacement character: what decoding each network read on its own leaves where a character
+/// was split across reads.
+pub const REPLACEMENT: char = '\u{FFFD}';
+
+/// Append `text` to `job`, each U+FFFD drawn white on red so the damage stands out.
+pub fn append_marked(job: &mut LayoutJob, text: &str, format: &TextFormat) {
+    let mark = TextFormat {
+        color: Color32::WHITE,
+        background: Color32::from_rgb(200, 40, 40),
+        ..format.clone()
+    };
+    for (i, piece) in text.split(REPLACEMENT).enumerate() {
+        if i > 0 {
+            job.append("\u{FFFD}", 0.0, mark.clone());
+        }
+        if !piece.is_empty() {
+            job.append(piece, 0.0, format.clone());
+        }
+    }
+}
+
+/// A label for text that may hold U+FFFD (highlighted, see [`append_marked`]).
+pub fn marked_label(ui: &mut Ui, text: &str, color: Color32, monospace: bool) -> egui::Response {
+    if !text.contains(REPLACEMENT) {
+        let rich = RichText::new(text).color(color);
+        return ui.label(if monospace { rich.monospace() } else { rich });
+    }
+    let style = if monospace {
+        egui::TextStyle::Monospace
+    } else {
+        egui::TextStyle::Body
+    };
+    let format = TextFormat {
+        font_id: style.resolve(ui.style()),
+        color,
+        ..Default::default()
+    };
+    let mut job = LayoutJob::default();
+    append_marked(&mut job, text, &format);
+    ui.label(job).on_hover_text(
+        "\u{FFFD} (red): U+FFFD, the replacement character. A character was split across two network reads and decoding each read on its own destroyed it.",
+    )
 }
 
 /// Format microseconds as milliseconds.
