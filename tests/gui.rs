@@ -626,3 +626,38 @@ fn a_raw_body_is_marked_guessed_and_without_read_boundaries() {
     h.get_by_label("(guessed)");
     h.get_by_label("no read boundaries");
 }
+
+/// The raw view and the naive steps list scroll to the cursor's row when the cursor moves (the
+/// large stream opened at its end once showed the first steps).
+#[test]
+fn the_lists_keep_the_cursor_row_in_view() {
+    let recording = Box::new(sse_replay::generate::large_recording(40));
+    let name = "large (generated)".to_owned();
+    let mut h = harness(app_with(vec![]).with_initial(Source::Memory { name, recording }));
+    wait_loaded(&mut h);
+    let last = h.state().view().unwrap().cursor;
+    let last_fragment = h.state().analysis().unwrap().fragments.len() - 1;
+    assert!(last > 100 && last_fragment > 100, "{last} {last_fragment}");
+    let raw_row = |k: u32| format!("{k:>6} ");
+    // A raw row's chunk button is labelled "{k:>6} {t:>9}".
+    let shown = |h: &Harness<'_, App>, head: &str| {
+        h.query_all_by(|n| n.label().is_some_and(|l| l.starts_with(head)))
+            .count()
+            > 0
+    };
+    // Opened at the end: the last chunk's row and the last attempt are in view.
+    assert!(shown(&h, &raw_row(last)));
+    h.get_by_label(&format!("#{last_fragment:<3}"));
+    assert!(!shown(&h, &raw_row(0)));
+    act(&mut h, Action::Home);
+    assert!(shown(&h, &raw_row(0)));
+    assert!(!shown(&h, &raw_row(last)));
+    act(&mut h, Action::End);
+    assert!(shown(&h, &raw_row(last)));
+    h.get_by_label(&format!("#{last_fragment:<3}"));
+    // A fragment in the middle: its chunk's row and its attempt come into view.
+    act(&mut h, Action::FocusFragment(60));
+    let chunk = h.state().view().unwrap().cursor;
+    assert!(shown(&h, &raw_row(chunk)));
+    h.get_by_label("#60 ");
+}

@@ -1301,8 +1301,22 @@ fn header_ui(
             )
             .on_hover_text(tip);
         }
-        for note in other_notes {
-            ui.weak(note);
+        if !other_notes.is_empty() {
+            // One line: the notes can be long (stub recordings explain their shape).
+            let all = other_notes
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            let first = other_notes[0].as_str();
+            let mut shown = crate::dialect::truncate(first, 90);
+            if other_notes.len() > 1 && shown == first {
+                shown.push_str(" …");
+            }
+            ui.weak(shown).on_hover_ui(|ui| {
+                ui.set_max_width(520.0);
+                ui.label(all);
+            });
         }
     });
 }

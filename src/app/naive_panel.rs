@@ -161,7 +161,7 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
         .y
         .max(ui.text_style_height(&egui::TextStyle::Monospace) + 4.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
-    let max_h = (ui.available_height() * 0.55).max(row_full * 3.0);
+    let max_h = (ui.available_height() * 0.6).max(row_full * 3.0);
     let mut area = egui::ScrollArea::both()
         .id_salt("naive-steps")
         .max_height(max_h)
@@ -170,11 +170,8 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
     let row = current
         .and_then(|f| steps[..n_at].iter().rposition(|st| st.fragment == f))
         .unwrap_or(n_at.saturating_sub(1));
-    let viewport_guess = max_h.min(n_at as f32 * row_full);
-    if let Some(offset) = v
-        .steps_scroll
-        .target(v.cursor, row, n_at, row_full, viewport_guess)
-    {
+    let gap = ui.spacing().item_spacing.y;
+    if let Some(offset) = v.steps_scroll.target(v.cursor, row, n_at, row_full, gap) {
         area = area.vertical_scroll_offset(offset);
     }
     let out = area.show_rows(ui, row_h, n_at, |ui, range| {
@@ -221,6 +218,9 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
         }
     });
     v.steps_scroll.remember(&out);
+    if v.steps_scroll.pending() {
+        ui.ctx().request_repaint();
+    }
 }
 
 /// concat-all at the cursor: every fragment so far, of every call, joined.

@@ -39,7 +39,13 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
             );
         }
     });
-    let row_h = ui.text_style_height(&egui::TextStyle::Monospace) + 2.0;
+    // The row's chunk button is at least the interact height: a smaller row height would make
+    // the rows taller than the virtualised list plans, and scrolling to a row would miss it.
+    let row_h = ui
+        .spacing()
+        .interact_size
+        .y
+        .max(ui.text_style_height(&egui::TextStyle::Monospace) + 2.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
     let mut area = egui::ScrollArea::both()
         .id_salt("raw-rows")
@@ -49,7 +55,7 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
         v.cursor as usize,
         a.chunks.len(),
         row_full,
-        ui.available_height(),
+        ui.spacing().item_spacing.y,
     ) {
         area = area.vertical_scroll_offset(offset);
     }
@@ -93,6 +99,9 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
         }
     });
     v.raw_scroll.remember(&out);
+    if v.raw_scroll.pending() {
+        ui.ctx().request_repaint();
+    }
 }
 
 /// Bytes as text: valid UTF-8 as is, control characters escaped (`\n`), broken sequences as `\xNN`.

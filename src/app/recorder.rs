@@ -482,6 +482,9 @@ impl RecorderPanel {
                     ui.add(
                         egui::TextEdit::singleline(&mut row.name)
                             .hint_text("Name")
+                            // In a grid a text field only gets last frame's column width:
+                            // a minimum size is what makes the column wide.
+                            .min_size(egui::vec2(160.0, 0.0))
                             .desired_width(160.0),
                     );
                     if recording::is_secret_header(&row.name) {
@@ -491,6 +494,7 @@ impl RecorderPanel {
                         egui::TextEdit::singleline(&mut row.value)
                             .password(row.secret)
                             .hint_text("value or $ENV_VAR")
+                            .min_size(egui::vec2(320.0, 0.0))
                             .desired_width(320.0),
                     );
                     ui.checkbox(&mut row.secret, "secret");

@@ -344,37 +344,49 @@ impl ViewState {
 pub struct RowScroll {
     /// The (cursor, row) it last brought into view.
     pub followed: Option<(u32, usize)>,
-    /// The scroll offset and viewport height drawn last frame (0 before the first).
+    /// The scroll offset, viewport height and largest offset drawn last frame (0 before the first).
     pub offset: f32,
     pub viewport_h: f32,
+    pub max_offset: f32,
+    /// Scrolling to the row needs another frame.
+    pending: bool,
 }
 
 impl RowScroll {
-    /// The offset that brings `row` (of `rows`, `row_full` apart) into view when the cursor or the
-    /// row changed since last time, if it is not in view already. `viewport_guess` stands in for
-    /// the viewport's height before the list was first drawn. Near rows scroll just enough; far
-    /// ones come to the middle. Never past the end (that would spring back, repainting).
+    /// The offset that brings `row` (of `rows`, `row_full` apart, the last `gap` shorter: egui's
+    /// `show_rows` content height) into view when the cursor or the row changed since last time,
+    /// if it is not in view already. Near rows scroll just enough; far ones come to the middle.
+    ///
+    /// Never past last frame's end: egui springs back from there, repainting for a while. So the
+    /// list is drawn once before it is scrolled (its height and egui's bounds are unknown until
+    /// then), and a list that grew this frame gets the rest of the way next frame; meanwhile
+    /// [`RowScroll::pending`] asks for that frame.
     pub fn target(
         &mut self,
         cursor: u32,
         row: usize,
         rows: usize,
         row_full: f32,
-        viewport_guess: f32,
+        gap: f32,
     ) -> Option<f32> {
+        self.pending = false;
         if self.followed == Some((cursor, row)) {
             return None;
         }
-        self.followed = Some((cursor, row));
-        let vh = if self.viewport_h > 0.0 {
-            self.viewport_h
-        } else {
-            viewport_guess
-        };
+        if rows == 0 {
+            self.followed = Some((cursor, row));
+            return None;
+        }
+        if self.viewport_h <= 0.0 {
+            self.pending = true;
+            return None;
+        }
+        let vh = self.viewport_h;
         let top = row as f32 * row_full;
         let bottom = top + row_full;
         let (view_top, view_bottom) = (self.offset, self.offset + vh);
         if top >= view_top && bottom <= view_bottom {
+            self.followed = Some((cursor, row));
             return None;
         }
         let wanted = if bottom > view_bottom && top < view_bottom + vh {
@@ -384,14 +396,30 @@ impl RowScroll {
         } else {
             top - (vh - row_full) / 2.0
         };
-        let max = (rows as f32 * row_full - vh).max(0.0);
-        Some(wanted.clamp(0.0, max))
+        let offset = wanted.clamp(0.0, (rows as f32 * row_full - gap - vh).max(0.0));
+        if offset > self.max_offset + 0.5 {
+            self.pending = true;
+            return Some(self.max_offset);
+        }
+        self.followed = Some((cursor, row));
+        Some(offset.min(self.max_offset))
+    }
+
+    /// The row is not in view yet and needs one more frame (see [`RowScroll::target`]).
+    pub fn pending(&self) -> bool {
+        self.pending
     }
 
     /// Remember where the list is after drawing it.
     pub fn remember<R>(&mut self, out: &egui::scroll_area::ScrollAreaOutput<R>) {
         self.offset = out.state.clamped_offset().y;
-        self.viewport_h = out.inner_rect.height();
+        self.max_offset = (out.content_size.y - out.inner_rect.height()).max(0.0);
+        let height = out.inner_rect.height();
+        if (height - self.viewport_h).abs() > 0.5 {
+            // Drawn for the first time, or the panel was resized: look again.
+            self.followed = None;
+        }
+        self.viewport_h = height;
     }
 }
 
