@@ -882,6 +882,8 @@ impl App {
         egui::Window::new("Choose a stream")
             .open(&mut open)
             .collapsible(false)
+            // Below the menu and tabs, where the eye goes after choosing the file.
+            .anchor(egui::Align2::CENTER_TOP, egui::vec2(0.0, 110.0))
             .default_width(640.0)
             .show(ctx, |ui| {
                 ui.label(format!(
