@@ -90,7 +90,9 @@ pub struct Step {
     /// The correct call the fragment belongs to (position in stream order), if known.
     pub call: Option<u32>,
     pub chunk: u32,
-    /// The text the strategy tried to parse.
+    /// The text the strategy tried to parse. For `parse-when-valid`, whose attempts re-parse the whole
+    /// buffer so far, only its last [`STEP_TAIL_CHARS`] characters (after `…`): keeping every
+    /// buffer would make the analysis quadratic in memory on long calls.
     pub text: String,
     pub outcome: Parsed,
 }
@@ -303,7 +305,7 @@ impl NaiveSet {
                     fragment: fragment_no,
                     call: Some(call),
                     chunk: pos.chunk,
-                    text: e.args.clone(),
+                    text: tail(&e.args),
                     outcome,
                 });
                 if ok && let Some(e) = self.pwv_open.map.remove(&f.key) {
@@ -395,6 +397,16 @@ impl NaiveSet {
     /// The six reports (after [`NaiveSet::finish`]).
     pub fn take_reports(&mut self) -> Vec<Report> {
         std::mem::take(&mut self.reports)
+    }
+}
+
+/// How much of a re-parsed buffer a `parse-when-valid` step keeps.
+pub const STEP_TAIL_CHARS: usize = 64;
+
+fn tail(buffer: &str) -> String {
+    match buffer.char_indices().rev().nth(STEP_TAIL_CHARS - 1) {
+        Some((i, _)) if i > 0 => format!("…{}", &buffer[i..]),
+        _ => buffer.to_owned(),
     }
 }
 
@@ -499,4 +511,18 @@ pub fn per_read_lines(chunks: &[(&[u8], u64)], opts: Options) -> Report {
     r.notes.push(format!("{events} lines taken as events, {bad} of them not valid JSON, {dropped} line pieces dropped"));
     r.calls = outcome_calls(out);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_short_buffers_and_cuts_long_ones_on_a_character_boundary() {
+        assert_eq!(tail("{\"a\":"), "{\"a\":");
+        let long = "深".repeat(100);
+        let t = tail(&long);
+        assert!(t.starts_with('…'));
+        assert_eq!(t.chars().count(), STEP_TAIL_CHARS + 1);
+    }
 }
