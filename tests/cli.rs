@@ -6,29 +6,26 @@
 //! Snapshots live in `tests/snapshots/check-<name>.txt`; `UPDATE_SNAPSHOTS=1 cargo test --test cli`
 //! rewrites them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{BIN, Rng, manifest, stderr};
 
 /// Run the binary in `dir` with `args`.
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    common::bin_in(dir)
         .args(args)
-        .current_dir(dir)
         .env("NO_COLOR", "1")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
 }
 
 fn run(args: &[&str]) -> Output {
-    run_in(&root(), args)
+    run_in(&manifest(), args)
 }
 
 fn code(o: &Output) -> i32 {
@@ -37,10 +34,6 @@ fn code(o: &Output) -> i32 {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Exactly one line on standard error, no panic, and the exit code is one of `codes`.
@@ -78,26 +71,8 @@ fn seed_calls() -> Value {
 
 /// Compare `actual` with `tests/snapshots/<name>`; rewrite it when `UPDATE_SNAPSHOTS=1`.
 fn assert_snapshot(name: &str, actual: &str) {
-    let path = root().join("tests/snapshots").join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("create tests/snapshots");
-        std::fs::write(&path, actual).expect("write snapshot");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "missing snapshot {} ({e}); run with UPDATE_SNAPSHOTS=1 to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b);
-        panic!(
-            "snapshot {name} differs (first differing line: {first:?}); run with UPDATE_SNAPSHOTS=1 to accept\n--- expected\n{expected}\n--- actual\n{actual}"
-        );
+    if let Err(e) = common::snapshot(name, actual) {
+        panic!("{e}");
     }
 }
 
@@ -275,7 +250,7 @@ fn check_failed_call_exits_1_with_one_line() {
 
 #[test]
 fn check_every_fixture_exit_code() {
-    let dir = root().join("tests/data/fixtures");
+    let dir = manifest().join("tests/data/fixtures");
     for entry in std::fs::read_dir(&dir).expect("fixtures") {
         let path = entry.expect("entry").path();
         let name = path
@@ -412,7 +387,7 @@ fn export_failed_call_keeps_the_raw_text() {
 
 #[test]
 fn export_matches_check_on_every_fixture() {
-    let dir = root().join("tests/data/fixtures");
+    let dir = manifest().join("tests/data/fixtures");
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"),
     )
@@ -493,7 +468,7 @@ fn stub_seed_is_the_bundled_recording() {
     let o = run(&["stub", "--seed"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let built = sse_replay::recording::from_ron_str(&stdout(&o)).expect("stub prints a recording");
-    let bundled = sse_replay::recording::load(&root().join(SEED)).expect("bundled");
+    let bundled = sse_replay::recording::load(&manifest().join(SEED)).expect("bundled");
     assert_eq!(built.chunks, bundled.chunks);
     assert_eq!(built.truth, bundled.truth);
 }
@@ -554,15 +529,8 @@ fn stub_bad_arguments_exit_2() {
 
 /// xorshift64*: deterministic random bytes without a dependency.
 fn random_bytes(seed: u64, n: usize) -> Vec<u8> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
-        })
-        .collect()
+    let mut rng = Rng(seed | 1);
+    (0..n).map(|_| (rng.next() >> 56) as u8).collect()
 }
 
 fn hostile_files(dir: &Path) -> Vec<(String, PathBuf)> {
@@ -618,7 +586,7 @@ fn hostile_files(dir: &Path) -> Vec<(String, PathBuf)> {
         format!("(version: 1, chunks: {})", "[".repeat(100_000)).into_bytes(),
     ));
     // Truncated RON and a future version.
-    let seed = std::fs::read_to_string(root().join(SEED)).expect("seed");
+    let seed = std::fs::read_to_string(manifest().join(SEED)).expect("seed");
     let mut cut = seed.len() / 2;
     while !seed.is_char_boundary(cut) {
         cut -= 1;

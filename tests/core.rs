@@ -5,6 +5,8 @@
 //! - the chunking property on generated streams and stub recordings;
 //! - the seed's walkthrough, each naive strategy's characteristic failure, and the three checkpoints.
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
@@ -16,6 +18,8 @@ use sse_replay::pipeline::{Options, Outcome, run_chunks};
 use sse_replay::recording::Recording;
 use sse_replay::sse::{self, SseItem, SseParser};
 use sse_replay::stub::{self, Layout, Quirks, StubCall, StubSpec};
+
+use common::{Rng, call_summary};
 
 // --- helpers
 
@@ -496,8 +500,8 @@ fn quirk_table_survives_every_split_offset() {
         for cut in 0..=body.len() {
             let out = run_chunks([(&body[..cut], 0), (&body[cut..], 0)], Options::default());
             assert_eq!(
-                call_summary(&out),
-                call_summary(&whole),
+                call_summary(&out.calls),
+                call_summary(&whole.calls),
                 "{}: split at {cut}",
                 q.name
             );
@@ -626,22 +630,6 @@ fn deeply_nested_arguments_fail_cleanly() {
 
 // --- the chunking property
 
-/// Calls as compared across chunkings.
-fn call_summary(out: &Outcome) -> Vec<(Option<String>, String, String, Parsed, bool)> {
-    out.calls
-        .iter()
-        .map(|c| {
-            (
-                c.id.clone(),
-                c.name.clone(),
-                c.raw_arguments.clone(),
-                c.parsed.clone(),
-                c.complete,
-            )
-        })
-        .collect()
-}
-
 /// Events as compared across chunkings (spans, kinds, fragment counts; not chunk numbers).
 fn event_summary(out: &Outcome) -> Vec<(std::ops::Range<u64>, String, u32)> {
     out.events
@@ -657,14 +645,8 @@ fn event_summary(out: &Outcome) -> Vec<(std::ops::Range<u64>, String, u32)> {
 }
 
 fn run_cut(body: &[u8], cuts: &[usize], detail: bool) -> Outcome {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
-        pieces.push((&body[start..c], 0u64));
-        start = c;
-    }
     run_chunks(
-        pieces,
+        common::reads(body, cuts),
         Options {
             detail,
             ..Options::default()
@@ -673,13 +655,7 @@ fn run_cut(body: &[u8], cuts: &[usize], detail: bool) -> Outcome {
 }
 
 fn sse_events(body: &[u8], cuts: &[usize]) -> Vec<sse::OwnedEvent> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
-        pieces.push(&body[start..c]);
-        start = c;
-    }
-    sse::parse_all(pieces)
+    sse::parse_all(common::split(body, cuts))
 }
 
 /// The same bytes in any chunking give identical SSE events, pipeline events and calls.
@@ -692,8 +668,8 @@ fn assert_same(
 ) {
     let out = run_cut(body, cuts, true);
     assert_eq!(
-        call_summary(&out),
-        call_summary(whole),
+        call_summary(&out.calls),
+        call_summary(&whole.calls),
         "{what}: calls, cuts {cuts:?}"
     );
     assert_eq!(
@@ -723,31 +699,6 @@ fn finding_summary(out: &Outcome) -> Vec<(&'static str, Option<u32>, u64)> {
         .collect();
     v.sort_unstable();
     v
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn cuts(&mut self, len: usize, max_step: usize) -> Vec<usize> {
-        let mut cuts = Vec::new();
-        let mut at = 0;
-        loop {
-            at += 1 + self.below(max_step);
-            if at >= len {
-                return cuts;
-            }
-            cuts.push(at);
-        }
-    }
 }
 
 fn generated(calls: usize) -> Vec<u8> {
@@ -895,8 +846,8 @@ fn stub_recordings_at_every_split_offset() {
             },
         );
         assert_eq!(
-            call_summary(&as_recorded),
-            call_summary(&whole),
+            call_summary(&as_recorded.calls),
+            call_summary(&whole.calls),
             "{name}: as recorded"
         );
         for cut in 0..=body.len() {

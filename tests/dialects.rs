@@ -9,26 +9,19 @@
 //! - Imports of small hand-written HAR, cassette and JSON-lines files (`tests/data/import/`),
 //!   including a malformed one of each: a clear error, and nothing written.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Value, json};
-use sse_replay::accumulate::{Call, Parsed};
+use sse_replay::accumulate::Call;
 use sse_replay::analysis::{Analysis, Ending, SourceInfo};
 use sse_replay::dialect::DialectKind;
 use sse_replay::import::{self, ImportError};
 use sse_replay::pipeline::{EventRecord, Options, Outcome, run_chunks};
 use sse_replay::recording::{self, Recording};
 
-fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sse-replay"));
-    c.current_dir(manifest());
-    c
-}
+use common::{Rng, bin, call_summary, manifest, snapshot};
 
 /// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
 fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
@@ -530,8 +523,8 @@ fn check_case(c: &Case) {
     // Forcing the right dialect changes nothing.
     let forced = analyse(&c.body, Some(c.dialect));
     assert_eq!(
-        summary(&forced.calls),
-        summary(&a.calls),
+        call_summary(&forced.calls),
+        call_summary(&a.calls),
         "{}: forced dialect",
         c.name
     );
@@ -868,53 +861,15 @@ fn stub_every_dialect_matches_its_truth() {
 /// Streams up to this size are split at every single offset.
 const EVERY_OFFSET_MAX_BYTES: usize = 6 * 1024;
 
-/// xorshift64*: tiny, deterministic, no crate.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> Outcome {
-    let mut pieces = Vec::with_capacity(cuts.len() + 1);
-    let mut start = 0;
-    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
-        pieces.push((&body[start..c], 0u64));
-        start = c;
-    }
     run_chunks(
-        pieces,
+        common::reads(body, cuts),
         Options {
             dialect,
             framing: None,
             detail: true,
         },
     )
-}
-
-fn summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed, bool)> {
-    calls
-        .iter()
-        .map(|c| {
-            (
-                c.id.clone(),
-                c.name.clone(),
-                c.raw_arguments.clone(),
-                c.parsed.clone(),
-                c.complete,
-            )
-        })
-        .collect()
 }
 
 /// Events without their chunk numbers (which depend on the split by design).
@@ -940,8 +895,8 @@ fn event_summary(o: &Outcome) -> Vec<(std::ops::Range<u64>, String, String, u32,
 
 fn assert_same(name: &str, whole: &Outcome, split: &Outcome, cuts: &[usize]) {
     assert_eq!(
-        summary(&split.calls),
-        summary(&whole.calls),
+        call_summary(&split.calls),
+        call_summary(&whole.calls),
         "{name}: calls differ when cut at {cuts:?}"
     );
     assert_eq!(
@@ -1005,7 +960,7 @@ fn chunking_property_every_offset() {
 
 #[test]
 fn chunking_property_random_splits() {
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut covered = std::collections::HashSet::new();
     for (name, body) in streams_for_chunking() {
         let whole = run_split(&body, &[], None);
@@ -1225,38 +1180,6 @@ fn bundled_recordings_check_json() {
         assert!(!rec.meta.title.is_empty(), "{name}: title");
         assert!(!rec.meta.notes.is_empty(), "{name}: notes");
     }
-}
-
-/// Compare `actual` with `tests/snapshots/<file>`; `UPDATE_SNAPSHOTS=1` rewrites it instead.
-fn snapshot(file: &str, actual: &str) -> Result<(), String> {
-    let path = manifest().join("tests/snapshots").join(file);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        }
-        std::fs::write(&path, actual).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Ok(());
-    }
-    let expected = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)",
-            path.display()
-        )
-    })?;
-    if expected == actual {
-        return Ok(());
-    }
-    let line = expected
-        .lines()
-        .zip(actual.lines())
-        .position(|(a, b)| a != b)
-        .unwrap_or(expected.lines().count().min(actual.lines().count()));
-    Err(format!(
-        "{file} differs from the snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(run with UPDATE_SNAPSHOTS=1 to accept)",
-        line + 1,
-        expected.lines().nth(line).unwrap_or("<end>"),
-        actual.lines().nth(line).unwrap_or("<end>"),
-    ))
 }
 
 #[test]

@@ -4,11 +4,15 @@
 //! Then the chunking property: every split offset (small fixtures) and random splits (all of them)
 //! give identical calls.
 
+mod common;
+
 use std::path::PathBuf;
 
 use serde_json::Value;
 use sse_replay::accumulate::{Call, Parsed};
 use sse_replay::pipeline::{Options, Outcome, run_chunks};
+
+use common::Rng;
 
 /// Fixtures up to this size are also checked at every single split offset.
 const EVERY_OFFSET_MAX_BYTES: usize = 8 * 1024;
@@ -38,16 +42,11 @@ fn fixtures() -> Vec<Fixture> {
 }
 
 fn run(body: &[u8], cuts: &[usize]) -> Outcome {
-    let mut pieces = Vec::with_capacity(cuts.len() + 1);
-    let mut start = 0;
-    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
-        pieces.push((&body[start..c], 0u64));
-        start = c;
-    }
-    run_chunks(pieces, Options::default())
+    run_chunks(common::reads(body, cuts), Options::default())
 }
 
-/// What the comparison looks at: id, name, raw arguments, parse result.
+/// What the comparison looks at: id, name, raw arguments, parse result (not completeness, unlike
+/// `common::call_summary`).
 fn summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed)> {
     calls
         .iter()
@@ -209,21 +208,6 @@ fn every_split_offset_gives_identical_calls() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 fn random_cuts(rng: &mut Rng, len: usize) -> Vec<usize> {

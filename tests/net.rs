@@ -3,6 +3,8 @@
 //! Every wait is bounded; child processes are killed on drop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,7 @@ use sse_replay::pipeline::{Options, run_chunks};
 use sse_replay::recording::{Chunk, Recording, ResponseInfo};
 use sse_replay::stub::{self, Layout, StubCall, StubSpec};
 
-const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");
+use common::{BIN, stderr};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -114,10 +116,6 @@ fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn tmp() -> tempfile::TempDir {

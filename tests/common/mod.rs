@@ -1,0 +1,129 @@
+//! Helpers shared by the integration tests (`mod common;` in each test file that needs them).
+
+// Each integration test file is its own crate and uses only some of these helpers; without this,
+// every test binary would warn (and `clippy -D warnings` fail) about the ones it leaves unused.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sse_replay::accumulate::{Call, Parsed};
+
+/// The `sse-replay` binary built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");
+
+/// The crate root (`CARGO_MANIFEST_DIR`): where `recordings/` and `tests/` live.
+pub fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `Command` for the binary, run in `dir`.
+pub fn bin_in(dir: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir);
+    c
+}
+
+/// A `Command` for the binary, run in the crate root.
+pub fn bin() -> Command {
+    bin_in(&manifest())
+}
+
+/// A finished process's standard error, lossily decoded.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// xorshift64*: deterministic, no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform-ish in `0..n` (`0` when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// Random cut offsets in `1..len`, ascending, each read `1..=max_step` bytes long.
+    pub fn cuts(&mut self, len: usize, max_step: usize) -> Vec<usize> {
+        let mut cuts = Vec::new();
+        let mut at = 0;
+        loop {
+            at += 1 + self.below(max_step);
+            if at >= len {
+                return cuts;
+            }
+            cuts.push(at);
+        }
+    }
+}
+
+/// `body` cut at the ascending offsets `cuts` (the pieces cover it exactly, some may be empty).
+pub fn split<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
+        pieces.push(&body[start..c]);
+        start = c;
+    }
+    pieces
+}
+
+/// `body` cut at `cuts`, as reads at time 0 (what `run_chunks` takes).
+pub fn reads<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<(&'a [u8], u64)> {
+    split(body, cuts).into_iter().map(|p| (p, 0u64)).collect()
+}
+
+/// Calls as compared across chunkings: id, name, raw arguments, parse result, completeness.
+pub fn call_summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed, bool)> {
+    calls
+        .iter()
+        .map(|c| {
+            (
+                c.id.clone(),
+                c.name.clone(),
+                c.raw_arguments.clone(),
+                c.parsed.clone(),
+                c.complete,
+            )
+        })
+        .collect()
+}
+
+/// Compare `actual` with `tests/snapshots/<file>`; `UPDATE_SNAPSHOTS=1` rewrites it instead.
+pub fn snapshot(file: &str, actual: &str) -> Result<(), String> {
+    let path = manifest().join("tests/snapshots").join(file);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, actual).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)",
+            path.display()
+        )
+    })?;
+    if expected == actual {
+        return Ok(());
+    }
+    let line = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.lines().count().min(actual.lines().count()));
+    Err(format!(
+        "{file} differs from the snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(run with UPDATE_SNAPSHOTS=1 to accept)",
+        line + 1,
+        expected.lines().nth(line).unwrap_or("<end>"),
+        actual.lines().nth(line).unwrap_or("<end>"),
+    ))
+}
