@@ -169,30 +169,7 @@ pub fn build(spec: &StubSpec) -> Recording {
             }
         })
         .collect();
-    // Order of (call, fragment) pairs.
-    let mut order = Vec::new();
-    match spec.layout {
-        Layout::Sequential => {
-            for (c, frags) in per_call.iter().enumerate() {
-                for f in 0..frags.len() {
-                    order.push((c, f));
-                }
-            }
-        }
-        Layout::Interleaved => {
-            let longest = per_call.iter().map(Vec::len).max().unwrap_or(0);
-            for f in 0..longest {
-                for (c, frags) in per_call.iter().enumerate() {
-                    if f < frags.len() {
-                        order.push((c, f));
-                    }
-                }
-            }
-        }
-    }
-    if q.truncate && order.len() > 1 {
-        order.truncate(order.len() - 1);
-    }
+    let order = send_order(&per_call, spec.layout, q.truncate);
     let eol = if q.crlf { "\r\n" } else { "\n" };
     let prefix = if q.no_space { "data:" } else { "data: " };
     let mut events: Vec<String> = Vec::new();
@@ -448,8 +425,15 @@ fn fragment_plan(spec: &StubSpec) -> (Vec<Vec<String>>, Vec<(usize, usize)>) {
             pieces
         })
         .collect();
+    let order = send_order(&per_call, spec.layout, spec.quirks.truncate);
+    (per_call, order)
+}
+
+/// The order in which (call, fragment) pairs are sent; `truncate` drops the last one (when there
+/// is more than one).
+fn send_order(per_call: &[Vec<String>], layout: Layout, truncate: bool) -> Vec<(usize, usize)> {
     let mut order = Vec::new();
-    match spec.layout {
+    match layout {
         Layout::Sequential => {
             for (c, frags) in per_call.iter().enumerate() {
                 order.extend((0..frags.len()).map(|f| (c, f)));
@@ -466,10 +450,10 @@ fn fragment_plan(spec: &StubSpec) -> (Vec<Vec<String>>, Vec<(usize, usize)>) {
             }
         }
     }
-    if spec.quirks.truncate && order.len() > 1 {
+    if truncate && order.len() > 1 {
         order.truncate(order.len() - 1);
     }
-    (per_call, order)
+    order
 }
 
 fn other_dialect_events(spec: &StubSpec) -> Vec<String> {

@@ -173,22 +173,15 @@ pub fn spawn(
             let _ = tx.send(result);
             wake();
         });
-    if let Err(e) = spawned {
-        // No thread: report through a channel that already holds the error.
-        let (tx, rx2) = mpsc::channel();
-        let _ = tx.send(Err(format!("cannot start the loader thread: {e}")));
-        return Loading {
-            name,
-            slot,
-            started,
-            progress,
-            stage,
-            cancel,
-            rx: rx2,
-            keep_view: false,
-            live,
-        };
-    }
+    let rx = match spawned {
+        Ok(_) => rx,
+        Err(e) => {
+            // No thread: report through a channel that already holds the error.
+            let (tx, rx2) = mpsc::channel();
+            let _ = tx.send(Err(format!("cannot start the loader thread: {e}")));
+            rx2
+        }
+    };
     Loading {
         name,
         slot,

@@ -165,6 +165,12 @@ pub enum NetError {
     Client(String),
 }
 
+/// Print `sse-replay: MSG` on standard error and return `code` (the net commands' exit path).
+pub(crate) fn fail(code: u8, msg: impl std::fmt::Display) -> std::process::ExitCode {
+    eprintln!("sse-replay: {msg}");
+    std::process::ExitCode::from(code)
+}
+
 /// Binds a listening socket synchronously (so the caller learns the address, or the error, before
 /// anything runs), ready to hand to a tokio runtime.
 pub(crate) fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, NetError> {

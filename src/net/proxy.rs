@@ -20,7 +20,7 @@ use http_body_util::BodyExt as _;
 
 use super::headers;
 use super::sink::Sink;
-use super::{AnyBody, ChannelBody, NetError};
+use super::{AnyBody, ChannelBody, NetError, fail};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
 use crate::recording::{self, Chunk, Meta, Recording, RequestInfo, ResponseInfo};
 
@@ -223,6 +223,23 @@ fn error_response(status: u16, text: String) -> hyper::Response<AnyBody> {
     resp
 }
 
+/// The upstream failed (`status` 502) or timed out (504): report it, and answer the client.
+fn upstream_failed(
+    shared: &Shared,
+    method: String,
+    path: String,
+    url: &str,
+    status: u16,
+    message: String,
+) -> hyper::Response<AnyBody> {
+    (shared.on_event)(ProxyEvent::UpstreamFailed {
+        method,
+        path,
+        message: message.clone(),
+    });
+    error_response(status, format!("sse-replay proxy: {message}: {url}\n"))
+}
+
 async fn forward(
     req: hyper::Request<hyper::body::Incoming>,
     shared: Arc<Shared>,
@@ -283,27 +300,11 @@ async fn forward(
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let message = super::describe_reqwest_error(&e);
-            (shared.on_event)(ProxyEvent::UpstreamFailed {
-                method,
-                path,
-                message: message.clone(),
-            });
-            return error_response(
-                502,
-                format!("sse-replay proxy: {message}: {}\n", request_info.url),
-            );
+            return upstream_failed(&shared, method, path, &request_info.url, 502, message);
         }
         Err(_) => {
             let message = format!("no response within {} s", shared.timeout.as_secs_f64());
-            (shared.on_event)(ProxyEvent::UpstreamFailed {
-                method,
-                path,
-                message: message.clone(),
-            });
-            return error_response(
-                504,
-                format!("sse-replay proxy: {message}: {}\n", request_info.url),
-            );
+            return upstream_failed(&shared, method, path, &request_info.url, 504, message);
         }
     };
 
@@ -556,9 +557,4 @@ fn print_event(e: ProxyEvent) {
             );
         }
     }
-}
-
-fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {msg}");
-    ExitCode::from(code)
 }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
+use super::fail;
 use super::headers::{self, HeaderError};
 use super::sink::{Progress, Sink};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
@@ -642,11 +643,6 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
         eprintln!("sse-replay: stopped before the stream finished");
     }
     ExitCode::from(outcome.exit_code())
-}
-
-fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {msg}");
-    ExitCode::from(code)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use bytes::Bytes;
 use clap::Args;
 use http_body_util::BodyExt as _;
 
-use super::{AnyBody, ChannelBody, NetError};
+use super::{AnyBody, ChannelBody, NetError, fail};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
 use crate::recording::Recording;
 
@@ -331,11 +331,6 @@ pub fn run_cli(args: &ServeArgs) -> ExitCode {
     });
     eprintln!("stopped");
     ExitCode::from(EXIT_OK)
-}
-
-fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {msg}");
-    ExitCode::from(code)
 }
 
 #[cfg(test)]
