@@ -173,6 +173,60 @@ pub(crate) fn fail(code: u8, msg: impl std::fmt::Display) -> std::process::ExitC
 
 /// Binds a listening socket synchronously (so the caller learns the address, or the error, before
 /// anything runs), ready to hand to a tokio runtime.
+/// A server (`serve` or `proxy`) running on its own thread and runtime: its bound address, the
+/// stop signal its tasks watch, and the thread. Dropping it stops the server.
+#[derive(Debug)]
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    pub(crate) fn new(
+        addr: SocketAddr,
+        stop: tokio::sync::watch::Sender<bool>,
+        thread: std::thread::JoinHandle<()>,
+    ) -> Self {
+        Self {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// The bound address (the real port when port 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, ends the open streams (a proxy saves their recordings), and waits for the
+    /// server thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    /// Whether the server thread has ended.
+    pub fn is_finished(&self) -> bool {
+        self.thread
+            .as_ref()
+            .is_none_or(std::thread::JoinHandle::is_finished)
+    }
+
+    fn shutdown(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
 pub(crate) fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, NetError> {
     let listener =
         std::net::TcpListener::bind(addr).map_err(|source| NetError::Bind { addr, source })?;

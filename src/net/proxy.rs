@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -88,43 +87,8 @@ pub enum ProxyEvent {
     },
 }
 
-/// A running proxy (see [`start`]).
-#[derive(Debug)]
-pub struct ProxyHandle {
-    addr: SocketAddr,
-    stop: tokio::sync::watch::Sender<bool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl ProxyHandle {
-    /// The bound address.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stops accepting, ends open streams (their recordings are saved), waits for the thread.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    /// Whether the proxy thread has ended.
-    pub fn is_finished(&self) -> bool {
-        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
-    }
-
-    fn shutdown(&mut self) {
-        let _ = self.stop.send(true);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for ProxyHandle {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
+/// A running `proxy` (see [`super::ServerHandle`]).
+pub type ProxyHandle = super::ServerHandle;
 
 struct Shared {
     upstream: String,
@@ -190,11 +154,7 @@ pub fn start(
             drop(rt);
         })
         .map_err(NetError::Runtime)?;
-    Ok(ProxyHandle {
-        addr,
-        stop,
-        thread: Some(thread),
-    })
+    Ok(super::ServerHandle::new(addr, stop, thread))
 }
 
 /// A free file name `DIR/<stamp>-<n>.ron` (neither it nor its journal exists yet).

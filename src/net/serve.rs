@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -142,38 +141,8 @@ pub struct ServeConfig {
     pub log: bool,
 }
 
-/// A running server (see [`start`]).
-#[derive(Debug)]
-pub struct ServeHandle {
-    addr: SocketAddr,
-    stop: tokio::sync::watch::Sender<bool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl ServeHandle {
-    /// The bound address (the real port when port 0 was asked for).
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Stops accepting, ends the open streams, and waits (≤ 2 s) for the server thread.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        let _ = self.stop.send(true);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for ServeHandle {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
+/// A running `serve` (see [`super::ServerHandle`]).
+pub type ServeHandle = super::ServerHandle;
 
 /// Binds `config.addr` and serves on a background thread with its own runtime.
 pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
@@ -188,11 +157,7 @@ pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
         .name("sse-replay-serve".into())
         .spawn(move || rt.block_on(run(listener, config.plan, config.log, stop_rx)))
         .map_err(NetError::Runtime)?;
-    Ok(ServeHandle {
-        addr,
-        stop,
-        thread: Some(thread),
-    })
+    Ok(super::ServerHandle::new(addr, stop, thread))
 }
 
 /// Serves `plan` on `listener` until `stop`.
