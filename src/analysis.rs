@@ -180,7 +180,7 @@ impl Analysis {
             .iter()
             .map(|c| (c.bytes.as_slice(), c.t_micros))
             .collect();
-        Self::build(out, rec, source, body, chunks, &chunk_refs, opts)
+        Self::build(out, rec, source, body, chunks, &chunk_refs)
     }
 
     fn build(
@@ -190,19 +190,18 @@ impl Analysis {
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
         chunk_refs: &[(&[u8], u64)],
-        opts: Options,
     ) -> Self {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
         let mut findings = std::mem::take(&mut out.findings);
         // Chunk-level findings (need boundaries).
         if source.timing_known {
-            chunk_findings(&body, &chunks, framing, &mut findings);
+            chunk_findings(&body, &chunks, &mut findings);
         }
         let checkpoints: Vec<Checkpoints> = out
             .calls
             .iter()
-            .map(|c| checkpoints(c, &out.fragments, &rec.truth, dialect))
+            .map(|c| checkpoints(c, &out.fragments, &rec.truth))
             .collect();
         call_findings(&out, dialect, &rec.truth, &mut findings);
         let ending = if let Some((m, _)) = &out.provider_error {
@@ -254,7 +253,6 @@ impl Analysis {
             reports.push(Report::not_applicable(Strategy::PerReadUtf8, why));
             reports.push(Report::not_applicable(Strategy::PerReadLines, why));
         }
-        let _ = opts;
         let strategies = reports
             .into_iter()
             .map(|report| {
@@ -432,7 +430,7 @@ impl Analysis {
     }
 }
 
-fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], framing: Framing, findings: &mut Findings) {
+fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], findings: &mut Findings) {
     for (i, c) in chunks.iter().enumerate() {
         if c.end as usize >= body.len() || c.end == c.start {
             continue;
@@ -451,7 +449,6 @@ fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], framing: Framing, findings:
         // The boundary is not right after a line ending: a line was split.
         let prev = body[c.end as usize - 1];
         if prev != b'\n' && prev != b'\r' {
-            let _ = framing;
             findings.add(FindingKind::SplitLine, None, at, || {
                 format!("read {i} ends in the middle of a line at byte {}", c.end)
             });
@@ -469,12 +466,7 @@ fn original_for<'a>(call: &'a Call, truth: &'a [TruthCall]) -> Option<(&'a str, 
         .map(|a| (a, "authoritative copy in the stream (.done event)".into()))
 }
 
-fn checkpoints(
-    call: &Call,
-    fragments: &[FragmentRecord],
-    truth: &[TruthCall],
-    dialect: DialectKind,
-) -> Checkpoints {
+fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -> Checkpoints {
     let own: Vec<&FragmentRecord> = call
         .fragments
         .iter()
@@ -559,7 +551,6 @@ fn checkpoints(
             }
         }
     };
-    let _ = dialect;
     Checkpoints {
         verbatim,
         contiguous,
