@@ -604,18 +604,8 @@ fn provider_error_messages_are_the_providers() {
 #[test]
 fn chat_quirk_table() {
     use sse_replay::stub::{self, Layout, Quirks, StubCall, StubSpec};
-    let calls = vec![
-        StubCall {
-            id: "call_1".into(),
-            name: "get_weather".into(),
-            arguments: r#"{"city":"深圳","days":3}"#.into(),
-        },
-        StubCall {
-            id: "call_2".into(),
-            name: "get_time".into(),
-            arguments: r#"{"city":"杭州","days":1}"#.into(),
-        },
-    ];
+    // The seed's two calls.
+    let calls: Vec<StubCall> = stub::seed_example().calls;
     let table: Vec<(&str, Quirks, Layout, &[&str], bool)> = vec![
         (
             "repeat-name",

@@ -109,13 +109,7 @@ pub fn escape(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() + 8);
     for piece in bytes.utf8_chunks() {
         for ch in piece.valid().chars() {
-            match ch {
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
-                c => out.push(c),
-            }
+            style::push_visible(&mut out, ch);
         }
         for b in piece.invalid() {
             out.push_str(&format!("\\x{b:02x}"));
