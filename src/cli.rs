@@ -15,6 +15,7 @@ use crate::dialect::DialectKind;
 use crate::export::{self, Format};
 use crate::input::{self, InputError, InputKind};
 use crate::pipeline::Options;
+use crate::recording::{self, OutputFile, RecordingError, WriteOptions};
 use crate::stub::{self, Layout, StubCall, StubSpec};
 
 /// Exit code: success.
@@ -98,6 +99,9 @@ pub struct ExportArgs {
     /// json (default), jsonl, openai, anthropic.
     #[arg(long, default_value = "json", value_parser = parse_format)]
     pub format: Format,
+    /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -148,9 +152,12 @@ pub struct StubArgs {
     /// A note shown with the recording (repeatable).
     #[arg(long = "note")]
     pub notes: Vec<String>,
-    /// Output file (`.ron`); standard output when absent.
+    /// Output file (`.ron`); standard output when absent or `-`.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `generate-large` arguments.
@@ -165,6 +172,9 @@ pub struct GenerateArgs {
     /// Write a `.ron` recording (one chunk per event) instead of a raw body.
     #[arg(long)]
     pub ron: bool,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Entry point: parse arguments and run. `open_app` opens the GUI for `sse-replay [FILE]`.
@@ -248,29 +258,23 @@ fn check(a: &CheckArgs) -> ExitCode {
     verdict(&analysis, &a.input.file)
 }
 
+/// Exit code for a failed write: 2 when the output exists and `--force` was not given, else 1.
+fn write_failed(e: &RecordingError) -> u8 {
+    match e {
+        RecordingError::Exists { .. } => EXIT_INPUT,
+        _ => EXIT_FAILED,
+    }
+}
+
 fn export_cmd(a: &ExportArgs) -> ExitCode {
     let name = a.input.file.display().to_string();
-    // Stream: each call is written as soon as it is parsed, then dropped.
-    let (sink, tmp): (Box<dyn std::io::Write>, Option<PathBuf>) = match &a.output {
-        None => (
-            Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-            None,
-        ),
-        Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => {
-            match std::fs::OpenOptions::new().write(true).open(p) {
-                Ok(f) => (Box::new(std::io::BufWriter::new(f)), None),
-                Err(e) => return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display())),
-            }
-        }
-        Some(p) => {
-            let mut t = p.as_os_str().to_os_string();
-            t.push(".tmp");
-            let t = PathBuf::from(t);
-            match std::fs::File::create(&t) {
-                Ok(f) => (Box::new(std::io::BufWriter::new(f)), Some(t)),
-                Err(e) => return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display())),
-            }
-        }
+    // Stream: each call is written as soon as it is parsed, then dropped. A file is written to a
+    // temporary file and renamed into place at the end (removed on error or Ctrl+C).
+    let out_path = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    recording::remove_temp_files_on_interrupt();
+    let sink = match OutputFile::create(&out_path, WriteOptions::public(a.force)) {
+        Ok(f) => f,
+        Err(e) => return fail(write_failed(&e), e),
     };
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
@@ -294,26 +298,22 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
             }
         },
     );
+    // On any error the writer (and with it the temporary file) is dropped: nothing is left.
     let out = match result {
         Ok(o) => o,
+        Err(e) => return fail(EXIT_INPUT, e),
+    };
+    let file = match write_error.map(Err).unwrap_or_else(|| writer.finish()) {
+        Ok(file) => file,
         Err(e) => {
-            if let Some(t) = &tmp {
-                let _ = std::fs::remove_file(t);
-            }
-            return fail(EXIT_INPUT, e);
+            return fail(
+                EXIT_FAILED,
+                format!("cannot write the export: {e} in {}", out_path.display()),
+            );
         }
     };
-    let finished = writer.finish().map(drop);
-    if let Some(e) = write_error.map(Err).unwrap_or(finished).err() {
-        if let Some(t) = &tmp {
-            let _ = std::fs::remove_file(t);
-        }
-        return fail(EXIT_FAILED, format!("cannot write the export: {e}"));
-    }
-    if let (Some(t), Some(p)) = (&tmp, &a.output)
-        && let Err(e) = std::fs::rename(t, p)
-    {
-        return fail(EXIT_FAILED, format!("cannot write {}: {e}", p.display()));
+    if let Err(e) = file.commit() {
+        return fail(write_failed(&e), e);
     }
     // One line on stderr summarising what went wrong, if anything.
     let mut problems = Vec::new();
@@ -346,19 +346,6 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     } else {
         fail(EXIT_FAILED, format!("{} in {name}", problems.join("; ")))
     }
-}
-
-/// Write a file atomically (temporary file, then rename).
-/// Special files (`/dev/null`, `/dev/stdout`, a FIFO) are written in place.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return std::fs::write(path, bytes);
-    }
-    let mut tmp = path.as_os_str().to_os_string();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn events(a: &EventsArgs) -> ExitCode {
@@ -543,33 +530,31 @@ fn stub_cmd(a: &StubArgs) -> ExitCode {
     }
     let mut rec = stub::build(&spec);
     rec.meta.notes.extend(a.notes.iter().cloned());
-    let text = rec.to_ron_string();
-    let res = match &a.output {
-        Some(p) => crate::recording::save(p, &rec).map_err(|e| e.to_string()),
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| e.to_string()),
-    };
-    match res {
+    let out = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    match recording::save_with(&out, &rec, WriteOptions::private(a.force)) {
         Ok(()) => ExitCode::from(EXIT_OK),
-        Err(e) => fail(EXIT_FAILED, e),
+        Err(e) => fail(write_failed(&e), e),
     }
 }
 
 fn generate(a: &GenerateArgs) -> ExitCode {
+    let options = WriteOptions::public(a.force);
     let res = if a.ron {
         let rec = crate::generate::large_recording(a.calls);
-        crate::recording::save(&a.output, &rec).map_err(|e| e.to_string())
+        recording::save_with(&a.output, &rec, options)
     } else {
-        std::fs::File::create(&a.output)
-            .map_err(|e| e.to_string())
-            .and_then(|f| {
-                crate::generate::write_large(std::io::BufWriter::new(f), a.calls)
-                    .map_err(|e| e.to_string())
-            })
+        OutputFile::create(&a.output, options).and_then(|mut f| {
+            crate::generate::write_large(&mut f, a.calls)
+                .map_err(|e| RecordingError::Io {
+                    op: "writing",
+                    path: a.output.clone(),
+                    source: e,
+                })
+                .and_then(|()| f.commit())
+        })
     };
     match res {
         Ok(()) => ExitCode::from(EXIT_OK),
-        Err(e) => fail(EXIT_FAILED, format!("{e} ({})", a.output.display())),
+        Err(e) => fail(write_failed(&e), e),
     }
 }

@@ -21,6 +21,7 @@ pub mod naive;
 pub mod net;
 pub mod pipeline;
 pub mod recording;
+pub mod redact;
 pub mod report;
 pub mod sse;
 pub mod stub;

@@ -29,17 +29,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The newest file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// What secret header values and URL credentials are replaced with (see [`redact_headers`]).
-pub const REDACTED: &str = "‹redacted›";
-
-/// What secret URL query values are replaced with (ASCII, so the URL stays a valid URL).
-pub const REDACTED_URL_VALUE: &str = "REDACTED";
+pub use crate::redact::{REDACTED, REDACTED_URL_VALUE, is_secret_header, redact_headers, redact_url};
 
 /// The first line of a recorder journal (see [`JournalWriter`]).
 pub const JOURNAL_MAGIC: &str = "# sse-replay journal v1";
 
 /// Everything before the journal format number in [`JOURNAL_MAGIC`].
-const JOURNAL_MAGIC_PREFIX: &str = "# sse-replay journal v";
+pub const JOURNAL_MAGIC_PREFIX: &str = "# sse-replay journal v";
 
 /// The journal format version this build writes and reads.
 const JOURNAL_VERSION: u64 = 1;
@@ -196,6 +192,9 @@ pub enum RecordingError {
         line: usize,
         message: String,
     },
+    /// The output exists and overwriting it was not asked for (`--force`).
+    #[error("refusing to overwrite an existing file (use --force): {}", .path.display())]
+    Exists { path: PathBuf },
     /// [`JournalWriter::create`] found the journal of an earlier, interrupted recording in the way.
     #[error(
         "a journal of an interrupted recording already exists (load it to salvage its chunks, or delete it) in {}",
@@ -226,7 +225,9 @@ impl RecordingError {
     /// The file the error is about, if known.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Self::Io { path, .. } | Self::JournalExists { path } => Some(path),
+            Self::Io { path, .. } | Self::JournalExists { path } | Self::Exists { path } => {
+                Some(path)
+            }
             Self::Syntax { path, .. }
             | Self::FutureVersion { path, .. }
             | Self::MissingVersion { path }
@@ -242,7 +243,7 @@ impl RecordingError {
     #[must_use]
     pub fn with_path(mut self, new_path: &Path) -> Self {
         match &mut self {
-            Self::Io { .. } | Self::JournalExists { .. } => {}
+            Self::Io { .. } | Self::JournalExists { .. } | Self::Exists { .. } => {}
             Self::Syntax { path, .. }
             | Self::FutureVersion { path, .. }
             | Self::MissingVersion { path }
@@ -860,157 +861,409 @@ fn sync_parent_dir(path: &Path) {
     }
 }
 
-/// Writes `rec` to `path` atomically: `<path>.tmp`, fsync, rename over `path`, fsync the directory.
-/// A crash leaves either the old file or the new one, never a mix.
-pub fn save(path: &Path, rec: &Recording) -> Result<(), RecordingError> {
-    let text = rec.try_to_ron_string().map_err(|e| e.with_path(path))?;
-    let tmp = with_suffix(path, ".tmp");
-    let result = write_synced(&tmp, text.as_bytes())
-        .and_then(|()| fs::rename(&tmp, path).map_err(|e| RecordingError::io("renaming", path, e)));
-    match result {
-        Ok(()) => {
-            sync_parent_dir(path);
-            Ok(())
-        }
-        Err(err) => {
-            let _ = fs::remove_file(&tmp);
-            Err(err)
-        }
-    }
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), RecordingError> {
-    let mut file = File::create(path).map_err(|e| RecordingError::io("creating", path, e))?;
-    file.write_all(bytes)
-        .map_err(|e| RecordingError::io("writing", path, e))?;
-    file.sync_all()
-        .map_err(|e| RecordingError::io("syncing", path, e))
-}
-
 // ---------------------------------------------------------------------------------------------
-// Redaction
+// Safe file writes
 // ---------------------------------------------------------------------------------------------
 
-/// Whether a header carries a credential: `authorization`, `proxy-authorization`, `cookie`,
-/// `set-cookie`, or a name containing `api-key`, `api_key`, `apikey`, `secret`, `password` or a
-/// `token` word (case-insensitive). Rate-limit counters such as `x-ratelimit-remaining-tokens` are
-/// not secrets: a name part ending in `tokens` does not count.
-pub fn is_secret_header(name: &str) -> bool {
-    let name = name.trim().to_ascii_lowercase();
-    if matches!(
-        name.as_str(),
-        "authorization" | "proxy-authorization" | "cookie" | "set-cookie"
-    ) {
-        return true;
-    }
-    if ["api-key", "api_key", "apikey", "secret", "password"]
-        .iter()
-        .any(|word| name.contains(word))
-    {
-        return true;
-    }
-    name.split(['-', '_'])
-        .any(|part| part.contains("token") && !part.ends_with("tokens"))
+/// Who may read a file this program creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileMode {
+    /// `0600`: recordings, journals, captures and imports hold other people's requests.
+    Private,
+    /// `0666` minus the umask, like any other program's output: exports and reports.
+    Umask,
 }
 
-/// Replaces the values of secret headers (see [`is_secret_header`]) with [`REDACTED`], keeping the
-/// scheme of an `authorization` value: `Bearer sk-…` becomes `Bearer ‹redacted›`. Empty values stay
-/// empty. Idempotent.
-pub fn redact_headers(headers: &mut [(String, String)]) {
-    for (name, value) in headers.iter_mut() {
-        if !is_secret_header(name) || value.trim().is_empty() {
-            continue;
+/// How an output is written (see [`OutputFile`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Replace an existing file (`--force`, or a Save dialog that asked). Without it an existing
+    /// file is an error ([`RecordingError::Exists`]).
+    pub overwrite: bool,
+    pub mode: FileMode,
+}
+
+impl WriteOptions {
+    /// A recording (`0600`); `overwrite` as given.
+    pub const fn private(overwrite: bool) -> Self {
+        Self {
+            overwrite,
+            mode: FileMode::Private,
         }
-        let lower = name.trim().to_ascii_lowercase();
-        let keeps_scheme = lower == "authorization" || lower == "proxy-authorization";
-        *value = match auth_scheme(value) {
-            Some(scheme) if keeps_scheme => format!("{scheme} {REDACTED}"),
-            _ => REDACTED.to_string(),
+    }
+
+    /// An export or a report (umask); `overwrite` as given.
+    pub const fn public(overwrite: bool) -> Self {
+        Self {
+            overwrite,
+            mode: FileMode::Umask,
+        }
+    }
+}
+
+/// Where an output path leads, decided before anything is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// `-`: standard output.
+    Stdout,
+    /// An existing character device or FIFO (`/dev/null`, a pipe), or anything under `/dev/` or
+    /// `/proc/self/fd/` (`/dev/stdout`): written straight, never replaced.
+    Special,
+    /// Nothing there yet.
+    New,
+    /// A regular file, or a symlink (which is replaced, never followed), that
+    /// [`WriteOptions::overwrite`] allows to replace.
+    Replace,
+}
+
+/// Whether `path` names a stream to write into rather than a file to create (`/dev/stdout`,
+/// `/dev/fd/3`, `/proc/self/fd/1`): those are written straight whatever they point to.
+fn is_device_path(path: &Path) -> bool {
+    path.starts_with("/dev/") || path.starts_with("/proc/self/fd/")
+}
+
+/// Decides what writing `path` would do: standard output, a straight write into a device or
+/// FIFO, a new file, or a replacement (only with `overwrite`). Errors: a directory, or an
+/// existing file without `overwrite` ([`RecordingError::Exists`], CLI exit 2).
+pub fn output_target(path: &Path, overwrite: bool) -> Result<OutputTarget, RecordingError> {
+    if path.as_os_str() == "-" {
+        return Ok(OutputTarget::Stdout);
+    }
+    if is_device_path(path) {
+        return Ok(OutputTarget::Special);
+    }
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OutputTarget::New),
+        Err(e) => return Err(RecordingError::io("inspecting", path, e)),
+    };
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Err(RecordingError::io(
+            "writing",
+            path,
+            std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"),
+        ));
+    }
+    if is_special_file(&kind) {
+        return Ok(OutputTarget::Special);
+    }
+    if overwrite {
+        Ok(OutputTarget::Replace)
+    } else {
+        Err(RecordingError::Exists {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+#[cfg(unix)]
+fn is_special_file(kind: &fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    kind.is_char_device() || kind.is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_special_file(_kind: &fs::FileType) -> bool {
+    false
+}
+
+/// Temporary files being written, removed by the interrupt handler (see
+/// [`remove_temp_files_on_interrupt`]).
+static PENDING_TEMPS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn pending_temps() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING_TEMPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// For commands that write for a while and have no Ctrl+C handling of their own (`export -o`):
+/// on Ctrl+C or SIGTERM, remove the temporary files of unfinished [`OutputFile`]s, then exit
+/// with 130 (143 for SIGTERM), as the default action would have — but with no temporary file
+/// left behind. Installed once; later calls do nothing.
+pub fn remove_temp_files_on_interrupt() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+        else {
+            return;
         };
+        // Register the handlers before returning, so an interrupt right after is caught.
+        let signals = rt.block_on(async { Signals::new() });
+        let Ok(mut signals) = signals else { return };
+        let spawned = std::thread::Builder::new()
+            .name("sse-replay-interrupt".into())
+            .spawn(move || {
+                let code = rt.block_on(signals.recv());
+                for path in pending_temps().drain(..) {
+                    let _ = fs::remove_file(path);
+                }
+                std::process::exit(code);
+            });
+        drop(spawned);
+    });
+}
+
+/// Ctrl+C (and SIGTERM on Unix), registered.
+struct Signals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    #[cfg(unix)]
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn new() -> std::io::Result<Self> {
+        Ok(Self {})
+    }
+
+    /// Waits for a signal; returns the exit code its default action would give.
+    #[cfg(unix)]
+    async fn recv(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.int.recv() => 130,
+            _ = self.term.recv() => 143,
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(&mut self) -> i32 {
+        let _ = tokio::signal::ctrl_c().await;
+        130
     }
 }
 
-/// `Bearer` in `Bearer abc`: a short word of letters, digits and dashes followed by credentials.
-fn auth_scheme(value: &str) -> Option<&str> {
-    let (scheme, rest) = value.trim().split_once(char::is_whitespace)?;
-    let plausible = !rest.trim().is_empty()
-        && scheme.len() <= 32
-        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-');
-    plausible.then_some(scheme)
+enum OutputInner {
+    Stdout(BufWriter<std::io::Stdout>),
+    Direct(BufWriter<File>),
+    Temp(BufWriter<tempfile::NamedTempFile>),
 }
 
-fn is_secret_query_param(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    matches!(
-        name.as_str(),
-        "key" | "api_key" | "apikey" | "api-key" | "token" | "access_token" | "auth" | "sig"
-    ) || name.contains("secret")
-        || name.contains("password")
-        || name.ends_with("_token")
-        || name.ends_with("-token")
+/// An output being written: the one safe writer behind every `-o`, `record`, proxy capture,
+/// import, export and Save As.
+///
+/// A new file (or a replacement, with [`WriteOptions::overwrite`]) is written to a temporary file
+/// with a random name created with `O_EXCL` in the target's folder (so a symlink planted at any
+/// predictable name is never followed), `0600` or umask as asked; [`OutputFile::commit`] syncs it
+/// and renames it into place (without `overwrite`, a rename that never replaces a file that
+/// appeared meanwhile), then syncs the folder. A crash leaves the old file or the new one, never
+/// a mix. Dropping an uncommitted `OutputFile` (an error on the way) removes the temporary file;
+/// [`remove_temp_files_on_interrupt`] does the same on Ctrl+C. `-` is standard output, and an
+/// existing character device or FIFO is written straight, never replaced.
+pub struct OutputFile {
+    inner: OutputInner,
+    path: PathBuf,
+    overwrite: bool,
 }
 
-/// Redacts credentials in a URL: the values of query parameters such as `key` (Gemini),
-/// `api_key`, `apikey`, `token`, `access_token` become [`REDACTED_URL_VALUE`], and so does the
-/// password of `user:password@`. Everything else, including order and the fragment, is kept.
-pub fn redact_url(url: &str) -> String {
-    let (before_fragment, fragment) = url.split_at(url.find('#').unwrap_or(url.len()));
-    let (base, query) = match before_fragment.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (before_fragment, None),
-    };
-    let mut out = redact_userinfo(base);
-    if let Some(query) = query {
-        out.push('?');
-        for (i, pair) in query.split('&').enumerate() {
-            if i > 0 {
-                out.push('&');
+impl fmt::Debug for OutputFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OutputFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OutputFile {
+    /// Opens `path` for writing as described on [`OutputFile`]. Fails before creating anything
+    /// when the target is a directory or an existing file without `overwrite`.
+    pub fn create(path: &Path, options: WriteOptions) -> Result<Self, RecordingError> {
+        let inner = match output_target(path, options.overwrite)? {
+            OutputTarget::Stdout => OutputInner::Stdout(BufWriter::new(std::io::stdout())),
+            OutputTarget::Special => {
+                let file = OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| RecordingError::io("opening", path, e))?;
+                OutputInner::Direct(BufWriter::new(file))
             }
-            match pair.split_once('=') {
-                Some((name, value)) if !value.is_empty() && is_secret_query_param(name) => {
-                    out.push_str(name);
-                    out.push('=');
-                    out.push_str(REDACTED_URL_VALUE);
+            OutputTarget::New | OutputTarget::Replace => {
+                let dir = match path.parent() {
+                    Some(dir) if !dir.as_os_str().is_empty() => dir,
+                    _ => Path::new("."),
+                };
+                let name = path
+                    .file_name()
+                    .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+                let prefix = format!(".{name}.");
+                let mut builder = tempfile::Builder::new();
+                builder.prefix(&prefix).suffix(".tmp");
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    let mode = match options.mode {
+                        FileMode::Private => 0o600,
+                        FileMode::Umask => 0o666,
+                    };
+                    builder.permissions(fs::Permissions::from_mode(mode));
                 }
-                _ => out.push_str(pair),
+                let tmp = builder
+                    .tempfile_in(dir)
+                    .map_err(|e| RecordingError::io("creating a temporary file for", path, e))?;
+                pending_temps().push(tmp.path().to_path_buf());
+                OutputInner::Temp(BufWriter::new(tmp))
+            }
+        };
+        Ok(Self {
+            inner,
+            path: path.to_path_buf(),
+            overwrite: options.overwrite,
+        })
+    }
+
+    /// The path being written (`-` for standard output).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Finishes the write: flushes, and for a file syncs it and renames it into place.
+    pub fn commit(mut self) -> Result<(), RecordingError> {
+        let inner = std::mem::replace(&mut self.inner, OutputInner::Stdout(BufWriter::new(std::io::stdout())));
+        let path = self.path.clone();
+        match inner {
+            OutputInner::Stdout(mut out) => out
+                .flush()
+                .map_err(|e| RecordingError::io("writing", &path, e)),
+            OutputInner::Direct(mut out) => out
+                .flush()
+                .map_err(|e| RecordingError::io("writing", &path, e)),
+            OutputInner::Temp(out) => {
+                let tmp = out
+                    .into_inner()
+                    .map_err(|e| RecordingError::io("writing", &path, e.into_error()))?;
+                let tmp_path = tmp.path().to_path_buf();
+                let forget = |p: &Path| pending_temps().retain(|q| q != p);
+                let result = tmp
+                    .as_file()
+                    .sync_all()
+                    .map_err(|e| RecordingError::io("syncing", &path, e))
+                    .and_then(|()| {
+                        let persisted = if self.overwrite {
+                            tmp.persist(&path)
+                        } else {
+                            tmp.persist_noclobber(&path)
+                        };
+                        // On error the temporary file is dropped with the error: removed.
+                        persisted.map(drop).map_err(|e| {
+                            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                                RecordingError::Exists { path: path.clone() }
+                            } else {
+                                RecordingError::io("renaming into place", &path, e.error)
+                            }
+                        })
+                    });
+                forget(&tmp_path);
+                result?;
+                sync_parent_dir(&path);
+                Ok(())
             }
         }
     }
-    out.push_str(fragment);
-    out
 }
 
-/// `https://user:pw@host/p` → `https://user:REDACTED@host/p`.
-fn redact_userinfo(base: &str) -> String {
-    let Some(scheme_end) = base.find("://") else {
-        return base.to_string();
-    };
-    let authority_start = scheme_end + 3;
-    let authority_end = base[authority_start..]
-        .find('/')
-        .map_or(base.len(), |i| authority_start + i);
-    let authority = &base[authority_start..authority_end];
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!(
-                "{}{user}:{REDACTED_URL_VALUE}@{host}{}",
-                &base[..authority_start],
-                &base[authority_end..]
-            ),
-            None => base.to_string(),
-        },
-        None => base.to_string(),
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if let OutputInner::Temp(out) = &self.inner {
+            let tmp = out.get_ref().path().to_path_buf();
+            pending_temps().retain(|q| *q != tmp);
+        }
     }
 }
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.inner {
+            OutputInner::Stdout(w) => w.write(buf),
+            OutputInner::Direct(w) => w.write(buf),
+            OutputInner::Temp(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match &mut self.inner {
+            OutputInner::Stdout(w) => w.write_all(buf),
+            OutputInner::Direct(w) => w.write_all(buf),
+            OutputInner::Temp(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.inner {
+            OutputInner::Stdout(w) => w.flush(),
+            OutputInner::Direct(w) => w.flush(),
+            OutputInner::Temp(w) => w.flush(),
+        }
+    }
+}
+
+/// Writes `bytes` to `path` with [`OutputFile`] (atomic, no symlink followed, devices written
+/// straight, an existing file replaced only with `options.overwrite`).
+pub fn write_file(path: &Path, bytes: &[u8], options: WriteOptions) -> Result<(), RecordingError> {
+    let mut out = OutputFile::create(path, options)?;
+    out.write_all(bytes)
+        .map_err(|e| RecordingError::io("writing", path, e))?;
+    out.commit()
+}
+
+/// Writes `rec` to `path` atomically and privately (`0600`), replacing an existing file (the
+/// caller asked: a Save dialog, `--force`). See [`save_with`].
+pub fn save(path: &Path, rec: &Recording) -> Result<(), RecordingError> {
+    save_with(path, rec, WriteOptions::private(true))
+}
+
+/// Writes `rec` to `path` with [`OutputFile`]: a random-named temporary file, fsync, rename.
+pub fn save_with(path: &Path, rec: &Recording, options: WriteOptions) -> Result<(), RecordingError> {
+    let text = rec.try_to_ron_string().map_err(|e| e.with_path(path))?;
+    write_file(path, text.as_bytes(), options)
+}
+
+/// `path` itself when neither it nor its journal (`path.partial`) exists, else the first free
+/// `stem-2.ext`, `stem-3.ext`, …: default names (the recorder's, the proxy's) never collide.
+/// Creating the journal with `O_EXCL` and saving without overwrite still guard against a race.
+pub fn free_path(path: &Path) -> PathBuf {
+    let taken = |p: &Path| {
+        fs::symlink_metadata(p).is_ok() || fs::symlink_metadata(with_suffix(p, ".partial")).is_ok()
+    };
+    if !taken(path) {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "recording".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (2u64..)
+        .map(|n| path.with_file_name(format!("{stem}-{n}{ext}")))
+        .find(|p| !taken(p))
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction (what counts as a secret lives in `crate::redact`)
+// ---------------------------------------------------------------------------------------------
 
 impl RequestInfo {
-    /// Redacts the URL ([`redact_url`]) and the headers ([`redact_headers`]).
+    /// Redacts the URL ([`redact_url`]), the headers ([`redact_headers`]) and the body
+    /// ([`crate::redact::redact_body`]). Idempotent.
     pub fn redact(&mut self) {
         self.url = redact_url(&self.url);
         redact_headers(&mut self.headers);
+        self.body = crate::redact::redact_body(&self.body);
     }
 }
 
@@ -1069,6 +1322,8 @@ enum JournalLineRef<'a> {
 #[derive(Debug)]
 pub struct JournalWriter {
     final_path: PathBuf,
+    /// Whether [`JournalWriter::finish`] may replace an existing final file (`--force`).
+    overwrite: bool,
     journal_path: PathBuf,
     out: BufWriter<File>,
     last_flush: Instant,
@@ -1078,12 +1333,31 @@ pub struct JournalWriter {
 impl JournalWriter {
     /// Creates `<final_path>.partial` (failing with [`RecordingError::JournalExists`] if an earlier
     /// interrupted recording left one) and durably writes the magic line and `head`'s meta,
-    /// request, response and truth. `head.chunks` is ignored.
+    /// request, response and truth. `head.chunks` is ignored. [`JournalWriter::finish`] will not
+    /// replace an existing final file (see [`JournalWriter::create_with`]).
     pub fn create(final_path: &Path, head: &Recording) -> Result<Self, RecordingError> {
+        Self::create_with(final_path, head, false)
+    }
+
+    /// [`JournalWriter::create`]; with `overwrite`, `finish` may replace an existing final file.
+    ///
+    /// The journal's name is predictable on purpose (users look for it after a crash), so it is
+    /// created with `O_CREAT|O_EXCL` (`create_new`): a file or a symlink planted at that name is
+    /// refused, never followed. It is `0600`: it holds the request.
+    pub fn create_with(
+        final_path: &Path,
+        head: &Recording,
+        overwrite: bool,
+    ) -> Result<Self, RecordingError> {
         let journal_path = with_suffix(final_path, ".partial");
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        let file = options
             .open(&journal_path)
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -1096,6 +1370,7 @@ impl JournalWriter {
             })?;
         let mut writer = Self {
             final_path: final_path.to_path_buf(),
+            overwrite,
             journal_path,
             out: BufWriter::new(file),
             last_flush: Instant::now(),
@@ -1123,6 +1398,11 @@ impl JournalWriter {
     /// Where [`JournalWriter::finish`] will write the recording.
     pub fn final_path(&self) -> &Path {
         &self.final_path
+    }
+
+    /// Whether [`JournalWriter::finish`] may replace an existing final file.
+    pub fn overwrite(&self) -> bool {
+        self.overwrite
     }
 
     /// Number of chunks appended so far.
@@ -1159,13 +1439,14 @@ impl JournalWriter {
         Ok(())
     }
 
-    /// Saves `rec` atomically to the final path (see [`save`]), then removes the journal.
+    /// Saves `rec` atomically to the final path (see [`save_with`]; an existing file is replaced
+    /// only when the writer was created with `overwrite`), then removes the journal.
     /// Returns the final path. On error the journal is left in place.
     pub fn finish(mut self, rec: &Recording) -> Result<PathBuf, RecordingError> {
         self.out
             .flush()
             .map_err(|e| RecordingError::io("writing", &self.journal_path, e))?;
-        save(&self.final_path, rec)?;
+        save_with(&self.final_path, rec, WriteOptions::private(self.overwrite))?;
         let Self {
             final_path,
             journal_path,
@@ -1246,6 +1527,19 @@ pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
     for (n, &(line_no, line)) in records.iter().enumerate() {
         let record = match options.from_str::<JournalLine>(line) {
             Ok(record) => record,
+            // The head is written and synced before any chunk: a damaged head is damage, not a
+            // cut tail, and is reported rather than replaced by defaults.
+            Err(err) if n == 0 => {
+                let pos = error_position(line, &err.span);
+                return Err(RecordingError::BadJournal {
+                    path: None,
+                    line: line_no,
+                    message: format!(
+                        "the head record is damaged (column {}: {})",
+                        pos.col, err.code
+                    ),
+                });
+            }
             Err(_) if n + 1 == records.len() => {
                 dropped_last = true;
                 break;
@@ -1282,7 +1576,13 @@ pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
         }
     }
 
-    let head = head.unwrap_or_default();
+    let Some(head) = head else {
+        return Err(RecordingError::BadJournal {
+            path: None,
+            line: 2,
+            message: "no head record after the first line (nothing was recorded)".into(),
+        });
+    };
     let JournalHead {
         version: _,
         mut meta,
@@ -1947,100 +2247,18 @@ mod tests {
         }
     }
 
-    // ----- redaction -----
-
     #[test]
-    fn secret_headers() {
-        for name in [
-            "Authorization",
-            "proxy-authorization",
-            "API-Key",
-            "x-api-key",
-            "X-Goog-Api-Key",
-            "openai-api-key",
-            "anthropic-api-key",
-            "Cookie",
-            "set-cookie",
-            "x-apikey",
-            "x-auth-token",
-            "X-Amz-Security-Token",
-            "x-client-secret",
-            "my_api_key",
-        ] {
-            assert!(is_secret_header(name), "{name}");
-        }
-        for name in [
-            "content-type",
-            "x-ratelimit-remaining-tokens",
-            "anthropic-ratelimit-input-tokens-remaining",
-            "anthropic-version",
-            "openai-organization",
-            "user-agent",
-        ] {
-            assert!(!is_secret_header(name), "{name}");
-        }
-    }
-
-    #[test]
-    fn header_redaction_keeps_the_scheme() {
-        let mut headers: Vec<(String, String)> = [
-            ("Authorization", "Bearer sk-proj-abc123"),
-            ("proxy-authorization", "Basic dXNlcjpwYXNz"),
-            ("authorization", "sk-raw-key"),
-            ("x-api-key", "sk-ant-api03 with space"),
-            ("cookie", "session=abc; other=def"),
-            ("content-type", "application/json"),
-            ("x-goog-api-key", ""),
-        ]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-        redact_headers(&mut headers);
-        let values: Vec<&str> = headers.iter().map(|(_, v)| v.as_str()).collect();
-        assert_eq!(
-            values,
-            [
-                "Bearer ‹redacted›",
-                "Basic ‹redacted›",
-                "‹redacted›",
-                "‹redacted›",
-                "‹redacted›",
-                "application/json",
-                "",
-            ]
-        );
-        let before = headers.clone();
-        redact_headers(&mut headers);
-        assert_eq!(headers, before, "idempotent");
-    }
-
-    #[test]
-    fn url_redaction() {
-        assert_eq!(
-            redact_url(
-                "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse&key=AIzaSyXXX"
-            ),
-            "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse&key=REDACTED"
-        );
-        assert_eq!(
-            redact_url("http://h/p?API_KEY=1&apikey=2&token=3&access_token=4&keep=5#frag"),
-            "http://h/p?API_KEY=REDACTED&apikey=REDACTED&token=REDACTED&access_token=REDACTED&keep=5#frag"
-        );
-        assert_eq!(redact_url("https://h/p"), "https://h/p");
-        assert_eq!(redact_url("https://h/p?key=&flag"), "https://h/p?key=&flag");
-        assert_eq!(
-            redact_url("https://user:pw@h:8080/p?q=1"),
-            "https://user:REDACTED@h:8080/p?q=1"
-        );
-        assert_eq!(redact_url("not a url ? key=x"), "not a url ? key=x");
+    fn request_redaction_covers_url_headers_and_body() {
         let mut req = RequestInfo {
             url: "https://h/?key=abc".into(),
             headers: vec![("Authorization".into(), "Bearer x".into())],
+            body: r#"{"api_key":"S1","max_tokens":3}"#.into(),
             ..RequestInfo::default()
         };
         req.redact();
         assert_eq!(req.url, "https://h/?key=REDACTED");
         assert_eq!(req.headers[0].1, "Bearer ‹redacted›");
+        assert_eq!(req.body, r#"{"api_key":"‹redacted›","max_tokens":3}"#);
     }
 
     // ----- save and journal -----
@@ -2051,13 +2269,146 @@ mod tests {
         let path = dir.path().join("out.ron");
         let rec = rec_with_chunks(chunks_of(&[b"a", b"\xe6\xb7", b"\xb1"]));
         save(&path, &rec).unwrap();
-        assert!(!with_suffix(&path, ".tmp").exists());
+        assert_eq!(names_in(dir.path()), ["out.ron"]);
         assert_eq!(load(&path).unwrap(), rec);
         let rec2 = rec_with_chunks(vec![]);
         rec2.save(&path).unwrap();
         assert_eq!(load(&path).unwrap(), rec2);
         let err = save(&dir.path().join("no/such/dir/x.ron"), &rec).unwrap_err();
         assert!(matches!(err, RecordingError::Io { .. }), "{err:?}");
+        assert_eq!(names_in(dir.path()), ["out.ron"]);
+    }
+
+    /// The names in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_existing_file_is_kept_without_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.ron");
+        fs::write(&path, "precious").unwrap();
+        let err = write_file(&path, b"new", WriteOptions::private(false)).unwrap_err();
+        assert!(matches!(err, RecordingError::Exists { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "refusing to overwrite an existing file (use --force): {}",
+                path.display()
+            )
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), "precious");
+        write_file(&path, b"new", WriteOptions::private(true)).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names_in(dir.path()), ["out.ron"]);
+    }
+
+    #[test]
+    fn a_file_that_appears_while_writing_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        let mut out = OutputFile::create(&path, WriteOptions::public(false)).unwrap();
+        out.write_all(b"mine").unwrap();
+        fs::write(&path, "theirs").unwrap();
+        let err = out.commit().unwrap_err();
+        assert!(matches!(err, RecordingError::Exists { .. }), "{err:?}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
+        assert_eq!(names_in(dir.path()), ["out.json"], "no temporary file left");
+        assert!(pending_temps().is_empty());
+    }
+
+    #[test]
+    fn an_uncommitted_output_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        let mut out = OutputFile::create(&path, WriteOptions::public(false)).unwrap();
+        out.write_all(&[b'x'; 100_000]).unwrap();
+        assert_eq!(names_in(dir.path()).len(), 1, "the temporary file");
+        assert!(names_in(dir.path())[0].starts_with(".out.json."));
+        drop(out);
+        assert!(names_in(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "untouched").unwrap();
+        let path = dir.path().join("out.ron");
+        // At the target: refused without overwrite; replaced (not followed) with it.
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        let err = write_file(&path, b"new", WriteOptions::private(false)).unwrap_err();
+        assert!(matches!(err, RecordingError::Exists { .. }), "{err:?}");
+        write_file(&path, b"new", WriteOptions::private(true)).unwrap();
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_file());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "untouched");
+        // At the journal's predictable name: refused.
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&victim, with_suffix(&path, ".partial")).unwrap();
+        let err = JournalWriter::create(&path, &head()).unwrap_err();
+        assert!(matches!(err, RecordingError::JournalExists { .. }), "{err:?}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "untouched");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn modes_private_and_umask() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let rec_path = dir.path().join("r.ron");
+        save(&rec_path, &head()).unwrap();
+        assert_eq!(mode(&rec_path), 0o600);
+        let journal = JournalWriter::create(&dir.path().join("j.ron"), &head()).unwrap();
+        assert_eq!(mode(journal.journal_path()), 0o600);
+        // Public outputs get 0666 minus the umask: at most 0666, and never less than 0600.
+        let export = dir.path().join("e.json");
+        write_file(&export, b"[]", WriteOptions::public(false)).unwrap();
+        let m = mode(&export);
+        assert_eq!(m & !0o666, 0, "{m:o}");
+        assert_eq!(m & 0o600, 0o600, "{m:o}");
+    }
+
+    #[test]
+    fn special_targets_are_written_straight() {
+        assert_eq!(
+            output_target(Path::new("-"), false).unwrap(),
+            OutputTarget::Stdout
+        );
+        #[cfg(unix)]
+        {
+            assert_eq!(
+                output_target(Path::new("/dev/null"), false).unwrap(),
+                OutputTarget::Special
+            );
+            write_file(Path::new("/dev/null"), b"x", WriteOptions::private(false)).unwrap();
+            assert!(!fs::metadata("/dev/null").unwrap().file_type().is_file());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            output_target(dir.path(), true),
+            Err(RecordingError::Io { .. })
+        ));
+    }
+
+    #[test]
+    fn free_paths_never_collide() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("recording-1.ron");
+        assert_eq!(free_path(&base), base);
+        fs::write(&base, "").unwrap();
+        let second = free_path(&base);
+        assert_eq!(second, dir.path().join("recording-1-2.ron"));
+        fs::write(with_suffix(&second, ".partial"), "").unwrap();
+        assert_eq!(free_path(&base), dir.path().join("recording-1-3.ron"));
     }
 
     fn head() -> Recording {
@@ -2235,10 +2586,26 @@ mod tests {
             err,
             RecordingError::FutureVersion { found: 3, .. }
         ));
-        // Only the magic line survived: an empty salvaged recording.
-        let rec = salvage_journal(&format!("{JOURNAL_MAGIC}\nHead((ver")).unwrap();
-        assert!(rec.meta.interrupted);
-        assert!(rec.chunks.is_empty());
+        // A damaged head is reported with its line, never replaced by defaults.
+        let err = salvage_journal(&format!("{JOURNAL_MAGIC}\nHead((ver")).unwrap_err();
+        assert!(
+            matches!(err, RecordingError::BadJournal { line: 2, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("head record is damaged"), "{err}");
+        let err = salvage_journal(&format!(
+            "{JOURNAL_MAGIC}\nHead((meta:(title:5)))\nChunk((t_us:1,text:\"a\"))\n"
+        ))
+        .unwrap_err();
+        assert!(
+            matches!(err, RecordingError::BadJournal { line: 2, .. }),
+            "{err:?}"
+        );
+        let err = salvage_journal(&format!("{JOURNAL_MAGIC}\n")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid recorder journal at line 2: no head record after the first line (nothing was recorded)"
+        );
     }
 
     #[test]
@@ -2255,7 +2622,7 @@ mod tests {
         let final_path = w.finish(&rec).unwrap();
         assert_eq!(final_path, out);
         assert!(!journal.exists());
-        assert!(!with_suffix(&out, ".tmp").exists());
+        assert_eq!(names_in(dir.path()), ["out.ron"]);
         let loaded = load(&out).unwrap();
         assert_eq!(loaded, rec);
         assert!(!loaded.meta.interrupted);

@@ -1185,12 +1185,11 @@ impl App {
     }
 
     fn write_file(&mut self, path: &Path, bytes: &[u8], what: &str) {
-        match crate::cli::write_atomic(path, bytes) {
+        // The Save dialog asked before replacing a file: overwriting is confirmed.
+        let options = crate::recording::WriteOptions::public(true);
+        match crate::recording::write_file(path, bytes, options) {
             Ok(()) => self.set_status(format!("Exported {what} to {}", path.display()), false),
-            Err(e) => self.set_status(
-                format!("Cannot write {what}: {e} in {}", path.display()),
-                true,
-            ),
+            Err(e) => self.set_status(format!("Cannot write {what}: {e}"), true),
         }
     }
 }

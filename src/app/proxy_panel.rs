@@ -111,6 +111,7 @@ impl ProxyPanel {
             upstream: self.upstream.trim().to_owned(),
             out_dir: self.out_dir.clone(),
             timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
+            keep_secrets: false,
         };
         let (tx, rx) = mpsc::channel();
         let waker = ctx.clone();

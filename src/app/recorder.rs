@@ -259,9 +259,12 @@ impl RecorderPanel {
         let method = self.method.trim().to_ascii_uppercase();
         let body = (!self.body.trim().is_empty() && method != "GET")
             .then(|| self.body.clone().into_bytes());
-        let output = self
-            .out_dir
-            .join(format!("recording-{}.ron", crate::net::file_stamp_now()));
+        // A default name never replaces an earlier recording: `-2`, `-3`, … within one second.
+        let output = crate::recording::free_path(
+            &self
+                .out_dir
+                .join(format!("recording-{}.ron", crate::net::file_stamp_now())),
+        );
         Ok(RecordRequest {
             url: url.to_owned(),
             method: Some(method),
@@ -269,6 +272,8 @@ impl RecorderPanel {
             secret_headers,
             body,
             output: Some(output),
+            overwrite: false,
+            keep_secrets: false,
             timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
             title: String::new(),
         })

@@ -28,7 +28,12 @@ use super::{
 use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
 
 /// Import every event-stream interaction of a cassette.
-pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
+/// Secrets in requests and response headers are redacted unless `keep_secrets`.
+pub fn import(
+    path: &Path,
+    bytes: &[u8],
+    keep_secrets: bool,
+) -> Result<Vec<Recording>, ImportError> {
     let doc: Value = serde_yaml_ng::from_slice(bytes).map_err(|e| {
         let loc = e.location();
         ImportError::CassetteSyntax {
@@ -102,9 +107,13 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
             Some(r) => request_info(r).map_err(|m| bad(at("request"), m))?,
             None => RequestInfo::default(),
         };
-        request.redact();
+        if !keep_secrets {
+            request.redact();
+        }
         let mut headers = resp_headers;
-        redact_headers(&mut headers);
+        if !keep_secrets {
+            redact_headers(&mut headers);
+        }
         let status = match resp.get("status") {
             Some(s) => s
                 .get("code")

@@ -73,7 +73,12 @@ struct Content {
 }
 
 /// Import every event-stream entry of a HAR file.
-pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
+/// Secrets in requests and response headers are redacted unless `keep_secrets`.
+pub fn import(
+    path: &Path,
+    bytes: &[u8],
+    keep_secrets: bool,
+) -> Result<Vec<Recording>, ImportError> {
     let bytes = bytes
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(bytes);
@@ -151,13 +156,17 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
                 .and_then(|p| p.text)
                 .unwrap_or_default(),
         };
-        request.redact();
+        if !keep_secrets {
+            request.redact();
+        }
         let mut headers: Vec<(String, String)> = resp
             .headers
             .into_iter()
             .map(|h| (h.name, h.value))
             .collect();
-        redact_headers(&mut headers);
+        if !keep_secrets {
+            redact_headers(&mut headers);
+        }
         let status = resp
             .status
             .and_then(|n| n.as_u64())

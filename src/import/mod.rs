@@ -197,7 +197,13 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
 }
 
 /// Import a file: one recording per event stream it holds (at least one), each with a title.
+/// Secrets are redacted (see [`import_path_with`]).
 pub fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
+    import_path_with(path, false)
+}
+
+/// [`import_path`]; with `keep_secrets` the requests' secrets are kept (`--keep-secrets`).
+pub fn import_path_with(path: &Path, keep_secrets: bool) -> Result<Vec<Recording>, ImportError> {
     if path.is_dir() {
         return Err(ImportError::Io {
             path: path.to_owned(),
@@ -208,14 +214,23 @@ pub fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
         path: path.to_owned(),
         source,
     })?;
-    import_bytes(path, &bytes)
+    import_bytes_with(path, &bytes, keep_secrets)
 }
 
-/// Import bytes already read; `path` names them in titles and errors.
+/// Import bytes already read; `path` names them in titles and errors. Secrets are redacted.
 pub fn import_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
+    import_bytes_with(path, bytes, false)
+}
+
+/// [`import_bytes`]; with `keep_secrets` the requests' secrets are kept.
+pub fn import_bytes_with(
+    path: &Path,
+    bytes: &[u8],
+    keep_secrets: bool,
+) -> Result<Vec<Recording>, ImportError> {
     let recs = match detect(path, bytes)? {
-        ImportFormat::Har => har::import(path, bytes)?,
-        ImportFormat::Cassette => cassette::import(path, bytes)?,
+        ImportFormat::Har => har::import(path, bytes, keep_secrets)?,
+        ImportFormat::Cassette => cassette::import(path, bytes, keep_secrets)?,
         ImportFormat::JsonLines => vec![jsonl::import(path, bytes)?],
         ImportFormat::RawBody => vec![raw_body(path, bytes)],
     };
@@ -332,13 +347,21 @@ pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
 /// `import` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// A HAR file, a VCR / pytest-recording / pydantic-ai cassette (YAML), a JSON-lines fixture or a
-    /// raw SSE body.
+    /// A HAR file, a VCR / pytest-recording / pydantic-ai cassette (YAML), a JSON-lines fixture, a
+    /// raw SSE body, or a recorder's journal (`OUT.ron.partial`, salvaged and marked interrupted).
     pub file: PathBuf,
-    /// The recording to write (`.ron`). A file with several streams is written as OUT-1.ron,
-    /// OUT-2.ron, …; default: the input's name with `.ron`.
+    /// The recording to write (`.ron`), `-` for standard output. A file with several streams is
+    /// written as OUT-1.ron, OUT-2.ron, …; default: the input's name with `.ron`
+    /// (`x.ron.partial` → `x.ron`).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace existing output files (without it, an existing file is refused with exit 2).
+    #[arg(long)]
+    pub force: bool,
+    /// Write the requests' secrets (auth headers, `?key=`, body fields such as `api_key`) as they
+    /// are, instead of redacting them.
+    #[arg(long)]
+    pub keep_secrets: bool,
 }
 
 /// Where the `n` recordings go: `out` itself for one, `out-1.ext`, `out-2.ext`, … for several.
@@ -357,46 +380,98 @@ pub fn output_paths(out: &Path, n: usize) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `sse-replay import IN [-o OUT.ron]`: exit 0 when written; 2 when the input cannot be imported
-/// (nothing is written); 1 when writing failed.
+/// Whether the file starts like a recorder journal (`# sse-replay journal v…`).
+fn is_journal_file(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 64];
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let n = file.take(64).read(&mut head).unwrap_or(0);
+    let head = head[..n]
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(&head[..n]);
+    head.starts_with(crate::recording::JOURNAL_MAGIC_PREFIX.as_bytes())
+}
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("sse-replay: {message}");
+    ExitCode::from(code)
+}
+
+/// `sse-replay import IN [-o OUT.ron] [--force] [--keep-secrets]`: exit 0 when written; 2 when the
+/// input cannot be imported or an output exists without `--force` (nothing is written); 1 when
+/// writing failed. A journal (`x.ron.partial`) is salvaged into `x.ron`, marked interrupted; a
+/// damaged journal head is an error naming the file and the line.
 pub fn run_cli(args: &ImportArgs) -> ExitCode {
-    let recs = match import_path(&args.file) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("sse-replay: {e}");
-            return ExitCode::from(crate::cli::EXIT_INPUT);
+    let recs = if is_journal_file(&args.file) {
+        match crate::recording::load(&args.file) {
+            Ok(rec) => vec![rec],
+            Err(e) => return fail(crate::cli::EXIT_INPUT, e),
+        }
+    } else {
+        match import_path_with(&args.file, args.keep_secrets) {
+            Ok(r) => r,
+            Err(e) => return fail(crate::cli::EXIT_INPUT, e),
         }
     };
     let out = args
         .output
         .clone()
         .unwrap_or_else(|| args.file.with_extension("ron"));
+    let to_stdout = out.as_os_str() == "-";
+    if to_stdout && recs.len() > 1 {
+        return fail(
+            crate::cli::EXIT_INPUT,
+            format!(
+                "{} streams cannot all go to standard output: give -o FILE.ron (written as FILE-1.ron, …) for {}",
+                recs.len(),
+                args.file.display()
+            ),
+        );
+    }
     let paths = output_paths(&out, recs.len());
-    // Serialize everything first so a failure leaves nothing half-written.
+    // Check every target and serialize everything first, so a refusal or a failure leaves
+    // nothing half-written.
+    let mut fresh = Vec::with_capacity(paths.len());
+    for p in &paths {
+        match crate::recording::output_target(p, args.force) {
+            Ok(t) => fresh.push(t == crate::recording::OutputTarget::New),
+            Err(e @ crate::recording::RecordingError::Exists { .. }) => {
+                return fail(crate::cli::EXIT_INPUT, e);
+            }
+            Err(e) => return fail(crate::cli::EXIT_FAILED, e),
+        }
+    }
     let mut texts = Vec::with_capacity(recs.len());
     for (rec, p) in recs.iter().zip(&paths) {
         match rec.try_to_ron_string() {
             Ok(t) => texts.push(t),
-            Err(e) => {
-                eprintln!("sse-replay: {}", e.with_path(p));
-                return ExitCode::from(crate::cli::EXIT_FAILED);
-            }
+            Err(e) => return fail(crate::cli::EXIT_FAILED, e.with_path(p)),
         }
     }
+    let options = crate::recording::WriteOptions::private(args.force);
     let mut written: Vec<&PathBuf> = Vec::new();
-    for ((rec, p), text) in recs.iter().zip(&paths).zip(&texts) {
-        if let Err(e) = crate::cli::write_atomic(p, text.as_bytes()) {
-            eprintln!(
-                "sse-replay: cannot write the recording: {e} in {}",
-                p.display()
-            );
+    for (((rec, p), text), fresh) in recs.iter().zip(&paths).zip(&texts).zip(&fresh) {
+        if let Err(e) = crate::recording::write_file(p, text.as_bytes(), options) {
+            // Undo this run's new files (never a file that was there before).
             for w in written {
                 let _ = std::fs::remove_file(w);
             }
-            return ExitCode::from(crate::cli::EXIT_FAILED);
+            let code = match e {
+                crate::recording::RecordingError::Exists { .. } => crate::cli::EXIT_INPUT,
+                _ => crate::cli::EXIT_FAILED,
+            };
+            return fail(code, format!("cannot write the recording: {e}"));
         }
-        written.push(p);
-        println!("{}  ←  {}", p.display(), rec.meta.title);
+        if *fresh {
+            written.push(p);
+        }
+        if to_stdout {
+            eprintln!("standard output  ←  {}", rec.meta.title);
+        } else {
+            println!("{}  ←  {}", p.display(), rec.meta.title);
+        }
     }
     ExitCode::from(crate::cli::EXIT_OK)
 }

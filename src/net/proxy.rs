@@ -21,7 +21,9 @@ use super::headers;
 use super::sink::Sink;
 use super::{AnyBody, ChannelBody, NetError, fail};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
-use crate::recording::{self, Chunk, Meta, Recording, RequestInfo, ResponseInfo};
+use crate::recording::{
+    self, Chunk, Meta, Recording, RecordingError, RequestInfo, ResponseInfo,
+};
 
 /// Largest request body forwarded (LLM requests are small; this bounds memory).
 const MAX_REQUEST_BYTES: usize = 64 << 20;
@@ -41,6 +43,10 @@ pub struct ProxyArgs {
     /// Seconds allowed to connect upstream, and of upstream silence before giving up on a response.
     #[arg(long, value_name = "S", default_value_t = 300.0)]
     pub timeout: f64,
+    /// Write the requests' secrets (auth headers, `?key=`, body fields such as `api_key`) to the
+    /// captures as they are, instead of redacting them.
+    #[arg(long)]
+    pub keep_secrets: bool,
 }
 
 /// What the proxy needs.
@@ -52,6 +58,8 @@ pub struct ProxyConfig {
     pub out_dir: PathBuf,
     /// Connect timeout and upstream idle timeout.
     pub timeout: Duration,
+    /// Keep the requests' secrets in the captures (`--keep-secrets`); redacted by default.
+    pub keep_secrets: bool,
 }
 
 /// What the proxy reports (from its runtime's threads).
@@ -94,6 +102,7 @@ struct Shared {
     upstream: String,
     out_dir: PathBuf,
     timeout: Duration,
+    keep_secrets: bool,
     client: reqwest::Client,
     next_id: AtomicU64,
     on_event: Box<dyn Fn(ProxyEvent) + Send + Sync>,
@@ -133,6 +142,7 @@ pub fn start(
         upstream,
         out_dir: config.out_dir,
         timeout: config.timeout,
+        keep_secrets: config.keep_secrets,
         client,
         next_id: AtomicU64::new(1),
         on_event: Box::new(on_event),
@@ -157,19 +167,11 @@ pub fn start(
     Ok(super::ServerHandle::new(addr, stop, thread))
 }
 
-/// A free file name `DIR/<stamp>-<n>.ron` (neither it nor its journal exists yet).
+/// A free file name `DIR/<stamp>-<n>.ron` (neither it nor its journal exists yet). Free now; the
+/// journal's `O_EXCL` creation and the final no-overwrite rename settle a race with another
+/// process (see [`open_capture`]).
 fn capture_path(dir: &std::path::Path, id: u64) -> PathBuf {
-    let stamp = super::file_stamp_now();
-    let mut n = id;
-    loop {
-        let p = dir.join(format!("{stamp}-{n:04}.ron"));
-        let mut partial = p.clone().into_os_string();
-        partial.push(".partial");
-        if !p.exists() && !PathBuf::from(partial).exists() {
-            return p;
-        }
-        n += 1000;
-    }
+    recording::free_path(&dir.join(format!("{}-{id:04}.ron", super::file_stamp_now())))
 }
 
 fn error_response(status: u16, text: String) -> hyper::Response<AnyBody> {
@@ -241,7 +243,9 @@ async fn forward(
             headers: headers::header_pairs(&out_headers),
             body: String::from_utf8_lossy(&body).into_owned(),
         };
-        info.redact();
+        if !shared.keep_secrets {
+            info.redact();
+        }
         info
     };
 
@@ -307,9 +311,10 @@ fn open_capture(
     path: &str,
 ) -> Option<(u64, Sink)> {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let file = capture_path(&shared.out_dir, id);
     let mut response_headers = headers::header_pairs(upstream.headers());
-    recording::redact_headers(&mut response_headers);
+    if !shared.keep_secrets {
+        recording::redact_headers(&mut response_headers);
+    }
     let mut notes = Vec::new();
     if let Some(enc) = upstream
         .headers()
@@ -338,8 +343,22 @@ fn open_capture(
         }),
         ..Default::default()
     };
-    match Sink::start(Some(&file), head, Box::new(|_, _| {})) {
-        Ok(sink) => {
+    // Another process may take the same free name between the check and the journal's
+    // creation: try the next free name (a capture never replaces a file).
+    let mut attempt = 0;
+    let started = loop {
+        let file = capture_path(&shared.out_dir, id);
+        match Sink::start(Some(&file), false, head.clone(), Box::new(|_, _| {})) {
+            Err(RecordingError::JournalExists { .. } | RecordingError::Exists { .. })
+                if attempt < 8 =>
+            {
+                attempt += 1;
+            }
+            other => break other.map(|sink| (file, sink)),
+        }
+    };
+    match started {
+        Ok((file, sink)) => {
             (shared.on_event)(ProxyEvent::CaptureStarted {
                 id,
                 path: file,
@@ -460,6 +479,7 @@ pub fn run_cli(a: &ProxyArgs) -> ExitCode {
         upstream: a.upstream.clone(),
         out_dir: a.out.clone(),
         timeout: Duration::from_secs_f64(a.timeout),
+        keep_secrets: a.keep_secrets,
     };
     let handle = match start(config, print_event) {
         Ok(h) => h,

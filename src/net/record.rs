@@ -48,6 +48,13 @@ pub struct RecordArgs {
     /// Recording title (default: METHOD URL, redacted).
     #[arg(long)]
     pub title: Option<String>,
+    /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
+    #[arg(long)]
+    pub force: bool,
+    /// Write the request's secrets (auth headers, `?key=`, body fields such as `api_key`) to the
+    /// recording as they are, instead of redacting them.
+    #[arg(long)]
+    pub keep_secrets: bool,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -71,8 +78,13 @@ pub struct RecordRequest {
     /// in the app), on top of [`recording::is_secret_header`].
     pub secret_headers: Vec<String>,
     pub body: Option<Vec<u8>>,
-    /// Where to save; `None` keeps the recording in memory only (no journal).
+    /// Where to save; `None` keeps the recording in memory only (no journal). `-` is standard
+    /// output (no journal either).
     pub output: Option<PathBuf>,
+    /// Replace `output` if it exists (otherwise an existing file is refused before sending).
+    pub overwrite: bool,
+    /// Keep the request's secrets in the recording (`--keep-secrets`); redacted by default.
+    pub keep_secrets: bool,
     /// Connect timeout, and the longest silence allowed before the response head and between reads.
     pub timeout: Duration,
     /// Empty: `METHOD URL` (redacted).
@@ -144,7 +156,9 @@ impl RecordOutcome {
     /// network/HTTP failure, a provider error or a stream that ended early; 2 for bad usage.
     pub fn exit_code(&self) -> u8 {
         match &self.error {
-            Some(RecordError::Usage(_)) => EXIT_INPUT,
+            Some(RecordError::Usage(_) | RecordError::Write(RecordingError::Exists { .. })) => {
+                EXIT_INPUT
+            }
             Some(_) => EXIT_FAILED,
             None if self.provider_error.is_some() || !self.stream_complete => EXIT_FAILED,
             None => EXIT_OK,
@@ -248,7 +262,8 @@ fn failed_outcome(error: RecordError) -> RecordOutcome {
     }
 }
 
-/// The redacted request as it is written to the recording.
+/// The request as it is written to the recording: URL, headers and body redacted (unless
+/// [`RecordRequest::keep_secrets`]).
 pub fn redacted_request(req: &RecordRequest, method: &str) -> RequestInfo {
     let mut info = RequestInfo {
         method: method.to_owned(),
@@ -260,6 +275,9 @@ pub fn redacted_request(req: &RecordRequest, method: &str) -> RequestInfo {
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default(),
     };
+    if req.keep_secrets {
+        return info;
+    }
     info.redact();
     for (name, value) in &mut info.headers {
         if !value.is_empty()
@@ -352,6 +370,7 @@ pub async fn run(
     let progress_cb = on_update.clone();
     let sink = match Sink::start(
         req.output.as_deref(),
+        req.overwrite,
         head.clone(),
         Box::new(move |chunks, progress| {
             progress_cb(RecorderUpdate::Chunks {
@@ -567,10 +586,12 @@ pub fn request_from_args(
             None => Some(d.as_bytes().to_vec()),
         },
     };
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("recording-{}.ron", super::file_stamp_now())));
+    let output = a.output.clone().unwrap_or_else(|| {
+        recording::free_path(&PathBuf::from(format!(
+            "recording-{}.ron",
+            super::file_stamp_now()
+        )))
+    });
     Ok(RecordRequest {
         url: a.url.clone(),
         method: a.method.clone(),
@@ -578,6 +599,8 @@ pub fn request_from_args(
         secret_headers,
         body,
         output: Some(output),
+        overwrite: a.force,
+        keep_secrets: a.keep_secrets,
         timeout: Duration::from_secs_f64(a.timeout),
         title: a.title.clone().unwrap_or_default(),
     })
@@ -599,6 +622,8 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
             );
         }
     };
+    // With `-o -` the recording goes to standard output: the summary goes to standard error.
+    let to_stdout = req.output.as_deref() == Some(std::path::Path::new("-"));
     let terminal = std::io::stderr().is_terminal();
     let last_line = std::sync::Mutex::new(Instant::now());
     let on_update = move |u: RecorderUpdate| match u {
@@ -632,7 +657,11 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
     if terminal {
         eprintln!();
     }
-    println!("{}", outcome.summary());
+    if to_stdout {
+        eprintln!("{}", outcome.summary());
+    } else {
+        println!("{}", outcome.summary());
+    }
     if let Some(e) = &outcome.error {
         eprintln!("sse-replay: {e}");
     } else if let Some(m) = &outcome.provider_error {
@@ -664,6 +693,8 @@ mod tests {
             output: Some("x.ron".into()),
             timeout: 5.0,
             title: None,
+            force: false,
+            keep_secrets: false,
         };
         let req =
             request_from_args(&args, |n| (n == "K").then(|| "sk-live-123".to_owned())).unwrap();

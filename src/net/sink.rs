@@ -13,7 +13,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::pipeline::{Options, Outcome, Pipeline};
-use crate::recording::{Chunk, JournalWriter, Recording, RecordingError, ResponseInfo};
+use crate::recording::{
+    self, Chunk, JournalWriter, OutputTarget, Recording, RecordingError, ResponseInfo, WriteOptions,
+};
 
 /// How often buffered journal records are synced to disk, and how often progress is reported.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
@@ -72,21 +74,33 @@ impl std::fmt::Debug for Sink {
 impl Sink {
     /// Creates the journal `<out>.partial` (when `out` is given) with `head`'s meta and request,
     /// then starts the writer thread. Fails before anything is sent when the journal cannot be
-    /// created (e.g. an earlier interrupted recording left one).
+    /// created (e.g. an earlier interrupted recording left one) or `out` exists and `overwrite`
+    /// is false. `out` = `-` (standard output) or a device / FIFO gets no journal: the recording
+    /// is written there once, at the end.
     pub fn start(
         out: Option<&Path>,
+        overwrite: bool,
         head: Recording,
         on_progress: ProgressFn,
     ) -> Result<Self, RecordingError> {
         let journal = match out {
-            Some(path) => Some(JournalWriter::create(path, &head)?),
+            Some(path) => match recording::output_target(path, overwrite)? {
+                OutputTarget::Stdout | OutputTarget::Special => None,
+                OutputTarget::New | OutputTarget::Replace => {
+                    Some(JournalWriter::create_with(path, &head, overwrite)?)
+                }
+            },
             None => None,
+        };
+        let direct = match (&journal, out) {
+            (None, Some(path)) => Some(path.to_path_buf()),
+            _ => None,
         };
         let journal_path = journal.as_ref().map(|j| j.journal_path().to_path_buf());
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("sse-replay-writer".into())
-            .spawn(move || writer_loop(rx, journal, head, on_progress))
+            .spawn(move || writer_loop(rx, journal, direct, head, on_progress))
             .map_err(|source| RecordingError::Io {
                 op: "starting the writer thread",
                 path: out.unwrap_or(Path::new(".")).to_path_buf(),
@@ -139,6 +153,7 @@ impl Sink {
 fn writer_loop(
     rx: mpsc::Receiver<Msg>,
     mut journal: Option<JournalWriter>,
+    direct: Option<PathBuf>,
     mut rec: Recording,
     mut on_progress: ProgressFn,
 ) -> SinkDone {
@@ -234,7 +249,7 @@ fn writer_loop(
             // The journal is incomplete (a write failed): still try to save everything we hold,
             // leaving the journal in place as well.
             let path = j.final_path().to_path_buf();
-            match rec.save(&path) {
+            match recording::save_with(&path, &rec, WriteOptions::private(j.overwrite())) {
                 Ok(()) => Some(path),
                 Err(e) => {
                     remember(e, &mut write_error);
@@ -242,7 +257,16 @@ fn writer_loop(
                 }
             }
         }
-        None => None,
+        // Standard output or a device: written once, straight.
+        None => direct.and_then(|path| {
+            match recording::save_with(&path, &rec, WriteOptions::private(true)) {
+                Ok(()) => Some(path),
+                Err(e) => {
+                    remember(e, &mut write_error);
+                    None
+                }
+            }
+        }),
     };
     SinkDone {
         recording: rec,

@@ -127,3 +127,115 @@ pub fn snapshot(file: &str, actual: &str) -> Result<(), String> {
         actual.lines().nth(line).unwrap_or("<end>"),
     ))
 }
+
+/// A child process killed (SIGKILL) and reaped on drop, so a failing test leaves no process.
+pub struct Kid(pub std::process::Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits for `kid` at most `limit` (panics naming `what` after that) and collects its output.
+/// Output is read after the exit, so it must fit in the pipes (a few lines, or a small document).
+pub fn wait_bounded(mut kid: Kid, what: &str, limit: std::time::Duration) -> Output {
+    use std::io::Read as _;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = kid.0.try_wait().expect("wait") {
+            let mut stdout = Vec::new();
+            let mut stderr = Vec::new();
+            if let Some(mut o) = kid.0.stdout.take() {
+                let _ = o.read_to_end(&mut stdout);
+            }
+            if let Some(mut e) = kid.0.stderr.take() {
+                let _ = e.read_to_end(&mut stderr);
+            }
+            return Output {
+                status,
+                stdout,
+                stderr,
+            };
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not finish within {limit:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// An upstream on 127.0.0.1:0 that answers every request with `head` (status line and header
+/// lines, without the blank line) plus `content-length` and `connection: close`, then `body`.
+/// Sends each request it read (head and body, lossily decoded). Returns `http://127.0.0.1:PORT`.
+pub fn canned_upstream(
+    head: &'static str,
+    body: &'static str,
+) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { return };
+            let _ = sock.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
+                request.push(byte[0]);
+            }
+            let text = String::from_utf8_lossy(&request).into_owned();
+            let len = text
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            let mut request_body = vec![0u8; len.min(1 << 20)];
+            let _ = sock.read_exact(&mut request_body);
+            let _ = tx.send(format!("{text}{}", String::from_utf8_lossy(&request_body)));
+            let _ = write!(
+                sock,
+                "{head}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (format!("http://127.0.0.1:{port}"), rx)
+}
+
+/// Starts `sse-replay ARGS` (a `serve` or `proxy`), which prints `listening on http://ADDR/`
+/// first; returns the child, that URL and a receiver of its later standard output lines.
+pub fn start_server(args: &[&str]) -> (Kid, String, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead as _;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let kid = Kid(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the server printed nothing");
+    let url = first
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    (kid, url, rx)
+}

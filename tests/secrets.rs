@@ -1,0 +1,387 @@
+//! Secrets never on disk: a table of planted secrets — in headers (known and unknown auth
+//! headers, cookies), in the URL (query keys, percent-encoded keys, `user:pw@`), in JSON bodies at
+//! depth and in form bodies — sent through `record` and the `proxy`, and imported from HAR files
+//! and cassettes; every written file is grepped for every secret. `--keep-secrets` keeps them.
+//! Servers run on 127.0.0.1:0; every child process is bounded in time and killed on drop.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use sse_replay::recording::Recording;
+
+use common::{BIN, Kid, canned_upstream, start_server, stderr, wait_bounded};
+
+/// Where each secret is planted, and the secret itself (unique, so a grep names the leak).
+const TABLE: &[(&str, &str)] = &[
+    ("Authorization header", "sk-SECRET-authorization-1"),
+    ("X-Auth header", "SECRET-x-auth-2"),
+    ("X-Api-Token header", "SECRET-x-api-token-3"),
+    ("X-Session-Id header", "SECRET-session-4"),
+    ("Cookie header", "SECRET-cookie-5"),
+    ("?key= query", "SECRET-query-key-6"),
+    ("?%6Bey= query", "SECRET-encoded-key-7"),
+    ("user:pw@", "SECRET-password-8"),
+    ("body api_key", "SECRET-body-api-key-9"),
+    ("body apiKey at depth", "SECRET-body-deep-10"),
+    ("body client_secret", "SECRET-body-client-secret-11"),
+    ("body password", "SECRET-body-password-12"),
+    ("body access_token", "SECRET-body-access-token-13"),
+];
+
+fn secret(place: &str) -> &'static str {
+    TABLE
+        .iter()
+        .find(|(p, _)| *p == place)
+        .map(|(_, s)| *s)
+        .unwrap()
+}
+
+/// The JSON request body with its planted secrets (and counters that must stay readable).
+fn json_body() -> String {
+    serde_json::json!({
+        "model": "m",
+        "stream": true,
+        "max_tokens": 77,
+        "api_key": secret("body api_key"),
+        "metadata": {"config": [{"auth": {"apiKey": secret("body apiKey at depth")}}], "token_count": 5},
+        "client_secret": secret("body client_secret"),
+        "password": secret("body password"),
+        "access_token": secret("body access_token"),
+    })
+    .to_string()
+}
+
+/// The form body's secret (recorded in a second run: a request has one body).
+const FORM_SECRET: &str = "SECRET-form-client-secret-14";
+
+const SSE: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+
+/// Every secret in the table (and the form secret) that occurs in `text`.
+fn leaks(text: &str) -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .map(|(_, s)| *s)
+        .chain([FORM_SECRET])
+        .filter(|s| text.contains(s))
+        .collect()
+}
+
+/// Every file under `dir` (recursively), as text.
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.push_str(&all_text(&path));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    out
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let kid = Kid(cmd.spawn().unwrap());
+    wait_bounded(kid, &format!("sse-replay {args:?}"), Duration::from_secs(60))
+}
+
+const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nset-cookie: sid=SECRET-cookie-5";
+
+/// An upstream answering every request with `SSE`; sends each request it read.
+fn upstream() -> (String, mpsc::Receiver<String>) {
+    canned_upstream(SSE_HEAD, SSE)
+}
+
+/// The headers that carry secrets, as `-H` arguments.
+fn header_args() -> Vec<String> {
+    vec![
+        "Authorization: Bearer $SSE_SECRET".into(),
+        format!("X-Auth: {}", secret("X-Auth header")),
+        format!("X-Api-Token: {}", secret("X-Api-Token header")),
+        format!("X-Session-Id: {}", secret("X-Session-Id header")),
+        format!("Cookie: sid={}", secret("Cookie header")),
+        "Content-Type: application/json".into(),
+    ]
+}
+
+fn url_with_secrets(base: &str) -> String {
+    let base = base.replacen(
+        "http://",
+        &format!("http://user:{}@", secret("user:pw@")),
+        1,
+    );
+    format!(
+        "{base}/v1/chat?%6Bey={}&key={}&max_tokens=9",
+        secret("?%6Bey= query"),
+        secret("?key= query")
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// record
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn record_writes_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, requests) = upstream();
+    let out = dir.path().join("rec.ron");
+    let body = json_body();
+    let mut args: Vec<String> = vec!["record".into(), url_with_secrets(&base), "-d".into(), body];
+    for h in header_args() {
+        args.extend(["-H".into(), h]);
+    }
+    args.extend(["-o".into(), out.to_str().unwrap().into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&args, &[("SSE_SECRET", secret("Authorization header"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The secrets went over the wire (all but the password, which became a Basic header)...
+    let sent = requests.recv_timeout(Duration::from_secs(10)).unwrap();
+    for (place, s) in TABLE {
+        if *place != "user:pw@" {
+            assert!(sent.contains(s), "{place} was not sent: {sent}");
+        }
+    }
+    // ...and none reached the disk, the terminal, or the summary.
+    let text = all_text(dir.path());
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+    assert_eq!(leaks(&stderr(&o)), Vec::<&str>::new());
+    assert_eq!(leaks(&String::from_utf8_lossy(&o.stdout)), Vec::<&str>::new());
+    // Counters stay readable; the body is still JSON.
+    let rec = Recording::load(&out).unwrap();
+    let req = rec.request.unwrap();
+    let sent_body: serde_json::Value = serde_json::from_str(&req.body).unwrap();
+    assert_eq!(sent_body["max_tokens"], 77);
+    assert_eq!(sent_body["metadata"]["token_count"], 5);
+    assert!(req.url.contains("max_tokens=9"), "{}", req.url);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}
+
+#[test]
+fn record_redacts_form_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, _requests) = upstream();
+    let out = dir.path().join("form.ron");
+    let form = format!("grant_type=client_credentials&client_secret={FORM_SECRET}&scope=a+b");
+    let o = run(
+        &[
+            "record",
+            &format!("{base}/token"),
+            "-d",
+            &form,
+            "-H",
+            "Content-Type: application/x-www-form-urlencoded",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = all_text(dir.path());
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+    let req = Recording::load(&out).unwrap().request.unwrap();
+    assert_eq!(
+        req.body,
+        "grant_type=client_credentials&client_secret=REDACTED&scope=a+b"
+    );
+}
+
+#[test]
+fn keep_secrets_is_the_explicit_opt_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, _requests) = upstream();
+    let out = dir.path().join("kept.ron");
+    let o = run(
+        &[
+            "record",
+            &format!("{base}/v1?key={}", secret("?key= query")),
+            "-d",
+            &json_body(),
+            "-H",
+            &format!("X-Auth: {}", secret("X-Auth header")),
+            "-o",
+            out.to_str().unwrap(),
+            "--keep-secrets",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    for place in ["?key= query", "X-Auth header", "body api_key", "body apiKey at depth"] {
+        assert!(text.contains(secret(place)), "{place} not kept");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// proxy
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn proxy_captures_write_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, requests) = upstream();
+    let captures = dir.path().join("captures");
+    let (_proxy, proxy, lines) = start_server(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &base,
+        "--out",
+        captures.to_str().unwrap(),
+    ]);
+    let target = url_with_secrets(proxy.trim_end_matches('/'))
+        .replacen(&format!("user:{}@", secret("user:pw@")), "", 1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let received = rt.block_on(async {
+        let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
+        let mut req = client.post(&target).body(json_body());
+        for h in header_args() {
+            let (name, value) = h.split_once(':').unwrap();
+            let value = value
+                .trim()
+                .replace("$SSE_SECRET", secret("Authorization header"));
+            req = req.header(name.trim(), value);
+        }
+        req.send().await.unwrap().text().await.unwrap()
+    });
+    assert_eq!(received, SSE);
+    let sent = requests.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(sent.contains(secret("body api_key")), "forwarded unchanged");
+    let line = lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(line.starts_with("captured "), "{line}");
+    let text = all_text(&captures);
+    assert!(text.contains("max_tokens"), "{text}");
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// imports
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn har_imports_write_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = url_with_secrets("https://api.example.com");
+    let mut headers: Vec<serde_json::Value> = header_args()
+        .iter()
+        .map(|h| {
+            let (name, value) = h.split_once(':').unwrap();
+            let value = value
+                .trim()
+                .replace("$SSE_SECRET", secret("Authorization header"));
+            serde_json::json!({"name": name.trim(), "value": value})
+        })
+        .collect();
+    headers.push(serde_json::json!({"name": "Accept", "value": "text/event-stream"}));
+    let har = serde_json::json!({"log": {"entries": [{
+        "request": {"method": "POST", "url": url, "headers": headers,
+                    "postData": {"mimeType": "application/json", "text": json_body()}},
+        "response": {"status": 200,
+                     "headers": [{"name": "content-type", "value": "text/event-stream"},
+                                 {"name": "set-cookie", "value": "sid=SECRET-cookie-5"}],
+                     "content": {"mimeType": "text/event-stream", "text": SSE}}
+    }]}});
+    let input = dir.path().join("in.har");
+    std::fs::write(&input, har.to_string()).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = run(
+        &[
+            "import",
+            input.to_str().unwrap(),
+            "-o",
+            out.join("har.ron").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = all_text(&out);
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+    assert_eq!(leaks(&String::from_utf8_lossy(&o.stdout)), Vec::<&str>::new());
+    // With --keep-secrets they are all there.
+    let o = run(
+        &[
+            "import",
+            input.to_str().unwrap(),
+            "-o",
+            out.join("kept.ron").to_str().unwrap(),
+            "--keep-secrets",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept = std::fs::read_to_string(out.join("kept.ron")).unwrap();
+    assert_eq!(leaks(&kept).len(), TABLE.len(), "{kept}");
+}
+
+#[test]
+fn cassette_imports_write_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = url_with_secrets("https://api.example.com");
+    let mut headers = serde_json::Map::new();
+    for h in header_args() {
+        let (name, value) = h.split_once(':').unwrap();
+        let value = value
+            .trim()
+            .replace("$SSE_SECRET", secret("Authorization header"));
+        headers.insert(name.trim().to_owned(), serde_json::json!([value]));
+    }
+    // YAML is a superset of JSON: write the cassette as JSON, with a pydantic-ai `parsed_body`
+    // in a second interaction.
+    let cassette = serde_json::json!({"interactions": [
+        {"request": {"method": "POST", "uri": url, "headers": headers, "body": json_body()},
+         "response": {"status": {"code": 200, "message": "OK"},
+                      "headers": {"Content-Type": ["text/event-stream"], "Set-Cookie": ["sid=SECRET-cookie-5"]},
+                      "body": {"string": SSE}}},
+        {"request": {"method": "POST", "uri": "https://api.example.com/v1/x",
+                     "parsed_body": serde_json::from_str::<serde_json::Value>(&json_body()).unwrap()},
+         "response": {"status": {"code": 200, "message": "OK"},
+                      "headers": {"Content-Type": ["text/event-stream"]},
+                      "body": {"string": SSE}}}
+    ]});
+    let input = dir.path().join("cassette.yaml");
+    std::fs::write(&input, cassette.to_string()).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = run(
+        &[
+            "import",
+            input.to_str().unwrap(),
+            "-o",
+            out.join("c.ron").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let text = all_text(&out);
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+    assert!(text.contains("max_tokens"), "{text}");
+}
