@@ -119,11 +119,7 @@ fn header_args() -> Vec<String> {
 }
 
 fn url_with_secrets(base: &str) -> String {
-    let base = base.replacen(
-        "http://",
-        &format!("http://user:{}@", secret("user:pw@")),
-        1,
-    );
+    let base = base.replacen("://", &format!("://user:{}@", secret("user:pw@")), 1);
     format!(
         "{base}/v1/chat?%6Bey={}&key={}&max_tokens=9",
         secret("?%6Bey= query"),

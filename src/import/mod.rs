@@ -394,6 +394,21 @@ fn is_journal_file(path: &Path) -> bool {
     head.starts_with(crate::recording::JOURNAL_MAGIC_PREFIX.as_bytes())
 }
 
+/// The default output: `x.ron.partial` → `x.ron`, `x.har` → `x.ron`.
+fn default_output(input: &Path) -> PathBuf {
+    match input.extension() {
+        Some(ext) if ext == "partial" => {
+            let salvaged = input.with_extension("");
+            if salvaged.extension().is_some_and(|e| e == "ron") {
+                salvaged
+            } else {
+                salvaged.with_extension("ron")
+            }
+        }
+        _ => input.with_extension("ron"),
+    }
+}
+
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     eprintln!("sse-replay: {message}");
     ExitCode::from(code)
@@ -418,7 +433,7 @@ pub fn run_cli(args: &ImportArgs) -> ExitCode {
     let out = args
         .output
         .clone()
-        .unwrap_or_else(|| args.file.with_extension("ron"));
+        .unwrap_or_else(|| default_output(&args.file));
     let to_stdout = out.as_os_str() == "-";
     if to_stdout && recs.len() > 1 {
         return fail(
@@ -488,6 +503,13 @@ mod tests {
         );
         assert_eq!(base64_decode("YWI").as_deref(), Ok(b"ab".as_slice()));
         assert!(base64_decode("a$b").is_err());
+    }
+
+    #[test]
+    fn default_outputs() {
+        assert_eq!(default_output(Path::new("d/x.ron.partial")), PathBuf::from("d/x.ron"));
+        assert_eq!(default_output(Path::new("x.partial")), PathBuf::from("x.ron"));
+        assert_eq!(default_output(Path::new("x.har")), PathBuf::from("x.ron"));
     }
 
     #[test]

@@ -278,7 +278,11 @@ async fn forward(
     *resp.status_mut() = status;
     for (name, value) in upstream.headers() {
         let n = name.as_str();
-        if headers::is_hop_by_hop(n) || listed.iter().any(|l| l == n) {
+        // The body is forwarded byte for byte (never decoded), so the upstream's
+        // Content-Length stays true: keeping it lets a JSON answer arrive framed by length, as
+        // the client would have seen it, rather than re-framed as chunked.
+        let keep_length = name == hyper::header::CONTENT_LENGTH;
+        if (headers::is_hop_by_hop(n) && !keep_length) || listed.iter().any(|l| l == n) {
             continue;
         }
         resp.headers_mut().append(name.clone(), value.clone());
