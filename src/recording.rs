@@ -29,7 +29,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The newest file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
-pub use crate::redact::{REDACTED, REDACTED_URL_VALUE, is_secret_header, redact_headers, redact_url};
+pub use crate::redact::{
+    REDACTED, REDACTED_URL_VALUE, is_secret_header, redact_headers, redact_url,
+};
 
 /// The first line of a recorder journal (see [`JournalWriter`]).
 pub const JOURNAL_MAGIC: &str = "# sse-replay journal v1";
@@ -1131,7 +1133,10 @@ impl OutputFile {
 
     /// Finishes the write: flushes, and for a file syncs it and renames it into place.
     pub fn commit(mut self) -> Result<(), RecordingError> {
-        let inner = std::mem::replace(&mut self.inner, OutputInner::Stdout(BufWriter::new(std::io::stdout())));
+        let inner = std::mem::replace(
+            &mut self.inner,
+            OutputInner::Stdout(BufWriter::new(std::io::stdout())),
+        );
         let path = self.path.clone();
         match inner {
             OutputInner::Stdout(mut out) => out
@@ -1225,7 +1230,11 @@ pub fn save(path: &Path, rec: &Recording) -> Result<(), RecordingError> {
 }
 
 /// Writes `rec` to `path` with [`OutputFile`]: a random-named temporary file, fsync, rename.
-pub fn save_with(path: &Path, rec: &Recording, options: WriteOptions) -> Result<(), RecordingError> {
+pub fn save_with(
+    path: &Path,
+    rec: &Recording,
+    options: WriteOptions,
+) -> Result<(), RecordingError> {
     let text = rec.try_to_ron_string().map_err(|e| e.with_path(path))?;
     write_file(path, text.as_bytes(), options)
 }
@@ -1357,17 +1366,15 @@ impl JournalWriter {
             use std::os::unix::fs::OpenOptionsExt as _;
             options.mode(0o600);
         }
-        let file = options
-            .open(&journal_path)
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    RecordingError::JournalExists {
-                        path: journal_path.clone(),
-                    }
-                } else {
-                    RecordingError::io("creating", &journal_path, e)
+        let file = options.open(&journal_path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                RecordingError::JournalExists {
+                    path: journal_path.clone(),
                 }
-            })?;
+            } else {
+                RecordingError::io("creating", &journal_path, e)
+            }
+        })?;
         let mut writer = Self {
             final_path: final_path.to_path_buf(),
             overwrite,
@@ -2354,7 +2361,10 @@ mod tests {
         fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink(&victim, with_suffix(&path, ".partial")).unwrap();
         let err = JournalWriter::create(&path, &head()).unwrap_err();
-        assert!(matches!(err, RecordingError::JournalExists { .. }), "{err:?}");
+        assert!(
+            matches!(err, RecordingError::JournalExists { .. }),
+            "{err:?}"
+        );
         assert_eq!(fs::read_to_string(&victim).unwrap(), "untouched");
     }
 

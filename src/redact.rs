@@ -24,9 +24,11 @@ pub const REDACTED_URL_VALUE: &str = "REDACTED";
 /// as a token.
 pub fn is_secret_header(name: &str) -> bool {
     let name = name.trim().to_ascii_lowercase();
-    if ["auth", "key", "secret", "cookie", "session", "password", "passwd"]
-        .iter()
-        .any(|word| name.contains(word))
+    if [
+        "auth", "key", "secret", "cookie", "session", "password", "passwd",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
     {
         return true;
     }
@@ -126,8 +128,7 @@ pub fn is_secret_key(name: &str) -> bool {
         return true;
     }
     words.windows(2).any(|pair| {
-        pair[1] == "key"
-            && (KEY_QUALIFIERS.contains(&pair[0].as_str()) || pair[0].ends_with("api"))
+        pair[1] == "key" && (KEY_QUALIFIERS.contains(&pair[0].as_str()) || pair[0].ends_with("api"))
     })
 }
 
@@ -321,7 +322,9 @@ fn redact_json_text(text: &str) -> String {
             Some(b'"') => string_end(bytes, value_start).unwrap_or(bytes.len()),
             Some(b'-' | b'0'..=b'9') => {
                 let mut j = value_start + 1;
-                while j < bytes.len() && matches!(bytes[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                while j < bytes.len()
+                    && matches!(bytes[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+                {
                     j += 1;
                 }
                 j
@@ -571,7 +574,10 @@ mod tests {
             "string"
         );
         assert_eq!(v["api_key"], REDACTED);
-        assert_eq!(v["msg"], "a \"token\": \"x\"", "text inside a string is not a key");
+        assert_eq!(
+            v["msg"], "a \"token\": \"x\"",
+            "text inside a string is not a key"
+        );
         // No secret: the body is kept byte for byte (formatting included).
         let plain = "{ \"model\": \"m\",\n  \"max_tokens\": 5 }";
         assert_eq!(redact_body(plain), plain);
@@ -602,7 +608,10 @@ mod tests {
             redact_body("grant_type=x&client_secret=S1&password=S2&%61pi_key=S3&scope=a+b"),
             "grant_type=x&client_secret=REDACTED&password=REDACTED&%61pi_key=REDACTED&scope=a+b"
         );
-        assert_eq!(redact_body("just some text = here"), "just some text = here");
+        assert_eq!(
+            redact_body("just some text = here"),
+            "just some text = here"
+        );
         assert_eq!(redact_body(""), "");
         assert_eq!(redact_body("{\"a\":"), "{\"a\":");
     }

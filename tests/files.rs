@@ -25,7 +25,11 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_bounded(Kid(child), &format!("sse-replay {args:?}"), Duration::from_secs(60))
+    wait_bounded(
+        Kid(child),
+        &format!("sse-replay {args:?}"),
+        Duration::from_secs(60),
+    )
 }
 
 /// The names in `dir`, sorted.
@@ -71,13 +75,25 @@ fn a_symlink_planted_at_the_old_temporary_name_is_not_followed() {
     assert!(Recording::load(&dir.path().join("o.ron")).is_ok());
     assert_eq!(
         names_in(dir.path()),
-        [".o.ron.tmp", "o.ron", "o.ron.partial.tmp", "o.ron.tmp", "victim.txt"],
+        [
+            ".o.ron.tmp",
+            "o.ron",
+            "o.ron.partial.tmp",
+            "o.ron.tmp",
+            "victim.txt"
+        ],
         "exactly the expected files"
     );
     // The same for export -o and import -o.
     let o = run_in(
         dir.path(),
-        &["export", seed().to_str().unwrap(), "-o", "o.ron.tmp", "--force"],
+        &[
+            "export",
+            seed().to_str().unwrap(),
+            "-o",
+            "o.ron.tmp",
+            "--force",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
@@ -113,7 +129,12 @@ fn a_symlink_at_the_target_is_refused_or_replaced_never_followed() {
     let o = run_in(dir.path(), &["stub", "--seed", "-o", "out.ron", "--force"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
-    assert!(std::fs::symlink_metadata(&target).unwrap().file_type().is_file());
+    assert!(
+        std::fs::symlink_metadata(&target)
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
 }
 
 #[cfg(unix)]
@@ -126,7 +147,14 @@ fn a_symlink_planted_at_the_journal_name_is_refused() {
     // The journal is created before anything is sent: no server is needed.
     let o = run_in(
         dir.path(),
-        &["record", "http://127.0.0.1:9/v1", "-o", "rec.ron", "--timeout", "2"],
+        &[
+            "record",
+            "http://127.0.0.1:9/v1",
+            "-o",
+            "rec.ron",
+            "--timeout",
+            "2",
+        ],
     );
     assert_ne!(code(&o), 0);
     assert!(stderr(&o).contains("journal"), "{}", stderr(&o));
@@ -192,7 +220,12 @@ fn dev_null_is_written_straight_never_replaced() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
         vec!["stub", "--seed", "-o", "/dev/null"],
-        vec!["export", seed().to_str().unwrap().to_owned().leak(), "-o", "/dev/null"],
+        vec![
+            "export",
+            seed().to_str().unwrap().to_owned().leak(),
+            "-o",
+            "/dev/null",
+        ],
     ] {
         let o = run_in(dir.path(), &args);
         assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
@@ -237,10 +270,7 @@ fn dash_is_standard_output() {
     assert_eq!(code(&stub), 0, "{}", stderr(&stub));
     let rec = Recording::from_bytes(&stub.stdout).unwrap();
     assert!(!rec.chunks.is_empty());
-    let export = run_in(
-        dir.path(),
-        &["export", seed().to_str().unwrap(), "-o", "-"],
-    );
+    let export = run_in(dir.path(), &["export", seed().to_str().unwrap(), "-o", "-"]);
     assert_eq!(code(&export), 0, "{}", stderr(&export));
     let calls: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
     assert_eq!(calls.as_array().unwrap().len(), 2);
@@ -248,7 +278,11 @@ fn dash_is_standard_output() {
     let import = run_in(dir.path(), &["import", raw.to_str().unwrap(), "-o", "-"]);
     assert_eq!(code(&import), 0, "{}", stderr(&import));
     assert!(Recording::from_bytes(&import.stdout).is_ok());
-    assert!(names_in(dir.path()).is_empty(), "{:?}", names_in(dir.path()));
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -295,18 +329,33 @@ fn recordings_are_private_and_exports_follow_the_umask() {
 fn a_failed_export_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     // The input cannot be read: exit 2, and the output folder holds nothing new.
-    let o = run_in(dir.path(), &["export", "no-such-input.sse", "-o", "out.json"]);
+    let o = run_in(
+        dir.path(),
+        &["export", "no-such-input.sse", "-o", "out.json"],
+    );
     assert_eq!(code(&o), 2, "{}", stderr(&o));
-    assert!(names_in(dir.path()).is_empty(), "{:?}", names_in(dir.path()));
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
     // A folder that does not exist: exit 1, one line naming the file.
     let o = run_in(
         dir.path(),
         &["export", seed().to_str().unwrap(), "-o", "missing/out.json"],
     );
     assert_eq!(code(&o), 1, "{}", stderr(&o));
-    assert!(stderr(&o).trim_end().ends_with("missing/out.json"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).trim_end().ends_with("missing/out.json"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(stderr(&o).lines().count(), 1);
-    assert!(names_in(dir.path()).is_empty(), "{:?}", names_in(dir.path()));
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
 }
 
 #[cfg(unix)]
@@ -327,7 +376,10 @@ fn ctrl_c_during_export_leaves_no_temporary_file() {
         .unwrap();
     let kid = Kid(child);
     // Keep a writer open and feed part of a stream: export waits for the rest.
-    let mut writer = std::fs::OpenOptions::new().write(true).open(&input).unwrap();
+    let mut writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&input)
+        .unwrap();
     std::io::Write::write_all(&mut writer, b"data: {\"choices\":[]}\n\n").unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     while names_in(&out_dir).is_empty() {
@@ -412,4 +464,50 @@ fn a_damaged_journal_head_is_an_error_naming_file_and_line() {
         assert!(err.trim_end().ends_with("bad.ron.partial"), "{err}");
     }
     assert!(!dir.path().join("bad.ron").exists());
+}
+
+#[test]
+fn record_to_standard_output_writes_no_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, _requests) = common::canned_upstream(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+    );
+    let o = run_in(
+        dir.path(),
+        &["record", &format!("{upstream}/v1"), "-o", "-"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rec = Recording::from_bytes(&o.stdout).unwrap();
+    assert!(rec.body().ends_with(b"data: [DONE]\n\n"));
+    assert!(
+        stderr(&o).contains("HTTP 200"),
+        "the summary goes to stderr"
+    );
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
+}
+
+#[test]
+fn default_recorder_names_never_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, _requests) = common::canned_upstream(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream",
+        "data: [DONE]\n\n",
+    );
+    // Three recordings within (most likely) one second, all with the default name.
+    for _ in 0..3 {
+        let o = run_in(dir.path(), &["record", &format!("{upstream}/v1")]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let names = names_in(dir.path());
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("recording-") && n.ends_with(".ron"))
+    );
 }

@@ -15,7 +15,8 @@ const JSON: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{
 fn raw_request(url: &str, request: &str) -> String {
     let addr = url.trim_start_matches("http://").trim_end_matches('/');
     let mut sock = std::net::TcpStream::connect(addr).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     sock.write_all(request.as_bytes()).unwrap();
     let mut response = Vec::new();
     let mut buf = [0u8; 4096];
@@ -35,10 +36,8 @@ fn raw_request(url: &str, request: &str) -> String {
 #[test]
 fn json_responses_keep_their_content_length() {
     let dir = tempfile::tempdir().unwrap();
-    let (upstream, _requests) = common::canned_upstream(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json",
-        JSON,
-    );
+    let (upstream, _requests) =
+        common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: application/json", JSON);
     let captures = dir.path().join("captures");
     let (_proxy, proxy, _lines) = common::start_server(&[
         "proxy",

@@ -95,7 +95,11 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     let kid = Kid(cmd.spawn().unwrap());
-    wait_bounded(kid, &format!("sse-replay {args:?}"), Duration::from_secs(60))
+    wait_bounded(
+        kid,
+        &format!("sse-replay {args:?}"),
+        Duration::from_secs(60),
+    )
 }
 
 const SSE_HEAD: &str =
@@ -156,7 +160,10 @@ fn record_writes_no_secret() {
     let text = all_text(dir.path());
     assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
     assert_eq!(leaks(&stderr(&o)), Vec::<&str>::new());
-    assert_eq!(leaks(&String::from_utf8_lossy(&o.stdout)), Vec::<&str>::new());
+    assert_eq!(
+        leaks(&String::from_utf8_lossy(&o.stdout)),
+        Vec::<&str>::new()
+    );
     // Counters stay readable; the body is still JSON.
     let rec = Recording::load(&out).unwrap();
     let req = rec.request.unwrap();
@@ -222,7 +229,12 @@ fn keep_secrets_is_the_explicit_opt_out() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
-    for place in ["?key= query", "X-Auth header", "body api_key", "body apiKey at depth"] {
+    for place in [
+        "?key= query",
+        "X-Auth header",
+        "body api_key",
+        "body apiKey at depth",
+    ] {
         assert!(text.contains(secret(place)), "{place} not kept");
     }
 }
@@ -245,8 +257,11 @@ fn proxy_captures_write_no_secret() {
         "--out",
         captures.to_str().unwrap(),
     ]);
-    let target = url_with_secrets(proxy.trim_end_matches('/'))
-        .replacen(&format!("user:{}@", secret("user:pw@")), "", 1);
+    let target = url_with_secrets(proxy.trim_end_matches('/')).replacen(
+        &format!("user:{}@", secret("user:pw@")),
+        "",
+        1,
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -316,7 +331,10 @@ fn har_imports_write_no_secret() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = all_text(&out);
     assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
-    assert_eq!(leaks(&String::from_utf8_lossy(&o.stdout)), Vec::<&str>::new());
+    assert_eq!(
+        leaks(&String::from_utf8_lossy(&o.stdout)),
+        Vec::<&str>::new()
+    );
     // With --keep-secrets they are all there.
     let o = run(
         &[

@@ -507,8 +507,14 @@ mod tests {
 
     #[test]
     fn default_outputs() {
-        assert_eq!(default_output(Path::new("d/x.ron.partial")), PathBuf::from("d/x.ron"));
-        assert_eq!(default_output(Path::new("x.partial")), PathBuf::from("x.ron"));
+        assert_eq!(
+            default_output(Path::new("d/x.ron.partial")),
+            PathBuf::from("d/x.ron")
+        );
+        assert_eq!(
+            default_output(Path::new("x.partial")),
+            PathBuf::from("x.ron")
+        );
         assert_eq!(default_output(Path::new("x.har")), PathBuf::from("x.ron"));
     }
 

@@ -21,9 +21,7 @@ use super::headers;
 use super::sink::Sink;
 use super::{AnyBody, ChannelBody, NetError, fail};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
-use crate::recording::{
-    self, Chunk, Meta, Recording, RecordingError, RequestInfo, ResponseInfo,
-};
+use crate::recording::{self, Chunk, Meta, Recording, RecordingError, RequestInfo, ResponseInfo};
 
 /// Largest request body forwarded (LLM requests are small; this bounds memory).
 const MAX_REQUEST_BYTES: usize = 64 << 20;
