@@ -539,6 +539,7 @@ fn stub_cmd(a: &StubArgs) -> ExitCode {
 
 fn generate(a: &GenerateArgs) -> ExitCode {
     let options = WriteOptions::public(a.force);
+    recording::remove_temp_files_on_interrupt();
     let res = if a.ron {
         let rec = crate::generate::large_recording(a.calls);
         recording::save_with(&a.output, &rec, options)

@@ -179,6 +179,10 @@ pub struct RecorderPanel {
     /// Where recordings are written as they arrive.
     pub out_dir: PathBuf,
     pub timeout_secs: f64,
+    /// Write the request's secrets to the recording as they are (off at every start: never
+    /// persisted, so a forgotten tick cannot leak keys into later recordings).
+    #[serde(skip)]
+    pub keep_secrets: bool,
     #[serde(skip)]
     run: Option<Run>,
     /// The last error or result, shown in the status line; cleared by the next Start.
@@ -196,6 +200,7 @@ impl Default for RecorderPanel {
             body,
             out_dir: PathBuf::from("sse-captures"),
             timeout_secs: 60.0,
+            keep_secrets: false,
             run: None,
             status: None,
         }
@@ -273,7 +278,7 @@ impl RecorderPanel {
             body,
             output: Some(output),
             overwrite: false,
-            keep_secrets: false,
+            keep_secrets: self.keep_secrets,
             timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
             title: String::new(),
         })
@@ -476,6 +481,8 @@ impl RecorderPanel {
             let timeout_label = ui.label("Timeout (s):");
             ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0))
                 .labelled_by(timeout_label.id);
+            ui.checkbox(&mut self.keep_secrets, "Keep secrets")
+                .on_hover_text("Write auth headers, ?key= and body fields such as api_key to the recording as they are (normally redacted)");
         });
         ui.label(RichText::new("Headers").strong()).on_hover_text("$VAR and ${VAR} are read from the environment at Start. Secret values are masked, redacted in recordings and never saved in settings.");
         let mut remove = None;
@@ -562,6 +569,20 @@ mod tests {
         let back: RecorderPanel = ron::from_str(&text).unwrap();
         assert_eq!(back.headers[0].value, "");
         assert!(back.headers[0].secret);
+    }
+
+    #[test]
+    fn keep_secrets_is_passed_on_and_never_persisted() {
+        let mut panel = RecorderPanel {
+            keep_secrets: true,
+            ..RecorderPanel::default()
+        };
+        panel.headers[0].value = "Bearer x".into();
+        let req = panel.build_request(|_| None).unwrap();
+        assert!(req.keep_secrets);
+        assert!(!req.overwrite, "default names are never overwritten");
+        let back: RecorderPanel = ron::from_str(&ron::to_string(&panel).unwrap()).unwrap();
+        assert!(!back.keep_secrets);
     }
 
     /// The panel records from a local `serve`, hands the host the stream as it arrives, and saves
