@@ -172,6 +172,11 @@ fn existing_files_need_force() {
     let seed = seed();
     let seed = seed.to_str().unwrap();
     let raw = common::manifest().join("tests/data/import/curl-body.txt");
+    let (upstream, requests) = common::canned_upstream(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream",
+        "data: [DONE]\n\n",
+    );
+    let url = format!("{upstream}/v1");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["stub", "--seed", "-o", "x.ron"], "x.ron"),
         (vec!["export", seed, "-o", "x.json"], "x.json"),
@@ -179,10 +184,7 @@ fn existing_files_need_force() {
             vec!["import", raw.to_str().unwrap(), "-o", "imported.ron"],
             "imported.ron",
         ),
-        (
-            vec!["record", "http://127.0.0.1:9/", "-o", "rec.ron"],
-            "rec.ron",
-        ),
+        (vec!["record", &url, "-o", "rec.ron"], "rec.ron"),
     ];
     for (args, out) in cases {
         let path = dir.path().join(out);
@@ -196,7 +198,8 @@ fn existing_files_need_force() {
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
         if args[0] == "record" {
-            continue; // nothing to record from
+            // Refused before anything was sent.
+            assert!(requests.try_recv().is_err());
         }
         let mut forced = args.clone();
         forced.push("--force");
