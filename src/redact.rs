@@ -603,6 +603,19 @@ mod tests {
     }
 
     #[test]
+    fn every_cut_of_a_body_hides_a_complete_secret() {
+        let body = "{\"messages\":[{\"role\":\"user\",\"content\":\"深圳 \\\"q\\\"\"}],\n \"api_key\" : \"sk-LEAK-1\", \"auth\":{\"token\":\"tk-LEAK-2\"},\"max_tokens\":7}";
+        for (cut, _) in body.char_indices().chain([(body.len(), ' ')]) {
+            let prefix = &body[..cut];
+            let out = redact_body(prefix);
+            for secret in ["sk-LEAK-1", "tk-LEAK-2"] {
+                assert!(!out.contains(secret), "cut {cut}: {out}");
+            }
+            assert_eq!(redact_body(&out), out, "idempotent at cut {cut}");
+        }
+    }
+
+    #[test]
     fn other_bodies() {
         assert_eq!(
             redact_body("grant_type=x&client_secret=S1&password=S2&%61pi_key=S3&scope=a+b"),
