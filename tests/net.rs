@@ -729,9 +729,12 @@ fn sigkill_during_recording_leaves_a_file_with_the_flushed_chunks() {
     assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("{} chunks", rec.chunks.len())));
 }
 
+/// When each write of [`timed_server`] left, with the body bytes sent by then.
+type SendLog = std::sync::Arc<std::sync::Mutex<Vec<(Instant, usize)>>>;
+
 /// A server that streams one small event every `gap_ms` for as long as the client reads, noting
 /// after each write when it left and how many body bytes had been sent by then.
-fn timed_server(gap_ms: u64) -> (String, std::sync::Arc<std::sync::Mutex<Vec<(Instant, usize)>>>) {
+fn timed_server(gap_ms: u64) -> (String, SendLog) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -740,7 +743,8 @@ fn timed_server(gap_ms: u64) -> (String, std::sync::Arc<std::sync::Mutex<Vec<(In
         let Ok((mut sock, _)) = listener.accept() else {
             return;
         };
-        sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
         while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
@@ -798,7 +802,9 @@ fn sigkill_loss(dir: &Path, name: &str, extra_delay: Duration) -> Duration {
     // The first write that carried a byte the journal lacks.
     sent.iter()
         .find(|(_, total)| *total > held)
-        .map_or(Duration::ZERO, |(at, _)| killed_at.saturating_duration_since(*at))
+        .map_or(Duration::ZERO, |(at, _)| {
+            killed_at.saturating_duration_since(*at)
+        })
 }
 
 /// The documented bound: a SIGKILLed recorder loses less than this much of the stream.
@@ -836,7 +842,10 @@ fn sigkill_loss_distribution() {
         })
         .collect();
     ms.sort_by(f64::total_cmp);
-    let over = ms.iter().filter(|&&m| m > SIGKILL_LOSS_BOUND.as_secs_f64() * 1e3).count();
+    let over = ms
+        .iter()
+        .filter(|&&m| m > SIGKILL_LOSS_BOUND.as_secs_f64() * 1e3)
+        .count();
     println!(
         "SIGKILL loss over {} kills: median {:.2} ms, p90 {:.2} ms, max {:.2} ms, over the bound: {over}",
         ms.len(),

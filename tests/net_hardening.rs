@@ -142,13 +142,20 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Waits until the server closes `sock` (EOF or reset); how long that took. While waiting, calls
 /// `tick` every 100 ms (to keep a slowloris dribbling). Fails after `limit`.
-fn time_until_closed(sock: &mut TcpStream, limit: Duration, mut tick: impl FnMut(&mut TcpStream)) -> Duration {
+fn time_until_closed(
+    sock: &mut TcpStream,
+    limit: Duration,
+    mut tick: impl FnMut(&mut TcpStream),
+) -> Duration {
     let started = Instant::now();
     sock.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
     let mut buf = [0u8; 4096];
     loop {
-        assert!(started.elapsed() < limit, "the server kept the connection open for {limit:?}");
+        assert!(
+            started.elapsed() < limit,
+            "the server kept the connection open for {limit:?}"
+        );
         match sock.read(&mut buf) {
             Ok(0) => return started.elapsed(),
             Ok(_) => {}
@@ -181,7 +188,13 @@ fn out_of_range_numbers_are_usage_errors_not_panics() {
         v.into_iter().map(str::to_owned).collect::<Vec<_>>()
     };
     let proxy = |extra: &[&str]| {
-        let mut v = vec!["proxy", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"];
+        let mut v = vec![
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--listen",
+            "127.0.0.1:0",
+        ];
         v.extend_from_slice(extra);
         v.into_iter().map(str::to_owned).collect::<Vec<_>>()
     };
@@ -207,7 +220,14 @@ fn out_of_range_numbers_are_usage_errors_not_panics() {
     cases.push(proxy(&["--listen", "127.0.0.1:99999"]));
     for v in ["1e300", "0", "-1", "NaN", "inf", "1e-9"] {
         cases.push(proxy(&["--timeout", v]));
-        cases.push(other(&["record", "http://127.0.0.1:9/", "-o", out, "--timeout", v]));
+        cases.push(other(&[
+            "record",
+            "http://127.0.0.1:9/",
+            "-o",
+            out,
+            "--timeout",
+            v,
+        ]));
     }
     for v in ["0", "-1", "1e99", "99999999999999999999", "2147483648"] {
         cases.push(other(&["stub", "--call", "f={}", "--read-bytes", v]));
@@ -229,12 +249,25 @@ fn out_of_range_numbers_are_usage_errors_not_panics() {
             .unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.starts_with("error:"), "{args:?}: clap's usage error expected: {err}");
+        assert!(
+            err.starts_with("error:"),
+            "{args:?}: clap's usage error expected: {err}"
+        );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
     // The edges of the ranges are accepted.
     for args in [
-        other(&["stub", "--call", "f={}", "--read-bytes", "1", "--gap-us", "0", "--fragment", "1,1000000"]),
+        other(&[
+            "stub",
+            "--call",
+            "f={}",
+            "--read-bytes",
+            "1",
+            "--gap-us",
+            "0",
+            "--fragment",
+            "1,1000000",
+        ]),
         other(&["stub", "--call", "f={}", "--gap-us", "3600000000"]),
     ] {
         let o = Command::new(BIN).args(&args).output().unwrap();
@@ -266,8 +299,15 @@ fn out_of_range_numbers_are_usage_errors_not_panics() {
 fn a_slowloris_connection_is_closed_after_the_header_timeout() {
     let seed = seed();
     let (_kid, url, _, _) = start_listening(&[
-        "serve", &seed, "--addr", "127.0.0.1:0", "--instant", "--header-timeout", "0.5",
-        "--idle-timeout", "30",
+        "serve",
+        &seed,
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+        "--header-timeout",
+        "0.5",
+        "--idle-timeout",
+        "30",
     ]);
     let mut sock = TcpStream::connect(authority(&url)).unwrap();
     sock.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
@@ -279,7 +319,10 @@ fn a_slowloris_connection_is_closed_after_the_header_timeout() {
         n += 1;
         let _ = s.write_all(format!("X-Slow-{n}: a\r\n").as_bytes());
     });
-    assert!(took >= Duration::from_millis(400), "closed after {took:?}: too early");
+    assert!(
+        took >= Duration::from_millis(400),
+        "closed after {took:?}: too early"
+    );
     assert!(took < Duration::from_secs(5), "closed after {took:?}");
     assert!(n >= 3, "the client kept sending ({n} lines)");
 }
@@ -303,21 +346,34 @@ fn silent_connections_are_closed_after_the_idle_timeout_but_slow_replays_are_not
     // A connection that never sends a byte.
     let mut silent = TcpStream::connect(authority(&url)).unwrap();
     let took = time_until_closed(&mut silent, Duration::from_secs(10), |_| {});
-    assert!(took >= Duration::from_millis(300), "closed after {took:?}: too early");
+    assert!(
+        took >= Duration::from_millis(300),
+        "closed after {took:?}: too early"
+    );
     assert!(took < Duration::from_secs(5), "closed after {took:?}");
 
     // A connection that completes a request, reads the whole (slow) answer, then goes silent
     // in keep-alive: the replay is whole, then the connection is closed.
     let mut sock = TcpStream::connect(authority(&url)).unwrap();
-    sock.write_all(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    sock.write_all(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
     let started = Instant::now();
     while !got.ends_with(b"0\r\n\r\n") {
-        assert!(started.elapsed() < Duration::from_secs(20), "the replay never ended");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the replay never ended"
+        );
         let n = sock.read(&mut buf).unwrap();
-        assert!(n > 0, "closed mid-replay after {:?}: {}", started.elapsed(), String::from_utf8_lossy(&got));
+        assert!(
+            n > 0,
+            "closed mid-replay after {:?}: {}",
+            started.elapsed(),
+            String::from_utf8_lossy(&got)
+        );
         got.extend_from_slice(&buf[..n]);
     }
     let text = String::from_utf8_lossy(&got);
@@ -327,15 +383,27 @@ fn silent_connections_are_closed_after_the_idle_timeout_but_slow_replays_are_not
         assert!(text.contains(piece.trim()), "missing {piece:?} in {text}");
     }
     let idle = time_until_closed(&mut sock, Duration::from_secs(10), |_| {});
-    assert!(idle < Duration::from_secs(5), "keep-alive closed after {idle:?}");
+    assert!(
+        idle < Duration::from_secs(5),
+        "keep-alive closed after {idle:?}"
+    );
 }
 
 #[test]
 fn connections_over_the_limit_are_refused_at_once() {
     let seed = seed();
     let (_kid, url, _, mut errs) = start_listening(&[
-        "serve", &seed, "--addr", "127.0.0.1:0", "--instant", "--max-connections", "2",
-        "--header-timeout", "30", "--idle-timeout", "30",
+        "serve",
+        &seed,
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+        "--max-connections",
+        "2",
+        "--header-timeout",
+        "30",
+        "--idle-timeout",
+        "30",
     ]);
     let addr = authority(&url);
     let a = TcpStream::connect(&addr).unwrap();
@@ -346,7 +414,10 @@ fn connections_over_the_limit_are_refused_at_once() {
     let started = Instant::now();
     let mut answer = Vec::new();
     let _ = c.read_to_end(&mut answer);
-    assert!(started.elapsed() < Duration::from_secs(3), "the third connection waited");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the third connection waited"
+    );
     let answer = String::from_utf8_lossy(&answer);
     assert!(
         answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
@@ -416,9 +487,12 @@ fn path_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
 /// returns the status code.
 fn raw_status(addr: &str, target: &str) -> u16 {
     let mut sock = TcpStream::connect(addr).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    sock.write_all(format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
+    sock.write_all(
+        format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
     let mut got = Vec::new();
     let _ = sock.read_to_end(&mut got);
     let text = String::from_utf8_lossy(&got);
@@ -473,7 +547,10 @@ fn proxy_paths_cannot_climb_out_of_the_upstream_prefix() {
     let inside = [
         ("/chat/completions", "/api/v1/chat/completions"),
         ("/chat/./completions", "/api/v1/chat/completions"),
-        ("/x/../chat/completions?stream=1", "/api/v1/chat/completions?stream=1"),
+        (
+            "/x/../chat/completions?stream=1",
+            "/api/v1/chat/completions?stream=1",
+        ),
         ("/x/%2e%2e/models", "/api/v1/models"),
         ("/models/a%2Fb", "/api/v1/models/a%2Fb"),
         ("/", "/api/v1/"),
@@ -642,7 +719,10 @@ fn large_concurrent_posts_stream_through_the_proxy_whole_and_captures_keep_a_pre
             "the capture keeps the body's first bytes"
         );
         assert!(
-            rec.meta.notes.iter().any(|n| n.contains("cut to its first")),
+            rec.meta
+                .notes
+                .iter()
+                .any(|n| n.contains("cut to its first")),
             "{:?}",
             rec.meta.notes
         );
@@ -653,7 +733,8 @@ fn large_concurrent_posts_stream_through_the_proxy_whole_and_captures_keep_a_pre
 fn large_concurrent_posts_to_serve_are_drained_not_held() {
     let seed = seed();
     let original = Recording::load(Path::new(&seed)).unwrap();
-    let (server, url, _, _) = start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
+    let (server, url, _, _) =
+        start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
     let answers = runtime().block_on(async {
         let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
         let posts = (0..BIG_POSTS).map(|seed| {
@@ -699,12 +780,8 @@ fn journal_chunks(journal: &Path) -> usize {
 fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
     let dir = tempfile::tempdir().unwrap();
     let (fixture, original) = slow_fixture(dir.path(), 100_000, 40);
-    let (_server, url, _, _) = start_listening(&[
-        "serve",
-        fixture.to_str().unwrap(),
-        "--addr",
-        "127.0.0.1:0",
-    ]);
+    let (_server, url, _, _) =
+        start_listening(&["serve", fixture.to_str().unwrap(), "--addr", "127.0.0.1:0"]);
     let out = dir.path().join("terminated.ron");
     let journal = dir.path().join("terminated.ron.partial");
     let mut recorder = Kid(Command::new(BIN)
@@ -726,7 +803,10 @@ fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
     assert!(!rec.meta.interrupted);
     assert!(rec.chunks.len() >= 3 && original.body().starts_with(&rec.body()));
     assert!(
-        rec.meta.notes.iter().any(|n| n.contains("stopped by the user")),
+        rec.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("stopped by the user")),
         "{:?}",
         rec.meta.notes
     );
@@ -745,12 +825,8 @@ fn sigterm_stops_the_proxy_and_saves_open_captures() {
     let dir = tempfile::tempdir().unwrap();
     // An upstream stream of ~4 s: SIGTERM arrives in the middle of it.
     let (fixture, upstream_rec) = slow_fixture(dir.path(), 200_000, 60);
-    let (_upstream, upstream_url, _, _) = start_listening(&[
-        "serve",
-        fixture.to_str().unwrap(),
-        "--addr",
-        "127.0.0.1:0",
-    ]);
+    let (_upstream, upstream_url, _, _) =
+        start_listening(&["serve", fixture.to_str().unwrap(), "--addr", "127.0.0.1:0"]);
     let captures = dir.path().join("captures");
     let (mut proxy, proxy_url, mut lines, _) = start_listening(&[
         "proxy",
@@ -765,16 +841,22 @@ fn sigterm_stops_the_proxy_and_saves_open_captures() {
     let addr = authority(&proxy_url);
     let client = std::thread::spawn(move || {
         let mut sock = TcpStream::connect(addr).unwrap();
-        sock.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        sock.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 2\r\n\r\n{}")
+        sock.set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
+        sock.write_all(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 2\r\n\r\n{}",
+        )
+        .unwrap();
         let mut got = Vec::new();
         let _ = sock.read_to_end(&mut got);
         got
     });
     let deadline = Instant::now() + Duration::from_secs(30);
     let journal = loop {
-        assert!(Instant::now() < deadline, "no capture journal with 3 chunks");
+        assert!(
+            Instant::now() < deadline,
+            "no capture journal with 3 chunks"
+        );
         std::thread::sleep(Duration::from_millis(50));
         let partial = std::fs::read_dir(&captures).ok().and_then(|d| {
             d.filter_map(Result::ok)
@@ -800,9 +882,15 @@ fn sigterm_stops_the_proxy_and_saves_open_captures() {
     assert!(!rec.meta.interrupted);
     assert!(rec.chunks.len() >= 3);
     assert!(upstream_rec.body().starts_with(&rec.body()));
-    assert!(rec.body().len() < upstream_rec.body().len(), "cut mid-stream");
     assert!(
-        rec.meta.notes.iter().any(|n| n.contains("proxy was stopped")),
+        rec.body().len() < upstream_rec.body().len(),
+        "cut mid-stream"
+    );
+    assert!(
+        rec.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("proxy was stopped")),
         "{:?}",
         rec.meta.notes
     );
@@ -813,10 +901,17 @@ fn sigterm_stops_the_proxy_and_saves_open_captures() {
 #[test]
 fn a_non_loopback_address_is_warned_about_on_stderr() {
     let seed = seed();
-    let (_kid, url, _, mut errs) = start_listening(&["serve", &seed, "--addr", "0.0.0.0:0", "--instant"]);
-    assert!(url.starts_with("http://0.0.0.0:"), "the first line is unchanged: {url}");
+    let (_kid, url, _, mut errs) =
+        start_listening(&["serve", &seed, "--addr", "0.0.0.0:0", "--instant"]);
+    assert!(
+        url.starts_with("http://0.0.0.0:"),
+        "the first line is unchanged: {url}"
+    );
     let line = wait_for_line(&mut errs, "warning");
-    assert!(line.contains("not a loopback address") && line.contains("anyone"), "{line}");
+    assert!(
+        line.contains("not a loopback address") && line.contains("anyone"),
+        "{line}"
+    );
     let out = tempfile::tempdir().unwrap();
     let (_kid, _, _, mut errs) = start_listening(&[
         "proxy",
@@ -828,9 +923,13 @@ fn a_non_loopback_address_is_warned_about_on_stderr() {
         out.path().to_str().unwrap(),
     ]);
     let line = wait_for_line(&mut errs, "warning");
-    assert!(line.contains("through this proxy") && line.contains("127.0.0.1:9"), "{line}");
+    assert!(
+        line.contains("through this proxy") && line.contains("127.0.0.1:9"),
+        "{line}"
+    );
     // Loopback: no warning.
-    let (_kid, _, _, errs) = start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
+    let (_kid, _, _, errs) =
+        start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
     let first = errs.recv_timeout(Duration::from_secs(5)).unwrap();
     assert!(first.starts_with("serving "), "{first}");
 }

@@ -155,7 +155,9 @@ impl ProxyPanel {
                     path,
                     status,
                     reason,
-                } => self.log.push(format!("{method} {path} → {status}: {reason}")),
+                } => self
+                    .log
+                    .push(format!("{method} {path} → {status}: {reason}")),
                 ProxyEvent::CaptureStarted {
                     id,
                     path,

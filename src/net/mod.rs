@@ -77,8 +77,7 @@ pub(crate) async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
 pub(crate) async fn shutdown_signal() -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {
             r = tokio::signal::ctrl_c() => r,
             _ = term.recv() => Ok(()),
@@ -759,6 +758,7 @@ mod tests {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod seconds_tests {
     use super::*;
 
@@ -767,7 +767,18 @@ mod seconds_tests {
         for ok in ["0.001", "1", "10", "300", "1000000", " 2.5 "] {
             assert!(parse_seconds(ok).is_ok(), "{ok}");
         }
-        for bad in ["0", "-1", "1e300", "NaN", "inf", "-inf", "1e-30", "x", "", "1000000.1"] {
+        for bad in [
+            "0",
+            "-1",
+            "1e300",
+            "NaN",
+            "inf",
+            "-inf",
+            "1e-30",
+            "x",
+            "",
+            "1000000.1",
+        ] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
         assert_eq!(secs(1.5), Duration::from_millis(1500));
@@ -781,7 +792,11 @@ mod seconds_tests {
     fn only_non_loopback_addresses_are_warned_about() {
         let reach = "do things";
         for quiet in ["127.0.0.1:0", "[::1]:8080", "127.9.9.9:1"] {
-            assert_eq!(exposure_warning(quiet.parse().unwrap(), reach), None, "{quiet}");
+            assert_eq!(
+                exposure_warning(quiet.parse().unwrap(), reach),
+                None,
+                "{quiet}"
+            );
         }
         for loud in ["0.0.0.0:0", "[::]:80", "192.168.1.5:8080"] {
             let w = exposure_warning(loud.parse().unwrap(), reach).unwrap();

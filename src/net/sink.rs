@@ -183,9 +183,9 @@ impl Syncer {
     /// Stops the thread; the first sync error, if any.
     fn stop(self) -> Option<std::io::Error> {
         drop(self.poke);
-        self.thread.join().unwrap_or_else(|_| {
-            Some(std::io::Error::other("the journal sync thread panicked"))
-        })
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Some(std::io::Error::other("the journal sync thread panicked")))
     }
 }
 
@@ -408,5 +408,72 @@ fn writer_loop(
         saved,
         write_error,
         outcome,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn chunk(i: u64) -> Chunk {
+        Chunk {
+            t_micros: i * 10,
+            bytes: format!("data: {{\"n\":{i},\"pad\":\"{}\"}}\n\n", "x".repeat(60)).into_bytes(),
+        }
+    }
+
+    #[test]
+    fn the_journal_holds_each_read_soon_after_it_arrives_and_the_final_file_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("s.ron");
+        let sink = Sink::start(Some(&out), Recording::default(), Box::new(|_, _| {})).unwrap();
+        let journal = sink.journal_path().unwrap().to_path_buf();
+        for i in 0..5 {
+            sink.chunk(chunk(i));
+        }
+        // Written out once the writer has drained its queue: well before the sync interval.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let on_disk = Recording::load(&journal).map_or(0, |r| r.chunks.len());
+            if on_disk == 5 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{on_disk} of 5 chunks in the journal"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let done = sink.finish(vec!["n".into()]);
+        assert!(done.write_error.is_none(), "{:?}", done.write_error);
+        assert_eq!(done.saved.as_deref(), Some(out.as_path()));
+        assert!(!journal.exists());
+        let rec = Recording::load(&out).unwrap();
+        assert_eq!(rec.chunks, (0..5).map(chunk).collect::<Vec<_>>());
+    }
+
+    /// Measurement (notes): the writer's cost per read under a flood.
+    /// `cargo test --release --lib -- --ignored --nocapture writer_cost`
+    #[test]
+    #[ignore = "measurement; run with --ignored --nocapture"]
+    fn writer_cost_per_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("flood.ron");
+        let n = 200_000u64;
+        let started = Instant::now();
+        let sink = Sink::start(Some(&out), Recording::default(), Box::new(|_, _| {})).unwrap();
+        for i in 0..n {
+            sink.chunk(chunk(i));
+        }
+        let sent = started.elapsed();
+        let done = sink.finish(vec![]);
+        let total = started.elapsed();
+        assert!(done.write_error.is_none());
+        println!(
+            "{n} reads: handing over {:.2} µs/read, journalled and saved {:.2} µs/read",
+            sent.as_secs_f64() * 1e6 / n as f64,
+            total.as_secs_f64() * 1e6 / n as f64
+        );
     }
 }
