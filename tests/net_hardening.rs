@@ -933,3 +933,72 @@ fn a_non_loopback_address_is_warned_about_on_stderr() {
     let first = errs.recv_timeout(Duration::from_secs(5)).unwrap();
     assert!(first.starts_with("serving "), "{first}");
 }
+
+#[test]
+fn a_request_body_that_stalls_is_answered_408_after_the_idle_timeout() {
+    let seed = seed();
+    let (_kid, url, _, _) = start_listening(&[
+        "serve",
+        &seed,
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+        "--idle-timeout",
+        "0.5",
+        "--header-timeout",
+        "30",
+    ]);
+    let mut sock = TcpStream::connect(authority(&url)).unwrap();
+    // The head is complete; the body promises 100 bytes and delivers 10.
+    sock.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
+    )
+    .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_secs(5),
+        "answered after {took:?}"
+    );
+}
+
+#[test]
+fn a_request_body_that_stalls_through_the_proxy_is_cut_after_the_idle_timeout() {
+    let upstream = hashing_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let (_kid, url, _, _) = start_listening(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--idle-timeout",
+        "0.5",
+    ]);
+    let mut sock = TcpStream::connect(authority(&url)).unwrap();
+    sock.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
+    )
+    .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&got);
+    // The upstream request is aborted, so the client gets the proxy's 502, not a hang.
+    assert!(text.starts_with("HTTP/1.1 502"), "{text}");
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_secs(5),
+        "answered after {took:?}"
+    );
+}
