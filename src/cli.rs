@@ -126,16 +126,16 @@ pub struct StubArgs {
     #[arg(long)]
     pub seed: bool,
     /// Fragment length in characters; a comma list is cycled (e.g. 5 or 3,7).
-    #[arg(long, default_value = "5")]
+    #[arg(long, default_value = "5", value_parser = parse_fragment_list)]
     pub fragment: String,
     /// Interleave the calls' fragments (0,1,0,1...) instead of one call after another.
     #[arg(long)]
     pub interleaved: bool,
     /// Cut the body into network reads of N bytes (splits characters on purpose); default one read per event.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_STUB_READ_BYTES))]
     pub read_bytes: Option<usize>,
-    /// Microseconds between events.
-    #[arg(long, default_value_t = 30_000)]
+    /// Microseconds between events (at most one hour).
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=MAX_STUB_GAP_MICROS))]
     pub gap_us: u64,
     /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
     /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
@@ -160,6 +160,32 @@ pub struct StubArgs {
     pub force: bool,
 }
 
+/// Largest `stub --read-bytes` (1 GiB: any body a stub can hold).
+const MAX_STUB_READ_BYTES: u64 = 1 << 30;
+/// Largest `stub --gap-us` (one hour).
+const MAX_STUB_GAP_MICROS: u64 = 3_600_000_000;
+/// Largest `stub --fragment` length (characters).
+const MAX_FRAGMENT_CHARS: usize = 1_000_000;
+/// Largest `generate-large --calls` (each call is some 340 events: 100,000 calls is gigabytes).
+const MAX_GENERATED_CALLS: u64 = 100_000;
+
+/// Checks a `--fragment` list (positive lengths up to [`MAX_FRAGMENT_CHARS`], comma-separated) and
+/// keeps it as written (the stub command tells the seed's default `5` apart from an explicit one).
+fn parse_fragment_list(s: &str) -> Result<String, String> {
+    let ok = s.split(',').all(|n| {
+        n.trim()
+            .parse::<usize>()
+            .is_ok_and(|n| (1..=MAX_FRAGMENT_CHARS).contains(&n))
+    });
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "expected lengths from 1 to {MAX_FRAGMENT_CHARS}, like 5 or 3,7"
+        ))
+    }
+}
+
 /// `generate-large` arguments.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
@@ -167,7 +193,7 @@ pub struct GenerateArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Number of tool calls.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_GENERATED_CALLS))]
     pub calls: usize,
     /// Write a `.ron` recording (one chunk per event) instead of a raw body.
     #[arg(long)]

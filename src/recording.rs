@@ -42,8 +42,9 @@ pub const JOURNAL_MAGIC_PREFIX: &str = "# sse-replay journal v";
 /// The journal format version this build writes and reads.
 const JOURNAL_VERSION: u64 = 1;
 
-/// The journal is flushed and synced at append time when this much time passed since the last flush.
-const JOURNAL_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+/// Buffered journal records are handed to the OS at append time when this much time passed since
+/// they last were (a killed process loses nothing the OS holds).
+const JOURNAL_WRITE_OUT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Nesting limit for the RON parser and serializer: recordings nest about 6 deep, so this only
 /// stops hostile or broken input before it can overflow the stack.
@@ -1324,8 +1325,11 @@ enum JournalLineRef<'a> {
 /// Writes a recording as it arrives, so a killed recorder leaves something [`load`] can salvage.
 ///
 /// The journal `<final_path>.partial` starts with [`JOURNAL_MAGIC`], then one RON record per line.
-/// Appends are buffered; they reach the disk (`sync_data`) on [`JournalWriter::flush`], and
-/// automatically when an append comes ≥ 100 ms after the last flush. [`JournalWriter::finish`]
+/// Appends are buffered. They reach the OS (safe from a killed process) on
+/// [`JournalWriter::write_out`], and automatically when an append comes ≥ 50 ms after the last
+/// write-out; they reach the disk (`sync_data`, safe from a machine crash) on
+/// [`JournalWriter::flush`], or through [`JournalWriter::sync_handle`] from another thread, so a
+/// slow disk does not hold up the writer. [`JournalWriter::finish`]
 /// writes the final document atomically and removes the journal. Dropping the writer without
 /// finishing flushes the buffer (without syncing) and leaves the journal in place.
 #[derive(Debug)]
@@ -1423,14 +1427,33 @@ impl JournalWriter {
         self.flush()
     }
 
-    /// Appends one chunk (buffered; flushed and synced when ≥ 100 ms passed since the last flush).
+    /// Appends one chunk (buffered; written out when ≥ 50 ms passed since the last write-out).
     pub fn append_chunk(&mut self, chunk: &Chunk) -> Result<(), RecordingError> {
         self.write_record(&JournalLineRef::Chunk(chunk))?;
         self.chunks += 1;
-        if self.last_flush.elapsed() >= JOURNAL_FLUSH_INTERVAL {
-            self.flush()?;
+        if self.last_flush.elapsed() >= JOURNAL_WRITE_OUT_INTERVAL {
+            self.write_out()?;
         }
         Ok(())
+    }
+
+    /// Hands the buffered records to the OS without waiting for the disk: one `write` call; after
+    /// it a killed process loses none of them (a machine crash still can, until a sync).
+    pub fn write_out(&mut self) -> Result<(), RecordingError> {
+        self.out
+            .flush()
+            .map_err(|e| RecordingError::io("writing", &self.journal_path, e))?;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// A second handle on the journal file, to `sync_data` it from another thread while this one
+    /// keeps writing.
+    pub fn sync_handle(&self) -> Result<File, RecordingError> {
+        self.out
+            .get_ref()
+            .try_clone()
+            .map_err(|e| RecordingError::io("opening a sync handle on", &self.journal_path, e))
     }
 
     /// Writes the buffer out and syncs the file data to disk.

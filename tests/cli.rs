@@ -517,11 +517,23 @@ fn stub_bad_arguments_exit_2() {
         &["stub"][..],
         &["stub", "--call", "no-equals-sign"],
         &["stub", "--seed", "--quirk", "nonsense"],
-        &["stub", "--seed", "--fragment", "0"],
-        &["stub", "--seed", "--fragment", "x"],
     ] {
         let o = run(args);
         assert_one_line(&o, &[2], &format!("{args:?}"));
+    }
+    // Numbers out of range are clap's usage errors (exit 2, `error: invalid value …`), like
+    // every numeric argument (tests/net_hardening.rs has the full table).
+    for args in [
+        &["stub", "--seed", "--fragment", "0"][..],
+        &["stub", "--seed", "--fragment", "x"],
+    ] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: invalid value") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
     }
 }
 

@@ -462,6 +462,7 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
         addr: "127.0.0.1:0".parse().unwrap(),
         plan,
         log: false,
+        limits: Default::default(),
     })
     .unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -112,6 +112,7 @@ impl ProxyPanel {
             out_dir: self.out_dir.clone(),
             timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
             keep_secrets: false,
+            limits: crate::net::ServerLimits::default(),
         };
         let (tx, rx) = mpsc::channel();
         let waker = ctx.clone();
@@ -150,6 +151,14 @@ impl ProxyPanel {
                     path,
                     message,
                 } => self.log.push(format!("{method} {path} → 502: {message}")),
+                ProxyEvent::Refused {
+                    method,
+                    path,
+                    status,
+                    reason,
+                } => self
+                    .log
+                    .push(format!("{method} {path} → {status}: {reason}")),
                 ProxyEvent::CaptureStarted {
                     id,
                     path,

@@ -596,6 +596,7 @@ mod tests {
             addr: "127.0.0.1:0".parse().unwrap(),
             plan,
             log: false,
+            limits: Default::default(),
         })
         .unwrap();
         let dir = tempfile::tempdir().unwrap();

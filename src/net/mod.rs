@@ -17,9 +17,9 @@ pub mod sink;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame};
@@ -71,13 +71,45 @@ pub(crate) async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-/// Spawns a task on the current runtime that turns Ctrl+C into `stop = true`.
-pub(crate) fn stop_on_ctrl_c(stop: tokio::sync::watch::Sender<bool>) {
+/// Resolves on the first Ctrl+C (SIGINT) or, on Unix, SIGTERM: both mean "stop and save", so a
+/// service manager's or `kill`'s polite stop finishes recordings the way Ctrl+C does. If no signal
+/// handler can be installed, the error is returned at once.
+pub(crate) async fn shutdown_signal() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r,
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await
+    }
+}
+
+/// Spawns a task on the current runtime that turns Ctrl+C or SIGTERM into `stop = true`.
+pub(crate) fn stop_on_signal(stop: tokio::sync::watch::Sender<bool>) {
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = stop.send(true);
+        match shutdown_signal().await {
+            Ok(()) => {
+                let _ = stop.send(true);
+            }
+            Err(e) => eprintln!("sse-replay: cannot watch for Ctrl+C or SIGTERM: {e}"),
         }
     });
+}
+
+/// The stderr warning for a server bound to an address other than loopback (`None` on loopback).
+/// `reach` says what a stranger on the network could do with it.
+pub fn exposure_warning(addr: SocketAddr, reach: &str) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "warning: listening on {addr}, which is not a loopback address: anyone who can reach \
+             this machine on the network can {reach}; use 127.0.0.1 unless that is intended"
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,8 +203,6 @@ pub(crate) fn fail(code: u8, msg: impl std::fmt::Display) -> std::process::ExitC
     std::process::ExitCode::from(code)
 }
 
-/// Binds a listening socket synchronously (so the caller learns the address, or the error, before
-/// anything runs), ready to hand to a tokio runtime.
 /// A server (`serve` or `proxy`) running on its own thread and runtime: its bound address, the
 /// stop signal its tasks watch, and the thread. Dropping it stops the server.
 #[derive(Debug)]
@@ -227,6 +257,8 @@ impl Drop for ServerHandle {
     }
 }
 
+/// Binds a listening socket synchronously (so the caller learns the address, or the error, before
+/// anything runs), ready to hand to a tokio runtime.
 pub(crate) fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, NetError> {
     let listener =
         std::net::TcpListener::bind(addr).map_err(|source| NetError::Bind { addr, source })?;
@@ -236,13 +268,283 @@ pub(crate) fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, NetError> 
     Ok(listener)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Limits: time-outs and the connection cap
+// ---------------------------------------------------------------------------------------------
+
+/// Largest number of seconds any time argument accepts (about 11.6 days): large enough for any
+/// real use, small enough that every conversion to a [`Duration`] is exact and cannot overflow.
+pub const MAX_SECONDS: f64 = 1_000_000.0;
+/// Smallest number of seconds any time argument accepts (one millisecond).
+pub const MIN_SECONDS: f64 = 0.001;
+
+/// The clap value parser for every seconds argument (`--timeout`, `--header-timeout`,
+/// `--idle-timeout`): a finite number from [`MIN_SECONDS`] to [`MAX_SECONDS`]. Out of range is a
+/// usage error (exit 2), never a panic in `Duration::from_secs_f64`.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (MIN_SECONDS..=MAX_SECONDS).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds from {MIN_SECONDS} to {MAX_SECONDS}"
+        )),
+    }
+}
+
+/// Seconds → [`Duration`], saturating instead of panicking (arguments are range-checked by
+/// [`parse_seconds`]; this is the second line of defence for values set in code or the app).
+pub fn secs(s: f64) -> Duration {
+    if s.is_nan() || s <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
+}
+
+/// How long a client may take and how many may be connected, for `serve` and `proxy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// A connection must deliver a complete request head within this long of starting to send one
+    /// (hyper's header-read timeout): slowloris connections are closed.
+    pub header_timeout: Duration,
+    /// A connection on which no byte moved either way for this long, while the server was not
+    /// itself busy with it (waiting for the upstream, or pacing a replay), is closed.
+    pub idle_timeout: Duration,
+    /// Connections served at once; one more is accepted and closed at once (see [`accept_loop`]).
+    pub max_connections: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 256,
+        }
+    }
+}
+
+/// The command-line flags for [`ServerLimits`], shared by `serve` and `proxy`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LimitArgs {
+    /// Seconds a client has to send a complete request head; slower connections are closed.
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
+    pub header_timeout: f64,
+    /// Seconds a connection may stay silent (no byte either way, the server not busy with it)
+    /// before it is closed.
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub idle_timeout: f64,
+    /// Connections served at once; more are accepted and closed at once with a 503.
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_connections: u32,
+}
+
+impl LimitArgs {
+    /// The limits these flags ask for.
+    pub fn limits(&self) -> ServerLimits {
+        ServerLimits {
+            header_timeout: secs(self.header_timeout),
+            idle_timeout: secs(self.idle_timeout),
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// What one connection has been doing, for its idle watchdog: when a byte last moved (either
+/// way), and how many things the server itself is waiting on for it (a handler running, a
+/// response body waiting for its producer). While the server is busy the client is not idle.
+#[derive(Debug)]
+struct Activity {
+    origin: tokio::time::Instant,
+    last_millis: std::sync::atomic::AtomicU64,
+    server_busy: std::sync::atomic::AtomicUsize,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            origin: tokio::time::Instant::now(),
+            last_millis: std::sync::atomic::AtomicU64::new(0),
+            server_busy: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_millis
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn last(&self) -> tokio::time::Instant {
+        self.origin
+            + Duration::from_millis(self.last_millis.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn busy(&self) -> bool {
+        self.server_busy.load(std::sync::atomic::Ordering::Relaxed) > 0
+    }
+
+    fn begin(&self) {
+        self.server_busy
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Ends one busy stretch; the client's idle clock restarts from here.
+    fn end(&self) {
+        self.touch();
+        self.server_busy
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Marks the server busy for as long as it lives (a request handler running).
+struct BusyGuard(Arc<Activity>);
+
+impl BusyGuard {
+    fn new(activity: Arc<Activity>) -> Self {
+        activity.begin();
+        Self(activity)
+    }
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// The socket, noting in [`Activity`] every read or write that moved at least one byte.
+struct WatchedIo<T> {
+    inner: T,
+    activity: Arc<Activity>,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WatchedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.touch();
+        }
+        r
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WatchedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// A response body that tells [`Activity`] when hyper is waiting for the server's producer (the
+/// replay's schedule, the upstream): that wait is the server's, not the client's idleness.
+struct WatchedBody {
+    inner: AnyBody,
+    activity: Arc<Activity>,
+    waiting: bool,
+}
+
+impl WatchedBody {
+    fn set_waiting(&mut self, waiting: bool) {
+        if waiting != self.waiting {
+            self.waiting = waiting;
+            if waiting {
+                self.activity.begin();
+            } else {
+                self.activity.end();
+            }
+        }
+    }
+}
+
+impl Body for WatchedBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        self.set_waiting(r.is_pending());
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for WatchedBody {
+    fn drop(&mut self) {
+        self.set_waiting(false);
+    }
+}
+
+/// Answers a connection over the limit with a 503 if the socket takes it at once (best effort: a
+/// client that already sent its request may see a reset instead), then closes it.
+fn refuse(stream: &tokio::net::TcpStream, limit: usize) {
+    let text = format!("sse-replay: too many connections (limit {limit}); try again later\n");
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
+         content-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = stream.try_write(head.as_bytes());
+}
+
 /// The HTTP/1.1 accept loop shared by `serve` and `proxy`: one task per connection (concurrent
 /// clients), `TCP_NODELAY` so small event writes leave at once, and on `stop` no new connections,
 /// then a graceful close of the open ones (bounded: streams are told to stop by their own watch of
 /// `stop`, and whatever remains after 2 s is dropped).
+///
+/// [`ServerLimits`] are enforced here: hyper's header-read timeout (with the tokio timer), an idle
+/// watchdog per connection, and a connection cap. Over the cap a connection is accepted and closed
+/// at once (with a best-effort 503) rather than left waiting in the kernel's backlog: the client
+/// learns immediately, and a flood of idle connections cannot hold the listener hostage.
 pub(crate) async fn accept_loop<F, Fut>(
     listener: std::net::TcpListener,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    limits: ServerLimits,
     handler: F,
 ) where
     F: Fn(hyper::Request<hyper::body::Incoming>, SocketAddr) -> Fut + Clone + Send + Sync + 'static,
@@ -256,6 +558,9 @@ pub(crate) async fn accept_loop<F, Fut>(
         }
     };
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let mut refused = 0u64;
+    let mut last_refusal_report: Option<Instant> = None;
     loop {
         let accepted = tokio::select! {
             biased;
@@ -271,17 +576,66 @@ pub(crate) async fn accept_loop<F, Fut>(
                 continue;
             }
         };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            refuse(&stream, limits.max_connections);
+            drop(stream);
+            refused += 1;
+            // One line a second at most: a flood must not flood the terminal too.
+            if last_refusal_report.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                eprintln!(
+                    "sse-replay: {refused} connection(s) refused so far: over the limit of {} \
+                     (--max-connections)",
+                    limits.max_connections
+                );
+                last_refusal_report = Some(Instant::now());
+            }
+            continue;
+        };
         let _ = stream.set_nodelay(true);
+        let activity = Arc::new(Activity::new());
         let handler = handler.clone();
+        let service_activity = activity.clone();
         let service = hyper::service::service_fn(move |req| {
             let handler = handler.clone();
-            async move { Ok::<_, Infallible>(handler(req, peer).await) }
+            let activity = service_activity.clone();
+            async move {
+                let busy = BusyGuard::new(activity.clone());
+                let resp = handler(req, peer).await;
+                drop(busy);
+                Ok::<_, Infallible>(resp.map(|inner| WatchedBody {
+                    inner,
+                    activity,
+                    waiting: false,
+                }))
+            }
         });
+        let io = WatchedIo {
+            inner: stream,
+            activity: activity.clone(),
+        };
         let conn = hyper::server::conn::http1::Builder::new()
-            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_timeout)
+            .serve_connection(hyper_util::rt::TokioIo::new(io), service);
         let conn = graceful.watch(conn);
+        let idle = limits.idle_timeout;
         tokio::spawn(async move {
-            let _ = conn.await;
+            let _slot = slot;
+            let mut conn = std::pin::pin!(conn);
+            loop {
+                let deadline = activity.last() + idle;
+                tokio::select! {
+                    _ = conn.as_mut() => break,
+                    () = tokio::time::sleep_until(deadline) => {
+                        if activity.busy() {
+                            // The server is the one waiting: the client gets a fresh window.
+                            activity.touch();
+                        } else if activity.last() + idle <= tokio::time::Instant::now() {
+                            break; // idle: dropping the connection closes the socket
+                        }
+                    }
+                }
+            }
         });
     }
     drop(listener);
@@ -400,5 +754,53 @@ mod tests {
         assert_eq!(civil_utc(0), (1970, 1, 1, 0, 0, 0));
         assert_eq!(civil_utc(951_782_400), (2000, 2, 29, 0, 0, 0));
         assert_eq!(civil_utc(1_735_689_599), (2024, 12, 31, 23, 59, 59));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod seconds_tests {
+    use super::*;
+
+    #[test]
+    fn seconds_arguments_are_range_checked_and_never_panic() {
+        for ok in ["0.001", "1", "10", "300", "1000000", " 2.5 "] {
+            assert!(parse_seconds(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "0",
+            "-1",
+            "1e300",
+            "NaN",
+            "inf",
+            "-inf",
+            "1e-30",
+            "x",
+            "",
+            "1000000.1",
+        ] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(secs(1.5), Duration::from_millis(1500));
+        assert_eq!(secs(f64::NAN), Duration::ZERO);
+        assert_eq!(secs(-3.0), Duration::ZERO);
+        assert_eq!(secs(1e300), Duration::MAX);
+        assert_eq!(secs(f64::INFINITY), Duration::MAX);
+    }
+
+    #[test]
+    fn only_non_loopback_addresses_are_warned_about() {
+        let reach = "do things";
+        for quiet in ["127.0.0.1:0", "[::1]:8080", "127.9.9.9:1"] {
+            assert_eq!(
+                exposure_warning(quiet.parse().unwrap(), reach),
+                None,
+                "{quiet}"
+            );
+        }
+        for loud in ["0.0.0.0:0", "[::]:80", "192.168.1.5:8080"] {
+            let w = exposure_warning(loud.parse().unwrap(), reach).unwrap();
+            assert!(w.contains(loud) && w.contains(reach), "{w}");
+        }
     }
 }

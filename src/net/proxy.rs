@@ -23,8 +23,9 @@ use super::{AnyBody, ChannelBody, NetError, fail};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError, RequestInfo, ResponseInfo};
 
-/// Largest request body forwarded (LLM requests are small; this bounds memory).
-const MAX_REQUEST_BYTES: usize = 64 << 20;
+/// How much of a request body a capture keeps. The body itself streams upstream whole, frame by
+/// frame, whatever its size; only this prefix is held in memory for the recording.
+pub const CAPTURED_BODY_BYTES: usize = 1 << 20;
 
 /// `proxy` arguments.
 #[derive(Debug, Args)]
@@ -39,12 +40,14 @@ pub struct ProxyArgs {
     #[arg(long = "out", value_name = "DIR", default_value = "sse-captures")]
     pub out: PathBuf,
     /// Seconds allowed to connect upstream, and of upstream silence before giving up on a response.
-    #[arg(long, value_name = "S", default_value_t = 300.0)]
+    #[arg(long, value_name = "S", default_value_t = 300.0, value_parser = super::parse_seconds)]
     pub timeout: f64,
     /// Write the requests' secrets (auth headers, `?key=`, body fields such as `api_key`) to the
     /// captures as they are, instead of redacting them.
     #[arg(long)]
     pub keep_secrets: bool,
+    #[command(flatten)]
+    pub limits: super::LimitArgs,
 }
 
 /// What the proxy needs.
@@ -58,6 +61,8 @@ pub struct ProxyConfig {
     pub timeout: Duration,
     /// Keep the requests' secrets in the captures (`--keep-secrets`); redacted by default.
     pub keep_secrets: bool,
+    /// Client-side time-outs and the connection cap.
+    pub limits: super::ServerLimits,
 }
 
 /// What the proxy reports (from its runtime's threads).
@@ -74,6 +79,14 @@ pub enum ProxyEvent {
         method: String,
         path: String,
         message: String,
+    },
+    /// The request was not forwarded (e.g. its path climbs out of the upstream's prefix); the
+    /// client got `status`.
+    Refused {
+        method: String,
+        path: String,
+        status: u16,
+        reason: String,
     },
     /// An event stream started; it is being journalled next to `path`.
     CaptureStarted {
@@ -105,7 +118,51 @@ struct Shared {
     next_id: AtomicU64,
     on_event: Box<dyn Fn(ProxyEvent) + Send + Sync>,
     stop: tokio::sync::watch::Receiver<bool>,
+    /// The client's idle timeout, applied to request bodies as they stream upstream.
+    idle_timeout: Duration,
+    /// Captures still being written: the proxy waits for them when it stops.
+    captures: InFlight,
 }
+
+/// A count of tasks that must finish before the proxy exits (open captures), and a way to wait
+/// until it drops to zero.
+#[derive(Debug, Default)]
+struct InFlight {
+    count: std::sync::atomic::AtomicUsize,
+    done: tokio::sync::Notify,
+}
+
+/// One task counted in [`InFlight`] while it lives.
+struct InFlightGuard(Arc<Shared>);
+
+impl InFlight {
+    fn enter(shared: &Arc<Shared>) -> InFlightGuard {
+        shared.captures.count.fetch_add(1, Ordering::SeqCst);
+        InFlightGuard(shared.clone())
+    }
+
+    /// Waits until nothing is in flight.
+    async fn idle(&self) {
+        loop {
+            let notified = self.done.notified();
+            if self.count.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if self.0.captures.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.captures.done.notify_waiters();
+        }
+    }
+}
+
+/// Longest the proxy waits, when stopping, for open captures to be saved.
+const SAVE_GRACE: Duration = Duration::from_secs(10);
 
 fn check_upstream(upstream: &str) -> Result<String, NetError> {
     match reqwest::Url::parse(upstream) {
@@ -145,20 +202,32 @@ pub fn start(
         next_id: AtomicU64::new(1),
         on_event: Box::new(on_event),
         stop: stop_rx.clone(),
+        idle_timeout: config.limits.idle_timeout,
+        captures: InFlight::default(),
     });
+    let limits = config.limits;
     let thread = std::thread::Builder::new()
         .name("sse-replay-proxy".into())
         .spawn(move || {
             rt.block_on(async move {
-                super::accept_loop(listener, stop_rx, move |req, _peer| {
-                    let shared = shared.clone();
+                let handler_shared = shared.clone();
+                super::accept_loop(listener, stop_rx, limits, move |req, _peer| {
+                    let shared = handler_shared.clone();
                     async move { forward(req, shared).await }
                 })
                 .await;
-                // Let open captures see the stop and save.
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                // Open captures have seen the stop: wait (bounded) until each is saved.
+                if tokio::time::timeout(SAVE_GRACE, shared.captures.idle())
+                    .await
+                    .is_err()
+                {
+                    eprintln!(
+                        "sse-replay: captures still open after {} s; their journals are kept",
+                        SAVE_GRACE.as_secs()
+                    );
+                }
             });
-            // Dropping the runtime waits for spawn_blocking saves in progress.
+            // Dropping the runtime also waits for spawn_blocking saves in progress.
             drop(rt);
         })
         .map_err(NetError::Runtime)?;
@@ -200,31 +269,159 @@ fn upstream_failed(
     error_response(status, format!("sse-replay proxy: {message}: {url}\n"))
 }
 
+/// Resolves dot segments in a request path so that it cannot climb out of the upstream's path
+/// prefix. Percent-encoded dots, slashes and backslashes (`%2e`, `%2f`, `%5c`, any case) are decoded
+/// first and backslashes count as slashes, as the URL standard and many servers treat them, so
+/// `/../x`, `/%2e%2e/x`, `/..%2fx` and `/..\x` all climb. Returns the path to append to the prefix:
+/// the original, byte for byte, when it has no dot segment; the resolved path when it has some and
+/// stays inside; `None` when it would leave the prefix (or is not an origin-form path).
+pub fn confine_path(path: &str) -> Option<String> {
+    if path.is_empty() {
+        return Some("/".to_owned());
+    }
+    if !path.starts_with('/') {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let escaped = (b == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(
+                |hex| match [hex[0].to_ascii_lowercase(), hex[1].to_ascii_lowercase()] {
+                    [b'2', b'e'] => Some(b'.'),
+                    [b'2', b'f'] | [b'5', b'c'] => Some(b'/'),
+                    _ => None,
+                },
+            );
+        match escaped {
+            Some(c) => {
+                decoded.push(c);
+                i += 3;
+            }
+            None => {
+                decoded.push(if b == b'\\' { b'/' } else { b });
+                i += 1;
+            }
+        }
+    }
+    let segments: Vec<&[u8]> = decoded[1..].split(|&b| b == b'/').collect();
+    if !segments.iter().any(|s| *s == b"." || *s == b"..") {
+        return Some(path.to_owned());
+    }
+    // RFC 3986 section 5.2.4 (remove_dot_segments), failing instead of clamping at the root.
+    let mut out: Vec<&[u8]> = Vec::with_capacity(segments.len());
+    let last = segments.len() - 1;
+    for (k, seg) in segments.iter().enumerate() {
+        match *seg {
+            b"." => {}
+            b".." => {
+                out.pop()?;
+            }
+            s => out.push(s),
+        }
+        if k == last && (*seg == b"." || *seg == b"..") {
+            out.push(b""); // `/a/.` and `/a/b/..` end in a slash
+        }
+    }
+    let mut resolved = Vec::with_capacity(decoded.len());
+    for seg in out {
+        resolved.push(b'/');
+        resolved.extend_from_slice(seg);
+    }
+    if resolved.is_empty() {
+        resolved.push(b'/');
+    }
+    // Only ASCII bytes were replaced by ASCII bytes, so this stays valid UTF-8.
+    String::from_utf8(resolved).ok()
+}
+
+/// The first bytes of a request body, kept for the capture while the whole body streams upstream.
+#[derive(Debug, Default)]
+struct BodyPrefix {
+    bytes: Vec<u8>,
+    total: u64,
+    complete: bool,
+}
+
+/// The client's request body as a stream for reqwest: frames pass straight through (memory stays
+/// at a frame or two, whatever the size), the first [`CAPTURED_BODY_BYTES`] are copied into
+/// `prefix`, and a frame that takes longer than `idle` to arrive ends the stream with an error
+/// (which aborts the upstream request).
+fn stream_body(
+    body: hyper::body::Incoming,
+    prefix: Arc<std::sync::Mutex<BodyPrefix>>,
+    idle: Duration,
+) -> reqwest::Body {
+    let stream = futures_util::stream::unfold(Some(body), move |state| {
+        let prefix = prefix.clone();
+        async move {
+            let mut body = state?;
+            loop {
+                let item = match tokio::time::timeout(idle, body.frame()).await {
+                    Err(_) => Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the client's request body stalled (idle timeout)",
+                    )),
+                    Ok(None) => {
+                        lock(&prefix).complete = true;
+                        return None;
+                    }
+                    Ok(Some(Err(e))) => Err(std::io::Error::other(e)),
+                    Ok(Some(Ok(frame))) => match frame.into_data() {
+                        Ok(data) => Ok(data),
+                        Err(_) => continue, // trailers: not forwarded
+                    },
+                };
+                return Some(match item {
+                    Ok(data) => {
+                        let mut p = lock(&prefix);
+                        p.total += data.len() as u64;
+                        let room = CAPTURED_BODY_BYTES.saturating_sub(p.bytes.len());
+                        let keep = room.min(data.len());
+                        p.bytes.extend_from_slice(&data[..keep]);
+                        drop(p);
+                        (Ok(data), Some(body))
+                    }
+                    Err(e) => (Err(e), None),
+                });
+            }
+        }
+    });
+    reqwest::Body::wrap_stream(stream)
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 async fn forward(
     req: hyper::Request<hyper::body::Incoming>,
     shared: Arc<Shared>,
 ) -> hyper::Response<AnyBody> {
+    use hyper::body::Body as _;
     let (parts, body) = req.into_parts();
     let method = parts.method.to_string();
-    let path_and_query = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
     let path = parts.uri.path().to_owned();
-    let body = match http_body_util::Limited::new(body, MAX_REQUEST_BYTES)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            return error_response(
-                400,
-                format!("sse-replay proxy: cannot read the request body: {e}\n"),
-            );
-        }
+    let Some(confined) = confine_path(&path) else {
+        let reason = "the path leaves the upstream's prefix".to_owned();
+        (shared.on_event)(ProxyEvent::Refused {
+            method,
+            path: path.clone(),
+            status: 400,
+            reason: reason.clone(),
+        });
+        return error_response(400, format!("sse-replay proxy: {reason}: {path}\n"));
+    };
+    let path_and_query = match parts.uri.query() {
+        Some(q) => format!("{confined}?{q}"),
+        None => confined,
     };
     let target = format!("{}{}", shared.upstream, path_and_query);
+    let safe_url = recording::redact_url(&target);
     let listed = headers::connection_listed(&parts.headers);
     let mut out_headers = reqwest::header::HeaderMap::new();
     for (name, value) in &parts.headers {
@@ -234,40 +431,64 @@ async fn forward(
         }
         out_headers.append(name.clone(), value.clone());
     }
-    let request_info = {
-        let mut info = RequestInfo {
-            method: method.clone(),
-            url: target.clone(),
-            headers: headers::header_pairs(&out_headers),
-            body: String::from_utf8_lossy(&body).into_owned(),
-        };
-        if !shared.keep_secrets {
-            info.redact();
-        }
-        info
-    };
+    let recorded_headers = headers::header_pairs(&out_headers);
+    // The body streams through as it arrives, so its length is the client's: keep a
+    // Content-Length the client sent (hyper has checked it and reads exactly that much) rather
+    // than switching the upstream request to chunked encoding, which some servers refuse.
+    if !parts.headers.contains_key(hyper::header::TRANSFER_ENCODING)
+        && let Some(len) = parts.headers.get(hyper::header::CONTENT_LENGTH)
+    {
+        out_headers.insert(reqwest::header::CONTENT_LENGTH, len.clone());
+    }
 
+    let prefix = Arc::new(std::sync::Mutex::new(BodyPrefix::default()));
+    let mut request = shared
+        .client
+        .request(parts.method.clone(), &target)
+        .headers(out_headers);
+    if body.is_end_stream() {
+        lock(&prefix).complete = true;
+    } else {
+        request = request.body(stream_body(body, prefix.clone(), shared.idle_timeout));
+    }
     let t0 = Instant::now();
-    let sent = tokio::time::timeout(
-        shared.timeout,
-        shared
-            .client
-            .request(parts.method.clone(), &target)
-            .headers(out_headers)
-            .body(body)
-            .send(),
-    )
-    .await;
+    let sent = tokio::time::timeout(shared.timeout, request.send()).await;
     let upstream = match sent {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let message = super::describe_reqwest_error(&e);
-            return upstream_failed(&shared, method, path, &request_info.url, 502, message);
+            return upstream_failed(&shared, method, path, &safe_url, 502, message);
         }
         Err(_) => {
             let message = format!("no response within {} s", shared.timeout.as_secs_f64());
-            return upstream_failed(&shared, method, path, &request_info.url, 504, message);
+            return upstream_failed(&shared, method, path, &safe_url, 504, message);
         }
+    };
+    let (request_info, body_notes) = {
+        let p = lock(&prefix);
+        let mut notes = Vec::new();
+        if p.total > p.bytes.len() as u64 {
+            notes.push(format!(
+                "the request body is cut to its first {} bytes here (the upstream got all of it)",
+                p.bytes.len()
+            ));
+        } else if !p.complete {
+            notes.push(
+                "the upstream answered before the request body ended: the request body here is \
+                 what had been sent by then"
+                    .to_owned(),
+            );
+        }
+        let mut info = RequestInfo {
+            method: method.clone(),
+            url: target.clone(),
+            headers: recorded_headers,
+            body: String::from_utf8_lossy(&p.bytes).into_owned(),
+        };
+        if !shared.keep_secrets {
+            info.redact();
+        }
+        (info, notes)
     };
 
     let status = upstream.status();
@@ -295,19 +516,24 @@ async fn forward(
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let sink = if headers::is_event_stream(content_type) {
-        open_capture(&shared, request_info, &upstream, &method, &path)
+        open_capture(&shared, request_info, body_notes, &upstream, &method, &path)
     } else {
         None
     };
     let (tx, client_body) = ChannelBody::channel();
     *resp.body_mut() = super::boxed_channel(client_body);
-    tokio::spawn(pump(upstream, tx, sink, t0, shared));
+    let guard = sink.is_some().then(|| InFlight::enter(&shared));
+    tokio::spawn(async move {
+        pump(upstream, tx, sink, t0, shared).await;
+        drop(guard);
+    });
     resp
 }
 
 fn open_capture(
     shared: &Shared,
     request: RequestInfo,
+    mut notes: Vec<String>,
     upstream: &reqwest::Response,
     method: &str,
     path: &str,
@@ -317,7 +543,6 @@ fn open_capture(
     if !shared.keep_secrets {
         recording::redact_headers(&mut response_headers);
     }
-    let mut notes = Vec::new();
     if let Some(enc) = upstream
         .headers()
         .get(reqwest::header::CONTENT_ENCODING)
@@ -465,23 +690,15 @@ async fn pump(
 }
 
 /// `sse-replay proxy`: prints `listening on http://ADDR/` first, then one line per captured stream
-/// on standard output (requests on standard error); Ctrl+C stops and saves open captures.
+/// on standard output (requests on standard error); Ctrl+C or SIGTERM stops and saves open captures.
 pub fn run_cli(a: &ProxyArgs) -> ExitCode {
-    if !a.timeout.is_finite() || a.timeout <= 0.0 {
-        return fail(
-            EXIT_INPUT,
-            format!(
-                "--timeout {}: expected a positive number of seconds",
-                a.timeout
-            ),
-        );
-    }
     let config = ProxyConfig {
         listen: a.listen,
         upstream: a.upstream.clone(),
         out_dir: a.out.clone(),
-        timeout: Duration::from_secs_f64(a.timeout),
+        timeout: super::secs(a.timeout),
         keep_secrets: a.keep_secrets,
+        limits: a.limits.limits(),
     };
     let handle = match start(config, print_event) {
         Ok(h) => h,
@@ -489,14 +706,25 @@ pub fn run_cli(a: &ProxyArgs) -> ExitCode {
         Err(e) => return fail(EXIT_FAILED, e),
     };
     println!("listening on http://{}/", handle.addr());
+    let upstream = recording::redact_url(&a.upstream);
+    if let Some(w) = super::exposure_warning(
+        handle.addr(),
+        &format!(
+            "send requests to {upstream} through this proxy from this machine (reaching what only \
+             it may reach, with any credentials the upstream grants by network location), and \
+             their traffic is recorded in {}",
+            a.out.display()
+        ),
+    ) {
+        eprintln!("sse-replay: {w}");
+    }
     eprintln!(
-        "forwarding to {}, event streams recorded into {}; Ctrl+C stops",
-        recording::redact_url(&a.upstream),
+        "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
         a.out.display()
     );
-    let waited = super::current_thread_runtime().map(|rt| rt.block_on(tokio::signal::ctrl_c()));
+    let waited = super::current_thread_runtime().map(|rt| rt.block_on(super::shutdown_signal()));
     if let Err(e) | Ok(Err(e)) = waited {
-        eprintln!("sse-replay: cannot wait for Ctrl+C: {e}");
+        eprintln!("sse-replay: cannot wait for Ctrl+C or SIGTERM: {e}");
     }
     handle.stop();
     eprintln!("stopped");
@@ -515,6 +743,12 @@ fn print_event(e: ProxyEvent) {
             path,
             message,
         } => eprintln!("{method} {path} → 502: {message}"),
+        ProxyEvent::Refused {
+            method,
+            path,
+            status,
+            reason,
+        } => eprintln!("{method} {path} → {status}: {reason}"),
         ProxyEvent::CaptureStarted { path, .. } => eprintln!("recording {}", path.display()),
         ProxyEvent::CaptureFinished {
             path: Some(p),
@@ -536,6 +770,75 @@ fn print_event(e: ProxyEvent) {
             eprintln!(
                 "sse-replay: a capture could not be saved: {}",
                 error.unwrap_or_default()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_the_prefix() {
+        // (request path, what is appended to the upstream prefix; None = refused with 400)
+        let cases: &[(&str, Option<&str>)] = &[
+            ("/v1/chat/completions", Some("/v1/chat/completions")),
+            ("", Some("/")),
+            ("/", Some("/")),
+            ("//double//slash", Some("//double//slash")),
+            ("/models/a%2Fb", Some("/models/a%2Fb")),
+            ("/%41bc", Some("/%41bc")),
+            ("/a/./b", Some("/a/b")),
+            ("/a/b/..", Some("/a/")),
+            ("/a/.", Some("/a/")),
+            ("/a/../b", Some("/b")),
+            ("/a/%2e%2E/b", Some("/b")),
+            ("/a/..", Some("/")),
+            ("/..", None),
+            ("/../x", None),
+            ("/../../admin/json", None),
+            ("/a/../../x", None),
+            ("/%2e%2e/x", None),
+            ("/%2E%2E/x", None),
+            ("/.%2e/x", None),
+            ("/%2e./x", None),
+            ("/..%2fx", None),
+            ("/..%2F..%2Fx", None),
+            ("/..%5cx", None),
+            ("/..%5Cx", None),
+            ("/..\\x", None),
+            ("/a\\..\\..\\x", None),
+            ("*", None),
+            ("x/../y", None),
+            ("/%2", Some("/%2")),
+            ("/%", Some("/%")),
+            ("/é/../ü", Some("/ü")),
+        ];
+        for (path, want) in cases {
+            assert_eq!(confine_path(path).as_deref(), *want, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn a_confined_path_never_climbs_when_parsed_as_a_url() {
+        // Whatever confine_path lets through, the URL parser (which resolves dot segments itself)
+        // keeps under the prefix.
+        let tails = [
+            "/a/../b",
+            "/x/%2e%2e/y",
+            "/a/./b/../c",
+            "/models/a%2Fb",
+            "/a/b/..",
+        ];
+        for tail in tails {
+            let confined = confine_path(tail).unwrap();
+            let url = reqwest::Url::parse(&format!("http://h/api/v1{confined}")).unwrap();
+            assert!(
+                url.path().starts_with("/api/v1/"),
+                "{tail} → {}",
+                url.path()
             );
         }
     }

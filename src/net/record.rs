@@ -43,7 +43,7 @@ pub struct RecordArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Seconds allowed to connect, and of silence before the response head or between reads.
-    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_secs)]
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = super::parse_seconds)]
     pub timeout: f64,
     /// Recording title (default: METHOD URL, redacted).
     #[arg(long)]
@@ -55,15 +55,6 @@ pub struct RecordArgs {
     /// recording as they are, instead of redacting them.
     #[arg(long)]
     pub keep_secrets: bool,
-}
-
-fn parse_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
-        _ => Err(format!(
-            "--timeout {s:?}: expected a positive number of seconds"
-        )),
-    }
 }
 
 /// One request to record.
@@ -601,13 +592,13 @@ pub fn request_from_args(
         output: Some(output),
         overwrite: a.force,
         keep_secrets: a.keep_secrets,
-        timeout: Duration::from_secs_f64(a.timeout),
+        timeout: super::secs(a.timeout),
         title: a.title.clone().unwrap_or_default(),
     })
 }
 
-/// `sse-replay record`: progress on standard error, the summary on standard output, Ctrl+C stops
-/// and saves. Exit codes: see [`RecordOutcome::exit_code`].
+/// `sse-replay record`: progress on standard error, the summary on standard output, Ctrl+C or
+/// SIGTERM stops and saves. Exit codes: see [`RecordOutcome::exit_code`].
 pub fn run_cli(a: &RecordArgs) -> ExitCode {
     let req = match request_from_args(a, headers::env_lookup) {
         Ok(r) => r,
@@ -651,7 +642,7 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
     };
     let outcome = rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        super::stop_on_ctrl_c(stop);
+        super::stop_on_signal(stop);
         run(req, stop_rx, Arc::new(on_update)).await
     });
     if terminal {

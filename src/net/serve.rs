@@ -21,8 +21,12 @@ use super::{AnyBody, ChannelBody, NetError, fail};
 use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
 use crate::recording::Recording;
 
-/// Largest request body `serve` reads (and discards) before answering.
-const MAX_REQUEST_BYTES: usize = 64 << 20;
+/// Largest request body `serve` reads (and discards, frame by frame) before answering; more is
+/// answered with 413.
+const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
+/// Slowest and fastest `--speed`: within these every scaled time fits a [`Duration`].
+const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
 
 /// `serve` arguments.
 #[derive(Debug, Args)]
@@ -39,15 +43,19 @@ pub struct ServeArgs {
     #[arg(long)]
     pub instant: bool,
     /// Re-cut the body into writes of N bytes (splits characters and CRLFs on purpose).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub rechunk: Option<u64>,
+    #[command(flatten)]
+    pub limits: super::LimitArgs,
 }
 
 fn parse_speed(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+    match s.trim().parse::<f64>() {
+        Ok(v) if SPEED_RANGE.contains(&v) => Ok(v),
         _ => Err(format!(
-            "--speed {s:?}: expected a positive number such as 1, 0.5 or 10"
+            "expected a number from {} to {}, such as 1, 0.5 or 10",
+            SPEED_RANGE.start(),
+            SPEED_RANGE.end()
         )),
     }
 }
@@ -76,7 +84,8 @@ impl Plan {
     pub fn new(rec: &Recording, pacing: Pacing, rechunk: Option<usize>) -> Self {
         let due = |t_micros: u64| match pacing {
             Pacing::Instant => Duration::ZERO,
-            Pacing::Recorded { speed } => Duration::from_secs_f64(t_micros as f64 / 1e6 / speed),
+            // Saturates rather than panics for a speed set in code outside the CLI's range.
+            Pacing::Recorded { speed } => super::secs(t_micros as f64 / 1e6 / speed),
         };
         let writes = match rechunk {
             None => rec
@@ -139,6 +148,8 @@ pub struct ServeConfig {
     pub plan: Arc<Plan>,
     /// Log each request on standard error.
     pub log: bool,
+    /// Time-outs and the connection cap.
+    pub limits: super::ServerLimits,
 }
 
 /// A running `serve` (see [`super::ServerHandle`]).
@@ -155,7 +166,15 @@ pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let thread = std::thread::Builder::new()
         .name("sse-replay-serve".into())
-        .spawn(move || rt.block_on(run(listener, config.plan, config.log, stop_rx)))
+        .spawn(move || {
+            rt.block_on(run(
+                listener,
+                config.plan,
+                config.log,
+                config.limits,
+                stop_rx,
+            ));
+        })
         .map_err(NetError::Runtime)?;
     Ok(super::ServerHandle::new(addr, stop, thread))
 }
@@ -165,15 +184,49 @@ pub async fn run(
     listener: std::net::TcpListener,
     plan: Arc<Plan>,
     log: bool,
+    limits: super::ServerLimits,
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let stop_streams = stop.clone();
-    super::accept_loop(listener, stop, move |req, peer| {
+    let idle = limits.idle_timeout;
+    super::accept_loop(listener, stop, limits, move |req, peer| {
         let plan = plan.clone();
         let stop = stop_streams.clone();
-        async move { respond(req, peer, plan, log, stop).await }
+        async move { respond(req, peer, plan, log, idle, stop).await }
     })
     .await;
+}
+
+/// Why a request body was not read to its end.
+enum DrainError {
+    TooLarge,
+    Idle,
+    Read(hyper::Error),
+}
+
+/// Reads the request body to its end and throws it away, one frame at a time (memory stays at one
+/// frame however large the body): at most `limit` bytes, each frame within `idle`.
+async fn drain_body(
+    mut body: hyper::body::Incoming,
+    limit: u64,
+    idle: Duration,
+) -> Result<u64, DrainError> {
+    let mut total = 0u64;
+    loop {
+        match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => return Err(DrainError::Idle),
+            Ok(None) => return Ok(total),
+            Ok(Some(Err(e))) => return Err(DrainError::Read(e)),
+            Ok(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    total += data.len() as u64;
+                    if total > limit {
+                        return Err(DrainError::TooLarge);
+                    }
+                }
+            }
+        }
+    }
 }
 
 async fn respond(
@@ -181,21 +234,33 @@ async fn respond(
     peer: SocketAddr,
     plan: Arc<Plan>,
     log: bool,
+    idle: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> hyper::Response<AnyBody> {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    // Read the request body first, as a real endpoint does (the client may still be sending).
-    let body_len = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BYTES)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes().len(),
+    // Read the request body first, as a real endpoint does (the client may still be sending), but
+    // keep none of it: the answer does not depend on it.
+    let body_len = match drain_body(req.into_body(), MAX_REQUEST_BYTES, idle).await {
+        Ok(n) => n,
         Err(e) => {
+            let (status, text, why) = match e {
+                DrainError::TooLarge => (
+                    413,
+                    "the request body is larger than 64 MiB\n",
+                    "too large".to_owned(),
+                ),
+                DrainError::Idle => (
+                    408,
+                    "the request body stalled (idle timeout)\n",
+                    "stalled".to_owned(),
+                ),
+                DrainError::Read(e) => (400, "cannot read the request body\n", e.to_string()),
+            };
             if log {
-                eprintln!("{method} {path} from {peer}: cannot read the request body: {e}");
+                eprintln!("{method} {path} from {peer}: request body {why}: answered {status}");
             }
-            return simple(400, "cannot read the request body\n");
+            return simple(status, text);
         }
     };
     if log {
@@ -250,7 +315,7 @@ fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
 }
 
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
-/// serves until Ctrl+C. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
+/// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
 pub fn run_cli(args: &ServeArgs) -> ExitCode {
     let (rec, _kind) = match crate::input::open_path(&args.file, |_| true) {
         Ok(x) => x,
@@ -279,10 +344,13 @@ pub fn run_cli(args: &ServeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
     };
+    if let Some(w) = super::exposure_warning(addr, "download the served recording") {
+        eprintln!("sse-replay: {w}");
+    }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
     println!("listening on http://{addr}/");
     eprintln!(
-        "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C stops",
+        "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
         args.file.display(),
         rec.body_len(),
         plan.writes.len(),
@@ -291,8 +359,8 @@ pub fn run_cli(args: &ServeArgs) -> ExitCode {
     );
     rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        super::stop_on_ctrl_c(stop);
-        run(listener, plan, true, stop_rx).await;
+        super::stop_on_signal(stop);
+        run(listener, plan, true, args.limits.limits(), stop_rx).await;
     });
     eprintln!("stopped");
     ExitCode::from(EXIT_OK)

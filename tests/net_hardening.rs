@@ -1,0 +1,1004 @@
+//! Hostile clients and arguments against `serve`, `proxy` and `record` (issue 8): argument ranges,
+//! slowloris / silent / surplus connections, path escapes through the proxy, large request bodies
+//! streamed rather than buffered, SIGTERM treated like Ctrl+C, and the non-loopback warning.
+//! Every server is on 127.0.0.1 port 0, every wait is bounded, child processes are killed on drop.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use sse_replay::recording::Recording;
+use sse_replay::stub::{self, StubCall, StubSpec};
+
+use common::{BIN, stderr};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// A child process killed (SIGKILL) and reaped on drop.
+struct Kid(std::process::Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Kid {
+    /// Sends `signal` (e.g. "TERM") with kill(1).
+    fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{signal}"), &self.0.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{signal} failed");
+    }
+
+    /// Waits (bounded) for the process to exit; its exit code.
+    fn wait_exit(&mut self, limit: Duration) -> Option<i32> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(s) = self.0.try_wait().unwrap() {
+                return s.code();
+            }
+            assert!(Instant::now() < deadline, "did not exit within {limit:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Peak resident memory (VmHWM) in KiB, from /proc (Linux).
+    fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+}
+
+/// Starts `sse-replay ARGS`, which prints `listening on http://ADDR/` first; returns the child, the
+/// base URL, its later stdout lines and its stderr lines.
+fn start_listening(args: &[&str]) -> (Kid, String, mpsc::Receiver<String>, mpsc::Receiver<String>) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let lines = |r: Box<dyn Read + Send>| {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            // Read to the end even when nobody listens any more: a closed pipe would make the
+            // child's next print fail.
+            for line in BufReader::new(r).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(line);
+            }
+        });
+        rx
+    };
+    let out = lines(Box::new(child.stdout.take().expect("stdout")));
+    let err = lines(Box::new(child.stderr.take().expect("stderr")));
+    let kid = Kid(child);
+    let first = out
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server printed nothing");
+    let url = first
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    assert!(url.starts_with("http://") && url.ends_with('/'), "{url}");
+    (kid, url, out, err)
+}
+
+/// `host:port` of a base URL `http://host:port/`.
+fn authority(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// A recording of one call with `events` fragments `gap_micros` apart.
+fn slow_fixture(dir: &Path, gap_micros: u64, chars: usize) -> (PathBuf, Recording) {
+    let spec = StubSpec {
+        calls: vec![StubCall {
+            id: "c".into(),
+            name: "slow".into(),
+            arguments: format!(r#"{{"text":"{}"}}"#, "x".repeat(chars)),
+        }],
+        fragment_chars: vec![4],
+        gap_micros,
+        ..Default::default()
+    };
+    let rec = stub::build(&spec);
+    let path = dir.join(format!("slow-{gap_micros}-{chars}.ron"));
+    rec.save(&path).unwrap();
+    (path, rec)
+}
+
+fn seed() -> String {
+    common::manifest()
+        .join("recordings/seed-example.ron")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Waits until the server closes `sock` (EOF or reset); how long that took. While waiting, calls
+/// `tick` every 100 ms (to keep a slowloris dribbling). Fails after `limit`.
+fn time_until_closed(
+    sock: &mut TcpStream,
+    limit: Duration,
+    mut tick: impl FnMut(&mut TcpStream),
+) -> Duration {
+    let started = Instant::now();
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        assert!(
+            started.elapsed() < limit,
+            "the server kept the connection open for {limit:?}"
+        );
+        match sock.read(&mut buf) {
+            Ok(0) => return started.elapsed(),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                tick(sock);
+            }
+            Err(_) => return started.elapsed(), // reset
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 10: every numeric argument is range-checked by clap (exit 2, no panic)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn out_of_range_numbers_are_usage_errors_not_panics() {
+    let seed = seed();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.ron");
+    let out = out.to_str().unwrap();
+    let serve = |extra: &[&str]| {
+        let mut v = vec!["serve", seed.as_str()];
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let proxy = |extra: &[&str]| {
+        let mut v = vec![
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let other = |args: &[&str]| args.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for v in ["1e-30", "0", "-1", "NaN", "inf", "1e300", "0.0001", "x", ""] {
+        cases.push(serve(&["--speed", v]));
+    }
+    for v in ["0", "-1", "99999999999999999999", "2000000000"] {
+        cases.push(serve(&["--rechunk", v]));
+    }
+    for flag in ["--header-timeout", "--idle-timeout"] {
+        for v in ["0", "-5", "NaN", "inf", "1e300", "1e7", "0.0000001"] {
+            cases.push(serve(&[flag, v]));
+            cases.push(proxy(&[flag, v]));
+        }
+    }
+    for v in ["0", "-1", "70000", "1e3"] {
+        cases.push(serve(&["--max-connections", v]));
+        cases.push(proxy(&["--max-connections", v]));
+    }
+    cases.push(serve(&["--addr", "127.0.0.1:70000"]));
+    cases.push(proxy(&["--listen", "127.0.0.1:99999"]));
+    for v in ["1e300", "0", "-1", "NaN", "inf", "1e-9"] {
+        cases.push(proxy(&["--timeout", v]));
+        cases.push(other(&[
+            "record",
+            "http://127.0.0.1:9/",
+            "-o",
+            out,
+            "--timeout",
+            v,
+        ]));
+    }
+    for v in ["0", "-1", "1e99", "99999999999999999999", "2147483648"] {
+        cases.push(other(&["stub", "--call", "f={}", "--read-bytes", v]));
+    }
+    for v in ["-1", "1e30", "99999999999999", "3600000001"] {
+        cases.push(other(&["stub", "--call", "f={}", "--gap-us", v]));
+    }
+    for v in ["0", "0,3", "x", "99999999999", "", "3,,4", "-2"] {
+        cases.push(other(&["stub", "--call", "f={}", "--fragment", v]));
+    }
+    for v in ["0", "-1", "1e12", "100001"] {
+        cases.push(other(&["generate-large", "-o", out, "--calls", v]));
+    }
+    for args in &cases {
+        let o = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error:"),
+            "{args:?}: clap's usage error expected: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // The edges of the ranges are accepted.
+    for args in [
+        other(&[
+            "stub",
+            "--call",
+            "f={}",
+            "--read-bytes",
+            "1",
+            "--gap-us",
+            "0",
+            "--fragment",
+            "1,1000000",
+        ]),
+        other(&["stub", "--call", "f={}", "--gap-us", "3600000000"]),
+    ] {
+        let o = Command::new(BIN).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+    for speed in ["0.001", "1000000"] {
+        let (_kid, _url, _, _) = start_listening(&[
+            "serve",
+            &seed,
+            "--addr",
+            "127.0.0.1:0",
+            "--speed",
+            speed,
+            "--header-timeout",
+            "0.001",
+            "--idle-timeout",
+            "1000000",
+            "--max-connections",
+            "65536",
+        ]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 9: header-read timeout, idle timeout, connection cap
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_slowloris_connection_is_closed_after_the_header_timeout() {
+    let seed = seed();
+    let (_kid, url, _, _) = start_listening(&[
+        "serve",
+        &seed,
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+        "--header-timeout",
+        "0.5",
+        "--idle-timeout",
+        "30",
+    ]);
+    let mut sock = TcpStream::connect(authority(&url)).unwrap();
+    sock.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // A header line every 100 ms: bytes keep moving (so the idle timeout never fires), but the
+    // head never completes.
+    let mut n = 0;
+    let took = time_until_closed(&mut sock, Duration::from_secs(10), |s| {
+        n += 1;
+        let _ = s.write_all(format!("X-Slow-{n}: a\r\n").as_bytes());
+    });
+    assert!(
+        took >= Duration::from_millis(400),
+        "closed after {took:?}: too early"
+    );
+    assert!(took < Duration::from_secs(5), "closed after {took:?}");
+    assert!(n >= 3, "the client kept sending ({n} lines)");
+}
+
+#[test]
+fn silent_connections_are_closed_after_the_idle_timeout_but_slow_replays_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // Events 700 ms apart, longer than the 400 ms idle timeout: the server is the one waiting.
+    let (fixture, rec) = slow_fixture(dir.path(), 700_000, 8);
+    assert!(rec.chunks.len() >= 4);
+    let (_kid, url, _, _) = start_listening(&[
+        "serve",
+        fixture.to_str().unwrap(),
+        "--addr",
+        "127.0.0.1:0",
+        "--header-timeout",
+        "30",
+        "--idle-timeout",
+        "0.4",
+    ]);
+    // A connection that never sends a byte.
+    let mut silent = TcpStream::connect(authority(&url)).unwrap();
+    let took = time_until_closed(&mut silent, Duration::from_secs(10), |_| {});
+    assert!(
+        took >= Duration::from_millis(300),
+        "closed after {took:?}: too early"
+    );
+    assert!(took < Duration::from_secs(5), "closed after {took:?}");
+
+    // A connection that completes a request, reads the whole (slow) answer, then goes silent
+    // in keep-alive: the replay is whole, then the connection is closed.
+    let mut sock = TcpStream::connect(authority(&url)).unwrap();
+    sock.write_all(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let started = Instant::now();
+    while !got.ends_with(b"0\r\n\r\n") {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the replay never ended"
+        );
+        let n = sock.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "closed mid-replay after {:?}: {}",
+            started.elapsed(),
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    for c in &rec.chunks {
+        let piece = String::from_utf8_lossy(&c.bytes);
+        assert!(text.contains(piece.trim()), "missing {piece:?} in {text}");
+    }
+    let idle = time_until_closed(&mut sock, Duration::from_secs(10), |_| {});
+    assert!(
+        idle < Duration::from_secs(5),
+        "keep-alive closed after {idle:?}"
+    );
+}
+
+#[test]
+fn connections_over_the_limit_are_refused_at_once() {
+    let seed = seed();
+    let (_kid, url, _, mut errs) = start_listening(&[
+        "serve",
+        &seed,
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+        "--max-connections",
+        "2",
+        "--header-timeout",
+        "30",
+        "--idle-timeout",
+        "30",
+    ]);
+    let addr = authority(&url);
+    let a = TcpStream::connect(&addr).unwrap();
+    let b = TcpStream::connect(&addr).unwrap();
+    std::thread::sleep(Duration::from_millis(200)); // both accepted
+    let mut c = TcpStream::connect(&addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let _ = c.read_to_end(&mut answer);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the third connection waited"
+    );
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
+        "{answer}"
+    );
+    let line = wait_for_line(&mut errs, "refused");
+    assert!(line.contains("--max-connections"), "{line}");
+    // A slot frees when a connection closes.
+    drop(a);
+    drop(b);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut d = TcpStream::connect(&addr).unwrap();
+    d.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = Vec::new();
+    let _ = d.read_to_end(&mut got);
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+}
+
+/// The next line on `lines` that contains `needle` (within 5 s).
+fn wait_for_line(lines: &mut mpsc::Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(l) if l.contains(needle) => return l,
+            Ok(_) => {}
+            Err(_) => panic!("no line containing {needle:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 13: the proxy keeps requests inside the upstream's path prefix
+// ---------------------------------------------------------------------------------------------
+
+/// An upstream that answers every request `200 ok` (closing the connection) and records the
+/// request target of each.
+fn path_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { continue };
+            let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            if let Some(target) = head.split_whitespace().nth(1) {
+                log.lock().unwrap().push(target.to_owned());
+            }
+            let _ = sock.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+            );
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+/// Sends one raw request line (the path exactly as given: no client-side normalisation) and
+/// returns the status code.
+fn raw_status(addr: &str, target: &str) -> u16 {
+    let mut sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    sock.write_all(
+        format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status for {target}: {text:?}"))
+}
+
+#[test]
+fn proxy_paths_cannot_climb_out_of_the_upstream_prefix() {
+    let (upstream, seen) = path_recording_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let (_kid, url, _, _) = start_listening(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &format!("{upstream}/api/v1"),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let addr = authority(&url);
+    let attacks = [
+        "/../../admin/json",
+        "/../admin/json",
+        "/chat/../../admin/json",
+        "/%2e%2e/%2e%2e/admin/json",
+        "/%2E%2E/%2E%2E/admin/json",
+        "/.%2e/.%2E/admin/json",
+        "/..%2f..%2fadmin/json",
+        "/..%2F..%2Fadmin/json",
+        "/..%5c..%5cadmin/json",
+        "/..\\..\\admin/json",
+        "/x/..%2f..%2f..%2fadmin/json?q=1",
+        "/..",
+    ];
+    for path in attacks {
+        let status = raw_status(&addr, path);
+        assert!(
+            status == 400,
+            "{path}: status {status} (the upstream saw {:?})",
+            seen.lock().unwrap()
+        );
+    }
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing reached the upstream: {:?}",
+        seen.lock().unwrap()
+    );
+    // Paths that stay inside are forwarded, resolved; plain ones byte for byte.
+    let inside = [
+        ("/chat/completions", "/api/v1/chat/completions"),
+        ("/chat/./completions", "/api/v1/chat/completions"),
+        (
+            "/x/../chat/completions?stream=1",
+            "/api/v1/chat/completions?stream=1",
+        ),
+        ("/x/%2e%2e/models", "/api/v1/models"),
+        ("/models/a%2Fb", "/api/v1/models/a%2Fb"),
+        ("/", "/api/v1/"),
+    ];
+    for (path, _) in inside {
+        assert_eq!(raw_status(&addr, path), 200, "{path}");
+    }
+    let got = seen.lock().unwrap().clone();
+    let want: Vec<String> = inside.iter().map(|(_, w)| (*w).to_owned()).collect();
+    assert_eq!(got, want);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 7: request bodies stream through serve and proxy instead of being buffered
+// ---------------------------------------------------------------------------------------------
+
+/// An upstream that reads each request body (Content-Length or chunked is not needed: reqwest
+/// sends the length the client gave) in 64 KiB reads, hashes it, and answers an event stream
+/// `data: {"len":N,"fnv":H}` followed by `[DONE]`.
+fn hashing_upstream() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { continue };
+            std::thread::spawn(move || {
+                let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                let mut hash = 0xcbf2_9ce4_8422_2325u64;
+                let mut left = len;
+                let mut buf = vec![0u8; 64 << 10];
+                while left > 0 {
+                    let n = sock.read(&mut buf[..left.min(64 << 10)]).unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    for &b in &buf[..n] {
+                        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                    }
+                    left -= n;
+                }
+                let body = format!(
+                    "data: {{\"len\":{},\"fnv\":{hash}}}\n\ndata: [DONE]\n\n",
+                    len - left
+                );
+                let _ = sock.write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                );
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// Byte `i` of the deterministic ASCII test body number `seed`.
+fn body_byte(i: usize, seed: usize) -> u8 {
+    b'a' + ((i / 7 + seed) % 26) as u8
+}
+
+/// Test body number `seed`, `len` bytes, generated as it is sent (the test holds none of it).
+fn streamed_body(len: usize, seed: usize) -> reqwest::Body {
+    const PIECE: usize = 64 << 10;
+    let pieces = (0..len.div_ceil(PIECE)).map(move |k| {
+        let bytes: Vec<u8> = (k * PIECE..((k + 1) * PIECE).min(len))
+            .map(|i| body_byte(i, seed))
+            .collect();
+        Ok::<_, std::io::Error>(bytes)
+    });
+    reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
+}
+
+/// FNV-1a of test body number `seed`.
+fn body_fnv(len: usize, seed: usize) -> u64 {
+    (0..len).fold(0xcbf2_9ce4_8422_2325, |h, i| {
+        (h ^ u64::from(body_byte(i, seed))).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The first `n` bytes of test body number `seed`.
+fn body_prefix(n: usize, seed: usize) -> Vec<u8> {
+    (0..n).map(|i| body_byte(i, seed)).collect()
+}
+
+const BIG_POSTS: usize = 6;
+const BIG_POST_BYTES: usize = 16 << 20;
+
+#[test]
+fn large_concurrent_posts_stream_through_the_proxy_whole_and_captures_keep_a_prefix() {
+    let upstream = hashing_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let captures = dir.path().join("captures");
+    let (proxy, url, mut lines, _) = start_listening(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+        "--out",
+        captures.to_str().unwrap(),
+    ]);
+    let answers = runtime().block_on(async {
+        let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
+        let posts = (0..BIG_POSTS).map(|seed| {
+            let client = client.clone();
+            let url = format!("{url}v1/chat/completions");
+            async move {
+                let resp = client
+                    .post(url)
+                    .header("content-type", "application/json")
+                    .header("content-length", BIG_POST_BYTES.to_string())
+                    .body(streamed_body(BIG_POST_BYTES, seed))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 200);
+                String::from_utf8(resp.bytes().await.unwrap().to_vec()).unwrap()
+            }
+        });
+        futures_util::future::join_all(posts).await
+    });
+    for (seed, answer) in answers.iter().enumerate() {
+        let want = format!(
+            "data: {{\"len\":{BIG_POST_BYTES},\"fnv\":{}}}",
+            body_fnv(BIG_POST_BYTES, seed)
+        );
+        assert!(answer.starts_with(&want), "{answer} vs {want}");
+    }
+    for _ in 0..BIG_POSTS {
+        wait_for_line(&mut lines, "captured ");
+    }
+    let peak = proxy.peak_rss_kib();
+    eprintln!(
+        "proxy peak RSS after {BIG_POSTS} concurrent {} MiB POSTs: {peak:?} KiB",
+        BIG_POST_BYTES >> 20
+    );
+    if let Some(kib) = peak {
+        // Buffered, the bodies alone would be 96 MiB.
+        assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
+    }
+    let files: Vec<PathBuf> = std::fs::read_dir(&captures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), BIG_POSTS, "{files:?}");
+    for f in files {
+        let rec = Recording::load(&f).unwrap();
+        let req = rec.request.unwrap();
+        assert_eq!(req.body.len(), sse_replay::net::proxy::CAPTURED_BODY_BYTES);
+        let n = sse_replay::net::proxy::CAPTURED_BODY_BYTES;
+        assert!(
+            (0..BIG_POSTS).any(|seed| body_prefix(n, seed) == req.body.as_bytes()),
+            "the capture keeps the body's first bytes"
+        );
+        assert!(
+            rec.meta
+                .notes
+                .iter()
+                .any(|n| n.contains("cut to its first")),
+            "{:?}",
+            rec.meta.notes
+        );
+    }
+}
+
+#[test]
+fn large_concurrent_posts_to_serve_are_drained_not_held() {
+    let seed = seed();
+    let original = Recording::load(Path::new(&seed)).unwrap();
+    let (server, url, _, _) =
+        start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
+    let answers = runtime().block_on(async {
+        let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
+        let posts = (0..BIG_POSTS).map(|seed| {
+            let client = client.clone();
+            let url = format!("{url}v1/chat/completions");
+            async move {
+                let resp = client
+                    .post(url)
+                    .body(streamed_body(BIG_POST_BYTES, seed))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 200);
+                resp.bytes().await.unwrap()
+            }
+        });
+        futures_util::future::join_all(posts).await
+    });
+    for a in &answers {
+        assert_eq!(a.as_ref(), original.body().as_slice());
+    }
+    let peak = server.peak_rss_kib();
+    eprintln!(
+        "serve peak RSS after {BIG_POSTS} concurrent {} MiB POSTs: {peak:?} KiB",
+        BIG_POST_BYTES >> 20
+    );
+    if let Some(kib) = peak {
+        assert!(kib < 64 * 1024, "peak RSS {kib} KiB");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 12: SIGTERM is Ctrl+C; a non-loopback address is warned about
+// ---------------------------------------------------------------------------------------------
+
+/// The number of `Chunk(` lines in a journal.
+fn journal_chunks(journal: &Path) -> usize {
+    std::fs::read_to_string(journal)
+        .map_or(0, |t| t.lines().filter(|l| l.starts_with("Chunk(")).count())
+}
+
+#[test]
+fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fixture, original) = slow_fixture(dir.path(), 100_000, 40);
+    let (_server, url, _, _) =
+        start_listening(&["serve", fixture.to_str().unwrap(), "--addr", "127.0.0.1:0"]);
+    let out = dir.path().join("terminated.ron");
+    let journal = dir.path().join("terminated.ron.partial");
+    let mut recorder = Kid(Command::new(BIN)
+        .args(["record", &url, "-o", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while journal_chunks(&journal) < 3 {
+        assert!(Instant::now() < deadline, "the journal never got 3 chunks");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    recorder.signal("TERM");
+    let code = recorder.wait_exit(Duration::from_secs(10));
+    assert_eq!(code, Some(1), "stopped before the stream finished");
+    assert!(!journal.exists(), "finalised: the journal is gone");
+    let rec = Recording::load(&out).unwrap();
+    assert!(!rec.meta.interrupted);
+    assert!(rec.chunks.len() >= 3 && original.body().starts_with(&rec.body()));
+    assert!(
+        rec.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("stopped by the user")),
+        "{:?}",
+        rec.meta.notes
+    );
+}
+
+#[test]
+fn sigterm_stops_serve_cleanly() {
+    let seed = seed();
+    let (mut server, _url, _, _) = start_listening(&["serve", &seed, "--addr", "127.0.0.1:0"]);
+    server.signal("TERM");
+    assert_eq!(server.wait_exit(Duration::from_secs(10)), Some(0));
+}
+
+#[test]
+fn sigterm_stops_the_proxy_and_saves_open_captures() {
+    let dir = tempfile::tempdir().unwrap();
+    // An upstream stream of ~4 s: SIGTERM arrives in the middle of it.
+    let (fixture, upstream_rec) = slow_fixture(dir.path(), 200_000, 60);
+    let (_upstream, upstream_url, _, _) =
+        start_listening(&["serve", fixture.to_str().unwrap(), "--addr", "127.0.0.1:0"]);
+    let captures = dir.path().join("captures");
+    let (mut proxy, proxy_url, mut lines, _) = start_listening(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        upstream_url.trim_end_matches('/'),
+        "--out",
+        captures.to_str().unwrap(),
+    ]);
+    // The client reads in a thread (raw HTTP) until the proxy cuts the stream.
+    let addr = authority(&proxy_url);
+    let client = std::thread::spawn(move || {
+        let mut sock = TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        sock.write_all(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 2\r\n\r\n{}",
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        let _ = sock.read_to_end(&mut got);
+        got
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let journal = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no capture journal with 3 chunks"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        let partial = std::fs::read_dir(&captures).ok().and_then(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| p.to_string_lossy().ends_with(".partial"))
+        });
+        if let Some(p) = partial
+            && journal_chunks(&p) >= 3
+        {
+            break p;
+        }
+    };
+    proxy.signal("TERM");
+    assert_eq!(proxy.wait_exit(Duration::from_secs(15)), Some(0));
+    let line = wait_for_line(&mut lines, "captured ");
+    assert!(!journal.exists(), "the capture was finalised: {line}");
+    let saved: Vec<PathBuf> = std::fs::read_dir(&captures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let rec = Recording::load(&saved[0]).unwrap();
+    assert!(!rec.meta.interrupted);
+    assert!(rec.chunks.len() >= 3);
+    assert!(upstream_rec.body().starts_with(&rec.body()));
+    assert!(
+        rec.body().len() < upstream_rec.body().len(),
+        "cut mid-stream"
+    );
+    assert!(
+        rec.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("proxy was stopped")),
+        "{:?}",
+        rec.meta.notes
+    );
+    let got = client.join().unwrap();
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+}
+
+#[test]
+fn a_non_loopback_address_is_warned_about_on_stderr() {
+    let seed = seed();
+    let (_kid, url, _, mut errs) =
+        start_listening(&["serve", &seed, "--addr", "0.0.0.0:0", "--instant"]);
+    assert!(
+        url.starts_with("http://0.0.0.0:"),
+        "the first line is unchanged: {url}"
+    );
+    let line = wait_for_line(&mut errs, "warning");
+    assert!(
+        line.contains("not a loopback address") && line.contains("anyone"),
+        "{line}"
+    );
+    let out = tempfile::tempdir().unwrap();
+    let (_kid, _, _, mut errs) = start_listening(&[
+        "proxy",
+        "--listen",
+        "0.0.0.0:0",
+        "--upstream",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let line = wait_for_line(&mut errs, "warning");
+    assert!(
+        line.contains("through this proxy") && line.contains("127.0.0.1:9"),
+        "{line}"
+    );
+    // Loopback: no warning.
+    let (_kid, _, _, errs) =
+        start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
+    let first = errs.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(first.starts_with("serving "), "{first}");
+}
+
+#[test]
+fn a_request_body_that_stalls_is_answered_408_after_the_idle_timeout() {
+    let seed = seed();
+    let (_kid, url, _, _) = start_listening(&[
+        "serve",
+        &seed,
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+        "--idle-timeout",
+        "0.5",
+        "--header-timeout",
+        "30",
+    ]);
+    let mut sock = TcpStream::connect(authority(&url)).unwrap();
+    // The head is complete; the body promises 100 bytes and delivers 10.
+    sock.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
+    )
+    .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_secs(5),
+        "answered after {took:?}"
+    );
+}
+
+#[test]
+fn a_request_body_that_stalls_through_the_proxy_is_cut_after_the_idle_timeout() {
+    let upstream = hashing_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let (_kid, url, _, _) = start_listening(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--idle-timeout",
+        "0.5",
+    ]);
+    let mut sock = TcpStream::connect(authority(&url)).unwrap();
+    sock.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
+    )
+    .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&got);
+    // The upstream request is aborted, so the client gets the proxy's 502, not a hang.
+    assert!(text.starts_with("HTTP/1.1 502"), "{text}");
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_secs(5),
+        "answered after {took:?}"
+    );
+}
