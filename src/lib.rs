@@ -24,3 +24,5 @@ pub mod recording;
 pub mod report;
 pub mod sse;
 pub mod stub;
+pub mod text;
+pub mod verdict;
