@@ -370,7 +370,7 @@ impl Pipeline {
                         },
                         || {
                             format!(
-                                "arguments came only in the done event ({len} bytes, no .delta); a delta-only client gets {{}}"
+                                "arguments came only in the done event ({len} bytes, no .delta); a delta-only client gets empty arguments"
                             )
                         },
                     );

@@ -161,9 +161,12 @@ impl Judge {
         if has(FindingKind::EndedWithoutFinish) {
             problems.push("the stream ended without a finish signal".into());
         }
-        // Every other error kind: one line each, in the order the findings list them.
-        let mut seen: Vec<FindingKind> = Vec::new();
-        for f in &errors {
+        // Every other error kind: one line each, in the kinds' declaration order (the analysis
+        // sorts its findings and the lean pass does not, so their order cannot be the guide).
+        for &kind in FindingKind::ALL {
+            let Some(f) = errors.iter().find(|f| f.kind == kind) else {
+                continue;
+            };
             let covered = match f.kind {
                 FindingKind::ProviderError | FindingKind::EndedWithoutFinish => true,
                 FindingKind::ParseFailed => self.failed > 0,
@@ -174,10 +177,9 @@ impl Judge {
                 }
                 _ => false,
             };
-            if covered || seen.contains(&f.kind) {
+            if covered {
                 continue;
             }
-            seen.push(f.kind);
             let n = errors.iter().filter(|g| g.kind == f.kind).count();
             let more = if n > 1 {
                 format!(" (and {} more)", n - 1)
