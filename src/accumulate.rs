@@ -313,24 +313,27 @@ impl Accumulator {
         let records = self.records;
         for (i, s) in self.slots.into_iter().enumerate() {
             let (parsed, empty) = parse_once(&s.args);
-            each(Call {
-                position: i as u32,
-                key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
-                stated_index: s.stated_index,
-                id: if s.id.is_empty() { None } else { Some(s.id) },
-                name: s.name,
-                raw_arguments: s.args,
-                parsed,
-                empty_arguments: empty,
-                object_arguments: s.object_args,
-                complete: s.done || stream_finished,
-                fragments: s.fragments,
-                name_conflicts: s.name_conflicts,
-                authoritative: s.authoritative,
-                first_resend: s.first_resend,
-                resends: s.resends,
-                server_tool: s.server_tool,
-            }, &records);
+            each(
+                Call {
+                    position: i as u32,
+                    key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
+                    stated_index: s.stated_index,
+                    id: if s.id.is_empty() { None } else { Some(s.id) },
+                    name: s.name,
+                    raw_arguments: s.args,
+                    parsed,
+                    empty_arguments: empty,
+                    object_arguments: s.object_args,
+                    complete: s.done || stream_finished,
+                    fragments: s.fragments,
+                    name_conflicts: s.name_conflicts,
+                    authoritative: s.authoritative,
+                    first_resend: s.first_resend,
+                    resends: s.resends,
+                    server_tool: s.server_tool,
+                },
+                &records,
+            );
         }
         records
     }

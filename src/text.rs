@@ -82,7 +82,10 @@ mod tests {
         let hostile = "get\u{1b}[2J\u{7}name\r\n\u{9b}31m\u{202e}x";
         let v = visible(hostile);
         assert!(!v.chars().any(needs_escape), "{v}");
-        assert_eq!(v, "get\\u{001b}[2J\\u{0007}name\\r\\n\\u{009b}31m\\u{202e}x");
+        assert_eq!(
+            v,
+            "get\\u{001b}[2J\\u{0007}name\\r\\n\\u{009b}31m\\u{202e}x"
+        );
         assert!(matches!(visible("深圳 ok"), std::borrow::Cow::Borrowed(_)));
     }
 
@@ -95,7 +98,10 @@ mod tests {
     #[test]
     fn lists_are_capped() {
         let items: Vec<String> = (0..10).map(|i| i.to_string()).collect();
-        assert_eq!(capped_list(&items, 1_000_000, 3, "; "), "0; 1; 2; … 999997 more");
+        assert_eq!(
+            capped_list(&items, 1_000_000, 3, "; "),
+            "0; 1; 2; … 999997 more"
+        );
         assert_eq!(capped_list(&items[..2], 2, 3, "; "), "0; 1");
     }
 }

@@ -38,7 +38,10 @@ pub fn call_findings(
             offset: None,
         }
     };
-    let first_at = call.fragments.first().map_or(Location::default(), |&n| at(n));
+    let first_at = call
+        .fragments
+        .first()
+        .map_or(Location::default(), |&n| at(n));
     for nc in &call.name_conflicts {
         findings.add(FindingKind::NameConflict, c, at(nc.fragment), || {
             format!(
@@ -133,8 +136,11 @@ impl Judge {
         if let Parsed::Err { error, .. } = &c.parsed {
             self.failed += 1;
             if self.shown.len() < SHOWN_CALLS {
-                self.shown
-                    .push(format!("call {} {}: {error}", c.position, truncate(&c.name, 60)));
+                self.shown.push(format!(
+                    "call {} {}: {error}",
+                    c.position,
+                    truncate(&c.name, 60)
+                ));
             }
         }
     }

@@ -77,7 +77,8 @@ fn ev(name: &str, data: &Value) -> String {
 
 /// An OpenAI Chat chunk with one tool-call delta.
 fn chat(tc: Value, finish: Option<&str>) -> String {
-    let v = json!({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": finish}]});
+    let v =
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": finish}]});
     format!("data: {v}\n\n")
 }
 
@@ -198,13 +199,20 @@ fn every_error_kind_makes_every_verdict_fail() {
         assert!(
             a.findings.iter().any(|f| f.kind == kind),
             "{label}: not raised: {:?}",
-            a.findings.iter().map(|f| f.kind.label()).collect::<Vec<_>>()
+            a.findings
+                .iter()
+                .map(|f| f.kind.label())
+                .collect::<Vec<_>>()
         );
         assert!(!a.all_ok(), "{label}: the analysis says OK");
         // check --json: ok false, exit 1, one line on stderr.
         let p = write(dir.path(), &format!("{label}.sse"), &body);
         let (v, rc, err) = check_json(&p);
-        assert!(kinds(&v).iter().any(|k| k == label), "{label}: {:?}", kinds(&v));
+        assert!(
+            kinds(&v).iter().any(|k| k == label),
+            "{label}: {:?}",
+            kinds(&v)
+        );
         assert_eq!(v["ok"], false, "{label}");
         assert_eq!(rc, 1, "{label}: {err}");
         assert_eq!(err.lines().count(), 1, "{label}: {err}");
@@ -232,8 +240,11 @@ fn info_findings_never_change_the_verdict() {
     let dir = tempfile::tempdir().expect("tempdir");
     let body = [
         ": keep-alive\r\n\r\n".to_owned(),
-        chat(json!({"index": 1, "id": "call_1", "function": {"name": "f", "arguments": ""}}), None)
-            .replace("\n\n", "\r\n\r\n"),
+        chat(
+            json!({"index": 1, "id": "call_1", "function": {"name": "f", "arguments": ""}}),
+            None,
+        )
+        .replace("\n\n", "\r\n\r\n"),
         chat_finish(),
     ]
     .concat();
@@ -296,7 +307,11 @@ fn done_only_arguments_in_every_path() {
 
     let o = run(&["check", path]);
     assert_eq!(code(&o), 0);
-    assert!(stdout(&o).contains("Result: OK, 1 calls parsed"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("Result: OK, 1 calls parsed"),
+        "{}",
+        stdout(&o)
+    );
 
     for format in ["json", "jsonl", "openai", "anthropic"] {
         let o = run(&["export", path, "--format", format]);
@@ -406,7 +421,12 @@ fn assert_server_tool_apart(body: &str, server_type: &str, server_id: &str, serv
         .and_then(|a| a.iter().find(|f| f["kind"] == "server-tool"))
         .expect("server-tool finding");
     assert_eq!(f["severity"], "info");
-    assert!(f["message"].as_str().is_some_and(|m| m.contains(server_type)), "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(server_type)),
+        "{f}"
+    );
 
     let o = run(&["check", path]);
     let text = stdout(&o);
@@ -418,14 +438,26 @@ fn assert_server_tool_apart(body: &str, server_type: &str, server_id: &str, serv
         assert_eq!(code(&o), 0, "{format}: {}", stderr(&o));
         let text = stdout(&o);
         assert!(text.contains("get_weather"), "{format}: {text}");
-        assert!(!text.contains(server_id), "{format}: the server tool leaked: {text}");
+        assert!(
+            !text.contains(server_id),
+            "{format}: the server tool leaked: {text}"
+        );
         let o = run(&["export", path, "--format", format, "--include-server-tools"]);
         assert_eq!(code(&o), 0, "{format}: {}", stderr(&o));
         let text = stdout(&o);
         assert!(text.contains(server_id), "{format}: {text}");
-        assert!(text.contains("\"server_tool\": true") || text.contains("\"server_tool\":true"), "{format}: {text}");
+        assert!(
+            text.contains("\"server_tool\": true") || text.contains("\"server_tool\":true"),
+            "{format}: {text}"
+        );
     }
-    let o = run(&["export", path, "--include-server-tools", "--format", "anthropic"]);
+    let o = run(&[
+        "export",
+        path,
+        "--include-server-tools",
+        "--format",
+        "anthropic",
+    ]);
     let blocks: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(blocks[0]["type"], server_type);
     assert_eq!(blocks[1]["type"], "tool_use");
@@ -457,7 +489,10 @@ fn a_failing_server_tool_never_fails_the_verdict() {
     let body = anthropic_server_then_client().replace(" Oslo\\\"}", " Oslo");
     let a = analyse(body.as_bytes());
     assert_eq!(a.server_tools().count(), 1);
-    assert!(a.server_tools().all(|c| c.value().is_none()), "the input must not parse");
+    assert!(
+        a.server_tools().all(|c| c.value().is_none()),
+        "the input must not parse"
+    );
     assert!(a.all_ok(), "{:?}", a.problems());
 }
 
@@ -474,17 +509,28 @@ fn control_characters_never_reach_the_terminal() {
     .concat();
     let p = write(dir.path(), "hostile.sse", body.as_bytes());
     let path = p.to_str().expect("path");
-    for args in [vec!["check", path], vec!["check", "--json", path], vec!["export", path], vec!["events", path]] {
+    for args in [
+        vec!["check", path],
+        vec!["check", "--json", path],
+        vec!["export", path],
+        vec!["events", path],
+    ] {
         let o = run(&args);
         assert_eq!(code(&o), 1, "{args:?}");
         let err = stderr(&o);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err:?}");
         for c in err.trim_end_matches('\n').chars() {
-            assert!(!c.is_control(), "{args:?}: raw control {c:?} on stderr: {err:?}");
+            assert!(
+                !c.is_control(),
+                "{args:?}: raw control {c:?} on stderr: {err:?}"
+            );
         }
         if args[1] != "--json" && args[0] == "check" {
             let out = stdout(&o);
-            assert!(out.contains("\\u{001b}[2J"), "the name is shown, escaped: {out}");
+            assert!(
+                out.contains("\\u{001b}[2J"),
+                "the name is shown, escaped: {out}"
+            );
             for c in out.chars().filter(|&c| c != '\n') {
                 assert!(!c.is_control(), "raw control {c:?} in the report");
             }
@@ -508,8 +554,16 @@ fn a_hundred_thousand_failing_calls_give_a_short_error_line() {
     assert_eq!(code(&o), 1);
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1);
-    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..err.len().min(300)]);
-    assert!(err.contains("100000 of 100000 calls did not parse"), "{err}");
+    assert!(
+        err.len() < 1000,
+        "{} bytes: {}",
+        err.len(),
+        &err[..err.len().min(300)]
+    );
+    assert!(
+        err.contains("100000 of 100000 calls did not parse"),
+        "{err}"
+    );
     assert!(err.contains("… 99997 more"), "{err}");
 }
 
@@ -530,8 +584,8 @@ fn check_json_carries_schema_version_first() {
 fn the_report_says_when_a_recording_was_interrupted() {
     use sse_replay::recording::{self, JournalWriter};
     let dir = tempfile::tempdir().expect("tempdir");
-    let seed = recording::load(&common::manifest().join("recordings/seed-example.ron"))
-        .expect("seed");
+    let seed =
+        recording::load(&common::manifest().join("recordings/seed-example.ron")).expect("seed");
     let out = dir.path().join("cut.ron");
     let mut w = JournalWriter::create(&out, &seed).expect("journal");
     for c in seed.chunks.iter().take(4) {

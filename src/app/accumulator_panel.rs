@@ -40,12 +40,12 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
                 .count();
             let (text, color) = if d.verdict.ok() {
                 (
-                    format!("✓ OK: {ok} of {total} calls parsed"),
+                    format!("finished: {ok} of {total} calls parsed · OK"),
                     style::ok_color(ui),
                 )
             } else {
                 (
-                    format!("✗ FAILED: {ok} of {total} calls parsed"),
+                    format!("finished: {ok} of {total} calls parsed · FAILED"),
                     style::err_color(ui),
                 )
             };

@@ -297,7 +297,12 @@ impl Responses {
 
     /// A server-run item opens: a fragment with its id and a name (the MCP tool's own name, else
     /// the item type without `_call`), then the mark that the provider runs it.
-    fn server_item_added(&mut self, item: &Item<'_>, output_index: Option<u64>, out: &mut Vec<Signal>) {
+    fn server_item_added(
+        &mut self,
+        item: &Item<'_>,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
         let (Some(id), Some(kind)) = (item.id.as_deref(), item.kind) else {
             return;
         };
@@ -322,7 +327,12 @@ impl Responses {
 
     /// A server-run item is done: what it did (`arguments` of an MCP call, the search `action`,
     /// the file-search `queries`, the interpreter's `code`) becomes its arguments.
-    fn server_item_done(&mut self, item: &Item<'_>, output_index: Option<u64>, out: &mut Vec<Signal>) {
+    fn server_item_done(
+        &mut self,
+        item: &Item<'_>,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
         let Some(id) = item.id.as_deref() else { return };
         if !self.server_items.contains_key(id) {
             // Done without added: open it now so it is still reported apart.
@@ -422,6 +432,77 @@ mod tests {
                 message: "rate_limit_exceeded: Slow down".into()
             }]
         );
+    }
+
+    #[test]
+    fn done_only_arguments_become_the_fragment_once() {
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"","call_id":"call_1","name":"f"}}"#;
+        let args_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"a\":1}"}"#;
+        let item_done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"{\"a\":1}"}}"#;
+        let s = run(&[added, args_done, item_done]);
+        let from_done: Vec<&Signal> = s
+            .iter()
+            .filter(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+            .collect();
+        assert_eq!(
+            from_done,
+            vec![&Signal::ArgumentsOnlyInDone {
+                key: CallKey::Item("fc_1".into()),
+                arguments: r#"{"a":1}"#.into()
+            }],
+            "once, though two done events carry the text"
+        );
+        // With a delta, the done text is only the authoritative copy.
+        let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\":1}"}"#;
+        let s = run(&[added, delta, args_done, item_done]);
+        assert!(
+            !s.iter()
+                .any(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+        );
+        assert!(s.iter().any(|s| matches!(s, Signal::Authoritative { .. })));
+    }
+
+    #[test]
+    fn provider_run_items_are_server_tools() {
+        let s = run(&[
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"mcp_1","type":"mcp_call","name":"roll","server_label":"dice"}}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"mcp_1","type":"mcp_call","name":"roll","arguments":"{\"sides\":6}"}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fs_1","type":"file_search_call"}}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fs_1","type":"file_search_call","queries":["a"]}}"#,
+        ]);
+        let kinds: Vec<&str> = s
+            .iter()
+            .filter_map(|s| match s {
+                Signal::ServerTool { kind, .. } => Some(kind.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds, ["mcp_call", "file_search_call"]);
+        let texts: Vec<(String, &str)> = s
+            .iter()
+            .filter_map(|s| match s {
+                Signal::Fragment(f) => match &f.args {
+                    Raw::Value(p) => Some((f.key.to_string(), p.text())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("item mcp_1".to_owned(), r#"{"sides":6}"#),
+                ("item fs_1".to_owned(), r#"{"queries":["a"]}"#)
+            ]
+        );
+        let names: Vec<&str> = s
+            .iter()
+            .filter_map(|s| match s {
+                Signal::Fragment(f) => f.name.non_empty(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["roll", "file_search"]);
     }
 
     #[test]

@@ -363,7 +363,7 @@ pub fn run_cli(args: &ImportArgs) -> ExitCode {
     let recs = match import_path(&args.file) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("sse-replay: {e}");
+            eprintln!("sse-replay: {}", crate::text::visible(&e.to_string()));
             return ExitCode::from(crate::cli::EXIT_INPUT);
         }
     };

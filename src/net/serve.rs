@@ -193,12 +193,14 @@ async fn respond(
         Ok(b) => b.to_bytes().len(),
         Err(e) => {
             if log {
+                let path = crate::text::visible(&path);
                 eprintln!("{method} {path} from {peer}: cannot read the request body: {e}");
             }
             return simple(400, "cannot read the request body\n");
         }
     };
     if log {
+        let path = crate::text::visible(&path);
         eprintln!(
             "{method} {path} from {peer} ({body_len} bytes): {} in {} writes",
             plan.status,
