@@ -6,6 +6,11 @@
 //! It does not know which dialect fed it. It records, per call, every fragment (number, position
 //! in the arguments string, event, chunk, time) so the analysis can show the state at any cursor and
 //! check the seed's three checkpoints.
+//!
+//! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
+//! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
+//! saw only in a done event reach it as one ordinary fragment
+//! ([`crate::dialect::Signal::ArgumentsOnlyInDone`]), so even then it just concatenates.
 
 use std::ops::Range;
 
