@@ -699,4 +699,18 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
     wait_loaded(&mut h);
     assert!(!h.state().analysis().unwrap().all_ok());
     h.get_by_label_contains("finished: 1 of 1 calls parsed · FAILED");
+
+    // Arguments only in the .done events: the call carries them, and the headline says OK.
+    let done_only = dir.path().join("done-only.sse");
+    let body = concat!(
+        "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"arguments\":\"\",\"call_id\":\"call_1\",\"name\":\"f\"}}\n\n",
+        "event: response.function_call_arguments.done\ndata: {\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_1\",\"output_index\":0,\"arguments\":\"{\\\"a\\\":2}\"}\n\n",
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
+    );
+    std::fs::write(&done_only, body).unwrap();
+    act(&mut h, Action::OpenPath(done_only, Slot::Primary));
+    wait_loaded(&mut h);
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.calls[0].value(), Some(&serde_json::json!({"a": 2})));
+    h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
 }
