@@ -6,6 +6,11 @@
 //! It does not know which dialect fed it. It records, per call, every fragment (number, position
 //! in the arguments string, event, chunk, time) so the analysis can show the state at any cursor and
 //! check the seed's three checkpoints.
+//!
+//! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
+//! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
+//! saw only in a done event reach it as one ordinary fragment
+//! ([`crate::dialect::Signal::ArgumentsOnlyInDone`]), so even then it just concatenates.
 
 use std::ops::Range;
 
@@ -48,6 +53,15 @@ pub struct NameConflict {
     pub new: String,
 }
 
+/// A fragment that re-sent everything before it (a cumulative stream): appending doubles the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resend {
+    /// The first such fragment.
+    pub fragment: u32,
+    /// How many bytes before it it repeated.
+    pub before_bytes: usize,
+}
+
 /// A call being accumulated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Slot {
@@ -65,6 +79,11 @@ pub struct Slot {
     pub done: bool,
     /// The dialect's authoritative full arguments (Responses `.done` events).
     pub authoritative: Option<String>,
+    /// The first fragment that re-sent the arguments so far, and how many did.
+    pub first_resend: Option<Resend>,
+    pub resends: u64,
+    /// The provider runs this tool itself (the block or item type, e.g. `server_tool_use`).
+    pub server_tool: Option<String>,
 }
 
 /// The outcome of the one parse at the finish.
@@ -101,9 +120,20 @@ pub struct Call {
     pub fragments: Vec<u32>,
     pub name_conflicts: Vec<NameConflict>,
     pub authoritative: Option<String>,
+    /// The first fragment that re-sent everything before it (cumulative arguments), and how many did.
+    pub first_resend: Option<Resend>,
+    pub resends: u64,
+    /// `Some(type)` for a tool the provider runs itself (Anthropic `server_tool_use`, Responses
+    /// `web_search_call`…): reported apart, never a call for the client, never in the verdict.
+    pub server_tool: Option<String>,
 }
 
 impl Call {
+    /// A call the client must execute (not a server tool).
+    pub fn is_client_call(&self) -> bool {
+        self.server_tool.is_none()
+    }
+
     /// Arguments length in characters (the seed counts 22 for `{"city":"深圳","days":3}`).
     pub fn char_len(&self) -> usize {
         self.raw_arguments.chars().count()
@@ -197,7 +227,21 @@ impl Accumulator {
         if let Raw::Value(piece) = &frag.args {
             object_args = matches!(piece, ArgsPiece::Object(_));
             slot.object_args |= object_args;
-            slot.args.push_str(piece.text());
+            let text = piece.text();
+            // Observed, never corrected: a piece that starts with everything before it is a
+            // cumulative re-send (`{…}{…}` once appended). Cheap: the comparison only runs for a
+            // piece longer than the whole call so far.
+            if slot.args.len() >= 2 && text.len() > slot.args.len() && text.starts_with(&slot.args)
+            {
+                slot.resends += 1;
+                if slot.first_resend.is_none() {
+                    slot.first_resend = Some(Resend {
+                        fragment: no,
+                        before_bytes: slot.args.len(),
+                    });
+                }
+            }
+            slot.args.push_str(text);
         }
         let end = slot.args.len() as u32;
         if self.keep_records {
@@ -229,6 +273,12 @@ impl Accumulator {
         self.slots[i as usize].authoritative = Some(arguments);
     }
 
+    /// The dialect says the call with `key` is a tool the provider runs itself.
+    pub fn server_tool(&mut self, key: &CallKey, kind: String) {
+        let i = self.slot_for(key);
+        self.slots[i as usize].server_tool = Some(kind);
+    }
+
     /// The call position for `key`, if it has been seen.
     pub fn position_of(&self, key: &CallKey) -> Option<u32> {
         self.table.get(key).copied()
@@ -253,36 +303,44 @@ impl Accumulator {
     /// ended with a finish signal (otherwise only calls the dialect marked done are complete).
     pub fn finish(self, stream_finished: bool) -> (Vec<Call>, Vec<FragmentRecord>) {
         let mut calls = Vec::with_capacity(self.slots.len());
-        let records = self.finish_each(stream_finished, |c| calls.push(c));
+        let records = self.finish_each(stream_finished, |c, _| calls.push(c));
         (calls, records)
     }
 
     /// [`Accumulator::finish`] one call at a time, in stream order, so a caller that writes each call
-    /// out (the streaming `export`) never holds every parsed value at once.
+    /// out (the streaming `export`) never holds every parsed value at once. `each` also gets the
+    /// fragment records (empty in a lean pass) to locate what it reports.
     pub fn finish_each(
         self,
         stream_finished: bool,
-        mut each: impl FnMut(Call),
+        mut each: impl FnMut(Call, &[FragmentRecord]),
     ) -> Vec<FragmentRecord> {
+        let records = self.records;
         for (i, s) in self.slots.into_iter().enumerate() {
             let (parsed, empty) = parse_once(&s.args);
-            each(Call {
-                position: i as u32,
-                key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
-                stated_index: s.stated_index,
-                id: if s.id.is_empty() { None } else { Some(s.id) },
-                name: s.name,
-                raw_arguments: s.args,
-                parsed,
-                empty_arguments: empty,
-                object_arguments: s.object_args,
-                complete: s.done || stream_finished,
-                fragments: s.fragments,
-                name_conflicts: s.name_conflicts,
-                authoritative: s.authoritative,
-            });
+            each(
+                Call {
+                    position: i as u32,
+                    key: s.key.unwrap_or(CallKey::Ordinal(i as u32)),
+                    stated_index: s.stated_index,
+                    id: if s.id.is_empty() { None } else { Some(s.id) },
+                    name: s.name,
+                    raw_arguments: s.args,
+                    parsed,
+                    empty_arguments: empty,
+                    object_arguments: s.object_args,
+                    complete: s.done || stream_finished,
+                    fragments: s.fragments,
+                    name_conflicts: s.name_conflicts,
+                    authoritative: s.authoritative,
+                    first_resend: s.first_resend,
+                    resends: s.resends,
+                    server_tool: s.server_tool,
+                },
+                &records,
+            );
         }
-        self.records
+        records
     }
 }
 

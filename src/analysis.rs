@@ -11,6 +11,7 @@ use crate::dialect::{DialectKind, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
 use crate::naive::{self, NaiveCall, Report, Strategy};
+pub use crate::pipeline::Ending;
 use crate::pipeline::{EventRecord, FinishMark, Options, Outcome, Pipeline};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
 use crate::sse::Unterminated;
@@ -98,19 +99,6 @@ pub struct SourceInfo {
     pub timing_known: bool,
 }
 
-/// How the stream ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Ending {
-    /// A finish signal or `[DONE]` arrived.
-    Finished { reason: String },
-    /// Every call was completed by the dialect, but no stream-level finish arrived.
-    CallsComplete,
-    /// The provider reported an error.
-    ProviderError { message: String },
-    /// No finish: truncated.
-    EndedWithoutFinish,
-}
-
 /// Everything about one recording. Immutable once built.
 #[derive(Debug)]
 pub struct Analysis {
@@ -162,6 +150,7 @@ impl Analysis {
             opts.dialect = DialectKind::from_name(&rec.meta.dialect);
         }
         let mut p = Pipeline::new(opts);
+        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
         let mut body = Vec::with_capacity(rec.body_len() as usize);
         let mut chunks = Vec::with_capacity(rec.chunks.len());
         for c in &rec.chunks {
@@ -203,32 +192,8 @@ impl Analysis {
             .iter()
             .map(|c| checkpoints(c, &out.fragments, &rec.truth))
             .collect();
-        call_findings(&out, dialect, &rec.truth, &mut findings);
-        let ending = if let Some((m, _)) = &out.provider_error {
-            Ending::ProviderError { message: m.clone() }
-        } else if let Some(f) = &out.finish {
-            Ending::Finished {
-                reason: f.reason.clone(),
-            }
-        } else if out.done.is_some() {
-            Ending::Finished {
-                reason: "[DONE]".into(),
-            }
-        } else if !out.calls.is_empty() && out.calls.iter().all(|c| c.complete) {
-            Ending::CallsComplete
-        } else {
-            Ending::EndedWithoutFinish
-        };
-        if ending == Ending::EndedWithoutFinish {
-            let at = Location {
-                chunk: Some(chunks.len().saturating_sub(1) as u32),
-                offset: Some(body.len() as u64),
-                ..Default::default()
-            };
-            findings.add(FindingKind::EndedWithoutFinish, None, at, || {
-                "no finish_reason, [DONE] or end event before the end of the stream".into()
-            });
-        }
+        call_findings(&out, dialect, &mut findings);
+        let ending = out.ending.clone();
         if out.calls.is_empty() {
             findings.add(FindingKind::NoToolCalls, None, Location::default(), || {
                 "no tool calls in this stream".into()
@@ -286,68 +251,34 @@ impl Analysis {
         }
     }
 
-    /// Every call parsed, and the stream ended normally (the `check` exit code 0 condition).
-    pub fn all_ok(&self) -> bool {
-        self.problems().is_empty()
+    /// The one verdict ([`crate::verdict`]): OK unless some finding has error severity. `check`'s
+    /// Result line and exit code, `check --json`'s `ok`, `events` and the app's headline use it.
+    pub fn verdict(&self) -> crate::verdict::Verdict {
+        let mut judge = crate::verdict::Judge::default();
+        for c in &self.calls {
+            judge.call(c);
+        }
+        judge.verdict(&self.findings)
     }
 
-    /// Why [`Analysis::all_ok`] is false, one short phrase each (the CLI prints them on one line):
-    /// calls that did not parse, a provider error, no finish, or a tool-call `index` that is not a
-    /// non-negative integer (its calls were routed by guesswork).
+    /// No error-severity finding (the `check` exit code 0 condition).
+    pub fn all_ok(&self) -> bool {
+        self.verdict().ok()
+    }
+
+    /// Why [`Analysis::all_ok`] is false, one short phrase each (the CLI prints them on one line).
     pub fn problems(&self) -> Vec<String> {
-        let mut problems = Vec::new();
-        let failed: Vec<String> = self
-            .calls
-            .iter()
-            .filter_map(|c| match &c.parsed {
-                Parsed::Err { error, .. } => Some(format!(
-                    "call {} {}: {error}",
-                    c.position,
-                    crate::dialect::truncate(&c.name, 60)
-                )),
-                Parsed::Ok(_) => None,
-            })
-            .collect();
-        if !failed.is_empty() {
-            let shown = failed
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("; ");
-            let more = if failed.len() > 3 {
-                format!("; {} more", failed.len() - 3)
-            } else {
-                String::new()
-            };
-            problems.push(format!(
-                "{} of {} calls did not parse ({shown}{more})",
-                failed.len(),
-                self.calls.len()
-            ));
-        }
-        match &self.ending {
-            Ending::Finished { .. } | Ending::CallsComplete => {}
-            Ending::ProviderError { message } => problems.push(format!(
-                "provider error: {}",
-                crate::dialect::truncate(message, 200)
-            )),
-            Ending::EndedWithoutFinish => {
-                problems.push("the stream ended without a finish signal".into())
-            }
-        }
-        if let Some(f) = self
-            .findings
-            .iter()
-            .find(|f| f.kind == FindingKind::InvalidIndex)
-        {
-            problems.push(format!(
-                "{}: {}",
-                f.kind.label(),
-                crate::dialect::truncate(&f.message, 120)
-            ));
-        }
-        problems
+        self.verdict().problems
+    }
+
+    /// The calls the client must execute (server tools left out), in stream order.
+    pub fn client_calls(&self) -> impl Iterator<Item = &Call> {
+        self.calls.iter().filter(|c| c.is_client_call())
+    }
+
+    /// The tools the provider ran itself, in stream order.
+    pub fn server_tools(&self) -> impl Iterator<Item = &Call> {
+        self.calls.iter().filter(|c| !c.is_client_call())
     }
 
     /// The event type name of an event.
@@ -559,12 +490,10 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
     }
 }
 
-fn call_findings(
-    out: &Outcome,
-    dialect: DialectKind,
-    truth: &[TruthCall],
-    findings: &mut Findings,
-) {
+/// The findings about calls that describe the provider (info and warn). The ones that decide the
+/// verdict are computed by the pipeline ([`crate::verdict::call_findings`]), where `export` sees
+/// them too.
+fn call_findings(out: &Outcome, dialect: DialectKind, findings: &mut Findings) {
     let frags = &out.fragments;
     for call in &out.calls {
         let c = Some(call.position);
@@ -601,11 +530,6 @@ fn call_findings(
                 });
             }
         }
-        for nc in &call.name_conflicts {
-            findings.add(FindingKind::NameConflict, c, at(nc.fragment), || {
-                format!("name \"{}\" then \"{}\" (fragment {}); kept the later one, as the seed's assignment does", nc.previous, nc.new, nc.fragment)
-            });
-        }
         if call.object_arguments && dialect == DialectKind::OpenAiChat {
             findings.add(FindingKind::ObjectArguments, c, first_at, || {
                 "arguments arrived as a JSON object".into()
@@ -630,61 +554,6 @@ fn call_findings(
         if call.empty_arguments {
             findings.add(FindingKind::EmptyArguments, c, first_at, || {
                 format!("arguments {:?} taken as {{}}", call.raw_arguments)
-            });
-        }
-        // Cumulative re-sends: a fragment that starts with everything before it.
-        let mut so_far = 0usize;
-        for f in &with_args {
-            let r = f.args_range.start as usize..f.args_range.end as usize;
-            let text = call.raw_arguments.get(r.clone()).unwrap_or("");
-            let before = call.raw_arguments.get(..r.start).unwrap_or("");
-            if so_far >= 2
-                && before.len() >= 2
-                && text.len() > before.len()
-                && text.starts_with(before)
-            {
-                findings.add(FindingKind::CumulativeArguments, c, at(f.no), || {
-                    format!(
-                        "fragment {} re-sends the {} bytes before it",
-                        f.no,
-                        before.len()
-                    )
-                });
-            }
-            so_far += text.len();
-        }
-        match &call.parsed {
-            Parsed::Err { error, .. } => {
-                let kind = if call.complete {
-                    FindingKind::ParseFailed
-                } else {
-                    FindingKind::IncompleteCall
-                };
-                findings.add(kind, c, first_at, || {
-                    format!(
-                        "{error}; raw: {}",
-                        crate::dialect::truncate(&call.raw_arguments, 120)
-                    )
-                });
-            }
-            Parsed::Ok(_) if !call.complete => {
-                findings.add(FindingKind::IncompleteCall, c, first_at, || {
-                    "the stream ended before this call was finished".into()
-                });
-            }
-            Parsed::Ok(_) => {}
-        }
-        if let Some(auth) = &call.authoritative {
-            if auth != &call.raw_arguments {
-                findings.add(FindingKind::ArgumentsMismatch, c, first_at, || {
-                    "the .done event's arguments differ from the reassembled deltas".into()
-                });
-            }
-        } else if let Some(t) = truth.get(call.position as usize)
-            && t.arguments != call.raw_arguments
-        {
-            findings.add(FindingKind::ArgumentsMismatch, c, first_at, || {
-                "the reassembled arguments differ from the ground truth".into()
             });
         }
     }

@@ -1,8 +1,9 @@
 //! The command line: arguments → one action → exit code. The contract scripts rely on:
-//! exit 0 = every call parsed and the stream ended normally; 1 = a call failed to parse, the
-//! stream ended early or with a provider error, a tool-call `index` was not a non-negative integer
-//! (or a network/HTTP failure); 2 = the input cannot be read (or bad usage). `check`, `export` and
-//! `events` follow it alike, and say why on exactly one line of standard error.
+//! exit 0 = no error-severity finding (every call parsed, the stream ended normally, …);
+//! 1 = some finding has error severity (a call failed to parse, the stream ended early or with a
+//! provider error, arguments differ from the stream's own full copy, …) or a network/HTTP failure;
+//! 2 = the input cannot be read (or bad usage). `check`, `export` and `events` decide it with the
+//! one verdict in [`crate::verdict`], and say why on exactly one line of standard error.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,10 @@ pub struct ExportArgs {
     /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
     #[arg(long)]
     pub force: bool,
+    /// Also write the tools the provider ran itself (Anthropic server_tool_use / mcp_tool_use,
+    /// Responses web_search_call…), marked `"server_tool": true` with their type.
+    #[arg(long)]
+    pub include_server_tools: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -219,23 +224,23 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
     }
 }
 
-/// Print one line on standard error (line breaks in the message, e.g. from a provider's error text
-/// or a hostile function name, are flattened so scripts can rely on one line) and return `code`.
+/// Print one line on standard error and return `code`. Control characters in the message (line
+/// breaks or ESC from a provider's error text or a hostile function name) are escaped
+/// ([`crate::text::visible`]), so scripts can rely on one line and the terminal is left alone.
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    let msg = msg.to_string().replace(['\n', '\r'], " ");
-    eprintln!("sse-replay: {msg}");
+    eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
     ExitCode::from(code)
 }
 
-/// Exit 0, or exit 1 with the analysis's problems on one line.
+/// Exit 0, or exit 1 with the verdict's problems on one line.
 fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
-    let problems = analysis.problems();
-    if problems.is_empty() {
+    let verdict = analysis.verdict();
+    if verdict.ok() {
         ExitCode::from(EXIT_OK)
     } else {
         fail(
             EXIT_FAILED,
-            format!("{} in {}", problems.join("; "), path.display()),
+            format!("{} in {}", verdict.line(), path.display()),
         )
     }
 }
@@ -304,7 +309,7 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     };
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
-    let (mut total, mut failed) = (0usize, Vec::new());
+    let mut judge = crate::verdict::Judge::default();
     let result = input::stream_path_each(
         &a.input.file,
         Options {
@@ -313,11 +318,9 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
             detail: false,
         },
         |c| {
-            total += 1;
-            if let crate::accumulate::Parsed::Err { error, .. } = &c.parsed {
-                failed.push(format!("call {} {}: {error}", c.position, c.name));
-            }
+            judge.call(&c);
             if write_error.is_none()
+                && (a.include_server_tools || c.is_client_call())
                 && let Err(e) = writer.call(&c)
             {
                 write_error = Some(e);
@@ -341,36 +344,12 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     if let Err(e) = file.commit() {
         return fail(write_failed(&e), e);
     }
-    // One line on stderr summarising what went wrong, if anything.
-    let mut problems = Vec::new();
-    if !failed.is_empty() {
-        problems.push(format!(
-            "{} of {total} calls did not parse ({})",
-            failed.len(),
-            failed.join("; ")
-        ));
-    }
-    if let Some((m, _)) = &out.provider_error {
-        problems.push(format!("provider error: {m}"));
-    } else if !out.finished() && !out.all_calls_complete {
-        problems.push("the stream ended without a finish signal".into());
-    }
-    if let Some(f) = out
-        .findings
-        .list()
-        .iter()
-        .find(|f| f.kind == crate::findings::FindingKind::InvalidIndex)
-    {
-        problems.push(format!(
-            "{}: {}",
-            f.kind.label(),
-            crate::dialect::truncate(&f.message, 120)
-        ));
-    }
-    if problems.is_empty() {
+    // The same verdict as `check`, from the findings the lean pass computed; one line on stderr.
+    let verdict = judge.verdict(out.findings.list());
+    if verdict.ok() {
         ExitCode::from(EXIT_OK)
     } else {
-        fail(EXIT_FAILED, format!("{} in {name}", problems.join("; ")))
+        fail(EXIT_FAILED, format!("{} in {name}", verdict.line()))
     }
 }
 

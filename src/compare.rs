@@ -223,6 +223,9 @@ mod tests {
             fragments: vec![],
             name_conflicts: vec![],
             authoritative: None,
+            first_resend: None,
+            resends: 0,
+            server_tool: None,
         }
     }
 

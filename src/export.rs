@@ -62,8 +62,21 @@ pub fn call_json(c: &Call) -> Value {
     }
 }
 
-/// One call as the element of the chosen format.
+/// The `check --json` schema version: bumped when a key changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One call as the element of the chosen format. A server tool (only exported on request) is
+/// marked in every format: `"server_tool": true` and its block or item type as `"type"`.
 fn element(c: &Call, format: Format) -> Value {
+    let mut v = client_element(c, format);
+    if let (Some(kind), Some(o)) = (&c.server_tool, v.as_object_mut()) {
+        o.insert("type".into(), json!(kind));
+        o.insert("server_tool".into(), json!(true));
+    }
+    v
+}
+
+fn client_element(c: &Call, format: Format) -> Value {
     match format {
         Format::Json | Format::Jsonl => call_json(c),
         Format::OpenAi => {
@@ -156,10 +169,19 @@ impl<W: std::io::Write> CallWriter<W> {
     }
 }
 
-/// Render calls in a format. The text ends with a newline (empty for JSONL without calls).
+/// Render the client calls in a format (server tools left out). The text ends with a newline
+/// (empty for JSONL without calls).
 pub fn render(calls: &[Call], format: Format) -> String {
+    render_with(calls, format, false)
+}
+
+/// [`render`], with the provider's server tools too (marked) when `include_server_tools`.
+pub fn render_with(calls: &[Call], format: Format, include_server_tools: bool) -> String {
     let mut w = CallWriter::new(Vec::new(), format);
-    for c in calls {
+    for c in calls
+        .iter()
+        .filter(|c| include_server_tools || c.is_client_call())
+    {
         // Writing to a Vec cannot fail.
         let _ = w.call(c);
     }
@@ -192,6 +214,7 @@ pub fn check_json(a: &Analysis) -> Value {
         .checkpoints
         .iter()
         .enumerate()
+        .filter(|(i, _)| a.calls.get(*i).is_none_or(Call::is_client_call))
         .map(|(i, c)| {
             json!({
                 "call": i,
@@ -285,8 +308,7 @@ pub fn check_json(a: &Analysis) -> Value {
         })
         .collect();
     let call_details: Vec<Value> = a
-        .calls
-        .iter()
+        .client_calls()
         .map(|c| {
             json!({
                 "key": c.key.to_string(),
@@ -299,13 +321,26 @@ pub fn check_json(a: &Analysis) -> Value {
             })
         })
         .collect();
+    let server_tools: Vec<Value> = a
+        .server_tools()
+        .map(|c| {
+            let mut v = call_json(c);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("type".into(), json!(c.server_tool));
+                o.insert("key".into(), json!(c.key.to_string()));
+                o.insert("complete".into(), json!(c.complete));
+            }
+            v
+        })
+        .collect();
     json!({
+        "schema_version": SCHEMA_VERSION,
         "file": a.source.name,
         "source": a.source.kind,
         "timing_known": a.source.timing_known,
         "dialect": a.dialect.name(),
         "framing": a.framing.name(),
-        "ok": a.all_ok(),
+        "ok": a.verdict().ok(),
         "ending": ending,
         "stats": {
             "bytes": a.body.len(),
@@ -313,7 +348,8 @@ pub fn check_json(a: &Analysis) -> Value {
             "events": a.events.len(),
             "fragments": a.fragments.len(),
         },
-        "calls": a.calls.iter().map(call_json).collect::<Vec<_>>(),
+        "calls": a.client_calls().map(call_json).collect::<Vec<_>>(),
+        "server_tools": server_tools,
         "call_details": call_details,
         "checks": checks,
         "strategies": strategies,

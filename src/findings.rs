@@ -47,7 +47,7 @@ macro_rules! finding_kinds {
 
 finding_kinds! {
     MissingIndex = "missing-index", Warn, "The tool-call delta has no `index` (Mistral, Gemini's OpenAI-compatible endpoint, old Ollama). Routed by id, else to the most recent call. Clients that require an index crash.";
-    InvalidIndex = "invalid-index", Warn, "The `index` is not a non-negative integer. Treated as missing.";
+    InvalidIndex = "invalid-index", Error, "The `index` is not a non-negative integer. Treated as missing, so the call was routed by guesswork.";
     IndexNotFromZero = "index-not-from-zero", Info, "The first tool call's index is not 0 (e.g. Claude behind an OpenAI-compatible gateway uses 1 because text used 0). The index is a key, not a list position.";
     SparseIndex = "sparse-index", Info, "Tool-call indexes skip values. The index is a key, not a list position.";
     ReusedIndexNewCall = "reused-index-new-call", Warn, "A new id and name arrived at an index already in use (Ollama /v1, Copilot proxy, SGLang put parallel calls all at index 0). Started a new call; merging would give `{…}{…}`.";
@@ -89,6 +89,8 @@ finding_kinds! {
     ParseFailed = "parse-failed", Error, "The call's complete arguments are not valid JSON. Reported with the parser's error and the raw text.";
     AbnormalFinish = "abnormal-finish", Warn, "The provider finished the response early or abnormally (Responses `response.incomplete`, Anthropic `stop_reason: max_tokens`, Gemini `finishReason` other than STOP, Ollama `done_reason: length`). The stream is finished, but the last call may be cut short.";
     NoCallId = "no-call-id", Info, "The call carries no id (Gemini, Ollama). Clients that key calls by id, or must echo one back with the tool result, have to make one up; export writes `\"id\": null`.";
+    ArgumentsOnlyInDone = "arguments-only-in-done", Info, "The arguments came only in the done event (`response.function_call_arguments.done` / `response.output_item.done`), with no `.delta` pieces (some Responses-compatible servers). The correct call carries the done text; a client that only appends deltas gets empty arguments.";
+    ServerTool = "server-tool", Info, "A tool the provider runs itself (Anthropic `server_tool_use` / `mcp_tool_use`, Responses `web_search_call`, `file_search_call`, `code_interpreter_call`, `mcp_call`, …). Shown apart: it is not a call the client must execute, and it never changes the verdict.";
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
 }
 
@@ -148,6 +150,24 @@ impl Findings {
                     message: message(),
                 });
             }
+        }
+    }
+
+    /// Record `count` occurrences at once (the first at `at`); nothing when `count` is 0.
+    pub fn add_count(
+        &mut self,
+        kind: FindingKind,
+        call: Option<u32>,
+        at: Location,
+        count: u64,
+        message: impl FnOnce() -> String,
+    ) {
+        if count == 0 {
+            return;
+        }
+        self.add(kind, call, at, message);
+        if let Some(&i) = self.index.get(&(kind, call)) {
+            self.list[i].count += count - 1;
         }
     }
 

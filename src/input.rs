@@ -189,6 +189,7 @@ pub fn stream_path_each(
             .dialect
             .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
         let mut p = Pipeline::new(Options { dialect, ..lean });
+        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
         for c in &rec.chunks {
             p.feed(&c.bytes, c.t_micros);
         }

@@ -25,3 +25,5 @@ pub mod redact;
 pub mod report;
 pub mod sse;
 pub mod stub;
+pub mod text;
+pub mod verdict;

@@ -66,6 +66,20 @@ pub struct FinishMark {
     pub pos: Pos,
 }
 
+/// How the stream ended (decided once, by [`crate::verdict::ending`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Ending {
+    /// A finish signal or `[DONE]` arrived.
+    Finished { reason: String },
+    /// Every call was completed by the dialect, but no stream-level finish arrived.
+    CallsComplete,
+    /// The provider reported an error.
+    ProviderError { message: String },
+    /// No finish: truncated.
+    #[default]
+    EndedWithoutFinish,
+}
+
 /// Everything the pass produced.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -88,6 +102,8 @@ pub struct Outcome {
     pub all_calls_complete: bool,
     pub bytes: u64,
     pub chunks: u32,
+    /// How the stream ended (set by [`Pipeline::finish_each`]).
+    pub ending: Ending,
 }
 
 impl Outcome {
@@ -110,6 +126,8 @@ pub struct Pipeline {
     chunk: u32,
     t_micros: u64,
     stopped: bool,
+    /// Ground-truth arguments by call position (stub recordings), for `arguments-mismatch`.
+    truth: Vec<String>,
 }
 
 const MAX_PENDING: usize = 64;
@@ -131,8 +149,15 @@ impl Pipeline {
             chunk: 0,
             t_micros: 0,
             stopped: false,
+            truth: Vec::new(),
             opts,
         }
+    }
+
+    /// The recording's ground truth (arguments by call position): a call whose reassembled
+    /// arguments differ raises `arguments-mismatch`, in the analysis and in `export` alike.
+    pub fn set_truth(&mut self, truth: Vec<String>) {
+        self.truth = truth;
     }
 
     /// Feed one network read (chunk), with its arrival time.
@@ -254,6 +279,13 @@ impl Pipeline {
         };
         if self.opts.detail {
             self.event_flag_findings(flags, at);
+        } else if flags.lossy_utf8 {
+            // Decides the verdict, so the lean pass (export) sees it too.
+            self.out
+                .findings
+                .add(FindingKind::InvalidUtf8, None, at, || {
+                    "event data is not valid UTF-8".into()
+                });
         }
         let first_fragment = self.acc.fragment_count();
         let mut kind = EventKind::Other;
@@ -312,6 +344,51 @@ impl Pipeline {
                                 "data: [DONE]".into()
                             });
                     }
+                }
+                Signal::ArgumentsOnlyInDone { key, arguments } => {
+                    kind = EventKind::ToolCall;
+                    let len = arguments.len();
+                    let call = self.acc.push(
+                        crate::dialect::Fragment {
+                            key,
+                            stated_index: None,
+                            id: crate::dialect::Raw::Absent,
+                            name: crate::dialect::Raw::Absent,
+                            args: crate::dialect::Raw::Value(crate::dialect::ArgsPiece::Text(
+                                arguments,
+                            )),
+                        },
+                        pos,
+                    );
+                    let no = self.acc.fragment_count() - 1;
+                    self.out.findings.add(
+                        FindingKind::ArgumentsOnlyInDone,
+                        Some(call),
+                        Location {
+                            fragment: Some(no),
+                            ..at
+                        },
+                        || {
+                            format!(
+                                "arguments came only in the done event ({len} bytes, no .delta); a delta-only client gets empty arguments"
+                            )
+                        },
+                    );
+                }
+                Signal::ServerTool { key, kind: tool } => {
+                    self.acc.server_tool(&key, tool.clone());
+                    let call = self.acc.position_of(&key);
+                    let slot = call.and_then(|c| self.acc.slots().get(c as usize));
+                    let name = slot.map_or("", |s| s.name.as_str());
+                    let id = slot.map_or("", |s| s.id.as_str());
+                    let message = format!(
+                        "{tool} {} ({}) runs on the provider, not in the client",
+                        dialect::truncate(name, 60),
+                        dialect::truncate(id, 60)
+                    );
+                    self.out
+                        .findings
+                        .add(FindingKind::ServerTool, call, at, || message);
                 }
                 Signal::CallDone { key } => self.acc.call_done(&key),
                 Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
@@ -492,7 +569,28 @@ impl Pipeline {
         let finished = self.out.finished();
         let acc = std::mem::take(&mut self.acc);
         self.out.all_calls_complete = !acc.slots().is_empty() && acc.slots().iter().all(|s| s.done);
-        self.out.fragments = acc.finish_each(finished, each);
+        let truth = std::mem::take(&mut self.truth);
+        let findings = &mut self.out.findings;
+        let mut each = each;
+        let fragments = acc.finish_each(finished, |call, records| {
+            let t = truth.get(call.position as usize).map(String::as_str);
+            crate::verdict::call_findings(&call, t, records, findings);
+            each(call);
+        });
+        self.out.fragments = fragments;
+        self.out.ending = crate::verdict::ending(&self.out);
+        if self.out.ending == Ending::EndedWithoutFinish {
+            let at = Location {
+                chunk: Some(self.out.chunks.saturating_sub(1)),
+                offset: Some(self.out.bytes),
+                ..Default::default()
+            };
+            self.out
+                .findings
+                .add(FindingKind::EndedWithoutFinish, None, at, || {
+                    "no finish_reason, [DONE] or end event before the end of the stream".into()
+                });
+        }
         if let Some(naive) = self.out.naive.as_mut() {
             naive.finish(self.out.finish.as_ref().map(|f| f.pos).or(self.out.done));
         }

@@ -1,6 +1,18 @@
-//! The human-readable `check` report: a compact table a person can read in a terminal.
+//! The human-readable `check` report: a compact table a person can read in a terminal. Every line
+//! goes through [`out!`], which escapes control characters ([`crate::text::visible`]): names, ids,
+//! error texts and comments come from the stream and must not reach the terminal raw.
 
-use std::fmt::Write as _;
+/// Append one report line, control characters escaped, then the newline.
+macro_rules! out {
+    ($s:expr, $($arg:tt)*) => {
+        push_line(&mut $s, &format!($($arg)*))
+    };
+}
+
+fn push_line(s: &mut String, line: &str) {
+    s.push_str(&crate::text::visible(line));
+    s.push('\n');
+}
 
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check, Ending};
@@ -24,8 +36,8 @@ pub fn check_text(a: &Analysis) -> String {
         Ending::ProviderError { message } => format!("PROVIDER ERROR: {message}"),
         Ending::EndedWithoutFinish => "ENDED WITHOUT FINISH (truncated)".into(),
     };
-    let _ = writeln!(s, "{}", a.source.name);
-    let _ = writeln!(
+    out!(s, "{}", a.source.name);
+    out!(
         s,
         "  {} ({}{}) · {} bytes · {} chunks{} · {} events · {} fragments · {}",
         a.dialect.name(),
@@ -46,44 +58,46 @@ pub fn check_text(a: &Analysis) -> String {
         a.fragments.len(),
         ending
     );
-    let _ = writeln!(s);
-    let _ = writeln!(
+    if a.meta.interrupted {
+        out!(
+            s,
+            "  INTERRUPTED recording: the recorder stopped before the response ended (salvaged from its journal); what follows is what was flushed"
+        );
+    }
+    out!(s, "");
+    out!(
         s,
         "Correct: table keyed by call, id/name set when present, arguments appended, parsed once at finish"
     );
-    if a.calls.is_empty() {
-        let _ = writeln!(s, "  (no tool calls)");
+    if a.client_calls().next().is_none() {
+        out!(s, "  (no tool calls)");
     }
-    for c in &a.calls {
-        let result = match &c.parsed {
-            Parsed::Ok(v) => v.to_string(),
-            Parsed::Err { error, .. } => {
-                format!("ERROR {error}; raw {:?}", truncate(&c.raw_arguments, 60))
-            }
-        };
-        let _ = writeln!(
+    for c in a.client_calls() {
+        call_line(&mut s, c);
+    }
+    if a.server_tools().next().is_some() {
+        out!(s, "");
+        out!(
             s,
-            "  {:<2} {:<10} {:<22} {:<16} {:>3} frags {:>4} chars/{:<4} bytes  {}{}",
-            c.position,
-            c.key.to_string(),
-            c.id.as_deref().unwrap_or("(no id)"),
-            c.name,
-            c.fragments.len(),
-            c.char_len(),
-            c.byte_len(),
-            truncate(&result, 200),
-            if c.complete { "" } else { "  [incomplete]" }
+            "Server tools: run by the provider, not calls for the client (export --include-server-tools adds them)"
         );
+        for c in a.server_tools() {
+            call_line(&mut s, c);
+            out!(s, "     type {}", c.server_tool.as_deref().unwrap_or(""));
+        }
     }
     if !a.checkpoints.is_empty() {
-        let _ = writeln!(s);
-        let _ = writeln!(
+        out!(s, "");
+        out!(
             s,
             "Checkpoints: ① verbatim  ② contiguous in the original  ③ only the first fragment carries id/name"
         );
         for (i, cp) in a.checkpoints.iter().enumerate() {
+            if a.calls.get(i).is_some_and(|c| !c.is_client_call()) {
+                continue;
+            }
             let name = a.calls.get(i).map_or("", |c| c.name.as_str());
-            let _ = writeln!(
+            out!(
                 s,
                 "  call {i} {name}: ① {} ② {} ③ {}",
                 mark(&cp.verbatim),
@@ -95,12 +109,12 @@ pub fn check_text(a: &Analysis) -> String {
                 ("②", &cp.contiguous),
                 ("③", &cp.first_only),
             ] {
-                let _ = writeln!(s, "      {n} {}", c.detail());
+                out!(s, "      {n} {}", c.detail());
             }
         }
     }
-    let _ = writeln!(s);
-    let _ = writeln!(s, "Naive strategies on the same input");
+    out!(s, "");
+    out!(s, "Naive strategies on the same input");
     for r in &a.strategies {
         let status = if r.report.not_applicable.is_some() {
             "–"
@@ -109,7 +123,7 @@ pub fn check_text(a: &Analysis) -> String {
         } else {
             "✗"
         };
-        let _ = writeln!(
+        out!(
             s,
             "  {status} {:<17} {}",
             r.report.strategy.name(),
@@ -127,7 +141,7 @@ pub fn check_text(a: &Analysis) -> String {
                     .iter()
                     .filter(|st| matches!(st.outcome, Parsed::Ok(_)))
                     .count();
-                let _ = writeln!(
+                out!(
                     s,
                     "      call {ci} {}: {ok} of {} fragments parse alone",
                     c.name,
@@ -142,7 +156,7 @@ pub fn check_text(a: &Analysis) -> String {
                 .take(6)
             {
                 if let Parsed::Err { error, .. } = &st.outcome {
-                    let _ = writeln!(
+                    out!(
                         s,
                         "      fragment {} {:?} → {error}",
                         st.fragment,
@@ -154,29 +168,29 @@ pub fn check_text(a: &Analysis) -> String {
         }
         if r.report.strategy == Strategy::ConcatAll {
             if let Some(c) = r.report.calls.first() {
-                let _ = writeln!(s, "      joined: {}", truncate(&c.raw_arguments, 160));
+                out!(s, "      joined: {}", truncate(&c.raw_arguments, 160));
                 match &c.parsed {
                     Parsed::Ok(_) => {
-                        let _ = writeln!(
+                        out!(
                             s,
                             "      parses (only one call, so joining is harmless here)"
                         );
                     }
                     Parsed::Err { error, .. } => {
-                        let _ = writeln!(s, "      → {error}");
+                        out!(s, "      → {error}");
                     }
                 }
             }
             continue;
         }
         for n in &r.report.notes {
-            let _ = writeln!(s, "      {n}");
+            out!(s, "      {n}");
         }
         for d in r.verdict.differences.iter().take(6) {
-            let _ = writeln!(s, "      {d}");
+            out!(s, "      {d}");
         }
         if r.verdict.differences.len() > 6 {
-            let _ = writeln!(
+            out!(
                 s,
                 "      … {} more differences",
                 r.verdict.differences.len() - 6
@@ -184,8 +198,8 @@ pub fn check_text(a: &Analysis) -> String {
         }
     }
     if !a.findings.is_empty() {
-        let _ = writeln!(s);
-        let _ = writeln!(s, "Findings");
+        out!(s, "");
+        out!(s, "Findings");
         for f in &a.findings {
             let call = f.call.map_or(String::new(), |c| format!(" call {c}"));
             let count = if f.count > 1 {
@@ -199,7 +213,7 @@ pub fn check_text(a: &Analysis) -> String {
                 (None, None, Some(c)) => format!(" @chunk {c}"),
                 _ => String::new(),
             };
-            let _ = writeln!(
+            out!(
                 s,
                 "  {:<5} {}{call}{count}{at}: {}",
                 format!("{:?}", f.kind.severity()).to_lowercase(),
@@ -208,25 +222,35 @@ pub fn check_text(a: &Analysis) -> String {
             );
         }
     }
-    let _ = writeln!(s);
-    let failed = a.calls.iter().filter(|c| c.value().is_none()).count();
-    if a.all_ok() {
-        let _ = writeln!(s, "Result: OK, {} calls parsed", a.calls.len());
+    out!(s, "");
+    let verdict = a.verdict();
+    if verdict.ok() {
+        out!(s, "Result: OK, {} calls parsed", a.client_calls().count());
     } else {
-        let invalid_index = if a
-            .findings
-            .iter()
-            .any(|f| f.kind == crate::findings::FindingKind::InvalidIndex)
-        {
-            "; invalid tool-call index (calls routed by guesswork)"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            s,
-            "Result: FAILED, {failed} of {} calls did not parse; {ending}{invalid_index}",
-            a.calls.len()
-        );
+        out!(s, "Result: FAILED, {}", verdict.line());
     }
     s
+}
+
+/// One call's row in the calls table.
+fn call_line(s: &mut String, c: &crate::accumulate::Call) {
+    let result = match &c.parsed {
+        Parsed::Ok(v) => v.to_string(),
+        Parsed::Err { error, .. } => {
+            format!("ERROR {error}; raw {:?}", truncate(&c.raw_arguments, 60))
+        }
+    };
+    out!(
+        *s,
+        "  {:<2} {:<10} {:<22} {:<16} {:>3} frags {:>4} chars/{:<4} bytes  {}{}",
+        c.position,
+        c.key.to_string(),
+        c.id.as_deref().unwrap_or("(no id)"),
+        c.name,
+        c.fragments.len(),
+        c.char_len(),
+        c.byte_len(),
+        truncate(&result, 200),
+        if c.complete { "" } else { "  [incomplete]" }
+    );
 }

@@ -255,7 +255,32 @@ fn responses_cases() -> Vec<Case> {
             dialect: DialectKind::OpenAiResponses,
             calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
             findings: &["arguments-mismatch"],
-            absent: &[],
+            absent: &["arguments-only-in-done"],
+            // An error-severity finding: the verdict is not OK (it was, before issue 8).
+            ok: false,
+        },
+        Case {
+            name: "responses: arguments only in the .done events (no .delta) are the call's arguments",
+            body: [created.clone(), added("fc_1", "call_1", "get_weather", 0), done("fc_1", 0, r#"{"city":"Oslo"}"#), completed.clone()].concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(Some("call_1"), "get_weather", Some(json!({"city": "Oslo"})))],
+            findings: &["arguments-only-in-done"],
+            absent: &["arguments-mismatch", "ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "responses: arguments only in response.output_item.done",
+            body: [
+                created.clone(),
+                added("fc_1", "call_1", "f", 0),
+                ev("response.output_item.done", &json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": "fc_1", "type": "function_call", "status": "completed", "arguments": "{\"a\":[1,2]}", "call_id": "call_1", "name": "f"}}).to_string()),
+                completed.clone(),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiResponses,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": [1, 2]})))],
+            findings: &["arguments-only-in-done"],
+            absent: &["arguments-mismatch"],
             ok: true,
         },
         Case {
@@ -583,11 +608,11 @@ fn provider_error_messages_are_the_providers() {
         "overloaded_error: Overloaded"
     );
     assert_eq!(
-        msg(&responses_cases()[2].body),
+        msg(&responses_cases()[4].body),
         "server_error: The model crashed"
     );
     assert_eq!(
-        msg(&responses_cases()[5].body),
+        msg(&responses_cases()[7].body),
         "rate_limit_exceeded: Slow down"
     );
     assert_eq!(

@@ -662,3 +662,56 @@ fn the_lists_keep_the_cursor_row_in_view() {
     assert!(shown(&h, &raw_row(chunk)));
     h.get_by_label("#60 ");
 }
+
+#[test]
+fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
+    // An Anthropic stream: a server-run web search, then the client's call.
+    let dir = tempfile::tempdir().unwrap();
+    let sse = dir.path().join("server-tool.sse");
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_01\",\"name\":\"web_search\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\":\\\"Oslo\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_02\",\"name\":\"get_weather\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    std::fs::write(&sse, body).unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    act(&mut h, Action::OpenPath(sse, Slot::Primary));
+    wait_loaded(&mut h);
+    h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
+    h.get_by_label_contains("Server tools (1)");
+
+    // Every call parses, but the .done copy differs from the deltas: an error finding, so the
+    // headline says FAILED, as `check` does.
+    let mismatch = dir.path().join("mismatch.sse");
+    let body = concat!(
+        "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"arguments\":\"\",\"call_id\":\"call_1\",\"name\":\"f\"}}\n\n",
+        "event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_1\",\"output_index\":0,\"delta\":\"{\\\"a\\\":1}\"}\n\n",
+        "event: response.function_call_arguments.done\ndata: {\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_1\",\"output_index\":0,\"arguments\":\"{\\\"a\\\":2}\"}\n\n",
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
+    );
+    std::fs::write(&mismatch, body).unwrap();
+    act(&mut h, Action::OpenPath(mismatch, Slot::Primary));
+    wait_loaded(&mut h);
+    assert!(!h.state().analysis().unwrap().all_ok());
+    h.get_by_label_contains("finished: 1 of 1 calls parsed · FAILED");
+
+    // Arguments only in the .done events: the call carries them, and the headline says OK.
+    let done_only = dir.path().join("done-only.sse");
+    let body = concat!(
+        "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"fc_1\",\"type\":\"function_call\",\"arguments\":\"\",\"call_id\":\"call_1\",\"name\":\"f\"}}\n\n",
+        "event: response.function_call_arguments.done\ndata: {\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_1\",\"output_index\":0,\"arguments\":\"{\\\"a\\\":2}\"}\n\n",
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
+    );
+    std::fs::write(&done_only, body).unwrap();
+    act(&mut h, Action::OpenPath(done_only, Slot::Primary));
+    wait_loaded(&mut h);
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.calls[0].value(), Some(&serde_json::json!({"a": 2})));
+    h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
+}

@@ -31,16 +31,25 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
         || a.calls.is_empty() && cursor >= ViewState::last_chunk(a);
     ui.horizontal_wrapped(|ui| {
         let state = if finished {
-            let ok = a.calls.iter().filter(|c| c.value().is_some()).count();
-            let color = if ok == a.calls.len() {
-                style::ok_color(ui)
+            // The one verdict: the same answer as `check`'s Result line and exit code.
+            let total = d.client_calls.len();
+            let ok = d
+                .client_calls
+                .iter()
+                .filter(|&&i| a.calls[i].value().is_some())
+                .count();
+            let (text, color) = if d.verdict.ok() {
+                (
+                    format!("finished: {ok} of {total} calls parsed · OK"),
+                    style::ok_color(ui),
+                )
             } else {
-                style::err_color(ui)
+                (
+                    format!("finished: {ok} of {total} calls parsed · FAILED"),
+                    style::err_color(ui),
+                )
             };
-            RichText::new(format!("finished: {ok} of {} calls parsed", a.calls.len()))
-                .strong()
-                .size(16.0)
-                .color(color)
+            RichText::new(text).strong().size(16.0).color(color)
         } else {
             RichText::new(format!(
                 "streaming: {started} of {} calls started, nothing parsed yet",
@@ -49,7 +58,10 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
             .strong()
             .size(16.0)
         };
-        ui.label(state);
+        let r = ui.label(state);
+        if finished && !d.verdict.ok() {
+            r.on_hover_text(style::visible(&d.verdict.line(), 600));
+        }
         for &fi in &d.stream_findings {
             if let Some(f) = a.findings.get(fi) {
                 let r = style::badge(ui, f);
@@ -71,10 +83,11 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
             .id_salt("acc-cards")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                for ci in 0..a.calls.len() {
+                for &ci in &d.client_calls {
                     call_card(ui, a, d, v, ci);
                     ui.add_space(6.0);
                 }
+                server_tools_ui(ui, a, d, v);
             });
         return;
     }
@@ -109,6 +122,12 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
                     c.fragments.len(),
                     style::visible(st.arguments, 60)
                 );
+                // Server tools stay in stream order here, marked so they read apart.
+                let text = if c.is_client_call() {
+                    text
+                } else {
+                    format!("{text}  [server tool, not for the client]")
+                };
                 let r = ui.selectable_label(ci == shown, RichText::new(text).monospace());
                 if r.clicked() {
                     v.selected_call = Some(ci);
@@ -127,6 +146,24 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
         .show(ui, |ui| {
             call_card(ui, a, d, v, shown);
         });
+}
+
+/// The provider's server tools, apart from the client's calls: a labelled group below them.
+fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    if d.server_tools.is_empty() {
+        return;
+    }
+    ui.separator();
+    ui.label(RichText::new(format!("Server tools ({})", d.server_tools.len())).strong())
+        .on_hover_text(crate::findings::FindingKind::ServerTool.explanation());
+    ui.weak("Run by the provider, not calls for the client; left out of exports unless asked for.");
+    for &ci in &d.server_tools {
+        if let Some(kind) = a.calls.get(ci).and_then(|c| c.server_tool.as_deref()) {
+            ui.weak(style::visible(kind, 60));
+        }
+        call_card(ui, a, d, v, ci);
+        ui.add_space(6.0);
+    }
 }
 
 fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usize) {

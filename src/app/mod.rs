@@ -982,7 +982,7 @@ impl App {
             Action::ToggleAbout => self.show_about = !self.show_about,
             Action::CopyCallsJson => match self.analysis() {
                 Some(a) => {
-                    let n = a.calls.len();
+                    let n = a.client_calls().count();
                     ctx.copy_text(export::render(&a.calls, Format::Json));
                     self.set_status(format!("Copied {n} calls as JSON to the clipboard"), false);
                 }
@@ -1157,7 +1157,7 @@ impl App {
             },
             Pending::ExportCalls(f) => {
                 let Some(a) = self.analysis() else { return };
-                let (text, n) = (export::render(&a.calls, f), a.calls.len());
+                let (text, n) = (export::render(&a.calls, f), a.client_calls().count());
                 self.write_file(
                     &path,
                     text.as_bytes(),

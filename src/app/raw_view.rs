@@ -104,19 +104,8 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
     }
 }
 
-/// Bytes as text: valid UTF-8 as is, control characters escaped (`\n`), broken sequences as `\xNN`.
-pub fn escape(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() + 8);
-    for piece in bytes.utf8_chunks() {
-        for ch in piece.valid().chars() {
-            style::push_visible(&mut out, ch);
-        }
-        for b in piece.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
-}
+/// Bytes as text, control characters escaped: the core's one escaper.
+pub use crate::text::escape_bytes as escape;
 
 /// If the boundary at `end` splits a UTF-8 character, the hex of that character's bytes with `|`
 /// at the boundary, e.g. `e6 b7 | b1 (深)`.

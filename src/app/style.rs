@@ -147,16 +147,8 @@ pub fn visible(s: &str, max: usize) -> String {
     out
 }
 
-/// Append `ch` to `out`, control characters escaped (`\n`, `\r`, `\t`, `\u{..}`).
-pub fn push_visible(out: &mut String, ch: char) {
-    match ch {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
-        c => out.push(c),
-    }
-}
+/// Append `ch` to `out`, control characters escaped: the core's one escaper.
+pub use crate::text::push_visible;
 
 /// The replacement character: what decoding each network read on its own leaves where a character
 /// was split across reads.

@@ -130,6 +130,11 @@ pub struct Derived {
     pub stream_findings: Vec<usize>,
     /// The time axis is real (recorded microseconds differ); else the chunk number is the axis.
     pub timed: bool,
+    /// The one verdict (the same as `check`'s Result line and exit code), computed once.
+    pub verdict: crate::verdict::Verdict,
+    /// Positions of the calls the client must execute, then of the provider's server tools.
+    pub client_calls: Vec<usize>,
+    pub server_tools: Vec<usize>,
 }
 
 impl Derived {
@@ -171,6 +176,8 @@ impl Derived {
             }
         }
         let timed = a.source.timing_known && a.chunks.last().is_some_and(|c| c.t_micros > 0);
+        let (client_calls, server_tools): (Vec<usize>, Vec<usize>) =
+            (0..a.calls.len()).partition(|&i| a.calls[i].is_client_call());
         Self {
             parsed_prefix,
             call_order,
@@ -178,6 +185,9 @@ impl Derived {
             call_findings,
             stream_findings,
             timed,
+            verdict: a.verdict(),
+            client_calls,
+            server_tools,
         }
     }
 }

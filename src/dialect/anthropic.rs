@@ -2,6 +2,8 @@
 //! `input: {}`), `content_block_delta` with `input_json_delta.partial_json`, `content_block_stop`,
 //! `message_delta` (stop_reason), `message_stop`, interleaved `ping`, and `event: error`.
 //! Calls are keyed by content-block index, shared with text blocks (so tool calls often start at 1).
+//! `server_tool_use` and `mcp_tool_use` blocks (ids `srvtoolu_…`, `mcptoolu_…`) stream the same
+//! way but are run by the provider: they are accumulated like any call and marked as server tools.
 
 use std::collections::HashSet;
 
@@ -107,6 +109,13 @@ impl Anthropic {
                     name: raw_string(block.name),
                     args,
                 }));
+                // Web search, code execution, tool search, MCP: run by the provider, reported apart.
+                if let Some(kind @ ("server_tool_use" | "mcp_tool_use")) = block.kind {
+                    out.push(Signal::ServerTool {
+                        key: CallKey::Block(index),
+                        kind: kind.to_owned(),
+                    });
+                }
             }
             "content_block_delta" => {
                 let (Some(index), Some(delta)) = (ev.index, ev.delta) else {

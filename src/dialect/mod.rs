@@ -164,6 +164,16 @@ pub enum Signal {
     CallDone { key: CallKey },
     /// The dialect carries the call's full arguments (Responses `.done` events): the "original" for checkpoint ①.
     Authoritative { key: CallKey, arguments: String },
+    /// The dialect carries a call's full arguments and no piece of them came before (Responses
+    /// `.done` events with no `.delta`, as some compatible servers send them). The pipeline appends
+    /// the text to the call as its one fragment — so the accumulator still only concatenates — and
+    /// names it with an `arguments-only-in-done` finding. Naive strategies never see it: they run
+    /// on the pieces, as a delta-only client does.
+    ArgumentsOnlyInDone { key: CallKey, arguments: String },
+    /// The call with `key` is a tool the provider runs itself (Anthropic `server_tool_use`,
+    /// Responses `web_search_call`…); `kind` is the block or item type. It stays visible, apart
+    /// from the calls the client must execute.
+    ServerTool { key: CallKey, kind: String },
     /// The provider reported an error in the stream.
     ProviderError { message: String },
     /// Something only the dialect can see.

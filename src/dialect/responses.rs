@@ -2,8 +2,15 @@
 //! `call_id` and `name`), `response.function_call_arguments.delta` keyed by `item_id`, and the
 //! authoritative full arguments in `response.function_call_arguments.done` / `response.output_item.done`.
 //! The stream ends with `response.completed`, `.incomplete` or `.failed`; there is no `[DONE]`.
+//!
+//! Two deviations are handled here. Some compatible servers send a call's arguments only in the
+//! `.done` events, with no `.delta`: the done text then becomes the call's one fragment
+//! ([`Signal::ArgumentsOnlyInDone`]). Items the provider runs itself (`web_search_call`,
+//! `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`,
+//! `tool_search_call`) are reported as server tools ([`Signal::ServerTool`]), apart from the
+//! `function_call` items the client must execute.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -41,7 +48,28 @@ struct Item<'a> {
     name: Option<&'a RawValue>,
     #[serde(default, borrow)]
     arguments: Option<std::borrow::Cow<'a, str>>,
+    /// `web_search_call`: what the search did.
+    #[serde(default, borrow)]
+    action: Option<&'a RawValue>,
+    /// `file_search_call`: the queries.
+    #[serde(default, borrow)]
+    queries: Option<&'a RawValue>,
+    /// `code_interpreter_call`: the code run.
+    #[serde(default, borrow)]
+    code: Option<&'a RawValue>,
 }
+
+/// Output item types the provider runs itself: not calls for the client. (`function_call`,
+/// `custom_tool_call`, `computer_call`, `local_shell_call`, `shell_call` and `apply_patch_call` are
+/// executed by the client.)
+pub const SERVER_ITEM_TYPES: &[&str] = &[
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_call",
+    "tool_search_call",
+];
 
 #[derive(Deserialize)]
 struct ResponseObj<'a> {
@@ -57,10 +85,22 @@ struct Incomplete<'a> {
     reason: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// Decoder state: the function-call items announced by `response.output_item.added`.
+/// What the decoder knows about one function-call item.
+#[derive(Debug, Default)]
+struct ItemState {
+    /// `response.output_item.added` announced it.
+    announced: bool,
+    /// Bytes of arguments received as pieces (`.delta`, or a non-empty `arguments` on `added`).
+    piece_bytes: usize,
+    /// The `.done` text was already handed on as the call's fragment.
+    from_done: bool,
+}
+
+/// Decoder state: the function-call items seen, and the server-run items announced.
 #[derive(Debug, Default)]
 pub struct Responses {
-    items: HashSet<String>,
+    items: HashMap<String, ItemState>,
+    server_items: HashMap<String, String>,
 }
 
 impl Responses {
@@ -82,6 +122,14 @@ impl Responses {
         let kind = ev.kind.unwrap_or(event_type);
         match kind {
             "response.output_item.added" => {
+                if let Some(item) = ev
+                    .item
+                    .as_ref()
+                    .filter(|i| i.kind.is_some_and(|k| SERVER_ITEM_TYPES.contains(&k)))
+                {
+                    self.server_item_added(item, ev.output_index, out);
+                    return;
+                }
                 let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else {
                     return;
                 };
@@ -93,7 +141,10 @@ impl Responses {
                     });
                     return;
                 };
-                self.items.insert(item_id.as_ref().to_owned());
+                let piece_bytes = item.arguments.as_ref().map_or(0, |a| a.len());
+                let state = self.items.entry(item_id.as_ref().to_owned()).or_default();
+                state.announced = true;
+                state.piece_bytes += piece_bytes;
                 out.push(Signal::Fragment(Fragment {
                     key: CallKey::Item(item_id.into_owned()),
                     stated_index: ev.output_index,
@@ -115,7 +166,23 @@ impl Responses {
                     });
                     return;
                 };
-                let known = self.items.contains(item_id.as_ref());
+                let pieces = ev.delta.as_ref().map_or(0, |d| d.len());
+                let known = match self.items.get_mut(item_id.as_ref()) {
+                    Some(state) => {
+                        state.piece_bytes += pieces;
+                        state.announced
+                    }
+                    None => {
+                        self.items.insert(
+                            item_id.as_ref().to_owned(),
+                            ItemState {
+                                piece_bytes: pieces,
+                                ..Default::default()
+                            },
+                        );
+                        false
+                    }
+                };
                 let key = CallKey::Item(item_id.into_owned());
                 out.push(Signal::Fragment(Fragment {
                     key: key.clone(),
@@ -137,6 +204,7 @@ impl Responses {
             }
             "response.function_call_arguments.done" => {
                 if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments) {
+                    self.done_arguments(&item_id, &args, out);
                     out.push(Signal::Authoritative {
                         key: CallKey::Item(item_id.into_owned()),
                         arguments: args.into_owned(),
@@ -144,10 +212,21 @@ impl Responses {
                 }
             }
             "response.output_item.done" => {
+                if let Some(item) = ev
+                    .item
+                    .as_ref()
+                    .filter(|i| i.kind.is_some_and(|k| SERVER_ITEM_TYPES.contains(&k)))
+                {
+                    self.server_item_done(item, ev.output_index, out);
+                    return;
+                }
                 let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else {
                     return;
                 };
                 let Some(item_id) = item.id else { return };
+                if let Some(args) = &item.arguments {
+                    self.done_arguments(&item_id, args, out);
+                }
                 let key = CallKey::Item(item_id.into_owned());
                 if let Some(args) = item.arguments {
                     out.push(Signal::Authoritative {
@@ -195,6 +274,91 @@ impl Responses {
             }),
             _ => {}
         }
+    }
+}
+
+impl Responses {
+    /// A `.done` event carries the full arguments: when no piece of them came before (no `.delta`,
+    /// nothing on `added`), they become the call's fragment, once. When pieces did come, the done
+    /// text is only the authoritative copy (and a difference is an `arguments-mismatch`).
+    fn done_arguments(&mut self, item_id: &str, args: &str, out: &mut Vec<Signal>) {
+        if args.is_empty() {
+            return;
+        }
+        let state = self.items.entry(item_id.to_owned()).or_default();
+        if state.piece_bytes == 0 && !state.from_done {
+            state.from_done = true;
+            out.push(Signal::ArgumentsOnlyInDone {
+                key: CallKey::Item(item_id.to_owned()),
+                arguments: args.to_owned(),
+            });
+        }
+    }
+
+    /// A server-run item opens: a fragment with its id and a name (the MCP tool's own name, else
+    /// the item type without `_call`), then the mark that the provider runs it.
+    fn server_item_added(
+        &mut self,
+        item: &Item<'_>,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
+        let (Some(id), Some(kind)) = (item.id.as_deref(), item.kind) else {
+            return;
+        };
+        self.server_items.insert(id.to_owned(), kind.to_owned());
+        let name = match raw_string(item.name) {
+            Raw::Value(n) if !n.is_empty() => n,
+            _ => kind.trim_end_matches("_call").to_owned(),
+        };
+        let key = CallKey::Item(id.to_owned());
+        out.push(Signal::Fragment(Fragment {
+            key: key.clone(),
+            stated_index: output_index,
+            id: Raw::Value(id.to_owned()),
+            name: Raw::Value(name),
+            args: Raw::Absent,
+        }));
+        out.push(Signal::ServerTool {
+            key,
+            kind: kind.to_owned(),
+        });
+    }
+
+    /// A server-run item is done: what it did (`arguments` of an MCP call, the search `action`,
+    /// the file-search `queries`, the interpreter's `code`) becomes its arguments.
+    fn server_item_done(
+        &mut self,
+        item: &Item<'_>,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
+        let Some(id) = item.id.as_deref() else { return };
+        if !self.server_items.contains_key(id) {
+            // Done without added: open it now so it is still reported apart.
+            self.server_item_added(item, output_index, out);
+        }
+        let key = CallKey::Item(id.to_owned());
+        let field = |name: &str, v: &RawValue| format!("{{\"{name}\":{}}}", v.get());
+        let args = if let Some(a) = item.arguments.as_deref().filter(|a| !a.is_empty()) {
+            Some(ArgsPiece::Text(a.to_owned()))
+        } else if let Some(a) = item.action {
+            Some(ArgsPiece::Object(a.get().to_owned()))
+        } else if let Some(q) = item.queries {
+            Some(ArgsPiece::Object(field("queries", q)))
+        } else {
+            item.code.map(|c| ArgsPiece::Object(field("code", c)))
+        };
+        if let Some(args) = args {
+            out.push(Signal::Fragment(Fragment {
+                key: key.clone(),
+                stated_index: output_index,
+                id: Raw::Absent,
+                name: Raw::Absent,
+                args: Raw::Value(args),
+            }));
+        }
+        out.push(Signal::CallDone { key });
     }
 }
 
@@ -268,6 +432,77 @@ mod tests {
                 message: "rate_limit_exceeded: Slow down".into()
             }]
         );
+    }
+
+    #[test]
+    fn done_only_arguments_become_the_fragment_once() {
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"","call_id":"call_1","name":"f"}}"#;
+        let args_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"a\":1}"}"#;
+        let item_done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"{\"a\":1}"}}"#;
+        let s = run(&[added, args_done, item_done]);
+        let from_done: Vec<&Signal> = s
+            .iter()
+            .filter(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+            .collect();
+        assert_eq!(
+            from_done,
+            vec![&Signal::ArgumentsOnlyInDone {
+                key: CallKey::Item("fc_1".into()),
+                arguments: r#"{"a":1}"#.into()
+            }],
+            "once, though two done events carry the text"
+        );
+        // With a delta, the done text is only the authoritative copy.
+        let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\":1}"}"#;
+        let s = run(&[added, delta, args_done, item_done]);
+        assert!(
+            !s.iter()
+                .any(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+        );
+        assert!(s.iter().any(|s| matches!(s, Signal::Authoritative { .. })));
+    }
+
+    #[test]
+    fn provider_run_items_are_server_tools() {
+        let s = run(&[
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"mcp_1","type":"mcp_call","name":"roll","server_label":"dice"}}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"mcp_1","type":"mcp_call","name":"roll","arguments":"{\"sides\":6}"}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fs_1","type":"file_search_call"}}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fs_1","type":"file_search_call","queries":["a"]}}"#,
+        ]);
+        let kinds: Vec<&str> = s
+            .iter()
+            .filter_map(|s| match s {
+                Signal::ServerTool { kind, .. } => Some(kind.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds, ["mcp_call", "file_search_call"]);
+        let texts: Vec<(String, &str)> = s
+            .iter()
+            .filter_map(|s| match s {
+                Signal::Fragment(f) => match &f.args {
+                    Raw::Value(p) => Some((f.key.to_string(), p.text())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("item mcp_1".to_owned(), r#"{"sides":6}"#),
+                ("item fs_1".to_owned(), r#"{"queries":["a"]}"#)
+            ]
+        );
+        let names: Vec<&str> = s
+            .iter()
+            .filter_map(|s| match s {
+                Signal::Fragment(f) => f.name.non_empty(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["roll", "file_search"]);
     }
 
     #[test]

@@ -410,7 +410,7 @@ fn default_output(input: &Path) -> PathBuf {
 }
 
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {message}");
+    eprintln!("sse-replay: {}", crate::text::visible(&message.to_string()));
     ExitCode::from(code)
 }
 

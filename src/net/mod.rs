@@ -199,7 +199,7 @@ pub enum NetError {
 
 /// Print `sse-replay: MSG` on standard error and return `code` (the net commands' exit path).
 pub(crate) fn fail(code: u8, msg: impl std::fmt::Display) -> std::process::ExitCode {
-    eprintln!("sse-replay: {msg}");
+    eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
     std::process::ExitCode::from(code)
 }
 

@@ -737,18 +737,26 @@ fn print_event(e: ProxyEvent) {
             method,
             path,
             status,
-        } => eprintln!("{method} {path} → {status}"),
+        } => eprintln!("{method} {} → {status}", crate::text::visible(&path)),
         ProxyEvent::UpstreamFailed {
             method,
             path,
             message,
-        } => eprintln!("{method} {path} → 502: {message}"),
+        } => eprintln!(
+            "{method} {} → 502: {}",
+            crate::text::visible(&path),
+            crate::text::visible(&message)
+        ),
         ProxyEvent::Refused {
             method,
             path,
             status,
             reason,
-        } => eprintln!("{method} {path} → {status}: {reason}"),
+        } => eprintln!(
+            "{method} {} → {status}: {}",
+            crate::text::visible(&path),
+            crate::text::visible(&reason)
+        ),
         ProxyEvent::CaptureStarted { path, .. } => eprintln!("recording {}", path.display()),
         ProxyEvent::CaptureFinished {
             path: Some(p),
@@ -769,7 +777,7 @@ fn print_event(e: ProxyEvent) {
         } => {
             eprintln!(
                 "sse-replay: a capture could not be saved: {}",
-                error.unwrap_or_default()
+                crate::text::visible(&error.unwrap_or_default())
             );
         }
     }

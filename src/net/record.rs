@@ -654,8 +654,9 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
         println!("{}", outcome.summary());
     }
     if let Some(e) = &outcome.error {
-        eprintln!("sse-replay: {e}");
+        eprintln!("sse-replay: {}", crate::text::visible(&e.to_string()));
     } else if let Some(m) = &outcome.provider_error {
+        let m = crate::text::visible(m);
         eprintln!("sse-replay: provider error in the stream: {m}");
     } else if !outcome.stream_complete && !outcome.stopped {
         eprintln!("sse-replay: the stream ended early (no finish signal, or an event was cut off)");

@@ -258,12 +258,14 @@ async fn respond(
                 DrainError::Read(e) => (400, "cannot read the request body\n", e.to_string()),
             };
             if log {
+                let path = crate::text::visible(&path);
                 eprintln!("{method} {path} from {peer}: request body {why}: answered {status}");
             }
             return simple(status, text);
         }
     };
     if log {
+        let path = crate::text::visible(&path);
         eprintln!(
             "{method} {path} from {peer} ({body_len} bytes): {} in {} writes",
             plan.status,

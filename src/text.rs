@@ -1,0 +1,107 @@
+//! Text from a stream is data, not markup: before it reaches a terminal (the `check` report, every
+//! command's line on standard error) or a label in the app, control characters are made visible.
+//! A function name carrying ESC, BEL, CR or a newline would otherwise rewrite the user's terminal
+//! or break the one-line error contract. This is the one escaper; the app re-uses it.
+
+/// True for characters that must not reach a terminal raw: C0 controls (ESC, BEL, CR, LF, TAB…),
+/// DEL, C1 controls (U+0080–U+009F, e.g. CSI U+009B), and the bidirectional overrides and isolates
+/// that reorder what a terminal shows (U+200E/F, U+202A–U+202E, U+2066–U+2069).
+pub fn needs_escape(ch: char) -> bool {
+    ch.is_control()
+        || matches!(
+            ch,
+            '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Append `ch` to `out`, escaped when [`needs_escape`] says so: `\n`, `\r`, `\t`, else `\u{…}`.
+pub fn push_visible(out: &mut String, ch: char) {
+    match ch {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if needs_escape(c) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// `s` with every control character escaped (see [`push_visible`]); borrowed when nothing needed
+/// escaping, which is the common case.
+pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for ch in s.chars() {
+        push_visible(&mut out, ch);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Bytes as text: valid UTF-8 as is, control characters escaped (`\n`), broken sequences as
+/// `\xNN` (the app's raw view).
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for piece in bytes.utf8_chunks() {
+        for ch in piece.valid().chars() {
+            push_visible(&mut out, ch);
+        }
+        for b in piece.invalid() {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
+/// At most `max` items of `items` joined with `sep`, then `… N more` when some were left out: an
+/// error line about a million failing calls stays short.
+pub fn capped_list(items: &[String], total: usize, max: usize, sep: &str) -> String {
+    let mut s = items
+        .iter()
+        .take(max)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(sep);
+    let shown = items.len().min(max);
+    if total > shown {
+        s.push_str(&format!("{sep}… {} more", total - shown));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_controls_are_escaped() {
+        let hostile = "get\u{1b}[2J\u{7}name\r\n\u{9b}31m\u{202e}x";
+        let v = visible(hostile);
+        assert!(!v.chars().any(needs_escape), "{v}");
+        assert_eq!(
+            v,
+            "get\\u{001b}[2J\\u{0007}name\\r\\n\\u{009b}31m\\u{202e}x"
+        );
+        assert!(matches!(visible("深圳 ok"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn bytes_keep_text_and_mark_broken_sequences() {
+        assert_eq!(escape_bytes(b"a\n\xe6\xb7"), "a\\n\\xe6\\xb7");
+        assert_eq!(escape_bytes("深".as_bytes()), "深");
+    }
+
+    #[test]
+    fn lists_are_capped() {
+        let items: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        assert_eq!(
+            capped_list(&items, 1_000_000, 3, "; "),
+            "0; 1; 2; … 999997 more"
+        );
+        assert_eq!(capped_list(&items[..2], 2, 3, "; "), "0; 1");
+    }
+}
