@@ -995,7 +995,9 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
         "{total:?}"
     );
     assert!(
-        first_after < Duration::from_millis(500),
+        // Generous: the bound is about buffering (the whole stream takes over a second), not
+        // about how fast a loaded machine schedules the first read.
+        first_after < Duration::from_micros(upstream_span) / 2,
         "first event after {first_after:?}: buffered?"
     );
     assert!(
