@@ -13,7 +13,7 @@ use crate::framing::Framing;
 use crate::naive::{self, NaiveCall, Report, Strategy};
 use crate::pipeline::{EventRecord, FinishMark, Options, Outcome, Pipeline};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
-use crate::sse::Unterminated;
+use crate::sse::{Overflow, Unterminated};
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +134,9 @@ pub struct Analysis {
     pub provider_error: Option<(String, crate::accumulate::Pos)>,
     pub ending: Ending,
     pub unterminated: Option<Unterminated>,
+    /// The stream was cut at a line or event over the limit (see
+    /// [`Analysis::from_recording_owned`]); everything here is what came before it.
+    pub overflow: Option<Overflow>,
     pub findings: Vec<Finding>,
     pub strategies: Vec<StrategyResult>,
 }
@@ -154,6 +157,34 @@ pub struct CallAtCursor<'a> {
 impl Analysis {
     /// Analyse a recording. `name` names the source in messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
+        let chunks = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros));
+        Self::run(rec, chunks, rec.body_len(), source, opts, u64::MAX)
+    }
+
+    /// [`Analysis::from_recording`], consuming the recording so each chunk's bytes are freed as
+    /// soon as they are copied into the body (the body is then held once, not twice), and
+    /// stopping at the first line or event longer than `max_event_bytes`
+    /// ([`Analysis::overflow`] says where).
+    pub fn from_recording_owned(
+        mut rec: Recording,
+        source: SourceInfo,
+        opts: Options,
+        max_event_bytes: u64,
+    ) -> Self {
+        let body_len = rec.body_len();
+        let chunks = std::mem::take(&mut rec.chunks);
+        let chunks = chunks.into_iter().map(|c| (c.bytes, c.t_micros));
+        Self::run(&rec, chunks, body_len, source, opts, max_event_bytes)
+    }
+
+    fn run<B: AsRef<[u8]>>(
+        rec: &Recording,
+        rec_chunks: impl Iterator<Item = (B, u64)>,
+        body_len: u64,
+        source: SourceInfo,
+        opts: Options,
+        max_event_bytes: u64,
+    ) -> Self {
         let mut opts = Options {
             detail: true,
             ..opts
@@ -161,26 +192,25 @@ impl Analysis {
         if opts.dialect.is_none() {
             opts.dialect = DialectKind::from_name(&rec.meta.dialect);
         }
-        let mut p = Pipeline::new(opts);
-        let mut body = Vec::with_capacity(rec.body_len() as usize);
-        let mut chunks = Vec::with_capacity(rec.chunks.len());
-        for c in &rec.chunks {
+        let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
+        let mut body = Vec::with_capacity(body_len as usize);
+        let mut chunks = Vec::new();
+        for (bytes, t_micros) in rec_chunks {
+            if p.overflow().is_some() {
+                break;
+            }
+            let bytes = bytes.as_ref();
             let start = body.len() as u64;
-            body.extend_from_slice(&c.bytes);
+            body.extend_from_slice(bytes);
             chunks.push(ChunkSpan {
                 start,
                 end: body.len() as u64,
-                t_micros: c.t_micros,
+                t_micros,
             });
-            p.feed(&c.bytes, c.t_micros);
+            p.feed(bytes, t_micros);
         }
         let out = p.finish();
-        let chunk_refs: Vec<(&[u8], u64)> = rec
-            .chunks
-            .iter()
-            .map(|c| (c.bytes.as_slice(), c.t_micros))
-            .collect();
-        Self::build(out, rec, source, body, chunks, &chunk_refs)
+        Self::build(out, rec, source, body, chunks)
     }
 
     fn build(
@@ -189,7 +219,6 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
-        chunk_refs: &[(&[u8], u64)],
     ) -> Self {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
@@ -246,8 +275,12 @@ impl Analysis {
             detail: false,
         };
         if source.timing_known {
-            reports.push(naive::per_read_utf8(chunk_refs, sub));
-            reports.push(naive::per_read_lines(chunk_refs, sub));
+            let chunk_refs: Vec<(&[u8], u64)> = chunks
+                .iter()
+                .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
+                .collect();
+            reports.push(naive::per_read_utf8(&chunk_refs, sub));
+            reports.push(naive::per_read_lines(&chunk_refs, sub));
         } else {
             let why = "needs a recording with chunk boundaries (a raw body has none)";
             reports.push(Report::not_applicable(Strategy::PerReadUtf8, why));
@@ -281,6 +314,7 @@ impl Analysis {
             provider_error: out.provider_error,
             ending,
             unterminated: out.unterminated,
+            overflow: out.overflow,
             findings: findings.into_sorted(),
             strategies,
         }
@@ -296,6 +330,9 @@ impl Analysis {
     /// non-negative integer (its calls were routed by guesswork).
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
+        if let Some(o) = &self.overflow {
+            problems.push(format!("{o}: the stream was cut there"));
+        }
         let failed: Vec<String> = self
             .calls
             .iter()

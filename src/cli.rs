@@ -61,11 +61,39 @@ pub enum Command {
 /// Options shared by commands that read a file.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// A `.ron` recording, or a raw SSE / JSON-lines body (e.g. `curl -N` output).
+    /// A `.ron` recording, or a raw SSE / JSON-lines body (e.g. `curl -N` output); `-` reads
+    /// standard input.
     pub file: PathBuf,
     /// Force the dialect: openai-chat, openai-responses, anthropic-messages, gemini, ollama.
     #[arg(long, value_parser = parse_dialect)]
     pub dialect: Option<DialectKind>,
+    /// The longest line or event accepted, in bytes (suffixes K, M, G = KiB, MiB, GiB): a longer
+    /// one stops the read with exit 1, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    pub max_event_bytes: u64,
+}
+
+/// A positive byte count: digits with an optional K, M or G suffix (powers of 1024; `KiB`,
+/// `MiB`, `GiB` and a trailing `B` are accepted too).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(digits_end);
+    let unit: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => 0,
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 && unit > 0 => n
+            .checked_mul(unit)
+            .ok_or_else(|| format!("{s:?}: too large")),
+        _ => Err(format!(
+            "{s:?}: expected a positive number of bytes, like 65536, 512K or 64M"
+        )),
+    }
 }
 
 fn parse_dialect(s: &str) -> Result<DialectKind, String> {
@@ -165,6 +193,9 @@ pub struct GenerateArgs {
     /// Write a `.ron` recording (one chunk per event) instead of a raw body.
     #[arg(long)]
     pub ron: bool,
+    /// Each call whole in one event (raw body): the many-calls scale case for `check`.
+    #[arg(long, conflicts_with = "ron")]
+    pub one_event_calls: bool,
 }
 
 /// Entry point: parse arguments and run. `open_app` opens the GUI for `sse-replay [FILE]`.
@@ -199,16 +230,26 @@ fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
     } else {
         fail(
             EXIT_FAILED,
-            format!("{} in {}", problems.join("; "), path.display()),
+            format!("{} in {}", problems.join("; "), input::display_name(path)),
         )
     }
 }
 
-/// Load and analyse a file for `check` (and the app).
+/// Load and analyse a file for `check` (and the app), with the default event limit.
 pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysis, InputError> {
-    let (rec, kind) = input::open_path(path, |_| true)?;
+    analyse_path_limited(path, dialect, input::DEFAULT_MAX_EVENT_BYTES)
+}
+
+/// [`analyse_path`] refusing a line or event longer than `max_event_bytes`
+/// ([`InputError::EventTooLarge`]).
+pub fn analyse_path_limited(
+    path: &Path,
+    dialect: Option<DialectKind>,
+    max_event_bytes: u64,
+) -> Result<Analysis, InputError> {
+    let (rec, kind) = input::open_path_limited(path, max_event_bytes, |_| true)?;
     let source = SourceInfo {
-        name: path.display().to_string(),
+        name: input::display_name(path),
         kind: match kind {
             InputKind::Recording if rec.meta.interrupted => {
                 "journal (interrupted recording)".into()
@@ -218,22 +259,31 @@ pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysi
         },
         timing_known: kind == InputKind::Recording && rec.meta.timing_known,
     };
-    Ok(Analysis::from_recording(
-        &rec,
+    let analysis = Analysis::from_recording_owned(
+        rec,
         source,
         Options {
             dialect,
             framing: None,
             detail: true,
         },
-    ))
+        max_event_bytes,
+    );
+    match analysis.overflow {
+        Some(overflow) => Err(InputError::EventTooLarge {
+            path: input::display_name(path),
+            overflow,
+        }),
+        None => Ok(analysis),
+    }
 }
 
 fn check(a: &CheckArgs) -> ExitCode {
-    let analysis = match analyse_path(&a.input.file, a.input.dialect) {
-        Ok(x) => x,
-        Err(e) => return fail(EXIT_INPUT, e),
-    };
+    let analysis =
+        match analyse_path_limited(&a.input.file, a.input.dialect, a.input.max_event_bytes) {
+            Ok(x) => x,
+            Err(e) => return fail(e.exit_code(), e),
+        };
     let text = if a.json {
         let mut t =
             serde_json::to_string_pretty(&export::check_json(&analysis)).unwrap_or_default();
@@ -249,7 +299,7 @@ fn check(a: &CheckArgs) -> ExitCode {
 }
 
 fn export_cmd(a: &ExportArgs) -> ExitCode {
-    let name = a.input.file.display().to_string();
+    let name = input::display_name(&a.input.file);
     // Stream: each call is written as soon as it is parsed, then dropped.
     let (sink, tmp): (Box<dyn std::io::Write>, Option<PathBuf>) = match &a.output {
         None => (
@@ -275,13 +325,14 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
     let (mut total, mut failed) = (0usize, Vec::new());
-    let result = input::stream_path_each(
+    let result = input::stream_path_each_limited(
         &a.input.file,
         Options {
             dialect: a.input.dialect,
             framing: None,
             detail: false,
         },
+        a.input.max_event_bytes,
         |c| {
             total += 1;
             if let crate::accumulate::Parsed::Err { error, .. } = &c.parsed {
@@ -300,7 +351,7 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
             if let Some(t) = &tmp {
                 let _ = std::fs::remove_file(t);
             }
-            return fail(EXIT_INPUT, e);
+            return fail(e.exit_code(), e);
         }
     };
     let finished = writer.finish().map(drop);
@@ -362,10 +413,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn events(a: &EventsArgs) -> ExitCode {
-    let analysis = match analyse_path(&a.input.file, a.input.dialect) {
-        Ok(x) => x,
-        Err(e) => return fail(EXIT_INPUT, e),
-    };
+    let analysis =
+        match analyse_path_limited(&a.input.file, a.input.dialect, a.input.max_event_bytes) {
+            Ok(x) => x,
+            Err(e) => return fail(e.exit_code(), e),
+        };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (i, e) in analysis.events.iter().enumerate() {
         let data = events_data(&analysis, e);
@@ -560,6 +612,13 @@ fn generate(a: &GenerateArgs) -> ExitCode {
     let res = if a.ron {
         let rec = crate::generate::large_recording(a.calls);
         crate::recording::save(&a.output, &rec).map_err(|e| e.to_string())
+    } else if a.one_event_calls {
+        std::fs::File::create(&a.output)
+            .map_err(|e| e.to_string())
+            .and_then(|f| {
+                crate::generate::write_one_event_calls(std::io::BufWriter::new(f), a.calls)
+                    .map_err(|e| e.to_string())
+            })
     } else {
         std::fs::File::create(&a.output)
             .map_err(|e| e.to_string())

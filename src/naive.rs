@@ -169,7 +169,8 @@ fn to_call(e: Entry, chunk: u32) -> NaiveCall {
     }
 }
 
-/// A table of entries keyed by call key, in first-seen order.
+/// A table of entries keyed by call key, in first-seen order. Removing an entry leaves its key in
+/// `order` (skipped by `into_calls`): searching `order` on every removal made many calls quadratic.
 #[derive(Clone, Debug, Default)]
 struct Table {
     order: Vec<CallKey>,
@@ -280,7 +281,6 @@ impl NaiveSet {
             if let Some(prev) = self.nid_current.take()
                 && let Some(e) = self.nid_open.map.remove(&prev)
             {
-                self.nid_open.order.retain(|k| k != &prev);
                 self.nid_done.push(to_call(e, pos.chunk));
                 self.nid_closed.insert(prev, ());
             }
@@ -309,7 +309,6 @@ impl NaiveSet {
                     outcome,
                 });
                 if ok && let Some(e) = self.pwv_open.map.remove(&f.key) {
-                    self.pwv_open.order.retain(|k| k != &f.key);
                     self.pwv_done.push(to_call(e, pos.chunk));
                     self.pwv_closed.insert(f.key.clone(), pos.chunk);
                 }

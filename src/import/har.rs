@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::{
-    ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name,
-    is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
+    body_recording, file_name, is_stream_type, looks_like_stream,
 };
-use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
+use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
 #[derive(Deserialize)]
 struct Har {
@@ -72,8 +72,8 @@ struct Content {
     encoding: Option<String>,
 }
 
-/// Import every event-stream entry of a HAR file.
-pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
+/// Import every event-stream entry of a HAR file (at most `limits.max_streams`; the rest counted).
+pub fn import(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Imported, ImportError> {
     let bytes = bytes
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(bytes);
@@ -101,7 +101,7 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
         });
     };
     let total = entries.len();
-    let mut out = Vec::new();
+    let mut out = Imported::default();
     let mut without_body = 0usize;
     for (i, entry) in entries.into_iter().enumerate() {
         let Some(resp) = entry.response else { continue };
@@ -136,6 +136,10 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
                 continue;
             }
         };
+        if !out.has_room(limits) {
+            out.skipped_streams += 1;
+            continue;
+        }
         let mut request = RequestInfo {
             method: entry.request.method.clone(),
             url: entry.request.url.clone(),
@@ -178,13 +182,17 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> 
             ),
             format!("HAR {NO_TIMING_NOTE}"),
         ];
-        let mut rec = body_recording(&body, title, ImportFormat::Har, notes);
+        let origin = BodyOrigin {
+            path,
+            at: format!("HAR entry {}", i + 1),
+        };
+        let mut rec = body_recording(&body, title, ImportFormat::Har, notes, origin, limits)?;
         rec.meta.created = entry.started;
         rec.request = Some(request);
         rec.response = Some(ResponseInfo { status, headers });
-        out.push(rec);
+        out.push(rec, limits);
     }
-    if out.is_empty() {
+    if out.recordings.is_empty() {
         let why = if without_body > 0 {
             format!(
                 "{without_body} event-stream entries have no saved body (some browsers do not keep streamed bodies; export from a proxy such as mitmproxy instead)"

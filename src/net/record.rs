@@ -48,6 +48,10 @@ pub struct RecordArgs {
     /// Recording title (default: METHOD URL, redacted).
     #[arg(long)]
     pub title: Option<String>,
+    /// The longest request body `-d @FILE` reads, in bytes (suffixes K, M, G); a longer one is
+    /// refused with exit 2. `-d @-` reads standard input.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = crate::cli::parse_size)]
+    pub max_body_bytes: u64,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -561,8 +565,18 @@ pub fn request_from_args(
         None => None,
         Some(d) => match d.strip_prefix('@') {
             Some(path) => Some(
-                std::fs::read(path)
-                    .map_err(|e| format!("cannot read the request body: {e} in {path}"))?,
+                crate::input::read_bounded(
+                    std::path::Path::new(path),
+                    a.max_body_bytes,
+                    "the request body",
+                    "--max-body-bytes",
+                )
+                .map_err(|e| match e {
+                    crate::input::InputError::Io { source, path } => {
+                        format!("cannot read the request body: {source} in {path}")
+                    }
+                    e => e.to_string(),
+                })?,
             ),
             None => Some(d.as_bytes().to_vec()),
         },
@@ -664,6 +678,7 @@ mod tests {
             output: Some("x.ron".into()),
             timeout: 5.0,
             title: None,
+            max_body_bytes: 1 << 20,
         };
         let req =
             request_from_args(&args, |n| (n == "K").then(|| "sk-live-123".to_owned())).unwrap();
