@@ -375,7 +375,7 @@ impl NaiveSet {
 
         let mut r = Report::new(Strategy::ParseWhenValid);
         let mut calls = std::mem::take(&mut self.pwv_done);
-        let never = self.pwv_open.order.len();
+        let never = self.pwv_open.map.len();
         calls.extend(std::mem::take(&mut self.pwv_open).into_calls(end_chunk));
         r.calls = calls;
         r.steps = std::mem::take(&mut self.pwv_steps);
