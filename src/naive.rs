@@ -6,10 +6,8 @@
 //! on the raw network reads and need a recording with chunk boundaries ([`per_read_utf8`],
 //! [`per_read_lines`]).
 
-use std::collections::HashMap;
-
 use crate::accumulate::{Parsed, Pos, parse_once, parse_value};
-use crate::dialect::{CallKey, Raw, Signal};
+use crate::dialect::{CallKey, FxHashMap, Raw, Signal};
 use crate::pipeline::{Options, Pipeline};
 
 /// The strategies, in the order they are shown.
@@ -174,7 +172,7 @@ fn to_call(e: Entry, chunk: u32) -> NaiveCall {
 #[derive(Clone, Debug, Default)]
 struct Table {
     order: Vec<CallKey>,
-    map: HashMap<CallKey, Entry>,
+    map: FxHashMap<CallKey, Entry>,
 }
 
 impl Table {
@@ -200,7 +198,7 @@ impl Table {
 #[derive(Clone, Debug, Default)]
 pub struct NaiveSet {
     per_fragment: Vec<Step>,
-    calls_by_key: HashMap<CallKey, u32>,
+    calls_by_key: FxHashMap<CallKey, u32>,
     concat_all: String,
     overwrite: Table,
     concat_fields: Table,
@@ -208,12 +206,12 @@ pub struct NaiveSet {
     nid_current: Option<CallKey>,
     nid_open: Table,
     nid_done: Vec<NaiveCall>,
-    nid_closed: HashMap<CallKey, ()>,
+    nid_closed: FxHashMap<CallKey, ()>,
     nid_dropped: u64,
     // parse-when-valid
     pwv_open: Table,
     pwv_done: Vec<NaiveCall>,
-    pwv_closed: HashMap<CallKey, u32>,
+    pwv_closed: FxHashMap<CallKey, u32>,
     pwv_steps: Vec<Step>,
     pwv_ignored: u64,
     last_chunk: u32,
