@@ -1,8 +1,10 @@
 //! The command line: arguments → one action → exit code. The contract scripts rely on:
 //! exit 0 = every call parsed and the stream ended normally; 1 = a call failed to parse, the
-//! stream ended early or with a provider error, a tool-call `index` was not a non-negative integer
-//! (or a network/HTTP failure); 2 = the input cannot be read (or bad usage). `check`, `export` and
-//! `events` follow it alike, and say why on exactly one line of standard error.
+//! stream ended early or with a provider error, a tool-call `index` was not a non-negative integer,
+//! a line or event was longer than `--max-event-bytes` (reading stops there: an endless input ends
+//! at bounded memory) (or a network/HTTP failure); 2 = the input cannot be read (or bad usage).
+//! `check`, `export` and `events` follow it alike, and say why on exactly one line of standard
+//! error. `-` as the input path is standard input.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
