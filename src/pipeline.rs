@@ -474,6 +474,16 @@ impl Pipeline {
         self.chunk = self.chunk.saturating_sub(1);
         let unterminated = framer.finish(&mut |item| self.on_framed(item));
         self.out.overflow = framer.overflow();
+        if let Some(o) = self.out.overflow {
+            let at = Location {
+                offset: Some(o.start),
+                chunk: Some(self.chunk),
+                ..Default::default()
+            };
+            self.out
+                .findings
+                .add(FindingKind::EventTooLarge, None, at, || o.to_string());
+        }
         if self.dialect.is_none() {
             if self.pending.is_empty() {
                 self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
