@@ -347,4 +347,60 @@ mod tests {
             assert_eq!(events.len(), 1);
         }
     }
+
+    #[test]
+    fn limited_framer_chunking_property_on_random_streams() {
+        let pieces: [&[u8]; 8] = [
+            b"{\"a\":1}",
+            b"data: x",
+            b"\n",
+            b"\r\n",
+            b" ",
+            b"  \n",
+            b"{",
+            b"zz",
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let run = |body: &[u8], cuts: &[usize], limit: u64| {
+            let mut f = Framer::with_max_event_bytes(None, limit);
+            let mut out = Vec::new();
+            let mut sink = |i: Framed<'_>| match i {
+                Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),
+                Framed::Comment { text, span } => out.push((format!("#{text}"), span)),
+            };
+            let mut start = 0;
+            for &c in cuts.iter().chain(std::iter::once(&body.len())) {
+                f.feed(&body[start..c], &mut sink);
+                start = c;
+            }
+            let u = f.finish(&mut sink);
+            (out, u, f.framing(), f.overflow())
+        };
+        for _ in 0..2000 {
+            let mut body = Vec::new();
+            for _ in 0..(next() % 30) {
+                body.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let limit = 1 + next() % 20;
+            let whole = run(&body, &[], limit);
+            let bytewise: Vec<usize> = (1..body.len()).collect();
+            assert_eq!(run(&body, &bytewise, limit), whole, "{body:?} {limit}");
+            let mut cuts = Vec::new();
+            let mut at = 0usize;
+            loop {
+                at += 1 + (next() % 5) as usize;
+                if at >= body.len() {
+                    break;
+                }
+                cuts.push(at);
+            }
+            assert_eq!(run(&body, &cuts, limit), whole, "{body:?} {cuts:?} {limit}");
+        }
+    }
 }

@@ -271,7 +271,7 @@ impl SseParser {
 
     /// Split `input` (starting at stream offset `base`) into lines, carrying an unterminated tail.
     fn feed_lines(&mut self, mut input: &[u8], mut base: u64, sink: &mut impl FnMut(SseItem<'_>)) {
-        if input.is_empty() {
+        if input.is_empty() || self.overflow.is_some() {
             return;
         }
         if let Some(non_blank) = self.pending_cr.take() {
@@ -855,5 +855,98 @@ mod tests {
             assert_eq!(overflow.map(|o| o.start), Some(9), "cut at {cut}");
         }
         assert_eq!(limited(&body, 30, 1000).0.len(), 2);
+    }
+
+    /// Everything a limited parser reports, for comparing splits.
+    /// Items are (is a comment, data or text, span).
+    type LimitedRun = (
+        Vec<(bool, String, Range<u64>)>,
+        Option<Unterminated>,
+        Option<Overflow>,
+    );
+
+    fn run_limited(body: &[u8], cuts: &[usize], limit: u64) -> LimitedRun {
+        let mut p = SseParser::with_max_event_bytes(limit);
+        let mut items = Vec::new();
+        let mut sink = |i: SseItem<'_>| match i {
+            SseItem::Event(e) => items.push((false, e.data.to_owned(), e.span)),
+            SseItem::Comment { text, span } => items.push((true, text.to_owned(), span)),
+        };
+        let mut start = 0;
+        for &c in cuts.iter().chain(std::iter::once(&body.len())) {
+            p.feed(&body[start..c], &mut sink);
+            start = c;
+        }
+        let u = p.finish();
+        (items, u, p.overflow())
+    }
+
+    #[test]
+    fn limited_parser_chunking_property_on_random_streams() {
+        // Random streams over a small alphabet of SSE pieces, random limits: the same items,
+        // discarded tail and overflow for one feed, random splits and byte-by-byte feeding.
+        let pieces: [&[u8]; 10] = [
+            b"data: ",
+            b"event: e",
+            b"xxxx",
+            b"yy",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b": c",
+            b"id: 1",
+            b"\xEF\xBB",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2000 {
+            let mut body = Vec::new();
+            for _ in 0..(next() % 40) {
+                body.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let limit = 1 + next() % 24;
+            let whole = run_limited(&body, &[], limit);
+            let mut cuts = Vec::new();
+            let mut at = 0usize;
+            loop {
+                at += 1 + (next() % 7) as usize;
+                if at >= body.len() {
+                    break;
+                }
+                cuts.push(at);
+            }
+            assert_eq!(
+                run_limited(&body, &cuts, limit),
+                whole,
+                "{body:?} {cuts:?} {limit}"
+            );
+            let bytewise: Vec<usize> = (1..body.len()).collect();
+            assert_eq!(
+                run_limited(&body, &bytewise, limit),
+                whole,
+                "{body:?} {limit}"
+            );
+            // Without an overflow, the limited parser is the plain parser.
+            if whole.2.is_none() {
+                let plain = parse_all([body.as_slice()]);
+                assert_eq!(
+                    plain
+                        .iter()
+                        .map(|e| (false, e.data.clone(), e.span.clone()))
+                        .collect::<Vec<_>>(),
+                    whole
+                        .0
+                        .iter()
+                        .filter(|(comment, ..)| !comment)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
     }
 }
