@@ -445,3 +445,33 @@ fn the_analysis_names_the_cut_as_an_error_finding() {
     assert_eq!(a.calls.len(), 2);
     assert!(a.calls.iter().all(|c| c.value().is_some()));
 }
+
+#[test]
+fn a_recording_with_an_event_over_the_limit_fails_every_reading_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rec = dir.path().join("big.ron");
+    let call = format!("f={{\"a\":\"{}\"}}", "x".repeat(6000));
+    let o = run_bounded(
+        bin(&[
+            "stub",
+            "--call",
+            &call,
+            "--fragment",
+            "6000",
+            "-o",
+            rec.to_str().unwrap_or(""),
+        ]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let p = rec.to_str().unwrap_or("");
+    for cmd in ["check", "events", "export"] {
+        let o = run_bounded(bin(&[cmd, p, "--max-event-bytes", "4K"]), None, LONG);
+        assert_eq!(code(&o), 1, "{cmd}");
+        assert!(one_line(&o).contains("longer than 4096 bytes"), "{cmd}");
+        // The default limit is far above it.
+        let o = run_bounded(bin(&[cmd, p]), None, LONG);
+        assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
+    }
+}
