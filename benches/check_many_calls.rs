@@ -5,7 +5,8 @@
 //! Run: `cargo bench --no-default-features --bench check_many_calls`
 //! (`BENCH_CALLS=300000` is the default top size; `BENCH_STEPS=4` sizes, each half the next).
 //! Prints, for each size, the in-process analysis + text report time and its time per call (flat
-//! when linear), then `sse-replay check` as a child process on the top size: wall time and peak RSS.
+//! when linear), then `sse-replay check` and `check --json` as child processes on the top size:
+//! wall time and peak RSS.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -79,12 +80,15 @@ fn main() {
     }
     let path = generate(&dir, top);
     let exe = env!("CARGO_BIN_EXE_sse-replay");
-    let (rss, wall, code) = child_peak_rss_kib(
-        std::process::Command::new(exe).args(["check", path.to_str().unwrap_or("")]),
-    );
-    println!(
-        "sse-replay check (child process) on {top} calls: exit {code:?}, wall {:.2} s (target <= 20 s), peak RSS {:.1} MB",
-        wall.as_secs_f64(),
-        rss as f64 / 1024.0
-    );
+    for extra in [None, Some("--json")] {
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(["check", path.to_str().unwrap_or("")]).args(extra);
+        let (rss, wall, code) = child_peak_rss_kib(&mut cmd);
+        println!(
+            "sse-replay check{} (child process) on {top} calls: exit {code:?}, wall {:.2} s (target <= 20 s), peak RSS {:.1} MB",
+            extra.map_or(String::new(), |e| format!(" {e}")),
+            wall.as_secs_f64(),
+            rss as f64 / 1024.0
+        );
+    }
 }
