@@ -14,7 +14,7 @@ use crate::naive::{self, NaiveCall, Report, Strategy};
 pub use crate::pipeline::Ending;
 use crate::pipeline::{EventRecord, FinishMark, Options, Outcome, Pipeline};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
-use crate::sse::Unterminated;
+use crate::sse::{Overflow, Unterminated};
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +122,9 @@ pub struct Analysis {
     pub provider_error: Option<(String, crate::accumulate::Pos)>,
     pub ending: Ending,
     pub unterminated: Option<Unterminated>,
+    /// The stream was cut at a line or event over the limit (see
+    /// [`Analysis::from_recording_owned`]); everything here is what came before it.
+    pub overflow: Option<Overflow>,
     pub findings: Vec<Finding>,
     pub strategies: Vec<StrategyResult>,
 }
@@ -142,6 +145,34 @@ pub struct CallAtCursor<'a> {
 impl Analysis {
     /// Analyse a recording. `name` names the source in messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
+        let chunks = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros));
+        Self::run(rec, chunks, rec.body_len(), source, opts, u64::MAX)
+    }
+
+    /// [`Analysis::from_recording`], consuming the recording so each chunk's bytes are freed as
+    /// soon as they are copied into the body (the body is then held once, not twice), and
+    /// stopping at the first line or event longer than `max_event_bytes`
+    /// ([`Analysis::overflow`] says where).
+    pub fn from_recording_owned(
+        mut rec: Recording,
+        source: SourceInfo,
+        opts: Options,
+        max_event_bytes: u64,
+    ) -> Self {
+        let body_len = rec.body_len();
+        let chunks = std::mem::take(&mut rec.chunks);
+        let chunks = chunks.into_iter().map(|c| (c.bytes, c.t_micros));
+        Self::run(&rec, chunks, body_len, source, opts, max_event_bytes)
+    }
+
+    fn run<B: AsRef<[u8]>>(
+        rec: &Recording,
+        rec_chunks: impl Iterator<Item = (B, u64)>,
+        body_len: u64,
+        source: SourceInfo,
+        opts: Options,
+        max_event_bytes: u64,
+    ) -> Self {
         let mut opts = Options {
             detail: true,
             ..opts
@@ -149,27 +180,26 @@ impl Analysis {
         if opts.dialect.is_none() {
             opts.dialect = DialectKind::from_name(&rec.meta.dialect);
         }
-        let mut p = Pipeline::new(opts);
+        let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
         p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
-        let mut body = Vec::with_capacity(rec.body_len() as usize);
-        let mut chunks = Vec::with_capacity(rec.chunks.len());
-        for c in &rec.chunks {
+        let mut body = Vec::with_capacity(body_len as usize);
+        let mut chunks = Vec::new();
+        for (bytes, t_micros) in rec_chunks {
+            if p.overflow().is_some() {
+                break;
+            }
+            let bytes = bytes.as_ref();
             let start = body.len() as u64;
-            body.extend_from_slice(&c.bytes);
+            body.extend_from_slice(bytes);
             chunks.push(ChunkSpan {
                 start,
                 end: body.len() as u64,
-                t_micros: c.t_micros,
+                t_micros,
             });
-            p.feed(&c.bytes, c.t_micros);
+            p.feed(bytes, t_micros);
         }
         let out = p.finish();
-        let chunk_refs: Vec<(&[u8], u64)> = rec
-            .chunks
-            .iter()
-            .map(|c| (c.bytes.as_slice(), c.t_micros))
-            .collect();
-        Self::build(out, rec, source, body, chunks, &chunk_refs)
+        Self::build(out, rec, source, body, chunks)
     }
 
     fn build(
@@ -178,7 +208,6 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
-        chunk_refs: &[(&[u8], u64)],
     ) -> Self {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
@@ -211,8 +240,12 @@ impl Analysis {
             detail: false,
         };
         if source.timing_known {
-            reports.push(naive::per_read_utf8(chunk_refs, sub));
-            reports.push(naive::per_read_lines(chunk_refs, sub));
+            let chunk_refs: Vec<(&[u8], u64)> = chunks
+                .iter()
+                .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
+                .collect();
+            reports.push(naive::per_read_utf8(&chunk_refs, sub));
+            reports.push(naive::per_read_lines(&chunk_refs, sub));
         } else {
             let why = "needs a recording with chunk boundaries (a raw body has none)";
             reports.push(Report::not_applicable(Strategy::PerReadUtf8, why));
@@ -246,6 +279,7 @@ impl Analysis {
             provider_error: out.provider_error,
             ending,
             unterminated: out.unterminated,
+            overflow: out.overflow,
             findings: findings.into_sorted(),
             strategies,
         }

@@ -1,9 +1,11 @@
 //! The command line: arguments → one action → exit code. The contract scripts rely on:
 //! exit 0 = no error-severity finding (every call parsed, the stream ended normally, …);
 //! 1 = some finding has error severity (a call failed to parse, the stream ended early or with a
-//! provider error, arguments differ from the stream's own full copy, …) or a network/HTTP failure;
-//! 2 = the input cannot be read (or bad usage). `check`, `export` and `events` decide it with the
-//! one verdict in [`crate::verdict`], and say why on exactly one line of standard error.
+//! provider error, arguments differ from the stream's own full copy, a line or event was longer
+//! than `--max-event-bytes` — reading stops there, so an endless input ends at bounded memory —
+//! …) or a network/HTTP failure; 2 = the input cannot be read (or bad usage). `check`, `export`
+//! and `events` decide it with the one verdict in [`crate::verdict`], and say why on exactly one
+//! line of standard error. `-` as the input path is standard input.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -63,11 +65,39 @@ pub enum Command {
 /// Options shared by commands that read a file.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// A `.ron` recording, or a raw SSE / JSON-lines body (e.g. `curl -N` output).
+    /// A `.ron` recording, or a raw SSE / JSON-lines body (e.g. `curl -N` output); `-` reads
+    /// standard input.
     pub file: PathBuf,
     /// Force the dialect: openai-chat, openai-responses, anthropic-messages, gemini, ollama.
     #[arg(long, value_parser = parse_dialect)]
     pub dialect: Option<DialectKind>,
+    /// The longest line or event accepted, in bytes (suffixes K, M, G = KiB, MiB, GiB): a longer
+    /// one stops the read with exit 1, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    pub max_event_bytes: u64,
+}
+
+/// A positive byte count: digits with an optional K, M or G suffix (powers of 1024; `KiB`,
+/// `MiB`, `GiB` and a trailing `B` are accepted too).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(digits_end);
+    let unit: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => 0,
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 && unit > 0 => n
+            .checked_mul(unit)
+            .ok_or_else(|| format!("{s:?}: too large")),
+        _ => Err(format!(
+            "{s:?}: expected a positive number of bytes, like 65536, 512K or 64M"
+        )),
+    }
 }
 
 fn parse_dialect(s: &str) -> Result<DialectKind, String> {
@@ -206,6 +236,9 @@ pub struct GenerateArgs {
     /// Replace OUT if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Each call whole in one event (raw body): the many-calls scale case for `check`.
+    #[arg(long, conflicts_with = "ron")]
+    pub one_event_calls: bool,
 }
 
 /// Entry point: parse arguments and run. `open_app` opens the GUI for `sse-replay [FILE]`.
@@ -240,16 +273,26 @@ fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
     } else {
         fail(
             EXIT_FAILED,
-            format!("{} in {}", verdict.line(), path.display()),
+            format!("{} in {}", verdict.line(), input::display_name(path)),
         )
     }
 }
 
-/// Load and analyse a file for `check` (and the app).
+/// Load and analyse a file for `check` (and the app), with the default event limit.
 pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysis, InputError> {
-    let (rec, kind) = input::open_path(path, |_| true)?;
+    analyse_path_limited(path, dialect, input::DEFAULT_MAX_EVENT_BYTES)
+}
+
+/// [`analyse_path`] refusing a line or event longer than `max_event_bytes`
+/// ([`InputError::EventTooLarge`]).
+pub fn analyse_path_limited(
+    path: &Path,
+    dialect: Option<DialectKind>,
+    max_event_bytes: u64,
+) -> Result<Analysis, InputError> {
+    let (rec, kind) = input::open_path_limited(path, max_event_bytes, |_| true)?;
     let source = SourceInfo {
-        name: path.display().to_string(),
+        name: input::display_name(path),
         kind: match kind {
             InputKind::Recording if rec.meta.interrupted => {
                 "journal (interrupted recording)".into()
@@ -259,34 +302,50 @@ pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysi
         },
         timing_known: kind == InputKind::Recording && rec.meta.timing_known,
     };
-    Ok(Analysis::from_recording(
-        &rec,
+    let analysis = Analysis::from_recording_owned(
+        rec,
         source,
         Options {
             dialect,
             framing: None,
             detail: true,
         },
-    ))
+        max_event_bytes,
+    );
+    match analysis.overflow {
+        Some(overflow) => Err(InputError::EventTooLarge {
+            path: input::display_name(path),
+            overflow,
+        }),
+        None => Ok(analysis),
+    }
 }
 
 fn check(a: &CheckArgs) -> ExitCode {
-    let analysis = match analyse_path(&a.input.file, a.input.dialect) {
-        Ok(x) => x,
-        Err(e) => return fail(EXIT_INPUT, e),
-    };
-    let text = if a.json {
-        let mut t =
-            serde_json::to_string_pretty(&export::check_json(&analysis)).unwrap_or_default();
-        t.push('\n');
-        t
+    let analysis =
+        match analyse_path_limited(&a.input.file, a.input.dialect, a.input.max_event_bytes) {
+            Ok(x) => x,
+            Err(e) => return fail(e.exit_code(), e),
+        };
+    let written = if a.json {
+        // Streamed to standard output piece by piece: no copy of the analysis as JSON values
+        // (300,000 calls took 8.8 GB and 52 s that way).
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &export::CheckReport(&analysis))
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush())
     } else {
-        crate::report::check_text(&analysis)
+        std::io::stdout().write_all(crate::report::check_text(&analysis).as_bytes())
     };
-    if let Err(e) = std::io::stdout().write_all(text.as_bytes()) {
+    if let Err(e) = written {
         return fail(EXIT_FAILED, format!("cannot write the report: {e}"));
     }
-    verdict(&analysis, &a.input.file)
+    let code = verdict(&analysis, &a.input.file);
+    // The process ends here: freeing millions of small allocations one by one (a stream with
+    // 300,000 calls) would only add seconds before the same memory is returned at exit.
+    std::mem::forget(analysis);
+    code
 }
 
 /// Exit code for a failed write: 2 when the output exists and `--force` was not given, else 1.
@@ -298,7 +357,7 @@ fn write_failed(e: &RecordingError) -> u8 {
 }
 
 fn export_cmd(a: &ExportArgs) -> ExitCode {
-    let name = a.input.file.display().to_string();
+    let name = input::display_name(&a.input.file);
     // Stream: each call is written as soon as it is parsed, then dropped. A file is written to a
     // temporary file and renamed into place at the end (removed on error or Ctrl+C).
     let out_path = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
@@ -310,13 +369,14 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
     let mut judge = crate::verdict::Judge::default();
-    let result = input::stream_path_each(
+    let result = input::stream_path_each_limited(
         &a.input.file,
         Options {
             dialect: a.input.dialect,
             framing: None,
             detail: false,
         },
+        a.input.max_event_bytes,
         |c| {
             judge.call(&c);
             if write_error.is_none()
@@ -330,7 +390,7 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
     // On any error the writer (and with it the temporary file) is dropped: nothing is left.
     let out = match result {
         Ok(o) => o,
-        Err(e) => return fail(EXIT_INPUT, e),
+        Err(e) => return fail(e.exit_code(), e),
     };
     let file = match write_error.map(Err).unwrap_or_else(|| writer.finish()) {
         Ok(file) => file,
@@ -354,10 +414,11 @@ fn export_cmd(a: &ExportArgs) -> ExitCode {
 }
 
 fn events(a: &EventsArgs) -> ExitCode {
-    let analysis = match analyse_path(&a.input.file, a.input.dialect) {
-        Ok(x) => x,
-        Err(e) => return fail(EXIT_INPUT, e),
-    };
+    let analysis =
+        match analyse_path_limited(&a.input.file, a.input.dialect, a.input.max_event_bytes) {
+            Ok(x) => x,
+            Err(e) => return fail(e.exit_code(), e),
+        };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (i, e) in analysis.events.iter().enumerate() {
         let data = events_data(&analysis, e);
@@ -384,7 +445,10 @@ fn events(a: &EventsArgs) -> ExitCode {
         return fail(EXIT_FAILED, format!("cannot write to standard output: {e}"));
     }
     drop(out);
-    verdict(&analysis, &a.input.file)
+    let code = verdict(&analysis, &a.input.file);
+    // As in `check`: the process ends here, so skip freeing every allocation one by one.
+    std::mem::forget(analysis);
+    code
 }
 
 struct EventData {
@@ -548,6 +612,16 @@ fn generate(a: &GenerateArgs) -> ExitCode {
     let res = if a.ron {
         let rec = crate::generate::large_recording(a.calls);
         recording::save_with(&a.output, &rec, options)
+    } else if a.one_event_calls {
+        OutputFile::create(&a.output, options).and_then(|mut f| {
+            crate::generate::write_one_event_calls(&mut f, a.calls)
+                .map_err(|e| RecordingError::Io {
+                    op: "writing",
+                    path: a.output.clone(),
+                    source: e,
+                })
+                .and_then(|()| f.commit())
+        })
     } else {
         OutputFile::create(&a.output, options).and_then(|mut f| {
             crate::generate::write_large(&mut f, a.calls)

@@ -92,6 +92,7 @@ finding_kinds! {
     ArgumentsOnlyInDone = "arguments-only-in-done", Info, "The arguments came only in the done event (`response.function_call_arguments.done` / `response.output_item.done`), with no `.delta` pieces (some Responses-compatible servers). The correct call carries the done text; a client that only appends deltas gets empty arguments.";
     ServerTool = "server-tool", Info, "A tool the provider runs itself (Anthropic `server_tool_use` / `mcp_tool_use`, Responses `web_search_call`, `file_search_call`, `code_interpreter_call`, `mcp_call`, …). Shown apart: it is not a call the client must execute, and it never changes the verdict.";
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
+    EventTooLarge = "event-too-large", Error, "A line or event was longer than the limit (`--max-event-bytes`): an endless line such as `/dev/zero`, or a broken stream. Reading stopped there; only what came before it is analysed.";
 }
 
 /// Where something happened. All numbers are 0-based positions in the analysis.

@@ -4,7 +4,12 @@
 
 use std::ops::Range;
 
+pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
+
+/// The default limit on one line or event (`--max-event-bytes`): generous for real streams, and
+/// small enough that an endless line (`/dev/zero`) ends the read early at bounded memory.
+pub const DEFAULT_MAX_EVENT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How events are framed in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -41,20 +46,66 @@ pub enum Framed<'a> {
 }
 
 /// A push line splitter for JSON lines: one event per non-blank line, CR stripped.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LineFramer {
     line: Vec<u8>,
     line_start: u64,
     offset: u64,
     text: String,
+    /// Longest line accepted (without its LF); `u64::MAX` = no limit.
+    max_line: u64,
+    overflow: Option<Overflow>,
+}
+
+impl Default for LineFramer {
+    fn default() -> Self {
+        Self::with_max_line(u64::MAX)
+    }
 }
 
 impl LineFramer {
+    /// A splitter that stops at the first line longer than `limit` bytes (see [`Self::overflow`]).
+    pub fn with_max_line(limit: u64) -> Self {
+        Self {
+            line: Vec::new(),
+            line_start: 0,
+            offset: 0,
+            text: String::new(),
+            max_line: limit,
+            overflow: None,
+        }
+    }
+
+    /// The line that went past the limit, if one did. Nothing is split after it.
+    pub fn overflow(&self) -> Option<Overflow> {
+        self.overflow
+    }
+
+    fn overflowed(&mut self, start: u64) {
+        self.overflow = Some(Overflow {
+            start,
+            limit: self.max_line,
+        });
+        self.line = Vec::new();
+    }
+
     /// Feed bytes; `sink` gets one event per complete non-blank line.
     pub fn feed(&mut self, mut input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
         let mut base = self.offset;
         self.offset += input.len() as u64;
+        if self.overflow.is_some() {
+            return;
+        }
         while let Some(i) = memchr::memchr(b'\n', input) {
+            if (self.line.len() + i) as u64 > self.max_line {
+                let start = if self.line.is_empty() {
+                    base
+                } else {
+                    self.line_start
+                };
+                self.overflowed(start);
+                return;
+            }
             let end = base + i as u64 + 1;
             if self.line.is_empty() {
                 Self::emit(&input[..i], base, end, &mut self.text, sink);
@@ -71,6 +122,10 @@ impl LineFramer {
         if !input.is_empty() {
             if self.line.is_empty() {
                 self.line_start = base;
+            }
+            if (self.line.len() + input.len()) as u64 > self.max_line {
+                self.overflowed(self.line_start);
+                return;
             }
             self.line.extend_from_slice(input);
         }
@@ -113,7 +168,7 @@ impl LineFramer {
 
     /// End of input: a last line without a newline is still a line (files often end that way).
     pub fn finish(&mut self, sink: &mut impl FnMut(Framed<'_>)) {
-        if !self.line.is_empty() {
+        if self.overflow.is_none() && !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             Self::emit(&line, self.line_start, self.offset, &mut self.text, sink);
         }
@@ -125,37 +180,57 @@ impl LineFramer {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Framer {
-    Undecided(Vec<u8>),
+    /// Only blank bytes so far (kept), and the limit the decided framer will get.
+    Undecided(Vec<u8>, u64),
     Sse(SseParser),
     Lines(LineFramer),
 }
 
 impl Framer {
-    /// A framer; `None` = auto-detect.
+    /// A framer without a size limit; `None` = auto-detect.
     pub fn new(framing: Option<Framing>) -> Self {
+        Self::with_max_event_bytes(framing, u64::MAX)
+    }
+
+    /// A framer that stops at the first line or event longer than `limit` bytes and reports it
+    /// through [`Framer::overflow`] (the events before it are delivered as usual).
+    pub fn with_max_event_bytes(framing: Option<Framing>, limit: u64) -> Self {
         match framing {
-            None => Framer::Undecided(Vec::new()),
-            Some(Framing::Sse) => Framer::Sse(SseParser::new()),
-            Some(Framing::JsonLines) => Framer::Lines(LineFramer::default()),
+            None => Framer::Undecided(Vec::new(), limit),
+            Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
+            Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
+        }
+    }
+
+    /// The line or event that went past the limit, if one did: the framer ignores later input.
+    pub fn overflow(&self) -> Option<Overflow> {
+        match self {
+            Framer::Undecided(..) => None,
+            Framer::Sse(p) => p.overflow(),
+            Framer::Lines(l) => l.overflow(),
         }
     }
 
     /// The framing, once decided.
     pub fn framing(&self) -> Option<Framing> {
         match self {
-            Framer::Undecided(_) => None,
+            Framer::Undecided(..) => None,
             Framer::Sse(_) => Some(Framing::Sse),
             Framer::Lines(_) => Some(Framing::JsonLines),
         }
     }
 
-    /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`.
-    fn decide(prefix: &[u8]) -> Option<Framing> {
+    /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`. More than `limit`
+    /// blank bytes first: SSE (only blank lines so far; no JSON line can be that long), decided
+    /// the same way however the bytes were split.
+    fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
         let p = prefix
             .strip_prefix(b"\xEF\xBB\xBF".as_slice())
             .unwrap_or(prefix);
-        let first = p.iter().find(|b| !b.is_ascii_whitespace())?;
-        Some(if *first == b'{' {
+        let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
+            return (p.len() as u64 > limit).then_some(Framing::Sse);
+        };
+        Some(if at as u64 <= limit && p[at] == b'{' {
             Framing::JsonLines
         } else {
             Framing::Sse
@@ -164,26 +239,28 @@ impl Framer {
 
     /// Feed bytes.
     pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
-        if let Framer::Undecided(buf) = self {
+        if let Framer::Undecided(buf, limit) = self {
             buf.extend_from_slice(input);
-            let Some(f) = Self::decide(buf) else { return };
-            let buf = std::mem::take(buf);
-            *self = Framer::new(Some(f));
+            let Some(decided) = Self::decide(buf, *limit) else {
+                return;
+            };
+            let (buf, limit) = (std::mem::take(buf), *limit);
+            *self = Framer::with_max_event_bytes(Some(decided), limit);
             self.feed(&buf, sink);
             return;
         }
         match self {
             Framer::Sse(p) => p.feed(input, &mut |item| sink(from_sse(item))),
             Framer::Lines(l) => l.feed(input, sink),
-            Framer::Undecided(_) => {}
+            Framer::Undecided(..) => {}
         }
     }
 
     /// End of input. Returns what an SSE stream left unterminated.
     pub fn finish(&mut self, sink: &mut impl FnMut(Framed<'_>)) -> Option<Unterminated> {
-        if let Framer::Undecided(buf) = self {
-            let buf = std::mem::take(buf);
-            *self = Framer::new(Some(Framing::Sse));
+        if let Framer::Undecided(buf, limit) = self {
+            let (buf, limit) = (std::mem::take(buf), *limit);
+            *self = Framer::with_max_event_bytes(Some(Framing::Sse), limit);
             self.feed(&buf, sink);
         }
         match self {
@@ -192,7 +269,7 @@ impl Framer {
                 l.finish(sink);
                 None
             }
-            Framer::Undecided(_) => None,
+            Framer::Undecided(..) => None,
         }
     }
 
@@ -214,5 +291,116 @@ fn from_sse(item: SseItem<'_>) -> Framed<'_> {
             flags: e.flags,
         },
         SseItem::Comment { text, span } => Framed::Comment { text, span },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(
+        body: &[u8],
+        cut: usize,
+        limit: u64,
+    ) -> (Vec<String>, Option<Framing>, Option<Overflow>) {
+        let mut f = Framer::with_max_event_bytes(None, limit);
+        let mut out = Vec::new();
+        let mut sink = |i: Framed<'_>| {
+            if let Framed::Event { data, .. } = i {
+                out.push(data.to_owned());
+            }
+        };
+        f.feed(&body[..cut], &mut sink);
+        f.feed(&body[cut..], &mut sink);
+        f.finish(&mut sink);
+        (out, f.framing(), f.overflow())
+    }
+
+    #[test]
+    fn json_lines_over_the_limit_stop_the_framer() {
+        let body = b"{\"a\":1}\n{\"bbbbbbbbbbbbbbbbbbbbbbbbb\":2}\n{\"c\":3}";
+        for cut in 0..=body.len() {
+            let (events, framing, overflow) = frame(body, cut, 16);
+            assert_eq!(events, ["{\"a\":1}"], "cut at {cut}");
+            assert_eq!(framing, Some(Framing::JsonLines));
+            assert_eq!(overflow.map(|o| o.start), Some(8), "cut at {cut}");
+        }
+        let (events, _, overflow) = frame(body, 3, 64);
+        assert_eq!((events.len(), overflow), (3, None));
+        // An unterminated last line over the limit is refused too.
+        let (events, _, overflow) = frame(b"{\"a\":1}\n{\"xxxxxxxxxxxxxxxxxxxxxx", 12, 16);
+        assert_eq!((events.len(), overflow.map(|o| o.start)), (1, Some(8)));
+    }
+
+    #[test]
+    fn blank_bytes_past_the_limit_decide_sse_however_they_are_split() {
+        let mut body = vec![b' '; 40];
+        body.extend_from_slice(b"{\"a\":1}\n");
+        for cut in 0..=body.len() {
+            // 40 blanks then `{`: past a limit of 20, SSE (and then a 48-byte line: too long).
+            let (_, framing, overflow) = frame(&body, cut, 20);
+            assert_eq!(framing, Some(Framing::Sse), "cut at {cut}");
+            assert_eq!(overflow.map(|o| o.start), Some(0), "cut at {cut}");
+            // Within a limit of 100, JSON lines.
+            let (events, framing, _) = frame(&body, cut, 100);
+            assert_eq!(framing, Some(Framing::JsonLines), "cut at {cut}");
+            assert_eq!(events.len(), 1);
+        }
+    }
+
+    #[test]
+    fn limited_framer_chunking_property_on_random_streams() {
+        let pieces: [&[u8]; 8] = [
+            b"{\"a\":1}",
+            b"data: x",
+            b"\n",
+            b"\r\n",
+            b" ",
+            b"  \n",
+            b"{",
+            b"zz",
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let run = |body: &[u8], cuts: &[usize], limit: u64| {
+            let mut f = Framer::with_max_event_bytes(None, limit);
+            let mut out = Vec::new();
+            let mut sink = |i: Framed<'_>| match i {
+                Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),
+                Framed::Comment { text, span } => out.push((format!("#{text}"), span)),
+            };
+            let mut start = 0;
+            for &c in cuts.iter().chain(std::iter::once(&body.len())) {
+                f.feed(&body[start..c], &mut sink);
+                start = c;
+            }
+            let u = f.finish(&mut sink);
+            (out, u, f.framing(), f.overflow())
+        };
+        for _ in 0..2000 {
+            let mut body = Vec::new();
+            for _ in 0..(next() % 30) {
+                body.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let limit = 1 + next() % 20;
+            let whole = run(&body, &[], limit);
+            let bytewise: Vec<usize> = (1..body.len()).collect();
+            assert_eq!(run(&body, &bytewise, limit), whole, "{body:?} {limit}");
+            let mut cuts = Vec::new();
+            let mut at = 0usize;
+            loop {
+                at += 1 + (next() % 5) as usize;
+                if at >= body.len() {
+                    break;
+                }
+                cuts.push(at);
+            }
+            assert_eq!(run(&body, &cuts, limit), whole, "{body:?} {cuts:?} {limit}");
+        }
     }
 }

@@ -109,6 +109,23 @@ pub fn large_recording(calls: usize) -> Recording {
     }
 }
 
+/// A stream of `calls` tool calls that each arrive whole in one event (id, name and complete
+/// arguments, as some providers send them), then the finish and `[DONE]`: about 120 bytes per
+/// call, so 300,000 calls make ~36 MB. The scale case for `check` (many calls rather than many
+/// fragments).
+pub fn write_one_event_calls(mut w: impl Write, calls: usize) -> io::Result<()> {
+    for c in 0..calls {
+        writeln!(
+            w,
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{c},\"id\":\"call_{c}\",\"type\":\"function\",\"function\":{{\"name\":\"f\",\"arguments\":\"{{\\\"n\\\":{c}}}\"}}}}]}}}}]}}\n"
+        )?;
+    }
+    w.write_all(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+    )?;
+    w.flush()
+}
+
 /// The original arguments of call `n` (for tests).
 pub fn original_arguments(n: usize) -> String {
     call_arguments(n)

@@ -5,7 +5,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::framing::{Framed, Framer};
+pub use crate::framing::DEFAULT_MAX_EVENT_BYTES;
+use crate::framing::{Framed, Framer, Overflow};
 use crate::pipeline::{Options, Outcome, Pipeline};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 
@@ -21,9 +22,44 @@ pub enum InputError {
     IsDirectory { path: String },
     #[error(transparent)]
     Recording(#[from] RecordingError),
+    /// A line or event went past `--max-event-bytes`; reading stopped there.
+    #[error("{overflow} in {path}")]
+    EventTooLarge { path: String, overflow: Overflow },
+    /// A line of a recording read from a pipe or device went past its limit.
+    #[error(
+        "a recording line longer than {limit} bytes ({RECORDING_LINE_FACTOR} × --max-event-bytes), starting at byte {start} in {path}"
+    )]
+    RecordingLineTooLong {
+        path: String,
+        start: u64,
+        limit: u64,
+    },
+    /// A whole-file input (a request body) is longer than its limit.
+    #[error("{what} is longer than {limit} bytes ({flag}) in {path}")]
+    TooLong {
+        path: String,
+        what: &'static str,
+        flag: &'static str,
+        limit: u64,
+    },
     #[error("cancelled")]
     Cancelled,
 }
+
+impl InputError {
+    /// The CLI exit code: 1 when the input was read but went past a limit (the stream is at
+    /// fault, like a truncated one), 2 when it could not be read at all.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            InputError::EventTooLarge { .. } | InputError::RecordingLineTooLong { .. } => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// A recording (RON or journal) keeps one chunk per line, escaped: a line may be this many times
+/// the event limit before a recording read from a pipe is refused.
+pub const RECORDING_LINE_FACTOR: u64 = 8;
 
 /// What kind of file it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,95 +101,354 @@ pub fn sniff(path: &Path, head: &[u8]) -> InputKind {
     }
 }
 
+/// `-` as an input path: standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// How a path is named in messages (`-` is "standard input").
+pub fn display_name(path: &Path) -> String {
+    if is_stdin(path) {
+        "standard input".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
 fn io_err(path: &Path, source: std::io::Error) -> InputError {
     InputError::Io {
-        path: path.display().to_string(),
+        path: display_name(path),
         source,
     }
 }
 
-fn check_not_dir(path: &Path) -> Result<(), InputError> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(InputError::IsDirectory {
-            path: path.display().to_string(),
-        }),
-        Ok(_) => Ok(()),
-        Err(e) => Err(io_err(path, e)),
+/// An opened input: a reader, and the size when it is a regular file (which bounds the read, so
+/// a file that grows while it is read is read up to the size it had).
+pub struct OpenInput {
+    /// The bytes.
+    pub reader: Box<dyn Read + Send>,
+    /// The size of a regular file; `None` for pipes, terminals, devices and `/proc` files.
+    pub len: Option<u64>,
+}
+
+/// Open an input for reading: a file, a pipe, a device, or standard input (`-`). A FIFO is opened
+/// without blocking, so one with no writer reads as empty input instead of hanging in `open`.
+pub fn open_input(path: &Path) -> Result<OpenInput, InputError> {
+    if is_stdin(path) {
+        return Ok(OpenInput {
+            reader: Box::new(std::io::stdin()),
+            len: None,
+        });
+    }
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if meta.is_dir() {
+        return Err(InputError::IsDirectory {
+            path: display_name(path),
+        });
+    }
+    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
+    let len = (meta.is_file() && meta.len() > 0).then_some(meta.len());
+    let reader: Box<dyn Read + Send> = match len {
+        Some(n) => Box::new(file.take(n)),
+        None => Box::new(file),
+    };
+    Ok(OpenInput { reader, len })
+}
+
+/// `open(O_NONBLOCK)` (a FIFO's open does not wait for a writer), then back to blocking reads:
+/// a FIFO without a writer then reads as end of file at once.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+/// Read a whole input (a file, a pipe, `-` for standard input) of at most `limit` bytes; a longer
+/// one is [`InputError::TooLong`] (`what` and `flag` name it), found after reading `limit + 1`
+/// bytes, never more.
+pub fn read_bounded(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+    flag: &'static str,
+) -> Result<Vec<u8>, InputError> {
+    let input = open_input(path)?;
+    let mut bytes = Vec::new();
+    if let Some(n) = input.len {
+        bytes.reserve(n.min(limit) as usize);
+    }
+    input
+        .reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_err(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::TooLong {
+            path: display_name(path),
+            what,
+            flag,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Cuts a raw body into one chunk per event as it is read, so the body is held once (in its
+/// chunks), and stops at the first line or event over the limit.
+struct RawChunker {
+    framer: Framer,
+    /// Bytes read but not yet in a chunk (the event in progress).
+    tail: Vec<u8>,
+    /// Stream offset of `tail[0]`.
+    tail_start: u64,
+    ends: Vec<u64>,
+    chunks: Vec<Chunk>,
+}
+
+impl RawChunker {
+    fn new(max_event_bytes: u64) -> Self {
+        Self {
+            framer: Framer::with_max_event_bytes(None, max_event_bytes),
+            tail: Vec::new(),
+            tail_start: 0,
+            ends: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, block: &[u8]) {
+        let ends = &mut self.ends;
+        self.framer.feed(block, &mut |item: Framed<'_>| match item {
+            Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
+        });
+        self.tail.extend_from_slice(block);
+        self.cut();
+    }
+
+    /// Move every completed event out of `tail` into its own chunk.
+    fn cut(&mut self) {
+        self.ends.sort_unstable();
+        let mut from = 0usize;
+        for end in self.ends.drain(..) {
+            let end = (end.saturating_sub(self.tail_start) as usize).min(self.tail.len());
+            if end > from {
+                self.chunks.push(Chunk {
+                    t_micros: 0,
+                    bytes: self.tail[from..end].to_vec(),
+                });
+                from = end;
+            }
+        }
+        if from > 0 {
+            self.tail.drain(..from);
+            self.tail_start += from as u64;
+        }
+    }
+
+    fn overflow(&self) -> Option<Overflow> {
+        self.framer.overflow()
+    }
+
+    fn finish(mut self, title: &str) -> Result<Recording, Overflow> {
+        let ends = &mut self.ends;
+        self.framer.finish(&mut |item: Framed<'_>| match item {
+            Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
+        });
+        if let Some(o) = self.framer.overflow() {
+            return Err(o);
+        }
+        self.cut();
+        if !self.tail.is_empty() {
+            self.chunks.push(Chunk {
+                t_micros: 0,
+                bytes: std::mem::take(&mut self.tail),
+            });
+        }
+        Ok(Recording {
+            version: recording::FORMAT_VERSION,
+            meta: Meta {
+                title: title.to_owned(),
+                source: "raw body".into(),
+                notes: vec!["Raw body: no network read boundaries or timing were recorded; shown as one chunk per event.".into()],
+                timing_known: false,
+                ..Default::default()
+            },
+            chunks: self.chunks,
+            ..Default::default()
+        })
     }
 }
 
 /// Turn a raw body into a recording: one chunk per event (a raw body has no read boundaries).
 pub fn raw_to_recording(body: &[u8], title: &str) -> Recording {
-    let mut ends: Vec<u64> = Vec::new();
-    let mut framer = Framer::new(None);
-    let mut sink = |item: Framed<'_>| match item {
-        Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
-    };
-    framer.feed(body, &mut sink);
-    framer.finish(&mut sink);
-    ends.sort_unstable();
-    ends.dedup();
-    let mut chunks = Vec::with_capacity(ends.len() + 1);
-    let mut start = 0usize;
-    for end in ends {
-        let end = (end as usize).min(body.len());
-        if end > start {
-            chunks.push(Chunk {
+    match raw_to_recording_limited(body, title, u64::MAX) {
+        Ok(rec) => rec,
+        // Without a limit there is no overflow; keep the body whole rather than lose it.
+        Err(_) => Recording {
+            version: recording::FORMAT_VERSION,
+            chunks: vec![Chunk {
                 t_micros: 0,
-                bytes: body[start..end].to_vec(),
-            });
-            start = end;
-        }
-    }
-    if start < body.len() {
-        chunks.push(Chunk {
-            t_micros: 0,
-            bytes: body[start..].to_vec(),
-        });
-    }
-    Recording {
-        version: recording::FORMAT_VERSION,
-        meta: Meta {
-            title: title.to_owned(),
-            source: "raw body".into(),
-            notes: vec!["Raw body: no network read boundaries or timing were recorded; shown as one chunk per event.".into()],
-            timing_known: false,
+                bytes: body.to_vec(),
+            }],
             ..Default::default()
         },
-        chunks,
-        ..Default::default()
     }
 }
 
-/// Open any supported file as a recording. `progress` is told the fraction read (0..1) and can
-/// cancel by returning `false`.
-pub fn open_path(
+/// [`raw_to_recording`], refusing a line or event longer than `max_event_bytes`.
+pub fn raw_to_recording_limited(
+    body: &[u8],
+    title: &str,
+    max_event_bytes: u64,
+) -> Result<Recording, Overflow> {
+    let mut c = RawChunker::new(max_event_bytes);
+    // In blocks, so the event in progress is the only copy held besides the chunks.
+    for block in body.chunks(1 << 20) {
+        c.feed(block);
+        if let Some(o) = c.overflow() {
+            return Err(o);
+        }
+    }
+    c.finish(title)
+}
+
+/// Read up to `buf.len()` bytes, fewer only at end of input.
+fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The rest of a recording's text after `head`: bounded by the file's size for a regular file,
+/// and by a line limit ([`RECORDING_LINE_FACTOR`] × the event limit; a recording holds one chunk
+/// per line), so an endless input (a pipe, a device) ends early at bounded memory.
+fn read_recording_text(
     path: &Path,
-    mut progress: impl FnMut(f32) -> bool,
-) -> Result<(Recording, InputKind), InputError> {
-    check_not_dir(path)?;
-    let mut file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0).max(1);
-    let mut bytes = Vec::with_capacity(total.min(1 << 30) as usize);
+    input: &mut OpenInput,
+    head: Vec<u8>,
+    max_event_bytes: u64,
+    progress: &mut dyn FnMut(f32) -> bool,
+) -> Result<Vec<u8>, InputError> {
+    let total = input.len.unwrap_or(0).max(1);
+    let line_limit = max_event_bytes.saturating_mul(RECORDING_LINE_FACTOR);
+    let mut bytes = head;
+    if let Some(n) = input.len {
+        bytes.reserve((n as usize).saturating_sub(bytes.len()));
+    }
+    let mut line_start = 0u64;
+    let mut check = |bytes: &[u8], from: usize| -> Result<(), InputError> {
+        if let Some(i) = memchr::memrchr(b'\n', &bytes[from..]) {
+            line_start = (from + i + 1) as u64;
+        }
+        if bytes.len() as u64 - line_start > line_limit {
+            return Err(InputError::RecordingLineTooLong {
+                path: display_name(path),
+                start: line_start,
+                limit: line_limit,
+            });
+        }
+        Ok(())
+    };
+    check(&bytes, 0)?;
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = file.read(&mut buf).map_err(|e| io_err(path, e))?;
+        let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
         if n == 0 {
             break;
         }
+        let from = bytes.len();
         bytes.extend_from_slice(&buf[..n]);
+        check(&bytes, from)?;
         if !progress((bytes.len() as f64 / total as f64).min(1.0) as f32 * 0.5) {
             return Err(InputError::Cancelled);
         }
     }
-    let kind = sniff(path, &bytes[..bytes.len().min(256)]);
-    let title = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    Ok(bytes)
+}
+
+/// Open any supported file as a recording, with the default event limit
+/// ([`DEFAULT_MAX_EVENT_BYTES`]). `progress` is told the fraction read (0..1) and can cancel by
+/// returning `false`.
+pub fn open_path(
+    path: &Path,
+    progress: impl FnMut(f32) -> bool,
+) -> Result<(Recording, InputKind), InputError> {
+    open_path_limited(path, DEFAULT_MAX_EVENT_BYTES, progress)
+}
+
+/// [`open_path`] with an explicit limit on one line or event (`--max-event-bytes`). A raw body is
+/// cut into events while it is read, so it is held once and reading stops at the first line or
+/// event over the limit (`/dev/zero` ends at once); `-` is standard input.
+pub fn open_path_limited(
+    path: &Path,
+    max_event_bytes: u64,
+    mut progress: impl FnMut(f32) -> bool,
+) -> Result<(Recording, InputKind), InputError> {
+    let mut input = open_input(path)?;
+    let total = input.len.unwrap_or(0).max(1);
+    let mut buf = vec![0u8; 1 << 20];
+    let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+    let kind = sniff(path, &buf[..n.min(256)]);
     let rec = match kind {
-        InputKind::Recording => Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?,
-        InputKind::RawBody => raw_to_recording(&bytes, &title),
+        InputKind::Recording => {
+            let head = buf[..n].to_vec();
+            drop(buf);
+            let bytes =
+                read_recording_text(path, &mut input, head, max_event_bytes, &mut progress)?;
+            Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?
+        }
+        InputKind::RawBody => {
+            let mut chunker = RawChunker::new(max_event_bytes);
+            let mut read = n as u64;
+            let mut n = n;
+            while n > 0 {
+                chunker.feed(&buf[..n]);
+                if let Some(overflow) = chunker.overflow() {
+                    return Err(InputError::EventTooLarge {
+                        path: display_name(path),
+                        overflow,
+                    });
+                }
+                if !progress((read as f64 / total as f64).min(1.0) as f32 * 0.5) {
+                    return Err(InputError::Cancelled);
+                }
+                n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+                read += n as u64;
+            }
+            let title = if is_stdin(path) {
+                "standard input".to_owned()
+            } else {
+                path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                )
+            };
+            chunker
+                .finish(&title)
+                .map_err(|overflow| InputError::EventTooLarge {
+                    path: display_name(path),
+                    overflow,
+                })?
+        }
     };
     Ok((rec, kind))
 }
@@ -174,48 +469,60 @@ pub fn stream_path_each(
     opts: Options,
     each: impl FnMut(crate::accumulate::Call),
 ) -> Result<Outcome, InputError> {
-    check_not_dir(path)?;
-    let mut file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    stream_path_each_limited(path, opts, DEFAULT_MAX_EVENT_BYTES, each)
+}
+
+/// [`stream_path_each`] with an explicit limit on one line or event: reading stops at the first
+/// line or event longer than `max_event_bytes` (an error; no call is handed out then).
+pub fn stream_path_each_limited(
+    path: &Path,
+    opts: Options,
+    max_event_bytes: u64,
+    each: impl FnMut(crate::accumulate::Call),
+) -> Result<Outcome, InputError> {
+    let mut input = open_input(path)?;
     let mut buf = vec![0u8; 256 * 1024];
-    let n = read_some(&mut file, &mut buf).map_err(|e| io_err(path, e))?;
+    let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     let lean = Options {
         detail: false,
         ..opts
     };
+    let too_large = |overflow| InputError::EventTooLarge {
+        path: display_name(path),
+        overflow,
+    };
     if sniff(path, &buf[..n.min(256)]) == InputKind::Recording {
-        drop(file);
-        let (rec, _) = open_path(path, |_| true)?;
+        let head = buf[..n].to_vec();
+        drop(buf);
+        let bytes = read_recording_text(path, &mut input, head, max_event_bytes, &mut |_| true)?;
+        let rec = Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?;
+        drop(bytes);
         let dialect = opts
             .dialect
             .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
-        let mut p = Pipeline::new(Options { dialect, ..lean });
+        let mut p =
+            Pipeline::new(Options { dialect, ..lean }).with_max_event_bytes(max_event_bytes);
         p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
         for c in &rec.chunks {
             p.feed(&c.bytes, c.t_micros);
+            if let Some(o) = p.overflow() {
+                return Err(too_large(o));
+            }
         }
         return Ok(p.finish_each(each));
     }
-    let mut p = Pipeline::new(lean);
-    p.feed(&buf[..n], 0);
-    loop {
-        let n = read_some(&mut file, &mut buf).map_err(|e| io_err(path, e))?;
-        if n == 0 {
-            break;
-        }
+    let mut p = Pipeline::new(lean).with_max_event_bytes(max_event_bytes);
+    let mut n = n;
+    while n > 0 {
         p.feed(&buf[..n], 0);
-    }
-    Ok(p.finish_each(each))
-}
-
-fn read_some(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        if let Some(o) = p.overflow() {
+            return Err(too_large(o));
         }
+        n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     }
-    Ok(filled)
+    let out = p.finish_each(each);
+    match out.overflow {
+        Some(o) => Err(too_large(o)),
+        None => Ok(out),
+    }
 }

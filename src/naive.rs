@@ -6,10 +6,8 @@
 //! on the raw network reads and need a recording with chunk boundaries ([`per_read_utf8`],
 //! [`per_read_lines`]).
 
-use std::collections::HashMap;
-
 use crate::accumulate::{Parsed, Pos, parse_once, parse_value};
-use crate::dialect::{CallKey, Raw, Signal};
+use crate::dialect::{CallKey, FxHashMap, Raw, Signal};
 use crate::pipeline::{Options, Pipeline};
 
 /// The strategies, in the order they are shown.
@@ -169,11 +167,12 @@ fn to_call(e: Entry, chunk: u32) -> NaiveCall {
     }
 }
 
-/// A table of entries keyed by call key, in first-seen order.
+/// A table of entries keyed by call key, in first-seen order. Removing an entry leaves its key in
+/// `order` (skipped by `into_calls`): searching `order` on every removal made many calls quadratic.
 #[derive(Clone, Debug, Default)]
 struct Table {
     order: Vec<CallKey>,
-    map: HashMap<CallKey, Entry>,
+    map: FxHashMap<CallKey, Entry>,
 }
 
 impl Table {
@@ -199,7 +198,7 @@ impl Table {
 #[derive(Clone, Debug, Default)]
 pub struct NaiveSet {
     per_fragment: Vec<Step>,
-    calls_by_key: HashMap<CallKey, u32>,
+    calls_by_key: FxHashMap<CallKey, u32>,
     concat_all: String,
     overwrite: Table,
     concat_fields: Table,
@@ -207,12 +206,12 @@ pub struct NaiveSet {
     nid_current: Option<CallKey>,
     nid_open: Table,
     nid_done: Vec<NaiveCall>,
-    nid_closed: HashMap<CallKey, ()>,
+    nid_closed: FxHashMap<CallKey, ()>,
     nid_dropped: u64,
     // parse-when-valid
     pwv_open: Table,
     pwv_done: Vec<NaiveCall>,
-    pwv_closed: HashMap<CallKey, u32>,
+    pwv_closed: FxHashMap<CallKey, u32>,
     pwv_steps: Vec<Step>,
     pwv_ignored: u64,
     last_chunk: u32,
@@ -280,7 +279,6 @@ impl NaiveSet {
             if let Some(prev) = self.nid_current.take()
                 && let Some(e) = self.nid_open.map.remove(&prev)
             {
-                self.nid_open.order.retain(|k| k != &prev);
                 self.nid_done.push(to_call(e, pos.chunk));
                 self.nid_closed.insert(prev, ());
             }
@@ -309,7 +307,6 @@ impl NaiveSet {
                     outcome,
                 });
                 if ok && let Some(e) = self.pwv_open.map.remove(&f.key) {
-                    self.pwv_open.order.retain(|k| k != &f.key);
                     self.pwv_done.push(to_call(e, pos.chunk));
                     self.pwv_closed.insert(f.key.clone(), pos.chunk);
                 }
@@ -376,7 +373,7 @@ impl NaiveSet {
 
         let mut r = Report::new(Strategy::ParseWhenValid);
         let mut calls = std::mem::take(&mut self.pwv_done);
-        let never = self.pwv_open.order.len();
+        let never = self.pwv_open.map.len();
         calls.extend(std::mem::take(&mut self.pwv_open).into_calls(end_chunk));
         r.calls = calls;
         r.steps = std::mem::take(&mut self.pwv_steps);

@@ -10,7 +10,7 @@ use crate::dialect::{self, Dialect, DialectKind, Signal};
 use crate::findings::{FindingKind, Findings, Location};
 use crate::framing::{Framed, Framer, Framing};
 use crate::naive::NaiveSet;
-use crate::sse::{EventFlags, Unterminated};
+use crate::sse::{EventFlags, Overflow, Unterminated};
 
 /// What to run and keep.
 #[derive(Clone, Copy, Debug, Default)]
@@ -104,6 +104,9 @@ pub struct Outcome {
     pub chunks: u32,
     /// How the stream ended (set by [`Pipeline::finish_each`]).
     pub ending: Ending,
+    /// A line or event went past the pipeline's limit ([`Pipeline::with_max_event_bytes`]): the
+    /// stream was cut there, and everything in this outcome is what came before it.
+    pub overflow: Option<Overflow>,
 }
 
 impl Outcome {
@@ -120,6 +123,11 @@ pub struct Pipeline {
     dialect: Option<Dialect>,
     /// Events held while the dialect is not yet known.
     pending: Vec<(String, String, Range<u64>, EventFlags, u32, u64)>,
+    /// Data bytes in `pending`.
+    pending_bytes: usize,
+    /// Index of each name in `out.event_types` (a linear search per event was quadratic with
+    /// many distinct names).
+    event_type_ids: std::collections::HashMap<String, u16>,
     acc: Accumulator,
     signals: Vec<Signal>,
     out: Outcome,
@@ -131,8 +139,24 @@ pub struct Pipeline {
 }
 
 const MAX_PENDING: usize = 64;
+/// Bytes of event data held while the dialect is not known: past this, the default is assumed
+/// (so the held copies never grow with a hostile input).
+const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 
 impl Pipeline {
+    /// A pipeline that stops framing at the first line or event longer than `limit` bytes (see
+    /// [`Pipeline::overflow`]); callers that read unbounded input (a pipe, `/dev/zero`) use it to
+    /// keep memory bounded and to know when to stop reading.
+    pub fn with_max_event_bytes(mut self, limit: u64) -> Self {
+        self.framer = Framer::with_max_event_bytes(self.opts.framing, limit);
+        self
+    }
+
+    /// The line or event that went past the limit, if one did; later input is ignored.
+    pub fn overflow(&self) -> Option<Overflow> {
+        self.framer.overflow()
+    }
+
     /// A pipeline at the start of a stream.
     pub fn new(opts: Options) -> Self {
         let mut out = Outcome::default();
@@ -143,6 +167,8 @@ impl Pipeline {
             framer: Framer::new(opts.framing),
             dialect: opts.dialect.map(Dialect::new),
             pending: Vec::new(),
+            pending_bytes: 0,
+            event_type_ids: std::collections::HashMap::new(),
             acc: Accumulator::new(opts.detail),
             signals: Vec::new(),
             out,
@@ -230,7 +256,10 @@ impl Pipeline {
                             self.chunk = chunk;
                             self.t_micros = t;
                         }
-                        None if self.pending.len() < MAX_PENDING => {
+                        None if self.pending.len() < MAX_PENDING
+                            && self.pending_bytes + data.len() <= MAX_PENDING_BYTES =>
+                        {
+                            self.pending_bytes += data.len();
                             self.pending.push((
                                 event_type.to_owned(),
                                 data.to_owned(),
@@ -448,11 +477,13 @@ impl Pipeline {
         if !self.opts.detail {
             return;
         }
-        let type_id = match self.out.event_types.iter().position(|t| t == event_type) {
-            Some(i) => i as u16,
+        let type_id = match self.event_type_ids.get(event_type) {
+            Some(&i) => i,
             None if self.out.event_types.len() < u16::MAX as usize => {
+                let i = self.out.event_types.len() as u16;
                 self.out.event_types.push(event_type.to_owned());
-                (self.out.event_types.len() - 1) as u16
+                self.event_type_ids.insert(event_type.to_owned(), i);
+                i
             }
             None => u16::MAX,
         };
@@ -519,6 +550,17 @@ impl Pipeline {
         let mut framer = std::mem::replace(&mut self.framer, Framer::new(Some(Framing::Sse)));
         self.chunk = self.chunk.saturating_sub(1);
         let unterminated = framer.finish(&mut |item| self.on_framed(item));
+        self.out.overflow = framer.overflow();
+        if let Some(o) = self.out.overflow {
+            let at = Location {
+                offset: Some(o.start),
+                chunk: Some(self.chunk),
+                ..Default::default()
+            };
+            self.out
+                .findings
+                .add(FindingKind::EventTooLarge, None, at, || o.to_string());
+        }
         if self.dialect.is_none() {
             if self.pending.is_empty() {
                 self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));

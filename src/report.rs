@@ -130,22 +130,21 @@ pub fn check_text(a: &Analysis) -> String {
             r.report.strategy.description()
         );
         if r.report.strategy == Strategy::PerFragment {
-            for (ci, c) in a.calls.iter().enumerate() {
-                let steps: Vec<_> = r
-                    .report
-                    .steps
-                    .iter()
-                    .filter(|st| st.call == Some(ci as u32))
-                    .collect();
-                let ok = steps
-                    .iter()
-                    .filter(|st| matches!(st.outcome, Parsed::Ok(_)))
-                    .count();
+            // One pass over the steps (not one per call: that was quadratic on many calls).
+            let mut per_call = vec![(0usize, 0usize); a.calls.len()];
+            for st in &r.report.steps {
+                if let Some(slot) = st.call.and_then(|c| per_call.get_mut(c as usize)) {
+                    slot.1 += 1;
+                    if matches!(st.outcome, Parsed::Ok(_)) {
+                        slot.0 += 1;
+                    }
+                }
+            }
+            for (ci, (c, (ok, total))) in a.calls.iter().zip(&per_call).enumerate() {
                 out!(
                     s,
-                    "      call {ci} {}: {ok} of {} fragments parse alone",
-                    c.name,
-                    steps.len()
+                    "      call {ci} {}: {ok} of {total} fragments parse alone",
+                    c.name
                 );
             }
             for st in r

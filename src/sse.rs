@@ -77,6 +77,26 @@ pub struct Unterminated {
     pub had_data: bool,
 }
 
+/// A line or an event grew past the parser's limit ([`SseParser::with_max_event_bytes`]). The
+/// parser stops there: every item before the offending line was delivered, nothing after it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overflow {
+    /// Stream offset where the offending line (or event) starts.
+    pub start: u64,
+    /// The limit, in bytes.
+    pub limit: u64,
+}
+
+impl std::fmt::Display for Overflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a line or event longer than {} bytes (--max-event-bytes), starting at byte {}",
+            self.limit, self.start
+        )
+    }
+}
+
 /// Stream-level counters, for findings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SseStats {
@@ -128,6 +148,10 @@ pub struct SseParser {
     type_text: String,
     retry_ms: Option<u64>,
     stats: SseStats,
+    /// Longest line, and longest data buffer, accepted; `u64::MAX` = no limit.
+    max_event_bytes: u64,
+    /// Set once a line or event went past `max_event_bytes`; later input is ignored.
+    overflow: Option<Overflow>,
 }
 
 impl Default for SseParser {
@@ -157,7 +181,35 @@ impl SseParser {
             type_text: String::new(),
             retry_ms: None,
             stats: SseStats::default(),
+            max_event_bytes: u64::MAX,
+            overflow: None,
         }
+    }
+
+    /// A parser that refuses a line, or an event's data, longer than `limit` bytes: it stops at
+    /// the first one and reports it through [`SseParser::overflow`], so an endless line (such as
+    /// `/dev/zero`) costs at most `limit` bytes of memory. Whether the limit is hit does not depend
+    /// on how the bytes were split.
+    pub fn with_max_event_bytes(limit: u64) -> Self {
+        Self {
+            max_event_bytes: limit,
+            ..Self::new()
+        }
+    }
+
+    /// The line or event that went past the limit, if one did. Nothing is parsed after it.
+    pub fn overflow(&self) -> Option<Overflow> {
+        self.overflow
+    }
+
+    /// Record an overflow of the line or event starting at `start`.
+    fn overflowed(&mut self, start: u64) {
+        self.overflow = Some(Overflow {
+            start,
+            limit: self.max_event_bytes,
+        });
+        self.line = Vec::new();
+        self.data = Vec::new();
     }
 
     /// A parser for a reconnection: the last event ID string starts as `id`.
@@ -193,6 +245,9 @@ impl SseParser {
         let mut input = input;
         let mut base = self.offset;
         self.offset += input.len() as u64;
+        if self.overflow.is_some() {
+            return;
+        }
 
         if self.bom == BomState::Pending {
             // Collect up to three bytes to decide whether the stream starts with a BOM.
@@ -216,7 +271,7 @@ impl SseParser {
 
     /// Split `input` (starting at stream offset `base`) into lines, carrying an unterminated tail.
     fn feed_lines(&mut self, mut input: &[u8], mut base: u64, sink: &mut impl FnMut(SseItem<'_>)) {
-        if input.is_empty() {
+        if input.is_empty() || self.overflow.is_some() {
             return;
         }
         if let Some(non_blank) = self.pending_cr.take() {
@@ -229,14 +284,30 @@ impl SseParser {
                 self.count_ending(Ending::Cr, non_blank);
             }
         }
+        let limit = self.max_event_bytes;
         while !input.is_empty() {
             let Some(i) = memchr::memchr2(b'\n', b'\r', input) else {
                 if self.line.is_empty() {
                     self.line_start = base;
                 }
+                if (self.line.len() + input.len()) as u64 > limit {
+                    self.overflowed(self.line_start);
+                    return;
+                }
                 self.line.extend_from_slice(input);
                 return;
             };
+            // A line longer than the limit (its ending excluded) stops the parser, wherever the
+            // reads split it.
+            if (self.line.len() + i) as u64 > limit {
+                let start = if self.line.is_empty() {
+                    base
+                } else {
+                    self.line_start
+                };
+                self.overflowed(start);
+                return;
+            }
             // Work out the line ending: CRLF, LF or CR (a CR at the very end may become CRLF).
             let (ending_len, ending) = if input[i] == b'\n' {
                 (1, Some(Ending::Lf))
@@ -270,11 +341,17 @@ impl SseParser {
             }
             if self.line.is_empty() {
                 self.process_line(&input[..i], base, line_end, ending, sink);
+                if self.overflow.is_some() {
+                    return;
+                }
             } else {
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(&input[..i]);
                 let start = self.line_start;
                 self.process_line(&line, start, line_end, ending, sink);
+                if self.overflow.is_some() {
+                    return;
+                }
                 line.clear();
                 self.line = line;
             }
@@ -394,6 +471,10 @@ impl SseParser {
             // "If the field name is "data": Append the field value to the data buffer, then append a
             // single U+000A LINE FEED (LF) character to the data buffer."
             b"data" => {
+                if (self.data.len() + value.len()) as u64 > self.max_event_bytes {
+                    self.overflowed(self.event_start.unwrap_or(start));
+                    return;
+                }
                 self.data.extend_from_slice(value);
                 self.data.push(b'\n');
                 self.data_lines += 1;
@@ -504,6 +585,11 @@ impl SseParser {
     /// event, before the final empty line, the incomplete event is not dispatched.)" Returns what was
     /// discarded, if anything, so it can be reported.
     pub fn finish(&mut self) -> Option<Unterminated> {
+        if self.overflow.is_some() {
+            // What was cut off is reported as the overflow, not as an unterminated event.
+            self.reset_event();
+            return None;
+        }
         if self.bom == BomState::Pending && !self.bom_buf.is_empty() {
             // A stream shorter than three bytes that looked like the start of a BOM.
             let prefix = std::mem::take(&mut self.bom_buf);
@@ -689,5 +775,178 @@ mod tests {
     fn invalid_utf8_is_replaced_not_fatal() {
         let ev = parse_all([&b"data: \xff\xfe\n\n"[..]]);
         assert_eq!(ev[0].data, "\u{FFFD}\u{FFFD}");
+    }
+
+    /// Feed `body` cut at `cut` into a limited parser: the events' data and the overflow.
+    fn limited(body: &[u8], cut: usize, limit: u64) -> (Vec<String>, Option<Overflow>) {
+        let mut p = SseParser::with_max_event_bytes(limit);
+        let mut out = Vec::new();
+        let mut sink = |i: SseItem<'_>| {
+            if let SseItem::Event(e) = i {
+                out.push(e.data.to_owned());
+            }
+        };
+        p.feed(&body[..cut], &mut sink);
+        p.feed(&body[cut..], &mut sink);
+        let u = p.finish();
+        assert!(
+            p.overflow().is_none() || u.is_none(),
+            "overflow is not also unterminated"
+        );
+        (out, p.overflow())
+    }
+
+    #[test]
+    fn a_line_over_the_limit_stops_the_parser_wherever_it_is_split() {
+        // Events before the long line are delivered; nothing after it; the offset is the line's.
+        let body = b"data: a\n\n: ok\ndata: 0123456789abcdef\n\ndata: b\n\n";
+        let long_at = 14;
+        for cut in 0..=body.len() {
+            let (events, overflow) = limited(body, cut, 12);
+            assert_eq!(events, ["a"], "cut at {cut}");
+            assert_eq!(
+                overflow,
+                Some(Overflow {
+                    start: long_at,
+                    limit: 12
+                }),
+                "cut at {cut}"
+            );
+        }
+        // At exactly the line's length it passes.
+        for cut in 0..=body.len() {
+            let (events, overflow) = limited(body, cut, 22);
+            assert_eq!(events, ["a", "0123456789abcdef", "b"], "cut at {cut}");
+            assert_eq!(overflow, None);
+        }
+    }
+
+    #[test]
+    fn an_endless_line_costs_at_most_the_limit() {
+        let mut p = SseParser::with_max_event_bytes(1000);
+        let zeros = [0u8; 300];
+        let mut n = 0;
+        for _ in 0..100 {
+            p.feed(&zeros, &mut |_| n += 1);
+        }
+        assert_eq!(n, 0);
+        assert_eq!(
+            p.overflow(),
+            Some(Overflow {
+                start: 0,
+                limit: 1000
+            })
+        );
+        assert!(p.line.capacity() <= 1000, "the carried line was freed");
+        assert_eq!(p.finish(), None);
+    }
+
+    #[test]
+    fn many_short_data_lines_count_towards_the_event() {
+        // No single line is long, but the event's data buffer is: it starts at the event.
+        let mut body = b"data: x\n\n".to_vec();
+        for _ in 0..50 {
+            body.extend_from_slice(b"data: 0123\n");
+        }
+        body.extend_from_slice(b"\n");
+        for cut in [0, 5, 9, 10, 77, body.len()] {
+            let (events, overflow) = limited(&body, cut, 100);
+            assert_eq!(events, ["x"]);
+            assert_eq!(overflow.map(|o| o.start), Some(9), "cut at {cut}");
+        }
+        assert_eq!(limited(&body, 30, 1000).0.len(), 2);
+    }
+
+    /// Everything a limited parser reports, for comparing splits.
+    /// Items are (is a comment, data or text, span).
+    type LimitedRun = (
+        Vec<(bool, String, Range<u64>)>,
+        Option<Unterminated>,
+        Option<Overflow>,
+    );
+
+    fn run_limited(body: &[u8], cuts: &[usize], limit: u64) -> LimitedRun {
+        let mut p = SseParser::with_max_event_bytes(limit);
+        let mut items = Vec::new();
+        let mut sink = |i: SseItem<'_>| match i {
+            SseItem::Event(e) => items.push((false, e.data.to_owned(), e.span)),
+            SseItem::Comment { text, span } => items.push((true, text.to_owned(), span)),
+        };
+        let mut start = 0;
+        for &c in cuts.iter().chain(std::iter::once(&body.len())) {
+            p.feed(&body[start..c], &mut sink);
+            start = c;
+        }
+        let u = p.finish();
+        (items, u, p.overflow())
+    }
+
+    #[test]
+    fn limited_parser_chunking_property_on_random_streams() {
+        // Random streams over a small alphabet of SSE pieces, random limits: the same items,
+        // discarded tail and overflow for one feed, random splits and byte-by-byte feeding.
+        let pieces: [&[u8]; 10] = [
+            b"data: ",
+            b"event: e",
+            b"xxxx",
+            b"yy",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b": c",
+            b"id: 1",
+            b"\xEF\xBB",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2000 {
+            let mut body = Vec::new();
+            for _ in 0..(next() % 40) {
+                body.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let limit = 1 + next() % 24;
+            let whole = run_limited(&body, &[], limit);
+            let mut cuts = Vec::new();
+            let mut at = 0usize;
+            loop {
+                at += 1 + (next() % 7) as usize;
+                if at >= body.len() {
+                    break;
+                }
+                cuts.push(at);
+            }
+            assert_eq!(
+                run_limited(&body, &cuts, limit),
+                whole,
+                "{body:?} {cuts:?} {limit}"
+            );
+            let bytewise: Vec<usize> = (1..body.len()).collect();
+            assert_eq!(
+                run_limited(&body, &bytewise, limit),
+                whole,
+                "{body:?} {limit}"
+            );
+            // Without an overflow, the limited parser is the plain parser.
+            if whole.2.is_none() {
+                let plain = parse_all([body.as_slice()]);
+                assert_eq!(
+                    plain
+                        .iter()
+                        .map(|e| (false, e.data.clone(), e.span.clone()))
+                        .collect::<Vec<_>>(),
+                    whole
+                        .0
+                        .iter()
+                        .filter(|(comment, ..)| !comment)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
     }
 }

@@ -221,7 +221,8 @@ enum Kind {
 fn capture_format(path: &std::path::Path) -> Option<ImportFormat> {
     use std::io::Read as _;
     let mut head = Vec::with_capacity(64 * 1024);
-    let file = std::fs::File::open(path).ok()?;
+    // Opened as every input is: a FIFO without a writer reads as empty instead of blocking.
+    let file = input::open_input(path).ok()?.reader;
     file.take(64 * 1024).read_to_end(&mut head).ok()?;
     let by_ext = path
         .extension()
@@ -298,16 +299,17 @@ fn load(
         },
         timing_known: !matches!(kind, Kind::Input(InputKind::RawBody)) && rec.meta.timing_known,
     };
-    let analysis = Analysis::from_recording(
-        &rec,
+    // Consumed: each chunk is freed once copied into the analysis's body (one copy, not two).
+    let analysis = Analysis::from_recording_owned(
+        rec,
         source_info,
         Options {
             dialect,
             framing: None,
             detail: true,
         },
+        u64::MAX,
     );
-    drop(rec);
     if cancel.load(Ordering::Relaxed) {
         return Err("cancelled".into());
     }

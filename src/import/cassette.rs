@@ -22,18 +22,27 @@ use std::path::Path;
 use serde_yaml_ng::Value;
 
 use super::{
-    ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name,
-    is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
+    body_recording, file_name, is_stream_type, looks_like_stream,
 };
-use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
+use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
-/// Import every event-stream interaction of a cassette.
+/// Import every event-stream interaction of a cassette (at most `limits.max_streams`; the rest
+/// counted). Nesting deeper than [`MAX_FLOW_DEPTH`] is refused before the YAML reader sees it.
 /// Secrets in requests and response headers are redacted unless `keep_secrets`.
 pub fn import(
     path: &Path,
     bytes: &[u8],
+    limits: &ImportLimits,
     keep_secrets: bool,
-) -> Result<Vec<Recording>, ImportError> {
+) -> Result<Imported, ImportError> {
+    if let Some(line) = too_deep(bytes, MAX_FLOW_DEPTH) {
+        return Err(ImportError::TooDeep {
+            path: path.to_owned(),
+            line,
+            limit: MAX_FLOW_DEPTH,
+        });
+    }
     let doc: Value = serde_yaml_ng::from_slice(bytes).map_err(|e| {
         let loc = e.location();
         ImportError::CassetteSyntax {
@@ -58,7 +67,7 @@ pub fn import(
         return Err(bad("interactions".into(), "not a list".into()));
     };
     let total = interactions.len();
-    let mut out = Vec::new();
+    let mut out = Imported::default();
     let mut skipped: Vec<String> = Vec::new();
     for (i, it) in interactions.iter().enumerate() {
         let at = |field: &str| format!("interactions[{i}].{field}");
@@ -103,6 +112,10 @@ pub fn import(
         if !typed && !looks_like_stream(&body) {
             continue;
         }
+        if !out.has_room(limits) {
+            out.skipped_streams += 1;
+            continue;
+        }
         let mut request = match req {
             Some(r) => request_info(r).map_err(|m| bad(at("request"), m))?,
             None => RequestInfo::default(),
@@ -138,12 +151,16 @@ pub fn import(
             ),
             format!("A cassette {NO_TIMING_NOTE}"),
         ];
-        let mut rec = body_recording(&body, title, ImportFormat::Cassette, notes);
+        let origin = BodyOrigin {
+            path,
+            at: format!("cassette interaction {}", i + 1),
+        };
+        let mut rec = body_recording(&body, title, ImportFormat::Cassette, notes, origin, limits)?;
         rec.request = Some(request);
         rec.response = Some(ResponseInfo { status, headers });
-        out.push(rec);
+        out.push(rec, limits);
     }
-    if out.is_empty() {
+    if out.recordings.is_empty() {
         let why = if skipped.is_empty() {
             format!("none of its {total} interactions has an event-stream response")
         } else {
@@ -155,6 +172,71 @@ pub fn import(
         });
     }
     Ok(out)
+}
+
+/// Deepest nesting of flow collections (`[`, `{`) accepted. The YAML reader takes time quadratic
+/// in this depth (200 KB of `[` took 22 s), and its deserializer refuses more than 128 levels
+/// anyway; the margin absorbs brackets this quick scan counts in plain and block scalars.
+pub const MAX_FLOW_DEPTH: usize = 1000;
+
+/// A linear pre-scan: the 1-based line where flow collections nest deeper than `limit`, if they
+/// do. Quoted scalars (only where a token starts, as in YAML) and comments are skipped; closing
+/// brackets never take the depth below zero, so text cannot hide an opening one.
+pub fn too_deep(bytes: &[u8], limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut line = 1usize;
+    let mut i = 0usize;
+    // The previous byte outside a scalar: a quote starts a scalar only after one of these.
+    let mut token_start = true;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => {
+                line += 1;
+                token_start = true;
+            }
+            b'#' if token_start => {
+                // A comment runs to the end of the line.
+                i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+                continue;
+            }
+            b'"' | b'\'' if token_start => {
+                // Skip the quoted scalar: `\x` escapes in double quotes, `''` in single ones
+                // (which the loop reads as two scalars back to back: same result).
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b {
+                    if bytes[j] == b'\n' {
+                        line += 1;
+                    }
+                    if b == b'"' && bytes[j] == b'\\' {
+                        j += 1;
+                        if bytes.get(j) == Some(&b'\n') {
+                            line += 1;
+                        }
+                    }
+                    j += 1;
+                }
+                i = j + 1;
+                token_start = false;
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(line);
+                }
+                token_start = true;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                token_start = false;
+            }
+            b',' | b':' | b'-' | b'?' | b' ' | b'\t' | b'\r' => token_start = true,
+            _ => token_start = false,
+        }
+        i += 1;
+    }
+    None
 }
 
 /// A text or `!!binary` scalar as bytes.
@@ -285,5 +367,49 @@ fn kind(v: &Value) -> &'static str {
         Value::Sequence(_) => "a list",
         Value::Mapping(_) => "a mapping",
         Value::Tagged(_) => "a tagged value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_scan() {
+        assert_eq!(too_deep(b"a: [[1], {b: [2]}]", 3), None);
+        assert_eq!(too_deep(b"a: [[1], {b: [[2]]}]", 3), Some(1));
+        // Brackets inside quoted scalars and comments do not count; closing ones cannot hide
+        // opening ones.
+        assert_eq!(too_deep(b"a: \"[[[[\"\nb: '{{{{'  # [[[[\n", 1), None);
+        assert_eq!(too_deep(b"x: [\"]]]]\", [\"]]]]\", [[", 3), Some(1));
+        assert_eq!(too_deep(b"a: \"\\\"[[[\"\nb:\n  - [[[[", 2), Some(3));
+        // A quote in the middle of a plain scalar is text, not the start of a quoted one.
+        assert_eq!(too_deep(b"[a\"[[[", 3), Some(1));
+        let deep = [b'['; 200_000];
+        assert_eq!(too_deep(&deep, MAX_FLOW_DEPTH), Some(1));
+    }
+
+    #[test]
+    fn deep_cassette_is_refused_before_parsing() {
+        let mut text = b"interactions:\n- ".to_vec();
+        text.extend(std::iter::repeat_n(b'[', 200_000));
+        let e = import(
+            Path::new("deep.yaml"),
+            &text,
+            &ImportLimits::default(),
+            false,
+        )
+        .expect_err("too deep");
+        assert!(
+            matches!(
+                e,
+                ImportError::TooDeep {
+                    line: 2,
+                    limit: MAX_FLOW_DEPTH,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 }

@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::{
-    ImportError, ImportFormat, NO_TIMING_NOTE, base64_decode, body_recording, file_name,
-    is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
+    body_recording, file_name, is_stream_type, looks_like_stream,
 };
-use crate::recording::{Recording, RequestInfo, ResponseInfo, redact_headers};
+use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
 #[derive(Deserialize)]
 struct Har {
@@ -72,13 +72,14 @@ struct Content {
     encoding: Option<String>,
 }
 
-/// Import every event-stream entry of a HAR file.
+/// Import every event-stream entry of a HAR file (at most `limits.max_streams`; the rest counted).
 /// Secrets in requests and response headers are redacted unless `keep_secrets`.
 pub fn import(
     path: &Path,
     bytes: &[u8],
+    limits: &ImportLimits,
     keep_secrets: bool,
-) -> Result<Vec<Recording>, ImportError> {
+) -> Result<Imported, ImportError> {
     let bytes = bytes
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(bytes);
@@ -106,7 +107,7 @@ pub fn import(
         });
     };
     let total = entries.len();
-    let mut out = Vec::new();
+    let mut out = Imported::default();
     let mut without_body = 0usize;
     for (i, entry) in entries.into_iter().enumerate() {
         let Some(resp) = entry.response else { continue };
@@ -141,6 +142,10 @@ pub fn import(
                 continue;
             }
         };
+        if !out.has_room(limits) {
+            out.skipped_streams += 1;
+            continue;
+        }
         let mut request = RequestInfo {
             method: entry.request.method.clone(),
             url: entry.request.url.clone(),
@@ -187,13 +192,17 @@ pub fn import(
             ),
             format!("HAR {NO_TIMING_NOTE}"),
         ];
-        let mut rec = body_recording(&body, title, ImportFormat::Har, notes);
+        let origin = BodyOrigin {
+            path,
+            at: format!("HAR entry {}", i + 1),
+        };
+        let mut rec = body_recording(&body, title, ImportFormat::Har, notes, origin, limits)?;
         rec.meta.created = entry.started;
         rec.request = Some(request);
         rec.response = Some(ResponseInfo { status, headers });
-        out.push(rec);
+        out.push(rec, limits);
     }
-    if out.is_empty() {
+    if out.recordings.is_empty() {
         let why = if without_body > 0 {
             format!(
                 "{without_body} event-stream entries have no saved body (some browsers do not keep streamed bodies; export from a proxy such as mitmproxy instead)"

@@ -5,14 +5,31 @@
 
 use std::path::Path;
 
-use super::{ImportError, ImportFormat, NO_TIMING_NOTE, body_recording, file_name};
+use super::{
+    BodyOrigin, ImportError, ImportFormat, ImportLimits, NO_TIMING_NOTE, body_recording, file_name,
+};
 use crate::recording::Recording;
 
 /// Import a JSON-lines fixture as one recording.
-pub fn import(path: &Path, bytes: &[u8]) -> Result<Recording, ImportError> {
+pub fn import(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Recording, ImportError> {
     let body = bytes
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(bytes);
+    // A line over the limit is refused before any line is parsed.
+    let mut start = bytes.len() - body.len();
+    for line in body.split(|b| *b == b'\n') {
+        if line.len() as u64 > limits.max_event_bytes {
+            return Err(ImportError::EventTooLarge {
+                path: path.to_owned(),
+                at: "the fixture".into(),
+                overflow: crate::sse::Overflow {
+                    start: start as u64,
+                    limit: limits.max_event_bytes,
+                },
+            });
+        }
+        start += line.len() + 1;
+    }
     let mut objects = 0usize;
     for (i, line) in body.split(|b| *b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -57,12 +74,18 @@ pub fn import(path: &Path, bytes: &[u8]) -> Result<Recording, ImportError> {
         ),
         format!("A JSON-lines fixture {NO_TIMING_NOTE}"),
     ];
-    Ok(body_recording(
+    let origin = BodyOrigin {
+        path,
+        at: "the fixture".into(),
+    };
+    body_recording(
         bytes,
         file_name(path),
         ImportFormat::JsonLines,
         notes,
-    ))
+        origin,
+        limits,
+    )
 }
 
 fn strip_position(e: &serde_json::Error) -> String {

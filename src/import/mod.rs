@@ -86,6 +86,23 @@ pub enum ImportError {
     /// The file parsed, but holds no event stream.
     #[error("no event stream to import ({why}) in {}", .path.display())]
     NoStreams { path: PathBuf, why: String },
+    /// A stream in the file has a line or event over `--max-event-bytes`.
+    #[error("{overflow} in {at} of {}", .path.display())]
+    EventTooLarge {
+        path: PathBuf,
+        at: String,
+        overflow: crate::sse::Overflow,
+    },
+    /// Read from a pipe or device, the input went past its size limit.
+    #[error("input longer than {limit} bytes ({} × --max-event-bytes) in {}", crate::input::RECORDING_LINE_FACTOR, .path.display())]
+    TooLong { path: PathBuf, limit: u64 },
+    /// The cassette nests deeper than any real cassette (and than the YAML reader accepts).
+    #[error("cassette nests brackets more than {limit} levels deep at line {line}; refused before parsing in {}", .path.display())]
+    TooDeep {
+        path: PathBuf,
+        line: usize,
+        limit: usize,
+    },
 }
 
 impl ImportError {
@@ -101,8 +118,65 @@ impl ImportError {
             | Self::CassetteSyntax { path, .. }
             | Self::Cassette { path, .. }
             | Self::JsonLine { path, .. }
-            | Self::NoStreams { path, .. } => path,
+            | Self::NoStreams { path, .. }
+            | Self::EventTooLarge { path, .. }
+            | Self::TooLong { path, .. }
+            | Self::TooDeep { path, .. } => path,
         }
+    }
+
+    /// The CLI exit code: 1 when the input went past a size limit (as for `check`), else 2.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::EventTooLarge { .. } | Self::TooLong { .. } => crate::cli::EXIT_FAILED,
+            _ => crate::cli::EXIT_INPUT,
+        }
+    }
+}
+
+/// How much one import may produce and accept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImportLimits {
+    /// The longest line or event accepted in a stream (`--max-event-bytes`).
+    pub max_event_bytes: u64,
+    /// Recordings made from one file at most (`--max-streams`); the rest are counted, not made.
+    pub max_streams: usize,
+}
+
+/// `--max-streams` default: far more than a real capture holds, far fewer than a hostile one.
+pub const DEFAULT_MAX_STREAMS: usize = 1000;
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: crate::input::DEFAULT_MAX_EVENT_BYTES,
+            max_streams: DEFAULT_MAX_STREAMS,
+        }
+    }
+}
+
+/// What an import produced.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// One recording per event stream, at most [`ImportLimits::max_streams`].
+    pub recordings: Vec<Recording>,
+    /// Event streams left out because of [`ImportLimits::max_streams`].
+    pub skipped_streams: usize,
+}
+
+impl Imported {
+    /// Keep `rec` if there is room, else count it as skipped.
+    pub(crate) fn push(&mut self, rec: Recording, limits: &ImportLimits) {
+        if self.recordings.len() < limits.max_streams {
+            self.recordings.push(rec);
+        } else {
+            self.skipped_streams += 1;
+        }
+    }
+
+    /// Whether another recording would be kept (so building it is worth the work).
+    pub(crate) fn has_room(&self, limits: &ImportLimits) -> bool {
+        self.recordings.len() < limits.max_streams
     }
 }
 
@@ -196,51 +270,96 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     })
 }
 
-/// Import a file: one recording per event stream it holds (at least one), each with a title.
-/// Secrets are redacted (see [`import_path_with`]).
+/// Import a file: one recording per event stream it holds (at least one), each with a title, with
+/// the default [`ImportLimits`] (streams past the limit are dropped; see [`import_path_with`]).
 pub fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
-    import_path_with(path, false)
+    import_path_with(path, &ImportLimits::default(), false).map(|i| i.recordings)
 }
 
-/// [`import_path`]; with `keep_secrets` the requests' secrets are kept (`--keep-secrets`).
-pub fn import_path_with(path: &Path, keep_secrets: bool) -> Result<Vec<Recording>, ImportError> {
-    if path.is_dir() {
-        return Err(ImportError::Io {
-            path: path.to_owned(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+/// Import a file (`-` = standard input) within `limits`. A regular file is read up to its size;
+/// a pipe or device up to [`crate::input::RECORDING_LINE_FACTOR`] × the event limit. An input
+/// whose first block is recognisably not a capture is refused before the rest is read (so
+/// `/dev/zero` ends at once), and a FIFO without a writer is empty input. Secrets are redacted
+/// unless `keep_secrets` (`--keep-secrets`).
+pub fn import_path_with(
+    path: &Path,
+    limits: &ImportLimits,
+    keep_secrets: bool,
+) -> Result<Imported, ImportError> {
+    use std::io::Read as _;
+    let io = |source: std::io::Error| ImportError::Io {
         path: path.to_owned(),
         source,
+    };
+    let mut input = crate::input::open_input(path).map_err(|e| match e {
+        crate::input::InputError::IsDirectory { .. } => io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a directory",
+        )),
+        crate::input::InputError::Io { source, .. } => io(source),
+        other => io(std::io::Error::other(other.to_string())),
     })?;
-    import_bytes_with(path, &bytes, keep_secrets)
+    let head_len = 1usize << 20;
+    let mut bytes = Vec::new();
+    (&mut input.reader)
+        .take(head_len as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() == head_len
+        && let Err(e @ ImportError::Unrecognised { .. }) = detect(path, &bytes)
+    {
+        return Err(e);
+    }
+    let limit = match input.len {
+        Some(n) => n,
+        None => limits
+            .max_event_bytes
+            .saturating_mul(crate::input::RECORDING_LINE_FACTOR),
+    };
+    (&mut input.reader)
+        .take(limit.saturating_sub(bytes.len() as u64).saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if input.len.is_none() && bytes.len() as u64 > limit {
+        return Err(ImportError::TooLong {
+            path: path.to_owned(),
+            limit,
+        });
+    }
+    import_bytes_with(path, &bytes, limits, keep_secrets)
 }
 
 /// Import bytes already read; `path` names them in titles and errors. Secrets are redacted.
 pub fn import_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
-    import_bytes_with(path, bytes, false)
+    import_bytes_with(path, bytes, &ImportLimits::default(), false).map(|i| i.recordings)
 }
 
-/// [`import_bytes`]; with `keep_secrets` the requests' secrets are kept.
+/// [`import_bytes`] within `limits`; with `keep_secrets` the requests' secrets are kept.
 pub fn import_bytes_with(
     path: &Path,
     bytes: &[u8],
+    limits: &ImportLimits,
     keep_secrets: bool,
-) -> Result<Vec<Recording>, ImportError> {
-    let recs = match detect(path, bytes)? {
-        ImportFormat::Har => har::import(path, bytes, keep_secrets)?,
-        ImportFormat::Cassette => cassette::import(path, bytes, keep_secrets)?,
-        ImportFormat::JsonLines => vec![jsonl::import(path, bytes)?],
-        ImportFormat::RawBody => vec![raw_body(path, bytes)],
+) -> Result<Imported, ImportError> {
+    let imported = match detect(path, bytes)? {
+        ImportFormat::Har => har::import(path, bytes, limits, keep_secrets)?,
+        ImportFormat::Cassette => cassette::import(path, bytes, limits, keep_secrets)?,
+        ImportFormat::JsonLines => Imported {
+            recordings: vec![jsonl::import(path, bytes, limits)?],
+            skipped_streams: 0,
+        },
+        ImportFormat::RawBody => Imported {
+            recordings: vec![raw_body(path, bytes, limits)?],
+            skipped_streams: 0,
+        },
     };
-    if recs.is_empty() {
+    if imported.recordings.is_empty() {
         return Err(ImportError::NoStreams {
             path: path.to_owned(),
             why: "nothing found".into(),
         });
     }
-    Ok(recs)
+    Ok(imported)
 }
 
 fn file_name(path: &Path) -> String {
@@ -251,28 +370,48 @@ fn file_name(path: &Path) -> String {
 }
 
 /// A raw body (`curl -N … > file`): SSE or JSON lines, one chunk per event.
-fn raw_body(path: &Path, bytes: &[u8]) -> Recording {
-    let mut rec = crate::input::raw_to_recording(bytes, &file_name(path));
+fn raw_body(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Recording, ImportError> {
+    let mut rec =
+        crate::input::raw_to_recording_limited(bytes, &file_name(path), limits.max_event_bytes)
+            .map_err(|overflow| ImportError::EventTooLarge {
+                path: path.to_owned(),
+                at: "the body".into(),
+                overflow,
+            })?;
     rec.meta.source = "import:raw".into();
     rec.meta.notes = vec![format!(
         "Imported from the raw body {}. A raw body {NO_TIMING_NOTE}",
         file_name(path)
     )];
-    rec
+    Ok(rec)
 }
 
-/// A body as a recording, with the import's metadata.
+/// Where a body came from in a capture, for [`body_recording`]'s errors.
+pub(crate) struct BodyOrigin<'a> {
+    pub path: &'a Path,
+    /// E.g. "HAR entry 3".
+    pub at: String,
+}
+
+/// A body as a recording, with the import's metadata; a line or event over the limit is an error.
 pub(crate) fn body_recording(
     body: &[u8],
     title: String,
     format: ImportFormat,
     notes: Vec<String>,
-) -> Recording {
-    let mut rec = crate::input::raw_to_recording(body, &title);
+    origin: BodyOrigin<'_>,
+    limits: &ImportLimits,
+) -> Result<Recording, ImportError> {
+    let mut rec = crate::input::raw_to_recording_limited(body, &title, limits.max_event_bytes)
+        .map_err(|overflow| ImportError::EventTooLarge {
+            path: origin.path.to_owned(),
+            at: origin.at,
+            overflow,
+        })?;
     rec.meta.source = format!("import:{}", format.name());
     rec.meta.notes = notes;
     rec.meta.timing_known = false;
-    rec
+    Ok(rec)
 }
 
 /// Does this body look like a stream (SSE lines, or JSON lines) rather than one JSON document?
@@ -362,6 +501,20 @@ pub struct ImportArgs {
     /// are, instead of redacting them.
     #[arg(long)]
     pub keep_secrets: bool,
+    /// Write at most N recordings from one file; the rest are counted on standard error.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STREAMS, value_parser = parse_max_streams)]
+    pub max_streams: usize,
+    /// The longest line or event accepted in a stream, in bytes (suffixes K, M, G); a longer one
+    /// stops the import with exit 1.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = crate::cli::parse_size)]
+    pub max_event_bytes: u64,
+}
+
+fn parse_max_streams(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s:?}: expected a positive number of recordings")),
+    }
 }
 
 /// Where the `n` recordings go: `out` itself for one, `out-1.ext`, `out-2.ext`, … for several.
@@ -419,21 +572,36 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 /// writing failed. A journal (`x.ron.partial`) is salvaged into `x.ron`, marked interrupted; a
 /// damaged journal head is an error naming the file and the line.
 pub fn run_cli(args: &ImportArgs) -> ExitCode {
-    let recs = if is_journal_file(&args.file) {
+    let limits = ImportLimits {
+        max_event_bytes: args.max_event_bytes,
+        max_streams: args.max_streams,
+    };
+    let (recs, skipped) = if is_journal_file(&args.file) {
         match crate::recording::load(&args.file) {
-            Ok(rec) => vec![rec],
+            Ok(rec) => (vec![rec], 0),
             Err(e) => return fail(crate::cli::EXIT_INPUT, e),
         }
     } else {
-        match import_path_with(&args.file, args.keep_secrets) {
-            Ok(r) => r,
-            Err(e) => return fail(crate::cli::EXIT_INPUT, e),
+        match import_path_with(&args.file, &limits, args.keep_secrets) {
+            Ok(i) => (i.recordings, i.skipped_streams),
+            Err(e) => return fail(e.exit_code(), e),
         }
     };
-    let out = args
-        .output
-        .clone()
-        .unwrap_or_else(|| default_output(&args.file));
+    if skipped > 0 {
+        eprintln!(
+            "sse-replay: skipped {skipped} of {} event streams (--max-streams {}) in {}",
+            skipped + recs.len(),
+            args.max_streams,
+            crate::text::visible(&args.file.display().to_string())
+        );
+    }
+    let out = args.output.clone().unwrap_or_else(|| {
+        if crate::input::is_stdin(&args.file) {
+            PathBuf::from("stdin.ron")
+        } else {
+            default_output(&args.file)
+        }
+    });
     let to_stdout = out.as_os_str() == "-";
     if to_stdout && recs.len() > 1 {
         return fail(

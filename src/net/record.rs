@@ -55,6 +55,10 @@ pub struct RecordArgs {
     /// recording as they are, instead of redacting them.
     #[arg(long)]
     pub keep_secrets: bool,
+    /// The longest request body `-d @FILE` reads, in bytes (suffixes K, M, G); a longer one is
+    /// refused with exit 2. `-d @-` reads standard input.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = crate::cli::parse_size)]
+    pub max_body_bytes: u64,
 }
 
 /// One request to record.
@@ -571,8 +575,18 @@ pub fn request_from_args(
         None => None,
         Some(d) => match d.strip_prefix('@') {
             Some(path) => Some(
-                std::fs::read(path)
-                    .map_err(|e| format!("cannot read the request body: {e} in {path}"))?,
+                crate::input::read_bounded(
+                    std::path::Path::new(path),
+                    a.max_body_bytes,
+                    "the request body",
+                    "--max-body-bytes",
+                )
+                .map_err(|e| match e {
+                    crate::input::InputError::Io { source, path } => {
+                        format!("cannot read the request body: {source} in {path}")
+                    }
+                    e => e.to_string(),
+                })?,
             ),
             None => Some(d.as_bytes().to_vec()),
         },
@@ -687,6 +701,7 @@ mod tests {
             title: None,
             force: false,
             keep_secrets: false,
+            max_body_bytes: 1 << 20,
         };
         let req =
             request_from_args(&args, |n| (n == "K").then(|| "sk-live-123".to_owned())).unwrap();

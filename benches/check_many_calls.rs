@@ -1,0 +1,94 @@
+//! `check` on many small calls (issue 8, item 8): each call arrives whole in one event, so the
+//! work per call is constant and the total must grow linearly. It used to be quadratic (20k calls
+//! 0.66 s, 40k 2.2 s, 80k 8.0 s; 300k did not finish in 60 s). Measured, not asserted.
+//!
+//! Run: `cargo bench --no-default-features --bench check_many_calls`
+//! (`BENCH_CALLS=300000` is the default top size; `BENCH_STEPS=4` sizes, each half the next).
+//! Prints, for each size, the in-process analysis + text report time and its time per call (flat
+//! when linear), then `sse-replay check` and `check --json` as child processes on the top size:
+//! wall time and peak RSS.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn generate(dir: &Path, calls: usize) -> PathBuf {
+    let path = dir.join(format!("one-event-calls-{calls}.sse"));
+    if !path.exists() {
+        let f = std::fs::File::create(&path).expect("create bench file");
+        sse_replay::generate::write_one_event_calls(std::io::BufWriter::new(f), calls)
+            .expect("generate");
+    }
+    path
+}
+
+/// The work `check` does: load, analyse, render the text report.
+fn check_in_process(path: &Path) -> (usize, Duration) {
+    let t = Instant::now();
+    let a = sse_replay::cli::analyse_path(path, None).expect("analyse");
+    let text = sse_replay::report::check_text(&a);
+    std::hint::black_box(text.len());
+    (a.calls.len(), t.elapsed())
+}
+
+/// Peak RSS (KiB, `VmHWM` polled from /proc) and wall time of a child process.
+fn child_peak_rss_kib(cmd: &mut std::process::Command) -> (u64, Duration, Option<i32>) {
+    let t = Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn sse-replay");
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    let status = loop {
+        let hwm = std::fs::read_to_string(&status_path).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        });
+        peak = peak.max(hwm.unwrap_or(0));
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    (peak, t.elapsed(), status.code())
+}
+
+fn main() {
+    let top: usize = std::env::var("BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300_000);
+    let steps: u32 = std::env::var("BENCH_STEPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mut base: Option<f64> = None;
+    for k in (0..steps).rev() {
+        let calls = top >> k;
+        let path = generate(&dir, calls);
+        let mb = std::fs::metadata(&path).expect("stat").len() as f64 / 1e6;
+        let (n, t) = check_in_process(&path);
+        assert_eq!(n, calls, "every call found");
+        let per_call_us = t.as_secs_f64() * 1e6 / calls as f64;
+        let ratio = per_call_us / *base.get_or_insert(per_call_us);
+        println!(
+            "{calls:>8} calls ({mb:>5.1} MB): analysis + report {:>8.1} ms, {per_call_us:.2} µs/call ({ratio:.2}× the smallest size's)",
+            t.as_secs_f64() * 1e3
+        );
+    }
+    let path = generate(&dir, top);
+    let exe = env!("CARGO_BIN_EXE_sse-replay");
+    for extra in [None, Some("--json")] {
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(["check", path.to_str().unwrap_or("")]).args(extra);
+        let (rss, wall, code) = child_peak_rss_kib(&mut cmd);
+        println!(
+            "sse-replay check{} (child process) on {top} calls: exit {code:?}, wall {:.2} s (target <= 20 s), peak RSS {:.1} MB",
+            extra.map_or(String::new(), |e| format!(" {e}")),
+            wall.as_secs_f64(),
+            rss as f64 / 1024.0
+        );
+    }
+}

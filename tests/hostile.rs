@@ -1,0 +1,478 @@
+//! Hostile inputs (issue 8, items 7 and 8): endless lines, FIFOs without a writer, standard input,
+//! sparse files, deep YAML, captures with too many streams. Every test here is bounded in time (a
+//! child that runs past its deadline is killed and the test fails) and, where memory is the
+//! point, the child runs under `ulimit -v`.
+
+mod common;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{BIN, manifest, stderr};
+
+/// Address space for a child that must stay bounded: ample for the binary and a small
+/// `--max-event-bytes`, far below what reading `/dev/zero` without a limit reaches in a second.
+const ULIMIT_KIB: u64 = 1_500_000;
+
+/// Run `cmd` with `stdin` fed, killing it (and failing) after `deadline`.
+fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = cmd.spawn().expect("spawn");
+    let feeder = stdin.map(|bytes| {
+        let mut pipe = child.stdin.take().expect("stdin");
+        std::thread::spawn(move || {
+            // The child may stop reading early (that is the point of some tests).
+            let _ = pipe.write_all(&bytes);
+        })
+    });
+    // Drain the outputs on threads so a chatty child cannot block on a full pipe.
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut v);
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {deadline:?}: {cmd:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    if let Some(f) = feeder {
+        let _ = f.join();
+    }
+    Output {
+        status,
+        stdout: out_t.join().expect("stdout thread"),
+        stderr: err_t.join().expect("stderr thread"),
+    }
+}
+
+/// The binary with `args`, under `ulimit -v ULIMIT_KIB`.
+fn limited(args: &[&str]) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("ulimit -v {ULIMIT_KIB} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args);
+    c
+}
+
+fn bin(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    c
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// Exactly one line on standard error.
+fn one_line(o: &Output) -> String {
+    let e = stderr(o);
+    assert_eq!(e.trim_end().lines().count(), 1, "one stderr line: {e:?}");
+    e
+}
+
+fn fixture(name: &str) -> PathBuf {
+    manifest().join("tests/data/fixtures").join(name)
+}
+
+fn seed_body() -> Vec<u8> {
+    let rec = sse_replay::recording::load(&manifest().join("recordings/seed-example.ron"))
+        .expect("seed recording");
+    rec.body()
+}
+
+const LONG: Duration = Duration::from_secs(60);
+
+// ---------------------------------------------------------------------------------------------
+// Endless lines: /dev/zero and a sparse file end at once, at bounded memory, exit 1, one line.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn dev_zero_ends_at_the_event_limit_for_every_reading_command() {
+    for cmd in ["check", "export", "events"] {
+        let o = run_bounded(
+            limited(&[cmd, "/dev/zero", "--max-event-bytes", "1M"]),
+            None,
+            LONG,
+        );
+        assert_eq!(code(&o), 1, "{cmd}: {}", stderr(&o));
+        let e = one_line(&o);
+        assert!(
+            e.contains("1048576 bytes")
+                && e.contains("--max-event-bytes")
+                && e.contains("byte 0")
+                && e.contains("/dev/zero"),
+            "{cmd}: {e}"
+        );
+    }
+}
+
+#[test]
+fn dev_zero_default_limit_is_bounded_too() {
+    // The default (64 MiB) still ends in well under the deadline, under the memory limit.
+    let o = run_bounded(limited(&["check", "/dev/zero"]), None, LONG);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(one_line(&o).contains("67108864 bytes"));
+}
+
+#[test]
+fn events_before_the_long_line_are_kept_and_the_offset_is_the_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("long.sse");
+    let mut body = seed_body();
+    let at = body.len();
+    body.extend_from_slice(b"data: ");
+    body.extend(std::iter::repeat_n(b'x', 5000));
+    body.extend_from_slice(b"\n\n");
+    std::fs::write(&path, &body).expect("write");
+    let p = path.to_str().expect("utf-8 path");
+    let o = run_bounded(bin(&["check", p, "--max-event-bytes", "4K"]), None, LONG);
+    assert_eq!(code(&o), 1);
+    let e = one_line(&o);
+    assert!(e.contains(&format!("starting at byte {at}")), "{e}");
+    // Under the limit, the same file is fine (the long event is just text).
+    let o = run_bounded(bin(&["check", p, "--max-event-bytes", "8K"]), None, LONG);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn a_sparse_file_stops_at_the_limit_not_at_its_size() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("sparse.sse");
+    let f = std::fs::File::create(&path).expect("create");
+    // 2 GiB of zero bytes that take no disk: without the limit, more than the address space.
+    f.set_len(2 << 30).expect("set_len");
+    drop(f);
+    let p = path.to_str().expect("utf-8 path");
+    for cmd in ["check", "export", "events", "import"] {
+        let mut args = vec![cmd, p, "--max-event-bytes", "1M"];
+        if cmd == "export" || cmd == "import" {
+            args.extend(["-o", "/dev/null"]);
+        }
+        let o = run_bounded(limited(&args), None, LONG);
+        // A raw body (check, export, events): the endless line, exit 1. Import reads a regular
+        // file up to its size, and refuses it from its first block (not a capture), exit 2.
+        let want = if cmd == "import" { 2 } else { 1 };
+        assert_eq!(code(&o), want, "{cmd}: {}", stderr(&o));
+        one_line(&o);
+    }
+}
+
+#[test]
+fn import_of_dev_zero_is_refused_at_once() {
+    let o = run_bounded(
+        limited(&["import", "/dev/zero", "-o", "/dev/null"]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(one_line(&o).contains("not a capture"));
+}
+
+#[test]
+fn record_body_from_dev_zero_is_capped() {
+    // The body is read before anything is sent: the port is never contacted.
+    let o = run_bounded(
+        limited(&[
+            "record",
+            "http://127.0.0.1:9/v1",
+            "-d",
+            "@/dev/zero",
+            "--max-body-bytes",
+            "1M",
+            "-o",
+            "/dev/null",
+        ]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let e = one_line(&o);
+    assert!(
+        e.contains("request body") && e.contains("--max-body-bytes") && e.contains("/dev/zero"),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// FIFOs and standard input.
+// ---------------------------------------------------------------------------------------------
+
+fn mkfifo(dir: &Path) -> PathBuf {
+    let p = dir.join("fifo");
+    let st = Command::new("mkfifo").arg(&p).status().expect("mkfifo");
+    assert!(st.success());
+    p
+}
+
+#[test]
+fn a_fifo_without_a_writer_is_empty_input_not_a_hang() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = mkfifo(dir.path());
+    let p = fifo.to_str().expect("utf-8 path");
+    let out = dir.path().join("out.ron");
+    let out = out.to_str().expect("utf-8 path");
+    for args in [
+        vec!["check", p],
+        vec!["export", p],
+        vec!["events", p],
+        vec!["import", p, "-o", out],
+    ] {
+        let t = Instant::now();
+        let o = run_bounded(bin(&args), None, Duration::from_secs(20));
+        assert!(
+            (1..=2).contains(&code(&o)),
+            "{args:?}: {} {}",
+            code(&o),
+            stderr(&o)
+        );
+        one_line(&o);
+        assert!(t.elapsed() < Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn dash_reads_standard_input() {
+    let body = seed_body();
+    let file = run_bounded(
+        bin(&[
+            "export",
+            manifest()
+                .join("recordings/seed-example.ron")
+                .to_str()
+                .unwrap_or(""),
+        ]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&file), 0);
+    for cmd in ["export", "check", "events"] {
+        let o = run_bounded(bin(&[cmd, "-"]), Some(body.clone()), LONG);
+        assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
+        if cmd == "export" {
+            assert_eq!(
+                o.stdout, file.stdout,
+                "same calls from a pipe as from the file"
+            );
+        }
+        if cmd == "check" {
+            assert!(String::from_utf8_lossy(&o.stdout).starts_with("standard input"));
+        }
+    }
+    // A recording (RON) on standard input works too.
+    let ron = std::fs::read(manifest().join("recordings/seed-example.ron")).expect("seed");
+    let o = run_bounded(bin(&["export", "-"]), Some(ron), LONG);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(o.stdout, file.stdout);
+}
+
+#[test]
+fn dev_stdin_and_a_pipe_path_work() {
+    // `export /dev/stdin` and `export <(…)` both name a pipe: opened without blocking, then read.
+    let body = seed_body();
+    let o = run_bounded(bin(&["export", "/dev/stdin"]), Some(body.clone()), LONG);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let calls: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(calls.as_array().map(Vec::len), Some(2));
+    let sse = fixture("openai-chat-gpt4o-two-parallel-calls.sse");
+    let direct = run_bounded(bin(&["export", sse.to_str().unwrap_or("")]), None, LONG);
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg("exec \"$0\" export <(cat \"$1\")")
+        .arg(BIN)
+        .arg(&sse);
+    let o = run_bounded(c, None, LONG);
+    assert_eq!(code(&o), code(&direct), "{}", stderr(&o));
+    assert_eq!(o.stdout, direct.stdout);
+    assert!(serde_json::from_slice::<serde_json::Value>(&o.stdout).is_ok());
+}
+
+#[test]
+fn import_reads_standard_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("in.ron");
+    let o = run_bounded(
+        bin(&["import", "-", "-o", out.to_str().unwrap_or("")]),
+        Some(seed_body()),
+        LONG,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rec = sse_replay::recording::load(&out).expect("written");
+    assert_eq!(rec.body(), seed_body());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Imports: deep YAML, many streams.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn deeply_nested_yaml_is_refused_quickly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("deep.yaml");
+    let mut text = b"interactions: ".to_vec();
+    text.extend(std::iter::repeat_n(b'[', 200_000));
+    std::fs::write(&path, &text).expect("write");
+    let o = run_bounded(
+        bin(&["import", path.to_str().unwrap_or(""), "-o", "/dev/null"]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let e = one_line(&o);
+    assert!(e.contains("nests") && e.contains("1000 levels"), "{e}");
+}
+
+fn har_with_streams(n: usize) -> String {
+    let entry = serde_json::json!({
+        "startedDateTime": "2025-01-01T00:00:00Z",
+        "request": {"method": "POST", "url": "https://api.example.com/v1/chat/completions", "headers": []},
+        "response": {
+            "status": 200,
+            "headers": [{"name": "content-type", "value": "text/event-stream"}],
+            "content": {"mimeType": "text/event-stream", "text": String::from_utf8_lossy(&seed_body())}
+        }
+    });
+    let entries: Vec<_> = std::iter::repeat_n(entry, n).collect();
+    serde_json::json!({"log": {"version": "1.2", "entries": entries}}).to_string()
+}
+
+#[test]
+fn import_max_streams_caps_the_recordings_and_says_how_many_were_skipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let har = dir.path().join("many.har");
+    std::fs::write(&har, har_with_streams(30)).expect("write");
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).expect("mkdir");
+    let out = out_dir.join("x.ron");
+    let o = run_bounded(
+        bin(&[
+            "import",
+            har.to_str().unwrap_or(""),
+            "-o",
+            out.to_str().unwrap_or(""),
+            "--max-streams",
+            "5",
+        ]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("skipped 25 of 30") && e.contains("--max-streams 5"),
+        "{e}"
+    );
+    let written = std::fs::read_dir(&out_dir).expect("read_dir").count();
+    assert_eq!(written, 5);
+    // The library default keeps 1,000.
+    let lim = sse_replay::import::ImportLimits::default();
+    assert_eq!(lim.max_streams, 1000);
+    let imported = sse_replay::import::import_path_with(
+        &har,
+        &sse_replay::import::ImportLimits {
+            max_streams: 7,
+            ..lim
+        },
+        false,
+    )
+    .expect("import");
+    assert_eq!(
+        (imported.recordings.len(), imported.skipped_streams),
+        (7, 23)
+    );
+}
+
+#[test]
+fn bad_limits_are_usage_errors() {
+    for args in [
+        vec!["check", "x", "--max-event-bytes", "0"],
+        vec!["check", "x", "--max-event-bytes", "12Q"],
+        vec!["import", "x", "--max-streams", "0"],
+    ] {
+        let o = run_bounded(bin(&args), None, LONG);
+        assert_eq!(code(&o), 2, "{args:?}");
+    }
+}
+
+#[test]
+fn the_analysis_names_the_cut_as_an_error_finding() {
+    use sse_replay::analysis::{Analysis, SourceInfo};
+    use sse_replay::findings::{FindingKind, Severity};
+    let mut body = seed_body();
+    let at = body.len() as u64;
+    body.extend_from_slice(b"data: ");
+    body.extend(std::iter::repeat_n(b'x', 5000));
+    body.extend_from_slice(b"\n\n");
+    let rec = sse_replay::input::raw_to_recording(&body, "cut");
+    let a = Analysis::from_recording_owned(
+        rec,
+        SourceInfo::default(),
+        sse_replay::pipeline::Options::default(),
+        4096,
+    );
+    assert_eq!(a.overflow.map(|o| (o.start, o.limit)), Some((at, 4096)));
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::EventTooLarge)
+        .expect("finding");
+    assert_eq!(f.kind.severity(), Severity::Error);
+    assert_eq!(f.first.offset, Some(at));
+    assert!(!a.all_ok(), "a cut stream is never OK");
+    // What came before the cut is analysed as usual: the seed's two calls.
+    assert_eq!(a.calls.len(), 2);
+    assert!(a.calls.iter().all(|c| c.value().is_some()));
+}
+
+#[test]
+fn a_recording_with_an_event_over_the_limit_fails_every_reading_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rec = dir.path().join("big.ron");
+    let call = format!("f={{\"a\":\"{}\"}}", "x".repeat(6000));
+    let o = run_bounded(
+        bin(&[
+            "stub",
+            "--call",
+            &call,
+            "--fragment",
+            "6000",
+            "-o",
+            rec.to_str().unwrap_or(""),
+        ]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let p = rec.to_str().unwrap_or("");
+    for cmd in ["check", "events", "export"] {
+        let o = run_bounded(bin(&[cmd, p, "--max-event-bytes", "4K"]), None, LONG);
+        assert_eq!(code(&o), 1, "{cmd}");
+        assert!(one_line(&o).contains("longer than 4096 bytes"), "{cmd}");
+        // The default limit is far above it.
+        let o = run_bounded(bin(&[cmd, p]), None, LONG);
+        assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
+    }
+}
