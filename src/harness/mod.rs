@@ -326,11 +326,21 @@ pub fn run_case(r: &SuiteRecording, id: CaseId, wire: &Wire, config: &Config) ->
         msg.push_str(": ");
         msg.push_str(&crate::dialect::truncate(last.trim(), 200));
     }
+    if let Verdict::Fail(msg) = &mut verdict
+        && !expected.problems.is_empty()
+    {
+        msg.push_str(&format!("; the stream: {}", expected.problems.join("; ")));
+    }
     let got = got.ok();
     let diagnosis = match (&verdict, &got) {
-        (Verdict::Fail(_), Some(g)) => {
-            verdict::diagnose(g, &analysis, Some(&r.one_read), &r.name, id.variant.name())
-        }
+        (Verdict::Fail(_), Some(g)) => verdict::diagnose(
+            g,
+            &expected,
+            &analysis,
+            Some(&r.one_read),
+            &r.name,
+            id.variant,
+        ),
         _ => None,
     };
     CaseResult {

@@ -9,6 +9,7 @@
 
 use serde_json::{Value, json};
 
+use super::Variant;
 use crate::accumulate::Parsed;
 use crate::analysis::Analysis;
 use crate::naive::{NaiveCall, Strategy};
@@ -309,13 +310,9 @@ fn align(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
         Some(g) => Err(match skipped.iter().find(|(_, e, _)| e.name == g.name) {
             Some((ei, e, status)) => broken_printed(*ei, e, *status, gi, g),
             None => format!(
-                "call {gi}: printed {} that the stream does not hold ({} expected)",
+                "call {gi}: printed {} that the stream does not hold (its calls: {})",
                 g.show(),
-                expected
-                    .calls
-                    .iter()
-                    .filter(|(_, s)| *s == CallStatus::Ok)
-                    .count()
+                stream_calls(expected)
             ),
         }),
     }
@@ -349,13 +346,29 @@ fn subsequence(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
     Ok(())
 }
 
+/// The expected calls in a few words: `get_weather, get_time (broken)`.
+fn stream_calls(expected: &Expected) -> String {
+    if expected.calls.is_empty() {
+        return "none".into();
+    }
+    expected
+        .calls
+        .iter()
+        .map(|(c, s)| match s {
+            CallStatus::Ok => crate::dialect::truncate(&c.name, 60),
+            _ => format!("{} ({})", crate::dialect::truncate(&c.name, 60), s.name()),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn broken_printed(ei: usize, e: &CaseCall, status: CallStatus, gi: usize, g: &CaseCall) -> String {
     let what = match status {
         CallStatus::Broken => "whose arguments do not parse",
         _ => "that the stream never finished",
     };
     format!(
-        "call {gi}: printed {} for call {ei} {what} (the stream holds {}): partial, repaired or invented arguments",
+        "call {gi}: printed {} for call {ei} {what} (its arguments as received: {}): partial, repaired or invented arguments",
         g.show(),
         e.arguments.show()
     )
@@ -435,21 +448,33 @@ fn same_list(a: &[CaseCall], b: &[CaseCall]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
 }
 
-/// The naive strategy whose output equals what the client printed on this case's bytes
-/// (`analysis`), if any: all its calls, or only those whose arguments parse (a client that drops
-/// what it cannot parse). `baseline` is the same recording in one read: a strategy that is right
-/// there was exposed by the variant, else by the recording's quirk.
+/// What a client that printed `got` on this case's bytes (`analysis`, expected result
+/// `expected`) behaves like: printing the calls as received (broken ones included), or one of the
+/// naive strategies (all its calls, or only those whose arguments parse: a client that drops what
+/// it cannot parse). Strategies that keep names are tried before those that lose them.
+/// `baseline` is the same recording in one read: a strategy that is right there was exposed by the
+/// variant, else by the recording's quirk.
 pub fn diagnose(
     got: &[CaseCall],
+    expected: &Expected,
     analysis: &Analysis,
     baseline: Option<&Analysis>,
     recording: &str,
-    variant: &str,
+    variant: Variant,
 ) -> Option<String> {
-    let result = analysis.strategies.iter().find(|r| {
-        if r.report.not_applicable.is_some() || r.verdict.matches_correct {
-            return false;
-        }
+    let as_received: Vec<CaseCall> = expected.calls.iter().map(|(c, _)| c.clone()).collect();
+    if expected.failure_allowed() && same_list(got, &as_received) {
+        return Some(
+            "prints the calls as received, broken or unfinished ones included: it checks neither that the arguments parse nor how the stream ended".into(),
+        );
+    }
+    let candidates = || {
+        analysis
+            .strategies
+            .iter()
+            .filter(|r| r.report.not_applicable.is_none() && !r.verdict.matches_correct)
+    };
+    let matches = |r: &&crate::analysis::StrategyResult| {
         let all = naive_case_calls(&r.report.calls);
         let parsed: Vec<CaseCall> = all
             .iter()
@@ -457,7 +482,13 @@ pub fn diagnose(
             .cloned()
             .collect();
         same_list(got, &all) || same_list(got, &parsed)
-    })?;
+    };
+    let keeps_names =
+        |r: &&crate::analysis::StrategyResult| r.report.calls.iter().all(|c| !c.name.is_empty());
+    let result = candidates()
+        .filter(keeps_names)
+        .find(matches)
+        .or_else(|| candidates().find(matches))?;
     let s = result.report.strategy;
     let example = result
         .verdict
@@ -468,15 +499,22 @@ pub fn diagnose(
     let right_in_one_read = baseline
         .and_then(|b| b.strategy(s))
         .is_some_and(|b| b.verdict.matches_correct);
-    let exposed = if right_in_one_read {
-        format!("exposed by the `{variant}` variant (right when the body comes in one read)")
+    let exposed = if right_in_one_read && variant.is_fault() {
+        format!("exposed by the `{}` fault", variant.name())
+    } else if right_in_one_read {
+        format!(
+            "exposed by the `{}` variant (right when the body comes in one read)",
+            variant.name()
+        )
     } else {
-        let quirks: Vec<&str> = analysis
+        let mut quirks: Vec<&str> = analysis
             .findings
             .iter()
             .filter(|f| f.kind.severity() != crate::findings::Severity::Info)
             .map(|f| f.kind.label())
             .collect();
+        quirks.sort_unstable();
+        quirks.dedup();
         if quirks.is_empty() {
             format!("exposed by {recording}")
         } else {
