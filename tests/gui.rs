@@ -661,3 +661,48 @@ fn the_lists_keep_the_cursor_row_in_view() {
     assert!(shown(&h, &raw_row(chunk)));
     h.get_by_label("#60 ");
 }
+
+/// "Test a client": run a (wrong) client on the seed example in one read, see the matrix, and open
+/// the failing case in Replay with the exact reads the client received.
+#[test]
+fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    assert_eq!(h.state().settings.tab, Tab::TestClient);
+    {
+        let panel = &mut h.state_mut().settings.client_test;
+        panel.command = "echo '[{\"name\":\"get_weather\",\"arguments\":{}}]'".into();
+        panel.recordings = manifest_path("recordings/seed-example.ron");
+        panel.variants = vec!["one-read".into()];
+    }
+    h.run();
+    h.get_by_label("Run").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().settings.client_test.is_running() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    h.get_by_label("1 cases: 0 pass, 1 fail, 0 error");
+    h.get_by_label_contains("call 0: arguments {} instead of");
+    h.get_by_label("✗").click();
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Replay);
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.chunks.len(), 1, "the one-read variant: one read");
+    assert_eq!(a.calls.len(), 2);
+}
+
+fn manifest_path(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(rel)
+        .display()
+        .to_string()
+}

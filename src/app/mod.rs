@@ -10,6 +10,7 @@
 
 pub mod about;
 pub mod accumulator_panel;
+pub mod client_test_panel;
 pub mod compare_panel;
 pub mod dialogs;
 pub mod json_tree;
@@ -66,6 +67,8 @@ pub struct Settings {
     pub recorder: RecorderPanel,
     /// The Proxy form (listen address, upstream, output folder).
     pub proxy: ProxyPanel,
+    /// The "Test a client" form (command line, recordings, variants).
+    pub client_test: client_test_panel::ClientTestPanel,
 }
 
 impl Default for Settings {
@@ -79,6 +82,7 @@ impl Default for Settings {
             show_raw: true,
             recorder: RecorderPanel::default(),
             proxy: ProxyPanel::default(),
+            client_test: client_test_panel::ClientTestPanel::default(),
         }
     }
 }
@@ -408,7 +412,14 @@ impl App {
                 });
                 self.panel_event(event);
             }
+            Tab::TestClient => {
+                let mut actions = Vec::new();
+                let panel = &mut self.settings.client_test;
+                egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, &mut actions));
+                self.actions.extend(actions);
+            }
         }
+        self.settings.client_test.poll(&ctx);
         if self.settings.tab != Tab::Recorder {
             // The recording keeps flowing to the Replay tab while its panel is hidden.
             let event = self.settings.recorder.poll(&ctx);
@@ -1068,6 +1079,14 @@ impl App {
                 self.open(Source::Memory { name, recording }, Slot::Primary);
             }
             Action::ClosePicker => self.picker = None,
+            Action::OpenTestCase(i) => match self.settings.client_test.case_recording(i) {
+                Some((name, rec)) => {
+                    self.settings.tab = Tab::Replay;
+                    let recording = Box::new(rec);
+                    self.open(Source::Memory { name, recording }, Slot::Primary);
+                }
+                None => self.set_status("That case is no longer available", true),
+            },
             Action::SetDialect(kind) => self.reanalyse(kind),
             Action::ShowLive(rec) => self.show_live(rec),
             Action::SaveRecordingAs(rec) => {
