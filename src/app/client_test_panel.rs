@@ -130,10 +130,7 @@ impl ClientTestPanel {
             suite,
             cases,
             variants,
-            unreadable: bad
-                .iter()
-                .map(|u| u.error.clone())
-                .collect(),
+            unreadable: bad.iter().map(|u| u.error.clone()).collect(),
         });
         let cancel = Arc::new(AtomicBool::new(false));
         let (progress_tx, progress) = mpsc::channel();
@@ -220,44 +217,49 @@ impl ClientTestPanel {
     pub fn ui(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         ui.heading("Test a client");
         ui.label("Runs your program against every recording × chunking variant and judges the tool calls it prints (a JSON array or JSON lines of {\"name\", \"arguments\", \"id\"}). It gets SSE_REPLAY_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST, GOOGLE_GEMINI_BASE_URL and dummy API keys.");
-        egui::Grid::new("client-test-form").num_columns(2).show(ui, |ui| {
-            ui.label("Command");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.command)
-                    .hint_text("python my_client.py")
-                    .desired_width(500.0),
-            );
-            ui.end_row();
-            ui.label("Recordings");
-            ui.add(
-                egui::TextEdit::multiline(&mut self.recordings)
-                    .hint_text("empty: the built-in suite; or files/folders, one per line")
-                    .desired_rows(2)
-                    .desired_width(500.0),
-            );
-            ui.end_row();
-            ui.label("Variants");
-            ui.horizontal_wrapped(|ui| {
-                for v in Variant::FRAMING.into_iter().chain(Variant::FAULTS) {
-                    let mut on = self.variants.iter().any(|n| n == v.name());
-                    let label = if v.is_fault() {
-                        format!("{} (fault)", v.name())
-                    } else {
-                        v.name().to_owned()
-                    };
-                    if ui.checkbox(&mut on, label).changed() {
-                        self.variants.retain(|n| n != v.name());
-                        if on {
-                            self.variants.push(v.name().to_owned());
+        egui::Grid::new("client-test-form")
+            .num_columns(2)
+            .show(ui, |ui| {
+                let label = ui.label("Command");
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.command)
+                        .hint_text("python my_client.py")
+                        .desired_width(500.0),
+                )
+                .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("Recordings");
+                ui.add(
+                    egui::TextEdit::multiline(&mut self.recordings)
+                        .hint_text("empty: the built-in suite; or files/folders, one per line")
+                        .desired_rows(2)
+                        .desired_width(500.0),
+                )
+                .labelled_by(label.id);
+                ui.end_row();
+                ui.label("Variants");
+                ui.horizontal_wrapped(|ui| {
+                    for v in Variant::FRAMING.into_iter().chain(Variant::FAULTS) {
+                        let mut on = self.variants.iter().any(|n| n == v.name());
+                        let label = if v.is_fault() {
+                            format!("{} (fault)", v.name())
+                        } else {
+                            v.name().to_owned()
+                        };
+                        if ui.checkbox(&mut on, label).changed() {
+                            self.variants.retain(|n| n != v.name());
+                            if on {
+                                self.variants.push(v.name().to_owned());
+                            }
                         }
                     }
-                }
+                });
+                ui.end_row();
+                let label = ui.label("Timeout (s)");
+                ui.add(egui::DragValue::new(&mut self.timeout_secs).range(0.1..=3600.0))
+                    .labelled_by(label.id);
+                ui.end_row();
             });
-            ui.end_row();
-            ui.label("Timeout (s)");
-            ui.add(egui::DragValue::new(&mut self.timeout_secs).range(0.1..=3600.0));
-            ui.end_row();
-        });
         ui.horizontal(|ui| {
             if let Some(run) = &self.run {
                 if ui.button("Cancel").clicked() {
@@ -295,54 +297,58 @@ impl ClientTestPanel {
             .id_salt("client-test-matrix")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                egui::Grid::new("client-test-grid").striped(true).show(ui, |ui| {
-                    ui.label("");
-                    for v in &last.work.variants {
-                        ui.label(RichText::new(v.name()).strong());
-                    }
-                    ui.end_row();
-                    for (ri, rec) in last.work.suite.iter().enumerate() {
-                        if !last.results.iter().any(|r| r.id.recording == ri) {
-                            continue;
-                        }
-                        ui.label(&rec.name);
+                egui::Grid::new("client-test-grid")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        ui.label("");
                         for v in &last.work.variants {
-                            match last
-                                .results
-                                .iter()
-                                .position(|r| r.id.recording == ri && r.id.variant == *v)
-                            {
-                                None => {
-                                    ui.label("·").on_hover_text("does not apply");
-                                }
-                                Some(i) => {
-                                    let r = &last.results[i];
-                                    let (mark, color) = match r.verdict {
-                                        Verdict::Pass => ("✓", super::style::ok_color(ui)),
-                                        Verdict::Fail(_) => ("✗", super::style::err_color(ui)),
-                                        Verdict::Error(_) => ("!", super::style::warn_color(ui)),
-                                    };
-                                    let mut hover = r.verdict.name().to_owned();
-                                    if !r.verdict.detail().is_empty() {
-                                        hover = format!("{hover}: {}", r.verdict.detail());
+                            ui.label(RichText::new(v.name()).strong());
+                        }
+                        ui.end_row();
+                        for (ri, rec) in last.work.suite.iter().enumerate() {
+                            if !last.results.iter().any(|r| r.id.recording == ri) {
+                                continue;
+                            }
+                            ui.label(&rec.name);
+                            for v in &last.work.variants {
+                                match last
+                                    .results
+                                    .iter()
+                                    .position(|r| r.id.recording == ri && r.id.variant == *v)
+                                {
+                                    None => {
+                                        ui.label("·").on_hover_text("does not apply");
                                     }
-                                    if let Some(d) = &r.diagnosis {
-                                        hover = format!("{hover}\n{d}");
-                                    }
-                                    hover.push_str("\nClick: open this case in Replay");
-                                    if ui
-                                        .button(RichText::new(mark).color(color))
-                                        .on_hover_text(hover)
-                                        .clicked()
-                                    {
-                                        open = Some(i);
+                                    Some(i) => {
+                                        let r = &last.results[i];
+                                        let (mark, color) = match r.verdict {
+                                            Verdict::Pass => ("✓", super::style::ok_color(ui)),
+                                            Verdict::Fail(_) => ("✗", super::style::err_color(ui)),
+                                            Verdict::Error(_) => {
+                                                ("!", super::style::warn_color(ui))
+                                            }
+                                        };
+                                        let mut hover = r.verdict.name().to_owned();
+                                        if !r.verdict.detail().is_empty() {
+                                            hover = format!("{hover}: {}", r.verdict.detail());
+                                        }
+                                        if let Some(d) = &r.diagnosis {
+                                            hover = format!("{hover}\n{d}");
+                                        }
+                                        hover.push_str("\nClick: open this case in Replay");
+                                        if ui
+                                            .button(RichText::new(mark).color(color))
+                                            .on_hover_text(hover)
+                                            .clicked()
+                                        {
+                                            open = Some(i);
+                                        }
                                     }
                                 }
                             }
+                            ui.end_row();
                         }
-                        ui.end_row();
-                    }
-                });
+                    });
                 let failures: Vec<&CaseResult> = last
                     .results
                     .iter()
