@@ -28,6 +28,19 @@ fn example(name: &str) -> PathBuf {
         .to_path_buf();
     let built = BUILT.get_or_init(|| {
         let mut cmd = std::process::Command::new(env!("CARGO"));
+        // Not the variables cargo set for this test run (OUT_DIR, CARGO_PKG_*, the library path):
+        // build scripts notice them and the next ordinary build would start over.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            let cargo_run_var = key.starts_with("CARGO_")
+                && !["CARGO_HOME", "CARGO_TARGET_DIR"].contains(&key.as_ref())
+                && !key.starts_with("CARGO_BUILD_")
+                && !key.starts_with("CARGO_REGISTRIES_")
+                && !key.starts_with("CARGO_NET_");
+            if cargo_run_var || key == "OUT_DIR" || key == "LD_LIBRARY_PATH" {
+                cmd.env_remove(key.as_ref());
+            }
+        }
         cmd.current_dir(manifest())
             .args([
                 "build",
