@@ -350,6 +350,28 @@ fn the_correct_client_passes_every_case_in_every_variant() {
     );
 }
 
+/// The plain-Rust OpenAI-chat client (no sse-replay code in it) passes every OpenAI-chat case, faults
+/// included: the suite does not ask for anything a correct independent client would not do.
+#[test]
+fn an_independent_openai_chat_client_passes_every_openai_chat_case() {
+    let client = example("client_openai_chat");
+    let o = run_test(
+        &["--json", "--dialect", "openai-chat", "--faults", "all"],
+        &[client.to_str().expect("path")],
+    );
+    let doc = json_of(&o);
+    let cases = doc["cases"].as_array().expect("cases");
+    let bad: Vec<&Value> = cases.iter().filter(|c| c["verdict"] != "pass").collect();
+    assert!(bad.is_empty(), "failing cases: {bad:#?}");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(cases.len() >= 60, "{} cases", cases.len());
+    assert!(
+        cases
+            .iter()
+            .all(|c| !c["recording"].as_str().unwrap_or("").contains("anthropic"))
+    );
+}
+
 #[test]
 fn the_naive_client_fails_with_the_concat_fields_diagnosis_and_junit_counts_it() {
     let client = example("client_naive");
