@@ -698,6 +698,15 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
     let a = h.state().analysis().unwrap();
     assert_eq!(a.chunks.len(), 1, "the one-read variant: one read");
     assert_eq!(a.calls.len(), 2);
+    // "Your client" on the left: what it printed against the correct calls, the difference in red.
+    h.get_by_label("Your client");
+    h.get_by_label_contains("✗ 0: get_weather {}");
+    h.get_by_label_contains("correct: get_weather {\"city\":\"深圳\",\"days\":3}");
+    h.get_by_label_contains("1 of the stream's 2 calls not printed");
+    h.get_by_label("Naive strategies").click();
+    h.run();
+    assert!(!h.state().client_case.as_ref().unwrap().shown);
+    h.get_by_label_contains("per-fragment: 0 of 10 fragments parse alone");
 }
 
 fn manifest_path(rel: &str) -> String {

@@ -11,7 +11,9 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 
 use super::view::Action;
-use crate::harness::{self, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict, Wire};
+use crate::harness::{
+    self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict, Wire,
+};
 use crate::recording::Recording;
 
 /// The form (persisted) and the run (not persisted).
@@ -374,4 +376,151 @@ impl ClientTestPanel {
             actions.push(Action::OpenTestCase(i));
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// "Your client" in Replay
+// ---------------------------------------------------------------------------------------------
+
+/// What the client printed for one case, shown in Replay beside the correct calls (like a naive
+/// strategy) while that case's recording is open.
+#[derive(Clone, Debug)]
+pub struct ClientOutput {
+    /// The opened recording's name (`recording × variant`): shown only while it is open.
+    pub case: String,
+    pub calls: Option<Vec<CaseCall>>,
+    pub verdict: Verdict,
+    pub diagnosis: Option<String>,
+    pub stderr: String,
+    /// Shown instead of the naive strategy (the picker on the left).
+    pub shown: bool,
+}
+
+impl ClientTestPanel {
+    /// The client's output for case `i` of the last run.
+    pub fn case_output(&self, i: usize) -> Option<ClientOutput> {
+        let last = self.last.as_ref()?;
+        let r = last.results.get(i)?;
+        let rec = last.work.suite.get(r.id.recording)?;
+        Some(ClientOutput {
+            case: format!("{} × {}", rec.name, r.id.variant.name()),
+            calls: r.got.clone(),
+            verdict: r.verdict.clone(),
+            diagnosis: r.diagnosis.clone(),
+            stderr: r.stderr.clone(),
+            shown: true,
+        })
+    }
+}
+
+fn same_call(got: &CaseCall, want: &crate::accumulate::Call) -> bool {
+    let args = match (&got.arguments, want.value()) {
+        (harness::verdict::Args::Value(g), Some(w)) => g == w,
+        _ => false,
+    };
+    let ids = match (&got.id, want.id.as_deref().filter(|s| !s.is_empty())) {
+        (Some(g), Some(w)) => g == w,
+        _ => true,
+    };
+    args && ids && got.name == want.name
+}
+
+fn show_call(c: &CaseCall) -> String {
+    let args = match &c.arguments {
+        harness::verdict::Args::Value(v) => v.to_string(),
+        harness::verdict::Args::Raw(s) => format!("{s:?} (not JSON)"),
+    };
+    format!("{} {}", c.name, crate::dialect::truncate(&args, 200))
+}
+
+/// The left panel's "your client" view: the verdict, the diagnosis, each printed call against the
+/// correct call at its place (differences in red), and the tail of its stderr.
+pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput) {
+    let color = match out.verdict {
+        Verdict::Pass => super::style::ok_color(ui),
+        Verdict::Fail(_) => super::style::err_color(ui),
+        Verdict::Error(_) => super::style::warn_color(ui),
+    };
+    ui.heading("What your client printed");
+    ui.label(
+        RichText::new(format!("{}: {}", out.verdict.name(), out.verdict.detail()))
+            .strong()
+            .color(color),
+    );
+    if let Some(d) = &out.diagnosis {
+        ui.label(RichText::new(d).italics());
+    }
+    ui.separator();
+    egui::ScrollArea::vertical()
+        .id_salt("client-output")
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            match &out.calls {
+                None => {
+                    ui.colored_label(
+                        super::style::warn_color(ui),
+                        "It printed no parseable JSON.",
+                    );
+                }
+                Some(calls) => {
+                    ui.label(RichText::new(format!("Calls it printed: {}", calls.len())).strong());
+                    for (i, c) in calls.iter().enumerate() {
+                        let want = a.calls.get(i);
+                        let ok = want.is_some_and(|w| same_call(c, w));
+                        let color = if ok {
+                            super::style::ok_color(ui)
+                        } else {
+                            super::style::err_color(ui)
+                        };
+                        ui.label(
+                            RichText::new(format!(
+                                "{} {i}: {}",
+                                if ok { "✓" } else { "✗" },
+                                show_call(c)
+                            ))
+                            .monospace()
+                            .color(color),
+                        );
+                        if !ok {
+                            let correct = match want {
+                                Some(w) => match w.value() {
+                                    Some(v) => format!(
+                                        "correct: {} {}",
+                                        w.name,
+                                        crate::dialect::truncate(&v.to_string(), 200)
+                                    ),
+                                    None => format!(
+                                        "correct: {} — its arguments do not parse: leave it out",
+                                        w.name
+                                    ),
+                                },
+                                None => "correct: no call here".into(),
+                            };
+                            ui.label(
+                                RichText::new(format!("    {correct}"))
+                                    .monospace()
+                                    .color(color),
+                            );
+                        }
+                    }
+                    if calls.len() < a.calls.len() {
+                        ui.label(format!(
+                            "{} of the stream's {} calls not printed",
+                            a.calls.len() - calls.len(),
+                            a.calls.len()
+                        ));
+                    }
+                }
+            }
+            if !out.stderr.trim().is_empty() {
+                ui.separator();
+                ui.label(RichText::new("stderr").strong());
+                let tail: Vec<&str> = out.stderr.trim_end().lines().collect();
+                let tail: Vec<String> = tail[tail.len().saturating_sub(20)..]
+                    .iter()
+                    .map(|l| super::style::visible(l, 300))
+                    .collect();
+                ui.label(RichText::new(tail.join("\n")).monospace());
+            }
+        });
 }

@@ -116,6 +116,8 @@ pub enum Action {
     SaveRecordingAs(Box<Recording>),
     /// Open case `n` of the last "Test a client" run (that recording in that variant) in Replay.
     OpenTestCase(usize),
+    /// In Replay, show the tested client's output on the left (`true`) or the naive strategy.
+    ShowClientOutput(bool),
 }
 
 /// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
