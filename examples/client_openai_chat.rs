@@ -109,10 +109,8 @@ fn events(body: &[u8]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let (mut event, mut data, mut has_data) = (String::new(), String::new(), false);
     let mut rest = body;
-    loop {
-        let Some(end) = rest.iter().position(|b| *b == b'\n' || *b == b'\r') else {
-            break; // an unterminated last line: not part of any event
-        };
+    // An unterminated last line is not part of any event.
+    while let Some(end) = rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
         let line = String::from_utf8_lossy(&rest[..end]).into_owned();
         let skip = if rest[end] == b'\r' && rest.get(end + 1) == Some(&b'\n') {
             2
