@@ -234,7 +234,7 @@ pub fn run_cli(a: &TestArgs) -> ExitCode {
         random_seed: a.random_seed.unwrap_or_else(fresh_seed),
     };
     let cases = harness::plan_cases(&suite, &config);
-    let mut in_cases: Vec<usize> = cases.iter().map(|(id, _)| id.recording).collect();
+    let mut in_cases: Vec<usize> = cases.iter().map(|id| id.recording).collect();
     in_cases.dedup();
     eprintln!(
         "sse-replay test: {} recordings, {} cases, -j {}, random seed {}",

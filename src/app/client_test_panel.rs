@@ -12,7 +12,7 @@ use egui::{RichText, Ui};
 
 use super::view::Action;
 use crate::harness::{
-    self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict, Wire,
+    self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict,
 };
 use crate::recording::Recording;
 
@@ -62,7 +62,8 @@ impl Default for ClientTestPanel {
 /// What a run works on, shared with its thread.
 pub struct Work {
     pub suite: Vec<SuiteRecording>,
-    pub cases: Vec<(CaseId, Wire)>,
+    pub cases: Vec<CaseId>,
+    pub random_seed: u64,
     pub variants: Vec<Variant>,
     pub unreadable: Vec<String>,
 }
@@ -131,6 +132,7 @@ impl ClientTestPanel {
         let work = Arc::new(Work {
             suite,
             cases,
+            random_seed: config.random_seed,
             variants,
             unreadable: bad.iter().map(|u| u.error.clone()).collect(),
         });
@@ -207,8 +209,8 @@ impl ClientTestPanel {
     pub fn case_recording(&self, i: usize) -> Option<(String, Recording)> {
         let last = self.last.as_ref()?;
         let r = last.results.get(i)?;
-        let (_, wire) = last.work.cases.iter().find(|(id, _)| *id == r.id)?;
         let rec = last.work.suite.get(r.id.recording)?;
+        let wire = rec.wire(r.id.variant, last.work.random_seed)?;
         Some((
             format!("{} × {}", rec.name, r.id.variant.name()),
             wire.to_recording(&rec.recording),

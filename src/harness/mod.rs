@@ -13,7 +13,6 @@ pub mod variants;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -228,35 +227,40 @@ pub struct CaseResult {
     pub start_failed: bool,
 }
 
-/// The cases of `suite` for `variants`, dialect filter applied, variants that do not apply skipped.
-/// Returns the cases and each case's wire.
-pub fn plan_cases(suite: &[SuiteRecording], config: &Config) -> Vec<(CaseId, Wire)> {
+/// The cases of `suite` for `config.variants`, dialect filter applied, variants that do not apply
+/// skipped. Cheap: each case's bytes are built when it runs.
+pub fn plan_cases(suite: &[SuiteRecording], config: &Config) -> Vec<CaseId> {
     let mut cases = Vec::new();
     for (ri, r) in suite.iter().enumerate() {
         if !config.dialects.is_empty() && !config.dialects.contains(&r.base.dialect) {
             continue;
         }
         for &v in &config.variants {
-            if let Some(w) = variants::wire(v, &r.recording, &r.base, config.random_seed) {
-                cases.push((
-                    CaseId {
-                        recording: ri,
-                        variant: v,
-                    },
-                    w,
-                ));
+            if variants::applies(v, &r.base) {
+                cases.push(CaseId {
+                    recording: ri,
+                    variant: v,
+                });
             }
         }
     }
     cases
 }
 
+impl SuiteRecording {
+    /// The bytes case `variant` puts on the wire (`None`: the variant does not apply).
+    pub fn wire(&self, variant: Variant, random_seed: u64) -> Option<Wire> {
+        variants::wire(variant, &self.recording, &self.base, random_seed)
+    }
+}
+
 /// The most standard error shown per case in reports.
 pub const STDERR_TAIL_CHARS: usize = 2000;
 
 /// Runs one case.
-pub fn run_case(r: &SuiteRecording, id: CaseId, wire: &Wire, config: &Config) -> CaseResult {
+pub fn run_case(r: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
     let started = Instant::now();
+    let wire = r.wire(id.variant, config.random_seed).unwrap_or_default();
     let analysis = Analysis::from_recording(
         &wire.to_recording(&r.recording),
         SourceInfo {
@@ -305,7 +309,7 @@ pub fn run_case(r: &SuiteRecording, id: CaseId, wire: &Wire, config: &Config) ->
     };
     let run = match run::run_client(
         &config.command,
-        wire,
+        &wire,
         head,
         speed,
         &extra_env,
@@ -373,15 +377,15 @@ pub type ProgressFn<'a> = dyn Fn(usize, usize, &CaseResult) + Sync + 'a;
 /// cases (running ones finish). `progress` is called from the worker threads as cases finish.
 pub fn run_suite(
     suite: &[SuiteRecording],
-    cases: &[(CaseId, Wire)],
+    cases: &[CaseId],
     config: &Config,
     cancel: &AtomicBool,
     progress: &ProgressFn<'_>,
 ) -> Vec<CaseResult> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Arc<std::sync::Mutex<Vec<Option<CaseResult>>>> =
-        Arc::new(std::sync::Mutex::new(vec![None; cases.len()]));
+    let results: std::sync::Mutex<Vec<Option<CaseResult>>> =
+        std::sync::Mutex::new(vec![None; cases.len()]);
     let jobs = config.jobs.clamp(1, cases.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..jobs {
@@ -391,13 +395,13 @@ pub fn run_suite(
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((id, wire)) = cases.get(i) else {
+                    let Some(id) = cases.get(i) else {
                         break;
                     };
                     let Some(r) = suite.get(id.recording) else {
                         break;
                     };
-                    let result = run_case(r, *id, wire, config);
+                    let result = run_case(r, *id, config);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress(n, cases.len(), &result);
                     if let Ok(mut all) = results.lock()
@@ -409,13 +413,13 @@ pub fn run_suite(
             });
         }
     });
-    let all = match Arc::try_unwrap(results) {
-        Ok(m) => m
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-        Err(shared) => shared.lock().map(|v| v.clone()).unwrap_or_default(),
-    };
-    all.into_iter().flatten().collect()
+    // A worker that panicked leaves its slots empty; the others' results are kept.
+    results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Counts per verdict.

@@ -131,12 +131,36 @@ fn cut_at(body: &[u8], cuts: impl IntoIterator<Item = usize>) -> Vec<(u64, Vec<u
     writes
 }
 
-/// The wire for `variant` over `rec` (whose analysis is `base`), or `None` when the variant does not
-/// apply: `utf8-split` on a body without multi-byte characters, `crlf` and `keepalive` on JSON lines,
-/// `cut` without a call's arguments to cut into, `no-terminator` on a stream that has none.
-pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64) -> Option<Wire> {
-    let body = rec.body();
+/// Largest body the `bytewise` variant is run on (one write per byte: a larger body would take
+/// millions of writes and as many small allocations).
+pub const BYTEWISE_MAX_BYTES: usize = 1 << 20;
+
+/// Whether `variant` applies to the recording analysed as `base`: not `bytewise` on a body over
+/// [`BYTEWISE_MAX_BYTES`], not `utf8-split` on a body without multi-byte characters, not `crlf` and
+/// `keepalive` on JSON lines, not `cut` without a call's arguments to cut into, not `no-terminator` on
+/// a stream that has none. Cheap: no bytes are copied.
+pub fn applies(variant: Variant, base: &Analysis) -> bool {
     let sse = base.framing == Framing::Sse;
+    match variant {
+        Variant::Recorded | Variant::OneRead | Variant::Random => true,
+        Variant::Bytewise => base.body.len() <= BYTEWISE_MAX_BYTES,
+        Variant::Utf8Split => base
+            .body
+            .windows(2)
+            .any(|w| w[0] >= 0xC0 && w[1] & 0xC0 == 0x80),
+        Variant::Crlf | Variant::Keepalive => sse,
+        Variant::Cut => cut_offset(base).is_some(),
+        Variant::NoTerminator => terminator_offset(base).is_some(),
+    }
+}
+
+/// The wire for `variant` over `rec` (whose analysis is `base`), or `None` when the variant does not
+/// apply (see [`applies`]).
+pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64) -> Option<Wire> {
+    if !applies(variant, base) {
+        return None;
+    }
+    let body = base.body.clone();
     let writes = match variant {
         Variant::Recorded => rec
             .chunks
@@ -154,9 +178,6 @@ pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64
                 .filter(|(i, b)| **b >= 0xC0 && body.get(i + 1).is_some_and(|n| n & 0xC0 == 0x80))
                 .map(|(i, _)| i + 1)
                 .collect();
-            if cuts.is_empty() {
-                return None;
-            }
             cut_at(&body, cuts)
         }
         Variant::Random => {
@@ -173,9 +194,6 @@ pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64
             cut_at(&body, cuts)
         }
         Variant::Crlf => {
-            if !sse {
-                return None;
-            }
             let crlf = to_crlf(&body);
             let cuts: Vec<usize> = crlf
                 .windows(2)
@@ -185,12 +203,7 @@ pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64
                 .collect();
             cut_at(&crlf, cuts)
         }
-        Variant::Keepalive => {
-            if !sse {
-                return None;
-            }
-            keepalive(&body, base)
-        }
+        Variant::Keepalive => keepalive(&body, base),
         Variant::Cut => {
             let at = cut_offset(base)?;
             return Some(Wire {
