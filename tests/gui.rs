@@ -715,3 +715,57 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
     assert_eq!(a.calls[0].value(), Some(&serde_json::json!({"a": 2})));
     h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
 }
+
+/// "Test a client": run a (wrong) client on the seed example in one read, see the matrix, and open
+/// the failing case in Replay with the exact reads the client received.
+#[test]
+fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    assert_eq!(h.state().settings.tab, Tab::TestClient);
+    {
+        let panel = &mut h.state_mut().settings.client_test;
+        panel.command = "echo '[{\"name\":\"get_weather\",\"arguments\":{}}]'".into();
+        panel.recordings = manifest_path("recordings/seed-example.ron");
+        panel.variants = vec!["one-read".into()];
+    }
+    h.run();
+    h.get_by_label("Run").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().settings.client_test.is_running() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    h.get_by_label("1 cases: 0 pass, 1 fail, 0 error");
+    h.get_by_label_contains("call 0: arguments {} instead of");
+    h.get_by_label("✗").click();
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Replay);
+    let a = h.state().analysis().unwrap();
+    assert_eq!(a.chunks.len(), 1, "the one-read variant: one read");
+    assert_eq!(a.calls.len(), 2);
+    // "Your client" on the left: what it printed against the correct calls, the difference in red.
+    h.get_by_label("Your client");
+    h.get_by_label_contains("✗ 0: get_weather {}");
+    h.get_by_label_contains("correct: get_weather {\"city\":\"深圳\",\"days\":3}");
+    h.get_by_label_contains("1 of the stream's 2 calls not printed");
+    h.get_by_label("Naive strategies").click();
+    h.run();
+    assert!(!h.state().client_case.as_ref().unwrap().shown);
+    h.get_by_label_contains("per-fragment: 0 of 10 fragments parse alone");
+}
+
+fn manifest_path(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(rel)
+        .display()
+        .to_string()
+}

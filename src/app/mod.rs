@@ -10,6 +10,7 @@
 
 pub mod about;
 pub mod accumulator_panel;
+pub mod client_test_panel;
 pub mod compare_panel;
 pub mod dialogs;
 pub mod json_tree;
@@ -66,6 +67,8 @@ pub struct Settings {
     pub recorder: RecorderPanel,
     /// The Proxy form (listen address, upstream, output folder).
     pub proxy: ProxyPanel,
+    /// The "Test a client" form (command line, recordings, variants).
+    pub client_test: client_test_panel::ClientTestPanel,
 }
 
 impl Default for Settings {
@@ -79,6 +82,7 @@ impl Default for Settings {
             show_raw: true,
             recorder: RecorderPanel::default(),
             proxy: ProxyPanel::default(),
+            client_test: client_test_panel::ClientTestPanel::default(),
         }
     }
 }
@@ -196,6 +200,9 @@ pub struct App {
     /// Replay"), cleared when the user opens something else.
     live_follow: bool,
     recorder_was_running: bool,
+    /// What the tested client printed for the case opened from "Test a client" (shown in Replay
+    /// while that case is open).
+    pub client_case: Option<client_test_panel::ClientOutput>,
     /// App-level actions (menus, keys, drops); panels queue into the view's list.
     pub actions: Vec<Action>,
     initial: Option<Source>,
@@ -229,6 +236,7 @@ impl App {
             live_pending: None,
             live_follow: false,
             recorder_was_running: false,
+            client_case: None,
             actions: Vec::new(),
             initial: None,
             ctx: None,
@@ -408,7 +416,14 @@ impl App {
                 });
                 self.panel_event(event);
             }
+            Tab::TestClient => {
+                let mut actions = Vec::new();
+                let panel = &mut self.settings.client_test;
+                egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, &mut actions));
+                self.actions.extend(actions);
+            }
         }
+        self.settings.client_test.poll(&ctx);
         if self.settings.tab != Tab::Recorder {
             // The recording keeps flowing to the Replay tab while its panel is hidden.
             let event = self.settings.recorder.poll(&ctx);
@@ -791,6 +806,9 @@ impl App {
         };
         let recording_live = self.settings.recorder.is_running() && doc.loaded.is_live();
         let dialect_override = doc.loaded.dialect_override;
+        let client = self.client_case.as_ref().filter(
+            |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
+        );
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
         egui::Panel::top("replay-head").show(ui, |ui| {
             header_ui(ui, a, dialect_override, recording_live, &mut v.actions);
@@ -815,7 +833,23 @@ impl App {
             .resizable(true)
             .default_size(half)
             .min_size(240.0)
-            .show(ui, |ui| naive_panel::naive_ui(ui, a, d, v));
+            .show(ui, |ui| {
+                if let Some(c) = client {
+                    ui.horizontal(|ui| {
+                        if ui.selectable_label(c.shown, "Your client").clicked() {
+                            v.actions.push(Action::ShowClientOutput(true));
+                        }
+                        if ui.selectable_label(!c.shown, "Naive strategies").clicked() {
+                            v.actions.push(Action::ShowClientOutput(false));
+                        }
+                    });
+                    if c.shown {
+                        client_test_panel::client_ui(ui, a, c);
+                        return;
+                    }
+                }
+                naive_panel::naive_ui(ui, a, d, v);
+            });
         egui::CentralPanel::default().show(ui, |ui| accumulator_panel::accumulator_ui(ui, a, d, v));
     }
 
@@ -1068,6 +1102,20 @@ impl App {
                 self.open(Source::Memory { name, recording }, Slot::Primary);
             }
             Action::ClosePicker => self.picker = None,
+            Action::ShowClientOutput(shown) => {
+                if let Some(c) = &mut self.client_case {
+                    c.shown = shown;
+                }
+            }
+            Action::OpenTestCase(i) => match self.settings.client_test.case_recording(i) {
+                Some((name, rec)) => {
+                    self.client_case = self.settings.client_test.case_output(i);
+                    self.settings.tab = Tab::Replay;
+                    let recording = Box::new(rec);
+                    self.open(Source::Memory { name, recording }, Slot::Primary);
+                }
+                None => self.set_status("That case is no longer available", true),
+            },
             Action::SetDialect(kind) => self.reanalyse(kind),
             Action::ShowLive(rec) => self.show_live(rec),
             Action::SaveRecordingAs(rec) => {

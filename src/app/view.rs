@@ -29,16 +29,18 @@ pub enum Tab {
     StubBuilder,
     Recorder,
     Proxy,
+    TestClient,
 }
 
 impl Tab {
     /// All tabs, in switcher order.
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Replay,
         Tab::CompareTwo,
         Tab::StubBuilder,
         Tab::Recorder,
         Tab::Proxy,
+        Tab::TestClient,
     ];
 
     /// The switcher label.
@@ -49,6 +51,7 @@ impl Tab {
             Tab::StubBuilder => "Stub builder",
             Tab::Recorder => "Recorder",
             Tab::Proxy => "Proxy",
+            Tab::TestClient => "Test a client",
         }
     }
 }
@@ -111,6 +114,10 @@ pub enum Action {
     ShowLive(Box<Recording>),
     /// Ask for a file name and save this recording there.
     SaveRecordingAs(Box<Recording>),
+    /// Open case `n` of the last "Test a client" run (that recording in that variant) in Replay.
+    OpenTestCase(usize),
+    /// In Replay, show the tested client's output on the left (`true`) or the naive strategy.
+    ShowClientOutput(bool),
 }
 
 /// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
