@@ -8,7 +8,7 @@ use egui::{RichText, TextFormat, Ui};
 
 use super::json_tree::json_tree_ui;
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check};
 
@@ -20,7 +20,7 @@ const CARDS_MAX: usize = 12;
 const SEGMENTS_MAX: usize = 400;
 
 /// The accumulator panel.
-pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
     ui.heading("Accumulator (correct)");
     ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
     let cursor = v.cursor;
@@ -149,7 +149,7 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
 }
 
 /// The provider's server tools, apart from the client's calls: a labelled group below them.
-fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
     if d.server_tools.is_empty() {
         return;
     }
@@ -166,7 +166,7 @@ fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
     }
 }
 
-fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usize) {
+fn call_card(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState, ci: usize) {
     let Some(c) = a.calls.get(ci) else { return };
     let st = a.call_state_at(ci, v.cursor);
     let current = v.current_fragment(a);

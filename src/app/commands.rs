@@ -8,13 +8,13 @@ use crate::recording::Recording;
 use super::dialogs::DialogSpec;
 use super::loader::Source;
 use super::recorder::PanelEvent;
-use super::view::{Action, Slot, Tab, ViewState};
+use super::view::{Action, OpenTarget, Tab, ViewState};
 use super::{App, format_label};
 
 /// What an answered dialog was for.
 #[derive(Debug)]
-pub(super) enum Pending {
-    Open(Slot),
+pub(super) enum DialogPurpose {
+    Open(OpenTarget),
     Import,
     ExportCalls(Format),
     ExportReport,
@@ -28,7 +28,8 @@ impl App {
         match event {
             Some(PanelEvent::Live(rec)) => self.actions.push(Action::ShowLive(Box::new(rec))),
             Some(PanelEvent::Open(path)) => {
-                self.actions.push(Action::OpenPath(path, Slot::Primary));
+                self.actions
+                    .push(Action::OpenPath(path, OpenTarget::Primary));
                 self.actions.push(Action::ShowTab(Tab::Replay));
             }
             Some(PanelEvent::SaveAs(rec)) => {
@@ -57,10 +58,10 @@ impl App {
     /// Apply one action (tests may call this directly).
     pub fn apply(&mut self, ctx: &egui::Context, action: Action) {
         match action {
-            Action::OpenDialog(slot) => {
+            Action::OpenDialog(target) => {
                 let spec = DialogSpec {
                     save: false,
-                    title: if slot == Slot::Second {
+                    title: if target == OpenTarget::Second {
                         "Open a second recording to compare".into()
                     } else {
                         "Open a recording".into()
@@ -74,12 +75,12 @@ impl App {
                         ("All files".into(), vec!["*".into()]),
                     ],
                 };
-                self.ask(ctx, spec, Pending::Open(slot));
+                self.ask(ctx, spec, DialogPurpose::Open(target));
             }
-            Action::OpenPath(p, slot) => self.open(Source::File(p), slot),
+            Action::OpenPath(p, target) => self.open(Source::File(p), target),
             Action::OpenSeed => {
                 self.settings.tab = Tab::Replay;
-                self.open(Source::Seed, Slot::Primary);
+                self.open(Source::Seed, OpenTarget::Primary);
             }
             Action::CancelLoad => {
                 if let Some(l) = &self.loading {
@@ -106,7 +107,7 @@ impl App {
                     file_name: format!("{name}-calls.{}", f.extension()),
                     filters: vec![(format_label(f).into(), vec![f.extension().into()])],
                 };
-                self.ask(ctx, spec, Pending::ExportCalls(f));
+                self.ask(ctx, spec, DialogPurpose::ExportCalls(f));
             }
             Action::ExportReport => {
                 let Some(name) = self.export_stem() else {
@@ -118,7 +119,7 @@ impl App {
                     file_name: format!("{name}-check.json"),
                     filters: vec![("JSON".into(), vec!["json".into()])],
                 };
-                self.ask(ctx, spec, Pending::ExportReport);
+                self.ask(ctx, spec, DialogPurpose::ExportReport);
             }
             Action::SaveStub => {
                 let spec = DialogSpec {
@@ -127,14 +128,14 @@ impl App {
                     file_name: "stub.ron".into(),
                     filters: vec![("Recording".into(), vec!["ron".into()])],
                 };
-                self.ask(ctx, spec, Pending::SaveStub);
+                self.ask(ctx, spec, DialogPurpose::SaveStub);
             }
             Action::OpenStub => match self.stub.recording() {
                 Some(rec) => {
                     let name = format!("stub: {}", rec.meta.title);
                     let recording = Box::new(rec.clone());
                     self.settings.tab = Tab::Replay;
-                    self.open(Source::Memory { name, recording }, Slot::Primary);
+                    self.open(Source::Memory { name, recording }, OpenTarget::Primary);
                 }
                 None => self.set_status("The stub form is incomplete (see the preview)", true),
             },
@@ -160,7 +161,7 @@ impl App {
                         ("All files".into(), vec!["*".into()]),
                     ],
                 };
-                self.ask(ctx, spec, Pending::Import);
+                self.ask(ctx, spec, DialogPurpose::Import);
             }
             Action::PickStream(i) => {
                 let Some(mut picker) = self.picker.take() else {
@@ -173,7 +174,7 @@ impl App {
                 let recording = Box::new(picker.recordings.swap_remove(i));
                 let name = format!("{} (stream {} of {n})", picker.path.display(), i + 1);
                 self.settings.tab = Tab::Replay;
-                self.open(Source::Memory { name, recording }, Slot::Primary);
+                self.open(Source::Memory { name, recording }, OpenTarget::Primary);
             }
             Action::ClosePicker => self.picker = None,
             Action::ShowClientOutput(shown) => {
@@ -186,7 +187,7 @@ impl App {
                     self.client_case = self.settings.client_test.case_output(i);
                     self.settings.tab = Tab::Replay;
                     let recording = Box::new(rec);
-                    self.open(Source::Memory { name, recording }, Slot::Primary);
+                    self.open(Source::Memory { name, recording }, OpenTarget::Primary);
                 }
                 None => self.set_status("That case is no longer available", true),
             },
@@ -204,7 +205,7 @@ impl App {
                     file_name: format!("{stem}.ron"),
                     filters: vec![("Recording".into(), vec!["ron".into()])],
                 };
-                self.ask(ctx, spec, Pending::SaveRecording(rec));
+                self.ask(ctx, spec, DialogPurpose::SaveRecording(rec));
             }
             Action::SelectStrategy(s) => {
                 self.settings.strategy = s.name().into();
@@ -221,7 +222,7 @@ impl App {
         let (a, v) = (&doc.loaded.analysis, &mut doc.view);
         match action {
             Action::Seek(k) => v.seek(a, k),
-            Action::Step(unit, dir) => {
+            Action::StepCursor(unit, dir) => {
                 v.playing = false;
                 v.step(a, unit, dir);
             }
@@ -251,7 +252,7 @@ impl App {
         Some(stem.unwrap_or_else(|| "recording".into()))
     }
 
-    fn ask(&mut self, ctx: &egui::Context, spec: DialogSpec, pending: Pending) {
+    fn ask(&mut self, ctx: &egui::Context, spec: DialogSpec, pending: DialogPurpose) {
         if self.pending_dialog.is_some() {
             return self.set_status("A file dialog is already open", true);
         }
@@ -264,20 +265,20 @@ impl App {
         self.poll_background();
     }
 
-    pub(super) fn dialog_answered(&mut self, pending: Pending, path: PathBuf) {
+    pub(super) fn dialog_answered(&mut self, pending: DialogPurpose, path: PathBuf) {
         match pending {
-            Pending::Open(slot) => self.open(Source::File(path), slot),
-            Pending::Import => {
+            DialogPurpose::Open(target) => self.open(Source::File(path), target),
+            DialogPurpose::Import => {
                 self.settings.tab = Tab::Replay;
-                self.open(Source::Import(path), Slot::Primary);
+                self.open(Source::Import(path), OpenTarget::Primary);
             }
-            Pending::SaveRecording(rec) => match crate::recording::save(&path, &rec) {
+            DialogPurpose::SaveRecording(rec) => match crate::recording::save(&path, &rec) {
                 Ok(()) => {
                     self.set_status(format!("Saved the recording to {}", path.display()), false)
                 }
                 Err(e) => self.set_status(format!("Cannot save the recording: {e:#}"), true),
             },
-            Pending::ExportCalls(f) => {
+            DialogPurpose::ExportCalls(f) => {
                 let Some(a) = self.analysis() else { return };
                 let (text, n) = (export::render(&a.calls, f), a.client_calls().count());
                 self.write_file(
@@ -286,14 +287,14 @@ impl App {
                     &format!("{n} calls as {}", format_label(f)),
                 );
             }
-            Pending::ExportReport => {
+            DialogPurpose::ExportReport => {
                 let Some(a) = self.analysis() else { return };
                 let mut text =
                     serde_json::to_string_pretty(&export::check_json(a)).unwrap_or_default();
                 text.push('\n');
                 self.write_file(&path, text.as_bytes(), "the check report");
             }
-            Pending::SaveStub => match self.stub.recording() {
+            DialogPurpose::SaveStub => match self.stub.recording() {
                 Some(rec) => match crate::recording::save(&path, rec) {
                     Ok(()) => self.set_status(
                         format!("Saved the stub recording to {}", path.display()),

@@ -5,7 +5,7 @@ use egui::{RichText, Ui};
 
 use super::loader::Loaded;
 use super::style;
-use super::view::{Action, Slot};
+use super::view::{Action, OpenTarget};
 use crate::accumulate::Call;
 use crate::compare::{ArgsDiff, Comparison};
 
@@ -24,14 +24,14 @@ pub fn compare_ui(
             .on_hover_text("The recording the player shows")
             .clicked()
         {
-            actions.push(Action::OpenDialog(Slot::Primary));
+            actions.push(Action::OpenDialog(OpenTarget::Primary));
         }
         if ui
             .button("Open B…")
             .on_hover_text("A second recording, e.g. the same prompt from another provider")
             .clicked()
         {
-            actions.push(Action::OpenDialog(Slot::Second));
+            actions.push(Action::OpenDialog(OpenTarget::Second));
         }
     });
     ui.horizontal(|ui| {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use super::view::{Derived, Slot};
+use super::view::{CursorTables, OpenTarget};
 use crate::analysis::{Analysis, SourceInfo};
 use crate::dialect::DialectKind;
 use crate::import::{self, ImportError, ImportFormat};
@@ -56,7 +56,7 @@ impl Source {
 #[derive(Debug)]
 pub struct Loaded {
     pub analysis: Analysis,
-    pub derived: Derived,
+    pub derived: CursorTables,
     /// The file, when it came from one (for the recent list and export names).
     pub path: Option<PathBuf>,
     /// Wall time from the open request to the analysis being ready.
@@ -89,7 +89,7 @@ pub enum Done {
 /// A load in progress.
 pub struct Loading {
     pub name: String,
-    pub slot: Slot,
+    pub slot: OpenTarget,
     pub started: Instant,
     progress: Arc<AtomicU32>,
     stage: Arc<AtomicU32>,
@@ -137,7 +137,7 @@ impl Loading {
 /// `wake` is called when the result is ready.
 pub fn spawn(
     source: Source,
-    slot: Slot,
+    slot: OpenTarget,
     dialect: Option<DialectKind>,
     wake: impl Fn() + Send + 'static,
 ) -> Loading {
@@ -158,7 +158,7 @@ pub fn spawn(
                     path,
                     source,
                 } => {
-                    let derived = Derived::new(&analysis);
+                    let derived = CursorTables::new(&analysis);
                     Done::Loaded(Box::new(Loaded {
                         analysis: *analysis,
                         derived,

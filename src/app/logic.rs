@@ -10,8 +10,8 @@ use crate::recording::Recording;
 
 use super::loader::{Done, Loaded, Source};
 use super::ui::short_name;
-use super::view::{Slot, ViewState};
-use super::{App, Doc, Picker, Status, loader};
+use super::view::{OpenTarget, ViewState};
+use super::{App, Doc, Status, StreamPicker, loader};
 
 /// Frame timing, printed to stderr when `SSE_REPLAY_TIMING` is set (for the scale measurements).
 #[derive(Debug)]
@@ -75,22 +75,28 @@ impl Perf {
 impl App {
     /// The one open function: every way of opening (dialog, Ctrl+O, drop, recent, CLI, seed,
     /// stub) ends here. The previous recording stays until the new one has loaded.
-    pub fn open(&mut self, source: Source, slot: Slot) {
-        if slot == Slot::Primary && !matches!(source, Source::Live(_)) {
+    pub fn open(&mut self, source: Source, target: OpenTarget) {
+        if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
             self.live_follow = false;
             self.live_pending = None;
         }
-        self.load(source, slot, None, false);
+        self.load(source, target, None, false);
     }
 
     /// Start the loader. `keep_view` keeps the cursor and strategy when it lands (a live update,
     /// a dialect change); `dialect` forces the dialect.
-    fn load(&mut self, source: Source, slot: Slot, dialect: Option<DialectKind>, keep_view: bool) {
+    fn load(
+        &mut self,
+        source: Source,
+        target: OpenTarget,
+        dialect: Option<DialectKind>,
+        keep_view: bool,
+    ) {
         if let Some(l) = &self.loading {
             l.cancel();
         }
         let ctx = self.ctx.clone();
-        let mut loading = loader::spawn(source, slot, dialect, move || {
+        let mut loading = loader::spawn(source, target, dialect, move || {
             if let Some(ctx) = &ctx {
                 ctx.request_repaint();
             }
@@ -113,7 +119,7 @@ impl App {
             Some(d) if d.loaded.is_live() => (d.loaded.dialect_override, true),
             _ => (None, false),
         };
-        self.load(Source::Live(rec), Slot::Primary, dialect, keep);
+        self.load(Source::Live(rec), OpenTarget::Primary, dialect, keep);
         if let Some(l) = &mut self.loading {
             l.live = true;
         }
@@ -126,7 +132,7 @@ impl App {
             return;
         }
         let source = doc.loaded.source.clone();
-        self.load(source, Slot::Primary, dialect, true);
+        self.load(source, OpenTarget::Primary, dialect, true);
     }
 
     pub(super) fn set_status(&mut self, text: impl Into<String>, error: bool) {
@@ -140,10 +146,10 @@ impl App {
         if let Some(l) = &self.loading
             && let Some(result) = l.poll()
         {
-            let (slot, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
+            let (target, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
             self.loading = None;
             match result {
-                Ok(Done::Loaded(loaded)) => self.finish_load(*loaded, slot, keep_view, t0),
+                Ok(Done::Loaded(loaded)) => self.finish_load(*loaded, target, keep_view, t0),
                 Ok(Done::Choose { path, recordings }) => {
                     self.remember_recent(&path);
                     self.set_status(
@@ -154,7 +160,7 @@ impl App {
                         ),
                         false,
                     );
-                    self.picker = Some(Picker { path, recordings });
+                    self.picker = Some(StreamPicker { path, recordings });
                 }
                 Err(e) if e == "cancelled" => self.set_status(
                     format!("Cancelled opening {name}; the previous recording stays open"),
@@ -182,10 +188,10 @@ impl App {
         }
     }
 
-    fn finish_load(&mut self, loaded: Loaded, slot: Slot, keep_view: bool, t0: Instant) {
+    fn finish_load(&mut self, loaded: Loaded, target: OpenTarget, keep_view: bool, t0: Instant) {
         let name = loaded.analysis.source.name.clone();
         if keep_view
-            && slot == Slot::Primary
+            && target == OpenTarget::Primary
             && let Some(doc) = &mut self.doc
         {
             // A live update or another dialect: same recording, same view. While live, a cursor
@@ -238,8 +244,8 @@ impl App {
             self.remember_recent(p);
         }
         let live = loaded.is_live();
-        match slot {
-            Slot::Primary => {
+        match target {
+            OpenTarget::Primary => {
                 let strategy = Strategy::ALL
                     .into_iter()
                     .find(|s| s.name() == self.settings.strategy)
@@ -259,7 +265,7 @@ impl App {
                 self.doc = Some(Doc { loaded, view });
                 self.first_frame_pending = Some(t0);
             }
-            Slot::Second => self.second = Some(loaded),
+            OpenTarget::Second => self.second = Some(loaded),
         }
         self.recompare();
         if live {

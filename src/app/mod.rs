@@ -41,14 +41,14 @@ use crate::analysis::Analysis;
 use crate::compare::Comparison;
 use crate::recording::Recording;
 
-use commands::Pending;
+use commands::DialogPurpose;
 use logic::Perf;
 
 pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
 pub use loader::{Done, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
-pub use view::{Action, Derived, Slot, StepUnit, Tab, ViewState};
+pub use view::{Action, CursorTables, OpenTarget, StepUnit, Tab, ViewState};
 
 /// A line in the status bar: errors stay until the next success.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub struct Doc {
 
 /// A capture with several streams, waiting for the user to pick one.
 #[derive(Debug)]
-pub struct Picker {
+pub struct StreamPicker {
     /// The file they came from.
     pub path: PathBuf,
     pub recordings: Vec<Recording>,
@@ -82,11 +82,11 @@ pub struct App {
     loading: Option<loader::Loading>,
     pub status: Option<Status>,
     dialogs: Box<dyn FileDialogs>,
-    pending_dialog: Option<(Pending, mpsc::Receiver<Option<PathBuf>>)>,
+    pending_dialog: Option<(DialogPurpose, mpsc::Receiver<Option<PathBuf>>)>,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
     /// The stream picker of a multi-stream capture, while open.
-    pub picker: Option<Picker>,
+    pub picker: Option<StreamPicker>,
     /// The newest live recording, waiting for the loader to be free (live updates coalesce).
     live_pending: Option<Box<Recording>>,
     /// Live updates replace the Replay recording: set when a recording starts (or on "Watch in

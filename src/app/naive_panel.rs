@@ -5,13 +5,13 @@
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::Analysis;
 use crate::naive::{NaiveCall, Strategy};
 
 /// The naive strategy panel.
-pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
     let Some(si) = a
         .strategies
         .iter()
@@ -143,7 +143,7 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
     }
 }
 
-fn calls_emitted(a: &Analysis, d: &Derived, si: usize, cursor: u32) -> Vec<u32> {
+fn calls_emitted(a: &Analysis, d: &CursorTables, si: usize, cursor: u32) -> Vec<u32> {
     let Some(order) = d.call_order.get(si) else {
         return Vec::new();
     };
@@ -152,7 +152,14 @@ fn calls_emitted(a: &Analysis, d: &Derived, si: usize, cursor: u32) -> Vec<u32> 
     order[..n].to_vec()
 }
 
-fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usize, n_at: usize) {
+fn steps_list(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    si: usize,
+    n_at: usize,
+) {
     let steps = &a.strategies[si].report.steps;
     let current = v.current_fragment(a);
     let row_h = ui

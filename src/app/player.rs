@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::{Action, Derived, StepUnit, ViewState};
+use super::view::{Action, CursorTables, StepUnit, ViewState};
 use crate::analysis::Analysis;
 
 /// The speeds offered (× recorded timing).
 pub const SPEEDS: [f32; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
 
 /// The transport bar.
-pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
     let last = ViewState::last_chunk(a);
     ui.horizontal_wrapped(|ui| {
         let q = &mut v.actions;
@@ -127,13 +127,13 @@ fn step_buttons(ui: &mut Ui, q: &mut Vec<Action>, dir: i32) {
             ),
         };
         if ui.button(label).on_hover_text(hint).clicked() {
-            q.push(Action::Step(unit, dir));
+            q.push(Action::StepCursor(unit, dir));
         }
     }
 }
 
 /// Advance the cursor while playing; asks for a repaint only when the next chunk is due.
-pub fn tick(ctx: &egui::Context, a: &Analysis, d: &Derived, v: &mut ViewState) {
+pub fn tick(ctx: &egui::Context, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
     if !v.playing {
         v.play_anchor = None;
         return;

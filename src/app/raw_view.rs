@@ -6,14 +6,14 @@ use egui::text::LayoutJob;
 use egui::{RichText, TextFormat, Ui};
 
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, CursorTables, ViewState};
 use crate::analysis::Analysis;
 
 /// At most this many bytes of a chunk are shown on its row.
 const ROW_BYTES: usize = 600;
 
 /// The raw view.
-pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
+pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &CursorTables, v: &mut ViewState) {
     let event = v.current_event(a).and_then(|e| a.events.get(e as usize));
     ui.horizontal_wrapped(|ui| {
         ui.strong("Raw stream");

@@ -6,14 +6,14 @@
 use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke, Ui, vec2};
 
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, CursorTables, ViewState};
 use crate::analysis::Analysis;
 
 const LABEL_W: f32 = 150.0;
 const LANE_H: f32 = 18.0;
 
 /// The timeline panel.
-pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
     let axis_of = |k: u32| -> f64 { ViewState::clock_of(a, d, k) };
     let last = ViewState::last_chunk(a);
     let total = axis_of(last).max(1.0);

@@ -11,7 +11,7 @@ use crate::dialect::DialectKind;
 use crate::export::Format;
 
 use super::loader::Source;
-use super::view::{Action, Slot, StepUnit, Tab};
+use super::view::{Action, OpenTarget, StepUnit, Tab};
 use super::{
     App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player, raw_view,
     stub_panel, style, timeline,
@@ -32,7 +32,7 @@ impl App {
             self.ctx = Some(ctx.clone());
         }
         if let Some(src) = self.initial.take() {
-            self.open(src, Slot::Primary);
+            self.open(src, OpenTarget::Primary);
         }
         self.poll_background();
         self.input(&ctx);
@@ -133,15 +133,15 @@ impl App {
                 .collect()
         });
         if let Some(p) = dropped.into_iter().next() {
-            let slot = if self.settings.tab == Tab::CompareTwo && self.doc.is_some() {
-                Slot::Second
+            let target = if self.settings.tab == Tab::CompareTwo && self.doc.is_some() {
+                OpenTarget::Second
             } else {
-                Slot::Primary
+                OpenTarget::Primary
             };
-            self.actions.push(Action::OpenPath(p, slot));
+            self.actions.push(Action::OpenPath(p, target));
         }
         if ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::O)) {
-            self.actions.push(Action::OpenDialog(Slot::Primary));
+            self.actions.push(Action::OpenDialog(OpenTarget::Primary));
         }
         if self.settings.tab != Tab::Replay || self.doc.is_none() || ctx.egui_wants_keyboard_input()
         {
@@ -152,32 +152,32 @@ impl App {
             (
                 Modifiers::NONE,
                 Key::ArrowRight,
-                Action::Step(StepUnit::Chunk, 1),
+                Action::StepCursor(StepUnit::Chunk, 1),
             ),
             (
                 Modifiers::NONE,
                 Key::ArrowLeft,
-                Action::Step(StepUnit::Chunk, -1),
+                Action::StepCursor(StepUnit::Chunk, -1),
             ),
             (
                 Modifiers::SHIFT,
                 Key::ArrowRight,
-                Action::Step(StepUnit::Event, 1),
+                Action::StepCursor(StepUnit::Event, 1),
             ),
             (
                 Modifiers::SHIFT,
                 Key::ArrowLeft,
-                Action::Step(StepUnit::Event, -1),
+                Action::StepCursor(StepUnit::Event, -1),
             ),
             (
                 Modifiers::COMMAND,
                 Key::ArrowRight,
-                Action::Step(StepUnit::Fragment, 1),
+                Action::StepCursor(StepUnit::Fragment, 1),
             ),
             (
                 Modifiers::COMMAND,
                 Key::ArrowLeft,
-                Action::Step(StepUnit::Fragment, -1),
+                Action::StepCursor(StepUnit::Fragment, -1),
             ),
             (Modifiers::NONE, Key::Home, Action::Home),
             (Modifiers::NONE, Key::End, Action::End),
@@ -196,7 +196,7 @@ impl App {
             egui::MenuBar::new().ui(ui, |ui| {
                 ui.menu_button("File", |ui| {
                     if ui.button("Open recording…  (Ctrl+O)").clicked() {
-                        self.actions.push(Action::OpenDialog(Slot::Primary));
+                        self.actions.push(Action::OpenDialog(OpenTarget::Primary));
                     }
                     if ui
                         .button("Import…")
@@ -214,7 +214,7 @@ impl App {
                         }
                         for p in self.settings.recent.clone() {
                             if ui.button(p.display().to_string()).clicked() {
-                                self.actions.push(Action::OpenPath(p, Slot::Primary));
+                                self.actions.push(Action::OpenPath(p, OpenTarget::Primary));
                             }
                         }
                         if !self.settings.recent.is_empty() && ui.button("Clear the list").clicked()
@@ -223,7 +223,7 @@ impl App {
                         }
                     });
                     if ui.button("Open second recording to compare…").clicked() {
-                        self.actions.push(Action::OpenDialog(Slot::Second));
+                        self.actions.push(Action::OpenDialog(OpenTarget::Second));
                     }
                     ui.separator();
                     ui.menu_button("Export calls", |ui| {
@@ -267,7 +267,7 @@ impl App {
                 }
                 ui.separator();
                 if ui.button("Open…").on_hover_text("Open a .ron recording or a raw .sse/.txt body (Ctrl+O, or drop a file on the window)").clicked() {
-                    self.actions.push(Action::OpenDialog(Slot::Primary));
+                    self.actions.push(Action::OpenDialog(OpenTarget::Primary));
                 }
                 if ui.button("About…").on_hover_text("What is the fragment problem? How to use the app").clicked() {
                     self.actions.push(Action::ToggleAbout);

@@ -13,7 +13,7 @@ use crate::recording::Recording;
 
 /// Which loaded recording an open goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
+pub enum OpenTarget {
     /// The recording the player, comparison and timeline show.
     Primary,
     /// The second recording of "Compare two".
@@ -67,10 +67,10 @@ pub enum StepUnit {
 /// Something a click asked for; the app applies the queue after drawing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Ask for a file (native dialog) and open it into the slot.
-    OpenDialog(Slot),
-    /// Open a file into the slot (Ctrl+O, drag-and-drop, recent files, CLI argument all end here).
-    OpenPath(PathBuf, Slot),
+    /// Ask for a file (native dialog) and open it into the target.
+    OpenDialog(OpenTarget),
+    /// Open a file into the target (Ctrl+O, drag-and-drop, recent files, CLI argument all end here).
+    OpenPath(PathBuf, OpenTarget),
     /// Open the bundled seed example.
     OpenSeed,
     /// Stop the background load.
@@ -78,7 +78,7 @@ pub enum Action {
     /// Move the cursor to chunk `k`.
     Seek(u32),
     /// Step by one unit, forward (`+1`) or back (`-1`).
-    Step(StepUnit, i32),
+    StepCursor(StepUnit, i32),
     /// Cursor to the first / last chunk.
     Home,
     End,
@@ -122,7 +122,7 @@ pub enum Action {
 
 /// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
 #[derive(Debug, Default)]
-pub struct Derived {
+pub struct CursorTables {
     /// Per strategy (same order as `Analysis::strategies`): number of parsed steps among the
     /// first `n` steps, at index `n`.
     pub parsed_prefix: Vec<Vec<u32>>,
@@ -144,7 +144,7 @@ pub struct Derived {
     pub server_tools: Vec<usize>,
 }
 
-impl Derived {
+impl CursorTables {
     /// Build the tables for an analysis.
     pub fn new(a: &Analysis) -> Self {
         let parsed_prefix = a
@@ -336,7 +336,7 @@ impl ViewState {
     }
 
     /// The stream position of the cursor on the player's clock.
-    pub fn clock_of(a: &Analysis, d: &Derived, k: u32) -> f64 {
+    pub fn clock_of(a: &Analysis, d: &CursorTables, k: u32) -> f64 {
         if d.timed {
             a.chunks.get(k as usize).map_or(0.0, |c| c.t_micros as f64)
         } else {
@@ -345,7 +345,7 @@ impl ViewState {
     }
 
     /// The chunk the player should show at stream clock `t`.
-    pub fn chunk_at_clock(a: &Analysis, d: &Derived, t: f64) -> u32 {
+    pub fn chunk_at_clock(a: &Analysis, d: &CursorTables, t: f64) -> u32 {
         if d.timed {
             let n = a.chunks.partition_point(|c| (c.t_micros as f64) <= t);
             n.saturating_sub(1) as u32
