@@ -480,7 +480,7 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
     h.run();
     h.get_by_label("⏺ Start").click();
     h.step();
-    assert!(h.state().settings.recorder.is_running());
+    assert!(h.state().recorder.is_running());
     h.get_by_label("Replay").click();
     h.step();
     let t0 = Instant::now();
@@ -501,7 +501,7 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
                 partial_views += 1;
             }
         }
-        let done = !app.settings.recorder.is_running()
+        let done = !app.recorder.is_running()
             && !app.is_loading()
             && app.analysis().is_some_and(|a| a.body == body);
         if done {

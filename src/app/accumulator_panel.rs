@@ -8,7 +8,7 @@ use egui::{RichText, TextFormat, Ui};
 
 use super::json_tree::json_tree_ui;
 use super::style;
-use super::view::{Action, CursorTables, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check};
 
@@ -20,7 +20,13 @@ const CARDS_MAX: usize = 12;
 const SEGMENTS_MAX: usize = 400;
 
 /// The accumulator panel.
-pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
+pub fn accumulator_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     ui.heading("Accumulator (correct)");
     ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
     let cursor = v.cursor;
@@ -68,7 +74,7 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewS
                 if r.clicked()
                     && let Some(c) = f.first.chunk
                 {
-                    v.actions.push(Action::Seek(c));
+                    queue.push(Action::Seek(c));
                 }
             }
         }
@@ -84,10 +90,10 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewS
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 for &ci in &d.client_calls {
-                    call_card(ui, a, d, v, ci);
+                    call_card(ui, a, d, v, queue, ci);
                     ui.add_space(6.0);
                 }
-                server_tools_ui(ui, a, d, v);
+                server_tools_ui(ui, a, d, v, queue);
             });
         return;
     }
@@ -144,12 +150,18 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewS
         .id_salt("acc-detail")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            call_card(ui, a, d, v, shown);
+            call_card(ui, a, d, v, queue, shown);
         });
 }
 
 /// The provider's server tools, apart from the client's calls: a labelled group below them.
-fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
+fn server_tools_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     if d.server_tools.is_empty() {
         return;
     }
@@ -161,12 +173,19 @@ fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewStat
         if let Some(kind) = a.calls.get(ci).and_then(|c| c.server_tool.as_deref()) {
             ui.weak(style::visible(kind, 60));
         }
-        call_card(ui, a, d, v, ci);
+        call_card(ui, a, d, v, queue, ci);
         ui.add_space(6.0);
     }
 }
 
-fn call_card(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState, ci: usize) {
+fn call_card(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+    ci: usize,
+) {
     let Some(c) = a.calls.get(ci) else { return };
     let st = a.call_state_at(ci, v.cursor);
     let current = v.current_fragment(a);
@@ -235,7 +254,7 @@ fn call_card(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState, ci:
                     if r.clicked()
                         && let Some(no) = f.first.fragment
                     {
-                        v.actions.push(Action::FocusFragment(no));
+                        queue.push(Action::FocusFragment(no));
                     }
                     if let Some(no) = f.first.fragment {
                         ui.weak(format!("@ fragment {no}"));

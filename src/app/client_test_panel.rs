@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use egui::{RichText, Ui};
 
-use super::view::Action;
+use super::view::{Action, ActionQueue};
 use crate::harness::{
     self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict,
 };
@@ -218,7 +218,7 @@ impl ClientTestPanel {
     }
 
     /// The tab.
-    pub fn ui(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
+    pub fn ui(&mut self, ui: &mut Ui, queue: &mut ActionQueue) {
         ui.heading("Test a client");
         ui.label("Runs your program against every recording × chunking variant and judges the tool calls it prints (a JSON array or JSON lines of {\"name\", \"arguments\", \"id\"}). It gets SSE_REPLAY_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST, GOOGLE_GEMINI_BASE_URL and dummy API keys.");
         egui::Grid::new("client-test-form")
@@ -375,7 +375,7 @@ impl ClientTestPanel {
                 }
             });
         if let Some(i) = open {
-            actions.push(Action::OpenTestCase(i));
+            queue.push(Action::OpenTestCase(i));
         }
     }
 }

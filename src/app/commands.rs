@@ -7,7 +7,6 @@ use crate::recording::Recording;
 
 use super::dialogs::DialogSpec;
 use super::loader::Source;
-use super::recorder::PanelEvent;
 use super::view::{Action, OpenTarget, Tab, ViewState};
 use super::{App, format_label};
 
@@ -23,29 +22,10 @@ pub(super) enum DialogPurpose {
 }
 
 impl App {
-    /// Turn a Recorder/Proxy panel's request into actions.
-    pub(super) fn panel_event(&mut self, event: Option<PanelEvent>) {
-        match event {
-            Some(PanelEvent::Live(rec)) => self.actions.push(Action::ShowLive(Box::new(rec))),
-            Some(PanelEvent::Open(path)) => {
-                self.actions
-                    .push(Action::OpenPath(path, OpenTarget::Primary));
-                self.actions.push(Action::ShowTab(Tab::Replay));
-            }
-            Some(PanelEvent::SaveAs(rec)) => {
-                self.actions.push(Action::SaveRecordingAs(Box::new(rec)));
-            }
-            None => {}
-        }
-    }
-
     // --- actions -----------------------------------------------------------------------------
 
     pub(super) fn apply_actions(&mut self, ctx: &egui::Context) {
-        let mut queue = std::mem::take(&mut self.actions);
-        if let Some(doc) = &mut self.doc {
-            queue.append(&mut doc.view.actions);
-        }
+        let queue = self.actions.take();
         if !queue.is_empty() {
             // The frame just drawn predates these actions: draw their result.
             ctx.request_repaint();

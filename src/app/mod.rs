@@ -43,12 +43,13 @@ use crate::recording::Recording;
 
 use commands::DialogPurpose;
 use logic::Perf;
+use recorder::RecorderRun;
 
 pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
 pub use loader::{Done, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
-pub use view::{Action, CursorTables, OpenTarget, StepUnit, Tab, ViewState};
+pub use view::{Action, ActionQueue, CursorTables, OpenTarget, StepUnit, Tab, ViewState};
 
 /// A line in the status bar: errors stay until the next success.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,8 +97,11 @@ pub struct App {
     /// What the tested client printed for the case opened from "Test a client" (shown in Replay
     /// while that case is open).
     pub client_case: Option<client_test_panel::ClientOutput>,
-    /// App-level actions (menus, keys, drops); panels queue into the view's list.
-    pub actions: Vec<Action>,
+    /// The Recorder's running recording (its form is `settings.recorder`).
+    pub recorder: RecorderRun,
+    /// The one action queue: menus, keys, drops, every panel and the background polls push
+    /// here while a frame is drawn; [`App::ui_root`] applies it after drawing.
+    pub actions: ActionQueue,
     initial: Option<Source>,
     ctx: Option<egui::Context>,
     fonts_installed: bool,
@@ -130,7 +134,8 @@ impl App {
             live_follow: false,
             recorder_was_running: false,
             client_case: None,
-            actions: Vec::new(),
+            recorder: RecorderRun::default(),
+            actions: ActionQueue::default(),
             initial: None,
             ctx: None,
             fonts_installed: false,

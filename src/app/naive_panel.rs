@@ -5,13 +5,19 @@
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::{Action, CursorTables, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::Analysis;
 use crate::naive::{NaiveCall, Strategy};
 
 /// The naive strategy panel.
-pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
+pub fn naive_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     let Some(si) = a
         .strategies
         .iter()
@@ -39,7 +45,7 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) 
                         .selectable_label(st.report.strategy == v.strategy, text)
                         .clicked()
                     {
-                        v.actions.push(Action::SelectStrategy(st.report.strategy));
+                        queue.push(Action::SelectStrategy(st.report.strategy));
                     }
                 }
             });
@@ -79,7 +85,7 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) 
                 .size(16.0)
                 .color(color),
         );
-        steps_list(ui, a, d, v, si, n_at);
+        steps_list(ui, a, d, v, queue, si, n_at);
     } else if r.strategy == Strategy::ConcatAll {
         concat_all_live(ui, a, v);
     }
@@ -157,6 +163,7 @@ fn steps_list(
     a: &Analysis,
     d: &CursorTables,
     v: &mut ViewState,
+    queue: &mut ActionQueue,
     si: usize,
     n_at: usize,
 ) {
@@ -197,7 +204,7 @@ fn steps_list(
                     .on_hover_text("Move the cursor to this fragment")
                     .clicked()
                 {
-                    v.actions.push(Action::FocusFragment(st.fragment));
+                    queue.push(Action::FocusFragment(st.fragment));
                 }
                 if let Some(c) = st.call {
                     ui.label(RichText::new(format!("call {c}")).small().weak());

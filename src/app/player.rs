@@ -6,17 +6,23 @@ use std::time::{Duration, Instant};
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::{Action, CursorTables, StepUnit, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, StepUnit, ViewState};
 use crate::analysis::Analysis;
 
 /// The speeds offered (× recorded timing).
 pub const SPEEDS: [f32; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
 
 /// The transport bar.
-pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
+pub fn transport_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     let last = ViewState::last_chunk(a);
     ui.horizontal_wrapped(|ui| {
-        let q = &mut v.actions;
+        let q = &mut *queue;
         if ui
             .button("⇤ Start")
             .on_hover_text("First chunk (Home)")
@@ -76,7 +82,7 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewSta
                 .clamping(egui::SliderClamping::Always),
         );
         if r.changed() && k != v.cursor {
-            v.actions.push(Action::Seek(k));
+            queue.push(Action::Seek(k));
         }
         let t = a.chunks.get(v.cursor as usize).map_or(0, |c| c.t_micros);
         let events = a.events_at(v.cursor);
@@ -95,7 +101,7 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewSta
     });
 }
 
-fn step_buttons(ui: &mut Ui, q: &mut Vec<Action>, dir: i32) {
+fn step_buttons(ui: &mut Ui, q: &mut ActionQueue, dir: i32) {
     let units = [
         (StepUnit::Fragment, "fragment"),
         (StepUnit::Event, "event"),

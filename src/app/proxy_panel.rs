@@ -9,7 +9,7 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 use serde::{Deserialize, Serialize};
 
-use super::recorder::PanelEvent;
+use super::view::{Action, ActionQueue, OpenTarget, Tab};
 use crate::net::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 
 /// One captured event stream.
@@ -204,13 +204,12 @@ impl ProxyPanel {
         }
     }
 
-    /// Draws the panel; returns [`PanelEvent::Open`] when a session's Open is clicked.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<PanelEvent> {
+    /// Draws the panel; a session's Open queues opening it in Replay on `queue`.
+    pub fn ui(&mut self, ui: &mut Ui, queue: &mut ActionQueue) {
         if let Some(r) = &self.running {
             let events: Vec<_> = r.rx.try_iter().take(1000).collect();
             self.apply(events);
         }
-        let mut event = None;
         let running = self.running.is_some();
         ui.heading("Proxy");
         ui.add_enabled_ui(!running, |ui| {
@@ -293,7 +292,11 @@ impl ProxyPanel {
                                     ui.label(RichText::new(e).color(ui.visuals().warn_fg_color));
                                 }
                                 if r.saved && ui.button("Open").clicked() {
-                                    event = Some(PanelEvent::Open(s.path.clone()));
+                                    queue.push(Action::OpenPath(
+                                        s.path.clone(),
+                                        OpenTarget::Primary,
+                                    ));
+                                    queue.push(Action::ShowTab(Tab::Replay));
                                 }
                             }
                         }
@@ -309,6 +312,5 @@ impl ProxyPanel {
                     }
                 });
         }
-        event
     }
 }

@@ -6,14 +6,20 @@ use egui::text::LayoutJob;
 use egui::{RichText, TextFormat, Ui};
 
 use super::style;
-use super::view::{Action, CursorTables, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::analysis::Analysis;
 
 /// At most this many bytes of a chunk are shown on its row.
 const ROW_BYTES: usize = 600;
 
 /// The raw view.
-pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &CursorTables, v: &mut ViewState) {
+pub fn raw_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    _d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     let event = v.current_event(a).and_then(|e| a.events.get(e as usize));
     ui.horizontal_wrapped(|ui| {
         ui.strong("Raw stream");
@@ -68,7 +74,7 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &CursorTables, v: &mut ViewState) {
                 let head = RichText::new(format!("{k:>6} {:>9}", style::ms(c.t_micros))).monospace();
                 let head = if is_cursor { head.background_color(style::fragment_bg(ui, 0, true)).strong() } else { head.weak() };
                 if ui.add(egui::Button::new(head).frame(false)).on_hover_text("Move the cursor to this chunk").clicked() {
-                    v.actions.push(Action::Seek(k as u32));
+                    queue.push(Action::Seek(k as u32));
                 }
                 let bytes = a.bytes(&(c.start..c.end));
                 let shown = &bytes[..bytes.len().min(ROW_BYTES)];

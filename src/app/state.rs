@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::naive::Strategy;
 
 use super::proxy_panel::ProxyPanel;
-use super::recorder::RecorderPanel;
+use super::recorder::RecorderForm;
 use super::view::Tab;
 use super::{App, client_test_panel};
 
@@ -29,7 +29,7 @@ pub struct Settings {
     pub show_timeline: bool,
     pub show_raw: bool,
     /// The Recorder form (URL, headers without secret values, body, output folder).
-    pub recorder: RecorderPanel,
+    pub recorder: RecorderForm,
     /// The Proxy form (listen address, upstream, output folder).
     pub proxy: ProxyPanel,
     /// The "Test a client" form (command line, recordings, variants).
@@ -45,7 +45,7 @@ impl Default for Settings {
             tab: Tab::Replay,
             show_timeline: true,
             show_raw: true,
-            recorder: RecorderPanel::default(),
+            recorder: RecorderForm::default(),
             proxy: ProxyPanel::default(),
             client_test: client_test_panel::ClientTestPanel::default(),
         }

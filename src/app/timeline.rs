@@ -6,14 +6,20 @@
 use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke, Ui, vec2};
 
 use super::style;
-use super::view::{Action, CursorTables, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::analysis::Analysis;
 
 const LABEL_W: f32 = 150.0;
 const LANE_H: f32 = 18.0;
 
 /// The timeline panel.
-pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewState) {
+pub fn timeline_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     let axis_of = |k: u32| -> f64 { ViewState::clock_of(a, d, k) };
     let last = ViewState::last_chunk(a);
     let total = axis_of(last).max(1.0);
@@ -114,8 +120,7 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewStat
         && let Some(p) = axis_resp.interact_pointer_pos()
         && p.x >= track.left()
     {
-        v.actions
-            .push(Action::Seek(ViewState::chunk_at_clock(a, d, from_x(p.x))));
+        queue.push(Action::Seek(ViewState::chunk_at_clock(a, d, from_x(p.x))));
     }
     axis_resp
         .on_hover_text("Chunk boundaries (network reads); ◆ = finish. Click to move the cursor.");
@@ -202,10 +207,10 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &CursorTables, v: &mut ViewStat
                 );
                 if resp.clicked() {
                     match hit {
-                        Some((_, no)) => v.actions.push(Action::FocusFragment(no)),
+                        Some((_, no)) => queue.push(Action::FocusFragment(no)),
                         None => {
                             if let Some(p) = pointer.filter(|p| p.x >= lane.left()) {
-                                v.actions.push(Action::Seek(ViewState::chunk_at_clock(
+                                queue.push(Action::Seek(ViewState::chunk_at_clock(
                                     a,
                                     d,
                                     from_x(p.x),

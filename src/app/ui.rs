@@ -11,7 +11,7 @@ use crate::dialect::DialectKind;
 use crate::export::Format;
 
 use super::loader::Source;
-use super::view::{Action, OpenTarget, StepUnit, Tab};
+use super::view::{Action, ActionQueue, OpenTarget, StepUnit, Tab};
 use super::{
     App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player, raw_view,
     stub_panel, style, timeline,
@@ -56,45 +56,39 @@ impl App {
             Tab::Replay => self.replay_ui(ui),
             Tab::CompareTwo => {
                 let cmp = self.comparison.as_ref();
-                let mut actions = Vec::new();
+                let queue = &mut self.actions;
                 egui::CentralPanel::default().show(ui, |ui| {
                     compare_panel::compare_ui(
                         ui,
                         self.doc.as_ref().map(|d| &d.loaded),
                         self.second.as_ref(),
                         cmp,
-                        &mut actions,
+                        queue,
                     );
                 });
-                self.actions.extend(actions);
             }
             Tab::StubBuilder => stub_panel::stub_ui(ui, &mut self.stub, &mut self.actions),
             Tab::Recorder => self.recorder_tab_ui(ui),
             Tab::Proxy => {
-                let mut event = None;
-                let proxy = &mut self.settings.proxy;
+                let (proxy, queue) = (&mut self.settings.proxy, &mut self.actions);
                 egui::CentralPanel::default().show(ui, |ui| {
                     egui::ScrollArea::vertical()
                         .id_salt("proxy-tab")
                         .auto_shrink([false, false])
-                        .show(ui, |ui| event = proxy.ui(ui));
+                        .show(ui, |ui| proxy.ui(ui, queue));
                 });
-                self.panel_event(event);
             }
             Tab::TestClient => {
-                let mut actions = Vec::new();
-                let panel = &mut self.settings.client_test;
-                egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, &mut actions));
-                self.actions.extend(actions);
+                let (panel, queue) = (&mut self.settings.client_test, &mut self.actions);
+                egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, queue));
             }
         }
         self.settings.client_test.poll(&ctx);
         if self.settings.tab != Tab::Recorder {
             // The recording keeps flowing to the Replay tab while its panel is hidden.
-            let event = self.settings.recorder.poll(&ctx);
-            self.panel_event(event);
+            self.recorder.poll(&ctx, &mut self.actions);
         }
-        let running = self.settings.recorder.is_running();
+        let running = self.recorder.is_running();
         if running && !self.recorder_was_running {
             self.live_follow = true;
         }
@@ -102,13 +96,12 @@ impl App {
         self.picker_ui(&ctx);
         if self.show_about {
             let mut open = true;
-            let mut actions = Vec::new();
+            let queue = &mut self.actions;
             egui::Window::new("About sse-replay")
                 .open(&mut open)
                 .default_width(620.0)
-                .show(&ctx, |ui| about::about_ui(ui, &mut actions));
+                .show(&ctx, |ui| about::about_ui(ui, queue));
             self.show_about = open;
-            self.actions.extend(actions);
         }
 
         self.apply_actions(&ctx);
@@ -304,43 +297,43 @@ impl App {
 
     fn replay_ui(&mut self, ui: &mut Ui) {
         let Some(doc) = &mut self.doc else {
-            let mut actions = Vec::new();
+            let queue = &mut self.actions;
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.add_space(40.0);
                 ui.vertical_centered(|ui| {
                     ui.heading("sse-replay");
                     ui.label("Open a recording (Ctrl+O) or drop one on the window.");
                     if ui.button("Open the seed example").clicked() {
-                        actions.push(Action::OpenSeed);
+                        queue.push(Action::OpenSeed);
                     }
                 });
             });
-            self.actions.extend(actions);
             return;
         };
-        let recording_live = self.settings.recorder.is_running() && doc.loaded.is_live();
+        let recording_live = self.recorder.is_running() && doc.loaded.is_live();
         let dialect_override = doc.loaded.dialect_override;
         let client = self.client_case.as_ref().filter(
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
         );
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
+        let queue = &mut self.actions;
         egui::Panel::top("replay-head").show(ui, |ui| {
-            header_ui(ui, a, dialect_override, recording_live, &mut v.actions);
-            player::transport_ui(ui, a, d, v);
+            header_ui(ui, a, dialect_override, recording_live, queue);
+            player::transport_ui(ui, a, d, v, queue);
         });
         if self.settings.show_raw {
             egui::Panel::bottom("raw")
                 .resizable(true)
                 .default_size(200.0)
                 .min_size(60.0)
-                .show(ui, |ui| raw_view::raw_ui(ui, a, d, v));
+                .show(ui, |ui| raw_view::raw_ui(ui, a, d, v, queue));
         }
         if self.settings.show_timeline {
             egui::Panel::bottom("timeline")
                 .resizable(true)
                 .default_size(120.0)
                 .min_size(60.0)
-                .show(ui, |ui| timeline::timeline_ui(ui, a, d, v));
+                .show(ui, |ui| timeline::timeline_ui(ui, a, d, v, queue));
         }
         let half = ui.available_width() * 0.46;
         egui::Panel::left("naive")
@@ -351,10 +344,10 @@ impl App {
                 if let Some(c) = client {
                     ui.horizontal(|ui| {
                         if ui.selectable_label(c.shown, "Your client").clicked() {
-                            v.actions.push(Action::ShowClientOutput(true));
+                            queue.push(Action::ShowClientOutput(true));
                         }
                         if ui.selectable_label(!c.shown, "Naive strategies").clicked() {
-                            v.actions.push(Action::ShowClientOutput(false));
+                            queue.push(Action::ShowClientOutput(false));
                         }
                     });
                     if c.shown {
@@ -362,23 +355,28 @@ impl App {
                         return;
                     }
                 }
-                naive_panel::naive_ui(ui, a, d, v);
+                naive_panel::naive_ui(ui, a, d, v, queue);
             });
-        egui::CentralPanel::default().show(ui, |ui| accumulator_panel::accumulator_ui(ui, a, d, v));
+        egui::CentralPanel::default().show(ui, |ui| {
+            accumulator_panel::accumulator_ui(ui, a, d, v, queue)
+        });
     }
 
     fn recorder_tab_ui(&mut self, ui: &mut Ui) {
-        let mut event = None;
         let mut watch = None;
         let live_shown = self.doc.as_ref().is_some_and(|d| d.loaded.is_live());
         let following = self.live_follow;
-        let recorder = &mut self.settings.recorder;
+        let (form, recorder, queue) = (
+            &mut self.settings.recorder,
+            &mut self.recorder,
+            &mut self.actions,
+        );
         egui::CentralPanel::default().show(ui, |ui| {
             egui::ScrollArea::vertical()
                 .id_salt("recorder-tab")
                 .auto_shrink([false, false])
                 .show(ui, |ui| {
-                    event = recorder.ui(ui);
+                    recorder.ui(ui, form, queue);
                     let Some(rec) = recorder.recording() else {
                         return;
                     };
@@ -399,7 +397,6 @@ impl App {
                     });
                 });
         });
-        self.panel_event(event);
         if let Some(rec) = watch {
             self.live_follow = true;
             self.actions.push(Action::ShowLive(rec));
@@ -411,7 +408,7 @@ impl App {
     fn picker_ui(&mut self, ctx: &egui::Context) {
         let Some(picker) = &self.picker else { return };
         let mut open = true;
-        let mut actions = Vec::new();
+        let queue = &mut self.actions;
         egui::Window::new("Choose a stream")
             .open(&mut open)
             .collapsible(false)
@@ -440,7 +437,7 @@ impl App {
                                 .on_hover_text("Open this stream in the player")
                                 .clicked()
                             {
-                                actions.push(Action::PickStream(i));
+                                queue.push(Action::PickStream(i));
                             }
                             let url = rec
                                 .request
@@ -458,9 +455,8 @@ impl App {
                     });
             });
         if !open {
-            actions.push(Action::ClosePicker);
+            queue.push(Action::ClosePicker);
         }
-        self.actions.extend(actions);
     }
 }
 
@@ -471,7 +467,7 @@ fn header_ui(
     a: &Analysis,
     dialect_override: Option<DialectKind>,
     recording_live: bool,
-    actions: &mut Vec<Action>,
+    queue: &mut ActionQueue,
 ) {
     ui.horizontal_wrapped(|ui| {
         let title = if a.meta.title.is_empty() {
@@ -521,14 +517,14 @@ fn header_ui(
                     .on_hover_text("Detect the dialect from the stream (and the recording's metadata)")
                     .clicked()
                 {
-                    actions.push(Action::SetDialect(None));
+                    queue.push(Action::SetDialect(None));
                 }
                 for k in DialectKind::ALL {
                     if ui
                         .selectable_label(dialect_override == Some(k), k.title())
                         .clicked()
                     {
-                        actions.push(Action::SetDialect(Some(k)));
+                        queue.push(Action::SetDialect(Some(k)));
                     }
                 }
             })

@@ -120,6 +120,37 @@ pub enum Action {
     ShowClientOutput(bool),
 }
 
+/// The one queue every intent goes through: menus, keys, drops and every panel push here while
+/// the frame is drawn (panels get it as `&mut ActionQueue`, background polls too); the app applies
+/// the queue after drawing ([`crate::app::App`]'s command handling). Tests push into it and can
+/// assert what a click queued.
+#[derive(Debug, Default)]
+pub struct ActionQueue {
+    queued: Vec<Action>,
+}
+
+impl ActionQueue {
+    /// Queue `action`; it is applied after this frame is drawn.
+    pub fn push(&mut self, action: Action) {
+        self.queued.push(action);
+    }
+
+    /// The actions queued so far, oldest first.
+    pub fn queued(&self) -> &[Action] {
+        &self.queued
+    }
+
+    /// Nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queued.is_empty()
+    }
+
+    /// Take every queued action (oldest first), leaving the queue empty.
+    pub fn take(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.queued)
+    }
+}
+
 /// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
 #[derive(Debug, Default)]
 pub struct CursorTables {
@@ -225,8 +256,6 @@ pub struct ViewState {
     pub raw_scroll: RowScroll,
     /// The naive steps list's scroll; it brings the current step into view when the cursor moves.
     pub steps_scroll: RowScroll,
-    /// Clicks queue actions here; the app drains it after drawing.
-    pub actions: Vec<Action>,
 }
 
 impl Default for ViewState {
@@ -243,7 +272,6 @@ impl Default for ViewState {
             timeline_zoom: 1.0,
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
-            actions: Vec::new(),
         }
     }
 }
