@@ -736,7 +736,7 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
     let t0 = Instant::now();
     loop {
         h.step();
-        if !h.state().settings.client_test.is_running() {
+        if !h.state().client_test.is_running() {
             break;
         }
         assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");

@@ -162,9 +162,9 @@ impl App {
                     c.shown = shown;
                 }
             }
-            Action::OpenTestCase(i) => match self.settings.client_test.case_recording(i) {
+            Action::OpenTestCase(i) => match self.client_test.case_recording(i) {
                 Some((name, rec)) => {
-                    self.client_case = self.settings.client_test.case_output(i);
+                    self.client_case = self.client_test.case_output(i);
                     self.settings.tab = Tab::Replay;
                     let recording = Box::new(rec);
                     self.open(Source::Memory { name, recording }, OpenTarget::Primary);

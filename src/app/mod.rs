@@ -43,6 +43,7 @@ use crate::recording::Recording;
 
 use commands::DialogPurpose;
 use logic::Perf;
+use proxy_panel::ProxyRun;
 use recorder::RecorderRun;
 
 pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
@@ -99,6 +100,11 @@ pub struct App {
     pub client_case: Option<client_test_panel::ClientOutput>,
     /// The Recorder's running recording (its form is `settings.recorder`).
     pub recorder: RecorderRun,
+    /// The running proxy and its sessions (its form is `settings.proxy`).
+    pub proxy: ProxyRun,
+    /// The "Test a client" run in progress and the last finished one (its form is
+    /// `settings.client_test`).
+    pub client_test: client_test_panel::ClientTestRun,
     /// The one action queue: menus, keys, drops, every panel and the background polls push
     /// here while a frame is drawn; [`App::ui_root`] applies it after drawing.
     pub actions: ActionQueue,
@@ -135,6 +141,8 @@ impl App {
             recorder_was_running: false,
             client_case: None,
             recorder: RecorderRun::default(),
+            proxy: ProxyRun::default(),
+            client_test: client_test_panel::ClientTestRun::default(),
             actions: ActionQueue::default(),
             initial: None,
             ctx: None,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::naive::Strategy;
 
-use super::proxy_panel::ProxyPanel;
+use super::proxy_panel::ProxyForm;
 use super::recorder::RecorderForm;
 use super::view::Tab;
 use super::{App, client_test_panel};
@@ -31,9 +31,9 @@ pub struct Settings {
     /// The Recorder form (URL, headers without secret values, body, output folder).
     pub recorder: RecorderForm,
     /// The Proxy form (listen address, upstream, output folder).
-    pub proxy: ProxyPanel,
+    pub proxy: ProxyForm,
     /// The "Test a client" form (command line, recordings, variants).
-    pub client_test: client_test_panel::ClientTestPanel,
+    pub client_test: client_test_panel::ClientTestForm,
 }
 
 impl Default for Settings {
@@ -46,8 +46,8 @@ impl Default for Settings {
             show_timeline: true,
             show_raw: true,
             recorder: RecorderForm::default(),
-            proxy: ProxyPanel::default(),
-            client_test: client_test_panel::ClientTestPanel::default(),
+            proxy: ProxyForm::default(),
+            client_test: client_test_panel::ClientTestForm::default(),
         }
     }
 }

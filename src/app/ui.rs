@@ -70,20 +70,25 @@ impl App {
             Tab::StubBuilder => stub_panel::stub_ui(ui, &mut self.stub, &mut self.actions),
             Tab::Recorder => self.recorder_tab_ui(ui),
             Tab::Proxy => {
-                let (proxy, queue) = (&mut self.settings.proxy, &mut self.actions);
+                let (form, proxy, queue) =
+                    (&mut self.settings.proxy, &mut self.proxy, &mut self.actions);
                 egui::CentralPanel::default().show(ui, |ui| {
                     egui::ScrollArea::vertical()
                         .id_salt("proxy-tab")
                         .auto_shrink([false, false])
-                        .show(ui, |ui| proxy.ui(ui, queue));
+                        .show(ui, |ui| proxy.ui(ui, form, queue));
                 });
             }
             Tab::TestClient => {
-                let (panel, queue) = (&mut self.settings.client_test, &mut self.actions);
-                egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, queue));
+                let (form, panel, queue) = (
+                    &mut self.settings.client_test,
+                    &mut self.client_test,
+                    &mut self.actions,
+                );
+                egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, form, queue));
             }
         }
-        self.settings.client_test.poll(&ctx);
+        self.client_test.poll(&ctx);
         if self.settings.tab != Tab::Recorder {
             // The recording keeps flowing to the Replay tab while its panel is hidden.
             self.recorder.poll(&ctx, &mut self.actions);
