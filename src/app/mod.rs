@@ -1,12 +1,25 @@
 //! The desktop app (egui/eframe). A thin shell over the core: it opens recordings through one
 //! function ([`App::open`]) on a background thread, keeps one immutable [`Analysis`] per recording
-//! plus a mutable [`ViewState`], and draws panels that read both. Clicks queue [`Action`]s; the app
-//! applies them after drawing. Settings (never recording data) persist through eframe storage.
+//! plus a mutable [`ViewState`], and draws panels that read both.
+//!
+//! Laid out the way rerun lays out its viewer:
+//! - `state`: what persists between runs ([`Settings`]: choices and the Recorder, Proxy and
+//!   "Test a client" *forms*; never recording data, secrets or running state);
+//! - `logic`: what happens between frames (opening, background loads finishing, live updates,
+//!   answered dialogs, frame timing);
+//! - `ui`: drawing one frame (menu, tabs, status bar, the Replay header, the stream picker);
+//! - `commands`: applying the queue.
+//!
+//! Every intent (a click in any panel, a menu, a key, a drop, a background update) is pushed as an
+//! [`Action`] onto the one [`ActionQueue`]; the app applies it after drawing. The *runs* behind the
+//! forms ([`recorder::RecorderRun`], [`proxy_panel::ProxyRun`],
+//! [`client_test_panel::ClientTestRun`]: threads, channels, handles) are owned by [`App`] at
+//! runtime and never persisted.
 //!
 //! Panels, one file each: [`player`] (transport), [`naive_panel`] and [`accumulator_panel`] (the
 //! side-by-side comparison), [`timeline`], [`raw_view`], [`compare_panel`] (two recordings),
-//! [`stub_panel`], [`about`], [`recorder`] (its recording so far shows live in the Replay panels)
-//! and [`proxy_panel`].
+//! [`stub_panel`], [`about`], [`recorder`] (its recording so far shows live in the Replay panels),
+//! [`proxy_panel`] and [`client_test_panel`].
 
 pub mod about;
 pub mod accumulator_panel;

@@ -69,7 +69,7 @@ pub enum RecordingError {
     /// The output exists and overwriting it was not asked for (`--force`).
     #[error("refusing to overwrite an existing file (use --force): {}", .path.display())]
     Exists { path: PathBuf },
-    /// [`JournalWriter::create`] found the journal of an earlier, interrupted recording in the way.
+    /// [`JournalWriter::create`](super::JournalWriter::create) found the journal of an earlier, interrupted recording in the way.
     #[error(
         "a journal of an interrupted recording already exists (load it to salvage its chunks, or delete it) in {}",
         .path.display()

@@ -66,7 +66,7 @@ pub(super) enum JournalLineRef<'a> {
     Chunk(&'a Chunk),
 }
 
-/// Writes a recording as it arrives, so a killed recorder leaves something [`load`] can salvage.
+/// Writes a recording as it arrives, so a killed recorder leaves something [`load`](super::load) can salvage.
 ///
 /// The journal `<final_path>.partial` starts with [`JOURNAL_MAGIC`], then one RON record per line.
 /// Appends are buffered. They reach the OS (safe from a killed process) on

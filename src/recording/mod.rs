@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The module is split by concern: [`error`] (why a load or save failed), `chunk_text` (the chunk
-//! line above), `document` (the RON document and its version check), [`write`] (the one safe,
+//! line above), `document` (the RON document and its version check), [`mod@write`] (the one safe,
 //! atomic writer every output of the program goes through) and [`journal`] (the recorder's
 //! crash-safe `<out>.partial` file, which [`load`] recognises by its first line and turns back into
 //! a [`Recording`] marked [`Meta::interrupted`]). What counts as a secret lives in [`crate::redact`].
