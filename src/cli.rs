@@ -56,6 +56,8 @@ pub enum Command {
     Proxy(crate::net::proxy::ProxyArgs),
     /// Convert a HAR file, a VCR cassette, a JSON-lines fixture or a raw body into recordings.
     Import(crate::import::ImportArgs),
+    /// Run a client program against every recording × chunking variant and judge its tool calls.
+    Test(crate::test_cmd::TestArgs),
 }
 
 /// Options shared by commands that read a file.
@@ -180,6 +182,7 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Record(a)) => crate::net::record::run_cli(&a),
         Some(Command::Proxy(a)) => crate::net::proxy::run_cli(&a),
         Some(Command::Import(a)) => crate::import::run_cli(&a),
+        Some(Command::Test(a)) => crate::test_cmd::run_cli(&a),
     }
 }
 

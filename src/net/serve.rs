@@ -68,6 +68,9 @@ pub struct Plan {
     pub content_type: String,
     /// Each write and when it is due, relative to the response start.
     pub writes: Vec<(Duration, Bytes)>,
+    /// After the last write, abort the connection instead of ending the body cleanly (a stream
+    /// cut mid-event, for `sse-replay test`'s `cut` fault).
+    pub abort_at_end: bool,
 }
 
 impl Plan {
@@ -128,6 +131,7 @@ impl Plan {
             status,
             content_type,
             writes,
+            abort_at_end: false,
         }
     }
 }
@@ -223,6 +227,9 @@ async fn respond(
             if tx.send(Ok(bytes.clone())).await.is_err() {
                 return; // the client went away
             }
+        }
+        if plan.abort_at_end {
+            let _ = tx.send(Err(std::io::Error::other("stream cut"))).await;
         }
     });
     let mut resp = hyper::Response::new(super::boxed_channel(body));

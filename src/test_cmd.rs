@@ -1,0 +1,356 @@
+//! `sse-replay test [OPTIONS] -- CMD [ARGS…]`: run a client program against every recording ×
+//! variant and judge the tool calls it prints (see [`crate::harness`]). Exit 0 when every case
+//! passed, 1 when any failed or errored, 2 when the command could not start or a recording could
+//! not be read (the readable ones still run).
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
+use crate::dialect::DialectKind;
+use crate::harness::{self, CaseResult, Config, Summary, Variant, Verdict};
+
+/// `test` arguments.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Recordings to run (files or folders, searched recursively; `.ron` and raw bodies). Default:
+    /// the built-in suite (every bundled recording).
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub recordings: Vec<PathBuf>,
+    /// Only recordings of these dialects (comma list or repeated): openai-chat, openai-responses,
+    /// anthropic-messages, gemini, ollama.
+    #[arg(long, value_delimiter = ',', value_parser = parse_dialect)]
+    pub dialect: Vec<DialectKind>,
+    /// Framing variants (comma list): recorded, one-read, bytewise, utf8-split, random, crlf,
+    /// keepalive. Default: all that apply to each recording.
+    #[arg(long, value_delimiter = ',', value_parser = parse_variant)]
+    pub variants: Vec<Variant>,
+    /// Fault variants to add (comma list): cut, no-terminator, or all.
+    #[arg(long, value_delimiter = ',', value_parser = ["cut", "no-terminator", "all"])]
+    pub faults: Vec<String>,
+    /// Cases run in parallel. Default: the number of cores.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
+    /// Seconds a client may run per case before it (and its process group) is killed.
+    #[arg(long, default_value = "30", value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Speed of the `recorded` variant's timing (2 = twice as fast).
+    #[arg(long, default_value = "1", value_parser = parse_speed)]
+    pub speed: f64,
+    /// Seed of the `random` variant's write sizes (printed, so a failure reproduces). Default: new
+    /// each run.
+    #[arg(long, value_name = "N")]
+    pub random_seed: Option<u64>,
+    /// Print one JSON object on standard output (the matrix goes to standard error).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// The client under test and its arguments (after `--`).
+    #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+fn parse_dialect(s: &str) -> Result<DialectKind, String> {
+    DialectKind::from_name(s).ok_or_else(|| {
+        format!(
+            "unknown dialect {s:?} (expected one of: {})",
+            DialectKind::ALL.map(DialectKind::name).join(", ")
+        )
+    })
+}
+
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    Variant::from_name(s)
+        .filter(|v| !v.is_fault())
+        .ok_or_else(|| {
+            format!(
+                "unknown variant {s:?} (expected one of: {}; faults go to --faults)",
+                Variant::FRAMING.map(Variant::name).join(", ")
+            )
+        })
+}
+
+fn parse_positive(s: &str, flag: &str, max: f64) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= max => Ok(v),
+        _ => Err(format!(
+            "{flag} {s:?}: expected a positive number up to {max}"
+        )),
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    parse_positive(s, "--timeout", 86_400.0)
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    parse_positive(s, "--speed", 1e6)
+}
+
+/// Control characters from a client's output made visible before they reach a terminal.
+fn visible(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn mark(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "✓",
+        Verdict::Fail(_) => "✗",
+        Verdict::Error(_) => "!",
+    }
+}
+
+/// The matrix (recordings × variants) and the failure list, for people.
+pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult]) -> String {
+    let mut out = String::new();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let mut header = format!("{:width$}", "");
+    for v in variants {
+        header.push_str(&format!("  {}", v.name()));
+    }
+    out.push_str(header.trim_end());
+    out.push('\n');
+    for (ri, name) in names.iter().enumerate() {
+        let row: Vec<&CaseResult> = results.iter().filter(|r| r.id.recording == ri).collect();
+        if row.is_empty() {
+            continue;
+        }
+        let mut line = format!("{:width$}", visible(name));
+        for v in variants {
+            let cell = row
+                .iter()
+                .find(|r| r.id.variant == *v)
+                .map_or("·", |r| mark(&r.verdict));
+            let w = v.name().chars().count();
+            let pad = w.saturating_sub(1);
+            line.push_str(&format!(
+                "  {:>left$}{cell}{:right$}",
+                "",
+                "",
+                left = pad / 2,
+                right = pad - pad / 2
+            ));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str("✓ pass  ✗ fail  ! error  · does not apply\n");
+    let bad: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .collect();
+    if !bad.is_empty() {
+        out.push_str("\nFailures:\n");
+        for r in bad {
+            let seed = r
+                .random_seed
+                .map(|s| format!(" (--random-seed {s})"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{} {} × {}{seed}: {}\n",
+                mark(&r.verdict),
+                visible(&r.recording),
+                r.id.variant.name(),
+                visible(r.verdict.detail())
+            ));
+            if let Some(d) = &r.diagnosis {
+                out.push_str(&format!("    {}\n", visible(d)));
+            }
+            if matches!(r.verdict, Verdict::Error(_)) && !r.stderr.trim().is_empty() {
+                let lines: Vec<&str> = r.stderr.trim_end().lines().collect();
+                for l in &lines[lines.len().saturating_sub(5)..] {
+                    out.push_str(&format!("    stderr: {}\n", visible(l)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs `sse-replay test`.
+pub fn run_cli(a: &TestArgs) -> ExitCode {
+    let Some((program, args)) = a.command.split_first() else {
+        return fail(EXIT_INPUT, "no command to test: give it after --");
+    };
+    if !harness::run::program_exists(program) {
+        return fail(
+            EXIT_INPUT,
+            format!("cannot run the client: command not found: {program}"),
+        );
+    }
+    let started = Instant::now();
+    let (suite, unreadable) = if a.recordings.is_empty() {
+        harness::builtin_suite()
+    } else {
+        harness::load_paths(&a.recordings)
+    };
+    for u in &unreadable {
+        eprintln!("sse-replay: {}", u.error.replace(['\n', '\r'], " "));
+    }
+    let mut variants: Vec<Variant> = if a.variants.is_empty() {
+        Variant::FRAMING.to_vec()
+    } else {
+        a.variants.clone()
+    };
+    for f in &a.faults {
+        match Variant::from_name(f) {
+            Some(v) => variants.push(v),
+            None => variants.extend(Variant::FAULTS),
+        }
+    }
+    variants.sort();
+    variants.dedup();
+    let config = Config {
+        command: harness::ClientCommand {
+            program: program.clone(),
+            args: args.to_vec(),
+        },
+        variants: variants.clone(),
+        dialects: a.dialect.clone(),
+        jobs: a.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            usize::from,
+        ),
+        timeout: Duration::from_secs_f64(a.timeout),
+        speed: a.speed,
+        random_seed: a.random_seed.unwrap_or_else(fresh_seed),
+    };
+    let cases = harness::plan_cases(&suite, &config);
+    eprintln!(
+        "sse-replay test: {} recordings, {} cases, -j {}, random seed {}",
+        suite.len(),
+        cases.len(),
+        config.jobs,
+        config.random_seed
+    );
+    let tty = std::io::stderr().is_terminal();
+    let progress = |done: usize, total: usize, r: &CaseResult| {
+        if tty {
+            let width = 30;
+            let filled = done * width / total.max(1);
+            eprint!(
+                "\r[{}{}] {done}/{total} {} {} × {}\x1b[K",
+                "#".repeat(filled),
+                " ".repeat(width - filled),
+                mark(&r.verdict),
+                visible(&r.recording),
+                r.id.variant.name()
+            );
+            if done == total {
+                eprint!("\r\x1b[K");
+            }
+        }
+    };
+    let cancel = AtomicBool::new(false);
+    let results = harness::run_suite(&suite, &cases, &config, &cancel, &progress);
+    let total = started.elapsed();
+    let names: Vec<String> = suite.iter().map(|r| r.name.clone()).collect();
+    let summary = Summary::of(&results);
+    let start_failed = results.iter().find(|r| r.start_failed);
+    let client: Duration = results.iter().map(|r| r.client_time).sum();
+    let case: Duration = results.iter().map(|r| r.case_time).sum();
+    let overhead_ms = if results.is_empty() {
+        0.0
+    } else {
+        (case.saturating_sub(client)).as_secs_f64() * 1e3 / results.len() as f64
+    };
+    let mut text = matrix_text(&names, &variants, &results);
+    text.push_str(&format!(
+        "\n{} cases: {} pass, {} fail, {} error in {:.1} s (harness {:.2} ms per case over the client's run time)\n",
+        summary.cases,
+        summary.pass,
+        summary.fail,
+        summary.error,
+        total.as_secs_f64(),
+        overhead_ms
+    ));
+    if let Some(path) = &a.junit {
+        let xml = harness::junit::render(&results, total);
+        if let Err(e) = crate::cli::write_atomic(path, xml.as_bytes()) {
+            eprintln!(
+                "sse-replay: cannot write the JUnit report: {e} in {}",
+                path.display()
+            );
+        }
+    }
+    let written = if a.json {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "cases": results.iter().map(harness::case_json).collect::<Vec<_>>(),
+            "summary": {
+                "cases": summary.cases,
+                "pass": summary.pass,
+                "fail": summary.fail,
+                "error": summary.error,
+                "unreadable": unreadable.iter().map(|u| serde_json::json!({"path": u.path.display().to_string(), "error": u.error})).collect::<Vec<_>>(),
+                "random_seed": config.random_seed,
+                "seconds": total.as_secs_f64(),
+                "harness_ms_per_case": overhead_ms,
+            },
+        });
+        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        s.push('\n');
+        std::io::stdout().write_all(s.as_bytes())
+    } else {
+        std::io::stdout().write_all(text.as_bytes())
+    };
+    if let Err(e) = written {
+        return fail(EXIT_FAILED, format!("cannot write the report: {e}"));
+    }
+    if let Some(r) = start_failed {
+        return fail(
+            EXIT_INPUT,
+            format!("could not start the client: {}", r.verdict.detail()),
+        );
+    }
+    if !unreadable.is_empty() {
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "{} recording(s) could not be read: {}",
+                unreadable.len(),
+                unreadable
+                    .iter()
+                    .map(|u| u.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    if summary.pass == summary.cases {
+        ExitCode::from(EXIT_OK)
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
+}
+
+fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+    let msg = msg.to_string().replace(['\n', '\r'], " ");
+    eprintln!("sse-replay: {msg}");
+    ExitCode::from(code)
+}
