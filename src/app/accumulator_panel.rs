@@ -22,29 +22,29 @@ const SEGMENTS_MAX: usize = 400;
 /// The accumulator panel.
 pub fn accumulator_ui(
     ui: &mut Ui,
-    a: &Analysis,
-    d: &CursorTables,
-    v: &mut ViewState,
+    analysis: &Analysis,
+    tables: &CursorTables,
+    view: &mut ViewState,
     queue: &mut ActionQueue,
 ) {
     ui.heading("Accumulator (correct)");
     ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
-    let cursor = v.cursor;
-    let started = (0..a.calls.len())
-        .filter(|&i| a.call_state_at(i, cursor).started)
+    let cursor = view.cursor;
+    let started = (0..analysis.calls.len())
+        .filter(|&i| analysis.call_state_at(i, cursor).started)
         .count();
-    let finished = a.call_state_at(0, cursor).finished
-        || a.calls.is_empty() && cursor >= ViewState::last_chunk(a);
+    let finished = analysis.call_state_at(0, cursor).finished
+        || analysis.calls.is_empty() && cursor >= ViewState::last_chunk(analysis);
     ui.horizontal_wrapped(|ui| {
         let state = if finished {
             // The one verdict: the same answer as `check`'s Result line and exit code.
-            let total = d.client_calls.len();
-            let ok = d
+            let total = tables.client_calls.len();
+            let ok = tables
                 .client_calls
                 .iter()
-                .filter(|&&i| a.calls[i].value().is_some())
+                .filter(|&&i| analysis.calls[i].value().is_some())
                 .count();
-            let (text, color) = if d.verdict.ok() {
+            let (text, color) = if tables.verdict.ok() {
                 (
                     format!("finished: {ok} of {total} calls parsed · OK"),
                     style::ok_color(ui),
@@ -59,17 +59,17 @@ pub fn accumulator_ui(
         } else {
             RichText::new(format!(
                 "streaming: {started} of {} calls started, nothing parsed yet",
-                a.calls.len()
+                analysis.calls.len()
             ))
             .strong()
             .size(16.0)
         };
         let r = ui.label(state);
-        if finished && !d.verdict.ok() {
-            r.on_hover_text(style::visible(&d.verdict.line(), 600));
+        if finished && !tables.verdict.ok() {
+            r.on_hover_text(style::visible(&tables.verdict.line(), 600));
         }
-        for &fi in &d.stream_findings {
-            if let Some(f) = a.findings.get(fi) {
+        for &fi in &tables.stream_findings {
+            if let Some(f) = analysis.findings.get(fi) {
                 let r = style::badge(ui, f);
                 if r.clicked()
                     && let Some(c) = f.first.chunk
@@ -80,45 +80,45 @@ pub fn accumulator_ui(
         }
     });
     ui.separator();
-    if a.calls.is_empty() {
+    if analysis.calls.is_empty() {
         ui.label("No tool calls in this stream.");
         return;
     }
-    if a.calls.len() <= CARDS_MAX {
+    if analysis.calls.len() <= CARDS_MAX {
         egui::ScrollArea::vertical()
             .id_salt("acc-cards")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                for &ci in &d.client_calls {
-                    call_card(ui, a, d, v, queue, ci);
+                for &ci in &tables.client_calls {
+                    call_card(ui, analysis, tables, view, queue, ci);
                     ui.add_space(6.0);
                 }
-                server_tools_ui(ui, a, d, v, queue);
+                server_tools_ui(ui, analysis, tables, view, queue);
             });
         return;
     }
     // Many calls: a virtualised table, then the selected (or current) call in detail.
-    let current_call = v
-        .current_fragment(a)
-        .and_then(|f| a.fragments.get(f as usize))
+    let current_call = view
+        .current_fragment(analysis)
+        .and_then(|f| analysis.fragments.get(f as usize))
         .map(|f| f.call as usize);
-    let shown = v
+    let shown = view
         .selected_call
         .or(current_call)
         .unwrap_or(0)
-        .min(a.calls.len() - 1);
+        .min(analysis.calls.len() - 1);
     let row_h = ui.spacing().interact_size.y;
     let table_h = (ui.available_height() * 0.4).max(row_h * 4.0);
     egui::ScrollArea::vertical()
         .id_salt("acc-table")
         .max_height(table_h)
         .auto_shrink([false, false])
-        .show_rows(ui, row_h, a.calls.len(), |ui, range| {
+        .show_rows(ui, row_h, analysis.calls.len(), |ui, range| {
             // Fixed-height rows: never wrap (a wrapped row would overlap the next).
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
             for ci in range {
-                let c = &a.calls[ci];
-                let st = a.call_state_at(ci, cursor);
+                let c = &analysis.calls[ci];
+                let st = analysis.call_state_at(ci, cursor);
                 let text = format!(
                     "{:>5}  {:<14} {:<18} {:>4}/{:<4} frags  {}",
                     ci,
@@ -136,21 +136,21 @@ pub fn accumulator_ui(
                 };
                 let r = ui.selectable_label(ci == shown, RichText::new(text).monospace());
                 if r.clicked() {
-                    v.selected_call = Some(ci);
+                    view.selected_call = Some(ci);
                 }
             }
         });
     ui.horizontal(|ui| {
         ui.label(RichText::new(format!("Call {shown} in detail")).strong());
-        if v.selected_call.is_some() && ui.button("Follow the cursor").clicked() {
-            v.selected_call = None;
+        if view.selected_call.is_some() && ui.button("Follow the cursor").clicked() {
+            view.selected_call = None;
         }
     });
     egui::ScrollArea::vertical()
         .id_salt("acc-detail")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            call_card(ui, a, d, v, queue, shown);
+            call_card(ui, analysis, tables, view, queue, shown);
         });
 }
 

@@ -437,7 +437,7 @@ fn show_call(c: &CaseCall) -> String {
 
 /// The left panel's "your client" view: the verdict, the diagnosis, each printed call against the
 /// correct call at its place (differences in red), and the tail of its stderr.
-pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput) {
+pub fn client_ui(ui: &mut Ui, analysis: &crate::analysis::Analysis, out: &ClientOutput) {
     let color = match out.verdict {
         Verdict::Pass => super::style::ok_color(ui),
         Verdict::Fail(_) => super::style::err_color(ui),
@@ -467,7 +467,7 @@ pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput)
                 Some(calls) => {
                     ui.label(RichText::new(format!("Calls it printed: {}", calls.len())).strong());
                     for (i, c) in calls.iter().enumerate() {
-                        let want = a.calls.get(i);
+                        let want = analysis.calls.get(i);
                         let ok = want.is_some_and(|w| same_call(c, w));
                         let color = if ok {
                             super::style::ok_color(ui)
@@ -505,11 +505,11 @@ pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput)
                             );
                         }
                     }
-                    if calls.len() < a.calls.len() {
+                    if calls.len() < analysis.calls.len() {
                         ui.label(format!(
                             "{} of the stream's {} calls not printed",
-                            a.calls.len() - calls.len(),
-                            a.calls.len()
+                            analysis.calls.len() - calls.len(),
+                            analysis.calls.len()
                         ));
                     }
                 }

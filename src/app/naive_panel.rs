@@ -13,20 +13,20 @@ use crate::naive::{NaiveCall, Strategy};
 /// The naive strategy panel.
 pub fn naive_ui(
     ui: &mut Ui,
-    a: &Analysis,
-    d: &CursorTables,
-    v: &mut ViewState,
+    analysis: &Analysis,
+    tables: &CursorTables,
+    view: &mut ViewState,
     queue: &mut ActionQueue,
 ) {
-    let Some(si) = a
+    let Some(si) = analysis
         .strategies
         .iter()
-        .position(|s| s.report.strategy == v.strategy)
+        .position(|s| s.report.strategy == view.strategy)
     else {
         ui.label("This strategy was not run on this recording.");
         return;
     };
-    let s = &a.strategies[si];
+    let s = &analysis.strategies[si];
     let r = &s.report;
     ui.horizontal(|ui| {
         ui.heading("Naive");
@@ -34,7 +34,7 @@ pub fn naive_ui(
             .selected_text(r.strategy.name())
             .width(170.0)
             .show_ui(ui, |ui| {
-                for st in &a.strategies {
+                for st in &analysis.strategies {
                     let ok = st.verdict.matches_correct;
                     let text = format!(
                         "{} {}",
@@ -42,7 +42,7 @@ pub fn naive_ui(
                         st.report.strategy.name()
                     );
                     if ui
-                        .selectable_label(st.report.strategy == v.strategy, text)
+                        .selectable_label(st.report.strategy == view.strategy, text)
                         .clicked()
                     {
                         queue.push(Action::SelectStrategy(st.report.strategy));
@@ -55,15 +55,15 @@ pub fn naive_ui(
         ui.colored_label(style::warn_color(ui), format!("Not run: {why}"));
         return;
     }
-    let cursor = v.cursor;
-    let finished =
-        a.finish_chunk().is_some_and(|f| f <= cursor) || cursor >= ViewState::last_chunk(a);
+    let cursor = view.cursor;
+    let finished = analysis.finish_chunk().is_some_and(|f| f <= cursor)
+        || cursor >= ViewState::last_chunk(analysis);
     ui.separator();
 
     // Attempts (steps) up to the cursor.
     if !r.steps.is_empty() {
         let n_at = r.steps.partition_point(|st| st.chunk <= cursor);
-        let parsed = d
+        let parsed = tables
             .parsed_prefix
             .get(si)
             .and_then(|p| p.get(n_at))
@@ -85,13 +85,13 @@ pub fn naive_ui(
                 .size(16.0)
                 .color(color),
         );
-        steps_list(ui, a, d, v, queue, si, n_at);
+        steps_list(ui, analysis, tables, view, queue, si, n_at);
     } else if r.strategy == Strategy::ConcatAll {
-        concat_all_live(ui, a, v);
+        concat_all_live(ui, analysis, view);
     }
 
     ui.separator();
-    let emitted = calls_emitted(a, d, si, cursor);
+    let emitted = calls_emitted(analysis, tables, si, cursor);
     ui.label(
         RichText::new(format!(
             "Calls it has produced by chunk {cursor}: {}",

@@ -584,8 +584,8 @@ fn header_ui(
 }
 
 /// The label of an export format in menus.
-pub fn format_label(f: Format) -> &'static str {
-    match f {
+pub fn format_label(format: Format) -> &'static str {
+    match format {
         Format::Json => "JSON",
         Format::Jsonl => "JSONL",
         Format::OpenAi => "OpenAI assistant message",
