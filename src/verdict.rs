@@ -117,6 +117,15 @@ pub fn ending(out: &Outcome) -> Ending {
     }
 }
 
+/// Did the stream end normally: a finish signal, `[DONE]` or every call marked done by the dialect
+/// (see [`ending`]: not a provider error), and no event cut off at the end. `record` and the
+/// Recorder panel ask this (through `RecordOutcome`); a stream that ended normally can still hold a
+/// call that did not parse, which is [`judge`]'s business.
+pub fn ended_normally(out: &Outcome) -> bool {
+    matches!(out.ending, Ending::Finished { .. } | Ending::CallsComplete)
+        && out.unterminated.is_none()
+}
+
 /// The verdict over a stream's calls and findings: what the analysis (`check`, `events`, the app's
 /// headline), `record` and the Recorder panel decide with (`export` feeds a [`Judge`] call by call).
 pub fn judge<'a>(calls: impl IntoIterator<Item = &'a Call>, findings: &[Finding]) -> Verdict {

@@ -50,17 +50,17 @@ pub struct RecordArgs {
     pub max_body_bytes: u64,
 }
 
-/// `record`'s exit code: 0 when the exchange succeeded and the stream is OK by the one verdict;
-/// 1 for a network/HTTP failure, a provider error, a stream that ended early or a call that did not
-/// parse; 2 for bad usage or an existing output without `--force`.
+/// `record`'s exit code: 0 when the exchange succeeded and the stream ended normally
+/// ([`RecordOutcome::ok`]); 1 for a network/HTTP failure, a provider error or a stream that ended
+/// early; 2 for bad usage or an existing output without `--force`.
 pub fn record_exit_code(outcome: &RecordOutcome) -> u8 {
     match &outcome.error {
         Some(RecordError::Usage(_) | RecordError::Write(RecordingError::Exists { .. })) => {
             EXIT_INPUT
         }
         Some(_) => EXIT_FAILED,
-        None if !outcome.verdict.ok() => EXIT_FAILED,
-        None => EXIT_OK,
+        None if outcome.ok() => EXIT_OK,
+        None => EXIT_FAILED,
     }
 }
 
@@ -171,16 +171,10 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     } else if let Some(m) = &outcome.provider_error {
         let m = crate::text::visible(m);
         eprintln!("sse-replay: provider error in the stream: {m}");
-    } else if !outcome.verdict.ok() && outcome.stopped {
-        eprintln!(
-            "sse-replay: stopped before the stream finished: {}",
-            crate::text::visible(&outcome.verdict.line())
-        );
-    } else if !outcome.verdict.ok() {
-        eprintln!(
-            "sse-replay: {}",
-            crate::text::visible(&outcome.verdict.line())
-        );
+    } else if !outcome.stream_complete && !outcome.stopped {
+        eprintln!("sse-replay: the stream ended early (no finish signal, or an event was cut off)");
+    } else if !outcome.stream_complete {
+        eprintln!("sse-replay: stopped before the stream finished");
     }
     ExitCode::from(record_exit_code(&outcome))
 }

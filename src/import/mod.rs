@@ -476,10 +476,16 @@ pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Whether the file starts like a recorder journal (`# sse-replay journal v…`).
+/// Whether the file is a regular file that starts like a recorder journal
+/// (`# sse-replay journal v…`).
 pub fn is_journal_file(path: &Path) -> bool {
     use std::io::Read as _;
     let mut head = [0u8; 64];
+    // Only a regular file: opening a FIFO would wait for a writer, and reading a pipe's head here
+    // would take it from the importer.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };

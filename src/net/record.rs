@@ -126,18 +126,18 @@ pub struct RecordOutcome {
     pub stopped: bool,
     /// Counts over the whole body.
     pub progress: Progress,
-    /// The stream's verdict ([`crate::verdict::judge`] over what arrived): empty problems when
-    /// it ended normally and every call parsed.
-    pub verdict: crate::verdict::Verdict,
+    /// The stream ended normally ([`crate::verdict::ended_normally`]): a finish signal, `[DONE]`
+    /// or every call marked complete, and no event cut off at the end.
+    pub stream_complete: bool,
     /// An error event inside the stream (the provider's message).
     pub provider_error: Option<String>,
 }
 
 impl RecordOutcome {
-    /// The exchange succeeded (no [`RecordError`]) and the stream is OK by the one verdict (it
-    /// ended normally, every call parsed, no provider error).
+    /// The exchange succeeded (no [`RecordError`]), no provider error, and the stream ended
+    /// normally.
     pub fn ok(&self) -> bool {
-        self.error.is_none() && self.verdict.ok()
+        self.error.is_none() && self.provider_error.is_none() && self.stream_complete
     }
 
     /// One line: what was recorded and where.
@@ -232,9 +232,7 @@ fn failed_outcome(error: RecordError) -> RecordOutcome {
         error: Some(error),
         stopped: false,
         progress: Progress::default(),
-        verdict: crate::verdict::Verdict {
-            problems: vec!["nothing was received".into()],
-        },
+        stream_complete: false,
         provider_error: None,
     }
 }
@@ -510,7 +508,7 @@ async fn finish(
     };
     let outcome = &done.outcome;
     let (events, calls) = (outcome.event_count, outcome.calls.len());
-    let verdict = crate::verdict::judge(&outcome.calls, outcome.findings.list());
+    let stream_complete = crate::verdict::ended_normally(outcome);
     let provider_error = outcome.provider_error.as_ref().map(|(m, _)| m.clone());
     let progress = Progress {
         bytes: done.recording.body_len(),
@@ -524,7 +522,7 @@ async fn finish(
         saved: done.saved,
         stopped,
         progress,
-        verdict,
+        stream_complete,
         provider_error,
     }
 }
