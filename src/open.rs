@@ -159,11 +159,17 @@ pub fn open(
         capture_format(path).is_some()
     };
     if !capture {
-        let (recording, kind) = input::open_path_limited(path, options.max_event_bytes, progress)
-            .map_err(|e| match e {
-            InputError::Cancelled => OpenError::Cancelled,
-            e => OpenError::Input(e),
-        })?;
+        let (recording, kind) =
+            input::open_path_limited(path, options.max_event_bytes, &mut progress).map_err(
+                |e| match e {
+                    InputError::Cancelled => OpenError::Cancelled,
+                    e => OpenError::Input(e),
+                },
+            )?;
+        // Read: the first half of a load (a small file never reached a progress report).
+        if !progress(0.5) {
+            return Err(OpenError::Cancelled);
+        }
         let kind = input_kind(kind, &recording);
         return Ok(Opened::One { recording, kind });
     }

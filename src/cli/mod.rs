@@ -286,3 +286,92 @@ fn open_failed(e: &OpenError) -> ExitCode {
     }
     fail(code, e)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// `--dialect D` on `check`, `stub` and `test` (before a `test` client's `--`).
+    fn dialect(args: &[&str], d: &str) -> Result<Option<DialectKind>, clap::Error> {
+        let mut argv = vec!["sse-replay", args[0], "--dialect", d];
+        argv.extend_from_slice(&args[1..]);
+        Cli::try_parse_from(argv).map(|cli| match cli.command {
+            Some(Command::Check(a)) => a.input.dialect,
+            Some(Command::Stub(a)) => a.dialect,
+            Some(Command::Test(a)) => a.dialect.first().copied(),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn every_dialect_spelling_accepted_before_still_parses() {
+        // Every name and alias DialectKind::from_name accepts, in any case, with spaces around.
+        let table = [
+            ("openai-chat", DialectKind::OpenAiChat),
+            ("openai", DialectKind::OpenAiChat),
+            ("chat", DialectKind::OpenAiChat),
+            ("openai-compatible", DialectKind::OpenAiChat),
+            ("openai-responses", DialectKind::OpenAiResponses),
+            ("responses", DialectKind::OpenAiResponses),
+            ("anthropic-messages", DialectKind::AnthropicMessages),
+            ("anthropic", DialectKind::AnthropicMessages),
+            ("claude", DialectKind::AnthropicMessages),
+            ("gemini", DialectKind::Gemini),
+            ("google", DialectKind::Gemini),
+            ("vertex", DialectKind::Gemini),
+            ("ollama", DialectKind::Ollama),
+        ];
+        let commands: [&[&str]; 3] = [
+            &["check", "x.ron"],
+            &["stub", "--seed"],
+            &["test", "--", "client"],
+        ];
+        for (spelling, kind) in table {
+            assert_eq!(DialectKind::from_name(spelling), Some(kind), "{spelling}");
+            for written in [
+                spelling.to_owned(),
+                spelling.to_ascii_uppercase(),
+                format!(" {spelling} "),
+            ] {
+                for args in commands {
+                    assert_eq!(
+                        dialect(args, &written).unwrap(),
+                        Some(kind),
+                        "{args:?} --dialect {written:?}"
+                    );
+                }
+            }
+        }
+        for args in commands {
+            let e = dialect(args, "nonsense").unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue, "{args:?}");
+            assert!(e.to_string().contains("anthropic-messages"), "{e}");
+        }
+        // Every kind has its value (nothing the core knows is missing from the flag).
+        for kind in DialectKind::ALL {
+            assert!(
+                DialectArg::value_variants()
+                    .iter()
+                    .any(|d| DialectKind::from(*d) == kind),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_format_spelling_accepted_before_still_parses() {
+        for format in crate::export::Format::ALL {
+            let cli =
+                Cli::try_parse_from(["sse-replay", "export", "x.ron", "--format", format.name()])
+                    .unwrap();
+            let Some(Command::Export(a)) = cli.command else {
+                panic!("not export");
+            };
+            assert_eq!(a.format, format);
+        }
+        let e =
+            Cli::try_parse_from(["sse-replay", "export", "x.ron", "--format", "xml"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+}

@@ -64,6 +64,7 @@ pub enum Quirk {
     /// No `index` on tool-call deltas.
     NoIndex,
     /// Indexes count from 1.
+    #[value(name = "index-from-1")]
     IndexFrom1,
     /// Every call at index 0.
     #[value(name = "all-at-index-0")]
@@ -252,5 +253,36 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
     match recording::save_with(&out, &rec, WriteOptions::private(a.force)) {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(e) => fail(write_failed(&e), e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_quirk_name_accepted_before_still_parses() {
+        let names = [
+            "repeat-name",
+            "empty-id",
+            "no-index",
+            "index-from-1",
+            "all-at-index-0",
+            "object-arguments",
+            "cumulative",
+            "crlf",
+            "no-space",
+            "keepalive",
+            "truncate",
+            "finish-with-last",
+            "error",
+            "partial-args",
+        ];
+        for name in names {
+            assert!(Quirk::from_str(name, false).is_ok(), "{name}");
+        }
+        // One name per quirk, and nothing else.
+        assert_eq!(Quirk::value_variants().len(), names.len());
+        assert!(Quirk::from_str("index-from1", false).is_err());
     }
 }
