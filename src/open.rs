@@ -91,7 +91,7 @@ impl Default for OpenOptions {
 pub enum Opened {
     /// One recording, and what kind of source it came from.
     One {
-        recording: Recording,
+        recording: Box<Recording>,
         kind: SourceKind,
     },
     /// A capture with several streams (in file order), for the caller to choose from.
@@ -171,7 +171,10 @@ pub fn open(
             return Err(OpenError::Cancelled);
         }
         let kind = input_kind(kind, &recording);
-        return Ok(Opened::One { recording, kind });
+        return Ok(Opened::One {
+            recording: Box::new(recording),
+            kind,
+        });
     }
     let limits = import::ImportLimits {
         max_event_bytes: options.max_event_bytes,
@@ -181,7 +184,10 @@ pub fn open(
         Err(ImportError::AlreadyRecording { .. }) => {
             let recording = crate::recording::load(path).map_err(InputError::from)?;
             let kind = input_kind(InputKind::Recording, &recording);
-            return Ok(Opened::One { recording, kind });
+            return Ok(Opened::One {
+                recording: Box::new(recording),
+                kind,
+            });
         }
         Err(e) => return Err(e.into()),
         Ok(imported) => imported.recordings,
@@ -192,7 +198,10 @@ pub fn open(
     match recordings.pop() {
         Some(recording) if recordings.is_empty() => {
             let kind = imported_kind(&recording);
-            Ok(Opened::One { recording, kind })
+            Ok(Opened::One {
+                recording: Box::new(recording),
+                kind,
+            })
         }
         Some(last) => {
             recordings.push(last);
@@ -222,8 +231,8 @@ pub fn open_stream(
     };
     match open(path, options, progress)? {
         Opened::One { recording, kind } => match stream {
-            None | Some(1) => Ok((recording, kind)),
-            Some(_) => Err(choose(vec![recording.meta.title])),
+            None | Some(1) => Ok((*recording, kind)),
+            Some(_) => Err(choose(vec![recording.meta.title.clone()])),
         },
         Opened::Several { mut recordings } => {
             let n = recordings.len();

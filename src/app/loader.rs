@@ -254,7 +254,7 @@ fn load(
                 !cancel.load(Ordering::Relaxed)
             })?;
             match opened {
-                Opened::One { recording, kind } => (recording, kind, Some(path)),
+                Opened::One { recording, kind } => (*recording, kind, Some(path)),
                 Opened::Several { recordings } => {
                     return Ok(WorkerResult::Several { path, recordings });
                 }

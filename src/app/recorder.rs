@@ -254,7 +254,10 @@ impl RecorderPanel {
             .filter(|r| !r.name.trim().is_empty())
             .map(|r| (format!("{}: {}", r.name.trim(), r.value), r.secret))
             .collect();
-        let (headers, secret_headers) = crate::net::record::request_headers(
+        let crate::net::record::RequestHeaders {
+            headers,
+            secret_headers,
+        } = crate::net::record::request_headers(
             lines.iter().map(|(l, secret)| (l.as_str(), *secret)),
             lookup,
         )

@@ -69,9 +69,11 @@ pub fn request_from_args(
     a: &RecordArgs,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<record::RecordRequest, String> {
-    let (headers, secret_headers) =
-        record::request_headers(a.headers.iter().map(|h| (h.as_str(), false)), lookup)
-            .map_err(|e| format!("-H: {e}"))?;
+    let record::RequestHeaders {
+        headers,
+        secret_headers,
+    } = record::request_headers(a.headers.iter().map(|h| (h.as_str(), false)), lookup)
+        .map_err(|e| format!("-H: {e}"))?;
     let body = match a.data.as_deref() {
         None => None,
         Some(d) => match d.strip_prefix('@') {

@@ -43,6 +43,15 @@ pub struct RecordRequest {
     pub title: String,
 }
 
+/// A request's headers, and which of them to redact.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestHeaders {
+    /// Each header with its real value, in order.
+    pub headers: Vec<(String, String)>,
+    /// Names to redact whatever they are called (see [`request_headers`]).
+    pub secret_headers: Vec<String>,
+}
+
 /// The headers of a request as the user wrote them: each `Name: value` line (with `$VAR` /
 /// `${VAR}` read through `lookup`) and whether the user marked it secret. Returns the headers with
 /// their real values, and the names to redact whatever they are called: the ones marked secret and
@@ -51,7 +60,7 @@ pub struct RecordRequest {
 pub fn request_headers<'a>(
     lines: impl IntoIterator<Item = (&'a str, bool)>,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<(Vec<(String, String)>, Vec<String>), HeaderError> {
+) -> Result<RequestHeaders, HeaderError> {
     let mut headers = Vec::new();
     let mut secret_headers = Vec::new();
     for (line, marked_secret) in lines {
@@ -64,7 +73,10 @@ pub fn request_headers<'a>(
         }
         headers.push((name, value));
     }
-    Ok((headers, secret_headers))
+    Ok(RequestHeaders {
+        headers,
+        secret_headers,
+    })
 }
 
 /// Where a recording goes when no name was given: `DIR/recording-<UTC time>.ron`, never an earlier
