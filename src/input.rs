@@ -1,7 +1,7 @@
 //! Opening inputs: a `.ron` recording (or a recorder's journal), or a raw body such as `curl -N`
-//! output (SSE or JSON lines), auto-detected: the byte-level layer under [`crate::open`] (which adds
-//! the captures and is what the CLI and the app call); [`stream_path`] for the lean streaming pass
-//! of `export`.
+//! output (SSE or JSON lines), auto-detected: the byte-level layer under the one opener (the `open`
+//! module, which adds the captures and is what the CLI and the app call; the importer reads through
+//! this layer too, so it names neither); [`stream_path`] for the lean streaming pass of `export`.
 
 use std::io::Read;
 use std::path::Path;

@@ -5,7 +5,13 @@
 //! than `--max-event-bytes` — reading stops there, so an endless input ends at bounded memory —
 //! …) or a network/HTTP failure; 2 = the input cannot be read (or bad usage). `check`, `export`
 //! and `events` decide it with the one verdict in [`crate::verdict`], and say why on exactly one
-//! line of standard error. `-` as the input path is standard input.
+//! line of standard error. `-` as the input path is standard input. Files are opened by the one
+//! opener, [`crate::open`], as in the app (a HAR or cassette with several streams takes
+//! `--stream N`).
+//!
+//! One file per command; this module holds the clap [`Cli`], the exit codes, the shared flags and
+//! value parsers, and `fail`. Nothing below `cli` knows clap or exit codes: the core returns typed
+//! results and errors, and each command maps them to an exit code here.
 
 mod check;
 mod events;

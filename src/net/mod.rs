@@ -3,10 +3,10 @@
 //! into a recording. Nothing in the core pipeline calls this module; it only feeds the pipeline.
 //!
 //! Each entry point runs its own tokio runtime on a dedicated thread (`start` functions, for the app
-//! and tests) or on the caller's thread (`run_cli` functions), so callers never block on the network.
-//! Recordings are written through [`sink`], a writer thread that owns the crash-safe
-//! [`crate::recording::JournalWriter`]: the network task only stamps the arrival time and hands the
-//! bytes over, so disk syncs never delay (or skew the timing of) the next read.
+//! and tests) or on the caller's thread (`run` functions, driven by the command line), so callers
+//! never block on the network. Recordings are written through [`sink`], a writer thread that owns
+//! the crash-safe [`crate::recording::JournalWriter`]: the network task only stamps the arrival time
+//! and hands the bytes over, so disk syncs never delay (or skew the timing of) the next read.
 
 pub mod headers;
 pub mod proxy;
