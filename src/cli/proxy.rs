@@ -49,6 +49,24 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         Err(e @ crate::net::NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
         Err(e) => return fail(EXIT_FAILED, e),
     };
+    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
+    let waiter = crate::net::current_thread_runtime().and_then(|rt| {
+        let signal = {
+            let _context = rt.enter();
+            crate::net::ShutdownSignal::install()?
+        };
+        Ok((rt, signal))
+    });
+    let (rt, mut signal) = match waiter {
+        Ok(w) => w,
+        Err(e) => {
+            handle.stop();
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
     println!("listening on http://{}/", handle.addr());
     let upstream = recording::redact_url(&a.upstream);
     if let Some(w) = crate::net::exposure_warning(
@@ -66,11 +84,7 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
         a.out.display()
     );
-    let waited =
-        crate::net::current_thread_runtime().map(|rt| rt.block_on(crate::net::shutdown_signal()));
-    if let Err(e) | Ok(Err(e)) = waited {
-        eprintln!("sse-replay: cannot wait for Ctrl+C or SIGTERM: {e}");
-    }
+    rt.block_on(signal.recv());
     handle.stop();
     eprintln!("stopped");
     ExitCode::from(EXIT_OK)

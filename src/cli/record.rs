@@ -155,9 +155,22 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
         }
         record::RecorderUpdate::Finished(_) => {}
     };
+    let signal = {
+        let _context = rt.enter();
+        crate::net::ShutdownSignal::install()
+    };
+    let signal = match signal {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
     let outcome = rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        crate::net::stop_on_signal(stop);
+        crate::net::stop_on_signal(signal, stop);
         record::run(req, stop_rx, Arc::new(on_update)).await
     });
     if terminal {

@@ -117,6 +117,20 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         eprintln!("sse-replay: {w}");
     }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
+    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
+    let signal = {
+        let _context = rt.enter();
+        crate::net::ShutdownSignal::install()
+    };
+    let signal = match signal {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
     println!("listening on http://{addr}/");
     eprintln!(
         "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
@@ -128,7 +142,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
     );
     rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        crate::net::stop_on_signal(stop);
+        crate::net::stop_on_signal(signal, stop);
         serve::run(listener, plan, true, args.limits.limits(), stop_rx).await;
     });
     eprintln!("stopped");

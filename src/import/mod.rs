@@ -483,7 +483,7 @@ pub fn is_journal_file(path: &Path) -> bool {
     let mut head = [0u8; 64];
     // Only a regular file: opening a FIFO would wait for a writer, and reading a pipe's head here
     // would take it from the importer.
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+    if crate::input::is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return false;
     }
     let Ok(file) = std::fs::File::open(path) else {
