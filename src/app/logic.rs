@@ -8,7 +8,7 @@ use crate::dialect::DialectKind;
 use crate::naive::Strategy;
 use crate::recording::Recording;
 
-use super::loader::{Done, Loaded, Source};
+use super::loader::{LoadError, LoadResult, Loaded, Source};
 use super::ui::short_name;
 use super::view::{OpenTarget, ViewState};
 use super::{App, Doc, Status, StreamPicker, loader};
@@ -149,8 +149,8 @@ impl App {
             let (target, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
             self.loading = None;
             match result {
-                Ok(Done::Loaded(loaded)) => self.finish_load(*loaded, target, keep_view, t0),
-                Ok(Done::Choose { path, recordings }) => {
+                Ok(LoadResult::Loaded(loaded)) => self.finish_load(*loaded, target, keep_view, t0),
+                Ok(LoadResult::Choose { path, recordings }) => {
                     self.remember_recent(&path);
                     self.set_status(
                         format!(
@@ -162,7 +162,7 @@ impl App {
                     );
                     self.picker = Some(StreamPicker { path, recordings });
                 }
-                Err(e) if e == "cancelled" => self.set_status(
+                Err(LoadError::Cancelled) => self.set_status(
                     format!("Cancelled opening {name}; the previous recording stays open"),
                     false,
                 ),

@@ -60,7 +60,7 @@ use proxy_panel::ProxyRun;
 use recorder::RecorderRun;
 
 pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
-pub use loader::{Done, Loaded, Source};
+pub use loader::{LoadError, LoadResult, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
 pub use view::{Action, ActionQueue, CursorTables, OpenTarget, StepUnit, Tab, ViewState};

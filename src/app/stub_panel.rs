@@ -80,7 +80,7 @@ impl StubForm {
         let rec = stub::build(&spec);
         let source = SourceInfo {
             name: "stub preview".into(),
-            kind: "stub".into(),
+            kind: crate::analysis::SourceKind::Stub,
             timing_known: true,
         };
         let analysis = Analysis::from_recording(
