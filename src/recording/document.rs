@@ -9,17 +9,12 @@ use super::chunk_text::{RawChunk, write_chunk_line};
 use super::error::RecordingError;
 use super::journal::{JOURNAL_MAGIC_PREFIX, salvage_journal};
 use super::write::save;
-use super::{Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
-
-/// stops hostile or broken input before it can overflow the stack.
-pub(super) const RECURSION_LIMIT: usize = 64;
+use super::{
+    Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall, ron_options,
+};
 
 /// Indentation of a top-level field in `ron`'s pretty output (default indentor: 4 spaces).
 pub(super) const FIELD_INDENT: &str = "    ";
-
-pub(super) fn ron_options() -> ron::Options {
-    ron::Options::default().with_recursion_limit(RECURSION_LIMIT)
-}
 
 /// The written form of a recording: borrowed, with `version` forced to [`FORMAT_VERSION`] and the
 /// short fields before the (long) chunk list.

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::document::ron_options;
 use super::error::{RecordingError, error_position};
 use super::write::{WriteOptions, save_with, sync_parent_dir, with_suffix};
-use super::{Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
+use super::{
+    Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall, ron_options,
+};
 
 /// The first line of a recorder journal (see [`JournalWriter`]).
 pub const JOURNAL_MAGIC: &str = "# sse-replay journal v1";

@@ -45,6 +45,15 @@ pub use crate::redact::{
 /// The newest file format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Nesting limit for the RON parser and serializer: recordings nest about 6 deep, so this only
+/// stops hostile or broken input before it can overflow the stack.
+const RECURSION_LIMIT: usize = 64;
+
+/// The RON settings every reader and writer of recordings and journals uses.
+fn ron_options() -> ron::Options {
+    ron::Options::default().with_recursion_limit(RECURSION_LIMIT)
+}
+
 /// One recording: what was asked, what came back, and how it arrived.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -5,8 +5,9 @@ use std::fs;
 use std::path::Path;
 
 use super::chunk_text::write_chunk_line;
-use super::document::ron_options;
-use super::{Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
+use super::{
+    Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall, ron_options,
+};
 
 /// xorshift64*: deterministic, dependency-free.
 pub(super) struct Rng(pub(super) u64);
