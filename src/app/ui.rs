@@ -122,6 +122,7 @@ impl App {
         self.perf.frame(started);
     }
 
+    /// Keyboard shortcuts and dropped files.
     fn input(&mut self, ctx: &egui::Context) {
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw
