@@ -13,8 +13,8 @@ use super::{App, client_test_panel};
 /// At most this many recent files are remembered.
 const RECENT_MAX: usize = 10;
 
-/// What eframe storage keeps between runs: settings only, never recording data (nor secrets: the
-/// panels skip their secret header values and running state).
+/// What eframe storage keeps between runs: choices and forms only, never recording data, secret
+/// header values or running state (the runs behind the forms are `App`'s, see [`super::App`]).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
