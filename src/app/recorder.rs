@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use super::view::{Action, ActionQueue, OpenTarget, Tab};
 use crate::net::record::{self, RecordOutcome, RecordRequest, RecorderHandle, RecorderUpdate};
 use crate::net::sink::Progress;
-use crate::recording::{self, Recording};
+use crate::recording::Recording;
+use crate::redact;
 
 /// One request header row. A secret row's value is masked on screen and never persisted.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -204,7 +205,7 @@ impl std::fmt::Debug for RecorderForm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // No header values here: they may be secrets.
         f.debug_struct("RecorderForm")
-            .field("url", &recording::redact_url(&self.url))
+            .field("url", &redact::redact_url(&self.url))
             .finish_non_exhaustive()
     }
 }
@@ -325,7 +326,7 @@ impl RecorderForm {
                             .min_size(egui::vec2(160.0, 0.0))
                             .desired_width(160.0),
                     );
-                    if recording::is_secret_header(&row.name) {
+                    if redact::is_secret_header(&row.name) {
                         row.secret = true;
                     }
                     ui.add(
