@@ -11,6 +11,7 @@ pub mod app;
 pub mod bundled;
 pub mod cli;
 pub mod compare;
+pub mod complete;
 pub mod dialect;
 pub mod export;
 pub mod findings;
