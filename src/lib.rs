@@ -28,6 +28,7 @@ pub mod redact;
 pub mod report;
 pub mod sse;
 pub mod stub;
+pub mod stub_complete;
 pub mod test_cmd;
 pub mod text;
 pub mod verdict;
