@@ -72,13 +72,16 @@ pub fn document(spec: &StubSpec) -> Value {
             "id": "msg_stub",
             "type": "message",
             "role": "assistant",
-            "model": "claude-sonnet-4-5-20250929",
-            "content": calls.iter().map(|c| json!({
-                "type": "tool_use",
-                "id": c.id,
-                "name": c.name,
-                "input": args_value(&c.arguments),
-            })).collect::<Vec<_>>(),
+            "model": "claude-stub",
+            // The stream stub's text block first, so each call keeps its block index.
+            "content": std::iter::once(json!({"type": "text", "text": "Let me look that up."}))
+                .chain(calls.iter().map(|c| json!({
+                    "type": "tool_use",
+                    "id": c.id,
+                    "name": c.name,
+                    "input": args_value(&c.arguments),
+                })))
+                .collect::<Vec<_>>(),
             "stop_reason": "tool_use",
             "stop_sequence": null,
             "usage": {"input_tokens": 80, "output_tokens": 40},
