@@ -22,7 +22,13 @@ const SEGMENTS_MAX: usize = 400;
 /// The accumulator panel.
 pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
     ui.heading("Accumulator (correct)");
-    ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
+    if a.complete {
+        // Not a stream: the calls were read straight from one JSON document.
+        let text = crate::complete::summary(d.client_calls.len());
+        ui.label(RichText::new(text).strong().color(style::ok_color(ui)));
+    } else {
+        ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
+    }
     let cursor = v.cursor;
     let started = (0..a.calls.len())
         .filter(|&i| a.call_state_at(i, cursor).started)

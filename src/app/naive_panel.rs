@@ -12,6 +12,11 @@ use crate::naive::{NaiveCall, Strategy};
 
 /// The naive strategy panel.
 pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+    if a.complete {
+        ui.heading("Naive");
+        ui.label("Not a stream: one complete response. There are no fragments, so the naive strategies have nothing to get wrong.");
+        return;
+    }
     let Some(si) = a
         .strategies
         .iter()
