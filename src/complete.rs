@@ -24,7 +24,9 @@ pub const EVENT_TYPE: &str = "complete-response";
 /// allowed) and an object. Cheap on a stream: an SSE body fails at its first byte, JSON lines
 /// after their second line's first byte.
 pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
-    let body = body.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(body);
+    let body = body
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(body);
     let first = body.iter().position(|b| !b.is_ascii_whitespace())?;
     if body[first] != b'{' {
         return None;
@@ -43,38 +45,43 @@ pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
 /// The first non-whitespace byte (after a UTF-8 BOM) opens a JSON object: the body may be one
 /// complete response.
 pub fn starts_like_document(head: &[u8]) -> bool {
-    let head = head.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(head);
+    let head = head
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(head);
     head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 /// The first JSON document in `bytes` is not finished yet (more bytes may complete it).
 pub fn first_document_unfinished(bytes: &[u8]) -> bool {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+    let bytes = bytes
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(bytes);
     let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
     matches!(it.next(), Some(Err(e)) if e.is_eof())
 }
 
 /// [`document`] over a recording's chunks, without joining them into one body first (a long
-/// JSON-lines recording is rejected after its second line).
+/// JSON-lines recording is rejected after its second line, an SSE one at its first byte).
 pub fn chunks_are_complete<'a>(chunks: impl Iterator<Item = &'a [u8]>) -> bool {
-    let chunks: Vec<&[u8]> = chunks.collect();
+    let mut chunks = chunks;
     // The first byte that is neither whitespace nor part of a byte order mark.
-    let mut start = None;
-    'find: for (i, c) in chunks.iter().enumerate() {
-        for (j, b) in c.iter().enumerate() {
-            if !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)) {
-                start = Some((i, j));
-                break 'find;
-            }
+    let mut first: &[u8] = &[];
+    for c in chunks.by_ref() {
+        if let Some(i) = c
+            .iter()
+            .position(|b| !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)))
+        {
+            first = &c[i..];
+            break;
         }
     }
-    let Some((at, offset)) = start else {
-        return false;
-    };
-    if chunks[at][offset] != b'{' {
+    if first.first() != Some(&b'{') {
         return false;
     }
-    let reader = std::io::BufReader::new(ChunkReader { chunks, at, offset });
+    let reader = std::io::BufReader::new(ChunkReader {
+        current: first,
+        rest: chunks,
+    });
     let mut it = serde_json::Deserializer::from_reader(reader).into_iter::<Value>();
     let Some(Ok(Value::Object(doc))) = it.next() else {
         return false;
@@ -82,26 +89,24 @@ pub fn chunks_are_complete<'a>(chunks: impl Iterator<Item = &'a [u8]>) -> bool {
     it.next().is_none() && shape(&doc).is_some()
 }
 
-/// Reads a list of byte slices as one stream.
-struct ChunkReader<'a> {
-    chunks: Vec<&'a [u8]>,
-    at: usize,
-    offset: usize,
+/// Reads a sequence of byte slices as one stream.
+struct ChunkReader<'a, I> {
+    current: &'a [u8],
+    rest: I,
 }
 
-impl std::io::Read for ChunkReader<'_> {
+impl<'a, I: Iterator<Item = &'a [u8]>> std::io::Read for ChunkReader<'a, I> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while let Some(c) = self.chunks.get(self.at) {
-            if self.offset < c.len() {
-                let n = (c.len() - self.offset).min(buf.len());
-                buf[..n].copy_from_slice(&c[self.offset..self.offset + n]);
-                self.offset += n;
-                return Ok(n);
+        while self.current.is_empty() {
+            match self.rest.next() {
+                Some(c) => self.current = c,
+                None => return Ok(0),
             }
-            self.at += 1;
-            self.offset = 0;
         }
-        Ok(0)
+        let n = self.current.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.current[..n]);
+        self.current = &self.current[n..];
+        Ok(n)
     }
 }
 
@@ -120,7 +125,8 @@ pub fn shape(doc: &Map<String, Value>) -> Option<DialectKind> {
     if doc.get("candidates").is_some_and(Value::is_array) && s("object").is_none() {
         return Some(DialectKind::Gemini);
     }
-    if doc.get("done") == Some(&Value::Bool(true)) && doc.get("message").is_some_and(Value::is_object)
+    if doc.get("done") == Some(&Value::Bool(true))
+        && doc.get("message").is_some_and(Value::is_object)
     {
         return Some(DialectKind::Ollama);
     }
@@ -443,12 +449,8 @@ pub fn summary(client_calls: usize) -> String {
     )
 }
 
-/// `true` when the parse failed (for tests and the app).
-pub fn parse_failed(c: &Call) -> bool {
-    matches!(c.parsed, Parsed::Err { .. })
-}
-
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -460,15 +462,37 @@ mod tests {
         assert!(!is_complete(
             br#"{"object":"chat.completion.chunk","choices":[]}"#
         ));
-        assert!(!is_complete(br#"{"message":{"role":"assistant"},"done":false}"#));
+        assert!(!is_complete(
+            br#"{"message":{"role":"assistant"},"done":false}"#
+        ));
+    }
+
+    #[test]
+    fn chunks_are_read_as_one_document() {
+        let doc = br#"  {"object":"chat.completion","choices":[]}"#;
+        let parts: Vec<&[u8]> = vec![b"", &doc[..5], &doc[5..20], b"", &doc[20..]];
+        assert!(chunks_are_complete(parts.iter().copied()));
+        let lines: Vec<&[u8]> = vec![&doc[..], b"\n", &doc[..]];
+        assert!(!chunks_are_complete(lines.iter().copied()));
+        let sse: Vec<&[u8]> = vec![b"data: {}\n\n"];
+        assert!(!chunks_are_complete(sse.iter().copied()));
     }
 
     #[test]
     fn each_shape_is_recognised() {
         let cases = [
-            (r#"{"object":"chat.completion","choices":[]}"#, DialectKind::OpenAiChat),
-            (r#"{"object":"response","output":[]}"#, DialectKind::OpenAiResponses),
-            (r#"{"type":"message","content":[]}"#, DialectKind::AnthropicMessages),
+            (
+                r#"{"object":"chat.completion","choices":[]}"#,
+                DialectKind::OpenAiChat,
+            ),
+            (
+                r#"{"object":"response","output":[]}"#,
+                DialectKind::OpenAiResponses,
+            ),
+            (
+                r#"{"type":"message","content":[]}"#,
+                DialectKind::AnthropicMessages,
+            ),
             (r#"{"candidates":[]}"#, DialectKind::Gemini),
             (r#"{"message":{},"done":true}"#, DialectKind::Ollama),
         ];
@@ -483,7 +507,7 @@ mod tests {
         let body = br#"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]},"finish_reason":"tool_calls"}]}"#;
         let out = outcome(body, 1, 0, None, &[]).unwrap();
         assert_eq!(out.calls.len(), 1);
-        assert!(parse_failed(&out.calls[0]));
+        assert!(matches!(out.calls[0].parsed, Parsed::Err { .. }));
         assert!(out.findings.has(crate::findings::FindingKind::ParseFailed));
     }
 }

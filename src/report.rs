@@ -70,11 +70,7 @@ pub fn check_text(a: &Analysis) -> String {
     }
     out!(s, "");
     if a.complete {
-        out!(
-            s,
-            "{}",
-            crate::complete::summary(a.client_calls().count())
-        );
+        out!(s, "{}", crate::complete::summary(a.client_calls().count()));
     } else {
         out!(
             s,

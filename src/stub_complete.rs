@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::dialect::DialectKind;
-use crate::recording::{RecordingError, Recording, ResponseInfo};
+use crate::recording::{Recording, RecordingError, ResponseInfo};
 use crate::stub::{StubCall, StubSpec};
 
 /// The fixed timestamps the stream stubs use too (2025-01-01T00:00:00Z).
@@ -164,6 +164,7 @@ pub fn build(spec: &StubSpec) -> Result<Recording, RecordingError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -127,14 +127,14 @@ fn ids_and_server_tools_are_kept_apart_as_in_streams() {
         v["server_tools"][0]["arguments"],
         json!({"type": "search", "query": "Shenzhen weather forecast"})
     );
-    let (_, with) = export(
-        &data("openai-responses.json"),
-        &["--include-server-tools"],
-    );
+    let (_, with) = export(&data("openai-responses.json"), &["--include-server-tools"]);
     assert_eq!(with.as_array().unwrap().len(), 3);
 
     let (_, v) = check_json(&data("openai-chat.json"));
-    assert_eq!(v["ending"], json!({"status": "finished", "reason": "tool_calls"}));
+    assert_eq!(
+        v["ending"],
+        json!({"status": "finished", "reason": "tool_calls"})
+    );
     assert_eq!(v["calls"][1]["id"], "call_4Zqu0yTrlrkxBDOW3VC1nqTS");
 }
 
@@ -266,11 +266,24 @@ fn events_prints_the_document_as_one_event() {
 #[test]
 fn stub_non_streaming_round_trips_to_the_streams_calls() {
     let dir = tempfile::tempdir().unwrap();
-    for d in ["openai-chat", "openai-responses", "anthropic-messages", "gemini", "ollama"] {
+    for d in [
+        "openai-chat",
+        "openai-responses",
+        "anthropic-messages",
+        "gemini",
+        "ollama",
+    ] {
         let stream = dir.path().join(format!("{d}.ron"));
         let whole = dir.path().join(format!("{d}-complete.ron"));
         for (path, extra) in [(&stream, None), (&whole, Some("--non-streaming"))] {
-            let mut args = vec!["stub", "--seed", "--dialect", d, "-o", path.to_str().unwrap()];
+            let mut args = vec![
+                "stub",
+                "--seed",
+                "--dialect",
+                d,
+                "-o",
+                path.to_str().unwrap(),
+            ];
             args.extend(extra);
             let o = run(&args);
             assert!(o.status.success(), "{d}: {}", stderr(&o));
@@ -294,7 +307,8 @@ fn stub_non_streaming_round_trips_to_the_streams_calls() {
 fn post(url: &str, path: &str, body: &str) -> String {
     let addr = url.trim_start_matches("http://").trim_end_matches('/');
     let mut sock = std::net::TcpStream::connect(addr).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     write!(
         sock,
         "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -383,7 +397,10 @@ fn record_of_a_json_upstream_checks_as_complete() {
     assert_eq!(v["dialect"], "anthropic-messages");
     assert_eq!(v["timing_known"], true);
     assert_eq!(v["calls"][0]["name"], "get_weather");
-    assert_eq!(v["calls"][0]["arguments"], json!({"city": "深圳", "days": 3}));
+    assert_eq!(
+        v["calls"][0]["arguments"],
+        json!({"city": "深圳", "days": 3})
+    );
 }
 
 #[test]

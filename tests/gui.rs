@@ -776,7 +776,8 @@ fn manifest_path(rel: &str) -> String {
 fn a_non_streaming_response_opens_with_its_banner() {
     let mut h = harness(app_with(vec![]));
     h.run();
-    let body = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/complete/openai-chat.json");
+    let body =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/complete/openai-chat.json");
     act(&mut h, Action::OpenPath(body, Slot::Primary));
     wait_loaded(&mut h);
     let a = h.state().analysis().unwrap();

@@ -340,7 +340,12 @@ async fn respond_whole(
     plan: &Plan,
     stop: &mut tokio::sync::watch::Receiver<bool>,
 ) -> hyper::Response<AnyBody> {
-    let due = plan.writes.iter().map(|(d, _)| *d).max().unwrap_or_default();
+    let due = plan
+        .writes
+        .iter()
+        .map(|(d, _)| *d)
+        .max()
+        .unwrap_or_default();
     if !due.is_zero() {
         tokio::select! {
             biased;
