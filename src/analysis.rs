@@ -199,6 +199,9 @@ pub struct Analysis {
     pub overflow: Option<Overflow>,
     pub findings: Vec<Finding>,
     pub strategies: Vec<StrategyResult>,
+    /// Not a stream: one complete (non-streaming) response, its calls read directly
+    /// ([`crate::complete`]); no fragments, no naive strategies.
+    pub complete: bool,
 }
 
 /// One call as it stands at a cursor.
@@ -271,7 +274,56 @@ impl Analysis {
             p.feed(bytes, t_micros);
         }
         let out = p.finish();
+        let t_last = chunks.last().map_or(0, |c| c.t_micros);
+        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
+        // A raw body has no read boundaries: a complete response is then one chunk.
+        let reads = if source.timing_known {
+            chunks.len() as u32
+        } else {
+            1
+        };
+        if out.overflow.is_none()
+            && let Some(whole) =
+                crate::complete::outcome(&body, reads, t_last, opts.dialect, &truth)
+        {
+            let chunks = if source.timing_known {
+                chunks
+            } else {
+                vec![ChunkSpan {
+                    start: 0,
+                    end: body.len() as u64,
+                    t_micros: 0,
+                }]
+            };
+            return Self::build_complete(whole, rec, source, body, chunks);
+        }
         Self::build(out, rec, source, body, chunks)
+    }
+
+    /// A complete (non-streaming) response: the calls were read directly, so there are no
+    /// fragments to check, no naive strategies (they have nothing to get wrong), and no findings
+    /// about read boundaries (one JSON document split across reads is no defect).
+    fn build_complete(
+        out: Outcome,
+        rec: &Recording,
+        source: SourceInfo,
+        body: Vec<u8>,
+        chunks: Vec<ChunkSpan>,
+    ) -> Self {
+        let mut a = Self::build(out, rec, source, body, chunks);
+        a.complete = true;
+        a.strategies.clear();
+        a.findings
+            .retain(|f| !matches!(f.kind, FindingKind::SplitLine | FindingKind::SplitUtf8));
+        let na = || Check::NotApplicable {
+            detail: "not a stream: one complete response, no fragments".into(),
+        };
+        for cp in &mut a.checkpoints {
+            cp.verbatim = na();
+            cp.contiguous = na();
+            cp.first_only = na();
+        }
+        a
     }
 
     fn build(
@@ -354,6 +406,7 @@ impl Analysis {
             overflow: out.overflow,
             findings: findings.into_sorted(),
             strategies,
+            complete: false,
         }
     }
 

@@ -324,6 +324,7 @@ impl serde::Serialize for CheckReport<'_> {
                 })
             }),
         )?;
+        m.serialize_entry("response", if a.complete { "complete" } else { "stream" })?;
         m.end()
     }
 }

@@ -486,6 +486,15 @@ pub fn stream_recording_each(
     let dialect = opts
         .dialect
         .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
+    // One complete (non-streaming) response: its calls are read directly.
+    if crate::complete::chunks_are_complete(rec.chunks.iter().map(|c| c.bytes.as_slice())) {
+        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
+        let t = rec.chunks.last().map_or(0, |c| c.t_micros);
+        let n = rec.chunks.len() as u32;
+        if let Some(out) = crate::complete::outcome(&rec.body(), n, t, dialect, &truth) {
+            return Ok(hand_out(out, each));
+        }
+    }
     let mut p = Pipeline::new(Options {
         dialect,
         detail: false,
@@ -531,6 +540,37 @@ pub fn stream_path_each_limited(
     }
     let mut p = Pipeline::new(lean).with_max_event_bytes(max_event_bytes);
     let mut n = n;
+    if crate::complete::starts_like_document(&buf[..n]) {
+        // Perhaps one complete (non-streaming) response: read on while its first JSON document is
+        // unfinished (checked each time the bytes double, so linear), at most one event's limit.
+        let mut whole = buf[..n].to_vec();
+        let mut eof = n < buf.len();
+        let mut next_check = whole.len();
+        while !eof && (whole.len() as u64) <= max_event_bytes {
+            if whole.len() >= next_check {
+                if !crate::complete::first_document_unfinished(&whole) {
+                    break;
+                }
+                next_check = whole.len() * 2;
+            }
+            let m = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+            whole.extend_from_slice(&buf[..m]);
+            eof = m < buf.len();
+        }
+        if eof && let Some(out) = crate::complete::outcome(&whole, 1, 0, opts.dialect, &[]) {
+            return Ok(hand_out(out, each));
+        }
+        // A stream after all: feed what was read ahead, then go on reading.
+        p.feed(&whole, 0);
+        if let Some(o) = p.overflow() {
+            return Err(too_large(o));
+        }
+        n = if eof {
+            0
+        } else {
+            read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?
+        };
+    }
     while n > 0 {
         p.feed(&buf[..n], 0);
         if let Some(o) = p.overflow() {
@@ -543,4 +583,13 @@ pub fn stream_path_each_limited(
         Some(o) => Err(too_large(o)),
         None => Ok(out),
     }
+}
+
+/// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to
+/// `each`, none kept.
+fn hand_out(mut out: Outcome, mut each: impl FnMut(crate::accumulate::Call)) -> Outcome {
+    for c in std::mem::take(&mut out.calls) {
+        each(c);
+    }
+    out
 }

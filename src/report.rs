@@ -41,7 +41,11 @@ pub fn check_text(a: &Analysis) -> String {
         s,
         "  {} ({}{}) · {} bytes · {} chunks{} · {} events · {} fragments · {}",
         a.dialect.name(),
-        a.framing.name(),
+        if a.complete {
+            "one JSON document"
+        } else {
+            a.framing.name()
+        },
         if a.dialect_known {
             ""
         } else {
@@ -65,10 +69,14 @@ pub fn check_text(a: &Analysis) -> String {
         );
     }
     out!(s, "");
-    out!(
-        s,
-        "Correct: table keyed by call, id/name set when present, arguments appended, parsed once at finish"
-    );
+    if a.complete {
+        out!(s, "{}", crate::complete::summary(a.client_calls().count()));
+    } else {
+        out!(
+            s,
+            "Correct: table keyed by call, id/name set when present, arguments appended, parsed once at finish"
+        );
+    }
     if a.client_calls().next().is_none() {
         out!(s, "  (no tool calls)");
     }
@@ -86,7 +94,13 @@ pub fn check_text(a: &Analysis) -> String {
             out!(s, "     type {}", c.server_tool.as_deref().unwrap_or(""));
         }
     }
-    if !a.checkpoints.is_empty() {
+    if a.complete && a.client_calls().next().is_some() {
+        out!(s, "");
+        out!(
+            s,
+            "Checkpoints: not applicable (not a stream: no fragments to reassemble or check)"
+        );
+    } else if !a.checkpoints.is_empty() {
         out!(s, "");
         out!(
             s,
@@ -113,8 +127,10 @@ pub fn check_text(a: &Analysis) -> String {
             }
         }
     }
-    out!(s, "");
-    out!(s, "Naive strategies on the same input");
+    if !a.complete {
+        out!(s, "");
+        out!(s, "Naive strategies on the same input");
+    }
     for r in &a.strategies {
         let status = if r.report.not_applicable.is_some() {
             "–"

@@ -769,3 +769,43 @@ fn manifest_path(rel: &str) -> String {
         .display()
         .to_string()
 }
+
+/// A non-streaming response opens with the "no accumulator needed" banner and no naive strategy;
+/// the stub builder's "Non-streaming" checkbox builds the same calls as one complete response.
+#[test]
+fn a_non_streaming_response_opens_with_its_banner() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    let body =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/complete/openai-chat.json");
+    act(&mut h, Action::OpenPath(body, OpenTarget::Primary));
+    wait_loaded(&mut h);
+    let a = h.state().analysis().unwrap();
+    assert!(a.complete);
+    assert_eq!(a.calls.len(), 2);
+    assert!(a.strategies.is_empty());
+    h.get_by_label(
+        "not a stream: one complete response, 2 calls parsed directly — no accumulator needed",
+    );
+    h.get_by_label_contains("the naive strategies have nothing to get wrong");
+    h.get_by_label_contains("finished: 2 of 2 calls parsed · OK");
+
+    h.get_by_label("Stub builder").click();
+    h.run();
+    h.get_by_label("Non-streaming: the complete response for the same calls")
+        .click();
+    h.run();
+    assert!(h.state().stub.non_streaming);
+    let rec = h.state_mut().stub.recording().unwrap().clone();
+    let doc: serde_json::Value = serde_json::from_slice(&rec.body()).unwrap();
+    assert_eq!(doc["object"], "chat.completion");
+    h.get_by_label("Open in player").click();
+    h.run();
+    wait_loaded(&mut h);
+    let a = h.state().analysis().unwrap();
+    assert!(a.complete);
+    assert_eq!(a.calls.len(), 2);
+    h.get_by_label(
+        "not a stream: one complete response, 2 calls parsed directly — no accumulator needed",
+    );
+}

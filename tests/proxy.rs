@@ -1,5 +1,6 @@
 //! The proxy passes non-streaming responses through as they are: a JSON answer keeps its
-//! `Content-Length` (not re-framed as chunked) and is not captured. The upstream and the proxy
+//! `Content-Length` (not re-framed as chunked); a complete LLM response is captured after it has
+//! passed. The upstream and the proxy
 //! run on 127.0.0.1:0; every wait is bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -39,7 +40,7 @@ fn json_responses_keep_their_content_length() {
     let (upstream, _requests) =
         common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: application/json", JSON);
     let captures = dir.path().join("captures");
-    let (_proxy, proxy, _lines) = common::start_server(&[
+    let (_proxy, proxy, lines) = common::start_server(&[
         "proxy",
         "--listen",
         "127.0.0.1:0",
@@ -62,7 +63,16 @@ fn json_responses_keep_their_content_length() {
     );
     assert!(!head.contains("transfer-encoding"), "{head}");
     assert_eq!(body, JSON);
-    // Not an event stream: nothing captured.
+    // Not an event stream, but one complete chat completion to a request without
+    // "stream": true (issue 12): captured once it has arrived whole, as a complete response.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut reported = false;
+    while !reported && std::time::Instant::now() < deadline {
+        reported = lines
+            .recv_timeout(Duration::from_millis(200))
+            .is_ok_and(|l| l.contains(".ron"));
+    }
+    assert!(reported, "the proxy reported no capture");
     let captured = std::fs::read_dir(&captures).map_or(0, |d| d.count());
-    assert_eq!(captured, 0);
+    assert_eq!(captured, 1);
 }

@@ -28,7 +28,13 @@ pub fn accumulator_ui(
     queue: &mut ActionQueue,
 ) {
     ui.heading("Accumulator (correct)");
-    ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
+    if analysis.complete {
+        // Not a stream: the calls were read straight from one JSON document.
+        let text = crate::complete::summary(tables.client_calls.len());
+        ui.label(RichText::new(text).strong().color(style::ok_color(ui)));
+    } else {
+        ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
+    }
     let cursor = view.cursor;
     let started = (0..analysis.calls.len())
         .filter(|&i| analysis.call_state_at(i, cursor).started)

@@ -18,6 +18,11 @@ pub fn naive_ui(
     view: &mut ViewState,
     queue: &mut ActionQueue,
 ) {
+    if analysis.complete {
+        ui.heading("Naive");
+        ui.label("Not a stream: one complete response. There are no fragments, so the naive strategies have nothing to get wrong.");
+        return;
+    }
     let Some(si) = analysis
         .strategies
         .iter()

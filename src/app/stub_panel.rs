@@ -19,6 +19,10 @@ pub struct StubForm {
     pub fragment_text: String,
     pub split_reads: bool,
     pub read_bytes: usize,
+    /// Build the complete (non-streaming) response for the same calls instead of a stream.
+    pub non_streaming: bool,
+    /// `non_streaming` as it was when the preview was built.
+    preview_non_streaming: bool,
     preview: Option<(StubSpec, Recording, Analysis)>,
 }
 
@@ -31,6 +35,8 @@ impl Default for StubForm {
             read_bytes,
             fragment_text: "5".into(),
             spec,
+            non_streaming: false,
+            preview_non_streaming: false,
             preview: None,
         }
     }
@@ -74,10 +80,23 @@ impl StubForm {
             self.preview = None;
             return;
         };
-        if self.preview.as_ref().is_some_and(|(s, _, _)| *s == spec) {
+        if self.preview.as_ref().is_some_and(|(s, _, _)| *s == spec)
+            && self.preview_non_streaming == self.non_streaming
+        {
             return;
         }
-        let rec = stub::build(&spec);
+        self.preview_non_streaming = self.non_streaming;
+        let rec = if self.non_streaming {
+            match crate::stub_complete::build(&spec) {
+                Ok(rec) => rec,
+                Err(_) => {
+                    self.preview = None;
+                    return;
+                }
+            }
+        } else {
+            stub::build(&spec)
+        };
         let source = SourceInfo {
             name: "stub preview".into(),
             kind: crate::analysis::SourceKind::Stub,
@@ -181,6 +200,11 @@ fn form_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
         )
         .on_hover_text("Read size in bytes (splits characters on purpose)");
     });
+    ui.checkbox(
+        &mut form.non_streaming,
+        "Non-streaming: the complete response for the same calls",
+    )
+    .on_hover_text("One JSON document, as the provider answers a request without \"stream\": true: no fragments, so fragment length, layout and quirks do not apply. Open it beside the stream in Compare two.");
     ui.horizontal(|ui| {
         ui.label("Gap between events");
         ui.add(

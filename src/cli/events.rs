@@ -61,6 +61,13 @@ struct EventData {
 /// Re-frame one event's bytes to recover its data and id for display (cheap: one event).
 fn events_data(a: &Analysis, e: &crate::pipeline::EventRecord) -> EventData {
     let bytes = a.bytes(&e.span);
+    if a.complete {
+        // One event: the whole document.
+        return EventData {
+            data: String::from_utf8_lossy(bytes).trim().to_owned(),
+            id: String::new(),
+        };
+    }
     let mut data = String::new();
     let mut id = String::new();
     let mut framer = crate::framing::Framer::new(Some(a.framing));

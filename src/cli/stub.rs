@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_INPUT, EXIT_OK, fail, write_failed};
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, write_failed};
 use crate::dialect::DialectKind;
 use crate::recording::{self, WriteOptions};
 use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
@@ -51,6 +51,10 @@ pub struct StubArgs {
     /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
     #[arg(long)]
     pub force: bool,
+    /// Build the complete (non-streaming) response for the same calls instead of a stream: one
+    /// JSON document, its calls read directly (no fragments, so no --quirk).
+    #[arg(long)]
+    pub non_streaming: bool,
 }
 
 /// The `--quirk` names: each provider deviation `stub` can reproduce.
@@ -247,7 +251,20 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
             "quirk partial-args exists only in gemini streams (give --dialect gemini)",
         );
     }
-    let mut rec = stub::build(&spec);
+    if a.non_streaming && !a.quirks.is_empty() {
+        return fail(
+            EXIT_INPUT,
+            "--quirk changes how a stream is cut; a --non-streaming response has no fragments",
+        );
+    }
+    let mut rec = if a.non_streaming {
+        match crate::stub_complete::build(&spec) {
+            Ok(rec) => rec,
+            Err(e) => return fail(EXIT_FAILED, e),
+        }
+    } else {
+        stub::build(&spec)
+    };
     rec.meta.notes.extend(a.notes.iter().cloned());
     let out = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     match recording::save_with(&out, &rec, WriteOptions::private(a.force)) {

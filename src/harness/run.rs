@@ -96,6 +96,9 @@ pub fn serve_wire(
             .map(|(t, b)| (due(*t), Bytes::from(b.clone())))
             .collect(),
         abort_at_end: wire.abort,
+        complete: crate::complete::chunks_are_complete(
+            wire.writes.iter().map(|(_, b)| b.as_slice()),
+        ),
     };
     serve::start(ServeConfig {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),

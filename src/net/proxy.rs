@@ -2,7 +2,8 @@
 //! request is forwarded unchanged to the upstream (minus hop-by-hop headers; `Host` is the
 //! upstream's), every response streams back read by read with no buffering, and every
 //! `text/event-stream` response is teed into a new recording `DIR/<UTC time>-<n>.ron`, redacted and
-//! crash-safe (the same writer thread as `record`). Arrival times count from when the request was
+//! crash-safe (a JSON answer to a request without `"stream": true` is held to its end and recorded
+//! when it is one complete LLM response, [`crate::complete`]) (the same writer thread as `record`). Arrival times count from when the request was
 //! forwarded. Bodies are passed through as they are: a compressed event stream is recorded
 //! compressed (and says so in its notes).
 
@@ -489,36 +490,135 @@ async fn forward(
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
+    let mut pending = None;
     let sink = if headers::is_event_stream(content_type) {
         open_capture(&shared, request_info, body_notes, &upstream, &method, &path)
     } else {
+        if is_json(content_type) && !asks_for_stream(&request_info.body) {
+            // Perhaps a non-streaming LLM response: held until its end, captured only when it
+            // is one complete response of a known shape.
+            pending = Some(PendingCapture {
+                request: request_info,
+                notes: body_notes,
+                status: upstream.status().as_u16(),
+                headers: upstream.headers().clone(),
+                method: method.clone(),
+                path: path.clone(),
+                chunks: Vec::new(),
+                bytes: 0,
+            });
+        }
         None
     };
     let (tx, client_body) = ChannelBody::channel();
     *resp.body_mut() = super::boxed_channel(client_body);
-    let guard = sink.is_some().then(|| InFlight::enter(&shared));
+    let guard = (sink.is_some() || pending.is_some()).then(|| InFlight::enter(&shared));
     tokio::spawn(async move {
-        pump(upstream, tx, sink, t0, shared).await;
+        pump(upstream, tx, sink, pending, t0, shared).await;
         drop(guard);
     });
     resp
 }
 
+/// A JSON response (`application/json`, or `+json`).
+fn is_json(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|ct| {
+        ct.split(';').next().is_some_and(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || m.ends_with("+json")
+        })
+    })
+}
+
+/// The request body asks for a stream (`"stream": true`).
+fn asks_for_stream(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("stream") == Some(&serde_json::Value::Bool(true)))
+}
+
+/// The largest JSON response held to see whether it is one complete LLM response.
+const MAX_PENDING_JSON: u64 = 64 * 1024 * 1024;
+
+/// A JSON response held until its end (see [`is_json`]): captured when it turns out to be one
+/// complete (non-streaming) response ([`crate::complete`]).
+struct PendingCapture {
+    request: RequestInfo,
+    notes: Vec<String>,
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    method: String,
+    path: String,
+    chunks: Vec<Chunk>,
+    bytes: u64,
+}
+
+impl PendingCapture {
+    /// Keeps one read; gives up (returns `false`) past [`MAX_PENDING_JSON`].
+    fn hold(&mut self, chunk: Chunk) -> bool {
+        self.bytes += chunk.bytes.len() as u64;
+        if self.bytes > MAX_PENDING_JSON {
+            return false;
+        }
+        self.chunks.push(chunk);
+        true
+    }
+
+    /// The held body is one complete response: record it, as a stream would have been.
+    fn capture(self, shared: &Shared) -> Option<(u64, Sink)> {
+        if !crate::complete::chunks_are_complete(self.chunks.iter().map(|c| c.bytes.as_slice())) {
+            return None;
+        }
+        let (id, sink) = open_capture_with(
+            shared,
+            self.request,
+            self.notes,
+            self.status,
+            &self.headers,
+            &self.method,
+            &self.path,
+        )?;
+        for c in self.chunks {
+            sink.chunk(c);
+        }
+        Some((id, sink))
+    }
+}
+
 fn open_capture(
     shared: &Shared,
     request: RequestInfo,
-    mut notes: Vec<String>,
+    notes: Vec<String>,
     upstream: &reqwest::Response,
     method: &str,
     path: &str,
 ) -> Option<(u64, Sink)> {
+    let status = upstream.status().as_u16();
+    open_capture_with(
+        shared,
+        request,
+        notes,
+        status,
+        upstream.headers(),
+        method,
+        path,
+    )
+}
+
+fn open_capture_with(
+    shared: &Shared,
+    request: RequestInfo,
+    mut notes: Vec<String>,
+    status: u16,
+    upstream_headers: &reqwest::header::HeaderMap,
+    method: &str,
+    path: &str,
+) -> Option<(u64, Sink)> {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let mut response_headers = headers::header_pairs(upstream.headers());
+    let mut response_headers = headers::header_pairs(upstream_headers);
     if !shared.keep_secrets {
         recording::redact_headers(&mut response_headers);
     }
-    if let Some(enc) = upstream
-        .headers()
+    if let Some(enc) = upstream_headers
         .get(reqwest::header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         && !enc.eq_ignore_ascii_case("identity")
@@ -539,7 +639,7 @@ fn open_capture(
         },
         request: Some(request.clone()),
         response: Some(ResponseInfo {
-            status: upstream.status().as_u16(),
+            status,
             headers: response_headers,
         }),
         ..Default::default()
@@ -587,6 +687,7 @@ async fn pump(
     mut upstream: reqwest::Response,
     tx: tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
     sink: Option<(u64, Sink)>,
+    mut pending: Option<PendingCapture>,
     t0: Instant,
     shared: Arc<Shared>,
 ) {
@@ -611,6 +712,16 @@ async fn pump(
                         t_micros,
                         bytes: bytes.to_vec(),
                     });
+                }
+                if let Some(p) = pending.as_mut() {
+                    let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    let chunk = Chunk {
+                        t_micros,
+                        bytes: bytes.to_vec(),
+                    };
+                    if !p.hold(chunk) {
+                        pending = None;
+                    }
                 }
                 if tx.send(Ok(bytes)).await.is_err() {
                     // Dropping the upstream response cancels the generation upstream as well.
@@ -639,6 +750,11 @@ async fn pump(
         }
     }
     drop(tx);
+    // A held JSON response is captured only when it arrived whole and is one complete response.
+    let sink = match (sink, pending) {
+        (None, Some(p)) if error.is_none() && notes.is_empty() => p.capture(&shared),
+        (sink, _) => sink,
+    };
     if let Some((id, sink)) = sink {
         let done = tokio::task::spawn_blocking(move || sink.finish(notes)).await;
         let event = match done {

@@ -43,6 +43,9 @@ pub struct Plan {
     /// After the last write, abort the connection instead of ending the body cleanly (a stream
     /// cut mid-event, for `sse-replay test`'s `cut` fault).
     pub abort_at_end: bool,
+    /// The body is one complete (non-streaming) JSON response ([`crate::complete`]): it is sent
+    /// whole, with its `Content-Length`, when its last byte is due.
+    pub complete: bool,
 }
 
 impl Plan {
@@ -86,6 +89,8 @@ impl Plan {
                 writes
             }
         };
+        let complete =
+            crate::complete::chunks_are_complete(rec.chunks.iter().map(|c| c.bytes.as_slice()));
         let response = rec.response.as_ref();
         let status = response.map_or(200, |r| r.status);
         let status = if (200..=599).contains(&status) {
@@ -99,12 +104,22 @@ impl Plan {
                     .iter()
                     .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
             })
-            .map_or_else(|| "text/event-stream".to_owned(), |(_, v)| v.clone());
+            .map_or_else(
+                || {
+                    if complete {
+                        "application/json".to_owned()
+                    } else {
+                        "text/event-stream".to_owned()
+                    }
+                },
+                |(_, v)| v.clone(),
+            );
         Self {
             status,
             content_type,
             writes,
             abort_at_end: false,
+            complete,
         }
     }
 }
@@ -240,6 +255,9 @@ async fn respond(
             plan.writes.len()
         );
     }
+    if plan.complete && !plan.abort_at_end {
+        return respond_whole(&plan, &mut stop).await;
+    }
     let (tx, body) = ChannelBody::channel();
     let (status, content_type) = (plan.status, plan.content_type.clone());
     tokio::spawn(async move {
@@ -277,6 +295,39 @@ async fn respond(
         "x-accel-buffering",
         hyper::header::HeaderValue::from_static("no"),
     );
+    resp
+}
+
+/// A complete (non-streaming) response: the whole body at once, when its last byte is due, with
+/// its `Content-Length` (a full body's exact size), as a non-streaming endpoint answers.
+async fn respond_whole(
+    plan: &Plan,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> hyper::Response<AnyBody> {
+    let due = plan
+        .writes
+        .iter()
+        .map(|(d, _)| *d)
+        .max()
+        .unwrap_or_default();
+    if !due.is_zero() {
+        tokio::select! {
+            biased;
+            () = super::stopped(stop) => {
+                return simple(503, "the server is stopping\n");
+            }
+            () = tokio::time::sleep(due) => {}
+        }
+    }
+    let mut body = Vec::with_capacity(plan.writes.iter().map(|(_, b)| b.len()).sum());
+    for (_, b) in &plan.writes {
+        body.extend_from_slice(b);
+    }
+    let mut resp = hyper::Response::new(super::boxed_full(body));
+    *resp.status_mut() = hyper::StatusCode::from_u16(plan.status).unwrap_or(hyper::StatusCode::OK);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&plan.content_type) {
+        resp.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
     resp
 }
 

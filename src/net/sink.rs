@@ -377,7 +377,19 @@ fn writer_loop(
             *slot = Some(err);
         }
     };
-    let outcome = pipeline.finish();
+    let mut outcome = pipeline.finish();
+    // A non-streaming response (one complete JSON document): its calls are read directly.
+    if crate::complete::chunks_are_complete(rec.chunks.iter().map(|c| c.bytes.as_slice()))
+        && let Some(whole) = crate::complete::outcome(
+            &rec.body(),
+            rec.chunks.len() as u32,
+            rec.chunks.last().map_or(0, |c| c.t_micros),
+            None,
+            &[],
+        )
+    {
+        outcome = whole;
+    }
     let Some(notes) = notes else {
         // The network side vanished: keep the journal for salvage, as after a crash.
         if let Some(mut j) = journal
