@@ -7,7 +7,7 @@ use std::path::Path;
 
 pub use crate::framing::DEFAULT_MAX_EVENT_BYTES;
 use crate::framing::{Framed, Framer, Overflow};
-use crate::pipeline::{Options, Outcome, Pipeline};
+use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 
 /// Why an input could not be opened.
@@ -455,7 +455,7 @@ pub fn open_path_limited(
 
 /// The lean streaming pass over a file (export): a raw body is read in blocks and never held whole;
 /// a recording is loaded and its chunks fed. The outcome holds the calls.
-pub fn stream_path(path: &Path, opts: Options) -> Result<Outcome, InputError> {
+pub fn stream_path(path: &Path, opts: Options) -> Result<PipelineOutput, InputError> {
     let mut calls = Vec::new();
     let mut out = stream_path_each(path, opts, |c| calls.push(c))?;
     out.calls = calls;
@@ -468,7 +468,7 @@ pub fn stream_path_each(
     path: &Path,
     opts: Options,
     each: impl FnMut(crate::accumulate::Call),
-) -> Result<Outcome, InputError> {
+) -> Result<PipelineOutput, InputError> {
     stream_path_each_limited(path, opts, DEFAULT_MAX_EVENT_BYTES, each)
 }
 
@@ -479,7 +479,7 @@ pub fn stream_path_each_limited(
     opts: Options,
     max_event_bytes: u64,
     each: impl FnMut(crate::accumulate::Call),
-) -> Result<Outcome, InputError> {
+) -> Result<PipelineOutput, InputError> {
     let mut input = open_input(path)?;
     let mut buf = vec![0u8; 256 * 1024];
     let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;

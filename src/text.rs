@@ -73,6 +73,18 @@ pub fn capped_list(items: &[String], total: usize, max: usize, sep: &str) -> Str
     s
 }
 
+/// Cut `s` to at most `max` bytes on a character boundary, adding `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

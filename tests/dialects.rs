@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use sse_replay::accumulate::Call;
-use sse_replay::analysis::{Analysis, Ending, SourceInfo};
+use sse_replay::analysis::{Analysis, SourceInfo, StreamEnding};
 use sse_replay::dialect::DialectKind;
 use sse_replay::import::{self, ImportError};
-use sse_replay::pipeline::{EventRecord, Options, Outcome, run_chunks};
+use sse_replay::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
 use sse_replay::recording::{self, Recording};
 
 use common::{Rng, bin, call_summary, manifest, snapshot};
@@ -600,7 +600,7 @@ fn responses_done_is_the_original_for_checkpoint_one() {
 #[test]
 fn provider_error_messages_are_the_providers() {
     let msg = |body: &str| match analyse(body, None).ending {
-        Ending::ProviderError { message } => message,
+        StreamEnding::ProviderError { message } => message,
         other => panic!("{other:?}"),
     };
     assert_eq!(
@@ -876,7 +876,7 @@ fn stub_every_dialect_matches_its_truth() {
 /// Streams up to this size are split at every single offset.
 const EVERY_OFFSET_MAX_BYTES: usize = 6 * 1024;
 
-fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> Outcome {
+fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> PipelineOutput {
     run_chunks(
         common::reads(body, cuts),
         Options {
@@ -888,7 +888,7 @@ fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> Outco
 }
 
 /// Events without their chunk numbers (which depend on the split by design).
-fn event_summary(o: &Outcome) -> Vec<(std::ops::Range<u64>, String, String, u32, u32)> {
+fn event_summary(o: &PipelineOutput) -> Vec<(std::ops::Range<u64>, String, String, u32, u32)> {
     o.events
         .iter()
         .map(|e: &EventRecord| {
@@ -908,7 +908,7 @@ fn event_summary(o: &Outcome) -> Vec<(std::ops::Range<u64>, String, String, u32,
         .collect()
 }
 
-fn assert_same(name: &str, whole: &Outcome, split: &Outcome, cuts: &[usize]) {
+fn assert_same(name: &str, whole: &PipelineOutput, split: &PipelineOutput, cuts: &[usize]) {
     assert_eq!(
         call_summary(&split.calls),
         call_summary(&whole.calls),

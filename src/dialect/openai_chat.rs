@@ -7,11 +7,9 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{
-    CallKey, FieldArgs, FieldStr, Fragment, FxHashMap, Raw, Signal, error_message, parse_index,
-    truncate,
-};
+use super::{FieldArgs, FieldStr, FxHashMap, error_message, parse_index, truncate};
 use crate::findings::FindingKind;
+use crate::signal::{CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct ChatChunk<'a> {
@@ -347,7 +345,7 @@ impl OpenAiChat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::ArgsPiece;
+    use crate::signal::ArgsPiece;
 
     fn run(lines: &[&str]) -> Vec<Signal> {
         let mut d = OpenAiChat::default();

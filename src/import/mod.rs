@@ -266,7 +266,7 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     }
     Err(ImportError::Unrecognised {
         path: path.to_owned(),
-        first_line: crate::dialect::truncate(&String::from_utf8_lossy(first_line), 60),
+        first_line: crate::text::truncate(&String::from_utf8_lossy(first_line), 60),
     })
 }
 
