@@ -94,10 +94,82 @@ pub struct StrategyResult {
 pub struct SourceInfo {
     /// File path or URL, for messages.
     pub name: String,
-    /// "recording", "raw body", "journal (interrupted)", "stub", "live".
-    pub kind: String,
+    /// What kind of source it is (shown as its [`SourceKind::label`]).
+    pub kind: SourceKind,
     /// Chunk boundaries and times are real network reads.
     pub timing_known: bool,
+}
+
+/// What kind of source an analysis was built from; its [`label`](SourceKind::label) is what the
+/// report, `check --json`'s `source` and the app's status line show.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A `.ron` recording.
+    #[default]
+    Recording,
+    /// A recorder's journal, salvaged (the recording was interrupted).
+    Journal,
+    /// A raw body (SSE or JSON lines): no read boundaries or timing.
+    RawBody,
+    /// One stream imported from a capture; `format` is the importer's name (`har`, `cassette`,
+    /// `jsonl`, …), empty when unknown.
+    Imported { format: String },
+    /// The Recorder panel's recording so far.
+    Live,
+    /// A stub built in memory.
+    Stub,
+    /// Any other source, named by the caller.
+    Other(String),
+}
+
+impl SourceKind {
+    /// The label shown to people and written as `check --json`'s `source`.
+    pub fn label(&self) -> String {
+        match self {
+            SourceKind::Recording => "recording".into(),
+            SourceKind::Journal => "journal (interrupted recording)".into(),
+            SourceKind::RawBody => "raw body".into(),
+            SourceKind::Imported { format } if format.is_empty() => "import".into(),
+            SourceKind::Imported { format } => format!("{format} import"),
+            SourceKind::Live => "live recording".into(),
+            SourceKind::Stub => "stub".into(),
+            SourceKind::Other(label) => label.clone(),
+        }
+    }
+
+    /// Whether chunk boundaries and times can be real network reads (a raw body has none).
+    pub fn may_have_timing(&self) -> bool {
+        !matches!(self, SourceKind::RawBody)
+    }
+}
+
+/// A label back to its kind (the inverse of [`SourceKind::label`]); any other text is
+/// [`SourceKind::Other`].
+impl From<&str> for SourceKind {
+    fn from(label: &str) -> Self {
+        match label {
+            "recording" => SourceKind::Recording,
+            "journal (interrupted recording)" => SourceKind::Journal,
+            "raw body" => SourceKind::RawBody,
+            "import" => SourceKind::Imported {
+                format: String::new(),
+            },
+            "live recording" => SourceKind::Live,
+            "stub" => SourceKind::Stub,
+            other => match other.strip_suffix(" import") {
+                Some(format) => SourceKind::Imported {
+                    format: format.to_owned(),
+                },
+                None => SourceKind::Other(other.to_owned()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
 }
 
 /// Everything about one recording. Immutable once built.
@@ -276,11 +348,7 @@ impl Analysis {
     /// The one verdict ([`crate::verdict`]): OK unless some finding has error severity. `check`'s
     /// Result line and exit code, `check --json`'s `ok`, `events` and the app's headline use it.
     pub fn verdict(&self) -> crate::verdict::Verdict {
-        let mut judge = crate::verdict::Judge::default();
-        for c in &self.calls {
-            judge.call(c);
-        }
-        judge.verdict(&self.findings)
+        crate::verdict::judge(&self.calls, &self.findings)
     }
 
     /// No error-severity finding (the `check` exit code 0 condition).

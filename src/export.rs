@@ -241,7 +241,7 @@ impl serde::Serialize for CheckReport<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("schema_version", &SCHEMA_VERSION)?;
         m.serialize_entry("file", &a.source.name)?;
-        m.serialize_entry("source", &a.source.kind)?;
+        m.serialize_entry("source", &a.source.kind.label())?;
         m.serialize_entry("timing_known", &a.source.timing_known)?;
         m.serialize_entry("dialect", a.dialect.name())?;
         m.serialize_entry("framing", a.framing.name())?;
@@ -421,12 +421,12 @@ mod check_report_tests {
         }
         let mut n = 0;
         for p in paths {
-            let Ok(a) = crate::cli::analyse_path(&p, None) else {
+            let Ok(a) = crate::open::analyse_path(&p, None) else {
                 continue;
             };
             let value = serde_json::to_string_pretty(&check_json(&a)).unwrap_or_default();
             let streamed = serde_json::to_string_pretty(&CheckReport(&a)).unwrap_or_default();
-            assert!(value.starts_with("{\n  \"file\""));
+            assert!(value.starts_with("{\n  \"schema_version\": 1,\n  \"file\""));
             assert_eq!(streamed, value, "{}", p.display());
             n += 1;
         }

@@ -1,6 +1,7 @@
 //! Opening inputs: a `.ron` recording (or a recorder's journal), or a raw body such as `curl -N`
-//! output (SSE or JSON lines), auto-detected. One entry point, [`open_path`], used by the CLI and
-//! the app alike; [`stream_path`] for the lean streaming pass of `export`.
+//! output (SSE or JSON lines), auto-detected: the byte-level layer under the one opener (the `open`
+//! module, which adds the captures and is what the CLI and the app call; the importer reads through
+//! this layer too, so it names neither); [`stream_path`] for the lean streaming pass of `export`.
 
 use std::io::Read;
 use std::path::Path;
@@ -42,18 +43,19 @@ pub enum InputError {
         flag: &'static str,
         limit: u64,
     },
+    /// The caller's progress callback asked to stop.
     #[error("cancelled")]
     Cancelled,
 }
 
 impl InputError {
-    /// The CLI exit code: 1 when the input was read but went past a limit (the stream is at
-    /// fault, like a truncated one), 2 when it could not be read at all.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            InputError::EventTooLarge { .. } | InputError::RecordingLineTooLong { .. } => 1,
-            _ => 2,
-        }
+    /// The input was read but went past a limit (the stream is at fault, like a truncated one),
+    /// rather than being unreadable.
+    pub fn is_over_limit(&self) -> bool {
+        matches!(
+            self,
+            InputError::EventTooLarge { .. } | InputError::RecordingLineTooLong { .. }
+        )
     }
 }
 
@@ -472,6 +474,34 @@ pub fn stream_path_each(
     stream_path_each_limited(path, opts, DEFAULT_MAX_EVENT_BYTES, each)
 }
 
+/// The lean streaming pass over a recording already in memory (a `.ron` file, or one stream of a
+/// capture): its chunks are fed in order, each parsed call handed to `each`. `Err` when a line or
+/// event went past `max_event_bytes` (no call is handed out then).
+pub fn stream_recording_each(
+    rec: &Recording,
+    opts: Options,
+    max_event_bytes: u64,
+    each: impl FnMut(crate::accumulate::Call),
+) -> Result<PipelineOutput, Overflow> {
+    let dialect = opts
+        .dialect
+        .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
+    let mut p = Pipeline::new(Options {
+        dialect,
+        detail: false,
+        ..opts
+    })
+    .with_max_event_bytes(max_event_bytes);
+    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+    for c in &rec.chunks {
+        p.feed(&c.bytes, c.t_micros);
+        if let Some(o) = p.overflow() {
+            return Err(o);
+        }
+    }
+    Ok(p.finish_each(each))
+}
+
 /// [`stream_path_each`] with an explicit limit on one line or event: reading stops at the first
 /// line or event longer than `max_event_bytes` (an error; no call is handed out then).
 pub fn stream_path_each_limited(
@@ -497,19 +527,7 @@ pub fn stream_path_each_limited(
         let bytes = read_recording_text(path, &mut input, head, max_event_bytes, &mut |_| true)?;
         let rec = Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?;
         drop(bytes);
-        let dialect = opts
-            .dialect
-            .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
-        let mut p =
-            Pipeline::new(Options { dialect, ..lean }).with_max_event_bytes(max_event_bytes);
-        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
-        for c in &rec.chunks {
-            p.feed(&c.bytes, c.t_micros);
-            if let Some(o) = p.overflow() {
-                return Err(too_large(o));
-            }
-        }
-        return Ok(p.finish_each(each));
+        return stream_recording_each(&rec, opts, max_event_bytes, each).map_err(too_large);
     }
     let mut p = Pipeline::new(lean).with_max_event_bytes(max_event_bytes);
     let mut n = n;

@@ -115,7 +115,8 @@ pub struct PipelineOutput {
 }
 
 impl PipelineOutput {
-    /// The stream ended properly (finish signal or `[DONE]`), or the calls were each marked done.
+    /// A finish signal or `[DONE]` arrived. Only that: how the stream ended is
+    /// [`PipelineOutput::ending`] and whether it is OK is [`crate::verdict::judge`].
     pub fn finished(&self) -> bool {
         self.finish.is_some() || self.done.is_some()
     }

@@ -1,5 +1,5 @@
 //! The one verdict: is this stream OK? `check`'s "Result:" line and exit code, `check --json`'s
-//! `ok`, `events`' and `export`'s exit codes and the app's headline all come from here.
+//! `ok`, `events`', `export`'s and `record`'s exit codes and the app's headline all come from here.
 //!
 //! The rule: **any error-severity finding makes the stream not OK**; info and warn findings never
 //! change it, and server tools never count. The findings that decide it are computed where both
@@ -115,6 +115,27 @@ pub fn ending(out: &PipelineOutput) -> StreamEnding {
     } else {
         StreamEnding::EndedWithoutFinish
     }
+}
+
+/// Did the stream end normally: a finish signal, `[DONE]` or every call marked done by the dialect
+/// (see [`ending`]: not a provider error), and no event cut off at the end. `record` and the
+/// Recorder panel ask this (through `RecordOutcome`); a stream that ended normally can still hold a
+/// call that did not parse, which is [`judge`]'s business.
+pub fn ended_normally(out: &PipelineOutput) -> bool {
+    matches!(
+        out.ending,
+        StreamEnding::Finished { .. } | StreamEnding::CallsComplete
+    ) && out.unterminated.is_none()
+}
+
+/// The verdict over a stream's calls and findings: what the analysis (`check`, `events`, the app's
+/// headline), `record` and the Recorder panel decide with (`export` feeds a [`Judge`] call by call).
+pub fn judge<'a>(calls: impl IntoIterator<Item = &'a Call>, findings: &[Finding]) -> Verdict {
+    let mut judge = Judge::default();
+    for c in calls {
+        judge.call(c);
+    }
+    judge.verdict(findings)
 }
 
 /// Collects what the verdict needs from the calls, one call at a time (the streaming `export`

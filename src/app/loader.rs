@@ -2,7 +2,7 @@
 //! through an atomic, can be cancelled, and sends the result over a channel, waking the UI with
 //! `request_repaint`. The analysis is computed here, once per recording (again only when the user
 //! forces another dialect). Captures (HAR, cassettes, JSON-lines fixtures) are imported here too;
-//! one that holds several streams comes back as a [`Done::Choose`] for the user to pick from.
+//! one that holds several streams comes back as a [`LoadResult::Choose`] for the user to pick from.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -10,10 +10,9 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use super::view::{Derived, Slot};
-use crate::analysis::{Analysis, SourceInfo};
+use crate::analysis::{Analysis, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
-use crate::import::{self, ImportError, ImportFormat};
-use crate::input::{self, InputError, InputKind};
+use crate::open::{OpenError, OpenOptions, Opened};
 use crate::pipeline::Options;
 use crate::recording::Recording;
 
@@ -76,7 +75,7 @@ impl Loaded {
 
 /// What a finished load produced.
 #[derive(Debug)]
-pub enum Done {
+pub enum LoadResult {
     /// One analysed recording.
     Loaded(Box<Loaded>),
     /// A capture with several streams: the user picks one to open.
@@ -94,7 +93,7 @@ pub struct Loading {
     progress: Arc<AtomicU32>,
     stage: Arc<AtomicU32>,
     cancel: Arc<AtomicBool>,
-    rx: mpsc::Receiver<Result<Done, String>>,
+    rx: mpsc::Receiver<Result<LoadResult, LoadError>>,
     /// Keep the current view (cursor, strategy) when it lands: a live update or a dialect change.
     pub keep_view: bool,
     /// A live update (the Recorder's recording so far).
@@ -116,19 +115,19 @@ impl Loading {
         }
     }
 
-    /// Ask the worker to stop; the result will be `Err("cancelled")`.
+    /// Ask the worker to stop; the result will be [`LoadError::Cancelled`].
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
     }
 
     /// The result, once the worker is done.
-    pub fn poll(&self) -> Option<Result<Done, String>> {
+    pub fn poll(&self) -> Option<Result<LoadResult, LoadError>> {
         match self.rx.try_recv() {
             Ok(r) => Some(r),
             Err(mpsc::TryRecvError::Empty) => None,
-            Err(mpsc::TryRecvError::Disconnected) => {
-                Some(Err("the loader stopped unexpectedly".into()))
-            }
+            Err(mpsc::TryRecvError::Disconnected) => Some(Err(LoadError::Failed(
+                "the loader stopped unexpectedly".into(),
+            ))),
         }
     }
 }
@@ -153,13 +152,13 @@ pub fn spawn(
         .name("sse-replay-loader".into())
         .spawn(move || {
             let result = load(source, dialect, &p, &s, &c).map(|loaded| match loaded {
-                Opened::One {
+                WorkerResult::Analysed {
                     analysis,
                     path,
                     source,
                 } => {
                     let derived = Derived::new(&analysis);
-                    Done::Loaded(Box::new(Loaded {
+                    LoadResult::Loaded(Box::new(Loaded {
                         analysis: *analysis,
                         derived,
                         path,
@@ -168,7 +167,9 @@ pub fn spawn(
                         dialect_override: dialect,
                     }))
                 }
-                Opened::Several { path, recordings } => Done::Choose { path, recordings },
+                WorkerResult::Several { path, recordings } => {
+                    LoadResult::Choose { path, recordings }
+                }
             });
             let _ = tx.send(result);
             wake();
@@ -178,7 +179,9 @@ pub fn spawn(
         Err(e) => {
             // No thread: report through a channel that already holds the error.
             let (tx, rx2) = mpsc::channel();
-            let _ = tx.send(Err(format!("cannot start the loader thread: {e}")));
+            let _ = tx.send(Err(LoadError::Failed(format!(
+                "cannot start the loader thread: {e}"
+            ))));
             rx2
         }
     };
@@ -196,8 +199,8 @@ pub fn spawn(
 }
 
 /// What the worker produced, before the tables are derived.
-enum Opened {
-    One {
+enum WorkerResult {
+    Analysed {
         analysis: Box<Analysis>,
         path: Option<PathBuf>,
         source: Source,
@@ -208,30 +211,23 @@ enum Opened {
     },
 }
 
-/// How a recording was obtained, for the source line.
-enum Kind {
-    Input(InputKind),
-    Imported,
-    Live,
+/// Why a load ended without a recording.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The user cancelled it.
+    #[error("cancelled")]
+    Cancelled,
+    /// The file could not be opened or the recording read; the message says why.
+    #[error("{0}")]
+    Failed(String),
 }
 
-/// The capture format of a file that is neither a recording nor a plain stream body, judged from
-/// its first 64 KiB (the importer reads it all afterwards). JSON lines only by extension: a raw
-/// Ollama body is JSON lines too and opens as a body.
-fn capture_format(path: &std::path::Path) -> Option<ImportFormat> {
-    use std::io::Read as _;
-    let mut head = Vec::with_capacity(64 * 1024);
-    // Opened as every input is: a FIFO without a writer reads as empty instead of blocking.
-    let file = input::open_input(path).ok()?.reader;
-    file.take(64 * 1024).read_to_end(&mut head).ok()?;
-    let by_ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
-    match import::detect(path, &head) {
-        Ok(f @ (ImportFormat::Har | ImportFormat::Cassette)) => Some(f),
-        Ok(ImportFormat::JsonLines) if by_ext => Some(ImportFormat::JsonLines),
-        _ => None,
+impl From<OpenError> for LoadError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Cancelled => LoadError::Cancelled,
+            e => LoadError::Failed(format!("{e:#}")),
+        }
     }
 }
 
@@ -241,63 +237,46 @@ fn load(
     progress: &AtomicU32,
     stage: &AtomicU32,
     cancel: &AtomicBool,
-) -> Result<Opened, String> {
+) -> Result<WorkerResult, LoadError> {
     let name = source.name();
     let keep = source.clone();
     let (rec, kind, path) = match source {
-        Source::File(path) if capture_format(&path).is_none() => {
-            let (rec, kind) = input::open_path(&path, |f| {
+        Source::File(path) | Source::Import(path) => {
+            let options = OpenOptions {
+                import_only: matches!(keep, Source::Import(_)),
+                ..OpenOptions::default()
+            };
+            let opened = crate::open::open(&path, options, |f| {
                 progress.store(f.to_bits(), Ordering::Relaxed);
                 if f >= 0.499 {
                     stage.store(1, Ordering::Relaxed);
                 }
                 !cancel.load(Ordering::Relaxed)
-            })
-            .map_err(|e| match e {
-                InputError::Cancelled => "cancelled".to_owned(),
-                e => format!("{e:#}"),
             })?;
-            (rec, Kind::Input(kind), Some(path))
+            match opened {
+                Opened::One { recording, kind } => (*recording, kind, Some(path)),
+                Opened::Several { recordings } => {
+                    return Ok(WorkerResult::Several { path, recordings });
+                }
+            }
         }
-        Source::File(path) | Source::Import(path) => match import::import_path(&path) {
-            Err(ImportError::AlreadyRecording { .. }) => {
-                let rec = crate::recording::load(&path).map_err(|e| format!("{e:#}"))?;
-                (rec, Kind::Input(InputKind::Recording), Some(path))
-            }
-            Err(e) => return Err(format!("{e:#}")),
-            Ok(mut recs) if recs.len() == 1 => {
-                let rec = recs.pop().ok_or("no stream")?;
-                (rec, Kind::Imported, Some(path))
-            }
-            Ok(recordings) => return Ok(Opened::Several { path, recordings }),
-        },
         Source::Seed => {
-            let rec = Recording::from_ron_str(SEED_RON).map_err(|e| format!("{e:#}"))?;
-            (rec, Kind::Input(InputKind::Recording), None)
+            let rec = Recording::from_ron_str(SEED_RON)
+                .map_err(|e| LoadError::Failed(format!("{e:#}")))?;
+            (rec, SourceKind::Recording, None)
         }
-        Source::Memory { recording, .. } => (*recording, Kind::Input(InputKind::Recording), None),
-        Source::Live(recording) => (*recording, Kind::Live, None),
+        Source::Memory { recording, .. } => (*recording, SourceKind::Recording, None),
+        Source::Live(recording) => (*recording, SourceKind::Live, None),
     };
     if cancel.load(Ordering::Relaxed) {
-        return Err("cancelled".into());
+        return Err(LoadError::Cancelled);
     }
     stage.store(2, Ordering::Relaxed);
     progress.store(0.6f32.to_bits(), Ordering::Relaxed);
     let source_info = SourceInfo {
         name,
-        kind: match kind {
-            Kind::Input(InputKind::Recording) if rec.meta.interrupted => {
-                "journal (interrupted recording)".into()
-            }
-            Kind::Input(InputKind::Recording) => "recording".into(),
-            Kind::Input(InputKind::RawBody) => "raw body".into(),
-            Kind::Imported => match rec.meta.source.strip_prefix("import:") {
-                Some(format) => format!("{format} import"),
-                None => "import".into(),
-            },
-            Kind::Live => "live recording".into(),
-        },
-        timing_known: !matches!(kind, Kind::Input(InputKind::RawBody)) && rec.meta.timing_known,
+        timing_known: kind.may_have_timing() && rec.meta.timing_known,
+        kind,
     };
     // Consumed: each chunk is freed once copied into the analysis's body (one copy, not two).
     let analysis = Analysis::from_recording_owned(
@@ -311,10 +290,10 @@ fn load(
         u64::MAX,
     );
     if cancel.load(Ordering::Relaxed) {
-        return Err("cancelled".into());
+        return Err(LoadError::Cancelled);
     }
     progress.store(1f32.to_bits(), Ordering::Relaxed);
-    Ok(Opened::One {
+    Ok(WorkerResult::Analysed {
         analysis: Box::new(analysis),
         path,
         source: keep,

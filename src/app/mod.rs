@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use egui::{Key, Modifiers, RichText, Ui};
 
 pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
-pub use loader::{Done, Loaded, Source};
+pub use loader::{LoadError, LoadResult, Loaded, Source};
 pub use view::{Action, Derived, Slot, StepUnit, Tab, ViewState};
 
 use crate::analysis::Analysis;
@@ -466,8 +466,8 @@ impl App {
             let (slot, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
             self.loading = None;
             match result {
-                Ok(Done::Loaded(loaded)) => self.finish_load(*loaded, slot, keep_view, t0),
-                Ok(Done::Choose { path, recordings }) => {
+                Ok(LoadResult::Loaded(loaded)) => self.finish_load(*loaded, slot, keep_view, t0),
+                Ok(LoadResult::Choose { path, recordings }) => {
                     self.remember_recent(&path);
                     self.set_status(
                         format!(
@@ -479,7 +479,7 @@ impl App {
                     );
                     self.picker = Some(Picker { path, recordings });
                 }
-                Err(e) if e == "cancelled" => self.set_status(
+                Err(LoadError::Cancelled) => self.set_status(
                     format!("Cancelled opening {name}; the previous recording stays open"),
                     false,
                 ),

@@ -248,28 +248,24 @@ impl RecorderPanel {
         if url.is_empty() {
             return Err("enter a URL".into());
         }
-        let mut headers = Vec::new();
-        let mut secret_headers = Vec::new();
-        for row in self.headers.iter().filter(|r| !r.name.trim().is_empty()) {
-            let (name, value) = crate::net::headers::parse_header(
-                &format!("{}: {}", row.name.trim(), row.value),
-                &lookup,
-            )
-            .map_err(|e| e.to_string())?;
-            if row.secret {
-                secret_headers.push(name.clone());
-            }
-            headers.push((name, value));
-        }
+        let lines: Vec<(String, bool)> = self
+            .headers
+            .iter()
+            .filter(|r| !r.name.trim().is_empty())
+            .map(|r| (format!("{}: {}", r.name.trim(), r.value), r.secret))
+            .collect();
+        let crate::net::record::RequestHeaders {
+            headers,
+            secret_headers,
+        } = crate::net::record::request_headers(
+            lines.iter().map(|(l, secret)| (l.as_str(), *secret)),
+            lookup,
+        )
+        .map_err(|e| e.to_string())?;
         let method = self.method.trim().to_ascii_uppercase();
         let body = (!self.body.trim().is_empty() && method != "GET")
             .then(|| self.body.clone().into_bytes());
-        // A default name never replaces an earlier recording: `-2`, `-3`, … within one second.
-        let output = crate::recording::free_path(
-            &self
-                .out_dir
-                .join(format!("recording-{}.ron", crate::net::file_stamp_now())),
-        );
+        let output = crate::net::record::default_output(&self.out_dir);
         Ok(RecordRequest {
             url: url.to_owned(),
             method: Some(method),

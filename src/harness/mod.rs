@@ -4,7 +4,7 @@
 //! points common SDKs at it, and judges what it printed against what `export` gives for the same
 //! bytes. A failure that matches one of the naive strategies is named.
 //!
-//! No clap, no exit codes, no drawing here: [`crate::test_cmd`] is the command line, the app can
+//! No clap, no exit codes, no drawing here: the `test` command is the command line, the app can
 //! drive [`run_suite`] the same way.
 
 pub mod junit;
@@ -51,7 +51,7 @@ impl SuiteRecording {
         };
         let source = |timing_known| SourceInfo {
             name: name.clone(),
-            kind: "recording".into(),
+            kind: crate::analysis::SourceKind::Recording,
             timing_known,
         };
         let base = Analysis::from_recording(&recording, source(true), opts);
@@ -267,7 +267,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         &wire.to_recording(&recording.recording),
         SourceInfo {
             name: recording.name.clone(),
-            kind: "recording".into(),
+            kind: crate::analysis::SourceKind::Recording,
             timing_known: true,
         },
         Options {

@@ -20,7 +20,6 @@ pub mod har;
 pub mod jsonl;
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use crate::recording::Recording;
 
@@ -125,12 +124,10 @@ impl ImportError {
         }
     }
 
-    /// The CLI exit code: 1 when the input went past a size limit (as for `check`), else 2.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Self::EventTooLarge { .. } | Self::TooLong { .. } => crate::cli::EXIT_FAILED,
-            _ => crate::cli::EXIT_INPUT,
-        }
+    /// The input went past a size limit (the stream is at fault, as for `check`), rather than
+    /// being unreadable or not a capture.
+    pub fn is_over_limit(&self) -> bool {
+        matches!(self, Self::EventTooLarge { .. } | Self::TooLong { .. })
     }
 }
 
@@ -479,64 +476,16 @@ pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-// ---------------------------------------------------------------------------------------------
-// CLI
-// ---------------------------------------------------------------------------------------------
-
-/// `import` arguments.
-#[derive(Debug, clap::Args)]
-pub struct ImportArgs {
-    /// A HAR file, a VCR / pytest-recording / pydantic-ai cassette (YAML), a JSON-lines fixture, a
-    /// raw SSE body, or a recorder's journal (`OUT.ron.partial`, salvaged and marked interrupted).
-    pub file: PathBuf,
-    /// The recording to write (`.ron`), `-` for standard output. A file with several streams is
-    /// written as OUT-1.ron, OUT-2.ron, …; default: the input's name with `.ron`
-    /// (`x.ron.partial` → `x.ron`).
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// Replace existing output files (without it, an existing file is refused with exit 2).
-    #[arg(long)]
-    pub force: bool,
-    /// Write the requests' secrets (auth headers, `?key=`, body fields such as `api_key`) as they
-    /// are, instead of redacting them.
-    #[arg(long)]
-    pub keep_secrets: bool,
-    /// Write at most N recordings from one file; the rest are counted on standard error.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STREAMS, value_parser = parse_max_streams)]
-    pub max_streams: usize,
-    /// The longest line or event accepted in a stream, in bytes (suffixes K, M, G); a longer one
-    /// stops the import with exit 1.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = crate::cli::parse_size)]
-    pub max_event_bytes: u64,
-}
-
-fn parse_max_streams(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("{s:?}: expected a positive number of recordings")),
-    }
-}
-
-/// Where the `n` recordings go: `out` itself for one, `out-1.ext`, `out-2.ext`, … for several.
-pub fn output_paths(out: &Path, n: usize) -> Vec<PathBuf> {
-    if n == 1 {
-        return vec![out.to_owned()];
-    }
-    let stem = out
-        .file_stem()
-        .map_or_else(|| "import".into(), |s| s.to_string_lossy().into_owned());
-    let ext = out
-        .extension()
-        .map_or_else(|| "ron".into(), |e| e.to_string_lossy().into_owned());
-    (1..=n)
-        .map(|i| out.with_file_name(format!("{stem}-{i}.{ext}")))
-        .collect()
-}
-
-/// Whether the file starts like a recorder journal (`# sse-replay journal v…`).
-fn is_journal_file(path: &Path) -> bool {
+/// Whether the file is a regular file that starts like a recorder journal
+/// (`# sse-replay journal v…`).
+pub fn is_journal_file(path: &Path) -> bool {
     use std::io::Read as _;
     let mut head = [0u8; 64];
+    // Only a regular file: opening a FIFO would wait for a writer, and reading a pipe's head here
+    // would take it from the importer.
+    if crate::input::is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };
@@ -545,118 +494,6 @@ fn is_journal_file(path: &Path) -> bool {
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(&head[..n]);
     head.starts_with(crate::recording::JOURNAL_MAGIC_PREFIX.as_bytes())
-}
-
-/// The default output: `x.ron.partial` → `x.ron`, `x.har` → `x.ron`.
-fn default_output(input: &Path) -> PathBuf {
-    match input.extension() {
-        Some(ext) if ext == "partial" => {
-            let salvaged = input.with_extension("");
-            if salvaged.extension().is_some_and(|e| e == "ron") {
-                salvaged
-            } else {
-                salvaged.with_extension("ron")
-            }
-        }
-        _ => input.with_extension("ron"),
-    }
-}
-
-fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {}", crate::text::visible(&message.to_string()));
-    ExitCode::from(code)
-}
-
-/// `sse-replay import IN [-o OUT.ron] [--force] [--keep-secrets]`: exit 0 when written; 2 when the
-/// input cannot be imported or an output exists without `--force` (nothing is written); 1 when
-/// writing failed. A journal (`x.ron.partial`) is salvaged into `x.ron`, marked interrupted; a
-/// damaged journal head is an error naming the file and the line.
-pub fn run_cli(args: &ImportArgs) -> ExitCode {
-    let limits = ImportLimits {
-        max_event_bytes: args.max_event_bytes,
-        max_streams: args.max_streams,
-    };
-    let (recs, skipped) = if is_journal_file(&args.file) {
-        match crate::recording::load(&args.file) {
-            Ok(rec) => (vec![rec], 0),
-            Err(e) => return fail(crate::cli::EXIT_INPUT, e),
-        }
-    } else {
-        match import_path_with(&args.file, &limits, args.keep_secrets) {
-            Ok(i) => (i.recordings, i.skipped_streams),
-            Err(e) => return fail(e.exit_code(), e),
-        }
-    };
-    if skipped > 0 {
-        eprintln!(
-            "sse-replay: skipped {skipped} of {} event streams (--max-streams {}) in {}",
-            skipped + recs.len(),
-            args.max_streams,
-            crate::text::visible(&args.file.display().to_string())
-        );
-    }
-    let out = args.output.clone().unwrap_or_else(|| {
-        if crate::input::is_stdin(&args.file) {
-            PathBuf::from("stdin.ron")
-        } else {
-            default_output(&args.file)
-        }
-    });
-    let to_stdout = out.as_os_str() == "-";
-    if to_stdout && recs.len() > 1 {
-        return fail(
-            crate::cli::EXIT_INPUT,
-            format!(
-                "{} streams cannot all go to standard output: give -o FILE.ron (written as FILE-1.ron, …) for {}",
-                recs.len(),
-                args.file.display()
-            ),
-        );
-    }
-    let paths = output_paths(&out, recs.len());
-    // Check every target and serialize everything first, so a refusal or a failure leaves
-    // nothing half-written.
-    let mut fresh = Vec::with_capacity(paths.len());
-    for p in &paths {
-        match crate::recording::output_target(p, args.force) {
-            Ok(t) => fresh.push(t == crate::recording::OutputTarget::New),
-            Err(e @ crate::recording::RecordingError::Exists { .. }) => {
-                return fail(crate::cli::EXIT_INPUT, e);
-            }
-            Err(e) => return fail(crate::cli::EXIT_FAILED, e),
-        }
-    }
-    let mut texts = Vec::with_capacity(recs.len());
-    for (rec, p) in recs.iter().zip(&paths) {
-        match rec.try_to_ron_string() {
-            Ok(t) => texts.push(t),
-            Err(e) => return fail(crate::cli::EXIT_FAILED, e.with_path(p)),
-        }
-    }
-    let options = crate::recording::WriteOptions::private(args.force);
-    let mut written: Vec<&PathBuf> = Vec::new();
-    for (((rec, p), text), fresh) in recs.iter().zip(&paths).zip(&texts).zip(&fresh) {
-        if let Err(e) = crate::recording::write_file(p, text.as_bytes(), options) {
-            // Undo this run's new files (never a file that was there before).
-            for w in written {
-                let _ = std::fs::remove_file(w);
-            }
-            let code = match e {
-                crate::recording::RecordingError::Exists { .. } => crate::cli::EXIT_INPUT,
-                _ => crate::cli::EXIT_FAILED,
-            };
-            return fail(code, format!("cannot write the recording: {e}"));
-        }
-        if *fresh {
-            written.push(p);
-        }
-        if to_stdout {
-            eprintln!("standard output  ←  {}", rec.meta.title);
-        } else {
-            println!("{}  ←  {}", p.display(), rec.meta.title);
-        }
-    }
-    ExitCode::from(crate::cli::EXIT_OK)
 }
 
 #[cfg(test)]
@@ -671,30 +508,5 @@ mod tests {
         );
         assert_eq!(base64_decode("YWI").as_deref(), Ok(b"ab".as_slice()));
         assert!(base64_decode("a$b").is_err());
-    }
-
-    #[test]
-    fn default_outputs() {
-        assert_eq!(
-            default_output(Path::new("d/x.ron.partial")),
-            PathBuf::from("d/x.ron")
-        );
-        assert_eq!(
-            default_output(Path::new("x.partial")),
-            PathBuf::from("x.ron")
-        );
-        assert_eq!(default_output(Path::new("x.har")), PathBuf::from("x.ron"));
-    }
-
-    #[test]
-    fn outputs() {
-        assert_eq!(
-            output_paths(Path::new("d/x.ron"), 1),
-            vec![PathBuf::from("d/x.ron")]
-        );
-        assert_eq!(
-            output_paths(Path::new("d/x.ron"), 2),
-            vec![PathBuf::from("d/x-1.ron"), PathBuf::from("d/x-2.ron")]
-        );
     }
 }

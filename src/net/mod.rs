@@ -3,10 +3,10 @@
 //! into a recording. Nothing in the core pipeline calls this module; it only feeds the pipeline.
 //!
 //! Each entry point runs its own tokio runtime on a dedicated thread (`start` functions, for the app
-//! and tests) or on the caller's thread (`run_cli` functions), so callers never block on the network.
-//! Recordings are written through [`sink`], a writer thread that owns the crash-safe
-//! [`crate::recording::JournalWriter`]: the network task only stamps the arrival time and hands the
-//! bytes over, so disk syncs never delay (or skew the timing of) the next read.
+//! and tests) or on the caller's thread (`run` functions, driven by the command line), so callers
+//! never block on the network. Recordings are written through [`sink`], a writer thread that owns
+//! the crash-safe [`crate::recording::JournalWriter`]: the network task only stamps the arrival time
+//! and hands the bytes over, so disk syncs never delay (or skew the timing of) the next read.
 
 pub mod headers;
 pub mod proxy;
@@ -71,33 +71,57 @@ pub(crate) async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-/// Resolves on the first Ctrl+C (SIGINT) or, on Unix, SIGTERM: both mean "stop and save", so a
-/// service manager's or `kill`'s polite stop finishes recordings the way Ctrl+C does. If no signal
-/// handler can be installed, the error is returned at once.
-pub(crate) async fn shutdown_signal() -> std::io::Result<()> {
+/// Ctrl+C (SIGINT) and, on Unix, SIGTERM: both mean "stop and save", so a service manager's or
+/// `kill`'s polite stop finishes recordings the way Ctrl+C does. The handlers are installed when
+/// this is made ([`ShutdownSignal::install`], inside a runtime), so a command installs them
+/// *before* it prints `listening on …`: a signal sent right after that line is never the default
+/// "terminate at once".
+pub(crate) struct ShutdownSignal {
     #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r,
-            _ = term.recv() => Ok(()),
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignal {
+    /// Installs the handlers now (needs a runtime context: `rt.enter()` or inside `block_on`).
+    pub(crate) fn install() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                int: signal(SignalKind::interrupt())?,
+                term: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await
+
+    /// Resolves on the first of the signals.
+    pub(crate) async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.int.recv() => {},
+                _ = self.term.recv() => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
-/// Spawns a task on the current runtime that turns Ctrl+C or SIGTERM into `stop = true`.
-pub(crate) fn stop_on_signal(stop: tokio::sync::watch::Sender<bool>) {
+/// Spawns a task on the current runtime that turns an installed [`ShutdownSignal`] into
+/// `stop = true`.
+pub(crate) fn stop_on_signal(mut signal: ShutdownSignal, stop: tokio::sync::watch::Sender<bool>) {
     tokio::spawn(async move {
-        match shutdown_signal().await {
-            Ok(()) => {
-                let _ = stop.send(true);
-            }
-            Err(e) => eprintln!("sse-replay: cannot watch for Ctrl+C or SIGTERM: {e}"),
-        }
+        signal.recv().await;
+        let _ = stop.send(true);
     });
 }
 
@@ -197,12 +221,6 @@ pub enum NetError {
     Client(String),
 }
 
-/// Print `sse-replay: MSG` on standard error and return `code` (the net commands' exit path).
-pub(crate) fn fail(code: u8, msg: impl std::fmt::Display) -> std::process::ExitCode {
-    eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
-    std::process::ExitCode::from(code)
-}
-
 /// A server (`serve` or `proxy`) running on its own thread and runtime: its bound address, the
 /// stop signal its tasks watch, and the thread. Dropping it stops the server.
 #[derive(Debug)]
@@ -278,20 +296,8 @@ pub const MAX_SECONDS: f64 = 1_000_000.0;
 /// Smallest number of seconds any time argument accepts (one millisecond).
 pub const MIN_SECONDS: f64 = 0.001;
 
-/// The clap value parser for every seconds argument (`--timeout`, `--header-timeout`,
-/// `--idle-timeout`): a finite number from [`MIN_SECONDS`] to [`MAX_SECONDS`]. Out of range is a
-/// usage error (exit 2), never a panic in `Duration::from_secs_f64`.
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if (MIN_SECONDS..=MAX_SECONDS).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "expected a number of seconds from {MIN_SECONDS} to {MAX_SECONDS}"
-        )),
-    }
-}
-
 /// Seconds → [`Duration`], saturating instead of panicking (arguments are range-checked by
-/// [`parse_seconds`]; this is the second line of defence for values set in code or the app).
+/// the CLI; this is the second line of defence for values set in code or the app).
 pub fn secs(s: f64) -> Duration {
     if s.is_nan() || s <= 0.0 {
         return Duration::ZERO;
@@ -318,33 +324,6 @@ impl Default for ServerLimits {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 256,
-        }
-    }
-}
-
-/// The command-line flags for [`ServerLimits`], shared by `serve` and `proxy`.
-#[derive(Clone, Debug, clap::Args)]
-pub struct LimitArgs {
-    /// Seconds a client has to send a complete request head; slower connections are closed.
-    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
-    pub header_timeout: f64,
-    /// Seconds a connection may stay silent (no byte either way, the server not busy with it)
-    /// before it is closed.
-    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
-    pub idle_timeout: f64,
-    /// Connections served at once; more are accepted and closed at once with a 503.
-    #[arg(long, value_name = "N", default_value_t = 256,
-          value_parser = clap::value_parser!(u32).range(1..=65_536))]
-    pub max_connections: u32,
-}
-
-impl LimitArgs {
-    /// The limits these flags ask for.
-    pub fn limits(&self) -> ServerLimits {
-        ServerLimits {
-            header_timeout: secs(self.header_timeout),
-            idle_timeout: secs(self.idle_timeout),
-            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
         }
     }
 }
@@ -761,32 +740,6 @@ mod tests {
 #[allow(clippy::unwrap_used)]
 mod seconds_tests {
     use super::*;
-
-    #[test]
-    fn seconds_arguments_are_range_checked_and_never_panic() {
-        for ok in ["0.001", "1", "10", "300", "1000000", " 2.5 "] {
-            assert!(parse_seconds(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "0",
-            "-1",
-            "1e300",
-            "NaN",
-            "inf",
-            "-inf",
-            "1e-30",
-            "x",
-            "",
-            "1000000.1",
-        ] {
-            assert!(parse_seconds(bad).is_err(), "{bad}");
-        }
-        assert_eq!(secs(1.5), Duration::from_millis(1500));
-        assert_eq!(secs(f64::NAN), Duration::ZERO);
-        assert_eq!(secs(-3.0), Duration::ZERO);
-        assert_eq!(secs(1e300), Duration::MAX);
-        assert_eq!(secs(f64::INFINITY), Duration::MAX);
-    }
 
     #[test]
     fn only_non_loopback_addresses_are_warned_about() {

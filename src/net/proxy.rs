@@ -8,47 +8,21 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use clap::Args;
 use http_body_util::BodyExt as _;
 
 use super::headers;
 use super::sink::Sink;
-use super::{AnyBody, ChannelBody, NetError, fail};
-use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
+use super::{AnyBody, ChannelBody, NetError};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError, RequestInfo, ResponseInfo};
 
 /// How much of a request body a capture keeps. The body itself streams upstream whole, frame by
 /// frame, whatever its size; only this prefix is held in memory for the recording.
 pub const CAPTURED_BODY_BYTES: usize = 1 << 20;
-
-/// `proxy` arguments.
-#[derive(Debug, Args)]
-pub struct ProxyArgs {
-    /// Address to listen on; loopback unless told otherwise.
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
-    /// The real API base, e.g. https://api.openai.com (a path prefix is kept).
-    #[arg(long)]
-    pub upstream: String,
-    /// Directory for the captured event streams.
-    #[arg(long = "out", value_name = "DIR", default_value = "sse-captures")]
-    pub out: PathBuf,
-    /// Seconds allowed to connect upstream, and of upstream silence before giving up on a response.
-    #[arg(long, value_name = "S", default_value_t = 300.0, value_parser = super::parse_seconds)]
-    pub timeout: f64,
-    /// Write the requests' secrets (auth headers, `?key=`, body fields such as `api_key`) to the
-    /// captures as they are, instead of redacting them.
-    #[arg(long)]
-    pub keep_secrets: bool,
-    #[command(flatten)]
-    pub limits: super::LimitArgs,
-}
 
 /// What the proxy needs.
 #[derive(Clone, Debug)]
@@ -686,100 +660,6 @@ async fn pump(
             },
         };
         (shared.on_event)(event);
-    }
-}
-
-/// `sse-replay proxy`: prints `listening on http://ADDR/` first, then one line per captured stream
-/// on standard output (requests on standard error); Ctrl+C or SIGTERM stops and saves open captures.
-pub fn run_cli(a: &ProxyArgs) -> ExitCode {
-    let config = ProxyConfig {
-        listen: a.listen,
-        upstream: a.upstream.clone(),
-        out_dir: a.out.clone(),
-        timeout: super::secs(a.timeout),
-        keep_secrets: a.keep_secrets,
-        limits: a.limits.limits(),
-    };
-    let handle = match start(config, print_event) {
-        Ok(h) => h,
-        Err(e @ NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    println!("listening on http://{}/", handle.addr());
-    let upstream = recording::redact_url(&a.upstream);
-    if let Some(w) = super::exposure_warning(
-        handle.addr(),
-        &format!(
-            "send requests to {upstream} through this proxy from this machine (reaching what only \
-             it may reach, with any credentials the upstream grants by network location), and \
-             their traffic is recorded in {}",
-            a.out.display()
-        ),
-    ) {
-        eprintln!("sse-replay: {w}");
-    }
-    eprintln!(
-        "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
-        a.out.display()
-    );
-    let waited = super::current_thread_runtime().map(|rt| rt.block_on(super::shutdown_signal()));
-    if let Err(e) | Ok(Err(e)) = waited {
-        eprintln!("sse-replay: cannot wait for Ctrl+C or SIGTERM: {e}");
-    }
-    handle.stop();
-    eprintln!("stopped");
-    ExitCode::from(EXIT_OK)
-}
-
-fn print_event(e: ProxyEvent) {
-    match e {
-        ProxyEvent::Forwarded {
-            method,
-            path,
-            status,
-        } => eprintln!("{method} {} → {status}", crate::text::visible(&path)),
-        ProxyEvent::UpstreamFailed {
-            method,
-            path,
-            message,
-        } => eprintln!(
-            "{method} {} → 502: {}",
-            crate::text::visible(&path),
-            crate::text::visible(&message)
-        ),
-        ProxyEvent::Refused {
-            method,
-            path,
-            status,
-            reason,
-        } => eprintln!(
-            "{method} {} → {status}: {}",
-            crate::text::visible(&path),
-            crate::text::visible(&reason)
-        ),
-        ProxyEvent::CaptureStarted { path, .. } => eprintln!("recording {}", path.display()),
-        ProxyEvent::CaptureFinished {
-            path: Some(p),
-            bytes,
-            chunks,
-            calls,
-            error,
-            ..
-        } => {
-            let tail = error.map(|e| format!(" ({e})")).unwrap_or_default();
-            println!(
-                "captured {}: {bytes} bytes in {chunks} reads, {calls} calls{tail}",
-                p.display()
-            );
-        }
-        ProxyEvent::CaptureFinished {
-            path: None, error, ..
-        } => {
-            eprintln!(
-                "sse-replay: a capture could not be saved: {}",
-                crate::text::visible(&error.unwrap_or_default())
-            );
-        }
     }
 }
 

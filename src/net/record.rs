@@ -9,57 +9,14 @@
 //! For the app: [`start`] runs the recorder on its own thread and reports [`RecorderUpdate`]s
 //! through a callback; [`RecorderHandle::stop`] ends it and saves what arrived.
 
-use std::io::IsTerminal as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use clap::Args;
-
-use super::fail;
 use super::headers::{self, HeaderError};
 use super::sink::{Progress, Sink};
-use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError, RequestInfo, ResponseInfo};
-
-/// `record` arguments.
-#[derive(Debug, Args)]
-pub struct RecordArgs {
-    /// The URL to request (http:// or https://).
-    pub url: String,
-    /// Request body (the request becomes a POST); `@FILE` reads it from a file.
-    #[arg(short = 'd', long = "data", value_name = "BODY|@FILE")]
-    pub data: Option<String>,
-    /// A request header 'Name: value' (repeatable). `$VAR` and `${VAR}` are read from the
-    /// environment, so keys stay out of shell history: -H 'Authorization: Bearer $OPENAI_API_KEY'.
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    /// HTTP method (default: POST with a body, GET without).
-    #[arg(short = 'X', long = "request", value_name = "METHOD")]
-    pub method: Option<String>,
-    /// Output recording; default `recording-<UTC time>.ron` in the current directory.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// Seconds allowed to connect, and of silence before the response head or between reads.
-    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = super::parse_seconds)]
-    pub timeout: f64,
-    /// Recording title (default: METHOD URL, redacted).
-    #[arg(long)]
-    pub title: Option<String>,
-    /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
-    #[arg(long)]
-    pub force: bool,
-    /// Write the request's secrets (auth headers, `?key=`, body fields such as `api_key`) to the
-    /// recording as they are, instead of redacting them.
-    #[arg(long)]
-    pub keep_secrets: bool,
-    /// The longest request body `-d @FILE` reads, in bytes (suffixes K, M, G); a longer one is
-    /// refused with exit 2. `-d @-` reads standard input.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = crate::cli::parse_size)]
-    pub max_body_bytes: u64,
-}
 
 /// One request to record.
 #[derive(Clone, Debug, Default)]
@@ -84,6 +41,48 @@ pub struct RecordRequest {
     pub timeout: Duration,
     /// Empty: `METHOD URL` (redacted).
     pub title: String,
+}
+
+/// A request's headers, and which of them to redact.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestHeaders {
+    /// Each header with its real value, in order.
+    pub headers: Vec<(String, String)>,
+    /// Names to redact whatever they are called (see [`request_headers`]).
+    pub secret_headers: Vec<String>,
+}
+
+/// The headers of a request as the user wrote them: each `Name: value` line (with `$VAR` /
+/// `${VAR}` read through `lookup`) and whether the user marked it secret. Returns the headers with
+/// their real values, and the names to redact whatever they are called: the ones marked secret and
+/// the ones whose value came (at least partly) from the environment. `record -H` and the Recorder
+/// panel both build their requests with this.
+pub fn request_headers<'a>(
+    lines: impl IntoIterator<Item = (&'a str, bool)>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<RequestHeaders, HeaderError> {
+    let mut headers = Vec::new();
+    let mut secret_headers = Vec::new();
+    for (line, marked_secret) in lines {
+        let (name, value) = headers::parse_header(line, &lookup)?;
+        let from_env = line.split_once(':').is_some_and(|(_, v)| {
+            headers::expand_env(v, &|_| Some(String::new())).is_ok_and(|plain| plain != v)
+        });
+        if marked_secret || from_env {
+            secret_headers.push(name.clone());
+        }
+        headers.push((name, value));
+    }
+    Ok(RequestHeaders {
+        headers,
+        secret_headers,
+    })
+}
+
+/// Where a recording goes when no name was given: `DIR/recording-<UTC time>.ron`, never an earlier
+/// recording's name (`-2`, `-3`, … within one second).
+pub fn default_output(dir: &std::path::Path) -> PathBuf {
+    recording::free_path(&dir.join(format!("recording-{}.ron", super::file_stamp_now())))
 }
 
 /// What the recorder reports while it runs (from the network thread and the writer thread).
@@ -139,25 +138,18 @@ pub struct RecordOutcome {
     pub stopped: bool,
     /// Counts over the whole body.
     pub progress: Progress,
-    /// The stream's own verdict: finished normally (finish signal / `[DONE]`, or every call marked
-    /// complete) and no event cut off at the end.
+    /// The stream ended normally ([`crate::verdict::ended_normally`]): a finish signal, `[DONE]`
+    /// or every call marked complete, and no event cut off at the end.
     pub stream_complete: bool,
     /// An error event inside the stream (the provider's message).
     pub provider_error: Option<String>,
 }
 
 impl RecordOutcome {
-    /// The CLI's exit code: 0 when the exchange succeeded and the stream ended normally; 1 for a
-    /// network/HTTP failure, a provider error or a stream that ended early; 2 for bad usage.
-    pub fn exit_code(&self) -> u8 {
-        match &self.error {
-            Some(RecordError::Usage(_) | RecordError::Write(RecordingError::Exists { .. })) => {
-                EXIT_INPUT
-            }
-            Some(_) => EXIT_FAILED,
-            None if self.provider_error.is_some() || !self.stream_complete => EXIT_FAILED,
-            None => EXIT_OK,
-        }
+    /// The exchange succeeded (no [`RecordError`]), no provider error, and the stream ended
+    /// normally.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.provider_error.is_none() && self.stream_complete
     }
 
     /// One line: what was recorded and where.
@@ -528,9 +520,7 @@ async fn finish(
     };
     let outcome = &done.outcome;
     let (events, calls) = (outcome.event_count, outcome.calls.len());
-    let stream_complete = outcome.unterminated.is_none()
-        && (outcome.finished()
-            || (!outcome.calls.is_empty() && outcome.calls.iter().all(|c| c.complete)));
+    let stream_complete = crate::verdict::ended_normally(outcome);
     let provider_error = outcome.provider_error.as_ref().map(|(m, _)| m.clone());
     let progress = Progress {
         bytes: done.recording.body_len(),
@@ -546,172 +536,5 @@ async fn finish(
         progress,
         stream_complete,
         provider_error,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// CLI
-// ---------------------------------------------------------------------------------------------
-
-/// Turns the CLI arguments into a request: `$VAR` expansion, `@file` bodies, the default output.
-pub fn request_from_args(
-    a: &RecordArgs,
-    lookup: impl Fn(&str) -> Option<String>,
-) -> Result<RecordRequest, String> {
-    let mut headers = Vec::new();
-    let mut secret_headers = Vec::new();
-    for h in &a.headers {
-        let (name, value) =
-            headers::parse_header(h, &lookup).map_err(|e: HeaderError| format!("-H: {e}"))?;
-        if h.split_once(':').is_some_and(|(_, v)| {
-            headers::expand_env(v, &|_| Some(String::new())).is_ok_and(|plain| plain != v)
-        }) {
-            // The value came (at least partly) from the environment: treat it as a secret.
-            secret_headers.push(name.clone());
-        }
-        headers.push((name, value));
-    }
-    let body = match a.data.as_deref() {
-        None => None,
-        Some(d) => match d.strip_prefix('@') {
-            Some(path) => Some(
-                crate::input::read_bounded(
-                    std::path::Path::new(path),
-                    a.max_body_bytes,
-                    "the request body",
-                    "--max-body-bytes",
-                )
-                .map_err(|e| match e {
-                    crate::input::InputError::Io { source, path } => {
-                        format!("cannot read the request body: {source} in {path}")
-                    }
-                    e => e.to_string(),
-                })?,
-            ),
-            None => Some(d.as_bytes().to_vec()),
-        },
-    };
-    let output = a.output.clone().unwrap_or_else(|| {
-        recording::free_path(&PathBuf::from(format!(
-            "recording-{}.ron",
-            super::file_stamp_now()
-        )))
-    });
-    Ok(RecordRequest {
-        url: a.url.clone(),
-        method: a.method.clone(),
-        headers,
-        secret_headers,
-        body,
-        output: Some(output),
-        overwrite: a.force,
-        keep_secrets: a.keep_secrets,
-        timeout: super::secs(a.timeout),
-        title: a.title.clone().unwrap_or_default(),
-    })
-}
-
-/// `sse-replay record`: progress on standard error, the summary on standard output, Ctrl+C or
-/// SIGTERM stops and saves. Exit codes: see [`RecordOutcome::exit_code`].
-pub fn run_cli(a: &RecordArgs) -> ExitCode {
-    let req = match request_from_args(a, headers::env_lookup) {
-        Ok(r) => r,
-        Err(e) => return fail(EXIT_INPUT, e),
-    };
-    let rt = match super::current_thread_runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            return fail(
-                EXIT_FAILED,
-                format!("cannot start the network runtime: {e}"),
-            );
-        }
-    };
-    // With `-o -` the recording goes to standard output: the summary goes to standard error.
-    let to_stdout = req.output.as_deref() == Some(std::path::Path::new("-"));
-    let terminal = std::io::stderr().is_terminal();
-    let last_line = std::sync::Mutex::new(Instant::now());
-    let on_update = move |u: RecorderUpdate| match u {
-        RecorderUpdate::Sent { journal } => {
-            if let Some(j) = journal {
-                eprintln!("recording into {}", j.display());
-            }
-        }
-        RecorderUpdate::Response(r) => eprintln!("HTTP {}", r.status),
-        RecorderUpdate::Chunks { progress: p, .. } => {
-            let line = format!(
-                "{} bytes, {} reads, {} events, {} calls",
-                p.bytes, p.chunks, p.events, p.calls
-            );
-            if terminal {
-                eprint!("\r{line}   ");
-            } else if let Ok(mut last) = last_line.lock()
-                && last.elapsed() >= Duration::from_secs(1)
-            {
-                *last = Instant::now();
-                eprintln!("{line}");
-            }
-        }
-        RecorderUpdate::Finished(_) => {}
-    };
-    let outcome = rt.block_on(async move {
-        let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        super::stop_on_signal(stop);
-        run(req, stop_rx, Arc::new(on_update)).await
-    });
-    if terminal {
-        eprintln!();
-    }
-    if to_stdout {
-        eprintln!("{}", outcome.summary());
-    } else {
-        println!("{}", outcome.summary());
-    }
-    if let Some(e) = &outcome.error {
-        eprintln!("sse-replay: {}", crate::text::visible(&e.to_string()));
-    } else if let Some(m) = &outcome.provider_error {
-        let m = crate::text::visible(m);
-        eprintln!("sse-replay: provider error in the stream: {m}");
-    } else if !outcome.stream_complete && !outcome.stopped {
-        eprintln!("sse-replay: the stream ended early (no finish signal, or an event was cut off)");
-    } else if !outcome.stream_complete {
-        eprintln!("sse-replay: stopped before the stream finished");
-    }
-    ExitCode::from(outcome.exit_code())
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_headers_are_secret_and_redacted() {
-        let args = RecordArgs {
-            url: "http://127.0.0.1:1/v1?key=abc".into(),
-            data: Some("{}".into()),
-            headers: vec![
-                "Authorization: Bearer $K".into(),
-                "X-Custom: $K".into(),
-                "Accept: text/event-stream".into(),
-            ],
-            method: None,
-            output: Some("x.ron".into()),
-            timeout: 5.0,
-            title: None,
-            force: false,
-            keep_secrets: false,
-            max_body_bytes: 1 << 20,
-        };
-        let req =
-            request_from_args(&args, |n| (n == "K").then(|| "sk-live-123".to_owned())).unwrap();
-        assert_eq!(req.headers[0].1, "Bearer sk-live-123");
-        let info = redacted_request(&req, "POST");
-        let text = format!("{info:?}");
-        assert!(!text.contains("sk-live-123"), "{text}");
-        assert!(!text.contains("key=abc"), "{text}");
-        assert_eq!(info.headers[0].1, format!("Bearer {}", recording::REDACTED));
-        assert_eq!(info.headers[1].1, recording::REDACTED);
-        assert_eq!(info.headers[2].1, "text/event-stream");
     }
 }

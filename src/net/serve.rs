@@ -8,17 +8,13 @@
 //! never accumulates drift.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use clap::Args;
 use http_body_util::BodyExt as _;
 
-use super::{AnyBody, ChannelBody, NetError, fail};
-use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
+use super::{AnyBody, ChannelBody, NetError};
 use crate::recording::Recording;
 
 /// Largest request body `serve` reads (and discards, frame by frame) before answering; more is
@@ -26,39 +22,7 @@ use crate::recording::Recording;
 const MAX_REQUEST_BYTES: u64 = 64 << 20;
 
 /// Slowest and fastest `--speed`: within these every scaled time fits a [`Duration`].
-const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
-
-/// `serve` arguments.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// The recording (`.ron`, a journal) or raw SSE body to serve.
-    pub file: PathBuf,
-    /// Address to listen on; loopback unless told otherwise. Port 0 picks a free port.
-    #[arg(long, default_value = "127.0.0.1:0")]
-    pub addr: SocketAddr,
-    /// Replay the recorded timing at this speed (2 = twice as fast). Default 1.
-    #[arg(long, conflicts_with = "instant", value_parser = parse_speed)]
-    pub speed: Option<f64>,
-    /// Send everything as fast as possible, ignoring the recorded timing.
-    #[arg(long)]
-    pub instant: bool,
-    /// Re-cut the body into writes of N bytes (splits characters and CRLFs on purpose).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
-    pub rechunk: Option<u64>,
-    #[command(flatten)]
-    pub limits: super::LimitArgs,
-}
-
-fn parse_speed(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if SPEED_RANGE.contains(&v) => Ok(v),
-        _ => Err(format!(
-            "expected a number from {} to {}, such as 1, 0.5 or 10",
-            SPEED_RANGE.start(),
-            SPEED_RANGE.end()
-        )),
-    }
-}
+pub const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
 
 /// How writes are timed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -321,58 +285,6 @@ fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
     *resp.status_mut() =
         hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
     resp
-}
-
-/// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
-/// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
-pub fn run_cli(args: &ServeArgs) -> ExitCode {
-    let (rec, _kind) = match crate::input::open_path(&args.file, |_| true) {
-        Ok(x) => x,
-        Err(e) => return fail(EXIT_INPUT, e),
-    };
-    let pacing = if args.instant {
-        Pacing::Instant
-    } else {
-        Pacing::Recorded {
-            speed: args.speed.unwrap_or(1.0),
-        }
-    };
-    let rechunk = args
-        .rechunk
-        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    let plan = Arc::new(Plan::new(&rec, pacing, rechunk));
-    let listener = match super::bind(args.addr) {
-        Ok(l) => l,
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    let addr = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    let rt = match super::multi_thread_runtime() {
-        Ok(rt) => rt,
-        Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
-    };
-    if let Some(w) = super::exposure_warning(addr, "download the served recording") {
-        eprintln!("sse-replay: {w}");
-    }
-    let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
-    println!("listening on http://{addr}/");
-    eprintln!(
-        "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
-        args.file.display(),
-        rec.body_len(),
-        plan.writes.len(),
-        total.as_secs_f64(),
-        plan.status
-    );
-    rt.block_on(async move {
-        let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        super::stop_on_signal(stop);
-        run(listener, plan, true, args.limits.limits(), stop_rx).await;
-    });
-    eprintln!("stopped");
-    ExitCode::from(EXIT_OK)
 }
 
 #[cfg(test)]

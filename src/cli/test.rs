@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::cli::{EXIT_FAILED, EXIT_INPUT, EXIT_OK};
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
 use crate::dialect::DialectKind;
 use crate::harness::{self, CaseResult, Config, Summary, Variant, Verdict};
 
@@ -22,9 +22,8 @@ pub struct TestArgs {
     /// the built-in suite (every bundled recording).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub recordings: Vec<PathBuf>,
-    /// Only recordings of these dialects (comma list or repeated): openai-chat, openai-responses,
-    /// anthropic-messages, gemini, ollama.
-    #[arg(long, value_delimiter = ',', value_parser = parse_dialect)]
+    /// Only recordings of these dialects (comma list or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = super::dialect_parser())]
     pub dialect: Vec<DialectKind>,
     /// Framing variants (comma list): recorded, one-read, bytewise, utf8-split, random, crlf,
     /// keepalive. Default: all that apply to each recording.
@@ -59,15 +58,6 @@ pub struct TestArgs {
     /// The client under test and its arguments (after `--`).
     #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
     pub command: Vec<String>,
-}
-
-fn parse_dialect(s: &str) -> Result<DialectKind, String> {
-    DialectKind::from_name(s).ok_or_else(|| {
-        format!(
-            "unknown dialect {s:?} (expected one of: {})",
-            DialectKind::ALL.map(DialectKind::name).join(", ")
-        )
-    })
 }
 
 fn parse_variant(s: &str) -> Result<Variant, String> {
@@ -190,7 +180,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
 }
 
 /// Runs `sse-replay test`.
-pub fn run_cli(a: &TestArgs) -> ExitCode {
+pub(super) fn run(a: &TestArgs) -> ExitCode {
     let Some((program, args)) = a.command.split_first() else {
         return fail(EXIT_INPUT, "no command to test: give it after --");
     };
@@ -362,9 +352,4 @@ fn fresh_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
-}
-
-fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
-    ExitCode::from(code)
 }

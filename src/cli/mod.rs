@@ -1,0 +1,383 @@
+//! The command line: arguments → one action → exit code. The contract scripts rely on:
+//! exit 0 = no error-severity finding (every call parsed, the stream ended normally, …);
+//! 1 = some finding has error severity (a call failed to parse, the stream ended early or with a
+//! provider error, arguments differ from the stream's own full copy, a line or event was longer
+//! than `--max-event-bytes` — reading stops there, so an endless input ends at bounded memory —
+//! …) or a network/HTTP failure; 2 = the input cannot be read (or bad usage). `check`, `export`
+//! and `events` decide it with the one verdict in [`crate::verdict`], and say why on exactly one
+//! line of standard error. `-` as the input path is standard input. Files are opened by the one
+//! opener, [`crate::open`], as in the app (a HAR or cassette with several streams takes
+//! `--stream N`).
+//!
+//! One file per command; this module holds the clap [`Cli`], the exit codes, the shared flags and
+//! value parsers, and `fail`. Nothing below `cli` knows clap or exit codes: the core returns typed
+//! results and errors, and each command maps them to an exit code here.
+
+mod check;
+mod events;
+mod export;
+mod generate;
+mod import;
+mod proxy;
+mod record;
+mod serve;
+mod stub;
+mod test;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::builder::{EnumValueParser, PossibleValue, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::analysis::Analysis;
+use crate::dialect::DialectKind;
+use crate::input;
+use crate::open::OpenError;
+use crate::recording::RecordingError;
+
+pub use check::CheckArgs;
+pub use events::EventsArgs;
+pub use export::ExportArgs;
+pub use generate::GenerateArgs;
+pub use import::{ImportArgs, output_paths};
+pub use proxy::ProxyArgs;
+pub use record::{RecordArgs, record_exit_code, request_from_args};
+pub use serve::{LimitArgs, ServeArgs, parse_seconds};
+pub use stub::StubArgs;
+pub use test::{TestArgs, matrix_text};
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a call failed, the stream ended early, a provider or network error.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: the input cannot be read, or bad usage.
+pub const EXIT_INPUT: u8 = 2;
+
+/// Record, replay and compare streamed LLM tool calls.
+#[derive(Debug, Parser)]
+#[command(name = "sse-replay", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Open this recording or raw stream body in the app.
+    pub file: Option<PathBuf>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compare the correct accumulator with every naive strategy; exit 0 when every call parsed.
+    Check(CheckArgs),
+    /// Write the parsed calls (json, jsonl, openai, anthropic).
+    Export(ExportArgs),
+    /// Print one JSON object per framed event.
+    Events(EventsArgs),
+    /// Build a stub recording (the seed's method) from calls and a fragment length.
+    Stub(StubArgs),
+    /// Generate a large synthetic OpenAI stream for benchmarks (raw SSE body).
+    #[command(hide = true)]
+    GenerateLarge(GenerateArgs),
+    /// Serve a recording over HTTP as a streaming endpoint (a mock LLM API).
+    Serve(ServeArgs),
+    /// Send a request and record the streamed response (crash-safe, secrets redacted).
+    Record(RecordArgs),
+    /// Forward requests to an upstream API and record every event stream that passes through.
+    Proxy(ProxyArgs),
+    /// Convert a HAR file, a VCR cassette, a JSON-lines fixture or a raw body into recordings.
+    Import(ImportArgs),
+    /// Run a client program against every recording × chunking variant and judge its tool calls.
+    Test(TestArgs),
+}
+
+/// Options shared by commands that read a file.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// A `.ron` recording, a raw SSE / JSON-lines body (e.g. `curl -N` output), or a capture (HAR,
+    /// VCR cassette, `.jsonl` fixture) recognised by its content; `-` reads standard input.
+    pub file: PathBuf,
+    /// Force the dialect (aliases: openai, chat, openai-compatible, responses, anthropic, claude,
+    /// google, vertex).
+    #[arg(long, value_parser = dialect_parser())]
+    pub dialect: Option<DialectKind>,
+    /// The longest line or event accepted, in bytes (suffixes K, M, G = KiB, MiB, GiB): a longer
+    /// one stops the read with exit 1, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    pub max_event_bytes: u64,
+    /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
+    /// capture is refused with exit 2 and the list of its streams.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub stream: Option<u64>,
+}
+
+impl InputArgs {
+    /// `--stream` as an index-sized number.
+    fn stream(&self) -> Option<usize> {
+        self.stream
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    /// Open and analyse the file as `check` and `events` do.
+    fn analyse(&self) -> Result<Analysis, OpenError> {
+        crate::open::analyse(
+            &self.file,
+            self.dialect,
+            self.stream(),
+            self.max_event_bytes,
+        )
+    }
+}
+
+/// A positive byte count: digits with an optional K, M or G suffix (powers of 1024; `KiB`,
+/// `MiB`, `GiB` and a trailing `B` are accepted too).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(digits_end);
+    let unit: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => 0,
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 && unit > 0 => n
+            .checked_mul(unit)
+            .ok_or_else(|| format!("{s:?}: too large")),
+        _ => Err(format!(
+            "{s:?}: expected a positive number of bytes, like 65536, 512K or 64M"
+        )),
+    }
+}
+
+/// The `--dialect` values: every spelling [`DialectKind::from_name`] accepts (its name and its
+/// aliases, any case, surrounding spaces ignored), so help and errors list them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// OpenAI Chat Completions (and compatible servers).
+    #[value(
+        name = "openai-chat",
+        alias = "openai",
+        alias = "chat",
+        alias = "openai-compatible"
+    )]
+    OpenAiChat,
+    /// OpenAI Responses.
+    #[value(name = "openai-responses", alias = "responses")]
+    OpenAiResponses,
+    /// Anthropic Messages.
+    #[value(name = "anthropic-messages", alias = "anthropic", alias = "claude")]
+    AnthropicMessages,
+    /// Google Gemini / Vertex AI.
+    #[value(name = "gemini", alias = "google", alias = "vertex")]
+    Gemini,
+    /// Ollama (JSON lines).
+    #[value(name = "ollama")]
+    Ollama,
+}
+
+impl From<DialectArg> for DialectKind {
+    fn from(d: DialectArg) -> Self {
+        match d {
+            DialectArg::OpenAiChat => DialectKind::OpenAiChat,
+            DialectArg::OpenAiResponses => DialectKind::OpenAiResponses,
+            DialectArg::AnthropicMessages => DialectKind::AnthropicMessages,
+            DialectArg::Gemini => DialectKind::Gemini,
+            DialectArg::Ollama => DialectKind::Ollama,
+        }
+    }
+}
+
+/// A [`ValueEnum`] parsed as [`DialectKind::from_name`] always did: any case, surrounding spaces
+/// ignored. Help and errors list the values like any value enum.
+#[derive(Clone, Copy, Debug)]
+pub struct LenientEnum<E>(std::marker::PhantomData<E>);
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for LenientEnum<E> {
+    type Value = E;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<E, clap::Error> {
+        if let Some(v) = value
+            .to_str()
+            .and_then(|s| E::from_str(s.trim(), true).ok())
+        {
+            return Ok(v);
+        }
+        // Not one of them: clap's own error, listing the possible values.
+        EnumValueParser::<E>::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            E::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
+/// The value parser of every `--dialect`.
+pub fn dialect_parser() -> impl TypedValueParser<Value = DialectKind> {
+    LenientEnum::<DialectArg>(std::marker::PhantomData).map(DialectKind::from)
+}
+
+/// Entry point: parse arguments and run. `open_app` opens the GUI for `sse-replay [FILE]`.
+pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> ExitCode {
+    match cli.command {
+        None => open_app(cli.file),
+        Some(Command::Check(a)) => check::run(&a),
+        Some(Command::Export(a)) => export::run(&a),
+        Some(Command::Events(a)) => events::run(&a),
+        Some(Command::Stub(a)) => stub::run(&a),
+        Some(Command::GenerateLarge(a)) => generate::run(&a),
+        Some(Command::Serve(a)) => serve::run(&a),
+        Some(Command::Record(a)) => record::run(&a),
+        Some(Command::Proxy(a)) => proxy::run(&a),
+        Some(Command::Import(a)) => import::run(&a),
+        Some(Command::Test(a)) => test::run(&a),
+    }
+}
+
+/// Print one line on standard error and return `code`. Control characters in the message (line
+/// breaks or ESC from a provider's error text or a hostile function name) are escaped
+/// ([`crate::text::visible`]), so scripts can rely on one line and the terminal is left alone.
+fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
+    ExitCode::from(code)
+}
+
+/// Exit 0, or exit 1 with the verdict's problems on one line.
+fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
+    let verdict = analysis.verdict();
+    if verdict.ok() {
+        ExitCode::from(EXIT_OK)
+    } else {
+        fail(
+            EXIT_FAILED,
+            format!("{} in {}", verdict.line(), input::display_name(path)),
+        )
+    }
+}
+
+/// Exit code for a failed write: 2 when the output exists and `--force` was not given, else 1.
+fn write_failed(e: &RecordingError) -> u8 {
+    match e {
+        RecordingError::Exists { .. } => EXIT_INPUT,
+        _ => EXIT_FAILED,
+    }
+}
+
+/// Report a file that could not be opened and return its exit code: 1 when it was read but went
+/// past a limit (the stream is at fault, like a truncated one), 2 when it could not be read, is not
+/// a capture, or is a capture with several streams and no `--stream`. The first line is the error;
+/// for a capture with several streams one line per stream follows (each escaped like the error).
+fn open_failed(e: &OpenError) -> ExitCode {
+    let code = if e.is_over_limit() {
+        EXIT_FAILED
+    } else {
+        EXIT_INPUT
+    };
+    if let OpenError::ChooseStream { titles, .. } = e {
+        let code = fail(code, e.to_string().lines().next().unwrap_or_default());
+        for (i, title) in titles.iter().enumerate() {
+            eprintln!("  {}: {}", i + 1, crate::text::visible(title));
+        }
+        return code;
+    }
+    fail(code, e)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// `--dialect D` on `check`, `stub` and `test` (before a `test` client's `--`).
+    fn dialect(args: &[&str], d: &str) -> Result<Option<DialectKind>, clap::Error> {
+        let mut argv = vec!["sse-replay", args[0], "--dialect", d];
+        argv.extend_from_slice(&args[1..]);
+        Cli::try_parse_from(argv).map(|cli| match cli.command {
+            Some(Command::Check(a)) => a.input.dialect,
+            Some(Command::Stub(a)) => a.dialect,
+            Some(Command::Test(a)) => a.dialect.first().copied(),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn every_dialect_spelling_accepted_before_still_parses() {
+        // Every name and alias DialectKind::from_name accepts, in any case, with spaces around.
+        let table = [
+            ("openai-chat", DialectKind::OpenAiChat),
+            ("openai", DialectKind::OpenAiChat),
+            ("chat", DialectKind::OpenAiChat),
+            ("openai-compatible", DialectKind::OpenAiChat),
+            ("openai-responses", DialectKind::OpenAiResponses),
+            ("responses", DialectKind::OpenAiResponses),
+            ("anthropic-messages", DialectKind::AnthropicMessages),
+            ("anthropic", DialectKind::AnthropicMessages),
+            ("claude", DialectKind::AnthropicMessages),
+            ("gemini", DialectKind::Gemini),
+            ("google", DialectKind::Gemini),
+            ("vertex", DialectKind::Gemini),
+            ("ollama", DialectKind::Ollama),
+        ];
+        let commands: [&[&str]; 3] = [
+            &["check", "x.ron"],
+            &["stub", "--seed"],
+            &["test", "--", "client"],
+        ];
+        for (spelling, kind) in table {
+            assert_eq!(DialectKind::from_name(spelling), Some(kind), "{spelling}");
+            for written in [
+                spelling.to_owned(),
+                spelling.to_ascii_uppercase(),
+                format!(" {spelling} "),
+            ] {
+                for args in commands {
+                    assert_eq!(
+                        dialect(args, &written).unwrap(),
+                        Some(kind),
+                        "{args:?} --dialect {written:?}"
+                    );
+                }
+            }
+        }
+        for args in commands {
+            let e = dialect(args, "nonsense").unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue, "{args:?}");
+            assert!(e.to_string().contains("anthropic-messages"), "{e}");
+        }
+        // Every kind has its value (nothing the core knows is missing from the flag).
+        for kind in DialectKind::ALL {
+            assert!(
+                DialectArg::value_variants()
+                    .iter()
+                    .any(|d| DialectKind::from(*d) == kind),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_format_spelling_accepted_before_still_parses() {
+        for format in crate::export::Format::ALL {
+            let cli =
+                Cli::try_parse_from(["sse-replay", "export", "x.ron", "--format", format.name()])
+                    .unwrap();
+            let Some(Command::Export(a)) = cli.command else {
+                panic!("not export");
+            };
+            assert_eq!(a.format, format);
+        }
+        let e =
+            Cli::try_parse_from(["sse-replay", "export", "x.ron", "--format", "xml"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+}

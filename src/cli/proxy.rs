@@ -1,0 +1,144 @@
+//! `sse-replay proxy`: forward to an upstream API and record every event stream passing through.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, LimitArgs, fail, parse_seconds};
+use crate::net::proxy;
+use crate::recording;
+
+/// `proxy` arguments.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Address to listen on; loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The real API base, e.g. https://api.openai.com (a path prefix is kept).
+    #[arg(long)]
+    pub upstream: String,
+    /// Directory for the captured event streams.
+    #[arg(long = "out", value_name = "DIR", default_value = "sse-captures")]
+    pub out: PathBuf,
+    /// Seconds allowed to connect upstream, and of upstream silence before giving up on a response.
+    #[arg(long, value_name = "S", default_value_t = 300.0, value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Write the requests' secrets (auth headers, `?key=`, body fields such as `api_key`) to the
+    /// captures as they are, instead of redacting them.
+    #[arg(long)]
+    pub keep_secrets: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// `sse-replay proxy`: prints `listening on http://ADDR/` first, then one line per captured stream
+/// on standard output (requests on standard error); Ctrl+C or SIGTERM stops and saves open captures.
+pub(super) fn run(a: &ProxyArgs) -> ExitCode {
+    let config = proxy::ProxyConfig {
+        listen: a.listen,
+        upstream: a.upstream.clone(),
+        out_dir: a.out.clone(),
+        timeout: crate::net::secs(a.timeout),
+        keep_secrets: a.keep_secrets,
+        limits: a.limits.limits(),
+    };
+    let handle = match proxy::start(config, print_event) {
+        Ok(h) => h,
+        Err(e @ crate::net::NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
+    let waiter = crate::net::current_thread_runtime().and_then(|rt| {
+        let signal = {
+            let _context = rt.enter();
+            crate::net::ShutdownSignal::install()?
+        };
+        Ok((rt, signal))
+    });
+    let (rt, mut signal) = match waiter {
+        Ok(w) => w,
+        Err(e) => {
+            handle.stop();
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
+    println!("listening on http://{}/", handle.addr());
+    let upstream = recording::redact_url(&a.upstream);
+    if let Some(w) = crate::net::exposure_warning(
+        handle.addr(),
+        &format!(
+            "send requests to {upstream} through this proxy from this machine (reaching what only \
+             it may reach, with any credentials the upstream grants by network location), and \
+             their traffic is recorded in {}",
+            a.out.display()
+        ),
+    ) {
+        eprintln!("sse-replay: {w}");
+    }
+    eprintln!(
+        "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
+        a.out.display()
+    );
+    rt.block_on(signal.recv());
+    handle.stop();
+    eprintln!("stopped");
+    ExitCode::from(EXIT_OK)
+}
+
+/// One line on standard error per request and capture; the finished captures on standard output.
+fn print_event(e: proxy::ProxyEvent) {
+    match e {
+        proxy::ProxyEvent::Forwarded {
+            method,
+            path,
+            status,
+        } => eprintln!("{method} {} → {status}", crate::text::visible(&path)),
+        proxy::ProxyEvent::UpstreamFailed {
+            method,
+            path,
+            message,
+        } => eprintln!(
+            "{method} {} → 502: {}",
+            crate::text::visible(&path),
+            crate::text::visible(&message)
+        ),
+        proxy::ProxyEvent::Refused {
+            method,
+            path,
+            status,
+            reason,
+        } => eprintln!(
+            "{method} {} → {status}: {}",
+            crate::text::visible(&path),
+            crate::text::visible(&reason)
+        ),
+        proxy::ProxyEvent::CaptureStarted { path, .. } => eprintln!("recording {}", path.display()),
+        proxy::ProxyEvent::CaptureFinished {
+            path: Some(p),
+            bytes,
+            chunks,
+            calls,
+            error,
+            ..
+        } => {
+            let tail = error.map(|e| format!(" ({e})")).unwrap_or_default();
+            println!(
+                "captured {}: {bytes} bytes in {chunks} reads, {calls} calls{tail}",
+                p.display()
+            );
+        }
+        proxy::ProxyEvent::CaptureFinished {
+            path: None, error, ..
+        } => {
+            eprintln!(
+                "sse-replay: a capture could not be saved: {}",
+                crate::text::visible(&error.unwrap_or_default())
+            );
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! `sse-replay serve`, and the flags `serve` and `proxy` share (time-outs, the connection cap).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
+use crate::net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, serve};
+
+/// `serve` arguments.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The recording (`.ron`, a journal) or raw SSE body to serve.
+    pub file: PathBuf,
+    /// Address to listen on; loopback unless told otherwise. Port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
+    /// Replay the recorded timing at this speed (2 = twice as fast). Default 1.
+    #[arg(long, conflicts_with = "instant", value_parser = parse_speed)]
+    pub speed: Option<f64>,
+    /// Send everything as fast as possible, ignoring the recorded timing.
+    #[arg(long)]
+    pub instant: bool,
+    /// Re-cut the body into writes of N bytes (splits characters and CRLFs on purpose).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub rechunk: Option<u64>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// A `--speed`: a number within [`serve::SPEED_RANGE`].
+fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if serve::SPEED_RANGE.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number from {} to {}, such as 1, 0.5 or 10",
+            serve::SPEED_RANGE.start(),
+            serve::SPEED_RANGE.end()
+        )),
+    }
+}
+
+/// The clap value parser for every seconds argument (`--timeout`, `--header-timeout`,
+/// `--idle-timeout`): a finite number from [`MIN_SECONDS`] to [`MAX_SECONDS`]. Out of range is a
+/// usage error (exit 2), never a panic in `Duration::from_secs_f64`.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (MIN_SECONDS..=MAX_SECONDS).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds from {MIN_SECONDS} to {MAX_SECONDS}"
+        )),
+    }
+}
+
+/// The command-line flags for [`ServerLimits`], shared by `serve` and `proxy`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LimitArgs {
+    /// Seconds a client has to send a complete request head; slower connections are closed.
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = parse_seconds)]
+    pub header_timeout: f64,
+    /// Seconds a connection may stay silent (no byte either way, the server not busy with it)
+    /// before it is closed.
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub idle_timeout: f64,
+    /// Connections served at once; more are accepted and closed at once with a 503.
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_connections: u32,
+}
+
+impl LimitArgs {
+    /// The limits these flags ask for.
+    pub fn limits(&self) -> ServerLimits {
+        ServerLimits {
+            header_timeout: secs(self.header_timeout),
+            idle_timeout: secs(self.idle_timeout),
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
+/// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
+pub(super) fn run(args: &ServeArgs) -> ExitCode {
+    let (rec, _kind) = match crate::input::open_path(&args.file, |_| true) {
+        Ok(x) => x,
+        Err(e) => return fail(EXIT_INPUT, e),
+    };
+    let pacing = if args.instant {
+        serve::Pacing::Instant
+    } else {
+        serve::Pacing::Recorded {
+            speed: args.speed.unwrap_or(1.0),
+        }
+    };
+    let rechunk = args
+        .rechunk
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let plan = Arc::new(serve::Plan::new(&rec, pacing, rechunk));
+    let listener = match crate::net::bind(args.addr) {
+        Ok(l) => l,
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    let rt = match crate::net::multi_thread_runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
+    };
+    if let Some(w) = crate::net::exposure_warning(addr, "download the served recording") {
+        eprintln!("sse-replay: {w}");
+    }
+    let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
+    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
+    let signal = {
+        let _context = rt.enter();
+        crate::net::ShutdownSignal::install()
+    };
+    let signal = match signal {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
+    println!("listening on http://{addr}/");
+    eprintln!(
+        "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
+        args.file.display(),
+        rec.body_len(),
+        plan.writes.len(),
+        total.as_secs_f64(),
+        plan.status
+    );
+    rt.block_on(async move {
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        crate::net::stop_on_signal(signal, stop);
+        serve::run(listener, plan, true, args.limits.limits(), stop_rx).await;
+    });
+    eprintln!("stopped");
+    ExitCode::from(EXIT_OK)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_arguments_are_range_checked_and_never_panic() {
+        for ok in ["0.001", "1", "10", "300", "1000000", " 2.5 "] {
+            assert!(parse_seconds(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "0",
+            "-1",
+            "1e300",
+            "NaN",
+            "inf",
+            "-inf",
+            "1e-30",
+            "x",
+            "",
+            "1000000.1",
+        ] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(secs(1.5), Duration::from_millis(1500));
+        assert_eq!(secs(f64::NAN), Duration::ZERO);
+        assert_eq!(secs(-3.0), Duration::ZERO);
+        assert_eq!(secs(1e300), Duration::MAX);
+        assert_eq!(secs(f64::INFINITY), Duration::MAX);
+    }
+}

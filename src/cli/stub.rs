@@ -1,0 +1,288 @@
+//! `sse-replay stub`: build a recording (the seed's method) from calls and a fragment length.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::{EXIT_INPUT, EXIT_OK, fail, write_failed};
+use crate::dialect::DialectKind;
+use crate::recording::{self, WriteOptions};
+use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
+
+/// `stub` arguments.
+#[derive(Debug, Args)]
+pub struct StubArgs {
+    /// A call as NAME=ARGUMENTS (repeatable), e.g. --call 'get_weather={"city":"深圳","days":3}'.
+    #[arg(long = "call", value_name = "NAME=ARGS")]
+    pub calls: Vec<String>,
+    /// Build the seed document's example (get_weather + get_time, 5-character fragments).
+    #[arg(long)]
+    pub seed: bool,
+    /// Fragment length in characters; a comma list is cycled (e.g. 5 or 3,7).
+    #[arg(long, default_value = "5", value_parser = parse_fragment_list)]
+    pub fragment: String,
+    /// Interleave the calls' fragments (0,1,0,1...) instead of one call after another.
+    #[arg(long)]
+    pub interleaved: bool,
+    /// Cut the body into network reads of N bytes (splits characters on purpose); default one read per event.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_STUB_READ_BYTES))]
+    pub read_bytes: Option<usize>,
+    /// Microseconds between events (at most one hour).
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=MAX_STUB_GAP_MICROS))]
+    pub gap_us: u64,
+    /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
+    /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
+    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments).
+    #[arg(long = "quirk")]
+    pub quirks: Vec<String>,
+    /// The dialect of the stream to build (default openai-chat).
+    #[arg(long, value_parser = super::dialect_parser())]
+    pub dialect: Option<DialectKind>,
+    /// Recording title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// A note shown with the recording (repeatable).
+    #[arg(long = "note")]
+    pub notes: Vec<String>,
+    /// Output file (`.ron`); standard output when absent or `-`.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Replace OUT if it exists (without it, an existing file is refused with exit 2).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The `--quirk` names: each provider deviation `stub` can reproduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "kebab-case")]
+pub enum Quirk {
+    /// Continuation fragments repeat the function name.
+    RepeatName,
+    /// Continuation fragments carry an empty id.
+    EmptyId,
+    /// No `index` on tool-call deltas.
+    NoIndex,
+    /// Indexes count from 1.
+    #[value(name = "index-from-1")]
+    IndexFrom1,
+    /// Every call at index 0.
+    #[value(name = "all-at-index-0")]
+    AllAtIndex0,
+    /// Arguments as a JSON object instead of a string.
+    ObjectArguments,
+    /// Each fragment re-sends everything before it.
+    Cumulative,
+    /// CRLF line endings.
+    Crlf,
+    /// No space after `data:`.
+    NoSpace,
+    /// A keep-alive comment every third event.
+    Keepalive,
+    /// The stream stops before it finishes.
+    Truncate,
+    /// The finish reason rides on the last fragment.
+    FinishWithLast,
+    /// A provider error event.
+    Error,
+    /// Gemini only: Vertex AI streamed arguments (`partialArgs`).
+    PartialArgs,
+}
+
+impl Quirk {
+    /// Set this quirk in `quirks`.
+    fn apply(self, quirks: &mut Quirks) {
+        match self {
+            Quirk::RepeatName => quirks.repeat_name = true,
+            Quirk::EmptyId => quirks.empty_id_continuations = true,
+            Quirk::NoIndex => quirks.no_index = true,
+            Quirk::IndexFrom1 => quirks.index_base = 1,
+            Quirk::AllAtIndex0 => quirks.all_at_index_zero = true,
+            Quirk::ObjectArguments => quirks.object_arguments = true,
+            Quirk::Cumulative => quirks.cumulative = true,
+            Quirk::Crlf => quirks.crlf = true,
+            Quirk::NoSpace => quirks.no_space = true,
+            Quirk::Keepalive => quirks.keepalive_every = 3,
+            Quirk::Truncate => quirks.truncate = true,
+            Quirk::FinishWithLast => quirks.finish_with_last_fragment = true,
+            Quirk::Error => quirks.error_after = Some(2),
+            Quirk::PartialArgs => quirks.partial_args = true,
+        }
+    }
+}
+
+/// Largest `stub --read-bytes` (1 GiB: any body a stub can hold).
+const MAX_STUB_READ_BYTES: u64 = 1 << 30;
+/// Largest `stub --gap-us` (one hour).
+const MAX_STUB_GAP_MICROS: u64 = 3_600_000_000;
+/// Largest `stub --fragment` length (characters).
+const MAX_FRAGMENT_CHARS: usize = 1_000_000;
+
+/// Checks a `--fragment` list (positive lengths up to [`MAX_FRAGMENT_CHARS`], comma-separated) and
+/// keeps it as written (the stub command tells the seed's default `5` apart from an explicit one).
+fn parse_fragment_list(s: &str) -> Result<String, String> {
+    let ok = s.split(',').all(|n| {
+        n.trim()
+            .parse::<usize>()
+            .is_ok_and(|n| (1..=MAX_FRAGMENT_CHARS).contains(&n))
+    });
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "expected lengths from 1 to {MAX_FRAGMENT_CHARS}, like 5 or 3,7"
+        ))
+    }
+}
+
+fn parse_calls(args: &[String]) -> Result<Vec<StubCall>, String> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (name, arguments) = a
+                .split_once('=')
+                .ok_or_else(|| format!("--call {a:?}: expected NAME=ARGUMENTS"))?;
+            Ok(StubCall {
+                id: format!("call_{}", i + 1),
+                name: name.trim().to_owned(),
+                arguments: arguments.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// Runs `stub`.
+pub(super) fn run(a: &StubArgs) -> ExitCode {
+    let mut spec = if a.seed {
+        stub::seed_example()
+    } else {
+        StubSpec::default()
+    };
+    if !a.calls.is_empty() {
+        match parse_calls(&a.calls) {
+            Ok(c) => spec.calls = c,
+            Err(e) => return fail(EXIT_INPUT, e),
+        }
+    }
+    if spec.calls.is_empty() {
+        return fail(
+            EXIT_INPUT,
+            "no calls: give --call NAME=ARGS (repeatable) or --seed",
+        );
+    }
+    if !a.seed || a.fragment != "5" {
+        let lens: Result<Vec<usize>, _> = a
+            .fragment
+            .split(',')
+            .map(|s| s.trim().parse::<usize>())
+            .collect();
+        match lens {
+            Ok(l) if !l.is_empty() && l.iter().all(|&n| n > 0) => spec.fragment_chars = l,
+            _ => {
+                return fail(
+                    EXIT_INPUT,
+                    format!(
+                        "--fragment {:?}: expected positive numbers like 5 or 3,7",
+                        a.fragment
+                    ),
+                );
+            }
+        }
+    }
+    if a.interleaved {
+        spec.layout = Layout::Interleaved;
+    }
+    if a.read_bytes.is_some() {
+        spec.read_bytes = a.read_bytes;
+    }
+    if !a.seed || a.gap_us != 30_000 {
+        spec.gap_micros = a.gap_us;
+    }
+    if let Some(t) = &a.title {
+        spec.title = t.clone();
+    } else if !a.seed {
+        spec.title = format!(
+            "stub: {}",
+            spec.calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    for q in &a.quirks {
+        // Checked here rather than by clap, so an unknown one is a one-line error like the others.
+        let Ok(quirk) = Quirk::from_str(q, false) else {
+            let known: Vec<String> = Quirk::value_variants()
+                .iter()
+                .filter_map(|q| q.to_possible_value())
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            return fail(
+                EXIT_INPUT,
+                format!(
+                    "unknown quirk {q:?} (expected one of: {})",
+                    known.join(", ")
+                ),
+            );
+        };
+        quirk.apply(&mut spec.quirks);
+    }
+    if let Some(d) = a.dialect {
+        spec.dialect = d;
+    }
+    let chat_only = spec.quirks.chat_only();
+    if spec.dialect != DialectKind::OpenAiChat && !chat_only.is_empty() {
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "quirk {} exists only in openai-chat streams",
+                chat_only.join(", ")
+            ),
+        );
+    }
+    if spec.quirks.partial_args && spec.dialect != DialectKind::Gemini {
+        return fail(
+            EXIT_INPUT,
+            "quirk partial-args exists only in gemini streams (give --dialect gemini)",
+        );
+    }
+    let mut rec = stub::build(&spec);
+    rec.meta.notes.extend(a.notes.iter().cloned());
+    let out = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    match recording::save_with(&out, &rec, WriteOptions::private(a.force)) {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(e) => fail(write_failed(&e), e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_quirk_name_accepted_before_still_parses() {
+        let names = [
+            "repeat-name",
+            "empty-id",
+            "no-index",
+            "index-from-1",
+            "all-at-index-0",
+            "object-arguments",
+            "cumulative",
+            "crlf",
+            "no-space",
+            "keepalive",
+            "truncate",
+            "finish-with-last",
+            "error",
+            "partial-args",
+        ];
+        for name in names {
+            assert!(Quirk::from_str(name, false).is_ok(), "{name}");
+        }
+        // One name per quirk, and nothing else.
+        assert_eq!(Quirk::value_variants().len(), names.len());
+        assert!(Quirk::from_str("index-from1", false).is_err());
+    }
+}

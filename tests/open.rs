@@ -1,0 +1,129 @@
+//! One opener for the CLI and the app (`sse_replay::open`): `check`, `export` and `events` open a
+//! capture (HAR, cassette, JSON-lines fixture) as the app does; a capture with several streams
+//! takes `--stream N` and without it fails with exit 2, the error on the first line of standard
+//! error and one line per stream after it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{manifest, stderr};
+use sse_replay::analysis::SourceKind;
+use sse_replay::open::{self, OpenError, OpenOptions, Opened};
+
+const TWO_HAR: &str = "tests/data/import/two-streams.har";
+const TWO_CASSETTE: &str = "tests/data/import/vcr-two-streams.yaml";
+const ONE_CASSETTE: &str = "tests/data/import/pydantic-ai-style.yaml";
+
+fn run(args: &[&str]) -> Output {
+    common::bin_in(&manifest())
+        .args(args)
+        .output()
+        .expect("run the binary")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+#[test]
+fn a_capture_with_several_streams_needs_stream_n() {
+    for file in [TWO_HAR, TWO_CASSETTE] {
+        for cmd in ["check", "export", "events"] {
+            let o = run(&[cmd, file]);
+            assert_eq!(code(&o), 2, "{cmd} {file}: {}", stderr(&o));
+            assert!(o.stdout.is_empty(), "{cmd} {file}: nothing on stdout");
+            let err = stderr(&o);
+            let lines: Vec<&str> = err.lines().collect();
+            assert_eq!(lines.len(), 3, "{cmd} {file}: {err}");
+            assert!(
+                lines[0].starts_with("sse-replay: the capture holds 2 streams: give --stream N")
+                    && lines[0].ends_with(file),
+                "{err}"
+            );
+            assert!(lines[1].starts_with("  1: POST "), "{err}");
+            assert!(lines[2].starts_with("  2: POST "), "{err}");
+            // A number that is not one of them says so, with the same list.
+            let o = run(&[cmd, file, "--stream", "3"]);
+            assert_eq!(code(&o), 2, "{cmd} {file} --stream 3");
+            assert!(
+                stderr(&o).starts_with("sse-replay: no stream 3"),
+                "{}",
+                stderr(&o)
+            );
+            assert_eq!(stderr(&o).lines().count(), 3);
+        }
+    }
+}
+
+#[test]
+fn check_export_and_events_open_each_stream_of_a_capture() {
+    // Stream 1 of the HAR is an OpenAI chat stream with get_weather, stream 2 an Anthropic one.
+    let o = run(&["export", TWO_HAR, "--stream", "1", "--format", "jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(r#""name":"get_weather""#), "{out}");
+    let o = run(&["check", TWO_HAR, "--stream", "2", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["dialect"], "anthropic-messages");
+    assert_eq!(v["source"], "har import");
+    let o = run(&["events", TWO_CASSETTE, "--stream", "2"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).lines().count() > 1);
+    // A capture with one stream needs no --stream (and accepts --stream 1).
+    for args in [
+        &["check", ONE_CASSETTE][..],
+        &["check", ONE_CASSETTE, "--stream", "1"],
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+    }
+    // A recording has one stream: --stream 2 is refused like a capture's.
+    let o = run(&["check", "recordings/seed-example.ron", "--stream", "2"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).starts_with("sse-replay: no stream 2"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_library_opener_reports_streams_kinds_and_cancellation() {
+    let root = manifest();
+    let har = root.join(TWO_HAR);
+    match open::open(&har, OpenOptions::default(), |_| true).expect("open") {
+        Opened::Several { recordings } => assert_eq!(recordings.len(), 2),
+        Opened::One { .. } => panic!("two streams expected"),
+    }
+    let (_, kind) =
+        open::open_stream(&har, Some(2), OpenOptions::default(), |_| true).expect("stream 2");
+    assert_eq!(
+        kind,
+        SourceKind::Imported {
+            format: "har".into()
+        }
+    );
+    let seed = root.join("recordings/seed-example.ron");
+    let (_, kind) = open::open_stream(&seed, None, OpenOptions::default(), |_| true).expect("seed");
+    assert_eq!(kind, SourceKind::Recording);
+    // Cancellation is its own variant, not a message.
+    let e = open::open(&seed, OpenOptions::default(), |_| false).expect_err("cancelled");
+    assert!(matches!(e, OpenError::Cancelled), "{e:?}");
+    let e = open::open_stream(&har, None, OpenOptions::default(), |_| true).expect_err("choose");
+    assert!(
+        matches!(&e, OpenError::ChooseStream { titles, asked: None, .. } if titles.len() == 2),
+        "{e:?}"
+    );
+    // Import… on a recording opens it as a recording.
+    let import_only = OpenOptions {
+        import_only: true,
+        ..OpenOptions::default()
+    };
+    match open::open(Path::new(&seed), import_only, |_| true).expect("import a recording") {
+        Opened::One { kind, .. } => assert_eq!(kind, SourceKind::Recording),
+        Opened::Several { .. } => panic!("one recording expected"),
+    }
+}
