@@ -2,7 +2,7 @@
 //! [`Fragment`] is one piece of a call (its [`CallKey`], and each field [`Raw`]: absent, `null` or
 //! present); a [`Signal`] is a fragment or one of the stream-level facts a dialect reports; a
 //! [`Pos`] says where it arrived. [`SignalObserver`] is the pipeline's hook for anything that
-//! watches the signals as they are routed (the naive strategies, fed by [`crate::analysis`]).
+//! watches the signals as they are routed (the naive strategies, fed by the analysis).
 //!
 //! This module depends on nothing but [`crate::findings`] (for [`Signal::Finding`]): dialects,
 //! the accumulator, the naive strategies, compare and the importers all speak it.
@@ -193,7 +193,7 @@ pub struct Pos {
 
 /// The pipeline's hook: something that watches every signal as the pipeline routes it, in stream
 /// order, without sharing state with the accumulator. The analysis feeds the naive strategies
-/// through it ([`crate::naive::Strategies`]); the lean pass (`export`) has none, at no cost.
+/// through it; the lean pass (`export`) has none ([`NoObserver`]), at no cost.
 pub trait SignalObserver {
     /// One signal from the dialect, before the pipeline acts on it. `fragment_no` is the number the
     /// accumulator gives the fragment if the signal is one (the fragments so far otherwise).
