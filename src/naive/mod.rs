@@ -8,7 +8,7 @@
 //! the fragments (one file each); two work on the raw network reads and need a recording with chunk
 //! boundaries ([`per_read`]).
 //!
-//! Direction: the pipeline knows nothing of this module. [`crate::analysis`] hands a [`Strategies`]
+//! Direction: the pipeline knows nothing of this module. The analysis hands a [`Strategies`]
 //! driver to the pipeline as its [`SignalObserver`] ([`crate::pipeline::Pipeline::observed`]); the
 //! driver numbers the calls and feeds every strategy. Only [`per_read`] imports
 //! [`crate::pipeline`], to run the correct parser on the reads as it re-framed them.
