@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{Action, App, ScriptedDialogs, Settings, Slot, Source, StepUnit, Tab};
+use sse_replay::app::{Action, App, OpenTarget, ScriptedDialogs, Settings, Source, StepUnit, Tab};
 use sse_replay::naive::Strategy;
 
 fn harness(app: App) -> Harness<'static, App> {
@@ -123,8 +123,8 @@ fn stepping_the_cursor_shows_the_state_at_the_cursor() {
     h.key_press(egui::Key::ArrowRight);
     h.run();
     assert_eq!(h.state().view().unwrap().cursor, before + 1);
-    act(&mut h, Action::Step(StepUnit::Event, 1));
-    act(&mut h, Action::Step(StepUnit::Event, -1));
+    act(&mut h, Action::StepCursor(StepUnit::Event, 1));
+    act(&mut h, Action::StepCursor(StepUnit::Event, -1));
     h.key_press(egui::Key::End);
     h.run();
     h.get_by_label_contains("finished: 2 of 2 calls parsed");
@@ -175,7 +175,7 @@ fn broken_file_shows_the_error_and_keeps_the_previous_recording() {
     h.state_mut().settings.tab = Tab::Replay;
     h.state_mut()
         .actions
-        .push(Action::OpenPath(bad.clone(), Slot::Primary));
+        .push(Action::OpenPath(bad.clone(), OpenTarget::Primary));
     h.run();
     wait_loaded(&mut h);
     let status = h.state().status.clone().unwrap();
@@ -260,7 +260,7 @@ fn raw_body_opens_and_recent_files_remember_it() {
     std::fs::write(&sse, body).unwrap();
     let mut h = harness(app_with(vec![]));
     h.run();
-    act(&mut h, Action::OpenPath(sse.clone(), Slot::Primary));
+    act(&mut h, Action::OpenPath(sse.clone(), OpenTarget::Primary));
     wait_loaded(&mut h);
     let a = h.state().analysis().unwrap();
     assert_eq!(a.calls.len(), 1);
@@ -406,7 +406,7 @@ fn a_large_load_can_be_cancelled_and_keeps_the_previous_recording() {
     let f = std::fs::File::create(&big).unwrap();
     sse_replay::generate::write_large(std::io::BufWriter::new(f), 60).unwrap();
     let mut h = seed_harness();
-    act(&mut h, Action::OpenPath(big, Slot::Primary));
+    act(&mut h, Action::OpenPath(big, OpenTarget::Primary));
     assert!(h.state().is_loading());
     h.get_by_label_contains("Loading big.sse");
     h.get_by_label("Cancel").click();
@@ -480,7 +480,7 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
     h.run();
     h.get_by_label("⏺ Start").click();
     h.step();
-    assert!(h.state().settings.recorder.is_running());
+    assert!(h.state().recorder.is_running());
     h.get_by_label("Replay").click();
     h.step();
     let t0 = Instant::now();
@@ -501,7 +501,7 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
                 partial_views += 1;
             }
         }
-        let done = !app.settings.recorder.is_running()
+        let done = !app.recorder.is_running()
             && !app.is_loading()
             && app.analysis().is_some_and(|a| a.body == body);
         if done {
@@ -575,7 +575,7 @@ fn importing_a_har_with_two_streams_offers_a_choice() {
     act(&mut h, Action::ClosePicker);
     act(
         &mut h,
-        Action::OpenPath(import_data("malformed.har"), Slot::Primary),
+        Action::OpenPath(import_data("malformed.har"), OpenTarget::Primary),
     );
     wait_loaded(&mut h);
     let status = h.state().status.clone().unwrap();
@@ -681,7 +681,7 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
     std::fs::write(&sse, body).unwrap();
     let mut h = harness(app_with(vec![]));
     h.run();
-    act(&mut h, Action::OpenPath(sse, Slot::Primary));
+    act(&mut h, Action::OpenPath(sse, OpenTarget::Primary));
     wait_loaded(&mut h);
     h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
     h.get_by_label_contains("Server tools (1)");
@@ -696,7 +696,7 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
         "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
     );
     std::fs::write(&mismatch, body).unwrap();
-    act(&mut h, Action::OpenPath(mismatch, Slot::Primary));
+    act(&mut h, Action::OpenPath(mismatch, OpenTarget::Primary));
     wait_loaded(&mut h);
     assert!(!h.state().analysis().unwrap().all_ok());
     h.get_by_label_contains("finished: 1 of 1 calls parsed · FAILED");
@@ -709,7 +709,7 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
         "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
     );
     std::fs::write(&done_only, body).unwrap();
-    act(&mut h, Action::OpenPath(done_only, Slot::Primary));
+    act(&mut h, Action::OpenPath(done_only, OpenTarget::Primary));
     wait_loaded(&mut h);
     let a = h.state().analysis().unwrap();
     assert_eq!(a.calls[0].value(), Some(&serde_json::json!({"a": 2})));
@@ -736,7 +736,7 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
     let t0 = Instant::now();
     loop {
         h.step();
-        if !h.state().settings.client_test.is_running() {
+        if !h.state().client_test.is_running() {
             break;
         }
         assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");

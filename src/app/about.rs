@@ -2,10 +2,10 @@
 
 use egui::{RichText, Ui};
 
-use super::view::Action;
+use super::view::{Action, ActionQueue};
 
 /// The help text body.
-pub fn about_ui(ui: &mut Ui, actions: &mut Vec<Action>) {
+pub fn about_ui(ui: &mut Ui, queue: &mut ActionQueue) {
     ui.heading("Why streamed tool-call arguments break");
     ui.label("When a model streams a tool call, its arguments arrive as many small JSON fragments spread over Server-Sent Events, cut anywhere — in the middle of a string, even in the middle of a UTF-8 character.");
     ui.add_space(4.0);
@@ -32,6 +32,6 @@ pub fn about_ui(ui: &mut Ui, actions: &mut Vec<Action>) {
     ui.label("Keys: Space play/pause · ←/→ chunk · Shift+←/→ event · Ctrl+←/→ fragment · Home/End · Ctrl+O open.");
     ui.add_space(6.0);
     if ui.button("Open the seed example").clicked() {
-        actions.push(Action::OpenSeed);
+        queue.push(Action::OpenSeed);
     }
 }

@@ -8,7 +8,7 @@ use egui::{RichText, TextFormat, Ui};
 
 use super::json_tree::json_tree_ui;
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check};
 
@@ -20,25 +20,31 @@ const CARDS_MAX: usize = 12;
 const SEGMENTS_MAX: usize = 400;
 
 /// The accumulator panel.
-pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+pub fn accumulator_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    tables: &CursorTables,
+    view: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     ui.heading("Accumulator (correct)");
     ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
-    let cursor = v.cursor;
-    let started = (0..a.calls.len())
-        .filter(|&i| a.call_state_at(i, cursor).started)
+    let cursor = view.cursor;
+    let started = (0..analysis.calls.len())
+        .filter(|&i| analysis.call_state_at(i, cursor).started)
         .count();
-    let finished = a.call_state_at(0, cursor).finished
-        || a.calls.is_empty() && cursor >= ViewState::last_chunk(a);
+    let finished = analysis.call_state_at(0, cursor).finished
+        || analysis.calls.is_empty() && cursor >= ViewState::last_chunk(analysis);
     ui.horizontal_wrapped(|ui| {
         let state = if finished {
             // The one verdict: the same answer as `check`'s Result line and exit code.
-            let total = d.client_calls.len();
-            let ok = d
+            let total = tables.client_calls.len();
+            let ok = tables
                 .client_calls
                 .iter()
-                .filter(|&&i| a.calls[i].value().is_some())
+                .filter(|&&i| analysis.calls[i].value().is_some())
                 .count();
-            let (text, color) = if d.verdict.ok() {
+            let (text, color) = if tables.verdict.ok() {
                 (
                     format!("finished: {ok} of {total} calls parsed · OK"),
                     style::ok_color(ui),
@@ -53,66 +59,66 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
         } else {
             RichText::new(format!(
                 "streaming: {started} of {} calls started, nothing parsed yet",
-                a.calls.len()
+                analysis.calls.len()
             ))
             .strong()
             .size(16.0)
         };
         let r = ui.label(state);
-        if finished && !d.verdict.ok() {
-            r.on_hover_text(style::visible(&d.verdict.line(), 600));
+        if finished && !tables.verdict.ok() {
+            r.on_hover_text(style::visible(&tables.verdict.line(), 600));
         }
-        for &fi in &d.stream_findings {
-            if let Some(f) = a.findings.get(fi) {
+        for &fi in &tables.stream_findings {
+            if let Some(f) = analysis.findings.get(fi) {
                 let r = style::badge(ui, f);
                 if r.clicked()
                     && let Some(c) = f.first.chunk
                 {
-                    v.actions.push(Action::Seek(c));
+                    queue.push(Action::Seek(c));
                 }
             }
         }
     });
     ui.separator();
-    if a.calls.is_empty() {
+    if analysis.calls.is_empty() {
         ui.label("No tool calls in this stream.");
         return;
     }
-    if a.calls.len() <= CARDS_MAX {
+    if analysis.calls.len() <= CARDS_MAX {
         egui::ScrollArea::vertical()
             .id_salt("acc-cards")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                for &ci in &d.client_calls {
-                    call_card(ui, a, d, v, ci);
+                for &ci in &tables.client_calls {
+                    call_card(ui, analysis, tables, view, queue, ci);
                     ui.add_space(6.0);
                 }
-                server_tools_ui(ui, a, d, v);
+                server_tools_ui(ui, analysis, tables, view, queue);
             });
         return;
     }
     // Many calls: a virtualised table, then the selected (or current) call in detail.
-    let current_call = v
-        .current_fragment(a)
-        .and_then(|f| a.fragments.get(f as usize))
+    let current_call = view
+        .current_fragment(analysis)
+        .and_then(|f| analysis.fragments.get(f as usize))
         .map(|f| f.call as usize);
-    let shown = v
+    let shown = view
         .selected_call
         .or(current_call)
         .unwrap_or(0)
-        .min(a.calls.len() - 1);
+        .min(analysis.calls.len() - 1);
     let row_h = ui.spacing().interact_size.y;
     let table_h = (ui.available_height() * 0.4).max(row_h * 4.0);
     egui::ScrollArea::vertical()
         .id_salt("acc-table")
         .max_height(table_h)
         .auto_shrink([false, false])
-        .show_rows(ui, row_h, a.calls.len(), |ui, range| {
+        .show_rows(ui, row_h, analysis.calls.len(), |ui, range| {
             // Fixed-height rows: never wrap (a wrapped row would overlap the next).
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
             for ci in range {
-                let c = &a.calls[ci];
-                let st = a.call_state_at(ci, cursor);
+                let c = &analysis.calls[ci];
+                let st = analysis.call_state_at(ci, cursor);
                 let text = format!(
                     "{:>5}  {:<14} {:<18} {:>4}/{:<4} frags  {}",
                     ci,
@@ -130,26 +136,32 @@ pub fn accumulator_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState)
                 };
                 let r = ui.selectable_label(ci == shown, RichText::new(text).monospace());
                 if r.clicked() {
-                    v.selected_call = Some(ci);
+                    view.selected_call = Some(ci);
                 }
             }
         });
     ui.horizontal(|ui| {
         ui.label(RichText::new(format!("Call {shown} in detail")).strong());
-        if v.selected_call.is_some() && ui.button("Follow the cursor").clicked() {
-            v.selected_call = None;
+        if view.selected_call.is_some() && ui.button("Follow the cursor").clicked() {
+            view.selected_call = None;
         }
     });
     egui::ScrollArea::vertical()
         .id_salt("acc-detail")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            call_card(ui, a, d, v, shown);
+            call_card(ui, analysis, tables, view, queue, shown);
         });
 }
 
 /// The provider's server tools, apart from the client's calls: a labelled group below them.
-fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
+fn server_tools_ui(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
     if d.server_tools.is_empty() {
         return;
     }
@@ -161,12 +173,19 @@ fn server_tools_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         if let Some(kind) = a.calls.get(ci).and_then(|c| c.server_tool.as_deref()) {
             ui.weak(style::visible(kind, 60));
         }
-        call_card(ui, a, d, v, ci);
+        call_card(ui, a, d, v, queue, ci);
         ui.add_space(6.0);
     }
 }
 
-fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usize) {
+fn call_card(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+    ci: usize,
+) {
     let Some(c) = a.calls.get(ci) else { return };
     let st = a.call_state_at(ci, v.cursor);
     let current = v.current_fragment(a);
@@ -235,7 +254,7 @@ fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usiz
                     if r.clicked()
                         && let Some(no) = f.first.fragment
                     {
-                        v.actions.push(Action::FocusFragment(no));
+                        queue.push(Action::FocusFragment(no));
                     }
                     if let Some(no) = f.first.fragment {
                         ui.weak(format!("@ fragment {no}"));

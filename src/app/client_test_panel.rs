@@ -10,16 +10,17 @@ use std::time::Duration;
 
 use egui::{RichText, Ui};
 
-use super::view::Action;
+use super::view::{Action, ActionQueue};
 use crate::harness::{
     self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict,
 };
 use crate::recording::Recording;
 
-/// The form (persisted) and the run (not persisted).
-#[derive(serde::Serialize, serde::Deserialize)]
+/// The "Test a client" form: what to run against which recordings. Persisted in the settings; the
+/// run is a [`ClientTestRun`], owned by the app at runtime and never persisted.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct ClientTestPanel {
+pub struct ClientTestForm {
     /// The client's command line, run with `sh -c`.
     pub command: String,
     /// Recording files or folders, one per line; empty = the built-in suite.
@@ -27,34 +28,33 @@ pub struct ClientTestPanel {
     /// Variant names that are ticked.
     pub variants: Vec<String>,
     pub timeout_secs: f64,
-    #[serde(skip)]
+}
+
+/// The "Test a client" runtime: the run in progress (its thread and channels) and the last
+/// finished one. Owned by the app, never persisted.
+#[derive(Default)]
+pub struct ClientTestRun {
     run: Option<Run>,
     /// The last finished (or cancelled) run.
-    #[serde(skip)]
     pub last: Option<Finished>,
-    #[serde(skip)]
     pub error: Option<String>,
 }
 
-impl std::fmt::Debug for ClientTestPanel {
+impl std::fmt::Debug for ClientTestRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientTestPanel")
-            .field("command", &self.command)
+        f.debug_struct("ClientTestRun")
             .field("running", &self.run.is_some())
             .finish_non_exhaustive()
     }
 }
 
-impl Default for ClientTestPanel {
+impl Default for ClientTestForm {
     fn default() -> Self {
         Self {
             command: String::new(),
             recordings: String::new(),
             variants: Variant::FRAMING.map(|v| v.name().to_owned()).to_vec(),
             timeout_secs: 30.0,
-            run: None,
-            last: None,
-            error: None,
         }
     }
 }
@@ -83,21 +83,21 @@ struct Run {
     shown: (usize, usize),
 }
 
-impl ClientTestPanel {
+impl ClientTestRun {
     /// A run is in progress.
     pub fn is_running(&self) -> bool {
         self.run.is_some()
     }
 
     /// Starts a run (loading the suite happens here, it is small; the cases run on a thread).
-    pub fn start(&mut self, ctx: &egui::Context) {
+    pub fn start(&mut self, form: &ClientTestForm, ctx: &egui::Context) {
         self.error = None;
-        let command = self.command.trim().to_owned();
+        let command = form.command.trim().to_owned();
         if command.is_empty() {
             self.error = Some("Enter the command that runs your client".into());
             return;
         }
-        let paths: Vec<PathBuf> = self
+        let paths: Vec<PathBuf> = form
             .recordings
             .lines()
             .map(str::trim)
@@ -112,7 +112,7 @@ impl ClientTestPanel {
         let variants: Vec<Variant> = Variant::FRAMING
             .into_iter()
             .chain(Variant::FAULTS)
-            .filter(|v| self.variants.iter().any(|n| n == v.name()))
+            .filter(|v| form.variants.iter().any(|n| n == v.name()))
             .collect();
         let config = Config {
             command: harness::ClientCommand {
@@ -122,7 +122,7 @@ impl ClientTestPanel {
             variants: variants.clone(),
             dialects: Vec::new(),
             jobs: std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
-            timeout: Duration::from_secs_f64(self.timeout_secs.clamp(0.1, 86_400.0)),
+            timeout: Duration::from_secs_f64(form.timeout_secs.clamp(0.1, 86_400.0)),
             speed: 1.0,
             random_seed: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -218,7 +218,7 @@ impl ClientTestPanel {
     }
 
     /// The tab.
-    pub fn ui(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
+    pub fn ui(&mut self, ui: &mut Ui, form: &mut ClientTestForm, queue: &mut ActionQueue) {
         ui.heading("Test a client");
         ui.label("Runs your program against every recording × chunking variant and judges the tool calls it prints (a JSON array or JSON lines of {\"name\", \"arguments\", \"id\"}). It gets SSE_REPLAY_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST, GOOGLE_GEMINI_BASE_URL and dummy API keys.");
         egui::Grid::new("client-test-form")
@@ -226,7 +226,7 @@ impl ClientTestPanel {
             .show(ui, |ui| {
                 let label = ui.label("Command");
                 ui.add(
-                    egui::TextEdit::singleline(&mut self.command)
+                    egui::TextEdit::singleline(&mut form.command)
                         .hint_text("python my_client.py")
                         .desired_width(500.0),
                 )
@@ -234,7 +234,7 @@ impl ClientTestPanel {
                 ui.end_row();
                 let label = ui.label("Recordings");
                 ui.add(
-                    egui::TextEdit::multiline(&mut self.recordings)
+                    egui::TextEdit::multiline(&mut form.recordings)
                         .hint_text("empty: the built-in suite; or files/folders, one per line")
                         .desired_rows(2)
                         .desired_width(500.0),
@@ -244,23 +244,23 @@ impl ClientTestPanel {
                 ui.label("Variants");
                 ui.horizontal_wrapped(|ui| {
                     for v in Variant::FRAMING.into_iter().chain(Variant::FAULTS) {
-                        let mut on = self.variants.iter().any(|n| n == v.name());
+                        let mut on = form.variants.iter().any(|n| n == v.name());
                         let label = if v.is_fault() {
                             format!("{} (fault)", v.name())
                         } else {
                             v.name().to_owned()
                         };
                         if ui.checkbox(&mut on, label).changed() {
-                            self.variants.retain(|n| n != v.name());
+                            form.variants.retain(|n| n != v.name());
                             if on {
-                                self.variants.push(v.name().to_owned());
+                                form.variants.push(v.name().to_owned());
                             }
                         }
                     }
                 });
                 ui.end_row();
                 let label = ui.label("Timeout (s)");
-                ui.add(egui::DragValue::new(&mut self.timeout_secs).range(0.1..=3600.0))
+                ui.add(egui::DragValue::new(&mut form.timeout_secs).range(0.1..=3600.0))
                     .labelled_by(label.id);
                 ui.end_row();
             });
@@ -276,7 +276,7 @@ impl ClientTestPanel {
                         .desired_width(300.0),
                 );
             } else if ui.button("Run").clicked() {
-                self.start(ui.ctx());
+                self.start(form, ui.ctx());
             }
         });
         if let Some(e) = &self.error {
@@ -375,7 +375,7 @@ impl ClientTestPanel {
                 }
             });
         if let Some(i) = open {
-            actions.push(Action::OpenTestCase(i));
+            queue.push(Action::OpenTestCase(i));
         }
     }
 }
@@ -398,7 +398,7 @@ pub struct ClientOutput {
     pub shown: bool,
 }
 
-impl ClientTestPanel {
+impl ClientTestRun {
     /// The client's output for case `i` of the last run.
     pub fn case_output(&self, i: usize) -> Option<ClientOutput> {
         let last = self.last.as_ref()?;
@@ -437,7 +437,7 @@ fn show_call(c: &CaseCall) -> String {
 
 /// The left panel's "your client" view: the verdict, the diagnosis, each printed call against the
 /// correct call at its place (differences in red), and the tail of its stderr.
-pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput) {
+pub fn client_ui(ui: &mut Ui, analysis: &crate::analysis::Analysis, out: &ClientOutput) {
     let color = match out.verdict {
         Verdict::Pass => super::style::ok_color(ui),
         Verdict::Fail(_) => super::style::err_color(ui),
@@ -467,7 +467,7 @@ pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput)
                 Some(calls) => {
                     ui.label(RichText::new(format!("Calls it printed: {}", calls.len())).strong());
                     for (i, c) in calls.iter().enumerate() {
-                        let want = a.calls.get(i);
+                        let want = analysis.calls.get(i);
                         let ok = want.is_some_and(|w| same_call(c, w));
                         let color = if ok {
                             super::style::ok_color(ui)
@@ -505,11 +505,11 @@ pub fn client_ui(ui: &mut Ui, a: &crate::analysis::Analysis, out: &ClientOutput)
                             );
                         }
                     }
-                    if calls.len() < a.calls.len() {
+                    if calls.len() < analysis.calls.len() {
                         ui.label(format!(
                             "{} of the stream's {} calls not printed",
-                            a.calls.len() - calls.len(),
-                            a.calls.len()
+                            analysis.calls.len() - calls.len(),
+                            analysis.calls.len()
                         ));
                     }
                 }

@@ -5,7 +5,7 @@ use egui::{RichText, Ui};
 
 use super::loader::Loaded;
 use super::style;
-use super::view::{Action, Slot};
+use super::view::{Action, ActionQueue, OpenTarget};
 use crate::accumulate::Call;
 use crate::compare::{ArgsDiff, Comparison};
 
@@ -15,7 +15,7 @@ pub fn compare_ui(
     a: Option<&Loaded>,
     b: Option<&Loaded>,
     cmp: Option<&Comparison>,
-    actions: &mut Vec<Action>,
+    queue: &mut ActionQueue,
 ) {
     ui.horizontal(|ui| {
         ui.heading("Compare two recordings");
@@ -24,14 +24,14 @@ pub fn compare_ui(
             .on_hover_text("The recording the player shows")
             .clicked()
         {
-            actions.push(Action::OpenDialog(Slot::Primary));
+            queue.push(Action::OpenDialog(OpenTarget::Primary));
         }
         if ui
             .button("Open B…")
             .on_hover_text("A second recording, e.g. the same prompt from another provider")
             .clicked()
         {
-            actions.push(Action::OpenDialog(Slot::Second));
+            queue.push(Action::OpenDialog(OpenTarget::Second));
         }
     });
     ui.horizontal(|ui| {

@@ -3,9 +3,9 @@
 use egui::{RichText, Ui};
 use serde_json::Value;
 
-/// Show `v` as a tree; `id` keeps the open/closed state apart between calls.
-pub fn json_tree_ui(ui: &mut Ui, id: egui::Id, v: &Value) {
-    node(ui, id, None, v, 0);
+/// Show `value` as a tree; `id` keeps the open/closed state apart between calls.
+pub fn json_tree_ui(ui: &mut Ui, id: egui::Id, value: &Value) {
+    node(ui, id, None, value, 0);
 }
 
 fn scalar(v: &Value) -> String {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use super::view::{Derived, Slot};
+use super::view::{CursorTables, OpenTarget};
 use crate::analysis::{Analysis, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
 use crate::open::{OpenError, OpenOptions, Opened};
@@ -55,7 +55,7 @@ impl Source {
 #[derive(Debug)]
 pub struct Loaded {
     pub analysis: Analysis,
-    pub derived: Derived,
+    pub derived: CursorTables,
     /// The file, when it came from one (for the recent list and export names).
     pub path: Option<PathBuf>,
     /// Wall time from the open request to the analysis being ready.
@@ -88,7 +88,7 @@ pub enum LoadResult {
 /// A load in progress.
 pub struct Loading {
     pub name: String,
-    pub slot: Slot,
+    pub slot: OpenTarget,
     pub started: Instant,
     progress: Arc<AtomicU32>,
     stage: Arc<AtomicU32>,
@@ -136,7 +136,7 @@ impl Loading {
 /// `wake` is called when the result is ready.
 pub fn spawn(
     source: Source,
-    slot: Slot,
+    slot: OpenTarget,
     dialect: Option<DialectKind>,
     wake: impl Fn() + Send + 'static,
 ) -> Loading {
@@ -157,7 +157,7 @@ pub fn spawn(
                     path,
                     source,
                 } => {
-                    let derived = Derived::new(&analysis);
+                    let derived = CursorTables::new(&analysis);
                     LoadResult::Loaded(Box::new(Loaded {
                         analysis: *analysis,
                         derived,

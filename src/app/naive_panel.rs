@@ -5,22 +5,28 @@
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::Analysis;
 use crate::naive::{NaiveCall, Strategy};
 
 /// The naive strategy panel.
-pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
-    let Some(si) = a
+pub fn naive_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    tables: &CursorTables,
+    view: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
+    let Some(si) = analysis
         .strategies
         .iter()
-        .position(|s| s.report.strategy == v.strategy)
+        .position(|s| s.report.strategy == view.strategy)
     else {
         ui.label("This strategy was not run on this recording.");
         return;
     };
-    let s = &a.strategies[si];
+    let s = &analysis.strategies[si];
     let r = &s.report;
     ui.horizontal(|ui| {
         ui.heading("Naive");
@@ -28,7 +34,7 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             .selected_text(r.strategy.name())
             .width(170.0)
             .show_ui(ui, |ui| {
-                for st in &a.strategies {
+                for st in &analysis.strategies {
                     let ok = st.verdict.matches_correct;
                     let text = format!(
                         "{} {}",
@@ -36,10 +42,10 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                         st.report.strategy.name()
                     );
                     if ui
-                        .selectable_label(st.report.strategy == v.strategy, text)
+                        .selectable_label(st.report.strategy == view.strategy, text)
                         .clicked()
                     {
-                        v.actions.push(Action::SelectStrategy(st.report.strategy));
+                        queue.push(Action::SelectStrategy(st.report.strategy));
                     }
                 }
             });
@@ -49,15 +55,15 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         ui.colored_label(style::warn_color(ui), format!("Not run: {why}"));
         return;
     }
-    let cursor = v.cursor;
-    let finished =
-        a.finish_chunk().is_some_and(|f| f <= cursor) || cursor >= ViewState::last_chunk(a);
+    let cursor = view.cursor;
+    let finished = analysis.finish_chunk().is_some_and(|f| f <= cursor)
+        || cursor >= ViewState::last_chunk(analysis);
     ui.separator();
 
     // Attempts (steps) up to the cursor.
     if !r.steps.is_empty() {
         let n_at = r.steps.partition_point(|st| st.chunk <= cursor);
-        let parsed = d
+        let parsed = tables
             .parsed_prefix
             .get(si)
             .and_then(|p| p.get(n_at))
@@ -79,13 +85,13 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                 .size(16.0)
                 .color(color),
         );
-        steps_list(ui, a, d, v, si, n_at);
+        steps_list(ui, analysis, tables, view, queue, si, n_at);
     } else if r.strategy == Strategy::ConcatAll {
-        concat_all_live(ui, a, v);
+        concat_all_live(ui, analysis, view);
     }
 
     ui.separator();
-    let emitted = calls_emitted(a, d, si, cursor);
+    let emitted = calls_emitted(analysis, tables, si, cursor);
     ui.label(
         RichText::new(format!(
             "Calls it has produced by chunk {cursor}: {}",
@@ -143,7 +149,7 @@ pub fn naive_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
     }
 }
 
-fn calls_emitted(a: &Analysis, d: &Derived, si: usize, cursor: u32) -> Vec<u32> {
+fn calls_emitted(a: &Analysis, d: &CursorTables, si: usize, cursor: u32) -> Vec<u32> {
     let Some(order) = d.call_order.get(si) else {
         return Vec::new();
     };
@@ -152,7 +158,15 @@ fn calls_emitted(a: &Analysis, d: &Derived, si: usize, cursor: u32) -> Vec<u32> 
     order[..n].to_vec()
 }
 
-fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usize, n_at: usize) {
+fn steps_list(
+    ui: &mut Ui,
+    a: &Analysis,
+    d: &CursorTables,
+    v: &mut ViewState,
+    queue: &mut ActionQueue,
+    si: usize,
+    n_at: usize,
+) {
     let steps = &a.strategies[si].report.steps;
     let current = v.current_fragment(a);
     let row_h = ui
@@ -190,7 +204,7 @@ fn steps_list(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, si: usi
                     .on_hover_text("Move the cursor to this fragment")
                     .clicked()
                 {
-                    v.actions.push(Action::FocusFragment(st.fragment));
+                    queue.push(Action::FocusFragment(st.fragment));
                 }
                 if let Some(c) = st.call {
                     ui.label(RichText::new(format!("call {c}")).small().weak());

@@ -6,17 +6,23 @@ use std::time::{Duration, Instant};
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::{Action, Derived, StepUnit, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, StepUnit, ViewState};
 use crate::analysis::Analysis;
 
 /// The speeds offered (× recorded timing).
 pub const SPEEDS: [f32; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
 
 /// The transport bar.
-pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
-    let last = ViewState::last_chunk(a);
+pub fn transport_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    tables: &CursorTables,
+    view: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
+    let last = ViewState::last_chunk(analysis);
     ui.horizontal_wrapped(|ui| {
-        let q = &mut v.actions;
+        let q = &mut *queue;
         if ui
             .button("⇤ Start")
             .on_hover_text("First chunk (Home)")
@@ -25,7 +31,11 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             q.push(Action::Home);
         }
         step_buttons(ui, q, -1);
-        let play_label = if v.playing { "⏸ Pause" } else { "⏵ Play" };
+        let play_label = if view.playing {
+            "⏸ Pause"
+        } else {
+            "⏵ Play"
+        };
         if ui
             .button(RichText::new(play_label).strong())
             .on_hover_text("Play at the recorded timing (Space)")
@@ -42,10 +52,10 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             q.push(Action::End);
         }
         ui.separator();
-        let speed_text = if v.instant {
+        let speed_text = if view.instant {
             "instant".to_owned()
         } else {
-            format!("{}×", v.speed)
+            format!("{}×", view.speed)
         };
         egui::ComboBox::from_label("speed")
             .selected_text(speed_text)
@@ -53,21 +63,21 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             .show_ui(ui, |ui| {
                 for s in SPEEDS {
                     if ui
-                        .selectable_label(!v.instant && v.speed == s, format!("{s}×"))
+                        .selectable_label(!view.instant && view.speed == s, format!("{s}×"))
                         .clicked()
                     {
-                        v.speed = s;
-                        v.instant = false;
-                        v.play_anchor = None;
+                        view.speed = s;
+                        view.instant = false;
+                        view.play_anchor = None;
                     }
                 }
-                if ui.selectable_label(v.instant, "instant").clicked() {
-                    v.instant = true;
+                if ui.selectable_label(view.instant, "instant").clicked() {
+                    view.instant = true;
                 }
             });
     });
     ui.horizontal(|ui| {
-        let mut k = v.cursor;
+        let mut k = view.cursor;
         let width = (ui.available_width() - 420.0).max(160.0);
         ui.spacing_mut().slider_width = width;
         let r = ui.add(
@@ -75,13 +85,16 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                 .text("chunk")
                 .clamping(egui::SliderClamping::Always),
         );
-        if r.changed() && k != v.cursor {
-            v.actions.push(Action::Seek(k));
+        if r.changed() && k != view.cursor {
+            queue.push(Action::Seek(k));
         }
-        let t = a.chunks.get(v.cursor as usize).map_or(0, |c| c.t_micros);
-        let events = a.events_at(v.cursor);
-        let frags = a.fragments_at(v.cursor);
-        let time = if d.timed {
+        let t = analysis
+            .chunks
+            .get(view.cursor as usize)
+            .map_or(0, |c| c.t_micros);
+        let events = analysis.events_at(view.cursor);
+        let frags = analysis.fragments_at(view.cursor);
+        let time = if tables.timed {
             format!("t = {}", style::ms(t))
         } else {
             "no timing (raw body)".to_owned()
@@ -89,13 +102,13 @@ pub fn transport_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         ui.label(format!(
             "of {} · {time} · events {events}/{} · fragments {frags}/{}",
             last,
-            a.events.len(),
-            a.fragments.len()
+            analysis.events.len(),
+            analysis.fragments.len()
         ));
     });
 }
 
-fn step_buttons(ui: &mut Ui, q: &mut Vec<Action>, dir: i32) {
+fn step_buttons(ui: &mut Ui, q: &mut ActionQueue, dir: i32) {
     let units = [
         (StepUnit::Fragment, "fragment"),
         (StepUnit::Event, "event"),
@@ -127,41 +140,41 @@ fn step_buttons(ui: &mut Ui, q: &mut Vec<Action>, dir: i32) {
             ),
         };
         if ui.button(label).on_hover_text(hint).clicked() {
-            q.push(Action::Step(unit, dir));
+            q.push(Action::StepCursor(unit, dir));
         }
     }
 }
 
 /// Advance the cursor while playing; asks for a repaint only when the next chunk is due.
-pub fn tick(ctx: &egui::Context, a: &Analysis, d: &Derived, v: &mut ViewState) {
-    if !v.playing {
-        v.play_anchor = None;
+pub fn tick(ctx: &egui::Context, analysis: &Analysis, tables: &CursorTables, view: &mut ViewState) {
+    if !view.playing {
+        view.play_anchor = None;
         return;
     }
-    let last = ViewState::last_chunk(a);
-    if v.instant || v.cursor >= last {
-        v.cursor = last;
-        v.focus_fragment = None;
-        v.playing = false;
-        v.play_anchor = None;
+    let last = ViewState::last_chunk(analysis);
+    if view.instant || view.cursor >= last {
+        view.cursor = last;
+        view.focus_fragment = None;
+        view.playing = false;
+        view.play_anchor = None;
         return;
     }
     let now = Instant::now();
-    let (wall0, clock0) = *v
+    let (wall0, clock0) = *view
         .play_anchor
-        .get_or_insert((now, ViewState::clock_of(a, d, v.cursor)));
-    let clock = clock0 + now.duration_since(wall0).as_secs_f64() * 1e6 * f64::from(v.speed);
-    let k = ViewState::chunk_at_clock(a, d, clock).max(v.cursor);
-    if k != v.cursor {
-        v.cursor = k;
-        v.focus_fragment = None;
+        .get_or_insert((now, ViewState::clock_of(analysis, tables, view.cursor)));
+    let clock = clock0 + now.duration_since(wall0).as_secs_f64() * 1e6 * f64::from(view.speed);
+    let k = ViewState::chunk_at_clock(analysis, tables, clock).max(view.cursor);
+    if k != view.cursor {
+        view.cursor = k;
+        view.focus_fragment = None;
     }
     if k >= last {
-        v.playing = false;
-        v.play_anchor = None;
+        view.playing = false;
+        view.play_anchor = None;
         return;
     }
-    let next = ViewState::clock_of(a, d, k + 1);
-    let wait_micros = ((next - clock) / f64::from(v.speed)).clamp(1_000.0, 250_000.0);
+    let next = ViewState::clock_of(analysis, tables, k + 1);
+    let wait_micros = ((next - clock) / f64::from(view.speed)).clamp(1_000.0, 250_000.0);
     ctx.request_repaint_after(Duration::from_micros(wait_micros as u64));
 }

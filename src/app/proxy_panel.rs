@@ -9,7 +9,7 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 use serde::{Deserialize, Serialize};
 
-use super::recorder::PanelEvent;
+use super::view::{Action, ActionQueue, OpenTarget, Tab};
 use crate::net::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 
 /// One captured event stream.
@@ -40,44 +40,42 @@ struct Running {
     rx: mpsc::Receiver<ProxyEvent>,
 }
 
-/// The Proxy panel. Settings persist; the running proxy and the session list do not.
-#[derive(Serialize, Deserialize)]
+/// The Proxy form: where to listen, where to forward, where to write. Persisted in the settings;
+/// the running proxy is a [`ProxyRun`], owned by the app at runtime and never persisted.
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ProxyPanel {
+pub struct ProxyForm {
     pub listen: String,
     pub upstream: String,
     pub out_dir: PathBuf,
     pub timeout_secs: f64,
-    #[serde(skip)]
+}
+
+/// The Proxy's runtime: the running proxy (its thread and channel), the sessions it captured and
+/// its request log. Owned by the app, never persisted; dropping it stops the proxy.
+#[derive(Default)]
+pub struct ProxyRun {
     running: Option<Running>,
-    #[serde(skip)]
     sessions: Vec<Session>,
     /// Recent request lines (newest last).
-    #[serde(skip)]
     log: Vec<String>,
-    #[serde(skip)]
     error: Option<String>,
 }
 
-impl Default for ProxyPanel {
+impl Default for ProxyForm {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
             upstream: "https://api.openai.com".into(),
             out_dir: PathBuf::from("sse-captures"),
             timeout_secs: 300.0,
-            running: None,
-            sessions: Vec::new(),
-            log: Vec::new(),
-            error: None,
         }
     }
 }
 
-impl std::fmt::Debug for ProxyPanel {
+impl std::fmt::Debug for ProxyRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProxyPanel")
-            .field("listen", &self.listen)
+        f.debug_struct("ProxyRun")
             .field("running", &self.addr())
             .field("sessions", &self.sessions.len())
             .finish_non_exhaustive()
@@ -86,7 +84,7 @@ impl std::fmt::Debug for ProxyPanel {
 
 const LOG_MAX: usize = 200;
 
-impl ProxyPanel {
+impl ProxyRun {
     /// The address the proxy listens on, while it runs.
     pub fn addr(&self) -> Option<std::net::SocketAddr> {
         self.running.as_ref().map(|r| r.handle.addr())
@@ -97,20 +95,20 @@ impl ProxyPanel {
         &self.sessions
     }
 
-    /// Starts the proxy; `ctx` is woken on each event.
-    pub fn start(&mut self, ctx: &egui::Context) {
-        let listen = match self.listen.trim().parse() {
+    /// Starts the proxy `form` describes; `ctx` is woken on each event.
+    pub fn start(&mut self, form: &ProxyForm, ctx: &egui::Context) {
+        let listen = match form.listen.trim().parse() {
             Ok(a) => a,
             Err(e) => {
-                self.error = Some(format!("listen address {:?}: {e}", self.listen));
+                self.error = Some(format!("listen address {:?}: {e}", form.listen));
                 return;
             }
         };
         let config = ProxyConfig {
             listen,
-            upstream: self.upstream.trim().to_owned(),
-            out_dir: self.out_dir.clone(),
-            timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
+            upstream: form.upstream.trim().to_owned(),
+            out_dir: form.out_dir.clone(),
+            timeout: Duration::from_secs_f64(form.timeout_secs.clamp(1.0, 3600.0)),
             keep_secrets: false,
             limits: crate::net::ServerLimits::default(),
         };
@@ -204,41 +202,40 @@ impl ProxyPanel {
         }
     }
 
-    /// Draws the panel; returns [`PanelEvent::Open`] when a session's Open is clicked.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<PanelEvent> {
+    /// Draws the panel; a session's Open queues opening it in Replay on `queue`.
+    pub fn ui(&mut self, ui: &mut Ui, form: &mut ProxyForm, queue: &mut ActionQueue) {
         if let Some(r) = &self.running {
             let events: Vec<_> = r.rx.try_iter().take(1000).collect();
             self.apply(events);
         }
-        let mut event = None;
         let running = self.running.is_some();
         ui.heading("Proxy");
         ui.add_enabled_ui(!running, |ui| {
             egui::Grid::new("proxy-form").num_columns(2).show(ui, |ui| {
                 let label = ui.label("Listen on");
-                ui.add(egui::TextEdit::singleline(&mut self.listen).desired_width(200.0))
+                ui.add(egui::TextEdit::singleline(&mut form.listen).desired_width(200.0))
                     .labelled_by(label.id);
                 ui.end_row();
                 let label = ui.label("Upstream");
                 ui.add(
-                    egui::TextEdit::singleline(&mut self.upstream)
+                    egui::TextEdit::singleline(&mut form.upstream)
                         .hint_text("https://api.openai.com")
                         .desired_width(320.0),
                 )
                 .labelled_by(label.id);
                 ui.end_row();
                 let label = ui.label("Save captures in");
-                let mut dir = self.out_dir.display().to_string();
+                let mut dir = form.out_dir.display().to_string();
                 if ui
                     .add(egui::TextEdit::singleline(&mut dir).desired_width(320.0))
                     .labelled_by(label.id)
                     .changed()
                 {
-                    self.out_dir = PathBuf::from(dir);
+                    form.out_dir = PathBuf::from(dir);
                 }
                 ui.end_row();
                 let label = ui.label("Upstream timeout (s)");
-                ui.add(egui::DragValue::new(&mut self.timeout_secs).range(1.0..=3600.0))
+                ui.add(egui::DragValue::new(&mut form.timeout_secs).range(1.0..=3600.0))
                     .labelled_by(label.id);
                 ui.end_row();
             });
@@ -249,7 +246,7 @@ impl ProxyPanel {
                     self.stop();
                 }
             } else if ui.button("▶ Start proxy").clicked() {
-                self.start(ui.ctx());
+                self.start(form, ui.ctx());
             }
             if let Some(addr) = self.addr() {
                 ui.label(format!(
@@ -293,7 +290,11 @@ impl ProxyPanel {
                                     ui.label(RichText::new(e).color(ui.visuals().warn_fg_color));
                                 }
                                 if r.saved && ui.button("Open").clicked() {
-                                    event = Some(PanelEvent::Open(s.path.clone()));
+                                    queue.push(Action::OpenPath(
+                                        s.path.clone(),
+                                        OpenTarget::Primary,
+                                    ));
+                                    queue.push(Action::ShowTab(Tab::Replay));
                                 }
                             }
                         }
@@ -309,6 +310,5 @@ impl ProxyPanel {
                     }
                 });
         }
-        event
     }
 }

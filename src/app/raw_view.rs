@@ -6,31 +6,39 @@ use egui::text::LayoutJob;
 use egui::{RichText, TextFormat, Ui};
 
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::analysis::Analysis;
 
 /// At most this many bytes of a chunk are shown on its row.
 const ROW_BYTES: usize = 600;
 
 /// The raw view.
-pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
-    let event = v.current_event(a).and_then(|e| a.events.get(e as usize));
+pub fn raw_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    _tables: &CursorTables,
+    view: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
+    let event = view
+        .current_event(analysis)
+        .and_then(|e| analysis.events.get(e as usize));
     ui.horizontal_wrapped(|ui| {
         ui.strong("Raw stream");
         ui.weak(format!(
             "{} bytes in {} chunks · {} · {}",
-            a.body.len(),
-            a.chunks.len(),
-            a.framing.name(),
-            a.source.kind
+            analysis.body.len(),
+            analysis.chunks.len(),
+            analysis.framing.name(),
+            analysis.source.kind
         ));
         if let Some(e) = event {
             ui.separator();
             ui.label(
                 RichText::new(format!(
                     "event {} ({}) bytes {}..{}",
-                    v.current_event(a).unwrap_or(0),
-                    a.event_type(e),
+                    view.current_event(analysis).unwrap_or(0),
+                    analysis.event_type(e),
                     e.span.start,
                     e.span.end
                 ))
@@ -50,27 +58,27 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
     let mut area = egui::ScrollArea::both()
         .id_salt("raw-rows")
         .auto_shrink([false, false]);
-    if let Some(offset) = v.raw_scroll.target(
-        v.cursor,
-        v.cursor as usize,
-        a.chunks.len(),
+    if let Some(offset) = view.raw_scroll.target(
+        view.cursor,
+        view.cursor as usize,
+        analysis.chunks.len(),
         row_full,
         ui.spacing().item_spacing.y,
     ) {
         area = area.vertical_scroll_offset(offset);
     }
     let font = egui::TextStyle::Monospace.resolve(ui.style());
-    let out = area.show_rows(ui, row_h, a.chunks.len(), |ui, range| {
+    let out = area.show_rows(ui, row_h, analysis.chunks.len(), |ui, range| {
         for k in range {
-            let Some(c) = a.chunks.get(k) else { continue };
-            let is_cursor = k as u32 == v.cursor;
+            let Some(c) = analysis.chunks.get(k) else { continue };
+            let is_cursor = k as u32 == view.cursor;
             ui.horizontal(|ui| {
                 let head = RichText::new(format!("{k:>6} {:>9}", style::ms(c.t_micros))).monospace();
                 let head = if is_cursor { head.background_color(style::fragment_bg(ui, 0, true)).strong() } else { head.weak() };
                 if ui.add(egui::Button::new(head).frame(false)).on_hover_text("Move the cursor to this chunk").clicked() {
-                    v.actions.push(Action::Seek(k as u32));
+                    queue.push(Action::Seek(k as u32));
                 }
-                let bytes = a.bytes(&(c.start..c.end));
+                let bytes = analysis.bytes(&(c.start..c.end));
                 let shown = &bytes[..bytes.len().min(ROW_BYTES)];
                 // Split the row at the highlighted event's edges.
                 let (hs, he) = event.map_or((0, 0), |e| {
@@ -91,15 +99,15 @@ pub fn raw_ui(ui: &mut Ui, a: &Analysis, _d: &Derived, v: &mut ViewState) {
                     job.append(&format!(" … +{} bytes", bytes.len() - ROW_BYTES), 0.0, TextFormat { color: ui.visuals().weak_text_color(), ..normal.clone() });
                 }
                 ui.add(egui::Label::new(job).extend());
-                if let Some(hex) = split_utf8_hex(&a.body, c.end as usize) {
+                if let Some(hex) = split_utf8_hex(&analysis.body, c.end as usize) {
                     ui.label(RichText::new(hex).monospace().color(style::warn_color(ui)))
                         .on_hover_text("This read ends inside a UTF-8 character: the bytes of that character on both sides of the boundary (|). Decoding each read on its own gives U+FFFD.");
                 }
             });
         }
     });
-    v.raw_scroll.remember(&out);
-    if v.raw_scroll.pending() {
+    view.raw_scroll.remember(&out);
+    if view.raw_scroll.pending() {
         ui.ctx().request_repaint();
     }
 }

@@ -2,10 +2,10 @@
 //! ready templates, Start/Stop, live counts, Save As. The recording runs on
 //! [`crate::net::record::start`]'s own thread; updates arrive through a channel and a repaint
 //! waker, so the UI never waits on the network. While it runs, the panel hands the host the
-//! recording so far ([`PanelEvent::Live`], at most ~10 per second) so the comparison panels can
+//! recording so far ([`Action::ShowLive`] on the app's [`ActionQueue`], at most ~10 per second) so the comparison panels can
 //! follow the stream as it arrives.
 //!
-//! Every recording is written crash-safely into [`RecorderPanel::out_dir`] as it arrives (the same
+//! Every recording is written crash-safely into [`RecorderForm::out_dir`] as it arrives (the same
 //! journal as the CLI); Save As copies the finished recording elsewhere.
 
 use std::path::PathBuf;
@@ -15,21 +15,11 @@ use std::time::{Duration, Instant};
 use egui::{RichText, Ui};
 use serde::{Deserialize, Serialize};
 
+use super::view::{Action, ActionQueue, OpenTarget, Tab};
 use crate::net::record::{self, RecordOutcome, RecordRequest, RecorderHandle, RecorderUpdate};
 use crate::net::sink::Progress;
-use crate::recording::{self, Recording};
-
-/// What a panel asks its host to do (returned from `ui`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum PanelEvent {
-    /// The recording so far (sent when new chunks arrived, at most ~10 per second, and once at
-    /// the end): show it in the comparison panels.
-    Live(Recording),
-    /// Open this saved recording in the player.
-    Open(PathBuf),
-    /// Ask the user for a file name and save this recording there.
-    SaveAs(Recording),
-}
+use crate::recording::Recording;
+use crate::redact;
 
 /// One request header row. A secret row's value is masked on screen and never persisted.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -168,10 +158,12 @@ impl Drop for Run {
     }
 }
 
-/// The Recorder panel. Settings persist (`#[serde(default)]`); secret header values and the run do not.
+/// The Recorder form: what to request and where to write it. Persisted in the settings
+/// (`#[serde(default)]`) without secret header values; the recording itself is a [`RecorderRun`],
+/// owned by the app at runtime and never persisted.
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
-pub struct RecorderPanel {
+pub struct RecorderForm {
     pub url: String,
     pub method: String,
     pub headers: Vec<HeaderRow>,
@@ -183,14 +175,18 @@ pub struct RecorderPanel {
     /// persisted, so a forgotten tick cannot leak keys into later recordings).
     #[serde(skip)]
     pub keep_secrets: bool,
-    #[serde(skip)]
+}
+
+/// The Recorder's runtime: the recording in progress (its thread, channel and handle) and the
+/// last result. Owned by the app, never persisted; dropping it stops the recording.
+#[derive(Default)]
+pub struct RecorderRun {
     run: Option<Run>,
     /// The last error or result, shown in the status line; cleared by the next Start.
-    #[serde(skip)]
     status: Option<(bool, String)>,
 }
 
-impl Default for RecorderPanel {
+impl Default for RecorderForm {
     fn default() -> Self {
         let (url, headers, body) = Template::OpenAiChat.request();
         Self {
@@ -201,35 +197,29 @@ impl Default for RecorderPanel {
             out_dir: PathBuf::from("sse-captures"),
             timeout_secs: 60.0,
             keep_secrets: false,
-            run: None,
-            status: None,
         }
     }
 }
 
-impl std::fmt::Debug for RecorderPanel {
+impl std::fmt::Debug for RecorderForm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // No header values here: they may be secrets.
-        f.debug_struct("RecorderPanel")
-            .field("url", &recording::redact_url(&self.url))
-            .field("running", &self.is_running())
+        f.debug_struct("RecorderForm")
+            .field("url", &redact::redact_url(&self.url))
             .finish_non_exhaustive()
     }
 }
 
-impl RecorderPanel {
-    /// Whether a recording is in progress.
-    pub fn is_running(&self) -> bool {
-        self.run.as_ref().is_some_and(|r| r.outcome.is_none())
+impl std::fmt::Debug for RecorderRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecorderRun")
+            .field("running", &self.is_running())
+            .field("status", &self.status)
+            .finish_non_exhaustive()
     }
+}
 
-    /// The recording so far (or the finished one), if any.
-    pub fn recording(&self) -> Option<&Recording> {
-        self.run
-            .as_ref()
-            .map(|r| r.outcome.as_ref().map_or(&r.live, |o| &o.recording))
-    }
-
+impl RecorderForm {
     /// Fills the form from a template.
     pub fn apply_template(&mut self, t: Template) {
         let (url, headers, body) = t.request();
@@ -278,165 +268,6 @@ impl RecorderPanel {
             timeout: Duration::from_secs_f64(self.timeout_secs.clamp(1.0, 3600.0)),
             title: String::new(),
         })
-    }
-
-    /// Starts recording; `ctx` is woken when updates arrive.
-    pub fn start(&mut self, ctx: &egui::Context) {
-        let req = match self.build_request(crate::net::headers::env_lookup) {
-            Ok(r) => r,
-            Err(e) => {
-                self.status = Some((false, e));
-                return;
-            }
-        };
-        if let Err(e) = std::fs::create_dir_all(&self.out_dir) {
-            self.status = Some((
-                false,
-                format!("cannot create {}: {e}", self.out_dir.display()),
-            ));
-            return;
-        }
-        let (tx, rx) = mpsc::channel();
-        let waker = ctx.clone();
-        let handle = record::start(req, move |u| {
-            let _ = tx.send(u);
-            waker.request_repaint_after(Duration::from_millis(10));
-        });
-        self.status = None;
-        self.run = Some(Run {
-            handle,
-            rx,
-            live: Recording::default(),
-            progress: Progress::default(),
-            outcome: None,
-            dirty: false,
-            last_live: None,
-        });
-    }
-
-    /// Asks the recorder to stop (it saves what arrived).
-    pub fn stop(&mut self) {
-        if let Some(run) = &self.run {
-            run.handle.stop();
-        }
-    }
-
-    /// Applies the updates that arrived; returns the live recording when the host should see it.
-    fn drain(&mut self) -> Option<PanelEvent> {
-        let run = self.run.as_mut()?;
-        let budget = Instant::now() + Duration::from_millis(5);
-        loop {
-            if Instant::now() >= budget {
-                // More may be queued than the time budget allows: come back next frame.
-                run.dirty = true;
-                break;
-            }
-            let Ok(update) = run.rx.try_recv() else { break };
-            match update {
-                RecorderUpdate::Sent { .. } => {}
-                RecorderUpdate::Response(r) => run.live.response = Some(r),
-                RecorderUpdate::Chunks { chunks, progress } => {
-                    run.live.chunks.extend(chunks);
-                    run.live.meta.timing_known = true;
-                    run.progress = progress;
-                    run.dirty = true;
-                }
-                RecorderUpdate::Finished(outcome) => {
-                    self.status = Some(match (&outcome.error, &outcome.saved) {
-                        (Some(e), _) => (false, e.to_string()),
-                        (None, Some(p)) => {
-                            (true, format!("{} ({})", outcome.summary(), p.display()))
-                        }
-                        (None, None) => (true, outcome.summary()),
-                    });
-                    run.progress = outcome.progress;
-                    run.live = outcome.recording.clone();
-                    run.outcome = Some(outcome);
-                    run.dirty = true;
-                    run.last_live = None; // hand over the final state at once
-                }
-            }
-        }
-        let due = run
-            .last_live
-            .is_none_or(|t| t.elapsed() >= Duration::from_millis(100));
-        if run.dirty && due {
-            run.dirty = false;
-            run.last_live = Some(Instant::now());
-            return Some(PanelEvent::Live(run.live.clone()));
-        }
-        None
-    }
-
-    /// Applies the recorder's updates without drawing: the host calls this on frames where the
-    /// panel is not shown, so the live recording keeps flowing to the other tabs.
-    pub fn poll(&mut self, ctx: &egui::Context) -> Option<PanelEvent> {
-        let event = self.drain();
-        if self.run.as_ref().is_some_and(|r| r.dirty) {
-            // Live updates are throttled; make sure the pending one is delivered.
-            ctx.request_repaint_after(Duration::from_millis(100));
-        }
-        event
-    }
-
-    /// Draws the panel. Returns at most one request for the host per frame.
-    pub fn ui(&mut self, ui: &mut Ui) -> Option<PanelEvent> {
-        let mut event = self.poll(ui.ctx());
-        let running = self.is_running();
-        ui.heading("Recorder");
-        ui.add_enabled_ui(!running, |ui| self.form_ui(ui));
-        ui.separator();
-        ui.horizontal(|ui| {
-            if running {
-                if ui
-                    .button("⏹ Stop")
-                    .on_hover_text("Stop and save what arrived")
-                    .clicked()
-                {
-                    self.stop();
-                }
-            } else if ui.button("⏺ Start").clicked() {
-                self.start(ui.ctx());
-            }
-            if let Some(run) = &self.run {
-                let p = run.progress;
-                let status = run.live.response.as_ref().map_or_else(
-                    || {
-                        if running {
-                            "waiting for the response…".to_owned()
-                        } else {
-                            String::new()
-                        }
-                    },
-                    |r| format!("HTTP {}", r.status),
-                );
-                ui.label(format!(
-                    "{status} · {} bytes · {} reads · {} events · {} calls",
-                    p.bytes, p.chunks, p.events, p.calls
-                ));
-            }
-        });
-        if let Some((ok, text)) = &self.status {
-            let color = if *ok {
-                ui.visuals().text_color()
-            } else {
-                ui.visuals().error_fg_color
-            };
-            ui.label(RichText::new(text).color(color));
-        }
-        if let Some(outcome) = self.run.as_ref().and_then(|r| r.outcome.as_ref()) {
-            ui.horizontal(|ui| {
-                if let Some(path) = &outcome.saved
-                    && ui.button("Open in player").clicked()
-                {
-                    event = Some(PanelEvent::Open(path.clone()));
-                }
-                if ui.button("Save As…").clicked() {
-                    event = Some(PanelEvent::SaveAs(outcome.recording.clone()));
-                }
-            });
-        }
-        event
     }
 
     fn form_ui(&mut self, ui: &mut Ui) {
@@ -495,7 +326,7 @@ impl RecorderPanel {
                             .min_size(egui::vec2(160.0, 0.0))
                             .desired_width(160.0),
                     );
-                    if recording::is_secret_header(&row.name) {
+                    if redact::is_secret_header(&row.name) {
                         row.secret = true;
                     }
                     ui.add(
@@ -545,6 +376,179 @@ impl RecorderPanel {
     }
 }
 
+impl RecorderRun {
+    /// Whether a recording is in progress.
+    pub fn is_running(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| r.outcome.is_none())
+    }
+
+    /// The recording so far (or the finished one), if any.
+    pub fn recording(&self) -> Option<&Recording> {
+        self.run
+            .as_ref()
+            .map(|r| r.outcome.as_ref().map_or(&r.live, |o| &o.recording))
+    }
+
+    /// Starts recording what `form` describes; `ctx` is woken when updates arrive.
+    pub fn start(&mut self, form: &RecorderForm, ctx: &egui::Context) {
+        let req = match form.build_request(crate::net::headers::env_lookup) {
+            Ok(r) => r,
+            Err(e) => {
+                self.status = Some((false, e));
+                return;
+            }
+        };
+        if let Err(e) = std::fs::create_dir_all(&form.out_dir) {
+            self.status = Some((
+                false,
+                format!("cannot create {}: {e}", form.out_dir.display()),
+            ));
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let waker = ctx.clone();
+        let handle = record::start(req, move |u| {
+            let _ = tx.send(u);
+            waker.request_repaint_after(Duration::from_millis(10));
+        });
+        self.status = None;
+        self.run = Some(Run {
+            handle,
+            rx,
+            live: Recording::default(),
+            progress: Progress::default(),
+            outcome: None,
+            dirty: false,
+            last_live: None,
+        });
+    }
+
+    /// Asks the recorder to stop (it saves what arrived).
+    pub fn stop(&mut self) {
+        if let Some(run) = &self.run {
+            run.handle.stop();
+        }
+    }
+
+    /// Applies the updates that arrived; queues the live recording when the host should see it.
+    fn drain(&mut self, queue: &mut ActionQueue) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        let budget = Instant::now() + Duration::from_millis(5);
+        loop {
+            if Instant::now() >= budget {
+                // More may be queued than the time budget allows: come back next frame.
+                run.dirty = true;
+                break;
+            }
+            let Ok(update) = run.rx.try_recv() else { break };
+            match update {
+                RecorderUpdate::Sent { .. } => {}
+                RecorderUpdate::Response(r) => run.live.response = Some(r),
+                RecorderUpdate::Chunks { chunks, progress } => {
+                    run.live.chunks.extend(chunks);
+                    run.live.meta.timing_known = true;
+                    run.progress = progress;
+                    run.dirty = true;
+                }
+                RecorderUpdate::Finished(outcome) => {
+                    self.status = Some(match (&outcome.error, &outcome.saved) {
+                        (Some(e), _) => (false, e.to_string()),
+                        (None, Some(p)) => {
+                            (true, format!("{} ({})", outcome.summary(), p.display()))
+                        }
+                        (None, None) => (true, outcome.summary()),
+                    });
+                    run.progress = outcome.progress;
+                    run.live = outcome.recording.clone();
+                    run.outcome = Some(outcome);
+                    run.dirty = true;
+                    run.last_live = None; // hand over the final state at once
+                }
+            }
+        }
+        let due = run
+            .last_live
+            .is_none_or(|t| t.elapsed() >= Duration::from_millis(100));
+        if run.dirty && due {
+            run.dirty = false;
+            run.last_live = Some(Instant::now());
+            queue.push(Action::ShowLive(Box::new(run.live.clone())));
+        }
+    }
+
+    /// Applies the recorder's updates without drawing: the host calls this on frames where the
+    /// panel is not shown, so the live recording keeps flowing to the other tabs.
+    pub fn poll(&mut self, ctx: &egui::Context, queue: &mut ActionQueue) {
+        self.drain(queue);
+        if self.run.as_ref().is_some_and(|r| r.dirty) {
+            // Live updates are throttled; make sure the pending one is delivered.
+            ctx.request_repaint_after(Duration::from_millis(100));
+        }
+    }
+
+    /// Draws the panel; what it asks of the host (live updates, open, save as) goes on `queue`.
+    pub fn ui(&mut self, ui: &mut Ui, form: &mut RecorderForm, queue: &mut ActionQueue) {
+        self.poll(ui.ctx(), queue);
+        let running = self.is_running();
+        ui.heading("Recorder");
+        ui.add_enabled_ui(!running, |ui| form.form_ui(ui));
+        ui.separator();
+        ui.horizontal(|ui| {
+            if running {
+                if ui
+                    .button("⏹ Stop")
+                    .on_hover_text("Stop and save what arrived")
+                    .clicked()
+                {
+                    self.stop();
+                }
+            } else if ui.button("⏺ Start").clicked() {
+                self.start(form, ui.ctx());
+            }
+            if let Some(run) = &self.run {
+                let p = run.progress;
+                let status = run.live.response.as_ref().map_or_else(
+                    || {
+                        if running {
+                            "waiting for the response…".to_owned()
+                        } else {
+                            String::new()
+                        }
+                    },
+                    |r| format!("HTTP {}", r.status),
+                );
+                ui.label(format!(
+                    "{status} · {} bytes · {} reads · {} events · {} calls",
+                    p.bytes, p.chunks, p.events, p.calls
+                ));
+            }
+        });
+        if let Some((ok, text)) = &self.status {
+            let color = if *ok {
+                ui.visuals().text_color()
+            } else {
+                ui.visuals().error_fg_color
+            };
+            ui.label(RichText::new(text).color(color));
+        }
+        if let Some(outcome) = self.run.as_ref().and_then(|r| r.outcome.as_ref()) {
+            ui.horizontal(|ui| {
+                if let Some(path) = &outcome.saved
+                    && ui.button("Open in player").clicked()
+                {
+                    queue.push(Action::OpenPath(path.clone(), OpenTarget::Primary));
+                    queue.push(Action::ShowTab(Tab::Replay));
+                }
+                if ui.button("Save As…").clicked() {
+                    queue.push(Action::SaveRecordingAs(Box::new(outcome.recording.clone())));
+                }
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -552,7 +556,7 @@ mod tests {
 
     #[test]
     fn secret_header_values_are_never_persisted() {
-        let mut panel = RecorderPanel::default();
+        let mut panel = RecorderForm::default();
         panel.headers[0].value = "Bearer sk-live-abc".into();
         panel.headers.push(HeaderRow {
             name: "X-Trace".into(),
@@ -562,22 +566,22 @@ mod tests {
         let text = ron::to_string(&panel).unwrap();
         assert!(!text.contains("sk-live-abc"), "{text}");
         assert!(text.contains("t-1"), "{text}");
-        let back: RecorderPanel = ron::from_str(&text).unwrap();
+        let back: RecorderForm = ron::from_str(&text).unwrap();
         assert_eq!(back.headers[0].value, "");
         assert!(back.headers[0].secret);
     }
 
     #[test]
     fn keep_secrets_is_passed_on_and_never_persisted() {
-        let mut panel = RecorderPanel {
+        let mut panel = RecorderForm {
             keep_secrets: true,
-            ..RecorderPanel::default()
+            ..RecorderForm::default()
         };
         panel.headers[0].value = "Bearer x".into();
         let req = panel.build_request(|_| None).unwrap();
         assert!(req.keep_secrets);
         assert!(!req.overwrite, "default names are never overwritten");
-        let back: RecorderPanel = ron::from_str(&ron::to_string(&panel).unwrap()).unwrap();
+        let back: RecorderForm = ron::from_str(&ron::to_string(&panel).unwrap()).unwrap();
         assert!(!back.keep_secrets);
     }
 
@@ -596,7 +600,7 @@ mod tests {
         })
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut panel = RecorderPanel {
+        let mut form = RecorderForm {
             url: format!("http://{}/v1/chat/completions", server.addr()),
             headers: vec![HeaderRow {
                 name: "Authorization".into(),
@@ -608,7 +612,8 @@ mod tests {
             ..Default::default()
         };
         let ctx = egui::Context::default();
-        panel.start(&ctx);
+        let mut panel = RecorderRun::default();
+        panel.start(&form, &ctx);
         assert!(panel.is_running(), "{:?}", panel.status);
         let mut lives = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -618,11 +623,15 @@ mod tests {
             .is_none_or(|r| r.outcome.is_none() || r.dirty)
         {
             assert!(Instant::now() < deadline, "the recording did not finish");
+            let mut queue = ActionQueue::default();
             let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
-                if let Some(PanelEvent::Live(rec)) = panel.ui(ui) {
-                    lives.push(rec);
-                }
+                panel.ui(ui, &mut form, &mut queue)
             });
+            for action in queue.take() {
+                if let Action::ShowLive(rec) = action {
+                    lives.push(*rec);
+                }
+            }
             out.textures_delta.clear(); // no renderer here
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -652,7 +661,7 @@ mod tests {
 
     #[test]
     fn templates_build_requests_with_env_keys() {
-        let mut panel = RecorderPanel::default();
+        let mut panel = RecorderForm::default();
         for t in Template::ALL {
             panel.apply_template(t);
             let req = panel.build_request(|_| Some("sk-env".into())).unwrap();

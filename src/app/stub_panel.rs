@@ -4,7 +4,7 @@
 use egui::{RichText, Ui};
 
 use super::style;
-use super::view::Action;
+use super::view::{Action, ActionQueue};
 use crate::analysis::{Analysis, SourceInfo};
 use crate::naive::Strategy;
 use crate::pipeline::Options;
@@ -97,14 +97,14 @@ impl StubForm {
 }
 
 /// The stub builder panel.
-pub fn stub_ui(ui: &mut Ui, form: &mut StubForm, actions: &mut Vec<Action>) {
+pub fn stub_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
     egui::Panel::left("stub-form")
         .resizable(true)
         .default_size(520.0)
         .show(ui, |ui| {
             egui::ScrollArea::vertical()
                 .id_salt("stub-form-scroll")
-                .show(ui, |ui| form_ui(ui, form, actions));
+                .show(ui, |ui| form_ui(ui, form, queue));
         });
     form.refresh();
     egui::CentralPanel::default().show(ui, |ui| {
@@ -115,7 +115,7 @@ pub fn stub_ui(ui: &mut Ui, form: &mut StubForm, actions: &mut Vec<Action>) {
     });
 }
 
-fn form_ui(ui: &mut Ui, form: &mut StubForm, actions: &mut Vec<Action>) {
+fn form_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
     ui.heading("Stub builder");
     ui.label("Build a stream from calls and a fragment length, the seed's method. The preview updates as you type.");
     ui.horizontal(|ui| {
@@ -212,10 +212,10 @@ fn form_ui(ui: &mut Ui, form: &mut StubForm, actions: &mut Vec<Action>) {
     ui.separator();
     ui.horizontal(|ui| {
         if ui.button("Open in player").clicked() {
-            actions.push(Action::OpenStub);
+            queue.push(Action::OpenStub);
         }
         if ui.button("Save as recording…").clicked() {
-            actions.push(Action::SaveStub);
+            queue.push(Action::SaveStub);
         }
     });
 }

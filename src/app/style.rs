@@ -87,16 +87,16 @@ pub fn mark(ui: &mut Ui, ok: Option<bool>) {
 
 /// A finding badge: the kind's label coloured by severity, with the explanation in a tooltip.
 /// Returns the response so callers can react to clicks.
-pub fn badge(ui: &mut Ui, f: &Finding) -> egui::Response {
-    let color = match f.kind.severity() {
+pub fn badge(ui: &mut Ui, finding: &Finding) -> egui::Response {
+    let color = match finding.kind.severity() {
         Severity::Info => ui.visuals().hyperlink_color,
         Severity::Warn => warn_color(ui),
         Severity::Error => err_color(ui),
     };
-    let text = if f.count > 1 {
-        format!("{} ×{}", f.kind.label(), f.count)
+    let text = if finding.count > 1 {
+        format!("{} ×{}", finding.kind.label(), finding.count)
     } else {
-        f.kind.label().to_owned()
+        finding.kind.label().to_owned()
     };
     let r = ui.add(
         egui::Button::new(RichText::new(text).small().color(color))
@@ -104,9 +104,9 @@ pub fn badge(ui: &mut Ui, f: &Finding) -> egui::Response {
             .corner_radius(8.0)
             .small(),
     );
-    let explanation = f.kind.explanation();
-    let message = f.message.clone();
-    let at = location_text(f);
+    let explanation = finding.kind.explanation();
+    let message = finding.message.clone();
+    let at = location_text(finding);
     r.on_hover_ui(move |ui| {
         ui.set_max_width(420.0);
         ui.label(RichText::new(explanation));

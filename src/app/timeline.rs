@@ -6,43 +6,49 @@
 use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke, Ui, vec2};
 
 use super::style;
-use super::view::{Action, Derived, ViewState};
+use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::analysis::Analysis;
 
 const LABEL_W: f32 = 150.0;
 const LANE_H: f32 = 18.0;
 
 /// The timeline panel.
-pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
-    let axis_of = |k: u32| -> f64 { ViewState::clock_of(a, d, k) };
-    let last = ViewState::last_chunk(a);
+pub fn timeline_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    tables: &CursorTables,
+    view: &mut ViewState,
+    queue: &mut ActionQueue,
+) {
+    let axis_of = |k: u32| -> f64 { ViewState::clock_of(analysis, tables, k) };
+    let last = ViewState::last_chunk(analysis);
     let total = axis_of(last).max(1.0);
     ui.horizontal(|ui| {
         ui.strong("Timeline");
-        ui.weak(if d.timed {
+        ui.weak(if tables.timed {
             "x: recorded arrival time"
         } else {
             "x: chunk number (no timing in a raw body)"
         });
         ui.separator();
         if ui.button("－").on_hover_text("Zoom out").clicked() {
-            v.timeline_zoom = (v.timeline_zoom / 2.0).max(1.0);
+            view.timeline_zoom = (view.timeline_zoom / 2.0).max(1.0);
         }
         if ui
             .button("＋")
             .on_hover_text("Zoom in (centred on the cursor)")
             .clicked()
         {
-            v.timeline_zoom = (v.timeline_zoom * 2.0).min(1.0e6);
+            view.timeline_zoom = (view.timeline_zoom * 2.0).min(1.0e6);
         }
         if ui.button("Fit").clicked() {
-            v.timeline_zoom = 1.0;
+            view.timeline_zoom = 1.0;
         }
-        ui.weak(format!("zoom {}×", v.timeline_zoom));
+        ui.weak(format!("zoom {}×", view.timeline_zoom));
     });
     // The visible window, centred on the cursor when zoomed in.
-    let span = total / f64::from(v.timeline_zoom);
-    let centre = axis_of(v.cursor);
+    let span = total / f64::from(view.timeline_zoom);
+    let centre = axis_of(view.cursor);
     let x0 = (centre - span / 2.0).clamp(0.0, (total - span).max(0.0));
     let x1 = x0 + span;
 
@@ -65,8 +71,8 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         egui::FontId::proportional(12.0),
         weak,
     );
-    let first_chunk = ViewState::chunk_at_clock(a, d, x0);
-    let last_chunk = ViewState::chunk_at_clock(a, d, x1).min(last);
+    let first_chunk = ViewState::chunk_at_clock(analysis, tables, x0);
+    let last_chunk = ViewState::chunk_at_clock(analysis, tables, x1).min(last);
     let mut last_px = f32::NEG_INFINITY;
     // With more chunks than pixels, sample one per 3 pixels (a binary search each) instead of
     // walking 700,000 chunks every frame.
@@ -74,7 +80,9 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         (first_chunk..=last_chunk).collect()
     } else {
         let mut ks: Vec<u32> = (0..(track.width() / 3.0) as u32)
-            .map(|i| ViewState::chunk_at_clock(a, d, from_x(track.left() + i as f32 * 3.0)))
+            .map(|i| {
+                ViewState::chunk_at_clock(analysis, tables, from_x(track.left() + i as f32 * 3.0))
+            })
             .collect();
         ks.dedup();
         ks
@@ -92,7 +100,7 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             last_px = x;
         }
     }
-    if let Some(fc) = a.finish_chunk() {
+    if let Some(fc) = analysis.finish_chunk() {
         let x = to_x(axis_of(fc));
         painter.text(
             Pos2::new(x, track.center().y),
@@ -102,7 +110,7 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
             style::ok_color(ui),
         );
     }
-    let cursor_x = to_x(axis_of(v.cursor));
+    let cursor_x = to_x(axis_of(view.cursor));
     painter.line_segment(
         [
             Pos2::new(cursor_x, track.top()),
@@ -114,20 +122,25 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
         && let Some(p) = axis_resp.interact_pointer_pos()
         && p.x >= track.left()
     {
-        v.actions
-            .push(Action::Seek(ViewState::chunk_at_clock(a, d, from_x(p.x))));
+        queue.push(Action::Seek(ViewState::chunk_at_clock(
+            analysis,
+            tables,
+            from_x(p.x),
+        )));
     }
     axis_resp
         .on_hover_text("Chunk boundaries (network reads); ◆ = finish. Click to move the cursor.");
 
-    let current = v.current_fragment(a);
-    let cursor = v.cursor;
+    let current = view.current_fragment(analysis);
+    let cursor = view.cursor;
     egui::ScrollArea::vertical()
         .id_salt("timeline-lanes")
         .auto_shrink([false, false])
-        .show_rows(ui, LANE_H, a.calls.len(), |ui, range| {
+        .show_rows(ui, LANE_H, analysis.calls.len(), |ui, range| {
             for ci in range {
-                let Some(c) = a.calls.get(ci) else { continue };
+                let Some(c) = analysis.calls.get(ci) else {
+                    continue;
+                };
                 let (rect, resp) = ui.allocate_exact_size(vec2(width, LANE_H), Sense::click());
                 let painter = ui.painter_at(rect);
                 let label = format!("{ci} {}", style::visible(&c.name, 18));
@@ -146,7 +159,8 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                 // Fragments of this call inside the window.
                 let frags = &c.fragments;
                 let clock_of_frag = |no: u32| {
-                    a.fragments
+                    analysis
+                        .fragments
                         .get(no as usize)
                         .map_or(0.0, |f| axis_of(f.pos.chunk))
                 };
@@ -170,7 +184,7 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                         continue;
                     }
                     last_px = x;
-                    let arrived = a
+                    let arrived = analysis
                         .fragments
                         .get(no as usize)
                         .is_some_and(|f| f.pos.chunk <= cursor);
@@ -202,12 +216,12 @@ pub fn timeline_ui(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState) {
                 );
                 if resp.clicked() {
                     match hit {
-                        Some((_, no)) => v.actions.push(Action::FocusFragment(no)),
+                        Some((_, no)) => queue.push(Action::FocusFragment(no)),
                         None => {
                             if let Some(p) = pointer.filter(|p| p.x >= lane.left()) {
-                                v.actions.push(Action::Seek(ViewState::chunk_at_clock(
-                                    a,
-                                    d,
+                                queue.push(Action::Seek(ViewState::chunk_at_clock(
+                                    analysis,
+                                    tables,
                                     from_x(p.x),
                                 )));
                             }

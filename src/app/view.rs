@@ -13,7 +13,7 @@ use crate::recording::Recording;
 
 /// Which loaded recording an open goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
+pub enum OpenTarget {
     /// The recording the player, comparison and timeline show.
     Primary,
     /// The second recording of "Compare two".
@@ -67,10 +67,10 @@ pub enum StepUnit {
 /// Something a click asked for; the app applies the queue after drawing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Ask for a file (native dialog) and open it into the slot.
-    OpenDialog(Slot),
-    /// Open a file into the slot (Ctrl+O, drag-and-drop, recent files, CLI argument all end here).
-    OpenPath(PathBuf, Slot),
+    /// Ask for a file (native dialog) and open it into the target.
+    OpenDialog(OpenTarget),
+    /// Open a file into the target (Ctrl+O, drag-and-drop, recent files, CLI argument all end here).
+    OpenPath(PathBuf, OpenTarget),
     /// Open the bundled seed example.
     OpenSeed,
     /// Stop the background load.
@@ -78,7 +78,7 @@ pub enum Action {
     /// Move the cursor to chunk `k`.
     Seek(u32),
     /// Step by one unit, forward (`+1`) or back (`-1`).
-    Step(StepUnit, i32),
+    StepCursor(StepUnit, i32),
     /// Cursor to the first / last chunk.
     Home,
     End,
@@ -120,9 +120,40 @@ pub enum Action {
     ShowClientOutput(bool),
 }
 
+/// The one queue every intent goes through: menus, keys, drops and every panel push here while
+/// the frame is drawn (panels get it as `&mut ActionQueue`, background polls too); the app applies
+/// the queue after drawing ([`crate::app::App`]'s command handling). Tests push into it and can
+/// assert what a click queued.
+#[derive(Debug, Default)]
+pub struct ActionQueue {
+    queued: Vec<Action>,
+}
+
+impl ActionQueue {
+    /// Queue `action`; it is applied after this frame is drawn.
+    pub fn push(&mut self, action: Action) {
+        self.queued.push(action);
+    }
+
+    /// The actions queued so far, oldest first.
+    pub fn queued(&self) -> &[Action] {
+        &self.queued
+    }
+
+    /// Nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queued.is_empty()
+    }
+
+    /// Take every queued action (oldest first), leaving the queue empty.
+    pub fn take(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.queued)
+    }
+}
+
 /// Tables computed once per recording (on the loader thread) so that cursor moves stay cheap.
 #[derive(Debug, Default)]
-pub struct Derived {
+pub struct CursorTables {
     /// Per strategy (same order as `Analysis::strategies`): number of parsed steps among the
     /// first `n` steps, at index `n`.
     pub parsed_prefix: Vec<Vec<u32>>,
@@ -144,10 +175,10 @@ pub struct Derived {
     pub server_tools: Vec<usize>,
 }
 
-impl Derived {
+impl CursorTables {
     /// Build the tables for an analysis.
-    pub fn new(a: &Analysis) -> Self {
-        let parsed_prefix = a
+    pub fn new(analysis: &Analysis) -> Self {
+        let parsed_prefix = analysis
             .strategies
             .iter()
             .map(|s| {
@@ -161,7 +192,7 @@ impl Derived {
                 v
             })
             .collect();
-        let call_order = a
+        let call_order = analysis
             .strategies
             .iter()
             .map(|s| {
@@ -173,7 +204,7 @@ impl Derived {
         let mut fragment_findings: HashMap<u32, Vec<usize>> = HashMap::new();
         let mut call_findings: HashMap<u32, Vec<usize>> = HashMap::new();
         let mut stream_findings = Vec::new();
-        for (i, f) in a.findings.iter().enumerate() {
+        for (i, f) in analysis.findings.iter().enumerate() {
             if let Some(no) = f.first.fragment {
                 fragment_findings.entry(no).or_default().push(i);
             }
@@ -182,9 +213,10 @@ impl Derived {
                 None => stream_findings.push(i),
             }
         }
-        let timed = a.source.timing_known && a.chunks.last().is_some_and(|c| c.t_micros > 0);
+        let timed =
+            analysis.source.timing_known && analysis.chunks.last().is_some_and(|c| c.t_micros > 0);
         let (client_calls, server_tools): (Vec<usize>, Vec<usize>) =
-            (0..a.calls.len()).partition(|&i| a.calls[i].is_client_call());
+            (0..analysis.calls.len()).partition(|&i| analysis.calls[i].is_client_call());
         Self {
             parsed_prefix,
             call_order,
@@ -192,7 +224,7 @@ impl Derived {
             call_findings,
             stream_findings,
             timed,
-            verdict: a.verdict(),
+            verdict: analysis.verdict(),
             client_calls,
             server_tools,
         }
@@ -225,8 +257,6 @@ pub struct ViewState {
     pub raw_scroll: RowScroll,
     /// The naive steps list's scroll; it brings the current step into view when the cursor moves.
     pub steps_scroll: RowScroll,
-    /// Clicks queue actions here; the app drains it after drawing.
-    pub actions: Vec<Action>,
 }
 
 impl Default for ViewState {
@@ -243,20 +273,19 @@ impl Default for ViewState {
             timeline_zoom: 1.0,
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
-            actions: Vec::new(),
         }
     }
 }
 
 impl ViewState {
     /// The last chunk number of the recording.
-    pub fn last_chunk(a: &Analysis) -> u32 {
-        a.chunks.len().saturating_sub(1) as u32
+    pub fn last_chunk(analysis: &Analysis) -> u32 {
+        analysis.chunks.len().saturating_sub(1) as u32
     }
 
     /// The fragment to highlight: the focused one if it has arrived, else the latest one.
-    pub fn current_fragment(&self, a: &Analysis) -> Option<u32> {
-        let n = a.fragments_at(self.cursor) as u32;
+    pub fn current_fragment(&self, analysis: &Analysis) -> Option<u32> {
+        let n = analysis.fragments_at(self.cursor) as u32;
         match self.focus_fragment {
             Some(f) if f < n => Some(f),
             _ => n.checked_sub(1),
@@ -264,27 +293,27 @@ impl ViewState {
     }
 
     /// The event to highlight: the current fragment's event, else the latest event at the cursor.
-    pub fn current_event(&self, a: &Analysis) -> Option<u32> {
+    pub fn current_event(&self, analysis: &Analysis) -> Option<u32> {
         if self.focus_fragment.is_some()
             && let Some(f) = self
-                .current_fragment(a)
-                .and_then(|f| a.fragments.get(f as usize))
+                .current_fragment(analysis)
+                .and_then(|f| analysis.fragments.get(f as usize))
         {
             return Some(f.pos.event);
         }
-        (a.events_at(self.cursor) as u32).checked_sub(1)
+        (analysis.events_at(self.cursor) as u32).checked_sub(1)
     }
 
     /// Move the cursor (clamped); clears the fragment focus.
-    pub fn seek(&mut self, a: &Analysis, k: u32) {
-        self.cursor = k.min(Self::last_chunk(a));
+    pub fn seek(&mut self, analysis: &Analysis, chunk: u32) {
+        self.cursor = chunk.min(Self::last_chunk(analysis));
         self.focus_fragment = None;
     }
 
     /// Step by one unit in direction `dir` (+1 / -1). Stepping is a search in the sorted arrays,
     /// never a re-run.
-    pub fn step(&mut self, a: &Analysis, unit: StepUnit, dir: i32) {
-        let last = Self::last_chunk(a);
+    pub fn step(&mut self, analysis: &Analysis, unit: StepUnit, dir: i32) {
+        let last = Self::last_chunk(analysis);
         match unit {
             StepUnit::Chunk => {
                 let k = if dir > 0 {
@@ -292,35 +321,35 @@ impl ViewState {
                 } else {
                     self.cursor.saturating_sub(1)
                 };
-                self.seek(a, k);
+                self.seek(analysis, k);
             }
             StepUnit::Event => {
-                let done = a.events_at(self.cursor);
+                let done = analysis.events_at(self.cursor);
                 let k = if dir > 0 {
                     // The chunk that completes the next event (skip events in this chunk).
-                    a.events.get(done).map_or(last, |e| e.chunk)
+                    analysis.events.get(done).map_or(last, |e| e.chunk)
                 } else {
                     done.checked_sub(2)
-                        .and_then(|i| a.events.get(i))
+                        .and_then(|i| analysis.events.get(i))
                         .map_or(0, |e| e.chunk)
                 };
-                self.seek(a, k);
+                self.seek(analysis, k);
             }
             StepUnit::Fragment => {
-                let arrived = a.fragments_at(self.cursor) as u32;
-                let cur = self.current_fragment(a);
+                let arrived = analysis.fragments_at(self.cursor) as u32;
+                let cur = self.current_fragment(analysis);
                 let target = if dir > 0 {
                     match cur {
                         Some(c) if c + 1 < arrived => Some(c + 1),
-                        Some(c) => Some(c + 1).filter(|&n| (n as usize) < a.fragments.len()),
-                        None => (!a.fragments.is_empty()).then_some(0),
+                        Some(c) => Some(c + 1).filter(|&n| (n as usize) < analysis.fragments.len()),
+                        None => (!analysis.fragments.is_empty()).then_some(0),
                     }
                 } else {
                     cur.and_then(|c| c.checked_sub(1))
                 };
                 match target {
-                    Some(t) => self.focus(a, t),
-                    None if dir < 0 => self.seek(a, 0),
+                    Some(t) => self.focus(analysis, t),
+                    None if dir < 0 => self.seek(analysis, 0),
                     None => {}
                 }
             }
@@ -328,29 +357,35 @@ impl ViewState {
     }
 
     /// Focus fragment `no`: move the cursor to the chunk it completed in.
-    pub fn focus(&mut self, a: &Analysis, no: u32) {
-        if let Some(f) = a.fragments.get(no as usize) {
-            self.cursor = f.pos.chunk.min(Self::last_chunk(a));
+    pub fn focus(&mut self, analysis: &Analysis, no: u32) {
+        if let Some(f) = analysis.fragments.get(no as usize) {
+            self.cursor = f.pos.chunk.min(Self::last_chunk(analysis));
             self.focus_fragment = Some(no);
         }
     }
 
     /// The stream position of the cursor on the player's clock.
-    pub fn clock_of(a: &Analysis, d: &Derived, k: u32) -> f64 {
-        if d.timed {
-            a.chunks.get(k as usize).map_or(0.0, |c| c.t_micros as f64)
+    pub fn clock_of(analysis: &Analysis, tables: &CursorTables, chunk: u32) -> f64 {
+        if tables.timed {
+            analysis
+                .chunks
+                .get(chunk as usize)
+                .map_or(0.0, |c| c.t_micros as f64)
         } else {
-            f64::from(k) * UNTIMED_MICROS_PER_CHUNK
+            f64::from(chunk) * UNTIMED_MICROS_PER_CHUNK
         }
     }
 
-    /// The chunk the player should show at stream clock `t`.
-    pub fn chunk_at_clock(a: &Analysis, d: &Derived, t: f64) -> u32 {
-        if d.timed {
-            let n = a.chunks.partition_point(|c| (c.t_micros as f64) <= t);
+    /// The chunk the player should show at stream clock `clock`.
+    pub fn chunk_at_clock(analysis: &Analysis, tables: &CursorTables, clock: f64) -> u32 {
+        if tables.timed {
+            let n = analysis
+                .chunks
+                .partition_point(|c| (c.t_micros as f64) <= clock);
             n.saturating_sub(1) as u32
         } else {
-            ((t / UNTIMED_MICROS_PER_CHUNK) as u64).min(u64::from(Self::last_chunk(a))) as u32
+            ((clock / UNTIMED_MICROS_PER_CHUNK) as u64).min(u64::from(Self::last_chunk(analysis)))
+                as u32
         }
     }
 }

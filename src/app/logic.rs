@@ -1,0 +1,287 @@
+//! What happens between frames: opening, background loads finishing, live updates, dialogs
+//! answering, and frame timing.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::dialect::DialectKind;
+use crate::naive::Strategy;
+use crate::recording::Recording;
+
+use super::loader::{LoadError, LoadResult, Loaded, Source};
+use super::ui::short_name;
+use super::view::{OpenTarget, ViewState};
+use super::{App, Doc, Status, StreamPicker, loader};
+
+/// Frame timing, printed to stderr when `SSE_REPLAY_TIMING` is set (for the scale measurements).
+#[derive(Debug)]
+pub(super) struct Perf {
+    pub(super) enabled: bool,
+    ui_micros: Vec<u64>,
+    intervals_micros: Vec<u64>,
+    last_frame: Option<Instant>,
+    last_report: Instant,
+}
+
+impl Perf {
+    pub(super) fn new() -> Self {
+        Self {
+            enabled: std::env::var_os("SSE_REPLAY_TIMING").is_some(),
+            ui_micros: Vec::new(),
+            intervals_micros: Vec::new(),
+            last_frame: None,
+            last_report: Instant::now(),
+        }
+    }
+
+    pub(super) fn frame(&mut self, started: Instant) {
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        self.ui_micros
+            .push(now.duration_since(started).as_micros() as u64);
+        if let Some(prev) = self.last_frame {
+            self.intervals_micros
+                .push(started.duration_since(prev).as_micros() as u64);
+        }
+        self.last_frame = Some(started);
+        if now.duration_since(self.last_report) >= Duration::from_secs(2)
+            && !self.ui_micros.is_empty()
+        {
+            let stats = |v: &mut Vec<u64>| {
+                v.sort_unstable();
+                let n = v.len().max(1);
+                let mean = v.iter().sum::<u64>() as f64 / n as f64 / 1000.0;
+                let p95 = v.get(n * 95 / 100).copied().unwrap_or(0) as f64 / 1000.0;
+                let max = v.last().copied().unwrap_or(0) as f64 / 1000.0;
+                format!(
+                    "n={} mean={mean:.2}ms p95={p95:.2}ms max={max:.2}ms",
+                    v.len()
+                )
+            };
+            eprintln!(
+                "timing: ui build {} | frame interval {}",
+                stats(&mut self.ui_micros),
+                stats(&mut self.intervals_micros)
+            );
+            self.ui_micros.clear();
+            self.intervals_micros.clear();
+            self.last_report = now;
+        }
+    }
+}
+
+impl App {
+    /// The one open function: every way of opening (dialog, Ctrl+O, drop, recent, CLI, seed,
+    /// stub) ends here. The previous recording stays until the new one has loaded.
+    pub fn open(&mut self, source: Source, target: OpenTarget) {
+        if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
+            self.live_follow = false;
+            self.live_pending = None;
+        }
+        self.load(source, target, None, false);
+    }
+
+    /// Start the loader. `keep_view` keeps the cursor and strategy when it lands (a live update,
+    /// a dialect change); `dialect` forces the dialect.
+    fn load(
+        &mut self,
+        source: Source,
+        target: OpenTarget,
+        dialect: Option<DialectKind>,
+        keep_view: bool,
+    ) {
+        if let Some(l) = &self.loading {
+            l.cancel();
+        }
+        let ctx = self.ctx.clone();
+        let mut loading = loader::spawn(source, target, dialect, move || {
+            if let Some(ctx) = &ctx {
+                ctx.request_repaint();
+            }
+        });
+        loading.keep_view = keep_view;
+        self.loading = Some(loading);
+    }
+
+    /// Show the Recorder's recording so far in the Replay panels. While a load runs, only the
+    /// newest update waits; it starts when the loader is free.
+    pub(super) fn show_live(&mut self, rec: Box<Recording>) {
+        if !self.live_follow {
+            return;
+        }
+        if self.loading.is_some() {
+            self.live_pending = Some(rec);
+            return;
+        }
+        let (dialect, keep) = match &self.doc {
+            Some(d) if d.loaded.is_live() => (d.loaded.dialect_override, true),
+            _ => (None, false),
+        };
+        self.load(Source::Live(rec), OpenTarget::Primary, dialect, keep);
+        if let Some(l) = &mut self.loading {
+            l.live = true;
+        }
+    }
+
+    /// Analyse the open recording again with `dialect` forced (`None`: detect it again).
+    pub(super) fn reanalyse(&mut self, dialect: Option<DialectKind>) {
+        let Some(doc) = &self.doc else { return };
+        if doc.loaded.dialect_override == dialect {
+            return;
+        }
+        let source = doc.loaded.source.clone();
+        self.load(source, OpenTarget::Primary, dialect, true);
+    }
+
+    pub(super) fn set_status(&mut self, text: impl Into<String>, error: bool) {
+        self.status = Some(Status {
+            text: text.into(),
+            error,
+        });
+    }
+
+    pub(super) fn poll_background(&mut self) {
+        if let Some(l) = &self.loading
+            && let Some(result) = l.poll()
+        {
+            let (target, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
+            self.loading = None;
+            match result {
+                Ok(LoadResult::Loaded(loaded)) => self.finish_load(*loaded, target, keep_view, t0),
+                Ok(LoadResult::Choose { path, recordings }) => {
+                    self.remember_recent(&path);
+                    self.set_status(
+                        format!(
+                            "{} holds {} streams: pick one to open",
+                            short_name(&name),
+                            recordings.len()
+                        ),
+                        false,
+                    );
+                    self.picker = Some(StreamPicker { path, recordings });
+                }
+                Err(LoadError::Cancelled) => self.set_status(
+                    format!("Cancelled opening {name}; the previous recording stays open"),
+                    false,
+                ),
+                Err(e) => self.set_status(format!("Cannot open: {e}"), true),
+            }
+            if let Some(rec) = self.live_pending.take() {
+                self.show_live(rec);
+            }
+        }
+        let answer = self
+            .pending_dialog
+            .as_ref()
+            .and_then(|(_, rx)| match rx.try_recv() {
+                Ok(a) => Some(a),
+                Err(mpsc::TryRecvError::Empty) => None,
+                Err(mpsc::TryRecvError::Disconnected) => Some(None),
+            });
+        if let Some(answer) = answer
+            && let Some((pending, _)) = self.pending_dialog.take()
+            && let Some(path) = answer
+        {
+            self.dialog_answered(pending, path);
+        }
+    }
+
+    fn finish_load(&mut self, loaded: Loaded, target: OpenTarget, keep_view: bool, t0: Instant) {
+        let name = loaded.analysis.source.name.clone();
+        if keep_view
+            && target == OpenTarget::Primary
+            && let Some(doc) = &mut self.doc
+        {
+            // A live update or another dialect: same recording, same view. While live, a cursor
+            // at the end follows the end.
+            let a = &loaded.analysis;
+            let v = &mut doc.view;
+            let at_end = v.cursor >= ViewState::last_chunk(&doc.loaded.analysis);
+            v.cursor = if at_end && loaded.is_live() {
+                ViewState::last_chunk(a)
+            } else {
+                v.cursor.min(ViewState::last_chunk(a))
+            };
+            if v.focus_fragment
+                .is_some_and(|f| f as usize >= a.fragments.len())
+            {
+                v.focus_fragment = None;
+            }
+            if v.selected_call.is_some_and(|c| c >= a.calls.len()) {
+                v.selected_call = None;
+            }
+            v.play_anchor = None;
+            let text = (!loaded.is_live()).then(|| {
+                format!(
+                    "Analysed {} again as {}: {} calls",
+                    short_name(&name),
+                    a.dialect.title(),
+                    a.calls.len()
+                )
+            });
+            doc.loaded = loaded;
+            match text {
+                Some(text) => self.set_status(text, false),
+                // Live: an old error no longer applies once updates arrive.
+                None if self.status.as_ref().is_some_and(|s| s.error) => self.status = None,
+                None => {}
+            }
+            self.recompare();
+            return;
+        }
+        let a = &loaded.analysis;
+        let text = format!(
+            "Opened {name}: {} chunks, {} events, {} fragments, {} calls ({:.0} ms)",
+            a.chunks.len(),
+            a.events.len(),
+            a.fragments.len(),
+            a.calls.len(),
+            loaded.load_time.as_secs_f64() * 1000.0
+        );
+        if let Some(p) = &loaded.path {
+            self.remember_recent(p);
+        }
+        let live = loaded.is_live();
+        match target {
+            OpenTarget::Primary => {
+                let strategy = Strategy::ALL
+                    .into_iter()
+                    .find(|s| s.name() == self.settings.strategy)
+                    .unwrap_or(Strategy::PerFragment);
+                let view = ViewState {
+                    cursor: ViewState::last_chunk(a),
+                    strategy,
+                    speed: self.settings.speed,
+                    ..Default::default()
+                };
+                if let Some(ctx) = &self.ctx {
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
+                        "sse-replay — {}",
+                        short_name(&name)
+                    )));
+                }
+                self.doc = Some(Doc { loaded, view });
+                self.first_frame_pending = Some(t0);
+            }
+            OpenTarget::Second => self.second = Some(loaded),
+        }
+        self.recompare();
+        if live {
+            self.set_status("Showing the Recorder's recording as it arrives", false);
+        } else {
+            self.set_status(text, false);
+        }
+    }
+
+    fn recompare(&mut self) {
+        self.comparison = match (&self.doc, &self.second) {
+            (Some(a), Some(b)) => Some(crate::compare::compare(
+                &a.loaded.analysis.calls,
+                &b.analysis.calls,
+            )),
+            _ => None,
+        };
+    }
+}
