@@ -232,7 +232,10 @@ impl Gemini {
                 _ => out.push(Signal::Finding {
                     kind: FindingKind::UnexpectedShape,
                     key: Some(open.key.clone()),
-                    message: format!("args is not an object: {}", super::truncate(raw.get(), 60)),
+                    message: format!(
+                        "args is not an object: {}",
+                        crate::text::truncate(raw.get(), 60)
+                    ),
                 }),
             }
         }

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::findings::FindingKind;
 use crate::signal::{ArgsPiece, Raw, Signal};
+use crate::text::truncate;
 
 /// The supported dialects.
 #[derive(
@@ -219,10 +220,6 @@ pub fn error_message(data: &str) -> String {
         _ => truncate(data, 300),
     }
 }
-
-/// Kept so code outside the core that still names this path builds while issue 9 lands in parallel
-/// branches; new code uses [`crate::text::truncate`].
-pub use crate::text::truncate;
 
 /// Deserialize `Option<&RawValue>`-typed JSON for a string-ish field into a [`Raw<String>`].
 pub(crate) fn raw_string(v: Option<&serde_json::value::RawValue>) -> Raw<String> {

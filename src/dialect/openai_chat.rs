@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{FieldArgs, FieldStr, FxHashMap, error_message, parse_index, truncate};
+use super::{FieldArgs, FieldStr, FxHashMap, error_message, parse_index};
 use crate::findings::FindingKind;
 use crate::signal::{CallKey, Fragment, Raw, Signal};
+use crate::text::truncate;
 
 #[derive(Deserialize)]
 struct ChatChunk<'a> {
