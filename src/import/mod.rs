@@ -206,9 +206,7 @@ pub const NO_TIMING_NOTE: &str = "keeps no chunk boundaries or timing: the body 
 
 /// Decide the format of `bytes` (named `path`).
 pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
-    let body = bytes
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(bytes);
+    let body = crate::text::strip_bom(bytes);
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let Some(start) = start else {
         return Err(ImportError::Empty {
@@ -539,9 +537,7 @@ fn is_journal_file(path: &Path) -> bool {
         return false;
     };
     let n = file.take(64).read(&mut head).unwrap_or(0);
-    let head = head[..n]
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(&head[..n]);
+    let head = crate::text::strip_bom(&head[..n]);
     head.starts_with(crate::recording::JOURNAL_MAGIC_PREFIX.as_bytes())
 }
 
