@@ -679,7 +679,7 @@ fn check_version(found: Option<u64>) -> Result<(), RecordingError> {
 }
 
 fn parse_document(text: &str) -> Result<Recording, RecordingError> {
-    let text = crate::text::strip_bom_str(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let options = ron_options();
     match options.from_str::<VersionProbe>(text) {
         Ok(probe) => check_version(probe.version)?,
@@ -806,7 +806,7 @@ impl Recording {
 
     /// [`Recording::load`] on bytes already read.
     pub fn from_bytes(bytes: &[u8]) -> Result<Recording, RecordingError> {
-        let bytes = crate::text::strip_bom(bytes);
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
         match std::str::from_utf8(bytes) {
             Ok(text) if is_journal(bytes) => salvage_journal(text),
             Ok(text) => parse_document(text),
@@ -1511,7 +1511,7 @@ impl JournalWriter {
 /// writing it) is dropped. The result has `meta.interrupted = true` and a note
 /// `recorder was interrupted: N chunks salvaged`.
 pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
-    let text = crate::text::strip_bom_str(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split('\n').map(|line| line.trim_end_matches('\r'));
     let magic = lines.next().unwrap_or_default();
     let Some(version) = magic.strip_prefix(JOURNAL_MAGIC_PREFIX) else {
