@@ -426,7 +426,7 @@ mod check_report_tests {
             };
             let value = serde_json::to_string_pretty(&check_json(&a)).unwrap_or_default();
             let streamed = serde_json::to_string_pretty(&CheckReport(&a)).unwrap_or_default();
-            assert!(value.starts_with("{\n  \"file\""));
+            assert!(value.starts_with("{\n  \"schema_version\": 1,\n  \"file\""));
             assert_eq!(streamed, value, "{}", p.display());
             n += 1;
         }

@@ -8,6 +8,7 @@ pub mod accumulate;
 pub mod analysis;
 #[cfg(feature = "gui")]
 pub mod app;
+pub mod bundled;
 pub mod cli;
 pub mod compare;
 pub mod dialect;

@@ -77,6 +77,12 @@ pub struct StubSpec {
     /// Which provider's stream to build. Quirks that only exist in OpenAI Chat streams
     /// ([`Quirks::chat_only`]) are ignored for the others.
     pub dialect: DialectKind,
+    /// OpenAI Chat only: write the seed document's own minimal lines (`id`, `choices`, and the
+    /// tool-call fields `index`, `id`, `function.name`, `function.arguments`) instead of what
+    /// OpenAI really sends (`object`, `created`, `model`, `system_fingerprint`, a first delta with
+    /// `role: "assistant"`, and an opening tool-call delta with `type` and `"arguments": ""`).
+    /// Some real SDKs reject these lines (openai-node: `missing role for choice 0`).
+    pub minimal: bool,
 }
 
 impl Default for StubSpec {
@@ -90,6 +96,7 @@ impl Default for StubSpec {
             gap_micros: 30_000,
             quirks: Quirks::default(),
             dialect: DialectKind::OpenAiChat,
+            minimal: false,
         }
     }
 }
@@ -111,7 +118,8 @@ pub fn split_chars(s: &str, lens: &[usize]) -> Vec<String> {
 }
 
 /// The seed document's example: get_weather `{"city":"深圳","days":3}` in fragments of 5,5,5,5,2
-/// characters and get_time `{"city":"杭州","days":1}` in parallel.
+/// characters and get_time `{"city":"杭州","days":1}` in parallel, in the seed's own minimal lines
+/// ([`StubSpec::minimal`]).
 pub fn seed_example() -> StubSpec {
     StubSpec {
         title: "The seed's example: two calls in one response, arguments cut every 5 characters"
@@ -130,12 +138,17 @@ pub fn seed_example() -> StubSpec {
         ],
         fragment_chars: vec![5],
         layout: Layout::Sequential,
-        read_bytes: Some(47),
+        read_bytes: Some(44),
         gap_micros: 40_000,
         quirks: Quirks::default(),
         dialect: DialectKind::OpenAiChat,
+        minimal: true,
     }
 }
+
+/// The fixed values the stub writes where a provider sends a timestamp: 2025-01-01T00:00:00Z.
+const CREATED_UNIX: u64 = 1_735_689_600;
+const CREATED_RFC3339: &str = "2025-01-01T00:00:00Z";
 
 /// Build the recording.
 pub fn build(spec: &StubSpec) -> Recording {
@@ -173,7 +186,49 @@ pub fn build(spec: &StubSpec) -> Recording {
     let eol = if q.crlf { "\r\n" } else { "\n" };
     let prefix = if q.no_space { "data:" } else { "data: " };
     let mut events: Vec<String> = Vec::new();
-    let data_event = |v: &serde_json::Value| format!("{prefix}{v}{eol}{eol}");
+    let data_event = |v: &Value| format!("{prefix}{v}{eol}{eol}");
+    // One chunk: the seed's minimal envelope, or OpenAI's (as in tests/data/fixtures/openai-chat-*).
+    let chunk = |delta: Value, finish: Value| {
+        if spec.minimal {
+            json!({"id": "chatcmpl-stub", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        } else {
+            json!({
+                "id": "chatcmpl-stub",
+                "object": "chat.completion.chunk",
+                "created": CREATED_UNIX,
+                "model": "gpt-stub",
+                "system_fingerprint": "fp_stub",
+                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]
+            })
+        }
+    };
+    let index_of = |c: usize| {
+        if q.all_at_index_zero {
+            0
+        } else {
+            q.index_base + c as u64
+        }
+    };
+    // The fields that open a call: OpenAI sends them in a delta of their own, with
+    // `"arguments": ""`; the seed's lines (and object arguments) carry the first piece with them.
+    let opening = |c: usize| {
+        let mut tc = serde_json::Map::new();
+        if !q.no_index {
+            tc.insert("index".into(), json!(index_of(c)));
+        }
+        tc.insert("id".into(), json!(spec.calls[c].id));
+        if !spec.minimal {
+            tc.insert("type".into(), json!("function"));
+        }
+        tc
+    };
+    let separate_opening = !spec.minimal && !q.object_arguments;
+    if !spec.minimal {
+        events.push(data_event(&chunk(
+            json!({"role": "assistant", "content": null}),
+            Value::Null,
+        )));
+    }
     let last = order.len().saturating_sub(1);
     for (n, &(c, f)) in order.iter().enumerate() {
         if q.keepalive_every > 0 && n > 0 && n % q.keepalive_every == 0 {
@@ -187,53 +242,54 @@ pub fn build(spec: &StubSpec) -> Recording {
         }
         let call = &spec.calls[c];
         let first = f == 0;
-        let mut tc = serde_json::Map::new();
-        if !q.no_index {
-            let index = if q.all_at_index_zero {
-                0
-            } else {
-                q.index_base + c as u64
-            };
-            tc.insert("index".into(), json!(index));
+        if first && separate_opening {
+            let mut tc = opening(c);
+            tc.insert(
+                "function".into(),
+                json!({"name": call.name, "arguments": ""}),
+            );
+            events.push(data_event(&chunk(
+                json!({"tool_calls": [Value::Object(tc)]}),
+                Value::Null,
+            )));
         }
-        if first {
-            tc.insert("id".into(), json!(call.id));
-            tc.insert("type".into(), json!("function"));
-        } else if q.empty_id_continuations {
-            tc.insert("id".into(), json!(""));
-        }
+        let mut tc = if first && !separate_opening {
+            opening(c)
+        } else {
+            let mut tc = serde_json::Map::new();
+            if !q.no_index {
+                tc.insert("index".into(), json!(index_of(c)));
+            }
+            if q.empty_id_continuations {
+                tc.insert("id".into(), json!(""));
+            }
+            tc
+        };
         let mut function = serde_json::Map::new();
-        if first || q.repeat_name {
+        if (first && !separate_opening) || q.repeat_name {
             function.insert("name".into(), json!(call.name));
         }
         let piece = &per_call[c][f];
         if q.object_arguments {
-            let v: serde_json::Value = serde_json::from_str(piece).unwrap_or_else(|_| json!(piece));
+            let v: Value = serde_json::from_str(piece).unwrap_or_else(|_| json!(piece));
             function.insert("arguments".into(), v);
         } else {
             function.insert("arguments".into(), json!(piece));
         }
-        tc.insert("function".into(), serde_json::Value::Object(function));
+        tc.insert("function".into(), Value::Object(function));
         let finish = if q.finish_with_last_fragment && n == last && !q.truncate {
             json!("tool_calls")
         } else {
-            json!(null)
+            Value::Null
         };
-        let v = json!({
-            "id": "chatcmpl-stub",
-            "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": finish}]
-        });
-        events.push(data_event(&v));
+        events.push(data_event(&chunk(
+            json!({"tool_calls": [Value::Object(tc)]}),
+            finish,
+        )));
     }
     if !q.truncate {
         if !q.finish_with_last_fragment {
-            let v = json!({
-                "id": "chatcmpl-stub",
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]
-            });
-            events.push(data_event(&v));
+            events.push(data_event(&chunk(json!({}), json!("tool_calls"))));
         }
         events.push(format!("{prefix}[DONE]{eol}{eol}"));
     }
@@ -473,8 +529,10 @@ fn other_dialect_events(spec: &StubSpec) -> Vec<String> {
     w.events
 }
 
-/// OpenAI Responses: `output_item.added` before a call's first delta, `.done` and
-/// `output_item.done` (with the full arguments) after its last, `response.completed` at the end.
+/// OpenAI Responses: `response.created` and `response.in_progress` (a response object with
+/// `created_at`), `output_item.added` before a call's first delta, `.done` and `output_item.done`
+/// (with the full arguments) after its last, `response.completed` with the output and usage at the
+/// end; every event carries its `sequence_number`, as in tests/data/fixtures/vercel-azure-responses-*.
 fn responses_events(w: &mut Writer<'_>) {
     let spec = w.spec;
     let (per_call, order) = fragment_plan(spec);
@@ -484,8 +542,35 @@ fn responses_events(w: &mut Writer<'_>) {
         seq += 1;
         seq - 1
     };
-    let resp = |status: &str, output: Vec<Value>| json!({"id": "resp_stub", "object": "response", "status": status, "model": "gpt-stub", "output": output});
-    w.push(Some("response.created"), &json!({"type": "response.created", "sequence_number": next_seq(), "response": resp("in_progress", vec![])}), false);
+    let resp = |status: &str, output: Vec<Value>| {
+        let usage = if status == "completed" {
+            json!({"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 70})
+        } else {
+            Value::Null
+        };
+        json!({
+            "id": "resp_stub",
+            "object": "response",
+            "created_at": CREATED_UNIX,
+            "status": status,
+            "error": null,
+            "incomplete_details": null,
+            "instructions": null,
+            "model": "gpt-stub",
+            "output": output,
+            "parallel_tool_calls": true,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": usage
+        })
+    };
+    for kind in ["response.created", "response.in_progress"] {
+        w.push(
+            Some(kind),
+            &json!({"type": kind, "sequence_number": next_seq(), "response": resp("in_progress", vec![])}),
+            false,
+        );
+    }
     let mut done_items = Vec::new();
     for &(c, f) in &order {
         let call = &spec.calls[c];
@@ -508,13 +593,15 @@ fn responses_events(w: &mut Writer<'_>) {
     }
 }
 
-/// Anthropic Messages: a text block at index 0 (so the tool_use blocks start at 1), `ping`, each
-/// tool_use block opened with `input: {}` and a first `partial_json` of `""`, `message_delta`
-/// with `stop_reason: tool_use`, `message_stop`.
+/// Anthropic Messages: `message_start` with the whole message and its usage, a text block at
+/// index 0 (so the tool_use blocks start at 1), `ping`, each tool_use block opened with
+/// `input: {}` and a first `partial_json` of `""`, `content_block_stop` for every block,
+/// `message_delta` with `stop_reason: tool_use` and usage, `message_stop` (as in
+/// tests/data/fixtures/anthropic-messages-tool-use.sse).
 fn anthropic_events(w: &mut Writer<'_>) {
     let spec = w.spec;
     let (per_call, order) = fragment_plan(spec);
-    let message = json!({"id": "msg_stub", "type": "message", "role": "assistant", "model": "claude-stub", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 0, "output_tokens": 1}});
+    let message = json!({"id": "msg_stub", "type": "message", "role": "assistant", "model": "claude-stub", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1, "service_tier": "standard"}});
     w.push(
         Some("message_start"),
         &json!({"type": "message_start", "message": message}),
@@ -550,7 +637,7 @@ fn anthropic_events(w: &mut Writer<'_>) {
         }
     }
     if !spec.quirks.truncate {
-        w.push(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 42}}), false);
+        w.push(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 20}}), false);
         w.push(
             Some("message_stop"),
             &json!({"type": "message_stop"}),
@@ -564,11 +651,17 @@ fn gemini_chunk(parts: Vec<Value>, finish: Option<&str>) -> Value {
     if let (Some(f), Some(m)) = (finish, cand.as_object_mut()) {
         m.insert("finishReason".into(), json!(f));
     }
-    json!({"candidates": [cand], "modelVersion": "gemini-stub"})
+    json!({
+        "candidates": [cand],
+        "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 20, "totalTokenCount": 70},
+        "modelVersion": "gemini-stub",
+        "responseId": "resp_stub"
+    })
 }
 
 /// Gemini: each call whole in one part (`args` an object, no id), then an empty text part with
-/// `finishReason: STOP`.
+/// `finishReason: STOP`; every chunk carries `usageMetadata`, `modelVersion` and `responseId` (as in
+/// tests/data/fixtures/vercel-google-gemini3-*).
 fn gemini_events(w: &mut Writer<'_>) {
     let spec = w.spec;
     let mut calls: Vec<&StubCall> = spec.calls.iter().collect();
@@ -677,21 +770,22 @@ fn gemini_partial_events(w: &mut Writer<'_>) {
 }
 
 /// Ollama `/api/chat`: NDJSON, one line per call (complete, object `arguments`, `function.index`,
-/// no id), then `done: true` with `done_reason: stop`.
+/// no id), then the final `done: true` object with `done_reason: stop`, the token counts and the
+/// durations (nanoseconds).
 fn ollama_events(w: &mut Writer<'_>) {
     let spec = w.spec;
     let mut calls: Vec<(usize, &StubCall)> = spec.calls.iter().enumerate().collect();
     if spec.quirks.truncate && calls.len() > 1 {
         calls.pop();
     }
-    let created = "2025-01-01T00:00:00Z";
+    let created = CREATED_RFC3339;
     for (i, call) in calls {
         let tc = json!({"function": {"index": i, "name": call.name, "arguments": args_value(&call.arguments)}});
         let line = json!({"model": "llama3.2", "created_at": created, "message": {"role": "assistant", "content": "", "tool_calls": [tc]}, "done": false});
         w.push(None, &line, true);
     }
     if !spec.quirks.truncate {
-        let line = json!({"model": "llama3.2", "created_at": created, "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "total_duration": 0, "eval_count": 0});
+        let line = json!({"model": "llama3.2", "created_at": created, "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "total_duration": 1_200_000_000u64, "load_duration": 20_000_000, "prompt_eval_count": 50, "prompt_eval_duration": 300_000_000, "eval_count": 20, "eval_duration": 800_000_000u64});
         w.push(None, &line, false);
     }
 }

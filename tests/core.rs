@@ -930,12 +930,16 @@ fn seed_raw_lines_match_the_document() {
     let rec = stub::build(&stub::seed_example());
     let text = String::from_utf8(rec.body()).expect("UTF-8");
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
-    // The seed prints the first two raw lines; ours add "object" and "type" but route the same.
-    assert!(lines[0].contains(r#""index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"cit"}"#), "{}", lines[0]);
-    assert!(
-        lines[1].contains(r#""tool_calls":[{"index":0,"function":{"arguments":"y\":\"深"}}]"#),
-        "{}",
-        lines[1]
+    // The seed prints the first two raw lines; the first is the same, byte for byte.
+    assert_eq!(
+        lines[0],
+        r#"data: {"id":"chatcmpl-stub","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get_weather","arguments":"{\"cit"}}]},"finish_reason":null}]}"#
+    );
+    // Its second line repeats "name":"get_weather", but its prose ("第二片没有 id，也没有函数名")
+    // and checkpoint ③ say continuations carry no name: the stub follows those.
+    assert_eq!(
+        lines[1],
+        r#"data: {"id":"chatcmpl-stub","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"y\":\"深"}}]},"finish_reason":null}]}"#
     );
     assert_eq!(*lines.last().expect("lines"), "data: [DONE]");
 }
@@ -1273,7 +1277,7 @@ fn parse_when_valid_reports_normal_partial_buffers_as_errors() {
 #[test]
 fn per_read_utf8_turns_a_split_character_into_replacement_characters() {
     let spec = stub::seed_example();
-    assert_eq!(spec.read_bytes, Some(47));
+    assert_eq!(spec.read_bytes, Some(44));
     let a = seed();
     assert!(labels(&a).contains("split-utf8"));
     let r = strategy(&a, Strategy::PerReadUtf8);

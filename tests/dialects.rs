@@ -1081,11 +1081,19 @@ fn bundled_recordings_check_json() {
             "no-call-id",
         ),
         (
+            "openai-chat-weather",
+            "openai-chat",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "",
+        ),
+        (
             "quirk-repeated-name",
             "openai-chat",
             0,
             "finished",
-            &["get_weather"],
+            &["get_weather", "get_time"],
             "repeated-name",
         ),
         (
@@ -1141,7 +1149,7 @@ fn bundled_recordings_check_json() {
             "openai-chat",
             0,
             "finished",
-            &["get_weather"],
+            &["get_weather", "get_time"],
             "empty-field-continuation",
         ),
         (
@@ -1149,7 +1157,7 @@ fn bundled_recordings_check_json() {
             "openai-chat",
             1,
             "finished",
-            &["get_weather"],
+            &["get_weather", "get_time"],
             "cumulative-arguments",
         ),
     ];
@@ -1216,6 +1224,233 @@ fn bundled_recordings_snapshots() {
         snapshots.push((format!("{name}.export"), export_all));
     }
     assert_snapshots(snapshots);
+}
+
+/// Every `recordings/*.ron` is built by `sse_replay::bundled` (the one place they are made):
+/// rebuilding each entry gives the stored file byte for byte. `UPDATE_SNAPSHOTS=1` rewrites them.
+#[test]
+fn bundled_recordings_are_rebuilt_from_their_specs() {
+    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    let entries = sse_replay::bundled::all();
+    let mut failures = Vec::new();
+    for b in &entries {
+        let path = manifest().join("recordings").join(b.file);
+        let text = b.build().to_ron_string();
+        if update {
+            std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            continue;
+        }
+        let stored = std::fs::read_to_string(&path).unwrap_or_default();
+        if stored != text {
+            failures.push(format!(
+                "{} differs from what sse_replay::bundled builds (UPDATE_SNAPSHOTS=1 rewrites it)",
+                b.file
+            ));
+        }
+    }
+    let mut files: Vec<String> = bundled()
+        .into_iter()
+        .map(|(n, _)| format!("{n}.ron"))
+        .collect();
+    let mut built: Vec<String> = entries.iter().map(|b| b.file.to_owned()).collect();
+    files.sort();
+    built.sort();
+    assert_eq!(files, built, "every bundled recording has a spec");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each `quirk-*` recording is its clean twin's spec plus one quirk: without the quirk (and with
+/// the sequential layout) the spec is the twin's, apart from the title, and builds the twin's bytes.
+#[test]
+fn quirk_recordings_differ_from_their_clean_twin_only_in_the_quirk() {
+    use sse_replay::stub::{self, Layout, Quirks};
+    let entries = sse_replay::bundled::all();
+    let by_file = |f: &str| {
+        entries
+            .iter()
+            .find(|b| b.file == f)
+            .unwrap_or_else(|| panic!("{f} missing"))
+    };
+    let mut quirk_files = 0;
+    for (name, _) in bundled() {
+        if !name.starts_with("quirk-") {
+            continue;
+        }
+        quirk_files += 1;
+        let b = by_file(&format!("{name}.ron"));
+        let twin = by_file(
+            b.clean_twin
+                .unwrap_or_else(|| panic!("{name}: no clean twin")),
+        );
+        assert!(twin.clean_twin.is_none(), "{name}: the twin is clean");
+        assert_eq!(twin.spec.quirks, Quirks::default(), "{}", twin.file);
+        // Exactly one deviation from the twin.
+        let q = &b.spec.quirks;
+        let deviations = [
+            q.repeat_name,
+            q.empty_id_continuations,
+            q.no_index,
+            q.index_base != 0,
+            q.all_at_index_zero,
+            q.object_arguments,
+            q.cumulative,
+            q.crlf,
+            q.no_space,
+            q.keepalive_every != 0,
+            q.truncate,
+            q.finish_with_last_fragment,
+            q.error_after.is_some(),
+            q.partial_args,
+            b.spec.layout != Layout::Sequential,
+        ];
+        assert_eq!(
+            deviations.iter().filter(|d| **d).count(),
+            1,
+            "{name}: exactly one quirk"
+        );
+        let mut clean = b.spec.clone();
+        clean.quirks = Quirks::default();
+        clean.layout = Layout::Sequential;
+        clean.title = twin.spec.title.clone();
+        assert_eq!(
+            clean, twin.spec,
+            "{name}: the same spec as its twin minus the quirk"
+        );
+        let (built, stored_twin) = (
+            stub::build(&clean),
+            recording::load(&manifest().join("recordings").join(twin.file)).expect("twin"),
+        );
+        assert_eq!(built.chunks, stored_twin.chunks, "{name}: the twin's bytes");
+        assert_eq!(built.truth, stored_twin.truth, "{name}: the twin's calls");
+        // And the quirk recording itself carries the same ground truth.
+        let stored = recording::load(&manifest().join("recordings").join(b.file)).expect("quirk");
+        assert_eq!(
+            stored.truth, stored_twin.truth,
+            "{name}: same calls as the twin"
+        );
+    }
+    assert!(quirk_files >= 9, "{quirk_files} quirk recordings");
+}
+
+/// What real SDKs require of each dialect's stream is there (field names as in the real provider
+/// fixtures in tests/data/fixtures/); the seed example keeps the seed's own minimal lines.
+#[test]
+fn bundled_recordings_carry_what_providers_send() {
+    let body = |file: &str| {
+        let rec = recording::load(&manifest().join("recordings").join(file)).expect("load");
+        String::from_utf8(rec.chunks.iter().flat_map(|c| c.bytes.clone()).collect()).expect("utf-8")
+    };
+    let datas = |file: &str| -> Vec<Value> {
+        body(file)
+            .lines()
+            .filter_map(|l| {
+                l.trim_end_matches('\r')
+                    .strip_prefix("data: ")
+                    .or_else(|| Some(l).filter(|l| l.starts_with('{')))
+            })
+            .filter_map(|d| serde_json::from_str(d).ok())
+            .collect()
+    };
+    // OpenAI Chat: full envelope, role first, an opening delta with "arguments": "", finish, [DONE].
+    let chat = datas("openai-chat-weather.ron");
+    for c in &chat {
+        for k in [
+            "id",
+            "object",
+            "created",
+            "model",
+            "system_fingerprint",
+            "choices",
+        ] {
+            assert!(c.get(k).is_some(), "chat chunk without {k}: {c}");
+        }
+        assert_eq!(c["object"], "chat.completion.chunk");
+    }
+    assert_eq!(
+        chat[0]["choices"][0]["delta"],
+        json!({"role": "assistant", "content": null})
+    );
+    assert_eq!(
+        chat[1]["choices"][0]["delta"]["tool_calls"][0],
+        json!({"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}})
+    );
+    assert_eq!(
+        chat.last()
+            .map(|c| c["choices"][0]["finish_reason"].clone()),
+        Some(json!("tool_calls"))
+    );
+    assert!(body("openai-chat-weather.ron").ends_with("data: [DONE]\n\n"));
+    // The seed example: exactly the seed's key set, nothing added.
+    for c in datas("seed-example.ron") {
+        let keys: Vec<&str> = c
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["id", "choices"], "{c}");
+        let ch = &c["choices"][0];
+        assert!(ch["delta"].get("role").is_none());
+        if let Some(tc) = ch["delta"]["tool_calls"].get(0) {
+            assert!(tc.get("type").is_none(), "{tc}");
+            assert_ne!(tc["function"]["arguments"], "", "no opening delta: {tc}");
+        }
+    }
+    // Responses: created_at, sequence numbers 0.., output_index and item_id on the deltas.
+    let resp = datas("openai-responses-weather.ron");
+    assert_eq!(resp[0]["type"], "response.created");
+    assert!(resp[0]["response"]["created_at"].is_u64());
+    assert_eq!(resp[1]["type"], "response.in_progress");
+    for (i, e) in resp.iter().enumerate() {
+        assert_eq!(e["sequence_number"], json!(i), "{e}");
+        if e["type"] == "response.function_call_arguments.delta" {
+            assert!(
+                e["item_id"].is_string() && e["output_index"].is_u64(),
+                "{e}"
+            );
+        }
+    }
+    let last = resp.last().expect("events");
+    assert_eq!(last["type"], "response.completed");
+    assert_eq!(last["response"]["output"].as_array().map(Vec::len), Some(2));
+    assert!(last["response"]["usage"]["output_tokens"].is_u64());
+    // Anthropic: usage in message_start, a stop for every start, stop_reason and usage at the end.
+    let anth = datas("anthropic-weather.ron");
+    assert!(anth[0]["message"]["usage"]["input_tokens"].is_u64());
+    let count = |t: &str| anth.iter().filter(|e| e["type"] == t).count();
+    assert_eq!(count("content_block_start"), 3);
+    assert_eq!(count("content_block_stop"), 3);
+    let delta = anth
+        .iter()
+        .find(|e| e["type"] == "message_delta")
+        .expect("message_delta");
+    assert_eq!(delta["delta"]["stop_reason"], "tool_use");
+    assert!(delta["usage"]["output_tokens"].is_u64());
+    // Gemini: usageMetadata, modelVersion, responseId on every chunk.
+    for file in ["gemini-weather.ron", "gemini-vertex-partial-args.ron"] {
+        for c in datas(file) {
+            for k in ["usageMetadata", "modelVersion", "responseId"] {
+                assert!(c.get(k).is_some(), "{file}: {k} missing in {c}");
+            }
+        }
+    }
+    // Ollama: model and created_at on each line; the final object has done_reason and durations.
+    let ollama = datas("ollama-weather.ron");
+    assert!(
+        ollama
+            .iter()
+            .all(|l| l["model"].is_string() && l["created_at"].is_string())
+    );
+    let fin = ollama.last().expect("lines");
+    assert_eq!(fin["done"], true);
+    assert_eq!(fin["done_reason"], "stop");
+    for k in [
+        "total_duration",
+        "load_duration",
+        "prompt_eval_duration",
+        "eval_duration",
+        "eval_count",
+    ] {
+        assert!(fin[k].is_u64(), "ollama final object without {k}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -192,6 +192,10 @@ fn every_error_kind_makes_every_verdict_fail() {
     assert!(errors.len() >= 9, "{errors:?}");
     for kind in errors {
         let label = kind.label();
+        if kind == FindingKind::EventTooLarge {
+            event_too_large_fails_every_verdict(dir.path());
+            continue;
+        }
         let body = stream_raising(kind)
             .unwrap_or_else(|| panic!("no stream raises the error kind {label}: add one"));
         // The library's one verdict.
@@ -230,6 +234,45 @@ fn every_error_kind_makes_every_verdict_fail() {
             assert_eq!(code(&o), 1, "{cmd} {label}: {}", stderr(&o));
             assert_eq!(stderr(&o), err, "{cmd} {label}");
         }
+    }
+}
+
+/// A line past `--max-event-bytes` stops reading: the library's analysis (built with that limit)
+/// carries the error finding and is not OK; the commands exit 1 with one line before any report,
+/// since what follows the cut was never read.
+fn event_too_large_fails_every_verdict(dir: &Path) {
+    let mut body = chat(
+        json!({"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}),
+        None,
+    );
+    body.push_str(&format!("data: {}\n\n", "x".repeat(4096)));
+    body.push_str(&chat_finish());
+    let rec = sse_replay::input::raw_to_recording(body.as_bytes(), "inline");
+    let source = SourceInfo {
+        name: "inline".into(),
+        kind: "raw body".into(),
+        timing_known: false,
+    };
+    let a = Analysis::from_recording_owned(rec, source, Options::default(), 1024);
+    assert!(
+        a.findings
+            .iter()
+            .any(|f| f.kind == FindingKind::EventTooLarge),
+        "event-too-large not raised"
+    );
+    assert!(!a.all_ok(), "event-too-large: the analysis says OK");
+    let p = write(dir, "event-too-large.sse", body.as_bytes());
+    for args in [
+        &["check", "--json"][..],
+        &["check"][..],
+        &["events"][..],
+        &["export"][..],
+    ] {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--max-event-bytes", "1024", p.to_str().expect("path")]);
+        let o = run(&all);
+        assert_eq!(code(&o), 1, "{all:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{all:?}: {}", stderr(&o));
     }
 }
 

@@ -25,7 +25,7 @@ pub struct StubForm {
 impl Default for StubForm {
     fn default() -> Self {
         let spec = stub::seed_example();
-        let read_bytes = spec.read_bytes.unwrap_or(47);
+        let read_bytes = spec.read_bytes.unwrap_or(44);
         Self {
             split_reads: spec.read_bytes.is_some(),
             read_bytes,

@@ -529,10 +529,15 @@ pub fn output_paths(out: &Path, n: usize) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Whether the file starts like a recorder journal (`# sse-replay journal v…`).
+/// Whether the file starts like a recorder journal (`# sse-replay journal v…`). Only a regular
+/// file is looked at: opening a FIFO would block without a writer (and reading its head would
+/// consume what the import then needs); standard input is never a journal here.
 fn is_journal_file(path: &Path) -> bool {
     use std::io::Read as _;
     let mut head = [0u8; 64];
+    if crate::input::is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };

@@ -71,33 +71,57 @@ pub(crate) async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-/// Resolves on the first Ctrl+C (SIGINT) or, on Unix, SIGTERM: both mean "stop and save", so a
-/// service manager's or `kill`'s polite stop finishes recordings the way Ctrl+C does. If no signal
-/// handler can be installed, the error is returned at once.
-pub(crate) async fn shutdown_signal() -> std::io::Result<()> {
+/// Ctrl+C (SIGINT) and, on Unix, SIGTERM: both mean "stop and save", so a service manager's or
+/// `kill`'s polite stop finishes recordings the way Ctrl+C does. The handlers are installed when
+/// this is made ([`ShutdownSignal::install`], inside a runtime), so a command installs them
+/// *before* it prints `listening on …`: a signal sent right after that line is never the default
+/// "terminate at once".
+pub(crate) struct ShutdownSignal {
     #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r,
-            _ = term.recv() => Ok(()),
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignal {
+    /// Installs the handlers now (needs a runtime context: `rt.enter()` or inside `block_on`).
+    pub(crate) fn install() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                int: signal(SignalKind::interrupt())?,
+                term: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await
+
+    /// Resolves on the first of the signals.
+    pub(crate) async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.int.recv() => {},
+                _ = self.term.recv() => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
-/// Spawns a task on the current runtime that turns Ctrl+C or SIGTERM into `stop = true`.
-pub(crate) fn stop_on_signal(stop: tokio::sync::watch::Sender<bool>) {
+/// Spawns a task on the current runtime that turns an installed [`ShutdownSignal`] into
+/// `stop = true`.
+pub(crate) fn stop_on_signal(mut signal: ShutdownSignal, stop: tokio::sync::watch::Sender<bool>) {
     tokio::spawn(async move {
-        match shutdown_signal().await {
-            Ok(()) => {
-                let _ = stop.send(true);
-            }
-            Err(e) => eprintln!("sse-replay: cannot watch for Ctrl+C or SIGTERM: {e}"),
-        }
+        signal.recv().await;
+        let _ = stop.send(true);
     });
 }
 

@@ -705,6 +705,24 @@ pub fn run_cli(a: &ProxyArgs) -> ExitCode {
         Err(e @ NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
         Err(e) => return fail(EXIT_FAILED, e),
     };
+    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
+    let waiter = super::current_thread_runtime().and_then(|rt| {
+        let signal = {
+            let _context = rt.enter();
+            super::ShutdownSignal::install()?
+        };
+        Ok((rt, signal))
+    });
+    let (rt, mut signal) = match waiter {
+        Ok(w) => w,
+        Err(e) => {
+            handle.stop();
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
     println!("listening on http://{}/", handle.addr());
     let upstream = recording::redact_url(&a.upstream);
     if let Some(w) = super::exposure_warning(
@@ -722,10 +740,7 @@ pub fn run_cli(a: &ProxyArgs) -> ExitCode {
         "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
         a.out.display()
     );
-    let waited = super::current_thread_runtime().map(|rt| rt.block_on(super::shutdown_signal()));
-    if let Err(e) | Ok(Err(e)) = waited {
-        eprintln!("sse-replay: cannot wait for Ctrl+C or SIGTERM: {e}");
-    }
+    rt.block_on(signal.recv());
     handle.stop();
     eprintln!("stopped");
     ExitCode::from(EXIT_OK)

@@ -654,9 +654,22 @@ pub fn run_cli(a: &RecordArgs) -> ExitCode {
         }
         RecorderUpdate::Finished(_) => {}
     };
+    let signal = {
+        let _context = rt.enter();
+        super::ShutdownSignal::install()
+    };
+    let signal = match signal {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
     let outcome = rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        super::stop_on_signal(stop);
+        super::stop_on_signal(signal, stop);
         run(req, stop_rx, Arc::new(on_update)).await
     });
     if terminal {

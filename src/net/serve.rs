@@ -357,6 +357,20 @@ pub fn run_cli(args: &ServeArgs) -> ExitCode {
         eprintln!("sse-replay: {w}");
     }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
+    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
+    let signal = {
+        let _context = rt.enter();
+        super::ShutdownSignal::install()
+    };
+    let signal = match signal {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(
+                EXIT_FAILED,
+                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+            );
+        }
+    };
     println!("listening on http://{addr}/");
     eprintln!(
         "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
@@ -368,7 +382,7 @@ pub fn run_cli(args: &ServeArgs) -> ExitCode {
     );
     rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        super::stop_on_signal(stop);
+        super::stop_on_signal(signal, stop);
         run(listener, plan, true, args.limits.limits(), stop_rx).await;
     });
     eprintln!("stopped");

@@ -1,0 +1,65 @@
+"""Shared by the Python example clients: the tools every bundled recording calls, and output.
+
+The schemas are deliberately loose (no required fields): the recordings call get_weather with
+{city, days} or {location, unit, days, hourly} and get_time with {city, days} or {timezone}.
+"""
+
+import json
+import os
+import sys
+
+MODEL = "gpt-stub"
+PROMPT = "What is the weather in Shenzhen, and the time in Hangzhou?"
+
+PARAMETERS = {
+    "get_weather": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "location": {"type": "string"},
+            "unit": {"type": "string"},
+            "days": {"type": "integer"},
+            "hourly": {"type": "boolean"},
+        },
+    },
+    "get_time": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "timezone": {"type": "string"},
+        },
+    },
+}
+
+
+def chat_tools():
+    """Tools in the Chat Completions shape."""
+    return [
+        {"type": "function", "function": {"name": n, "description": n, "parameters": p}}
+        for n, p in PARAMETERS.items()
+    ]
+
+
+def responses_tools():
+    """Tools in the Responses shape."""
+    return [{"type": "function", "name": n, "description": n, "parameters": p} for n, p in PARAMETERS.items()]
+
+
+def anthropic_tools():
+    """Tools in the Anthropic Messages shape."""
+    return [{"name": n, "description": n, "input_schema": p} for n, p in PARAMETERS.items()]
+
+
+def openai_base_url():
+    """OPENAI_BASE_URL (with /v1), else SSE_REPLAY_URL + v1."""
+    url = os.environ.get("OPENAI_BASE_URL")
+    if not url and os.environ.get("SSE_REPLAY_URL"):
+        url = os.environ["SSE_REPLAY_URL"].rstrip("/") + "/v1"
+    return url
+
+
+def emit(calls):
+    """Print the client contract's JSON: an array of {"name", "arguments", "id"}."""
+    json.dump(calls, sys.stdout, ensure_ascii=False)
+    sys.stdout.write("\n")
