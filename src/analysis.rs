@@ -216,7 +216,8 @@ pub struct CallAtCursor<'a> {
 }
 
 impl Analysis {
-    /// Analyse a recording. `name` names the source in messages.
+    /// Analyse a recording; `source` says where it came from (name, kind, whether the timing is
+    /// real) for the report and messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
         let chunks = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros));
         Self::run(rec, chunks, rec.body_len(), source, opts, u64::MAX)

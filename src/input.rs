@@ -82,9 +82,7 @@ pub fn sniff(path: &Path, head: &[u8]) -> InputKind {
     if ext == "ron" || ext == "partial" {
         return InputKind::Recording;
     }
-    let head = head
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(head);
+    let head = crate::text::strip_bom(head);
     let trimmed: &[u8] = {
         let start = head
             .iter()

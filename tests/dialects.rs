@@ -5,7 +5,8 @@
 //! - The chunking property for every dialect: the same bytes split at every offset (small streams)
 //!   and at random offsets (a tiny xorshift PRNG) give identical calls and events.
 //! - The bundled recordings: `check --json` key facts, and text snapshots of `check` and `export`
-//!   (`tests/snapshots/<name>.check.txt` / `.export.json`; `UPDATE_SNAPSHOTS=1` rewrites them).
+//!   (insta snapshots `tests/snapshots/<name>.check.snap` / `.export.snap`, reviewed with
+//!   `cargo insta review`).
 //! - Imports of small hand-written HAR, cassette and JSON-lines files (`tests/data/import/`),
 //!   including a malformed one of each: a clear error, and nothing written.
 
@@ -21,7 +22,7 @@ use sse_replay::import::{self, ImportError};
 use sse_replay::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
 use sse_replay::recording::{self, Recording};
 
-use common::{Rng, bin, call_summary, manifest, snapshot};
+use common::{Rng, assert_snapshots, bin, call_summary, manifest};
 
 /// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
 fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
@@ -1207,7 +1208,7 @@ fn bundled_recordings_check_json() {
 
 #[test]
 fn bundled_recordings_snapshots() {
-    let mut failures = Vec::new();
+    let mut snapshots = Vec::new();
     for (name, _) in bundled() {
         let path = format!("recordings/{name}.ron");
         let check = bin().args(["check", &path]).output().expect("run check");
@@ -1219,16 +1220,10 @@ fn bundled_recordings_snapshots() {
             export.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&export.stderr)
         );
-        for (file, text) in [
-            (format!("{name}.check.txt"), check_text.into_owned()),
-            (format!("{name}.export.json"), export_all),
-        ] {
-            if let Err(e) = snapshot(&file, &text) {
-                failures.push(e);
-            }
-        }
+        snapshots.push((format!("{name}.check"), check_text.into_owned()));
+        snapshots.push((format!("{name}.export"), export_all));
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_snapshots(snapshots);
 }
 
 /// Every `recordings/*.ron` is built by `sse_replay::bundled` (the one place they are made):

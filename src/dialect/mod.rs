@@ -379,50 +379,6 @@ impl<'de> Deserialize<'de> for FieldArgs {
     }
 }
 
-/// A fast, non-cryptographic hasher (FxHash, as in rustc) for the small integer-keyed routing
-/// tables on the per-fragment path. Keys are call indexes, not attacker-chosen strings.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-/// A `HashMap` with [`FxHasher`].
-pub type FxHashMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// A `HashMap` with rustc's fast, non-cryptographic hasher (FxHash), for the small routing tables
+/// on the per-fragment path.
+pub use rustc_hash::FxHashMap;

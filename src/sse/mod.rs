@@ -12,8 +12,9 @@
 
 use std::ops::Range;
 
-/// UTF-8 byte order mark. "The UTF-8 decode algorithm strips one leading UTF-8 Byte Order Mark (BOM), if any."
-const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+// "The UTF-8 decode algorithm strips one leading UTF-8 Byte Order Mark (BOM), if any." The parser
+// does it incrementally (the three bytes may arrive in separate reads), against the one constant.
+use crate::text::BOM;
 
 /// Notable forms an event used. All are valid per the spec; the flags exist so they can be reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
