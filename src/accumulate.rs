@@ -10,22 +10,12 @@
 //! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
 //! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
 //! saw only in a done event reach it as one ordinary fragment
-//! ([`crate::dialect::Signal::ArgumentsOnlyInDone`]), so even then it just concatenates.
+//! ([`crate::signal::Signal::ArgumentsOnlyInDone`]), so even then it just concatenates.
 
 use std::ops::Range;
 
-use crate::dialect::{ArgsPiece, CallKey, Fragment, FxHashMap, Presence, Raw};
-
-/// Where a fragment arrived.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pos {
-    /// Event number (0-based).
-    pub event: u32,
-    /// Chunk (network read) in which the event completed.
-    pub chunk: u32,
-    /// Arrival time of that chunk.
-    pub t_micros: u64,
-}
+use crate::dialect::FxHashMap;
+use crate::signal::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
 
 /// One fragment as the accumulator recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,9 +52,9 @@ pub struct Resend {
     pub before_bytes: usize,
 }
 
-/// A call being accumulated.
+/// A call in the accumulator's table, open until the finish parses it into a [`Call`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Slot {
+pub struct OpenCall {
     pub key: Option<CallKey>,
     /// The index the provider stated in the call's first fragment that had one.
     pub stated_index: Option<u64>,
@@ -154,7 +144,7 @@ impl Call {
 /// The table.
 #[derive(Debug, Default)]
 pub struct Accumulator {
-    slots: Vec<Slot>,
+    calls: Vec<OpenCall>,
     table: FxHashMap<CallKey, u32>,
     recent: [Option<(CallKey, u32)>; 2],
     keep_records: bool,
@@ -171,7 +161,7 @@ impl Accumulator {
         }
     }
 
-    fn slot_for(&mut self, key: &CallKey) -> u32 {
+    fn call_for(&mut self, key: &CallKey) -> u32 {
         // Two most recent keys: parallel calls usually alternate between two.
         for (k, i) in self.recent.iter().flatten() {
             if k == key {
@@ -181,8 +171,8 @@ impl Accumulator {
         let i = match self.table.get(key) {
             Some(&i) => i,
             None => {
-                let i = self.slots.len() as u32;
-                self.slots.push(Slot {
+                let i = self.calls.len() as u32;
+                self.calls.push(OpenCall {
                     key: Some(key.clone()),
                     ..Default::default()
                 });
@@ -198,54 +188,54 @@ impl Accumulator {
     /// The seed's `feedToolCall`: set id and name only when present, always append arguments.
     /// Returns the call position the fragment went to.
     pub fn push(&mut self, frag: Fragment, pos: Pos) -> u32 {
-        let call = self.slot_for(&frag.key);
+        let call = self.call_for(&frag.key);
         let no = self.fragment_count;
         self.fragment_count += 1;
-        let slot = &mut self.slots[call as usize];
-        if slot.stated_index.is_none() {
-            slot.stated_index = frag.stated_index;
+        let open = &mut self.calls[call as usize];
+        if open.stated_index.is_none() {
+            open.stated_index = frag.stated_index;
         }
         if let Some(id) = frag.id.non_empty()
-            && slot.id != id
+            && open.id != id
         {
-            slot.id = id.to_owned();
+            open.id = id.to_owned();
         }
         if let Some(name) = frag.name.non_empty()
-            && slot.name != name
+            && open.name != name
         {
-            if !slot.name.is_empty() {
-                slot.name_conflicts.push(NameConflict {
+            if !open.name.is_empty() {
+                open.name_conflicts.push(NameConflict {
                     fragment: no,
-                    previous: slot.name.clone(),
+                    previous: open.name.clone(),
                     new: name.to_owned(),
                 });
             }
-            slot.name = name.to_owned();
+            open.name = name.to_owned();
         }
-        let start = slot.args.len() as u32;
+        let start = open.args.len() as u32;
         let mut object_args = false;
         if let Raw::Value(piece) = &frag.args {
             object_args = matches!(piece, ArgsPiece::Object(_));
-            slot.object_args |= object_args;
+            open.object_args |= object_args;
             let text = piece.text();
             // Observed, never corrected: a piece that starts with everything before it is a
             // cumulative re-send (`{…}{…}` once appended). Cheap: the comparison only runs for a
             // piece longer than the whole call so far.
-            if slot.args.len() >= 2 && text.len() > slot.args.len() && text.starts_with(&slot.args)
+            if open.args.len() >= 2 && text.len() > open.args.len() && text.starts_with(&open.args)
             {
-                slot.resends += 1;
-                if slot.first_resend.is_none() {
-                    slot.first_resend = Some(Resend {
+                open.resends += 1;
+                if open.first_resend.is_none() {
+                    open.first_resend = Some(Resend {
                         fragment: no,
-                        before_bytes: slot.args.len(),
+                        before_bytes: open.args.len(),
                     });
                 }
             }
-            slot.args.push_str(text);
+            open.args.push_str(text);
         }
-        let end = slot.args.len() as u32;
+        let end = open.args.len() as u32;
         if self.keep_records {
-            slot.fragments.push(no);
+            open.fragments.push(no);
             self.records.push(FragmentRecord {
                 no,
                 call,
@@ -263,20 +253,20 @@ impl Accumulator {
     /// The dialect says the call with `key` is complete.
     pub fn call_done(&mut self, key: &CallKey) {
         if let Some(&i) = self.table.get(key) {
-            self.slots[i as usize].done = true;
+            self.calls[i as usize].done = true;
         }
     }
 
     /// The dialect carries the full arguments of the call with `key`.
     pub fn authoritative(&mut self, key: &CallKey, arguments: String) {
-        let i = self.slot_for(key);
-        self.slots[i as usize].authoritative = Some(arguments);
+        let i = self.call_for(key);
+        self.calls[i as usize].authoritative = Some(arguments);
     }
 
     /// The dialect says the call with `key` is a tool the provider runs itself.
     pub fn server_tool(&mut self, key: &CallKey, kind: String) {
-        let i = self.slot_for(key);
-        self.slots[i as usize].server_tool = Some(kind);
+        let i = self.call_for(key);
+        self.calls[i as usize].server_tool = Some(kind);
     }
 
     /// The call position for `key`, if it has been seen.
@@ -285,8 +275,8 @@ impl Accumulator {
     }
 
     /// Calls so far (unparsed).
-    pub fn slots(&self) -> &[Slot] {
-        &self.slots
+    pub fn open_calls(&self) -> &[OpenCall] {
+        &self.calls
     }
 
     /// Fragment records so far.
@@ -302,7 +292,7 @@ impl Accumulator {
     /// The seed's `finishToolCalls`: parse each call once. `stream_finished` says whether the stream
     /// ended with a finish signal (otherwise only calls the dialect marked done are complete).
     pub fn finish(self, stream_finished: bool) -> (Vec<Call>, Vec<FragmentRecord>) {
-        let mut calls = Vec::with_capacity(self.slots.len());
+        let mut calls = Vec::with_capacity(self.calls.len());
         let records = self.finish_each(stream_finished, |c, _| calls.push(c));
         (calls, records)
     }
@@ -316,7 +306,7 @@ impl Accumulator {
         mut each: impl FnMut(Call, &[FragmentRecord]),
     ) -> Vec<FragmentRecord> {
         let records = self.records;
-        for (i, s) in self.slots.into_iter().enumerate() {
+        for (i, s) in self.calls.into_iter().enumerate() {
             let (parsed, empty) = parse_once(&s.args);
             each(
                 Call {

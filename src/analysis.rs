@@ -7,13 +7,14 @@
 use std::ops::Range;
 
 use crate::accumulate::{Call, FragmentRecord, Parsed};
-use crate::dialect::{DialectKind, Presence};
+use crate::dialect::DialectKind;
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
-use crate::naive::{self, NaiveCall, Report, Strategy};
-pub use crate::pipeline::Ending;
-use crate::pipeline::{EventRecord, FinishMark, Options, Outcome, Pipeline};
+use crate::naive::{NaiveCall, Report, Strategies, Strategy};
+pub use crate::pipeline::StreamEnding;
+use crate::pipeline::{EventRecord, FinishMark, Options, Pipeline, PipelineOutput};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
+use crate::signal::{Pos, Presence};
 use crate::sse::{Overflow, Unterminated};
 
 /// One network read's place in the body.
@@ -190,9 +191,9 @@ pub struct Analysis {
     pub calls: Vec<Call>,
     pub checkpoints: Vec<Checkpoints>,
     pub finish: Option<FinishMark>,
-    pub done: Option<crate::accumulate::Pos>,
-    pub provider_error: Option<(String, crate::accumulate::Pos)>,
-    pub ending: Ending,
+    pub done: Option<Pos>,
+    pub provider_error: Option<(String, Pos)>,
+    pub ending: StreamEnding,
     pub unterminated: Option<Unterminated>,
     /// The stream was cut at a line or event over the limit (see
     /// [`Analysis::from_recording_owned`]); everything here is what came before it.
@@ -218,7 +219,8 @@ pub struct CallAtCursor<'a> {
 }
 
 impl Analysis {
-    /// Analyse a recording. `name` names the source in messages.
+    /// Analyse a recording; `source` says where it came from (name, kind, whether the timing is
+    /// real) for the report and messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
         let chunks = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros));
         Self::run(rec, chunks, rec.body_len(), source, opts, u64::MAX)
@@ -255,7 +257,8 @@ impl Analysis {
         if opts.dialect.is_none() {
             opts.dialect = DialectKind::from_name(&rec.meta.dialect);
         }
-        let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
+        let mut p =
+            Pipeline::observed(opts, Strategies::new()).with_max_event_bytes(max_event_bytes);
         p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
         let mut body = Vec::with_capacity(body_len as usize);
         let mut chunks = Vec::new();
@@ -273,7 +276,7 @@ impl Analysis {
             });
             p.feed(bytes, t_micros);
         }
-        let out = p.finish();
+        let (out, strategies) = p.finish_observed();
         let t_last = chunks.last().map_or(0, |c| c.t_micros);
         let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
         // A raw body has no read boundaries: a complete response is then one chunk.
@@ -295,22 +298,23 @@ impl Analysis {
                     t_micros: 0,
                 }]
             };
-            return Self::build_complete(whole, rec, source, body, chunks);
+            return Self::build_complete(whole, strategies, rec, source, body, chunks);
         }
-        Self::build(out, rec, source, body, chunks)
+        Self::build(out, strategies, rec, source, body, chunks)
     }
 
     /// A complete (non-streaming) response: the calls were read directly, so there are no
     /// fragments to check, no naive strategies (they have nothing to get wrong), and no findings
     /// about read boundaries (one JSON document split across reads is no defect).
     fn build_complete(
-        out: Outcome,
+        out: PipelineOutput,
+        strategies: Strategies,
         rec: &Recording,
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
     ) -> Self {
-        let mut a = Self::build(out, rec, source, body, chunks);
+        let mut a = Self::build(out, strategies, rec, source, body, chunks);
         a.complete = true;
         a.strategies.clear();
         a.findings
@@ -327,7 +331,8 @@ impl Analysis {
     }
 
     fn build(
-        mut out: Outcome,
+        mut out: PipelineOutput,
+        strategies: Strategies,
         rec: &Recording,
         source: SourceInfo,
         body: Vec<u8>,
@@ -352,29 +357,14 @@ impl Analysis {
                 "no tool calls in this stream".into()
             });
         }
-        // Strategies.
-        let mut reports = out
-            .naive
-            .as_mut()
-            .map(|n| n.take_reports())
-            .unwrap_or_default();
-        let sub = Options {
-            dialect: Some(dialect),
-            framing: Some(framing),
-            detail: false,
-        };
-        if source.timing_known {
-            let chunk_refs: Vec<(&[u8], u64)> = chunks
+        // Strategies: the per-read ones re-frame the recorded reads, when they are real.
+        let reads: Option<Vec<(&[u8], u64)>> = source.timing_known.then(|| {
+            chunks
                 .iter()
                 .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
-                .collect();
-            reports.push(naive::per_read_utf8(&chunk_refs, sub));
-            reports.push(naive::per_read_lines(&chunk_refs, sub));
-        } else {
-            let why = "needs a recording with chunk boundaries (a raw body has none)";
-            reports.push(Report::not_applicable(Strategy::PerReadUtf8, why));
-            reports.push(Report::not_applicable(Strategy::PerReadLines, why));
-        }
+                .collect()
+        });
+        let reports = strategies.reports(reads.as_deref(), dialect, framing);
         let strategies = reports
             .into_iter()
             .map(|report| {
@@ -437,9 +427,9 @@ impl Analysis {
     }
 
     /// The event type name of an event.
-    pub fn event_type(&self, e: &EventRecord) -> &str {
+    pub fn event_type(&self, event: &EventRecord) -> &str {
         self.event_types
-            .get(e.type_id as usize)
+            .get(event.type_id as usize)
             .map_or("?", String::as_str)
     }
 
@@ -451,12 +441,12 @@ impl Analysis {
     }
 
     /// The text of a fragment (its slice of the call's arguments).
-    pub fn fragment_text(&self, f: &FragmentRecord) -> &str {
+    pub fn fragment_text(&self, fragment: &FragmentRecord) -> &str {
         let args = self
             .calls
-            .get(f.call as usize)
+            .get(fragment.call as usize)
             .map_or("", |c| c.raw_arguments.as_str());
-        args.get(f.args_range.start as usize..f.args_range.end as usize)
+        args.get(fragment.args_range.start as usize..fragment.args_range.end as usize)
             .unwrap_or("")
     }
 
@@ -511,8 +501,10 @@ impl Analysis {
     }
 
     /// The strategy result by kind.
-    pub fn strategy(&self, s: Strategy) -> Option<&StrategyResult> {
-        self.strategies.iter().find(|r| r.report.strategy == s)
+    pub fn strategy(&self, strategy: Strategy) -> Option<&StrategyResult> {
+        self.strategies
+            .iter()
+            .find(|r| r.report.strategy == strategy)
     }
 }
 
@@ -648,7 +640,7 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
 /// The findings about calls that describe the provider (info and warn). The ones that decide the
 /// verdict are computed by the pipeline ([`crate::verdict::call_findings`]), where `export` sees
 /// them too.
-fn call_findings(out: &Outcome, dialect: DialectKind, findings: &mut Findings) {
+fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Findings) {
     let frags = &out.fragments;
     for call in &out.calls {
         let c = Some(call.position);
@@ -809,8 +801,8 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
                 Parsed::Err { error, .. } => differences.push(format!("call {i}: {error}")),
                 Parsed::Ok(v) => differences.push(format!(
                     "call {i}: arguments {} instead of {}",
-                    crate::dialect::truncate(&v.to_string(), 80),
-                    crate::dialect::truncate(
+                    crate::text::truncate(&v.to_string(), 80),
+                    crate::text::truncate(
                         &c.value()
                             .map(|v| v.to_string())
                             .unwrap_or_else(|| "(unparsable)".into()),

@@ -63,27 +63,30 @@ impl Comparison {
 }
 
 /// Align the calls of A and B and compare each pair.
-pub fn compare(a: &[Call], b: &[Call]) -> Comparison {
-    let pairs = lcs_pairs(a, b);
-    let mut rows = Vec::with_capacity(a.len().max(b.len()));
+pub fn compare(calls_a: &[Call], calls_b: &[Call]) -> Comparison {
+    let pairs = lcs_pairs(calls_a, calls_b);
+    let mut rows = Vec::with_capacity(calls_a.len().max(calls_b.len()));
     let (mut i, mut j) = (0usize, 0usize);
-    for (pi, pj) in pairs.into_iter().chain(std::iter::once((a.len(), b.len()))) {
+    for (pi, pj) in pairs
+        .into_iter()
+        .chain(std::iter::once((calls_a.len(), calls_b.len())))
+    {
         // Calls between the previous aligned pair and this one: pair them in order, rest missing.
         while i < pi && j < pj {
-            rows.push(row(a, b, Some(i), Some(j)));
+            rows.push(row(calls_a, calls_b, Some(i), Some(j)));
             i += 1;
             j += 1;
         }
         while i < pi {
-            rows.push(row(a, b, Some(i), None));
+            rows.push(row(calls_a, calls_b, Some(i), None));
             i += 1;
         }
         while j < pj {
-            rows.push(row(a, b, None, Some(j)));
+            rows.push(row(calls_a, calls_b, None, Some(j)));
             j += 1;
         }
-        if pi < a.len() && pj < b.len() {
-            rows.push(row(a, b, Some(pi), Some(pj)));
+        if pi < calls_a.len() && pj < calls_b.len() {
+            rows.push(row(calls_a, calls_b, Some(pi), Some(pj)));
             i = pi + 1;
             j = pj + 1;
         }
@@ -109,11 +112,11 @@ fn row(a: &[Call], b: &[Call], ia: Option<usize>, ib: Option<usize>) -> Row {
 }
 
 /// Compare the arguments of two calls.
-pub fn args_diff(x: &Call, y: &Call) -> ArgsDiff {
-    if x.raw_arguments == y.raw_arguments {
+pub fn args_diff(call_a: &Call, call_b: &Call) -> ArgsDiff {
+    if call_a.raw_arguments == call_b.raw_arguments {
         return ArgsDiff::Identical;
     }
-    match (&x.parsed, &y.parsed) {
+    match (&call_a.parsed, &call_b.parsed) {
         (Parsed::Ok(vx), Parsed::Ok(vy)) => {
             let mut paths = Vec::new();
             diff_paths(vx, vy, "$", &mut paths);
@@ -205,7 +208,7 @@ fn lcs_pairs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::accumulate::parse_once;
-    use crate::dialect::CallKey;
+    use crate::signal::CallKey;
 
     fn call(pos: u32, name: &str, args: &str) -> Call {
         let (parsed, empty) = parse_once(args);

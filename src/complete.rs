@@ -4,18 +4,19 @@
 //! dialect: there are no fragments, so there is nothing to accumulate (the seed's last section:
 //! an accumulator there is only one more place to fail).
 //!
-//! [`outcome`] turns such a body into the same [`Outcome`] a stream gives, so the analysis,
+//! [`outcome`] turns such a body into the same [`PipelineOutput`] a stream gives, so the analysis,
 //! report, export and verdict work unchanged: the calls (arguments parsed once, exactly as for a
 //! stream, so a malformed arguments string is the same parse-failed error), one event (the
 //! document), no fragments.
 
 use serde_json::{Map, Value};
 
-use crate::accumulate::{Call, Parsed, Pos, parse_once};
-use crate::dialect::{CallKey, DialectKind};
+use crate::accumulate::{Call, Parsed, parse_once};
+use crate::dialect::DialectKind;
 use crate::findings::Findings;
 use crate::framing::Framing;
-use crate::pipeline::{EventKind, EventRecord, FinishMark, Outcome};
+use crate::pipeline::{EventKind, EventRecord, FinishMark, PipelineOutput};
+use crate::signal::{CallKey, Pos};
 
 /// The event type name given to the one event of a complete response.
 pub const EVENT_TYPE: &str = "complete-response";
@@ -367,7 +368,7 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
     (calls, finish)
 }
 
-/// A complete response as the [`Outcome`] of a pass: its calls, one event spanning the body
+/// A complete response as the [`PipelineOutput`] of a pass: its calls, one event spanning the body
 /// (completed in the last of `chunks` network reads), no fragments, finished. `None` when the body
 /// is not one complete response (then it is read as a stream). `forced` is `--dialect`: the
 /// shape must agree with it.
@@ -377,7 +378,7 @@ pub fn outcome(
     t_micros: u64,
     forced: Option<DialectKind>,
     truth: &[String],
-) -> Option<Outcome> {
+) -> Option<PipelineOutput> {
     let doc = document(body)?;
     let dialect = shape(&doc)?;
     if forced.is_some_and(|f| f != dialect) {
@@ -400,7 +401,7 @@ pub fn outcome(
             .filter(|t| !same_value(t, &c.parsed));
         crate::verdict::call_findings(c, t, &[], &mut findings);
     }
-    let mut out = Outcome {
+    let mut out = PipelineOutput {
         framing: Some(Framing::JsonLines),
         dialect,
         dialect_known: true,

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::accumulate::{Call, Parsed};
-use crate::analysis::{Analysis, Ending};
+use crate::analysis::{Analysis, StreamEnding};
 use crate::naive::Strategy;
 
 /// An export format.
@@ -52,12 +52,12 @@ impl Format {
 
 /// One call in the `json` shape: `{"index","id","name","arguments"}`, or for a failed call
 /// `{"index","id","name","error","raw_arguments"}`.
-pub fn call_json(c: &Call) -> Value {
-    let index = c.stated_index.unwrap_or(u64::from(c.position));
-    match &c.parsed {
-        Parsed::Ok(v) => json!({"index": index, "id": c.id, "name": c.name, "arguments": v}),
+pub fn call_json(call: &Call) -> Value {
+    let index = call.stated_index.unwrap_or(u64::from(call.position));
+    match &call.parsed {
+        Parsed::Ok(v) => json!({"index": index, "id": call.id, "name": call.name, "arguments": v}),
         Parsed::Err { error, .. } => {
-            json!({"index": index, "id": c.id, "name": c.name, "error": error, "raw_arguments": c.raw_arguments})
+            json!({"index": index, "id": call.id, "name": call.name, "error": error, "raw_arguments": call.raw_arguments})
         }
     }
 }
@@ -124,8 +124,8 @@ impl<W: std::io::Write> CallWriter<W> {
     }
 
     /// Write one call.
-    pub fn call(&mut self, c: &Call) -> std::io::Result<()> {
-        let v = element(c, self.format);
+    pub fn call(&mut self, call: &Call) -> std::io::Result<()> {
+        let v = element(call, self.format);
         if self.format == Format::Jsonl {
             self.written += 1;
             return writeln!(self.out, "{v}");
@@ -202,8 +202,8 @@ fn parsed_json(p: &Parsed) -> Value {
 
 /// The `check --json` report as a value (the app's "export the report"); the CLI streams
 /// [`CheckReport`] instead.
-pub fn check_json(a: &Analysis) -> Value {
-    serde_json::to_value(CheckReport(a)).unwrap_or_default()
+pub fn check_json(analysis: &Analysis) -> Value {
+    serde_json::to_value(CheckReport(analysis)).unwrap_or_default()
 }
 
 /// The `check --json` report, serialized piece by piece: each call's, strategy call's and
@@ -231,12 +231,12 @@ impl serde::Serialize for CheckReport<'_> {
         use serde::ser::SerializeMap as _;
         let a = self.0;
         let ending = match &a.ending {
-            Ending::Finished { reason } => json!({"status": "finished", "reason": reason}),
-            Ending::CallsComplete => json!({"status": "calls-complete"}),
-            Ending::ProviderError { message } => {
+            StreamEnding::Finished { reason } => json!({"status": "finished", "reason": reason}),
+            StreamEnding::CallsComplete => json!({"status": "calls-complete"}),
+            StreamEnding::ProviderError { message } => {
                 json!({"status": "provider-error", "message": message})
             }
-            Ending::EndedWithoutFinish => json!({"status": "ended-without-finish"}),
+            StreamEnding::EndedWithoutFinish => json!({"status": "ended-without-finish"}),
         };
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("schema_version", &SCHEMA_VERSION)?;

@@ -224,9 +224,7 @@ impl Framer {
     /// blank bytes first: SSE (only blank lines so far; no JSON line can be that long), decided
     /// the same way however the bytes were split.
     fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
-        let p = prefix
-            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-            .unwrap_or(prefix);
+        let p = crate::text::strip_bom(prefix);
         let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
             return (p.len() as u64 > limit).then_some(Framing::Sse);
         };

@@ -127,6 +127,6 @@ pub fn write_one_event_calls(mut w: impl Write, calls: usize) -> io::Result<()> 
 }
 
 /// The original arguments of call `n` (for tests).
-pub fn original_arguments(n: usize) -> String {
-    call_arguments(n)
+pub fn original_arguments(call_no: usize) -> String {
+    call_arguments(call_no)
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 pub use crate::framing::DEFAULT_MAX_EVENT_BYTES;
 use crate::framing::{Framed, Framer, Overflow};
-use crate::pipeline::{Options, Outcome, Pipeline};
+use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 
 /// Why an input could not be opened.
@@ -82,9 +82,7 @@ pub fn sniff(path: &Path, head: &[u8]) -> InputKind {
     if ext == "ron" || ext == "partial" {
         return InputKind::Recording;
     }
-    let head = head
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(head);
+    let head = crate::text::strip_bom(head);
     let trimmed: &[u8] = {
         let start = head
             .iter()
@@ -457,7 +455,7 @@ pub fn open_path_limited(
 
 /// The lean streaming pass over a file (export): a raw body is read in blocks and never held whole;
 /// a recording is loaded and its chunks fed. The outcome holds the calls.
-pub fn stream_path(path: &Path, opts: Options) -> Result<Outcome, InputError> {
+pub fn stream_path(path: &Path, opts: Options) -> Result<PipelineOutput, InputError> {
     let mut calls = Vec::new();
     let mut out = stream_path_each(path, opts, |c| calls.push(c))?;
     out.calls = calls;
@@ -470,7 +468,7 @@ pub fn stream_path_each(
     path: &Path,
     opts: Options,
     each: impl FnMut(crate::accumulate::Call),
-) -> Result<Outcome, InputError> {
+) -> Result<PipelineOutput, InputError> {
     stream_path_each_limited(path, opts, DEFAULT_MAX_EVENT_BYTES, each)
 }
 
@@ -482,7 +480,7 @@ pub fn stream_recording_each(
     opts: Options,
     max_event_bytes: u64,
     each: impl FnMut(crate::accumulate::Call),
-) -> Result<Outcome, Overflow> {
+) -> Result<PipelineOutput, Overflow> {
     let dialect = opts
         .dialect
         .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
@@ -518,7 +516,7 @@ pub fn stream_path_each_limited(
     opts: Options,
     max_event_bytes: u64,
     each: impl FnMut(crate::accumulate::Call),
-) -> Result<Outcome, InputError> {
+) -> Result<PipelineOutput, InputError> {
     let mut input = open_input(path)?;
     let mut buf = vec![0u8; 256 * 1024];
     let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
@@ -587,7 +585,10 @@ pub fn stream_path_each_limited(
 
 /// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to
 /// `each`, none kept.
-fn hand_out(mut out: Outcome, mut each: impl FnMut(crate::accumulate::Call)) -> Outcome {
+fn hand_out(
+    mut out: PipelineOutput,
+    mut each: impl FnMut(crate::accumulate::Call),
+) -> PipelineOutput {
     for c in std::mem::take(&mut out.calls) {
         each(c);
     }

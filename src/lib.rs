@@ -27,6 +27,7 @@ pub mod pipeline;
 pub mod recording;
 pub mod redact;
 pub mod report;
+pub mod signal;
 pub mod sse;
 pub mod stub;
 pub mod stub_complete;

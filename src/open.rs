@@ -13,7 +13,7 @@ use crate::analysis::{Analysis, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
 use crate::import::{self, ImportError, ImportFormat};
 use crate::input::{self, InputError, InputKind};
-use crate::pipeline::{Options, Outcome};
+use crate::pipeline::{Options, PipelineOutput};
 use crate::recording::Recording;
 
 /// Why a file could not be opened.
@@ -303,7 +303,7 @@ pub fn stream_each(
     opts: Options,
     max_event_bytes: u64,
     each: impl FnMut(crate::accumulate::Call),
-) -> Result<Outcome, OpenError> {
+) -> Result<PipelineOutput, OpenError> {
     if capture_format(path).is_none() {
         if stream.is_some_and(|k| k != 1) {
             // Not a capture: one stream only; say so the way a capture would.

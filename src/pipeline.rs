@@ -1,16 +1,21 @@
-//! The streaming engine: bytes (with chunk numbers and times) → framing → dialect → accumulator,
-//! plus the naive strategies fed from the same signals. Push-based: [`Pipeline::feed`] per network
-//! read, [`Pipeline::finish`] at the end. Used lean (no records, no strategies) by `export`, and in
-//! full by [`crate::analysis`].
+//! The streaming engine: bytes (with chunk numbers and times) → framing → dialect → accumulator.
+//! Push-based: [`Pipeline::feed`] per network read, [`Pipeline::finish`] at the end. Used lean (no
+//! records) by `export`, and in full by [`crate::analysis`].
+//!
+//! Every signal the dialect emits is also handed to the pipeline's [`SignalObserver`] before the
+//! pipeline acts on it: that hook is how the analysis feeds the naive strategies
+//! ([`Pipeline::observed`]). The pipeline knows nothing of what observes it; a pipeline built
+//! with [`Pipeline::new`] has [`NoObserver`], which compiles to nothing.
 
 use std::ops::Range;
 
-use crate::accumulate::{Accumulator, Call, FragmentRecord, Pos};
-use crate::dialect::{self, Dialect, DialectKind, Signal};
+use crate::accumulate::{Accumulator, Call, FragmentRecord};
+use crate::dialect::{Dialect, DialectKind};
 use crate::findings::{FindingKind, Findings, Location};
 use crate::framing::{Framed, Framer, Framing};
-use crate::naive::NaiveSet;
+use crate::signal::{ArgsPiece, Fragment, NoObserver, Pos, Raw, Signal, SignalObserver};
 use crate::sse::{EventFlags, Overflow, Unterminated};
+use crate::text::truncate;
 
 /// What to run and keep.
 #[derive(Clone, Copy, Debug, Default)]
@@ -19,8 +24,8 @@ pub struct Options {
     pub dialect: Option<DialectKind>,
     /// Force a framing (else auto-detect).
     pub framing: Option<Framing>,
-    /// Keep per-event and per-fragment records and run the naive strategies (analysis); `false` for a
-    /// lean pass (export).
+    /// Keep per-event and per-fragment records and every finding (analysis); `false` for a lean
+    /// pass (export).
     pub detail: bool,
 }
 
@@ -51,7 +56,7 @@ pub struct EventRecord {
     pub span: Range<u64>,
     /// The chunk (network read) the event completed in.
     pub chunk: u32,
-    /// Index into [`Outcome::event_types`].
+    /// Index into [`PipelineOutput::event_types`].
     pub type_id: u16,
     pub kind: EventKind,
     /// First fragment number the event produced (if any) and how many.
@@ -68,7 +73,7 @@ pub struct FinishMark {
 
 /// How the stream ended (decided once, by [`crate::verdict::ending`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Ending {
+pub enum StreamEnding {
     /// A finish signal or `[DONE]` arrived.
     Finished { reason: String },
     /// Every call was completed by the dialect, but no stream-level finish arrived.
@@ -80,9 +85,10 @@ pub enum Ending {
     EndedWithoutFinish,
 }
 
-/// Everything the pass produced.
+/// Everything one pipeline pass produced: what the analysis is built from, and what the lean
+/// pass (`export`, the recorder's live summary) reads.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct PipelineOutput {
     pub framing: Option<Framing>,
     pub dialect: DialectKind,
     /// True when a decisive event named the dialect (or it was forced).
@@ -97,33 +103,43 @@ pub struct Outcome {
     pub provider_error: Option<(String, Pos)>,
     pub unterminated: Option<Unterminated>,
     pub findings: Findings,
-    pub naive: Option<NaiveSet>,
     /// There was at least one call and the dialect marked every call done.
     pub all_calls_complete: bool,
     pub bytes: u64,
     pub chunks: u32,
     /// How the stream ended (set by [`Pipeline::finish_each`]).
-    pub ending: Ending,
+    pub ending: StreamEnding,
     /// A line or event went past the pipeline's limit ([`Pipeline::with_max_event_bytes`]): the
     /// stream was cut there, and everything in this outcome is what came before it.
     pub overflow: Option<Overflow>,
 }
 
-impl Outcome {
-    /// A finish signal or `[DONE]` arrived. Only that: how the stream ended is [`Outcome::ending`]
-    /// and whether it is OK is [`crate::verdict::judge`].
+impl PipelineOutput {
+    /// A finish signal or `[DONE]` arrived. Only that: how the stream ended is
+    /// [`PipelineOutput::ending`] and whether it is OK is [`crate::verdict::judge`].
     pub fn finished(&self) -> bool {
         self.finish.is_some() || self.done.is_some()
     }
 }
 
-/// The engine. See the module documentation.
-pub struct Pipeline {
+/// An event held (copied) while the dialect is not yet known, with where and when it arrived.
+#[derive(Debug)]
+struct HeldEvent {
+    event_type: String,
+    data: String,
+    span: Range<u64>,
+    flags: EventFlags,
+    chunk: u32,
+    t_micros: u64,
+}
+
+/// The engine. See the module documentation. `O` watches every signal ([`SignalObserver`]).
+pub struct Pipeline<O: SignalObserver = NoObserver> {
     opts: Options,
     framer: Framer,
     dialect: Option<Dialect>,
     /// Events held while the dialect is not yet known.
-    pending: Vec<(String, String, Range<u64>, EventFlags, u32, u64)>,
+    pending: Vec<HeldEvent>,
     /// Data bytes in `pending`.
     pending_bytes: usize,
     /// Index of each name in `out.event_types` (a linear search per event was quadratic with
@@ -131,7 +147,8 @@ pub struct Pipeline {
     event_type_ids: std::collections::HashMap<String, u16>,
     acc: Accumulator,
     signals: Vec<Signal>,
-    out: Outcome,
+    observer: O,
+    out: PipelineOutput,
     chunk: u32,
     t_micros: u64,
     stopped: bool,
@@ -145,6 +162,34 @@ const MAX_PENDING: usize = 64;
 const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 
 impl Pipeline {
+    /// A pipeline at the start of a stream, with no observer.
+    pub fn new(opts: Options) -> Self {
+        Self::observed(opts, NoObserver)
+    }
+}
+
+impl<O: SignalObserver> Pipeline<O> {
+    /// A pipeline at the start of a stream that hands every signal to `observer` (get it back with
+    /// [`Pipeline::finish_observed`]).
+    pub fn observed(opts: Options, observer: O) -> Self {
+        Self {
+            framer: Framer::new(opts.framing),
+            dialect: opts.dialect.map(Dialect::new),
+            pending: Vec::new(),
+            pending_bytes: 0,
+            event_type_ids: std::collections::HashMap::new(),
+            acc: Accumulator::new(opts.detail),
+            signals: Vec::new(),
+            observer,
+            out: PipelineOutput::default(),
+            chunk: 0,
+            t_micros: 0,
+            stopped: false,
+            truth: Vec::new(),
+            opts,
+        }
+    }
+
     /// A pipeline that stops framing at the first line or event longer than `limit` bytes (see
     /// [`Pipeline::overflow`]); callers that read unbounded input (a pipe, `/dev/zero`) use it to
     /// keep memory bounded and to know when to stop reading.
@@ -156,29 +201,6 @@ impl Pipeline {
     /// The line or event that went past the limit, if one did; later input is ignored.
     pub fn overflow(&self) -> Option<Overflow> {
         self.framer.overflow()
-    }
-
-    /// A pipeline at the start of a stream.
-    pub fn new(opts: Options) -> Self {
-        let mut out = Outcome::default();
-        if opts.detail {
-            out.naive = Some(NaiveSet::new());
-        }
-        Self {
-            framer: Framer::new(opts.framing),
-            dialect: opts.dialect.map(Dialect::new),
-            pending: Vec::new(),
-            pending_bytes: 0,
-            event_type_ids: std::collections::HashMap::new(),
-            acc: Accumulator::new(opts.detail),
-            signals: Vec::new(),
-            out,
-            chunk: 0,
-            t_micros: 0,
-            stopped: false,
-            truth: Vec::new(),
-            opts,
-        }
     }
 
     /// The recording's ground truth (arguments by call position): a call whose reassembled
@@ -200,7 +222,7 @@ impl Pipeline {
 
     /// Live progress for a recorder: events framed and calls seen so far (cheap; no parsing).
     pub fn progress(&self) -> (u32, usize) {
-        (self.out.event_count, self.acc.slots().len())
+        (self.out.event_count, self.acc.open_calls().len())
     }
 
     /// Feed an already framed event (used by naive framings).
@@ -233,7 +255,7 @@ impl Pipeline {
                 self.out
                     .findings
                     .add(FindingKind::KeepAliveComment, None, at, || {
-                        format!("comment \":{}\"", dialect::truncate(text, 60))
+                        format!("comment \":{}\"", truncate(text, 60))
                     });
             }
             Framed::Event {
@@ -243,17 +265,12 @@ impl Pipeline {
                 flags,
             } => {
                 if self.dialect.is_none() {
-                    match dialect::detect(event_type, data) {
+                    match crate::dialect::detect(event_type, data) {
                         Some(kind) => {
                             self.out.dialect_known = true;
                             self.dialect = Some(Dialect::new(kind));
-                            let pending = std::mem::take(&mut self.pending);
                             let (chunk, t) = (self.chunk, self.t_micros);
-                            for (ty, d, sp, fl, c, tm) in pending {
-                                self.chunk = c;
-                                self.t_micros = tm;
-                                self.on_event(&ty, &d, sp, fl);
-                            }
+                            self.replay_held();
                             self.chunk = chunk;
                             self.t_micros = t;
                         }
@@ -261,14 +278,14 @@ impl Pipeline {
                             && self.pending_bytes + data.len() <= MAX_PENDING_BYTES =>
                         {
                             self.pending_bytes += data.len();
-                            self.pending.push((
-                                event_type.to_owned(),
-                                data.to_owned(),
+                            self.pending.push(HeldEvent {
+                                event_type: event_type.to_owned(),
+                                data: data.to_owned(),
                                 span,
                                 flags,
-                                self.chunk,
-                                self.t_micros,
-                            ));
+                                chunk: self.chunk,
+                                t_micros: self.t_micros,
+                            });
                             return;
                         }
                         None => self.default_dialect(),
@@ -290,11 +307,15 @@ impl Pipeline {
             .add(FindingKind::DialectGuess, None, at, || {
                 "no event named the dialect; assumed openai-chat".into()
             });
-        let pending = std::mem::take(&mut self.pending);
-        for (ty, d, sp, fl, c, tm) in pending {
-            self.chunk = c;
-            self.t_micros = tm;
-            self.on_event(&ty, &d, sp, fl);
+        self.replay_held();
+    }
+
+    /// Decode the events held while the dialect was unknown, each at the chunk and time it arrived.
+    fn replay_held(&mut self) {
+        for held in std::mem::take(&mut self.pending) {
+            self.chunk = held.chunk;
+            self.t_micros = held.t_micros;
+            self.on_event(&held.event_type, &held.data, held.span, held.flags);
         }
     }
 
@@ -335,9 +356,8 @@ impl Pipeline {
             t_micros: self.t_micros,
         };
         for sig in signals.drain(..) {
-            if let Some(naive) = self.out.naive.as_mut() {
-                naive.on_signal(&sig, pos, self.acc.fragment_count());
-            }
+            self.observer
+                .on_signal(&sig, pos, self.acc.fragment_count());
             match sig {
                 Signal::Fragment(frag) => {
                     kind = EventKind::ToolCall;
@@ -379,14 +399,12 @@ impl Pipeline {
                     kind = EventKind::ToolCall;
                     let len = arguments.len();
                     let call = self.acc.push(
-                        crate::dialect::Fragment {
+                        Fragment {
                             key,
                             stated_index: None,
-                            id: crate::dialect::Raw::Absent,
-                            name: crate::dialect::Raw::Absent,
-                            args: crate::dialect::Raw::Value(crate::dialect::ArgsPiece::Text(
-                                arguments,
-                            )),
+                            id: Raw::Absent,
+                            name: Raw::Absent,
+                            args: Raw::Value(ArgsPiece::Text(arguments)),
                         },
                         pos,
                     );
@@ -408,13 +426,13 @@ impl Pipeline {
                 Signal::ServerTool { key, kind: tool } => {
                     self.acc.server_tool(&key, tool.clone());
                     let call = self.acc.position_of(&key);
-                    let slot = call.and_then(|c| self.acc.slots().get(c as usize));
-                    let name = slot.map_or("", |s| s.name.as_str());
-                    let id = slot.map_or("", |s| s.id.as_str());
+                    let open = call.and_then(|c| self.acc.open_calls().get(c as usize));
+                    let name = open.map_or("", |s| s.name.as_str());
+                    let id = open.map_or("", |s| s.id.as_str());
                     let message = format!(
                         "{tool} {} ({}) runs on the provider, not in the client",
-                        dialect::truncate(name, 60),
-                        dialect::truncate(id, 60)
+                        truncate(name, 60),
+                        truncate(id, 60)
                     );
                     self.out
                         .findings
@@ -456,7 +474,7 @@ impl Pipeline {
                     if fragment.is_some() && call.is_none() && key.is_some() {
                         // A routing finding about the fragment that follows it, which opens a new
                         // call: it gets the next position (not "no call", which would count it apart).
-                        call = Some(self.acc.slots().len() as u32);
+                        call = Some(self.acc.open_calls().len() as u32);
                     }
                     self.out
                         .findings
@@ -537,17 +555,27 @@ impl Pipeline {
         }
     }
 
-    /// End of stream: flush the framer, parse every call once, and hand back the outcome.
-    pub fn finish(self) -> Outcome {
-        let mut calls = Vec::new();
-        let mut out = self.finish_each(|c| calls.push(c));
-        out.calls = calls;
-        out
+    /// End of stream: flush the framer, parse every call once, and hand back the output.
+    pub fn finish(self) -> PipelineOutput {
+        self.finish_observed().0
     }
 
-    /// [`Pipeline::finish`], handing each parsed call to `each` instead of keeping it (the outcome's
+    /// [`Pipeline::finish`], handing back the observer too (after its
+    /// [`SignalObserver::on_finish`]).
+    pub fn finish_observed(self) -> (PipelineOutput, O) {
+        let mut calls = Vec::new();
+        let (mut out, observer) = self.finish_each_observed(|c| calls.push(c));
+        out.calls = calls;
+        (out, observer)
+    }
+
+    /// [`Pipeline::finish`], handing each parsed call to `each` instead of keeping it (the output's
     /// `calls` stays empty): the streaming `export` writes and drops one call at a time.
-    pub fn finish_each(mut self, each: impl FnMut(Call)) -> Outcome {
+    pub fn finish_each(self, each: impl FnMut(Call)) -> PipelineOutput {
+        self.finish_each_observed(each).0
+    }
+
+    fn finish_each_observed(mut self, each: impl FnMut(Call)) -> (PipelineOutput, O) {
         let mut framer = std::mem::replace(&mut self.framer, Framer::new(Some(Framing::Sse)));
         self.chunk = self.chunk.saturating_sub(1);
         let unterminated = framer.finish(&mut |item| self.on_framed(item));
@@ -596,7 +624,7 @@ impl Pipeline {
                     format!(
                         "stream ended inside an event; discarded {} bytes: {}",
                         u.span.end - u.span.start,
-                        dialect::truncate(&text, 120)
+                        truncate(&text, 120)
                     )
                 });
         }
@@ -611,7 +639,8 @@ impl Pipeline {
         }
         let finished = self.out.finished();
         let acc = std::mem::take(&mut self.acc);
-        self.out.all_calls_complete = !acc.slots().is_empty() && acc.slots().iter().all(|s| s.done);
+        self.out.all_calls_complete =
+            !acc.open_calls().is_empty() && acc.open_calls().iter().all(|c| c.done);
         let truth = std::mem::take(&mut self.truth);
         let findings = &mut self.out.findings;
         let mut each = each;
@@ -622,7 +651,7 @@ impl Pipeline {
         });
         self.out.fragments = fragments;
         self.out.ending = crate::verdict::ending(&self.out);
-        if self.out.ending == Ending::EndedWithoutFinish {
+        if self.out.ending == StreamEnding::EndedWithoutFinish {
             let at = Location {
                 chunk: Some(self.out.chunks.saturating_sub(1)),
                 offset: Some(self.out.bytes),
@@ -634,15 +663,17 @@ impl Pipeline {
                     "no finish_reason, [DONE] or end event before the end of the stream".into()
                 });
         }
-        if let Some(naive) = self.out.naive.as_mut() {
-            naive.finish(self.out.finish.as_ref().map(|f| f.pos).or(self.out.done));
-        }
-        self.out
+        let finished_at = self.out.finish.as_ref().map(|f| f.pos).or(self.out.done);
+        self.observer.on_finish(finished_at);
+        (self.out, self.observer)
     }
 }
 
 /// Run a whole body given as chunks with times; convenience for tests and tools.
-pub fn run_chunks<'a>(chunks: impl IntoIterator<Item = (&'a [u8], u64)>, opts: Options) -> Outcome {
+pub fn run_chunks<'a>(
+    chunks: impl IntoIterator<Item = (&'a [u8], u64)>,
+    opts: Options,
+) -> PipelineOutput {
     let mut p = Pipeline::new(opts);
     for (bytes, t) in chunks {
         p.feed(bytes, t);

@@ -15,9 +15,9 @@ fn push_line(s: &mut String, line: &str) {
 }
 
 use crate::accumulate::Parsed;
-use crate::analysis::{Analysis, Check, Ending};
-use crate::dialect::truncate;
+use crate::analysis::{Analysis, Check, StreamEnding};
 use crate::naive::Strategy;
+use crate::text::truncate;
 
 fn mark(c: &Check) -> &'static str {
     match c.passed() {
@@ -28,89 +28,93 @@ fn mark(c: &Check) -> &'static str {
 }
 
 /// Render the report.
-pub fn check_text(a: &Analysis) -> String {
+pub fn check_text(analysis: &Analysis) -> String {
     let mut s = String::new();
-    let ending = match &a.ending {
-        Ending::Finished { reason } => format!("finished ({reason})"),
-        Ending::CallsComplete => "every call complete, no stream-level finish".into(),
-        Ending::ProviderError { message } => format!("PROVIDER ERROR: {message}"),
-        Ending::EndedWithoutFinish => "ENDED WITHOUT FINISH (truncated)".into(),
+    let ending = match &analysis.ending {
+        StreamEnding::Finished { reason } => format!("finished ({reason})"),
+        StreamEnding::CallsComplete => "every call complete, no stream-level finish".into(),
+        StreamEnding::ProviderError { message } => format!("PROVIDER ERROR: {message}"),
+        StreamEnding::EndedWithoutFinish => "ENDED WITHOUT FINISH (truncated)".into(),
     };
-    out!(s, "{}", a.source.name);
+    out!(s, "{}", analysis.source.name);
     out!(
         s,
         "  {} ({}{}) · {} bytes · {} chunks{} · {} events · {} fragments · {}",
-        a.dialect.name(),
-        if a.complete {
+        analysis.dialect.name(),
+        if analysis.complete {
             "one JSON document"
         } else {
-            a.framing.name()
+            analysis.framing.name()
         },
-        if a.dialect_known {
+        if analysis.dialect_known {
             ""
         } else {
             ", dialect guessed"
         },
-        a.body.len(),
-        a.chunks.len(),
-        if a.source.timing_known {
+        analysis.body.len(),
+        analysis.chunks.len(),
+        if analysis.source.timing_known {
             ""
         } else {
             " (no read boundaries)"
         },
-        a.events.len(),
-        a.fragments.len(),
+        analysis.events.len(),
+        analysis.fragments.len(),
         ending
     );
-    if a.meta.interrupted {
+    if analysis.meta.interrupted {
         out!(
             s,
             "  INTERRUPTED recording: the recorder stopped before the response ended (salvaged from its journal); what follows is what was flushed"
         );
     }
     out!(s, "");
-    if a.complete {
-        out!(s, "{}", crate::complete::summary(a.client_calls().count()));
+    if analysis.complete {
+        out!(
+            s,
+            "{}",
+            crate::complete::summary(analysis.client_calls().count())
+        );
     } else {
         out!(
             s,
             "Correct: table keyed by call, id/name set when present, arguments appended, parsed once at finish"
         );
     }
-    if a.client_calls().next().is_none() {
+    if analysis.client_calls().next().is_none() {
         out!(s, "  (no tool calls)");
     }
-    for c in a.client_calls() {
+    for c in analysis.client_calls() {
         call_line(&mut s, c);
     }
-    if a.server_tools().next().is_some() {
+    if analysis.server_tools().next().is_some() {
         out!(s, "");
         out!(
             s,
             "Server tools: run by the provider, not calls for the client (export --include-server-tools adds them)"
         );
-        for c in a.server_tools() {
+        for c in analysis.server_tools() {
             call_line(&mut s, c);
             out!(s, "     type {}", c.server_tool.as_deref().unwrap_or(""));
         }
     }
-    if a.complete && a.client_calls().next().is_some() {
+    if analysis.complete && analysis.client_calls().next().is_some() {
         out!(s, "");
         out!(
             s,
             "Checkpoints: not applicable (not a stream: no fragments to reassemble or check)"
         );
-    } else if !a.checkpoints.is_empty() {
+    } else if !analysis.checkpoints.is_empty() {
         out!(s, "");
         out!(
             s,
             "Checkpoints: ① verbatim  ② contiguous in the original  ③ only the first fragment carries id/name"
         );
-        for (i, cp) in a.checkpoints.iter().enumerate() {
-            if a.calls.get(i).is_some_and(|c| !c.is_client_call()) {
+        for (i, cp) in analysis.checkpoints.iter().enumerate() {
+            if analysis.calls.get(i).is_some_and(|c| !c.is_client_call()) {
                 continue;
             }
-            let name = a.calls.get(i).map_or("", |c| c.name.as_str());
+            let name = analysis.calls.get(i).map_or("", |c| c.name.as_str());
             out!(
                 s,
                 "  call {i} {name}: ① {} ② {} ③ {}",
@@ -127,11 +131,11 @@ pub fn check_text(a: &Analysis) -> String {
             }
         }
     }
-    if !a.complete {
+    if !analysis.complete {
         out!(s, "");
         out!(s, "Naive strategies on the same input");
     }
-    for r in &a.strategies {
+    for r in &analysis.strategies {
         let status = if r.report.not_applicable.is_some() {
             "–"
         } else if r.verdict.matches_correct {
@@ -147,7 +151,7 @@ pub fn check_text(a: &Analysis) -> String {
         );
         if r.report.strategy == Strategy::PerFragment {
             // One pass over the steps (not one per call: that was quadratic on many calls).
-            let mut per_call = vec![(0usize, 0usize); a.calls.len()];
+            let mut per_call = vec![(0usize, 0usize); analysis.calls.len()];
             for st in &r.report.steps {
                 if let Some(slot) = st.call.and_then(|c| per_call.get_mut(c as usize)) {
                     slot.1 += 1;
@@ -156,7 +160,7 @@ pub fn check_text(a: &Analysis) -> String {
                     }
                 }
             }
-            for (ci, (c, (ok, total))) in a.calls.iter().zip(&per_call).enumerate() {
+            for (ci, (c, (ok, total))) in analysis.calls.iter().zip(&per_call).enumerate() {
                 out!(
                     s,
                     "      call {ci} {}: {ok} of {total} fragments parse alone",
@@ -212,10 +216,10 @@ pub fn check_text(a: &Analysis) -> String {
             );
         }
     }
-    if !a.findings.is_empty() {
+    if !analysis.findings.is_empty() {
         out!(s, "");
         out!(s, "Findings");
-        for f in &a.findings {
+        for f in &analysis.findings {
             let call = f.call.map_or(String::new(), |c| format!(" call {c}"));
             let count = if f.count > 1 {
                 format!(" ×{}", f.count)
@@ -238,9 +242,13 @@ pub fn check_text(a: &Analysis) -> String {
         }
     }
     out!(s, "");
-    let verdict = a.verdict();
+    let verdict = analysis.verdict();
     if verdict.ok() {
-        out!(s, "Result: OK, {} calls parsed", a.client_calls().count());
+        out!(
+            s,
+            "Result: OK, {} calls parsed",
+            analysis.client_calls().count()
+        );
     } else {
         out!(s, "Result: FAILED, {}", verdict.line());
     }

@@ -2,6 +2,10 @@
 //! command's line on standard error) or a label in the app, control characters are made visible.
 //! A function name carrying ESC, BEL, CR or a newline would otherwise rewrite the user's terminal
 //! or break the one-line error contract. This is the one escaper; the app re-uses it.
+//!
+//! It is also the one place a UTF-8 byte order mark is recognised at the start of a file or body
+//! (a Windows editor's, a capture tool's): every reader strips at most one, as the SSE decode
+//! algorithm does.
 
 /// True for characters that must not reach a terminal raw: C0 controls (ESC, BEL, CR, LF, TAB…),
 /// DEL, C1 controls (U+0080–U+009F, e.g. CSI U+009B), and the bidirectional overrides and isolates
@@ -73,9 +77,46 @@ pub fn capped_list(items: &[String], total: usize, max: usize, sep: &str) -> Str
     s
 }
 
+/// Cut `s` to at most `max` bytes on a character boundary, adding `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The UTF-8 byte order mark (U+FEFF encoded).
+pub const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+
+/// `bytes` without one leading UTF-8 byte order mark, if any.
+pub fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(BOM.as_slice()).unwrap_or(bytes)
+}
+
+/// `text` without one leading byte order mark (U+FEFF), if any.
+pub fn strip_bom_str(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_bom_is_stripped() {
+        assert_eq!(strip_bom(b"\xEF\xBB\xBFdata"), b"data");
+        assert_eq!(strip_bom(b"\xEF\xBB\xBF\xEF\xBB\xBFx"), b"\xEF\xBB\xBFx");
+        assert_eq!(strip_bom(b"\xEF\xBB"), b"\xEF\xBB");
+        assert_eq!(strip_bom(b""), b"");
+        assert_eq!(strip_bom_str("\u{feff}(version: 1)"), "(version: 1)");
+        assert_eq!(strip_bom_str("\u{feff}\u{feff}x"), "\u{feff}x");
+        assert_eq!(strip_bom_str("x\u{feff}"), "x\u{feff}");
+        assert_eq!(BOM.as_slice(), "\u{feff}".as_bytes());
+    }
 
     #[test]
     fn terminal_controls_are_escaped() {

@@ -8,9 +8,9 @@
 //! [`crate::pipeline::Pipeline::finish_each`]) and from how the stream ended ([`ending`]).
 
 use crate::accumulate::{Call, FragmentRecord, Parsed};
-use crate::dialect::truncate;
 use crate::findings::{Finding, FindingKind, Findings, Location, Severity};
-use crate::pipeline::{Ending, Outcome};
+use crate::pipeline::{PipelineOutput, StreamEnding};
+use crate::text::truncate;
 
 /// At most this many failed calls are named in the one-line summary; the rest are counted.
 const SHOWN_CALLS: usize = 3;
@@ -99,21 +99,21 @@ pub fn call_findings(
 
 /// How the stream ended: a provider error, a finish signal or `[DONE]`, every call marked done by
 /// the dialect, or none of these (truncated).
-pub fn ending(out: &Outcome) -> Ending {
+pub fn ending(out: &PipelineOutput) -> StreamEnding {
     if let Some((m, _)) = &out.provider_error {
-        Ending::ProviderError { message: m.clone() }
+        StreamEnding::ProviderError { message: m.clone() }
     } else if let Some(f) = &out.finish {
-        Ending::Finished {
+        StreamEnding::Finished {
             reason: f.reason.clone(),
         }
     } else if out.done.is_some() {
-        Ending::Finished {
+        StreamEnding::Finished {
             reason: "[DONE]".into(),
         }
     } else if out.all_calls_complete {
-        Ending::CallsComplete
+        StreamEnding::CallsComplete
     } else {
-        Ending::EndedWithoutFinish
+        StreamEnding::EndedWithoutFinish
     }
 }
 
@@ -121,9 +121,11 @@ pub fn ending(out: &Outcome) -> Ending {
 /// (see [`ending`]: not a provider error), and no event cut off at the end. `record` and the
 /// Recorder panel ask this (through `RecordOutcome`); a stream that ended normally can still hold a
 /// call that did not parse, which is [`judge`]'s business.
-pub fn ended_normally(out: &Outcome) -> bool {
-    matches!(out.ending, Ending::Finished { .. } | Ending::CallsComplete)
-        && out.unterminated.is_none()
+pub fn ended_normally(out: &PipelineOutput) -> bool {
+    matches!(
+        out.ending,
+        StreamEnding::Finished { .. } | StreamEnding::CallsComplete
+    ) && out.unterminated.is_none()
 }
 
 /// The verdict over a stream's calls and findings: what the analysis (`check`, `events`, the app's
@@ -147,18 +149,18 @@ pub struct Judge {
 
 impl Judge {
     /// Count one finished call (server tools are not counted).
-    pub fn call(&mut self, c: &Call) {
-        if !c.is_client_call() {
+    pub fn call(&mut self, call: &Call) {
+        if !call.is_client_call() {
             return;
         }
         self.calls += 1;
-        if let Parsed::Err { error, .. } = &c.parsed {
+        if let Parsed::Err { error, .. } = &call.parsed {
             self.failed += 1;
             if self.shown.len() < SHOWN_CALLS {
                 self.shown.push(format!(
                     "call {} {}: {error}",
-                    c.position,
-                    truncate(&c.name, 60)
+                    call.position,
+                    truncate(&call.name, 60)
                 ));
             }
         }
@@ -284,7 +286,7 @@ mod tests {
         let (parsed, _) = crate::accumulate::parse_once("{");
         let mut call = Call {
             position: 0,
-            key: crate::dialect::CallKey::Ordinal(0),
+            key: crate::signal::CallKey::Ordinal(0),
             stated_index: None,
             id: None,
             name: "f".repeat(1000),

@@ -3,8 +3,8 @@
 //! something is wrong, hostile inputs (generated here, never committed) and text snapshots of
 //! `check` output.
 //!
-//! Snapshots live in `tests/snapshots/check-<name>.txt`; `UPDATE_SNAPSHOTS=1 cargo test --test cli`
-//! rewrites them.
+//! Snapshots are insta snapshots, `tests/snapshots/check-<name>.snap`: review a change with
+//! `cargo insta test --review --test cli` (or accept it with `INSTA_UPDATE=always`).
 
 mod common;
 
@@ -69,19 +69,12 @@ fn seed_calls() -> Value {
 
 // --- snapshots
 
-/// Compare `actual` with `tests/snapshots/<name>`; rewrite it when `UPDATE_SNAPSHOTS=1`.
-fn assert_snapshot(name: &str, actual: &str) {
-    if let Err(e) = common::snapshot(name, actual) {
-        panic!("{e}");
-    }
-}
-
 #[test]
 fn snapshot_check_seed_example() {
     let o = run(&["check", SEED]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
-    assert_snapshot("check-seed-example.txt", &stdout(&o));
+    common::assert_snapshot("check-seed-example", &stdout(&o));
 }
 
 /// Stub recordings made by the CLI itself, checked and snapshotted (exit code alongside).
@@ -111,7 +104,7 @@ fn snapshot_check_stub_recordings() {
         } else {
             assert_one_line(&o, &[want], name);
         }
-        assert_snapshot(&format!("check-{name}.txt"), &stdout(&o));
+        common::assert_snapshot(&format!("check-{name}"), &stdout(&o));
     }
 }
 

@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 use sse_replay::accumulate::Parsed;
-use sse_replay::analysis::{Analysis, Check, Ending, SourceInfo};
+use sse_replay::analysis::{Analysis, Check, SourceInfo, StreamEnding};
 use sse_replay::input::raw_to_recording;
 use sse_replay::naive::Strategy;
-use sse_replay::pipeline::{Options, Outcome, run_chunks};
+use sse_replay::pipeline::{Options, PipelineOutput, run_chunks};
 use sse_replay::recording::Recording;
 use sse_replay::sse::{self, SseItem, SseParser};
 use sse_replay::stub::{self, Layout, Quirks, StubCall, StubSpec};
@@ -545,7 +545,7 @@ fn provider_error_message_and_ending() {
     let a = analyse(&q.body);
     assert_eq!(
         a.ending,
-        Ending::ProviderError {
+        StreamEnding::ProviderError {
             message: "overloaded_error: Overloaded".into()
         }
     );
@@ -568,7 +568,7 @@ fn truncated_call_keeps_its_raw_text_and_invents_nothing() {
         "{:?}",
         c.parsed
     );
-    assert_eq!(a.ending, Ending::EndedWithoutFinish);
+    assert_eq!(a.ending, StreamEnding::EndedWithoutFinish);
 }
 
 #[test]
@@ -578,7 +578,7 @@ fn done_is_a_sentinel_never_json() {
     assert!(a.all_ok());
     assert_eq!(
         a.ending,
-        Ending::Finished {
+        StreamEnding::Finished {
             reason: "[DONE]".into()
         }
     );
@@ -632,7 +632,7 @@ fn deeply_nested_arguments_fail_cleanly() {
 // --- the chunking property
 
 /// Events as compared across chunkings (spans, kinds, fragment counts; not chunk numbers).
-fn event_summary(out: &Outcome) -> Vec<(std::ops::Range<u64>, String, u32)> {
+fn event_summary(out: &PipelineOutput) -> Vec<(std::ops::Range<u64>, String, u32)> {
     out.events
         .iter()
         .map(|e| {
@@ -645,7 +645,7 @@ fn event_summary(out: &Outcome) -> Vec<(std::ops::Range<u64>, String, u32)> {
         .collect()
 }
 
-fn run_cut(body: &[u8], cuts: &[usize], detail: bool) -> Outcome {
+fn run_cut(body: &[u8], cuts: &[usize], detail: bool) -> PipelineOutput {
     run_chunks(
         common::reads(body, cuts),
         Options {
@@ -663,7 +663,7 @@ fn sse_events(body: &[u8], cuts: &[usize]) -> Vec<sse::OwnedEvent> {
 fn assert_same(
     body: &[u8],
     cuts: &[usize],
-    whole: &Outcome,
+    whole: &PipelineOutput,
     whole_sse: &[sse::OwnedEvent],
     what: &str,
 ) {
@@ -691,7 +691,7 @@ fn assert_same(
 }
 
 /// Finding kinds, calls and counts (locations name chunks, which differ by construction).
-fn finding_summary(out: &Outcome) -> Vec<(&'static str, Option<u32>, u64)> {
+fn finding_summary(out: &PipelineOutput) -> Vec<(&'static str, Option<u32>, u64)> {
     let mut v: Vec<_> = out
         .findings
         .list()
@@ -896,12 +896,15 @@ fn stub_quirks_give_the_right_calls() {
                 );
             }
             "truncate" => {
-                assert_eq!(a.ending, Ending::EndedWithoutFinish, "{name}");
+                assert_eq!(a.ending, StreamEnding::EndedWithoutFinish, "{name}");
                 assert_eq!(calls(&a)[0], want[0], "{name}: the first call is whole");
                 assert!(a.calls[1].value().is_none(), "{name}: the cut call fails");
             }
             "error" => {
-                assert!(matches!(a.ending, Ending::ProviderError { .. }), "{name}");
+                assert!(
+                    matches!(a.ending, StreamEnding::ProviderError { .. }),
+                    "{name}"
+                );
                 assert_eq!(a.calls.len(), 1, "{name}");
             }
             _ => assert_eq!(calls(&a), want, "{name}"),
@@ -965,8 +968,8 @@ fn seed_walkthrough_fragments() {
     assert_eq!(
         (first.id, first.name),
         (
-            sse_replay::dialect::Presence::Value,
-            sse_replay::dialect::Presence::Value
+            sse_replay::signal::Presence::Value,
+            sse_replay::signal::Presence::Value
         )
     );
     for &n in &c.fragments[1..] {
@@ -974,8 +977,8 @@ fn seed_walkthrough_fragments() {
         assert_eq!(
             (f.id, f.name),
             (
-                sse_replay::dialect::Presence::Absent,
-                sse_replay::dialect::Presence::Absent
+                sse_replay::signal::Presence::Absent,
+                sse_replay::signal::Presence::Absent
             )
         );
     }
@@ -1081,7 +1084,7 @@ fn seed_walkthrough_both_calls_come_out_right() {
     assert!(a.all_ok());
     assert_eq!(
         a.ending,
-        Ending::Finished {
+        StreamEnding::Finished {
             reason: "tool_calls".into()
         }
     );

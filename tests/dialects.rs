@@ -5,7 +5,8 @@
 //! - The chunking property for every dialect: the same bytes split at every offset (small streams)
 //!   and at random offsets (a tiny xorshift PRNG) give identical calls and events.
 //! - The bundled recordings: `check --json` key facts, and text snapshots of `check` and `export`
-//!   (`tests/snapshots/<name>.check.txt` / `.export.json`; `UPDATE_SNAPSHOTS=1` rewrites them).
+//!   (insta snapshots `tests/snapshots/<name>.check.snap` / `.export.snap`, reviewed with
+//!   `cargo insta review`).
 //! - Imports of small hand-written HAR, cassette and JSON-lines files (`tests/data/import/`),
 //!   including a malformed one of each: a clear error, and nothing written.
 
@@ -15,13 +16,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use sse_replay::accumulate::Call;
-use sse_replay::analysis::{Analysis, Ending, SourceInfo};
+use sse_replay::analysis::{Analysis, SourceInfo, StreamEnding};
 use sse_replay::dialect::DialectKind;
 use sse_replay::import::{self, ImportError};
-use sse_replay::pipeline::{EventRecord, Options, Outcome, run_chunks};
+use sse_replay::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
 use sse_replay::recording::{self, Recording};
 
-use common::{Rng, bin, call_summary, manifest, snapshot};
+use common::{Rng, assert_snapshots, bin, call_summary, manifest};
 
 /// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
 fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
@@ -600,7 +601,7 @@ fn responses_done_is_the_original_for_checkpoint_one() {
 #[test]
 fn provider_error_messages_are_the_providers() {
     let msg = |body: &str| match analyse(body, None).ending {
-        Ending::ProviderError { message } => message,
+        StreamEnding::ProviderError { message } => message,
         other => panic!("{other:?}"),
     };
     assert_eq!(
@@ -876,7 +877,7 @@ fn stub_every_dialect_matches_its_truth() {
 /// Streams up to this size are split at every single offset.
 const EVERY_OFFSET_MAX_BYTES: usize = 6 * 1024;
 
-fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> Outcome {
+fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> PipelineOutput {
     run_chunks(
         common::reads(body, cuts),
         Options {
@@ -888,7 +889,7 @@ fn run_split(body: &[u8], cuts: &[usize], dialect: Option<DialectKind>) -> Outco
 }
 
 /// Events without their chunk numbers (which depend on the split by design).
-fn event_summary(o: &Outcome) -> Vec<(std::ops::Range<u64>, String, String, u32, u32)> {
+fn event_summary(o: &PipelineOutput) -> Vec<(std::ops::Range<u64>, String, String, u32, u32)> {
     o.events
         .iter()
         .map(|e: &EventRecord| {
@@ -908,7 +909,7 @@ fn event_summary(o: &Outcome) -> Vec<(std::ops::Range<u64>, String, String, u32,
         .collect()
 }
 
-fn assert_same(name: &str, whole: &Outcome, split: &Outcome, cuts: &[usize]) {
+fn assert_same(name: &str, whole: &PipelineOutput, split: &PipelineOutput, cuts: &[usize]) {
     assert_eq!(
         call_summary(&split.calls),
         call_summary(&whole.calls),
@@ -1207,7 +1208,7 @@ fn bundled_recordings_check_json() {
 
 #[test]
 fn bundled_recordings_snapshots() {
-    let mut failures = Vec::new();
+    let mut snapshots = Vec::new();
     for (name, _) in bundled() {
         let path = format!("recordings/{name}.ron");
         let check = bin().args(["check", &path]).output().expect("run check");
@@ -1219,16 +1220,10 @@ fn bundled_recordings_snapshots() {
             export.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&export.stderr)
         );
-        for (file, text) in [
-            (format!("{name}.check.txt"), check_text.into_owned()),
-            (format!("{name}.export.json"), export_all),
-        ] {
-            if let Err(e) = snapshot(&file, &text) {
-                failures.push(e);
-            }
-        }
+        snapshots.push((format!("{name}.check"), check_text.into_owned()));
+        snapshots.push((format!("{name}.export"), export_all));
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_snapshots(snapshots);
 }
 
 /// Every `recordings/*.ron` is built by `sse_replay::bundled` (the one place they are made):

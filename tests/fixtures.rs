@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use sse_replay::accumulate::{Call, Parsed};
-use sse_replay::pipeline::{Options, Outcome, run_chunks};
+use sse_replay::pipeline::{Options, PipelineOutput, run_chunks};
 
 use common::Rng;
 
@@ -41,7 +41,7 @@ fn fixtures() -> Vec<Fixture> {
         .collect()
 }
 
-fn run(body: &[u8], cuts: &[usize]) -> Outcome {
+fn run(body: &[u8], cuts: &[usize]) -> PipelineOutput {
     run_chunks(common::reads(body, cuts), Options::default())
 }
 
@@ -61,7 +61,7 @@ fn summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed)> {
         .collect()
 }
 
-fn check_against_expected(f: &Fixture, out: &Outcome) -> Result<(), String> {
+fn check_against_expected(f: &Fixture, out: &PipelineOutput) -> Result<(), String> {
     let e = &f.expected;
     let framing = out.framing.map(|x| x.name()).unwrap_or("undecided");
     if framing != e["framing"].as_str().unwrap_or("") {

@@ -432,7 +432,7 @@ fn show_call(c: &CaseCall) -> String {
         harness::verdict::Args::Value(v) => v.to_string(),
         harness::verdict::Args::Raw(s) => format!("{s:?} (not JSON)"),
     };
-    format!("{} {}", c.name, crate::dialect::truncate(&args, 200))
+    format!("{} {}", c.name, crate::text::truncate(&args, 200))
 }
 
 /// The left panel's "your client" view: the verdict, the diagnosis, each printed call against the
@@ -489,7 +489,7 @@ pub fn client_ui(ui: &mut Ui, analysis: &crate::analysis::Analysis, out: &Client
                                     Some(v) => format!(
                                         "correct: {} {}",
                                         w.name,
-                                        crate::dialect::truncate(&v.to_string(), 200)
+                                        crate::text::truncate(&v.to_string(), 200)
                                     ),
                                     None => format!(
                                         "correct: {} — its arguments do not parse: leave it out",

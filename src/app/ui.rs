@@ -572,7 +572,7 @@ fn header_ui(
                 .collect::<Vec<_>>()
                 .join("\n\n");
             let first = other_notes[0].as_str();
-            let mut shown = crate::dialect::truncate(first, 90);
+            let mut shown = crate::text::truncate(first, 90);
             if other_notes.len() > 1 && shown == first {
                 shown.push_str(" …");
             }

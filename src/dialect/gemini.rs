@@ -17,8 +17,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{ArgsPiece, CallKey, Fragment, Raw, Signal, error_message, raw_string, undecodable};
+use super::{error_message, raw_string, undecodable};
 use crate::findings::FindingKind;
+use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -231,7 +232,10 @@ impl Gemini {
                 _ => out.push(Signal::Finding {
                     kind: FindingKind::UnexpectedShape,
                     key: Some(open.key.clone()),
-                    message: format!("args is not an object: {}", super::truncate(raw.get(), 60)),
+                    message: format!(
+                        "args is not an object: {}",
+                        crate::text::truncate(raw.get(), 60)
+                    ),
                 }),
             }
         }
@@ -334,15 +338,15 @@ fn gemini_error(err: &str, data: &str) -> String {
     }
 }
 
-/// One step of a JSON path.
+/// One segment of a JSON path.
 #[derive(Debug, PartialEq)]
-enum Step {
+enum PathSegment {
     Key(String),
     Index(usize),
 }
 
 /// Parse the RFC 9535 subset Vertex uses: `$`, `.name`, `['name']` / `["name"]`, `[0]`.
-fn parse_path(path: &str) -> Result<Vec<Step>, String> {
+fn parse_path(path: &str) -> Result<Vec<PathSegment>, String> {
     let bad = |why: &str| format!("unsupported jsonPath {path:?}: {why}");
     let rest = path
         .strip_prefix('$')
@@ -365,7 +369,7 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                 if name == "*" {
                     return Err(bad("wildcard"));
                 }
-                steps.push(Step::Key(name));
+                steps.push(PathSegment::Key(name));
                 i = j;
             }
             '[' => {
@@ -381,7 +385,7 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                         .strip_prefix(q)
                         .and_then(|s| s.strip_suffix(q))
                         .ok_or_else(|| bad("unbalanced quotes"))?;
-                    steps.push(Step::Key(name.to_owned()));
+                    steps.push(PathSegment::Key(name.to_owned()));
                 } else {
                     let n = inner
                         .parse::<usize>()
@@ -389,7 +393,7 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
                     if n > 100_000 {
                         return Err(bad("index too large"));
                     }
-                    steps.push(Step::Index(n));
+                    steps.push(PathSegment::Index(n));
                 }
                 i = close + 1;
             }
@@ -447,27 +451,27 @@ fn apply_partial(open: &mut OpenCall, pa: PartialArg) -> Result<(), String> {
 }
 
 /// The value at `steps`, creating objects, arrays and `null` slots on the way.
-fn slot_at<'v>(root: &'v mut Value, steps: &[Step]) -> Result<&'v mut Value, String> {
+fn slot_at<'v>(root: &'v mut Value, steps: &[PathSegment]) -> Result<&'v mut Value, String> {
     let mut cur = root;
     for step in steps {
         if cur.is_null() {
             *cur = match step {
-                Step::Key(_) => Value::Object(Map::new()),
-                Step::Index(_) => Value::Array(Vec::new()),
+                PathSegment::Key(_) => Value::Object(Map::new()),
+                PathSegment::Index(_) => Value::Array(Vec::new()),
             };
         }
         cur = match (step, cur) {
-            (Step::Key(k), Value::Object(m)) => m.entry(k.clone()).or_insert(Value::Null),
-            (Step::Index(i), Value::Array(a)) => {
+            (PathSegment::Key(k), Value::Object(m)) => m.entry(k.clone()).or_insert(Value::Null),
+            (PathSegment::Index(i), Value::Array(a)) => {
                 if a.len() <= *i {
                     a.resize(*i + 1, Value::Null);
                 }
                 &mut a[*i]
             }
-            (Step::Key(k), _) => {
+            (PathSegment::Key(k), _) => {
                 return Err(format!("member {k:?} of something that is not an object"));
             }
-            (Step::Index(i), _) => {
+            (PathSegment::Index(i), _) => {
                 return Err(format!("element [{i}] of something that is not an array"));
             }
         };
@@ -505,10 +509,10 @@ mod tests {
         assert_eq!(
             parse_path("$.a.b[2]['c d']").ok(),
             Some(vec![
-                Step::Key("a".into()),
-                Step::Key("b".into()),
-                Step::Index(2),
-                Step::Key("c d".into())
+                PathSegment::Key("a".into()),
+                PathSegment::Key("b".into()),
+                PathSegment::Index(2),
+                PathSegment::Key("c d".into())
             ])
         );
         assert!(parse_path("$..a").is_err());

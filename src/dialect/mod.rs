@@ -1,6 +1,8 @@
 //! Dialects turn framed events (SSE events, or NDJSON lines) into tool-call [`Signal`]s: fragments
 //! with their call key, finish signals, provider errors and the findings only the dialect can see.
-//! One file per dialect. Dialects route (decide which call a fragment belongs to) but never
+//! The vocabulary they speak ([`Signal`], [`crate::signal::Fragment`], [`crate::signal::CallKey`],
+//! [`Raw`]…) is [`crate::signal`]'s, shared with the accumulator and the naive strategies. One
+//! file per dialect. Dialects route (decide which call a fragment belongs to) but never
 //! accumulate: that is [`crate::accumulate`]'s job, and it does not know which dialect fed it.
 
 pub mod anthropic;
@@ -14,175 +16,8 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::findings::FindingKind;
-
-/// A JSON field that may be absent, explicitly `null`, or present.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Raw<T> {
-    #[default]
-    Absent,
-    Null,
-    Value(T),
-}
-
-impl<T> Raw<T> {
-    /// The value, if present.
-    pub fn value(&self) -> Option<&T> {
-        match self {
-            Raw::Value(v) => Some(v),
-            _ => None,
-        }
-    }
-    /// True for `Absent` and `Null`.
-    pub fn is_missing(&self) -> bool {
-        !matches!(self, Raw::Value(_))
-    }
-}
-
-impl Raw<String> {
-    /// The value when present and non-empty: what the seed's `if (tc.id)` accepts.
-    pub fn non_empty(&self) -> Option<&str> {
-        match self {
-            Raw::Value(v) if !v.is_empty() => Some(v),
-            _ => None,
-        }
-    }
-    /// The kind of presence, for per-fragment records.
-    pub fn presence(&self) -> Presence {
-        match self {
-            Raw::Absent => Presence::Absent,
-            Raw::Null => Presence::Null,
-            Raw::Value(v) if v.is_empty() => Presence::Empty,
-            Raw::Value(_) => Presence::Value,
-        }
-    }
-}
-
-/// How a field was present in a fragment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Presence {
-    #[default]
-    Absent,
-    Null,
-    Empty,
-    Value,
-}
-
-/// A piece of a call's arguments.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ArgsPiece {
-    /// A string fragment (the normal case).
-    Text(String),
-    /// The arguments arrived as a JSON value (usually an object) rather than a string; the compact
-    /// JSON text is kept.
-    Object(String),
-}
-
-impl ArgsPiece {
-    /// The text that gets appended.
-    pub fn text(&self) -> &str {
-        match self {
-            ArgsPiece::Text(s) | ArgsPiece::Object(s) => s,
-        }
-    }
-}
-
-/// Identity of one call in the accumulator's table.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CallKey {
-    /// OpenAI Chat: choice index, tool-call index, and a generation that is bumped when a used index
-    /// is reused for a new call (new id + name).
-    Index {
-        choice: u32,
-        index: u64,
-        generation: u32,
-    },
-    /// OpenAI Responses: the output item id.
-    Item(String),
-    /// Anthropic: the content block index.
-    Block(u64),
-    /// Dialects whose calls arrive whole (Gemini, Ollama): the call's ordinal in the stream.
-    Ordinal(u32),
-}
-
-impl fmt::Display for CallKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CallKey::Index {
-                choice,
-                index,
-                generation,
-            } => {
-                if *choice != 0 {
-                    write!(f, "choice {choice} ")?;
-                }
-                write!(f, "index {index}")?;
-                if *generation != 0 {
-                    write!(f, " (call #{} at this index)", generation + 1)?;
-                }
-                Ok(())
-            }
-            CallKey::Item(id) => write!(f, "item {id}"),
-            CallKey::Block(i) => write!(f, "block {i}"),
-            CallKey::Ordinal(i) => write!(f, "call #{i}"),
-        }
-    }
-}
-
-impl CallKey {
-    /// The provider's own index, where the key has one.
-    pub fn index(&self) -> Option<u64> {
-        match self {
-            CallKey::Index { index, .. } | CallKey::Block(index) => Some(*index),
-            CallKey::Ordinal(i) => Some(u64::from(*i)),
-            CallKey::Item(_) => None,
-        }
-    }
-}
-
-/// One tool-call fragment as the dialect saw it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fragment {
-    pub key: CallKey,
-    /// The index as the provider stated it (`None` when missing or invalid).
-    pub stated_index: Option<u64>,
-    pub id: Raw<String>,
-    pub name: Raw<String>,
-    pub args: Raw<ArgsPiece>,
-}
-
-/// What a dialect tells the accumulator (and the naive strategies).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Signal {
-    /// A piece of a call.
-    Fragment(Fragment),
-    /// The response says it is finished (`finish_reason`, `message_stop`, `response.completed`, `done: true`...).
-    Finish { reason: String },
-    /// `data: [DONE]`.
-    Done,
-    /// The dialect says one call is complete (`content_block_stop`, `output_item.done`).
-    CallDone { key: CallKey },
-    /// The dialect carries the call's full arguments (Responses `.done` events): the "original" for checkpoint ①.
-    Authoritative { key: CallKey, arguments: String },
-    /// The dialect carries a call's full arguments and no piece of them came before (Responses
-    /// `.done` events with no `.delta`, as some compatible servers send them). The pipeline appends
-    /// the text to the call as its one fragment — so the accumulator still only concatenates — and
-    /// names it with an `arguments-only-in-done` finding. Naive strategies never see it: they run
-    /// on the pieces, as a delta-only client does.
-    ArgumentsOnlyInDone { key: CallKey, arguments: String },
-    /// The call with `key` is a tool the provider runs itself (Anthropic `server_tool_use`,
-    /// Responses `web_search_call`…); `kind` is the block or item type. It stays visible, apart
-    /// from the calls the client must execute.
-    ServerTool { key: CallKey, kind: String },
-    /// The provider reported an error in the stream.
-    ProviderError { message: String },
-    /// Something only the dialect can see.
-    Finding {
-        kind: FindingKind,
-        key: Option<CallKey>,
-        message: String,
-    },
-}
+use crate::signal::{ArgsPiece, Raw, Signal};
+use crate::text::truncate;
 
 /// The supported dialects.
 #[derive(
@@ -386,18 +221,6 @@ pub fn error_message(data: &str) -> String {
     }
 }
 
-/// Cut `s` to at most `max` bytes on a character boundary, adding `…` when cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
-
 /// Deserialize `Option<&RawValue>`-typed JSON for a string-ish field into a [`Raw<String>`].
 pub(crate) fn raw_string(v: Option<&serde_json::value::RawValue>) -> Raw<String> {
     match v {
@@ -556,50 +379,6 @@ impl<'de> Deserialize<'de> for FieldArgs {
     }
 }
 
-/// A fast, non-cryptographic hasher (FxHash, as in rustc) for the small integer-keyed routing
-/// tables on the per-fragment path. Keys are call indexes, not attacker-chosen strings.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-/// A `HashMap` with [`FxHasher`].
-pub type FxHashMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// A `HashMap` with rustc's fast, non-cryptographic hasher (FxHash), for the small routing tables
+/// on the per-fragment path.
+pub use rustc_hash::FxHashMap;

@@ -5,10 +5,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{
-    CallKey, Fragment, Raw, Signal, error_message, parse_index, raw_args, raw_string, undecodable,
-};
+use super::{error_message, parse_index, raw_args, raw_string, undecodable};
 use crate::findings::FindingKind;
+use crate::signal::{CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -116,7 +115,7 @@ impl Ollama {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::ArgsPiece;
+    use crate::signal::ArgsPiece;
 
     #[test]
     fn object_arguments_index_and_error_line() {

@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{
-    CallKey, FieldArgs, FieldStr, Fragment, FxHashMap, Raw, Signal, error_message, parse_index,
-    truncate,
-};
+use super::{FieldArgs, FieldStr, FxHashMap, error_message, parse_index};
 use crate::findings::FindingKind;
+use crate::signal::{CallKey, Fragment, Raw, Signal};
+use crate::text::truncate;
 
 #[derive(Deserialize)]
 struct ChatChunk<'a> {
@@ -347,7 +346,7 @@ impl OpenAiChat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::ArgsPiece;
+    use crate::signal::ArgsPiece;
 
     fn run(lines: &[&str]) -> Vec<Signal> {
         let mut d = OpenAiChat::default();

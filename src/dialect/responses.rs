@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ArgsPiece, CallKey, Fragment, Raw, Signal, error_message, raw_string, undecodable};
+use super::{error_message, raw_string, undecodable};
 use crate::findings::FindingKind;
+use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Ev<'a> {

@@ -64,7 +64,7 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
             let _ = writeln!(
                 out,
                 "      <{tag} message=\"{}\" type=\"{tag}\">{}</{tag}>",
-                xml(&crate::dialect::truncate(message, 300)),
+                xml(&crate::text::truncate(message, 300)),
                 xml(&text)
             );
         }

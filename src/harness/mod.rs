@@ -258,33 +258,43 @@ impl SuiteRecording {
 pub const STDERR_TAIL_CHARS: usize = 2000;
 
 /// Runs one case.
-pub fn run_case(r: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
+pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
     let started = Instant::now();
-    let wire = r.wire(id.variant, config.random_seed).unwrap_or_default();
+    let wire = recording
+        .wire(id.variant, config.random_seed)
+        .unwrap_or_default();
     let analysis = Analysis::from_recording(
-        &wire.to_recording(&r.recording),
+        &wire.to_recording(&recording.recording),
         SourceInfo {
-            name: r.name.clone(),
+            name: recording.name.clone(),
             kind: crate::analysis::SourceKind::Recording,
             timing_known: true,
         },
         Options {
-            dialect: Some(r.base.dialect),
+            dialect: Some(recording.base.dialect),
             framing: None,
             detail: true,
         },
     );
     let expected = Expected::from_analysis(&analysis);
-    let head = r.response_head();
+    let head = recording.response_head();
     let tools: Vec<&str> = {
-        let mut names: Vec<&str> = r.base.calls.iter().map(|c| c.name.as_str()).collect();
+        let mut names: Vec<&str> = recording
+            .base
+            .calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         names.sort_unstable();
         names.dedup();
         names
     };
     let extra_env = [
-        ("SSE_REPLAY_DIALECT", r.base.dialect.name().to_owned()),
-        ("SSE_REPLAY_RECORDING", r.name.clone()),
+        (
+            "SSE_REPLAY_DIALECT",
+            recording.base.dialect.name().to_owned(),
+        ),
+        ("SSE_REPLAY_RECORDING", recording.name.clone()),
         ("SSE_REPLAY_VARIANT", id.variant.name().to_owned()),
         (
             "SSE_REPLAY_TOOLS",
@@ -295,7 +305,7 @@ pub fn run_case(r: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
     let random_seed = (id.variant == Variant::Random).then_some(config.random_seed);
     let base = |verdict, stderr: String, start_failed| CaseResult {
         id,
-        recording: r.name.clone(),
+        recording: recording.name.clone(),
         random_seed,
         verdict,
         expected: expected.clone(),
@@ -328,7 +338,7 @@ pub fn run_case(r: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
         && let Some(last) = stderr.lines().rev().find(|l| !l.trim().is_empty())
     {
         msg.push_str(": ");
-        msg.push_str(&crate::dialect::truncate(last.trim(), 200));
+        msg.push_str(&crate::text::truncate(last.trim(), 200));
     }
     if let Verdict::Fail(msg) = &mut verdict
         && !expected.problems.is_empty()
@@ -341,8 +351,8 @@ pub fn run_case(r: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
             g,
             &expected,
             &analysis,
-            Some(&r.one_read),
-            &r.name,
+            Some(&recording.one_read),
+            &recording.name,
             id.variant,
         ),
         _ => None,
@@ -450,24 +460,24 @@ impl Summary {
 }
 
 /// One case as JSON (`--json`'s `cases` element).
-pub fn case_json(r: &CaseResult) -> serde_json::Value {
+pub fn case_json(result: &CaseResult) -> serde_json::Value {
     serde_json::json!({
-        "recording": r.recording,
-        "variant": r.id.variant.name(),
-        "random_seed": r.random_seed,
-        "verdict": r.verdict.name(),
-        "detail": r.verdict.detail(),
-        "expected": r.expected.to_json(),
-        "got": r.got.as_ref().map(|g| g.iter().map(CaseCall::to_json).collect::<Vec<_>>()),
-        "diagnosis": r.diagnosis,
-        "stderr": r.stderr,
-        "exit": match &r.exit {
+        "recording": result.recording,
+        "variant": result.id.variant.name(),
+        "random_seed": result.random_seed,
+        "verdict": result.verdict.name(),
+        "detail": result.verdict.detail(),
+        "expected": result.expected.to_json(),
+        "got": result.got.as_ref().map(|g| g.iter().map(CaseCall::to_json).collect::<Vec<_>>()),
+        "diagnosis": result.diagnosis,
+        "stderr": result.stderr,
+        "exit": match &result.exit {
             Some(Exit::Code(c)) => serde_json::json!({"code": c}),
             Some(Exit::Signal(s)) => serde_json::json!({"signal": s}),
             Some(Exit::TimedOut) => serde_json::json!("timeout"),
             None => serde_json::Value::Null,
         },
-        "client_ms": r.client_time.as_secs_f64() * 1e3,
-        "case_ms": r.case_time.as_secs_f64() * 1e3,
+        "client_ms": result.client_time.as_secs_f64() * 1e3,
+        "case_ms": result.case_time.as_secs_f64() * 1e3,
     })
 }

@@ -55,7 +55,7 @@ impl Args {
             Args::Value(v) => v.to_string(),
             Args::Raw(s) => format!("{s:?} (not JSON)"),
         };
-        crate::dialect::truncate(&text, 120)
+        crate::text::truncate(&text, 120)
     }
 }
 
@@ -73,7 +73,7 @@ impl CaseCall {
     fn show(&self) -> String {
         format!(
             "{} {}",
-            crate::dialect::truncate(&self.name, 60),
+            crate::text::truncate(&self.name, 60),
             self.arguments.show()
         )
     }
@@ -104,8 +104,8 @@ pub struct Expected {
 
 impl Expected {
     /// From the analysis of the case's bytes.
-    pub fn from_analysis(a: &Analysis) -> Self {
-        let calls = a
+    pub fn from_analysis(analysis: &Analysis) -> Self {
+        let calls = analysis
             .calls
             .iter()
             .map(|c| {
@@ -124,7 +124,7 @@ impl Expected {
             .collect();
         Self {
             calls,
-            problems: a.problems(),
+            problems: analysis.problems(),
         }
     }
 
@@ -355,8 +355,8 @@ fn stream_calls(expected: &Expected) -> String {
         .calls
         .iter()
         .map(|(c, s)| match s {
-            CallStatus::Ok => crate::dialect::truncate(&c.name, 60),
-            _ => format!("{} ({})", crate::dialect::truncate(&c.name, 60), s.name()),
+            CallStatus::Ok => crate::text::truncate(&c.name, 60),
+            _ => format!("{} ({})", crate::text::truncate(&c.name, 60), s.name()),
         })
         .collect::<Vec<_>>()
         .join(", ")

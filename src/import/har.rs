@@ -80,9 +80,7 @@ pub fn import(
     limits: &ImportLimits,
     keep_secrets: bool,
 ) -> Result<Imported, ImportError> {
-    let bytes = bytes
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(bytes);
+    let bytes = crate::text::strip_bom(bytes);
     let har: Har = serde_json::from_slice(bytes).map_err(|e| {
         if e.is_data() {
             ImportError::Har {

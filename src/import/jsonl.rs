@@ -12,9 +12,7 @@ use crate::recording::Recording;
 
 /// Import a JSON-lines fixture as one recording.
 pub fn import(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Recording, ImportError> {
-    let body = bytes
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(bytes);
+    let body = crate::text::strip_bom(bytes);
     // A line over the limit is refused before any line is parsed.
     let mut start = bytes.len() - body.len();
     for line in body.split(|b| *b == b'\n') {

@@ -203,9 +203,7 @@ pub const NO_TIMING_NOTE: &str = "keeps no chunk boundaries or timing: the body 
 
 /// Decide the format of `bytes` (named `path`).
 pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
-    let body = bytes
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(bytes);
+    let body = crate::text::strip_bom(bytes);
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let Some(start) = start else {
         return Err(ImportError::Empty {
@@ -263,7 +261,7 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     }
     Err(ImportError::Unrecognised {
         path: path.to_owned(),
-        first_line: crate::dialect::truncate(&String::from_utf8_lossy(first_line), 60),
+        first_line: crate::text::truncate(&String::from_utf8_lossy(first_line), 60),
     })
 }
 
@@ -444,36 +442,34 @@ pub(crate) fn is_stream_type(content_type: &str) -> bool {
         || t.starts_with("application/x-jsonlines")
 }
 
-/// Decode standard or URL-safe base64 (padding optional, whitespace ignored).
+/// Decode standard or URL-safe base64 (padding optional, whitespace ignored, the two alphabets'
+/// 62nd/63rd characters both accepted, and anything after the first `=` ignored, as before the
+/// `base64` crate did the decoding).
 pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let mut acc = 0u32;
-    let mut bits = 0u32;
-    for (i, c) in s.bytes().enumerate() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            c if c.is_ascii_whitespace() => continue,
-            other => {
-                return Err(format!(
-                    "invalid base64 character {:?} at offset {i}",
-                    other as char
-                ));
-            }
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let data = s.split('=').next().unwrap_or_default();
+    let standard: Vec<u8> = data
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace())
+        .map(|c| match c {
+            b'-' => b'+',
+            b'_' => b'/',
+            c => c,
+        })
+        .collect();
+    LENIENT.decode(standard).map_err(|e| match e {
+        base64::DecodeError::InvalidByte(_, byte) => {
+            format!("invalid base64 character {:?}", char::from(byte))
         }
-    }
-    Ok(out)
+        other => format!("invalid base64: {other}"),
+    })
 }
 
 /// Whether the file is a regular file that starts like a recorder journal
@@ -490,9 +486,7 @@ pub fn is_journal_file(path: &Path) -> bool {
         return false;
     };
     let n = file.take(64).read(&mut head).unwrap_or(0);
-    let head = head[..n]
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(&head[..n]);
+    let head = crate::text::strip_bom(&head[..n]);
     head.starts_with(crate::recording::JOURNAL_MAGIC_PREFIX.as_bytes())
 }
 
@@ -507,6 +501,19 @@ mod tests {
             Ok(b"data: [DONE]\n\n".as_slice())
         );
         assert_eq!(base64_decode("YWI").as_deref(), Ok(b"ab".as_slice()));
-        assert!(base64_decode("a$b").is_err());
+        // URL-safe alphabet, whitespace, and anything after the padding.
+        assert_eq!(
+            base64_decode("-_-_\n-_8=\r\n").as_deref(),
+            Ok(b"\xfb\xff\xbf\xfb\xff".as_slice())
+        );
+        assert_eq!(
+            base64_decode("+/+/").as_deref(),
+            Ok(b"\xfb\xff\xbf".as_slice())
+        );
+        assert_eq!(base64_decode("YQ==ignored").as_deref(), Ok(b"a".as_slice()));
+        assert_eq!(
+            base64_decode("a$b"),
+            Err("invalid base64 character '$'".to_owned())
+        );
     }
 }

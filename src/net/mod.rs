@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Once};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame};
@@ -682,57 +682,37 @@ pub fn describe_reqwest_error(err: &reqwest::Error) -> String {
 // Time stamps
 // ---------------------------------------------------------------------------------------------
 
-/// Seconds since the Unix epoch → (year, month, day, hour, minute, second), UTC.
-fn civil_utc(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-from-civil inverse.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        year,
-        month,
-        day,
-        (rem / 3600) as u32,
-        ((rem % 3600) / 60) as u32,
-        (rem % 60) as u32,
-    )
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// The current time as RFC 3339 UTC (`2025-01-31T12:00:00Z`), for `meta.created`.
 pub fn rfc3339_now() -> String {
-    let (y, mo, d, h, mi, s) = civil_utc(now_secs());
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// The current time as a file-name stamp (`20250131-120000`), UTC.
 pub fn file_stamp_now() -> String {
-    let (y, mo, d, h, mi, s) = civil_utc(now_secs());
-    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+    jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S").to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn civil_dates() {
-        assert_eq!(civil_utc(0), (1970, 1, 1, 0, 0, 0));
-        assert_eq!(civil_utc(951_782_400), (2000, 2, 29, 0, 0, 0));
-        assert_eq!(civil_utc(1_735_689_599), (2024, 12, 31, 23, 59, 59));
+    fn stamps_are_utc_and_shaped() {
+        let s = super::rfc3339_now();
+        assert_eq!(s.len(), 20, "{s}");
+        assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T', "{s}");
+        let f = super::file_stamp_now();
+        assert_eq!(f.len(), 15, "{f}");
+        assert_eq!(f.as_bytes()[8], b'-', "{f}");
+        assert!(
+            f.bytes().filter(|b| *b != b'-').all(|b| b.is_ascii_digit()),
+            "{f}"
+        );
+        let t = jiff::Timestamp::from_second(951_782_400).expect("in range");
+        assert_eq!(
+            t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            "2000-02-29T00:00:00Z"
+        );
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::pipeline::{Options, Outcome, Pipeline};
+use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::recording::{
     self, Chunk, JournalWriter, OutputTarget, Recording, RecordingError, ResponseInfo, WriteOptions,
 };
@@ -63,7 +63,7 @@ pub struct SinkDone {
     /// The first write error; the journal may still hold what was flushed before it.
     pub write_error: Option<RecordingError>,
     /// The lean pipeline's outcome over the whole body (calls, finish, provider error...).
-    pub outcome: Outcome,
+    pub outcome: PipelineOutput,
 }
 
 /// Handle to the writer thread. See the module documentation.
@@ -154,7 +154,7 @@ impl Sink {
                         "the writer thread panicked; the journal holds what was flushed",
                     ),
                 }),
-                outcome: Outcome::default(),
+                outcome: PipelineOutput::default(),
             },
         }
     }
@@ -204,7 +204,7 @@ impl Syncer {
 }
 
 /// What one message did to the writer loop.
-enum Step {
+enum LoopControl {
     Continue,
     Finish(Vec<String>),
 }
@@ -235,7 +235,7 @@ impl Writer {
             .unwrap_or_default()
     }
 
-    fn handle(&mut self, msg: Msg) -> Step {
+    fn handle(&mut self, msg: Msg) -> LoopControl {
         match msg {
             Msg::Chunk(chunk) => {
                 if let Some(Err(e)) = self.journal.as_mut().map(|j| j.append_chunk(&chunk)) {
@@ -247,16 +247,16 @@ impl Writer {
                 self.rec.chunks.push(chunk);
                 self.unreported += 1;
                 self.dirty = true;
-                Step::Continue
+                LoopControl::Continue
             }
             Msg::Response(resp) => {
                 if let Some(Err(e)) = self.journal.as_mut().map(|j| j.set_response(&resp)) {
                     self.remember(e);
                 }
                 self.rec.response = Some(resp);
-                Step::Continue
+                LoopControl::Continue
             }
-            Msg::Finish(notes) => Step::Finish(notes),
+            Msg::Finish(notes) => LoopControl::Finish(notes),
         }
     }
 
@@ -313,13 +313,13 @@ fn writer_loop(
         let wait = FLUSH_INTERVAL.saturating_sub(last_report.elapsed());
         let mut step = match rx.recv_timeout(wait) {
             Ok(msg) => w.handle(msg),
-            Err(RecvTimeoutError::Timeout) => Step::Continue,
+            Err(RecvTimeoutError::Timeout) => LoopControl::Continue,
             Err(RecvTimeoutError::Disconnected) => break None,
         };
         // Take whatever else is already queued (bounded in time), then write the batch out.
         let batch_started = Instant::now();
         let mut disconnected = false;
-        while matches!(step, Step::Continue) && batch_started.elapsed() < BATCH_LIMIT {
+        while matches!(step, LoopControl::Continue) && batch_started.elapsed() < BATCH_LIMIT {
             match rx.try_recv() {
                 Ok(msg) => step = w.handle(msg),
                 Err(mpsc::TryRecvError::Empty) => break,
@@ -345,7 +345,7 @@ fn writer_loop(
                 Err(e) => w.remember(e),
             }
         }
-        if let Step::Finish(notes) = step {
+        if let LoopControl::Finish(notes) = step {
             break Some(notes);
         }
         if disconnected {

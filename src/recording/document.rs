@@ -137,7 +137,7 @@ pub(super) fn check_version(found: Option<u64>) -> Result<(), RecordingError> {
 }
 
 pub(super) fn parse_document(text: &str) -> Result<Recording, RecordingError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::text::strip_bom_str(text);
     let options = ron_options();
     match options.from_str::<VersionProbe>(text) {
         Ok(probe) => check_version(probe.version)?,
@@ -245,7 +245,7 @@ impl Recording {
 
     /// [`Recording::load`] on bytes already read.
     pub fn from_bytes(bytes: &[u8]) -> Result<Recording, RecordingError> {
-        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+        let bytes = crate::text::strip_bom(bytes);
         match std::str::from_utf8(bytes) {
             Ok(text) if is_journal(bytes) => salvage_journal(text),
             Ok(text) => parse_document(text),

@@ -256,7 +256,7 @@ impl JournalWriter {
 /// writing it) is dropped. The result has `meta.interrupted = true` and a note
 /// `recorder was interrupted: N chunks salvaged`.
 pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::text::strip_bom_str(text);
     let mut lines = text.split('\n').map(|line| line.trim_end_matches('\r'));
     let magic = lines.next().unwrap_or_default();
     let Some(version) = magic.strip_prefix(JOURNAL_MAGIC_PREFIX) else {

@@ -12,8 +12,9 @@
 
 use std::ops::Range;
 
-/// UTF-8 byte order mark. "The UTF-8 decode algorithm strips one leading UTF-8 Byte Order Mark (BOM), if any."
-const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+// "The UTF-8 decode algorithm strips one leading UTF-8 Byte Order Mark (BOM), if any." The parser
+// does it incrementally (the three bytes may arrive in separate reads), against the one constant.
+use crate::text::BOM;
 
 /// Notable forms an event used. All are valid per the spec; the flags exist so they can be reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -277,11 +278,11 @@ impl SseParser {
         if let Some(non_blank) = self.pending_cr.take() {
             if input[0] == b'\n' {
                 // The CR that ended the previous feed was the first half of a CRLF.
-                self.count_ending(Ending::CrLf, non_blank);
+                self.count_ending(LineEnding::CrLf, non_blank);
                 input = &input[1..];
                 base += 1;
             } else {
-                self.count_ending(Ending::Cr, non_blank);
+                self.count_ending(LineEnding::Cr, non_blank);
             }
         }
         let limit = self.max_event_bytes;
@@ -310,12 +311,12 @@ impl SseParser {
             }
             // Work out the line ending: CRLF, LF or CR (a CR at the very end may become CRLF).
             let (ending_len, ending) = if input[i] == b'\n' {
-                (1, Some(Ending::Lf))
+                (1, Some(LineEnding::Lf))
             } else if i + 1 < input.len() {
                 if input[i + 1] == b'\n' {
-                    (2, Some(Ending::CrLf))
+                    (2, Some(LineEnding::CrLf))
                 } else {
-                    (1, Some(Ending::Cr))
+                    (1, Some(LineEnding::Cr))
                 }
             } else {
                 (1, None)
@@ -324,7 +325,7 @@ impl SseParser {
             // Fast path for the overwhelmingly common event, `data: …\n\n` wholly inside this read
             // with nothing pending: dispatch straight from the input, without copying the data into
             // the data buffer. It does exactly what the general path would (see the tests).
-            if ending == Some(Ending::Lf)
+            if ending == Some(LineEnding::Lf)
                 && input.get(i + 1) == Some(&b'\n')
                 && input.starts_with(b"data:")
                 && self.line.is_empty()
@@ -361,14 +362,14 @@ impl SseParser {
     }
 
     /// Count a line ending; a non-blank line's ending also sets the event's flags.
-    fn count_ending(&mut self, ending: Ending, non_blank: bool) {
+    fn count_ending(&mut self, ending: LineEnding, non_blank: bool) {
         match ending {
-            Ending::Lf => self.stats.lf_lines += 1,
-            Ending::CrLf => {
+            LineEnding::Lf => self.stats.lf_lines += 1,
+            LineEnding::CrLf => {
                 self.stats.crlf_lines += 1;
                 self.flags.crlf |= non_blank;
             }
-            Ending::Cr => {
+            LineEnding::Cr => {
                 self.stats.cr_lines += 1;
                 self.flags.cr |= non_blank;
             }
@@ -421,7 +422,7 @@ impl SseParser {
         line: &[u8],
         start: u64,
         end: u64,
-        ending: Option<Ending>,
+        ending: Option<LineEnding>,
         sink: &mut impl FnMut(SseItem<'_>),
     ) {
         match ending {
@@ -432,7 +433,7 @@ impl SseParser {
         // "If the line is empty (a blank line): Dispatch the event."
         if line.is_empty() {
             // The span ends after the CR of a CRLF, whether or not the LF was fed yet.
-            let end = if ending == Some(Ending::CrLf) {
+            let end = if ending == Some(LineEnding::CrLf) {
                 end - 1
             } else {
                 end
@@ -597,7 +598,7 @@ impl SseParser {
             self.feed_lines(&prefix, 0, &mut |_| {});
         }
         if let Some(non_blank) = self.pending_cr.take() {
-            self.count_ending(Ending::Cr, non_blank);
+            self.count_ending(LineEnding::Cr, non_blank);
         }
         let had_data = !self.data.is_empty();
         let start = match (self.event_start, self.line.is_empty()) {
@@ -638,7 +639,7 @@ impl SseParser {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ending {
+enum LineEnding {
     Lf,
     CrLf,
     Cr,

@@ -1,4 +1,5 @@
-//! Unit tests of the push parser (split from `sse/mod.rs` to keep files under 900 lines).
+//! The SSE parser's unit tests (beside the code, in their own file to keep files under 900 lines).
+
 use super::*;
 
 fn one(input: &str) -> Vec<OwnedEvent> {

@@ -96,36 +96,49 @@ pub fn call_summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Pars
         .collect()
 }
 
-/// Compare `actual` with `tests/snapshots/<file>`; `UPDATE_SNAPSHOTS=1` rewrites it instead.
-pub fn snapshot(file: &str, actual: &str) -> Result<(), String> {
-    let path = manifest().join("tests/snapshots").join(file);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+/// Assert that `actual` equals the insta snapshot `tests/snapshots/<name>.snap`.
+///
+/// A mismatch fails the test; where insta writes is its own business: `auto` (the default) writes
+/// `<name>.snap.new` beside it for `cargo insta review`, except under `CI=true`, where nothing is
+/// written and a missing snapshot fails too; `INSTA_UPDATE=always` rewrites the `.snap` itself.
+///
+/// insta compares a snapshot with its trailing whitespace trimmed and CRLF read as LF, so the
+/// exactness the plain-file snapshots had is kept by asserting here what the `.snap` cannot hold:
+/// the text ends with exactly one newline and has no CR and no leading blank line.
+pub fn assert_snapshot(name: &str, actual: &str) {
+    assert!(
+        actual.ends_with('\n')
+            && !actual.ends_with("\n\n")
+            && !actual.starts_with('\n')
+            && !actual.contains('\r'),
+        "{name}: a snapshotted text ends with exactly one newline, and has no CR and no leading \
+         blank line; got {:?}",
+        actual
+    );
+    let mut settings = insta::Settings::clone_current();
+    // One flat directory named by the snapshot, whichever test file asserts it.
+    settings.set_snapshot_path(manifest().join("tests/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, actual));
+}
+
+/// [`assert_snapshot`] for every `(name, text)`, then one failure naming every mismatch (each
+/// mismatch's diff is printed as it is found), rather than stopping at the first.
+pub fn assert_snapshots(snapshots: impl IntoIterator<Item = (String, String)>) {
+    let mut failed = Vec::new();
+    for (name, text) in snapshots {
+        let outcome = std::panic::catch_unwind(|| assert_snapshot(&name, &text));
+        if outcome.is_err() {
+            failed.push(name);
         }
-        std::fs::write(&path, actual).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Ok(());
     }
-    let expected = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)",
-            path.display()
-        )
-    })?;
-    if expected == actual {
-        return Ok(());
-    }
-    let line = expected
-        .lines()
-        .zip(actual.lines())
-        .position(|(a, b)| a != b)
-        .unwrap_or(expected.lines().count().min(actual.lines().count()));
-    Err(format!(
-        "{file} differs from the snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(run with UPDATE_SNAPSHOTS=1 to accept)",
-        line + 1,
-        expected.lines().nth(line).unwrap_or("<end>"),
-        actual.lines().nth(line).unwrap_or("<end>"),
-    ))
+    assert!(
+        failed.is_empty(),
+        "{} snapshot(s) differ: {}",
+        failed.len(),
+        failed.join(", ")
+    );
 }
 
 /// A child process killed (SIGKILL) and reaped on drop, so a failing test leaves no process.

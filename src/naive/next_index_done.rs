@@ -1,0 +1,56 @@
+//! `next-index-done`: treat a call as finished when a fragment of another call appears (the OpenAI
+//! SDK helpers' done events); what arrives for it later is lost.
+
+use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
+use crate::dialect::FxHashMap;
+use crate::signal::{CallKey, Fragment};
+
+/// The call being filled, the calls declared done, and how many fragments came too late.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NextIndexDone {
+    current: Option<CallKey>,
+    open: Table,
+    done: Vec<NaiveCall>,
+    closed: FxHashMap<CallKey, ()>,
+    dropped: u64,
+}
+
+impl NaiveStrategy for NextIndexDone {
+    fn strategy(&self) -> Strategy {
+        Strategy::NextIndexDone
+    }
+
+    fn on_fragment(&mut self, fragment: &Fragment, at: FragmentAt) {
+        // Another key appearing finishes the current call with what it has.
+        if self.current.as_ref() != Some(&fragment.key) {
+            if let Some(prev) = self.current.take()
+                && let Some(e) = self.open.remove(&prev)
+            {
+                self.done.push(e.into_call(at.pos.chunk));
+                self.closed.insert(prev, ());
+            }
+            self.current = Some(fragment.key.clone());
+        }
+        if self.closed.contains_key(&fragment.key) {
+            self.dropped += 1;
+        } else {
+            self.open
+                .entry(&fragment.key)
+                .fill(fragment, args_text(fragment));
+        }
+    }
+
+    fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
+        let mut r = Report::new(Strategy::NextIndexDone);
+        let mut calls = self.done;
+        calls.extend(self.open.into_calls(end.end_chunk));
+        r.calls = calls;
+        if self.dropped > 0 {
+            r.notes.push(format!(
+                "{} fragments arrived for calls already declared done and were lost",
+                self.dropped
+            ));
+        }
+        r
+    }
+}

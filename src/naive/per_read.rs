@@ -1,0 +1,153 @@
+//! The per-read strategies: client code that treats each network read as if it held whole units.
+//! `per-read-utf8` decodes each read to text on its own; `per-read-lines` splits each read into
+//! lines without carrying the unfinished last one. Both need the recorded reads (a recording with
+//! chunk boundaries) and run at the end of the stream, on the reads as they re-framed them.
+//!
+//! Direction: this is the one file of [`crate::naive`] that imports [`crate::pipeline`]: after
+//! re-framing, each runs the correct (lean) pipeline on what it made of the reads. The pipeline
+//! never imports this module.
+
+use super::{NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd};
+use crate::findings::FindingKind;
+use crate::framing::Framing;
+use crate::pipeline::{Options, Pipeline, PipelineOutput};
+
+/// Why the per-read strategies cannot run on a raw body.
+const NO_READS: &str = "needs a recording with chunk boundaries (a raw body has none)";
+
+/// `per-read-utf8`: decode each read lossily on its own, then run the correct parser on the text.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PerReadUtf8;
+
+impl NaiveStrategy for PerReadUtf8 {
+    fn strategy(&self) -> Strategy {
+        Strategy::PerReadUtf8
+    }
+
+    fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
+        match end.reads {
+            Some(reads) => per_read_utf8(reads, lean(end)),
+            None => Report::not_applicable(Strategy::PerReadUtf8, NO_READS),
+        }
+    }
+}
+
+/// `per-read-lines`: split each read on `\n` and take every `data:` piece as an event.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PerReadLines;
+
+impl NaiveStrategy for PerReadLines {
+    fn strategy(&self) -> Strategy {
+        Strategy::PerReadLines
+    }
+
+    fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
+        match end.reads {
+            Some(reads) => per_read_lines(reads, lean(end)),
+            None => Report::not_applicable(Strategy::PerReadLines, NO_READS),
+        }
+    }
+}
+
+/// The lean pass with the dialect and framing the correct pass settled on.
+fn lean(end: &StreamEnd<'_>) -> Options {
+    Options {
+        dialect: Some(end.dialect),
+        framing: Some(end.framing),
+        detail: false,
+    }
+}
+
+/// The calls of a re-framed pass, as the strategy's calls (finished where that pass finished).
+fn output_calls(out: PipelineOutput) -> Vec<NaiveCall> {
+    let end = out
+        .finish
+        .as_ref()
+        .map_or(out.chunks.saturating_sub(1), |f| f.pos.chunk);
+    out.calls
+        .into_iter()
+        .map(|c| NaiveCall {
+            label: c.key.to_string(),
+            id: c.id.unwrap_or_default(),
+            name: c.name,
+            raw_arguments: c.raw_arguments,
+            parsed: c.parsed,
+            chunk: end,
+        })
+        .collect()
+}
+
+/// `per-read-utf8` on `reads` (each read's bytes and arrival time).
+pub fn per_read_utf8(reads: &[(&[u8], u64)], opts: Options) -> Report {
+    let mut r = Report::new(Strategy::PerReadUtf8);
+    let mut p = Pipeline::new(Options {
+        detail: false,
+        ..opts
+    });
+    let mut replaced = 0usize;
+    for (bytes, t) in reads {
+        let text = String::from_utf8_lossy(bytes);
+        replaced += text.matches('\u{FFFD}').count();
+        p.feed(text.as_bytes(), *t);
+    }
+    let out = p.finish();
+    r.notes.push(format!(
+        "{replaced} U+FFFD replacement characters produced by per-read decoding"
+    ));
+    r.calls = output_calls(out);
+    r
+}
+
+/// `per-read-lines` on `reads`: split each read on `\n` without keeping the unfinished tail; every
+/// piece that starts with `data:` is taken as an event, other pieces are dropped.
+pub fn per_read_lines(reads: &[(&[u8], u64)], opts: Options) -> Report {
+    let mut r = Report::new(Strategy::PerReadLines);
+    let jsonl = matches!(opts.framing, Some(Framing::JsonLines));
+    let mut p = Pipeline::new(Options {
+        detail: false,
+        ..opts
+    });
+    let (mut dropped, mut events, mut offset) = (0u64, 0u64, 0u64);
+    let mut event_type = String::from("message");
+    for (i, (bytes, t)) in reads.iter().enumerate() {
+        let text = String::from_utf8_lossy(bytes);
+        for piece in text.split('\n') {
+            let line = piece.strip_suffix('\r').unwrap_or(piece);
+            let span = offset..offset + piece.len() as u64;
+            offset += piece.len() as u64 + 1;
+            if line.is_empty() {
+                continue;
+            }
+            if jsonl {
+                events += 1;
+                p.feed_event("message", line, span, i as u32, *t);
+            } else if let Some(data) = line.strip_prefix("data:") {
+                events += 1;
+                p.feed_event(
+                    &event_type,
+                    data.strip_prefix(' ').unwrap_or(data),
+                    span,
+                    i as u32,
+                    *t,
+                );
+                event_type = "message".into();
+            } else if let Some(ev) = line.strip_prefix("event:") {
+                event_type = ev.trim().to_owned();
+            } else if !line.starts_with(':') {
+                dropped += 1;
+            }
+        }
+        offset -= 1;
+    }
+    let out = p.finish();
+    let bad = out
+        .findings
+        .list()
+        .iter()
+        .filter(|f| f.kind == FindingKind::NonJsonData)
+        .map(|f| f.count)
+        .sum::<u64>();
+    r.notes.push(format!("{events} lines taken as events, {bad} of them not valid JSON, {dropped} line pieces dropped"));
+    r.calls = output_calls(out);
+    r
+}
