@@ -127,6 +127,8 @@ pub struct Analysis {
     pub overflow: Option<Overflow>,
     pub findings: Vec<Finding>,
     pub strategies: Vec<StrategyResult>,
+    /// Per-call partial-JSON preview summaries, once [`Analysis::compute_previews`] ran.
+    pub preview: Option<Vec<crate::preview::CallPreview>>,
 }
 
 /// One call as it stands at a cursor.
@@ -282,6 +284,7 @@ impl Analysis {
             overflow: out.overflow,
             findings: findings.into_sorted(),
             strategies,
+            preview: None,
         }
     }
 

@@ -47,6 +47,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Print one JSON object per framed event.
     Events(EventsArgs),
+    /// Print one JSON line per fragment: the partial-JSON preview a typewriter UI shows after it.
+    Preview(crate::preview_cmd::PreviewArgs),
     /// Build a stub recording (the seed's method) from calls and a fragment length.
     Stub(StubArgs),
     /// Generate a large synthetic OpenAI stream for benchmarks (raw SSE body).
@@ -119,6 +121,9 @@ pub struct CheckArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Skip the partial-JSON preview section (jiter re-parses each call's prefix per fragment).
+    #[arg(long)]
+    pub no_preview: bool,
 }
 
 /// `export` arguments.
@@ -250,6 +255,7 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Check(a)) => check(&a),
         Some(Command::Export(a)) => export_cmd(&a),
         Some(Command::Events(a)) => events(&a),
+        Some(Command::Preview(a)) => crate::preview_cmd::run_cli(&a),
         Some(Command::Stub(a)) => stub_cmd(&a),
         Some(Command::GenerateLarge(a)) => generate(&a),
         Some(Command::Serve(a)) => crate::net::serve::run_cli(&a),
@@ -263,13 +269,13 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
 /// Print one line on standard error and return `code`. Control characters in the message (line
 /// breaks or ESC from a provider's error text or a hostile function name) are escaped
 /// ([`crate::text::visible`]), so scripts can rely on one line and the terminal is left alone.
-fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
     ExitCode::from(code)
 }
 
 /// Exit 0, or exit 1 with the verdict's problems on one line.
-fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
+pub(crate) fn verdict(analysis: &Analysis, path: &Path) -> ExitCode {
     let verdict = analysis.verdict();
     if verdict.ok() {
         ExitCode::from(EXIT_OK)
@@ -325,11 +331,14 @@ pub fn analyse_path_limited(
 }
 
 fn check(a: &CheckArgs) -> ExitCode {
-    let analysis =
+    let mut analysis =
         match analyse_path_limited(&a.input.file, a.input.dialect, a.input.max_event_bytes) {
             Ok(x) => x,
             Err(e) => return fail(e.exit_code(), e),
         };
+    if !a.no_preview {
+        analysis.compute_previews();
+    }
     let written = if a.json {
         // Streamed to standard output piece by piece: no copy of the analysis as JSON values
         // (300,000 calls took 8.8 GB and 52 s that way).

@@ -324,8 +324,29 @@ impl serde::Serialize for CheckReport<'_> {
                 })
             }),
         )?;
+        // Absent when the previews were not computed (`check --no-preview`, the app).
+        if let Some(preview) = &a.preview {
+            m.serialize_entry("preview", &Seq(|| preview.iter().map(preview_json)))?;
+        }
         m.end()
     }
+}
+
+/// One call's entry in `check --json`'s `preview` list.
+fn preview_json(p: &crate::preview::CallPreview) -> Value {
+    json!({
+        "call": p.call,
+        "previews": p.previews,
+        "stable": p.stable,
+        "contradicted": p.contradicted,
+        "first_contradiction": p.first_contradiction.as_ref().map(|c| json!({
+            "fragment": c.fragment,
+            "path": c.path,
+            "shown": c.shown,
+            "final": c.final_value,
+        })),
+        "checked": p.checked,
+    })
 }
 
 /// One strategy's object in the report, its lists streamed.

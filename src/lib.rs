@@ -22,6 +22,8 @@ pub mod input;
 pub mod naive;
 pub mod net;
 pub mod pipeline;
+pub mod preview;
+pub mod preview_cmd;
 pub mod recording;
 pub mod redact;
 pub mod report;
