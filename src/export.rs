@@ -442,9 +442,11 @@ mod check_report_tests {
         }
         let mut n = 0;
         for p in paths {
-            let Ok(a) = crate::cli::analyse_path(&p, None) else {
+            let Ok(mut a) = crate::cli::analyse_path(&p, None) else {
                 continue;
             };
+            // As `check --json` prints it: with the preview section.
+            a.compute_previews();
             let value = serde_json::to_string_pretty(&check_json(&a)).unwrap_or_default();
             let streamed = serde_json::to_string_pretty(&CheckReport(&a)).unwrap_or_default();
             assert!(value.starts_with("{\n  \"schema_version\": 1,\n  \"file\""));

@@ -289,7 +289,7 @@ pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
         },
         count: p.contradicted,
         message: format!(
-            "{} of {} previews show something the final arguments contradict; first after fragment {}: {} shown at {:?}, final {}",
+            "{} of {} previews show something the final arguments contradict; first after fragment {}: {} shown at {}, final {}",
             p.contradicted,
             p.previews,
             first.fragment,
