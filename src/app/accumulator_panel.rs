@@ -192,6 +192,7 @@ fn call_card(ui: &mut Ui, a: &Analysis, d: &Derived, v: &mut ViewState, ci: usiz
         });
         if st.started {
             arguments_job(ui, a, &st, current);
+            super::preview_panel::preview_ui(ui, a, v, ci, &st);
         }
         if st.finished {
             match &c.parsed {

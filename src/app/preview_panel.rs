@@ -1,0 +1,93 @@
+//! The typewriter preview in a call's card: what a UI that shows arguments while they stream
+//! displays at the cursor — jiter's partial-mode value of the arguments so far
+//! ([`crate::preview`]), as a live JSON tree, with the values the final result contradicts
+//! highlighted, and a button that plays the call from its start at the recorded timing.
+//!
+//! Computed lazily, for the cursor only (one prefix parse, cached per call and fragment count in
+//! egui's temporary memory): the app never computes every fragment's preview up front.
+
+use std::sync::Arc;
+
+use egui::{RichText, Ui};
+
+use super::json_tree::json_tree_marked_ui;
+use super::style;
+use super::view::{Action, ViewState};
+use crate::analysis::{Analysis, CallAtCursor};
+use crate::preview::FragmentPreview;
+
+const CONTRADICTED: &str =
+    "The final arguments contradict this value: a typewriter UI showed something that was not so.";
+
+/// The preview section of call `ci`'s card at the cursor.
+pub fn preview_ui(ui: &mut Ui, a: &Analysis, v: &mut ViewState, ci: usize, st: &CallAtCursor<'_>) {
+    let n = st.fragments.len();
+    let id = ui.id().with(("typewriter-preview", ci, n));
+    let cached = ui.data(|d| d.get_temp::<Arc<Option<FragmentPreview>>>(id));
+    let p = cached.unwrap_or_else(|| {
+        let p = Arc::new(crate::preview::at(a, ci, n));
+        ui.data_mut(|d| d.insert_temp(id, Arc::clone(&p)));
+        p
+    });
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new("Typewriter preview").strong())
+            .on_hover_text(
+                "What a typewriter UI shows now: jiter's partial mode (trailing strings, as openai-python uses) on the arguments so far. A view: the accumulator still parses once at the finish.",
+            );
+        let label = if v.playing {
+            "⏸ Pause typing"
+        } else {
+            "⏵ Type it out"
+        };
+        let r = ui
+            .button(label)
+            .on_hover_text("Play this call from its first fragment at the recorded timing");
+        if r.clicked() {
+            if !v.playing {
+                let first = a
+                    .calls
+                    .get(ci)
+                    .and_then(|c| c.fragments.first())
+                    .and_then(|&no| a.fragments.get(no as usize))
+                    .map_or(0, |f| f.pos.chunk);
+                v.actions.push(Action::Seek(first.saturating_sub(1)));
+            }
+            v.actions.push(Action::TogglePlay);
+        }
+        match p.as_ref() {
+            Some(p) if !p.contradicted.is_empty() => {
+                ui.label(
+                    RichText::new(format!(
+                        "✗ shows {} value(s) the final arguments contradict",
+                        p.contradicted.len()
+                    ))
+                    .color(style::err_color(ui)),
+                )
+                .on_hover_text(CONTRADICTED);
+            }
+            Some(p) => {
+                ui.weak(format!("after fragment {}", p.fragment));
+            }
+            None => {}
+        }
+    });
+    match p.as_ref() {
+        Some(FragmentPreview {
+            value: Some(value),
+            contradicted,
+            ..
+        }) => json_tree_marked_ui(
+            ui,
+            ui.id().with(("preview-json", ci)),
+            value,
+            contradicted,
+            CONTRADICTED,
+        ),
+        Some(_) => {
+            ui.weak("(nothing to show yet: the text so far does not start a JSON value)");
+        }
+        None => {
+            ui.weak("(nothing to show yet)");
+        }
+    }
+}
