@@ -204,10 +204,7 @@ fn fragment_preview(a: &Analysis, c: &Call, no: u32) -> FragmentPreview {
     FragmentPreview {
         fragment: no,
         call: c.position,
-        t_us: a
-            .fragments
-            .get(no as usize)
-            .map_or(0, |f| f.pos.t_micros),
+        t_us: a.fragments.get(no as usize).map_or(0, |f| f.pos.t_micros),
         value: parsed.as_ref().map(to_serde),
         contradicted,
     }
@@ -278,7 +275,10 @@ pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
 /// The `preview-contradiction` finding for a summary with contradictions.
 pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
     let first = p.first_contradiction.as_ref()?;
-    let chunk = a.fragments.get(first.fragment as usize).map(|f| f.pos.chunk);
+    let chunk = a
+        .fragments
+        .get(first.fragment as usize)
+        .map(|f| f.pos.chunk);
     Some(Finding {
         kind: FindingKind::PreviewContradiction,
         call: Some(p.call),
@@ -294,7 +294,11 @@ pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
             p.previews,
             first.fragment,
             first.shown,
-            if first.path.is_empty() { "/" } else { &first.path },
+            if first.path.is_empty() {
+                "/"
+            } else {
+                &first.path
+            },
             first.final_value
         ),
     })
@@ -328,7 +332,10 @@ mod tests {
     fn string_prefix_is_stable_number_cut_short_is_not() {
         let fin = json!({"city": "深圳", "days": 31});
         assert!(contradictions(&shown(r#"{"city": "深"#), &fin).is_empty());
-        assert_eq!(contradictions(&shown(r#"{"city": "深圳", "days": 3"#), &fin), ["/days"]);
+        assert_eq!(
+            contradictions(&shown(r#"{"city": "深圳", "days": 3"#), &fin),
+            ["/days"]
+        );
     }
 
     #[test]

@@ -779,7 +779,11 @@ fn typewriter_preview_at_a_cursor_mid_call() {
     act(&mut h, Action::Seek(chunk));
     {
         let a = h.state().analysis().unwrap();
-        assert_eq!(a.fragments_at(chunk), 2, "call 0 has `{{\"cit` + `y\":\"深`");
+        assert_eq!(
+            a.fragments_at(chunk),
+            2,
+            "call 0 has `{{\"cit` + `y\":\"深`"
+        );
     }
     h.get_by_label("Typewriter preview");
     h.get_by_label("after fragment 1");

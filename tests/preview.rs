@@ -64,8 +64,16 @@ fn seed_example_previews_at_every_fragment() {
     assert_eq!(
         texts,
         [
-            r#"{"cit"#, r#"y":"深"#, r#"圳","d"#, r#"ays":"#, "3}", r#"{"cit"#, r#"y":"杭"#,
-            r#"州","d"#, r#"ays":"#, "1}"
+            r#"{"cit"#,
+            r#"y":"深"#,
+            r#"圳","d"#,
+            r#"ays":"#,
+            "3}",
+            r#"{"cit"#,
+            r#"y":"杭"#,
+            r#"州","d"#,
+            r#"ays":"#,
+            "1}"
         ]
     );
     // jiter (trailing strings) hides a key until its value starts, and shows a string cut short.
@@ -76,12 +84,24 @@ fn seed_example_previews_at_every_fragment() {
             (1, 0, 80_000, Some(json!({"city": "深"})), false),
             (2, 0, 120_000, Some(json!({"city": "深圳"})), false),
             (3, 0, 160_000, Some(json!({"city": "深圳"})), false),
-            (4, 0, 200_000, Some(json!({"city": "深圳", "days": 3})), false),
+            (
+                4,
+                0,
+                200_000,
+                Some(json!({"city": "深圳", "days": 3})),
+                false
+            ),
             (5, 1, 240_000, Some(json!({})), false),
             (6, 1, 280_000, Some(json!({"city": "杭"})), false),
             (7, 1, 320_000, Some(json!({"city": "杭州"})), false),
             (8, 1, 360_000, Some(json!({"city": "杭州"})), false),
-            (9, 1, 400_000, Some(json!({"city": "杭州", "days": 1})), false),
+            (
+                9,
+                1,
+                400_000,
+                Some(json!({"city": "杭州", "days": 1})),
+                false
+            ),
         ]
     );
     // The cursor view gives the same value: call 1 after its second fragment.
@@ -254,7 +274,10 @@ fn stub_file(dir: &Path, args: &[&str]) -> String {
 #[test]
 fn preview_command_marks_contradictions_and_keeps_the_verdict() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let p = stub_file(dir.path(), &["--call", r#"f={"days":31}"#, "--fragment", "9,2"]);
+    let p = stub_file(
+        dir.path(),
+        &["--call", r#"f={"days":31}"#, "--fragment", "9,2"],
+    );
     let o = run(&["preview", &p]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
@@ -269,7 +292,13 @@ fn preview_command_marks_contradictions_and_keeps_the_verdict() {
     // line on standard error.
     let t = stub_file(
         dir.path(),
-        &["--call", r#"f={"days":31}"#, "--quirk", "truncate", "--force"],
+        &[
+            "--call",
+            r#"f={"days":31}"#,
+            "--quirk",
+            "truncate",
+            "--force",
+        ],
     );
     let o = run(&["preview", &t]);
     assert_eq!(o.status.code(), Some(1));
@@ -296,7 +325,10 @@ fn check_json_carries_the_preview_section() {
     assert_eq!(keys[keys.len() - 2], "findings");
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let p = stub_file(dir.path(), &["--call", r#"f={"days":31}"#, "--fragment", "9,2"]);
+    let p = stub_file(
+        dir.path(),
+        &["--call", r#"f={"days":31}"#, "--fragment", "9,2"],
+    );
     let o = run(&["check", "--json", &p]);
     assert_eq!(o.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");

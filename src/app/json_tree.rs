@@ -29,7 +29,7 @@ struct Marks<'a> {
 
 impl Marks<'_> {
     fn here(&self) -> bool {
-        self.marked.iter().any(|m| *m == self.path)
+        self.marked.contains(&self.path)
     }
 
     /// Run `f` with `token` appended to the path (escaped as a JSON Pointer token).

@@ -22,7 +22,14 @@ const CONTRADICTED: &str =
 /// The preview section of call `ci`'s card at the cursor.
 pub fn preview_ui(ui: &mut Ui, a: &Analysis, v: &mut ViewState, ci: usize, st: &CallAtCursor<'_>) {
     let n = st.fragments.len();
-    let id = ui.id().with(("typewriter-preview", ci, n));
+    // Keyed by what the preview depends on (the call's whole text: its prefix and its final
+    // value), not only by position, so another document's call never shows a stale preview.
+    let text = a.calls.get(ci).map_or("", |c| c.raw_arguments.as_str());
+    // DefaultHasher::new() has fixed keys: the same text gives the same key every frame.
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut hasher);
+    let text_hash = std::hash::Hasher::finish(&hasher);
+    let id = egui::Id::unique(("typewriter-preview", ci, n, st.fragments.last(), text_hash));
     let cached = ui.data(|d| d.get_temp::<Arc<Option<FragmentPreview>>>(id));
     let p = cached.unwrap_or_else(|| {
         let p = Arc::new(crate::preview::at(a, ci, n));
@@ -78,7 +85,7 @@ pub fn preview_ui(ui: &mut Ui, a: &Analysis, v: &mut ViewState, ci: usize, st: &
             ..
         }) => json_tree_marked_ui(
             ui,
-            ui.id().with(("preview-json", ci)),
+            ui.scope_id().with(("preview-json", ci)),
             value,
             contradicted,
             CONTRADICTED,
