@@ -17,6 +17,8 @@
 //! per call. [`Analysis::compute_previews`] does it for `check`; the app asks [`at`] for the
 //! cursor only.
 
+use std::fmt::Write as _;
+
 use jiter::{JsonValue, JsonValueScratch, PartialMode};
 use serde_json::Value;
 
@@ -111,8 +113,8 @@ fn walk(shown: &JsonValue<'_>, fin: &Value, path: &mut String, out: &mut Vec<Str
             } else {
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
                     let len = path.len();
-                    path.push('/');
-                    path.push_str(&i.to_string());
+                    // No allocation per element (this runs for every element of every preview).
+                    let _ = write!(path, "/{i}");
                     walk(x, y, path, out);
                     path.truncate(len);
                 }
