@@ -78,7 +78,16 @@ pub fn preview_ui(ui: &mut Ui, a: &Analysis, v: &mut ViewState, ci: usize, st: &
             None => {}
         }
     });
+    // At the finish the last preview is usually the parsed result itself, shown just below.
+    let same_as_final = st.finished
+        && matches!(
+            (p.as_ref(), a.calls.get(ci).and_then(|c| c.value())),
+            (Some(FragmentPreview { value: Some(shown), .. }), Some(fin)) if shown == fin
+        );
     match p.as_ref() {
+        Some(_) if same_as_final => {
+            ui.weak("(now the same as the parsed result below)");
+        }
         Some(FragmentPreview {
             value: Some(value),
             contradicted,
