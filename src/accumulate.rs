@@ -14,8 +14,8 @@
 
 use std::ops::Range;
 
-use crate::dialect::FxHashMap;
 use crate::signal::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
+use rustc_hash::FxHashMap;
 
 /// One fragment as the accumulator recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -203,6 +203,8 @@ pub struct Analysis {
     /// Not a stream: one complete (non-streaming) response, its calls read directly
     /// ([`crate::complete`]); no fragments, no naive strategies.
     pub complete: bool,
+    /// Per-call partial-JSON preview summaries, once [`Analysis::compute_previews`] ran.
+    pub preview: Option<Vec<CallPreview>>,
 }
 
 /// One call as it stands at a cursor.
@@ -397,6 +399,7 @@ impl Analysis {
             findings: findings.into_sorted(),
             strategies,
             complete: false,
+            preview: None,
         }
     }
 
@@ -816,4 +819,35 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
         matches_correct: differences.is_empty(),
         differences,
     }
+}
+
+// --- the typewriter preview's summaries (computed by `crate::preview`, carried here)
+
+/// The first preview of a call that the final result contradicts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contradiction {
+    /// The fragment (stream-wide number) after which the preview was shown.
+    pub fragment: u32,
+    /// JSON Pointer (RFC 6901) to the contradicted value; `""` is the whole arguments value.
+    pub path: String,
+    /// The value the preview showed there.
+    pub shown: serde_json::Value,
+    /// The final value there (the parent's final object when a shown key was removed).
+    pub final_value: serde_json::Value,
+}
+
+/// One call's preview summary (`check`'s Preview section, `check --json`'s `preview`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallPreview {
+    /// The call's position in stream order.
+    pub call: u32,
+    /// Previews shown: one per fragment of the call.
+    pub previews: u64,
+    /// Previews the final result does not contradict (0 when not checked).
+    pub stable: u64,
+    /// Previews showing something the final result contradicts.
+    pub contradicted: u64,
+    pub first_contradiction: Option<Contradiction>,
+    /// The final arguments parsed, so the previews were checked against them.
+    pub checked: bool,
 }

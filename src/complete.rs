@@ -430,7 +430,7 @@ pub fn outcome(
         calls,
         ..Default::default()
     };
-    out.ending = crate::verdict::ending(&out);
+    out.ending = out.decide_ending();
     Some(out)
 }
 

@@ -325,8 +325,29 @@ impl serde::Serialize for CheckReport<'_> {
             }),
         )?;
         m.serialize_entry("response", if a.complete { "complete" } else { "stream" })?;
+        // Absent when the previews were not computed (`check --no-preview`, the app).
+        if let Some(preview) = &a.preview {
+            m.serialize_entry("preview", &Seq(|| preview.iter().map(preview_json)))?;
+        }
         m.end()
     }
+}
+
+/// One call's entry in `check --json`'s `preview` list.
+fn preview_json(p: &crate::preview::CallPreview) -> Value {
+    json!({
+        "call": p.call,
+        "previews": p.previews,
+        "stable": p.stable,
+        "contradicted": p.contradicted,
+        "first_contradiction": p.first_contradiction.as_ref().map(|c| json!({
+            "fragment": c.fragment,
+            "path": c.path,
+            "shown": c.shown,
+            "final": c.final_value,
+        })),
+        "checked": p.checked,
+    })
 }
 
 /// One strategy's object in the report, its lists streamed.
@@ -422,9 +443,11 @@ mod check_report_tests {
         }
         let mut n = 0;
         for p in paths {
-            let Ok(a) = crate::open::analyse_path(&p, None) else {
+            let Ok(mut a) = crate::open::analyse_path(&p, None) else {
                 continue;
             };
+            // As `check --json` prints it: with the preview section.
+            a.compute_previews();
             let value = serde_json::to_string_pretty(&check_json(&a)).unwrap_or_default();
             let streamed = serde_json::to_string_pretty(&CheckReport(&a)).unwrap_or_default();
             assert!(value.starts_with("{\n  \"schema_version\": 1,\n  \"file\""));

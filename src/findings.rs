@@ -93,6 +93,7 @@ finding_kinds! {
     ServerTool = "server-tool", Info, "A tool the provider runs itself (Anthropic `server_tool_use` / `mcp_tool_use`, Responses `web_search_call`, `file_search_call`, `code_interpreter_call`, `mcp_call`, …). Shown apart: it is not a call the client must execute, and it never changes the verdict.";
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
     EventTooLarge = "event-too-large", Error, "A line or event was longer than the limit (`--max-event-bytes`): an endless line such as `/dev/zero`, or a broken stream. Reading stopped there; only what came before it is analysed.";
+    PreviewContradiction = "preview-contradiction", Info, "A partial-JSON preview of the arguments (jiter's partial mode, as openai-python's typewriter view uses) showed something the final arguments contradict: a number or literal cut short (`3` shown, `31` final), a value that later changed, or a key later removed. A view only: it never changes the verdict.";
 }
 
 /// Where something happened. All numbers are 0-based positions in the analysis.
@@ -184,13 +185,18 @@ impl Findings {
 
     /// Consume into the list, sorted by severity (worst first), then first location.
     pub fn into_sorted(mut self) -> Vec<Finding> {
-        self.list.sort_by(|a, b| {
-            b.kind
-                .severity()
-                .cmp(&a.kind.severity())
-                .then(a.first.chunk.cmp(&b.first.chunk))
-                .then(a.call.cmp(&b.call))
-        });
+        sort(&mut self.list);
         self.list
     }
+}
+
+/// Sort findings by severity (worst first), then first location, then call (stable).
+pub fn sort(list: &mut [Finding]) {
+    list.sort_by(|a, b| {
+        b.kind
+            .severity()
+            .cmp(&a.kind.severity())
+            .then(a.first.chunk.cmp(&b.first.chunk))
+            .then(a.call.cmp(&b.call))
+    });
 }

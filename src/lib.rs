@@ -24,6 +24,7 @@ pub mod naive;
 pub mod net;
 pub mod open;
 pub mod pipeline;
+pub mod preview;
 pub mod recording;
 pub mod redact;
 pub mod report;

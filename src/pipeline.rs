@@ -71,7 +71,7 @@ pub struct FinishMark {
     pub pos: Pos,
 }
 
-/// How the stream ended (decided once, by [`crate::verdict::ending`]).
+/// How the stream ended (decided once, by [`PipelineOutput::decide_ending`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum StreamEnding {
     /// A finish signal or `[DONE]` arrived.
@@ -112,6 +112,41 @@ pub struct PipelineOutput {
     /// A line or event went past the pipeline's limit ([`Pipeline::with_max_event_bytes`]): the
     /// stream was cut there, and everything in this outcome is what came before it.
     pub overflow: Option<Overflow>,
+}
+
+impl PipelineOutput {
+    /// How the stream ended: a provider error, a finish signal or `[DONE]`, every call marked done by
+    /// the dialect, or none of these (truncated).
+    pub fn decide_ending(&self) -> StreamEnding {
+        let out = self;
+        if let Some((m, _)) = &out.provider_error {
+            StreamEnding::ProviderError { message: m.clone() }
+        } else if let Some(f) = &out.finish {
+            StreamEnding::Finished {
+                reason: f.reason.clone(),
+            }
+        } else if out.done.is_some() {
+            StreamEnding::Finished {
+                reason: "[DONE]".into(),
+            }
+        } else if out.all_calls_complete {
+            StreamEnding::CallsComplete
+        } else {
+            StreamEnding::EndedWithoutFinish
+        }
+    }
+
+    /// Did the stream end normally: a finish signal, `[DONE]` or every call marked done by the dialect
+    /// (see [`PipelineOutput::decide_ending`]: not a provider error), and no event cut off at the end. `record` and the
+    /// Recorder panel ask this (through `RecordOutcome`); a stream that ended normally can still hold a
+    /// call that did not parse, which is [`crate::verdict::judge`]'s business.
+    pub fn ended_normally(&self) -> bool {
+        let out = self;
+        matches!(
+            out.ending,
+            StreamEnding::Finished { .. } | StreamEnding::CallsComplete
+        ) && out.unterminated.is_none()
+    }
 }
 
 impl PipelineOutput {
@@ -650,7 +685,7 @@ impl<O: SignalObserver> Pipeline<O> {
             each(call);
         });
         self.out.fragments = fragments;
-        self.out.ending = crate::verdict::ending(&self.out);
+        self.out.ending = self.out.decide_ending();
         if self.out.ending == StreamEnding::EndedWithoutFinish {
             let at = Location {
                 chunk: Some(self.out.chunks.saturating_sub(1)),

@@ -216,6 +216,9 @@ pub fn check_text(analysis: &Analysis) -> String {
             );
         }
     }
+    if let Some(preview) = &analysis.preview {
+        preview_section(&mut s, analysis, preview);
+    }
     if !analysis.findings.is_empty() {
         out!(s, "");
         out!(s, "Findings");
@@ -276,4 +279,47 @@ fn call_line(s: &mut String, c: &crate::accumulate::Call) {
         truncate(&result, 200),
         if c.complete { "" } else { "  [incomplete]" }
     );
+}
+
+/// The Preview section: per call, how many partial-JSON previews the final result contradicts.
+fn preview_section(s: &mut String, a: &Analysis, preview: &[crate::preview::CallPreview]) {
+    if preview.is_empty() {
+        return;
+    }
+    out!(*s, "");
+    out!(
+        *s,
+        "Preview: what a typewriter UI shows after each fragment (jiter partial mode, trailing strings); a view, never the verdict"
+    );
+    for p in preview {
+        let name = a.calls.get(p.call as usize).map_or("", |c| c.name.as_str());
+        if !p.checked {
+            out!(
+                *s,
+                "  call {} {name}: {} previews, not checked (the final arguments do not parse)",
+                p.call,
+                p.previews
+            );
+            continue;
+        }
+        out!(
+            *s,
+            "  {} call {} {name}: {} previews, {} stable, {} contradicted",
+            if p.contradicted == 0 { "✓" } else { "✗" },
+            p.call,
+            p.previews,
+            p.stable,
+            p.contradicted
+        );
+        if let Some(c) = &p.first_contradiction {
+            out!(
+                *s,
+                "      first after fragment {}: {} shown at {}, final {}",
+                c.fragment,
+                truncate(&c.shown.to_string(), 60),
+                if c.path.is_empty() { "/" } else { &c.path },
+                truncate(&c.final_value.to_string(), 60)
+            );
+        }
+    }
 }

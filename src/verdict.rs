@@ -5,11 +5,11 @@
 //! change it, and server tools never count. The findings that decide it are computed where both
 //! the full analysis and the lean streaming `export` see them: in the pipeline (dialect findings,
 //! provider errors, invalid UTF-8), per finished call ([`call_findings`], called by
-//! [`crate::pipeline::Pipeline::finish_each`]) and from how the stream ended ([`ending`]).
+//! [`crate::pipeline::Pipeline::finish_each`]) and from how the stream ended
+//! ([`crate::pipeline::PipelineOutput::decide_ending`]).
 
 use crate::accumulate::{Call, FragmentRecord, Parsed};
 use crate::findings::{Finding, FindingKind, Findings, Location, Severity};
-use crate::pipeline::{PipelineOutput, StreamEnding};
 use crate::text::truncate;
 
 /// At most this many failed calls are named in the one-line summary; the rest are counted.
@@ -95,37 +95,6 @@ pub fn call_findings(
             "the reassembled arguments differ from the ground truth".into()
         });
     }
-}
-
-/// How the stream ended: a provider error, a finish signal or `[DONE]`, every call marked done by
-/// the dialect, or none of these (truncated).
-pub fn ending(out: &PipelineOutput) -> StreamEnding {
-    if let Some((m, _)) = &out.provider_error {
-        StreamEnding::ProviderError { message: m.clone() }
-    } else if let Some(f) = &out.finish {
-        StreamEnding::Finished {
-            reason: f.reason.clone(),
-        }
-    } else if out.done.is_some() {
-        StreamEnding::Finished {
-            reason: "[DONE]".into(),
-        }
-    } else if out.all_calls_complete {
-        StreamEnding::CallsComplete
-    } else {
-        StreamEnding::EndedWithoutFinish
-    }
-}
-
-/// Did the stream end normally: a finish signal, `[DONE]` or every call marked done by the dialect
-/// (see [`ending`]: not a provider error), and no event cut off at the end. `record` and the
-/// Recorder panel ask this (through `RecordOutcome`); a stream that ended normally can still hold a
-/// call that did not parse, which is [`judge`]'s business.
-pub fn ended_normally(out: &PipelineOutput) -> bool {
-    matches!(
-        out.ending,
-        StreamEnding::Finished { .. } | StreamEnding::CallsComplete
-    ) && out.unterminated.is_none()
 }
 
 /// The verdict over a stream's calls and findings: what the analysis (`check`, `events`, the app's

@@ -809,3 +809,54 @@ fn a_non_streaming_response_opens_with_its_banner() {
         "not a stream: one complete response, 2 calls parsed directly — no accumulator needed",
     );
 }
+
+/// The typewriter preview in the accumulator card: at a cursor mid-call, jiter's partial value of
+/// the arguments so far as a tree; a number cut short is flagged; "Type it out" plays the call.
+#[test]
+fn typewriter_preview_at_a_cursor_mid_call() {
+    let mut h = seed_harness();
+    let chunk = h.state().analysis().unwrap().fragments[1].pos.chunk;
+    act(&mut h, Action::Seek(chunk));
+    {
+        let a = h.state().analysis().unwrap();
+        assert_eq!(
+            a.fragments_at(chunk),
+            2,
+            "call 0 has `{{\"cit` + `y\":\"深`"
+        );
+    }
+    h.get_by_label("Typewriter preview");
+    h.get_by_label("after fragment 1");
+    h.get_by_label("city: ");
+    h.get_by_label("\"深\"");
+    assert!(h.query_by_label_contains("contradict").is_none());
+
+    // "Type it out": back to just before the call's first fragment, playing.
+    h.get_by_label("⏵ Type it out").click();
+    h.step();
+    let v = h.state().view().unwrap();
+    assert!(v.playing);
+    assert!(v.cursor < chunk);
+    act(&mut h, Action::TogglePlay);
+
+    // A number cut short (`{"days":3` then `1}`): the preview shows 3, flagged as contradicted.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.ron");
+    let spec = sse_replay::stub::StubSpec {
+        calls: vec![sse_replay::stub::StubCall {
+            id: "call_1".into(),
+            name: "f".into(),
+            arguments: r#"{"days":31}"#.into(),
+        }],
+        fragment_chars: vec![9, 2],
+        ..Default::default()
+    };
+    sse_replay::recording::save(&path, &sse_replay::stub::build(&spec)).unwrap();
+    act(&mut h, Action::OpenPath(path, OpenTarget::Primary));
+    wait_loaded(&mut h);
+    let chunk = h.state().analysis().unwrap().fragments[1].pos.chunk;
+    act(&mut h, Action::Seek(chunk));
+    h.get_by_label("days: ");
+    h.get_by_label("3");
+    h.get_by_label("✗ shows 1 value(s) the final arguments contradict");
+}

@@ -217,6 +217,7 @@ fn call_card(
         });
         if st.started {
             arguments_job(ui, a, &st, current);
+            super::preview_panel::preview_ui(ui, a, v, queue, ci, &st);
         }
         if st.finished {
             match &c.parsed {

@@ -30,6 +30,7 @@ pub mod json_tree;
 pub mod loader;
 pub mod naive_panel;
 pub mod player;
+pub mod preview_panel;
 pub mod proxy_panel;
 pub mod raw_view;
 pub mod recorder;

@@ -16,14 +16,20 @@ pub struct CheckArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Skip the partial-JSON preview section (jiter re-parses each call's prefix per fragment).
+    #[arg(long)]
+    pub no_preview: bool,
 }
 
 /// Runs `check`.
 pub(super) fn run(a: &CheckArgs) -> ExitCode {
-    let analysis = match a.input.analyse() {
+    let mut analysis = match a.input.analyse() {
         Ok(x) => x,
         Err(e) => return open_failed(&e),
     };
+    if !a.no_preview {
+        analysis.compute_previews();
+    }
     let written = if a.json {
         // Streamed to standard output piece by piece: no copy of the analysis as JSON values
         // (300,000 calls took 8.8 GB and 52 s that way).

@@ -18,6 +18,7 @@ mod events;
 mod export;
 mod generate;
 mod import;
+mod preview;
 mod proxy;
 mod record;
 mod serve;
@@ -73,6 +74,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Print one JSON object per framed event.
     Events(EventsArgs),
+    /// Print one JSON line per fragment: the partial-JSON preview a typewriter UI shows after it.
+    Preview(preview::PreviewArgs),
     /// Build a stub recording (the seed's method) from calls and a fragment length.
     Stub(StubArgs),
     /// Generate a large synthetic OpenAI stream for benchmarks (raw SSE body).
@@ -234,6 +237,7 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Check(a)) => check::run(&a),
         Some(Command::Export(a)) => export::run(&a),
         Some(Command::Events(a)) => events::run(&a),
+        Some(Command::Preview(a)) => preview::run(&a),
         Some(Command::Stub(a)) => stub::run(&a),
         Some(Command::GenerateLarge(a)) => generate::run(&a),
         Some(Command::Serve(a)) => serve::run(&a),
@@ -242,6 +246,17 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Import(a)) => import::run(&a),
         Some(Command::Test(a)) => test::run(&a),
     }
+}
+
+/// Installs the Ctrl+C / SIGTERM handlers on `rt` before a command prints anything a script
+/// waits for (`listening on …`), or the exit code for "cannot watch for them".
+fn install_signals(rt: &tokio::runtime::Runtime) -> Result<crate::net::ShutdownSignal, ExitCode> {
+    crate::net::ShutdownSignal::install_in(rt).map_err(|e| {
+        fail(
+            EXIT_FAILED,
+            format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+        )
+    })
 }
 
 /// Print one line on standard error and return `code`. Control characters in the message (line

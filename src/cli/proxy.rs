@@ -50,21 +50,18 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         Err(e) => return fail(EXIT_FAILED, e),
     };
     // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
-    let waiter = crate::net::current_thread_runtime().and_then(|rt| {
-        let signal = {
-            let _context = rt.enter();
-            crate::net::ShutdownSignal::install()?
-        };
-        Ok((rt, signal))
-    });
-    let (rt, mut signal) = match waiter {
-        Ok(w) => w,
+    let rt = match crate::net::current_thread_runtime() {
+        Ok(rt) => rt,
         Err(e) => {
             handle.stop();
-            return fail(
-                EXIT_FAILED,
-                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
-            );
+            return fail(EXIT_FAILED, format!("cannot start a runtime: {e}"));
+        }
+    };
+    let mut signal = match super::install_signals(&rt) {
+        Ok(s) => s,
+        Err(code) => {
+            handle.stop();
+            return code;
         }
     };
     println!("listening on http://{}/", handle.addr());

@@ -155,18 +155,9 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
         }
         record::RecorderUpdate::Finished(_) => {}
     };
-    let signal = {
-        let _context = rt.enter();
-        crate::net::ShutdownSignal::install()
-    };
-    let signal = match signal {
+    let signal = match super::install_signals(&rt) {
         Ok(s) => s,
-        Err(e) => {
-            return fail(
-                EXIT_FAILED,
-                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
-            );
-        }
+        Err(code) => return code,
     };
     let outcome = rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);

@@ -118,18 +118,9 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
     }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
     // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
-    let signal = {
-        let _context = rt.enter();
-        crate::net::ShutdownSignal::install()
-    };
-    let signal = match signal {
+    let signal = match super::install_signals(&rt) {
         Ok(s) => s,
-        Err(e) => {
-            return fail(
-                EXIT_FAILED,
-                format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
-            );
-        }
+        Err(code) => return code,
     };
     println!("listening on http://{addr}/");
     eprintln!(

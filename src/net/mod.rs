@@ -76,7 +76,7 @@ pub(crate) async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
 /// this is made ([`ShutdownSignal::install`], inside a runtime), so a command installs them
 /// *before* it prints `listening on …`: a signal sent right after that line is never the default
 /// "terminate at once".
-pub(crate) struct ShutdownSignal {
+pub struct ShutdownSignal {
     #[cfg(unix)]
     int: tokio::signal::unix::Signal,
     #[cfg(unix)]
@@ -85,7 +85,7 @@ pub(crate) struct ShutdownSignal {
 
 impl ShutdownSignal {
     /// Installs the handlers now (needs a runtime context: `rt.enter()` or inside `block_on`).
-    pub(crate) fn install() -> std::io::Result<Self> {
+    pub fn install() -> std::io::Result<Self> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -100,8 +100,14 @@ impl ShutdownSignal {
         }
     }
 
+    /// [`ShutdownSignal::install`] inside `rt`'s context, before anything runs on it.
+    pub fn install_in(rt: &tokio::runtime::Runtime) -> std::io::Result<Self> {
+        let _context = rt.enter();
+        Self::install()
+    }
+
     /// Resolves on the first of the signals.
-    pub(crate) async fn recv(&mut self) {
+    pub async fn recv(&mut self) {
         #[cfg(unix)]
         {
             tokio::select! {

@@ -138,7 +138,7 @@ pub struct RecordOutcome {
     pub stopped: bool,
     /// Counts over the whole body.
     pub progress: Progress,
-    /// The stream ended normally ([`crate::verdict::ended_normally`]): a finish signal, `[DONE]`
+    /// The stream ended normally ([`crate::pipeline::PipelineOutput::ended_normally`]): a finish signal, `[DONE]`
     /// or every call marked complete, and no event cut off at the end.
     pub stream_complete: bool,
     /// An error event inside the stream (the provider's message).
@@ -520,7 +520,7 @@ async fn finish(
     };
     let outcome = &done.outcome;
     let (events, calls) = (outcome.event_count, outcome.calls.len());
-    let stream_complete = crate::verdict::ended_normally(outcome);
+    let stream_complete = outcome.ended_normally();
     let provider_error = outcome.provider_error.as_ref().map(|(m, _)| m.clone());
     let progress = Progress {
         bytes: done.recording.body_len(),

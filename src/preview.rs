@@ -1,0 +1,338 @@
+//! The partial-JSON preview: what a typewriter UI shows while a call's arguments stream.
+//!
+//! UIs that display tool-call arguments as they arrive run a *partial* (lenient) JSON parser on
+//! the text accumulated so far after every fragment. openai-python does it with jiter's partial
+//! mode allowing trailing strings; this module runs the same parser ([`jiter`], in
+//! [`PartialMode::TrailingStrings`]) on each call's prefix after each of its fragments. It is a
+//! view, kept apart from the accumulator: the accumulator still parses once, at the finish, and
+//! nothing here changes a call, its parse result or the verdict.
+//!
+//! **Preview honesty.** A preview is *contradicted* when it shows something the call's final
+//! parsed arguments contradict: a number or literal cut short (`"days": 3` shown, `31` final), a
+//! complete value that later changes, a key later removed, an element the final array lacks. A
+//! shown string that is a prefix of its final value is not a contradiction, nor is a key or an
+//! element not shown yet. A call whose final arguments do not parse is not checked.
+//!
+//! jiter cannot resume a parse, so a preview per fragment re-parses the call's prefix: quadratic
+//! per call. [`Analysis::compute_previews`] does it for `check`; the app asks [`at`] for the
+//! cursor only.
+
+use std::fmt::Write as _;
+
+use jiter::{JsonValue, JsonValueScratch, PartialMode};
+use serde_json::Value;
+
+use crate::accumulate::{Call, Parsed};
+use crate::analysis::Analysis;
+use crate::findings::{Finding, FindingKind, Location};
+
+/// The partial mode openai-python uses (`jiter.from_json(..., partial_mode="trailing-strings")`).
+pub const MODE: PartialMode = PartialMode::TrailingStrings;
+
+pub use crate::analysis::{CallPreview, Contradiction};
+
+/// jiter's partial-mode value for `text`, as a serde_json value; `None` when nothing parses
+/// (empty text, or text that is not the start of a JSON document).
+pub fn parse_partial(text: &str) -> Option<Value> {
+    JsonValue::parse_with_config(text.as_bytes(), false, MODE)
+        .ok()
+        .map(|v| to_serde(&v))
+}
+
+/// Convert a jiter value to a serde_json value (object keys in order; a repeated key keeps its
+/// last value, as serde_json does when parsing).
+pub fn to_serde(v: &JsonValue<'_>) -> Value {
+    match v {
+        JsonValue::Null => Value::Null,
+        JsonValue::Bool(b) => Value::Bool(*b),
+        JsonValue::Int(i) => Value::from(*i),
+        JsonValue::BigInt(b) => {
+            serde_json::from_str::<Value>(&b.to_string()).unwrap_or(Value::Null)
+        }
+        JsonValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+        JsonValue::Str(s) => Value::String(s.to_string()),
+        JsonValue::Array(a) => Value::Array(a.iter().map(to_serde).collect()),
+        JsonValue::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.to_string(), to_serde(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Every place where `shown` (a partial preview) shows something `fin` (the final value)
+/// contradicts, as JSON Pointers, in document order. Empty: the preview is stable.
+pub fn contradictions(shown: &JsonValue<'_>, fin: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(shown, fin, &mut String::new(), &mut out);
+    out
+}
+
+fn walk(shown: &JsonValue<'_>, fin: &Value, path: &mut String, out: &mut Vec<String>) {
+    let bad = match (shown, fin) {
+        (JsonValue::Null, Value::Null) => false,
+        (JsonValue::Bool(a), Value::Bool(b)) => a != b,
+        // A shown string that is a prefix of the final one is what a typewriter should show.
+        (JsonValue::Str(a), Value::String(b)) => !b.starts_with(a.as_ref()),
+        (JsonValue::Int(a), Value::Number(b)) => match b.as_i64() {
+            Some(b) => *a != b,
+            None => b.as_f64() != Some(*a as f64) || !b.is_f64(),
+        },
+        (JsonValue::BigInt(a), Value::Number(b)) => a.to_string() != b.to_string(),
+        (JsonValue::Float(a), Value::Number(b)) => b.as_f64() != Some(*a),
+        (JsonValue::Array(a), Value::Array(b)) => {
+            if a.len() > b.len() {
+                true
+            } else {
+                for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                    let len = path.len();
+                    // No allocation per element (this runs for every element of every preview).
+                    let _ = write!(path, "/{i}");
+                    walk(x, y, path, out);
+                    path.truncate(len);
+                }
+                false
+            }
+        }
+        (JsonValue::Object(a), Value::Object(b)) => {
+            if a.iter().any(|(k, _)| !b.contains_key(k.as_ref())) {
+                true
+            } else {
+                for (k, x) in a.iter() {
+                    if let Some(y) = b.get(k.as_ref()) {
+                        let len = path.len();
+                        path.push('/');
+                        push_pointer_token(path, k);
+                        walk(x, y, path, out);
+                        path.truncate(len);
+                    }
+                }
+                false
+            }
+        }
+        _ => true,
+    };
+    if bad {
+        out.push(path.clone());
+    }
+}
+
+/// RFC 6901: `~` → `~0`, `/` → `~1`.
+fn push_pointer_token(path: &mut String, key: &str) {
+    for c in key.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
+}
+
+/// The preview after one fragment (the app's cursor view, `sse-replay preview`'s lines).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FragmentPreview {
+    /// The fragment (stream-wide number).
+    pub fragment: u32,
+    /// The call's position in stream order.
+    pub call: u32,
+    /// Arrival time of the fragment's chunk, microseconds.
+    pub t_us: u64,
+    /// jiter's value for the call's arguments so far; `None` before anything parses.
+    pub value: Option<Value>,
+    /// JSON Pointers of the shown values the final result contradicts (empty when the final
+    /// arguments do not parse: nothing is checked against them).
+    pub contradicted: Vec<String>,
+}
+
+/// The final arguments to check previews against (`None`: they did not parse).
+fn final_of(c: &Call) -> Option<&Value> {
+    match &c.parsed {
+        Parsed::Ok(v) => Some(v),
+        Parsed::Err { .. } => None,
+    }
+}
+
+/// The call's arguments up to and including fragment `frag` (stream-wide number).
+fn prefix<'a>(a: &'a Analysis, c: &'a Call, frag: u32) -> &'a str {
+    let end = a
+        .fragments
+        .get(frag as usize)
+        .map_or(0, |f| f.args_range.end as usize);
+    c.raw_arguments.get(..end).unwrap_or("")
+}
+
+/// The preview of call `call` (its index in [`Analysis::calls`]) after its first `n` fragments;
+/// `None` when the call does not exist or `n` is 0. Parses one prefix: cheap enough per frame.
+pub fn at(a: &Analysis, call: usize, n: usize) -> Option<FragmentPreview> {
+    let c = a.calls.get(call)?;
+    let no = *c.fragments.get(n.checked_sub(1)?)?;
+    Some(fragment_preview(a, c, no))
+}
+
+fn fragment_preview(a: &Analysis, c: &Call, no: u32) -> FragmentPreview {
+    let text = prefix(a, c, no);
+    let parsed = JsonValue::parse_with_config(text.as_bytes(), false, MODE).ok();
+    let contradicted = match (&parsed, final_of(c)) {
+        (Some(v), Some(fin)) => contradictions(v, fin),
+        _ => Vec::new(),
+    };
+    FragmentPreview {
+        fragment: no,
+        call: c.position,
+        t_us: a.fragments.get(no as usize).map_or(0, |f| f.pos.t_micros),
+        value: parsed.as_ref().map(to_serde),
+        contradicted,
+    }
+}
+
+/// Every fragment's preview in stream order (optionally of one call, by position): the
+/// `preview` command's feed. Calls `f` for each, so nothing is collected.
+pub fn each_fragment(a: &Analysis, call: Option<u32>, mut f: impl FnMut(FragmentPreview)) {
+    for fr in &a.fragments {
+        let Some(c) = a.calls.get(fr.call as usize) else {
+            continue;
+        };
+        if call.is_some_and(|n| n != c.position) {
+            continue;
+        }
+        f(fragment_preview(a, c, fr.no));
+    }
+}
+
+/// One call's summary: every fragment's preview parsed and checked against the final value.
+pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
+    let fin = final_of(c);
+    let mut out = CallPreview {
+        call: c.position,
+        previews: c.fragments.len() as u64,
+        stable: 0,
+        contradicted: 0,
+        first_contradiction: None,
+        checked: fin.is_some(),
+    };
+    let Some(fin) = fin else {
+        return out;
+    };
+    let mut scratch = JsonValueScratch::new();
+    let mut last_end = usize::MAX;
+    let mut last_bad = false;
+    for &no in &c.fragments {
+        let text = prefix(a, c, no);
+        // An empty fragment leaves the prefix as it was: the same preview, the same judgement.
+        if text.len() != last_end {
+            last_end = text.len();
+            last_bad = match scratch.parse(text.as_bytes(), false, MODE) {
+                Ok(v) => {
+                    let found = contradictions(&v, fin);
+                    if let (Some(path), None) = (found.first(), &out.first_contradiction) {
+                        let shown = to_serde(&v);
+                        out.first_contradiction = Some(Contradiction {
+                            fragment: no,
+                            path: path.clone(),
+                            shown: shown.pointer(path).cloned().unwrap_or(Value::Null),
+                            final_value: fin.pointer(path).cloned().unwrap_or(Value::Null),
+                        });
+                    }
+                    !found.is_empty()
+                }
+                Err(_) => false,
+            };
+        }
+        if last_bad {
+            out.contradicted += 1;
+        } else {
+            out.stable += 1;
+        }
+    }
+    out
+}
+
+/// The `preview-contradiction` finding for a summary with contradictions.
+pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
+    let first = p.first_contradiction.as_ref()?;
+    let chunk = a
+        .fragments
+        .get(first.fragment as usize)
+        .map(|f| f.pos.chunk);
+    Some(Finding {
+        kind: FindingKind::PreviewContradiction,
+        call: Some(p.call),
+        first: Location {
+            chunk,
+            fragment: Some(first.fragment),
+            ..Default::default()
+        },
+        count: p.contradicted,
+        message: format!(
+            "{} of {} previews show something the final arguments contradict; first after fragment {}: {} shown at {}, final {}",
+            p.contradicted,
+            p.previews,
+            first.fragment,
+            first.shown,
+            if first.path.is_empty() {
+                "/"
+            } else {
+                &first.path
+            },
+            first.final_value
+        ),
+    })
+}
+
+impl Analysis {
+    /// Compute every call's preview summary into [`Analysis::preview`] and add a
+    /// `preview-contradiction` (info) finding per call with contradictions. Quadratic per call
+    /// (jiter re-parses each prefix); `check` does it, the app does not.
+    pub fn compute_previews(&mut self) {
+        let list: Vec<CallPreview> = self.calls.iter().map(|c| summarize(self, c)).collect();
+        let found: Vec<Finding> = list.iter().filter_map(|p| finding(p, self)).collect();
+        if !found.is_empty() {
+            self.findings.extend(found);
+            crate::findings::sort(&mut self.findings);
+        }
+        self.preview = Some(list);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shown(text: &str) -> JsonValue<'_> {
+        JsonValue::parse_with_config(text.as_bytes(), false, MODE).unwrap_or(JsonValue::Null)
+    }
+
+    #[test]
+    fn string_prefix_is_stable_number_cut_short_is_not() {
+        let fin = json!({"city": "深圳", "days": 31});
+        assert!(contradictions(&shown(r#"{"city": "深"#), &fin).is_empty());
+        assert_eq!(
+            contradictions(&shown(r#"{"city": "深圳", "days": 3"#), &fin),
+            ["/days"]
+        );
+    }
+
+    #[test]
+    fn removed_key_changed_value_and_extra_element() {
+        let fin = json!({"a": [1, 2], "b": true});
+        assert_eq!(contradictions(&shown(r#"{"x": 1"#), &fin), [""]);
+        assert_eq!(contradictions(&shown(r#"{"b": false"#), &fin), ["/b"]);
+        assert_eq!(contradictions(&shown(r#"{"a": [1, 2, 3"#), &fin), ["/a"]);
+        assert!(contradictions(&shown(r#"{"a": [1"#), &fin).is_empty());
+        assert_eq!(contradictions(&shown(r#"{"a": "s"#), &fin), ["/a"]);
+    }
+
+    #[test]
+    fn pointer_tokens_are_escaped() {
+        let fin = json!({"a/b~": 2});
+        assert_eq!(contradictions(&shown(r#"{"a/b~": 1"#), &fin), ["/a~1b~0"]);
+    }
+
+    #[test]
+    fn nothing_parses_before_the_first_byte() {
+        assert_eq!(parse_partial(""), None);
+        assert_eq!(parse_partial("   "), None);
+        assert_eq!(parse_partial(r#"{"a": "b"#), Some(json!({"a": "b"})));
+    }
+}
