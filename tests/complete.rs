@@ -92,9 +92,17 @@ fn one_body_per_dialect_is_detected_and_exported() {
                 v["checks"][0]["verbatim"]["status"], "not-applicable",
                 "{file}"
             );
-            // The key comes after every existing one.
-            let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-            assert_eq!(keys.last().unwrap().as_str(), "response", "{file}");
+            // The key comes after every key that existed before it (only `preview`, newer, follows).
+            let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+            let at = keys
+                .iter()
+                .position(|k| *k == "response")
+                .expect("response key");
+            assert_eq!(keys[at - 1], "findings", "{file}");
+            assert!(
+                keys[at + 1..].iter().all(|k| *k == "preview"),
+                "{file}: {keys:?}"
+            );
 
             let (o, calls) = export(path, &[]);
             assert_eq!(o.status.code(), Some(0), "{file}: {}", stderr(&o));

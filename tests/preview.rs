@@ -322,7 +322,8 @@ fn check_json_carries_the_preview_section() {
     // After every existing key.
     let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
     assert_eq!(keys.last().map(|k| k.as_str()), Some("preview"));
-    assert_eq!(keys[keys.len() - 2], "findings");
+    assert_eq!(keys[keys.len() - 2], "response");
+    assert_eq!(keys[keys.len() - 3], "findings");
 
     let dir = tempfile::tempdir().expect("tempdir");
     let p = stub_file(
