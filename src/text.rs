@@ -7,6 +7,17 @@
 //! (a Windows editor's, a capture tool's): every reader strips at most one, as the SSE decode
 //! algorithm does.
 
+/// `eprintln!` that never panics: a line for standard error, dropped when it cannot be written
+/// (stderr closed or a broken pipe). Servers and recorders log with it from their worker threads,
+/// where `eprintln!`'s panic on a closed stderr would kill a connection or a capture.
+#[macro_export]
+macro_rules! log_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// True for characters that must not reach a terminal raw: C0 controls (ESC, BEL, CR, LF, TAB…),
 /// DEL, C1 controls (U+0080–U+009F, e.g. CSI U+009B), and the bidirectional overrides and isolates
 /// that reorder what a terminal shows (U+200E/F, U+202A–U+202E, U+2066–U+2069).

@@ -75,15 +75,15 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
             a.out.display()
         ),
     ) {
-        eprintln!("sse-replay: {w}");
+        crate::log_line!("sse-replay: {w}");
     }
-    eprintln!(
+    crate::log_line!(
         "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
         a.out.display()
     );
     rt.block_on(signal.recv());
     handle.stop();
-    eprintln!("stopped");
+    crate::log_line!("stopped");
     ExitCode::from(EXIT_OK)
 }
 
@@ -94,12 +94,12 @@ fn print_event(e: proxy::ProxyEvent) {
             method,
             path,
             status,
-        } => eprintln!("{method} {} → {status}", crate::text::visible(&path)),
+        } => crate::log_line!("{method} {} → {status}", crate::text::visible(&path)),
         proxy::ProxyEvent::UpstreamFailed {
             method,
             path,
             message,
-        } => eprintln!(
+        } => crate::log_line!(
             "{method} {} → 502: {}",
             crate::text::visible(&path),
             crate::text::visible(&message)
@@ -109,12 +109,14 @@ fn print_event(e: proxy::ProxyEvent) {
             path,
             status,
             reason,
-        } => eprintln!(
+        } => crate::log_line!(
             "{method} {} → {status}: {}",
             crate::text::visible(&path),
             crate::text::visible(&reason)
         ),
-        proxy::ProxyEvent::CaptureStarted { path, .. } => eprintln!("recording {}", path.display()),
+        proxy::ProxyEvent::CaptureStarted { path, .. } => {
+            crate::log_line!("recording {}", path.display())
+        }
         proxy::ProxyEvent::CaptureFinished {
             path: Some(p),
             bytes,
@@ -132,7 +134,7 @@ fn print_event(e: proxy::ProxyEvent) {
         proxy::ProxyEvent::CaptureFinished {
             path: None, error, ..
         } => {
-            eprintln!(
+            crate::log_line!(
                 "sse-replay: a capture could not be saved: {}",
                 crate::text::visible(&error.unwrap_or_default())
             );

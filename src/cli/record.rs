@@ -135,10 +135,10 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     let on_update = move |u: record::RecorderUpdate| match u {
         record::RecorderUpdate::Sent { journal } => {
             if let Some(j) = journal {
-                eprintln!("recording into {}", j.display());
+                crate::log_line!("recording into {}", j.display());
             }
         }
-        record::RecorderUpdate::Response(r) => eprintln!("HTTP {}", r.status),
+        record::RecorderUpdate::Response(r) => crate::log_line!("HTTP {}", r.status),
         record::RecorderUpdate::Chunks { progress: p, .. } => {
             let line = format!(
                 "{} bytes, {} reads, {} events, {} calls",
@@ -150,7 +150,7 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
                 && last.elapsed() >= Duration::from_secs(1)
             {
                 *last = Instant::now();
-                eprintln!("{line}");
+                crate::log_line!("{line}");
             }
         }
         record::RecorderUpdate::Finished(_) => {}
@@ -165,22 +165,24 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
         record::run(req, stop_rx, Arc::new(on_update)).await
     });
     if terminal {
-        eprintln!();
+        crate::log_line!();
     }
     if to_stdout {
-        eprintln!("{}", outcome.summary());
+        crate::log_line!("{}", outcome.summary());
     } else {
         println!("{}", outcome.summary());
     }
     if let Some(e) = &outcome.error {
-        eprintln!("sse-replay: {}", crate::text::visible(&e.to_string()));
+        crate::log_line!("sse-replay: {}", crate::text::visible(&e.to_string()));
     } else if let Some(m) = &outcome.provider_error {
         let m = crate::text::visible(m);
-        eprintln!("sse-replay: provider error in the stream: {m}");
+        crate::log_line!("sse-replay: provider error in the stream: {m}");
     } else if !outcome.stream_complete && !outcome.stopped {
-        eprintln!("sse-replay: the stream ended early (no finish signal, or an event was cut off)");
+        crate::log_line!(
+            "sse-replay: the stream ended early (no finish signal, or an event was cut off)"
+        );
     } else if !outcome.stream_complete {
-        eprintln!("sse-replay: stopped before the stream finished");
+        crate::log_line!("sse-replay: stopped before the stream finished");
     }
     ExitCode::from(record_exit_code(&outcome))
 }

@@ -114,7 +114,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
     };
     if let Some(w) = crate::net::exposure_warning(addr, "download the served recording") {
-        eprintln!("sse-replay: {w}");
+        crate::log_line!("sse-replay: {w}");
     }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
     // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
@@ -123,7 +123,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         Err(code) => return code,
     };
     println!("listening on http://{addr}/");
-    eprintln!(
+    crate::log_line!(
         "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
         args.file.display(),
         rec.body_len(),
@@ -136,7 +136,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         crate::net::stop_on_signal(signal, stop);
         serve::run(listener, plan, true, args.limits.limits(), stop_rx).await;
     });
-    eprintln!("stopped");
+    crate::log_line!("stopped");
     ExitCode::from(EXIT_OK)
 }
 

@@ -335,7 +335,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
     let mut verdict = verdict::judge(&expected, &run.exit, &got);
     let stderr = stderr_tail(&run.stderr);
     if let Verdict::Error(msg) = &mut verdict
-        && let Some(last) = stderr.lines().rev().find(|l| !l.trim().is_empty())
+        && let Some(last) = telling_line(&stderr)
     {
         msg.push_str(": ");
         msg.push_str(&crate::text::truncate(last.trim(), 200));
@@ -369,6 +369,15 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
 }
 
 /// The last [`STDERR_TAIL_CHARS`] characters of `bytes`, lossily decoded.
+/// The stderr line that says most about a crash: the last one naming an error (Node prints its
+/// version last after an uncaught exception, Python the exception last), else the last non-empty.
+fn telling_line(stderr: &str) -> Option<&str> {
+    let lines = || stderr.lines().rev().filter(|l| !l.trim().is_empty());
+    lines()
+        .find(|l| l.contains("Error") || l.contains("error") || l.contains("Exception"))
+        .or_else(|| lines().next())
+}
+
 fn stderr_tail(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let n = text.chars().count();
@@ -480,4 +489,23 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
         "client_ms": result.client_time.as_secs_f64() * 1e3,
         "case_ms": result.case_time.as_secs_f64() * 1e3,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::telling_line;
+
+    #[test]
+    fn the_telling_stderr_line_names_the_error_not_the_runtime_version() {
+        let node = "file:///c.mjs:9\n    throw new Error('tool call snapshot missing `type`');\n\nError: tool call snapshot missing `type`\n    at x (c.mjs:9:11)\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            telling_line(node),
+            Some("Error: tool call snapshot missing `type`")
+        );
+        let python =
+            "Traceback (most recent call last):\n  File \"c.py\", line 3\nAssertionError\n";
+        assert_eq!(telling_line(python), Some("AssertionError"));
+        assert_eq!(telling_line("just a line\n\n"), Some("just a line"));
+        assert_eq!(telling_line("\n \n"), None);
+    }
 }

@@ -538,7 +538,7 @@ pub(crate) async fn accept_loop<F, Fut>(
     let listener = match tokio::net::TcpListener::from_std(listener) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("sse-replay: cannot use the listening socket: {e}");
+            crate::log_line!("sse-replay: cannot use the listening socket: {e}");
             return;
         }
     };
@@ -556,7 +556,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             Ok(x) => x,
             Err(e) => {
                 // Out of file descriptors and the like: wait a little rather than spin.
-                eprintln!("sse-replay: accept failed: {e}");
+                crate::log_line!("sse-replay: accept failed: {e}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
@@ -567,7 +567,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             refused += 1;
             // One line a second at most: a flood must not flood the terminal too.
             if last_refusal_report.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                eprintln!(
+                crate::log_line!(
                     "sse-replay: {refused} connection(s) refused so far: over the limit of {} \
                      (--max-connections)",
                     limits.max_connections

@@ -196,7 +196,7 @@ pub fn start(
                     .await
                     .is_err()
                 {
-                    eprintln!(
+                    crate::log_line!(
                         "sse-replay: captures still open after {} s; their journals are kept",
                         SAVE_GRACE.as_secs()
                     );

@@ -242,14 +242,16 @@ async fn respond(
             };
             if log {
                 let path = crate::text::visible(&path);
-                eprintln!("{method} {path} from {peer}: request body {why}: answered {status}");
+                crate::log_line!(
+                    "{method} {path} from {peer}: request body {why}: answered {status}"
+                );
             }
             return simple(status, text);
         }
     };
     if log {
         let path = crate::text::visible(&path);
-        eprintln!(
+        crate::log_line!(
             "{method} {path} from {peer} ({body_len} bytes): {} in {} writes",
             plan.status,
             plan.writes.len()
