@@ -2,7 +2,7 @@
 # Layering guards: the permanent rules of the module map, checked rather than hoped for.
 #
 #   bash .ci/guards.sh            all guards, from the repo root (what .ci/run does)
-#   bash .ci/guards.sh layering   one or more named guards: layering, sizes, core
+#   bash .ci/guards.sh layering   one or more named guards: layering, sizes, cycles, core
 #
 # GUARD_ROOT=<dir> runs them on another tree (used to test this script on a temporary copy).
 #
@@ -10,6 +10,7 @@
 #             src/main.rs, no `crate::cli` / `crate::app` (code or doc link), no `crate::{…cli…}`
 #             group import, no `super::cli` / `super::app`.
 #   sizes     no file in src/ over MAX_LINES (900) lines.
+#   cycles    no import cycle between the top-level modules of src/ (.ci/cycles.py; needs python3).
 #   core      the core builds without the GUI (`cargo check --no-default-features`), and its
 #             normal dependency tree contains no egui, eframe or rfd.
 set -euo pipefail
@@ -58,6 +59,17 @@ guard_sizes() {
     fi
 }
 
+guard_cycles() {
+    echo "== guard: no import cycle between modules"
+    if ! command -v python3 > /dev/null; then
+        fail "python3 is needed for the import-cycle guard"
+        return
+    fi
+    if ! python3 "$(dirname "${BASH_SOURCE[0]}")/cycles.py" src; then
+        fail "import cycles between modules (see above)"
+    fi
+}
+
 guard_core() {
     echo "== guard: the core builds without the GUI and depends on no GUI crate"
     if ! cargo check --locked --no-default-features --lib --bins --quiet; then
@@ -72,12 +84,12 @@ guard_core() {
 }
 
 guards=("$@")
-[ ${#guards[@]} -gt 0 ] || guards=(layering sizes core)
+[ ${#guards[@]} -gt 0 ] || guards=(layering sizes cycles core)
 for g in "${guards[@]}"; do
     case "$g" in
-        layering | sizes | core) "guard_$g" ;;
+        layering | sizes | cycles | core) "guard_$g" ;;
         *)
-            echo "unknown guard: $g (layering, sizes, core)" >&2
+            echo "unknown guard: $g (layering, sizes, cycles, core)" >&2
             exit 2
             ;;
     esac
