@@ -5,7 +5,10 @@
 use std::fmt::Write as _;
 
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    // Read at run time, not with `env!`: a build-script binary compiled for one checkout can be
+    // reused for another (a shared target directory), and must then list *this* checkout's files.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into());
+    let dir = std::path::Path::new(&manifest_dir).join("recordings");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .map(|rd| {
