@@ -25,9 +25,7 @@ pub const EVENT_TYPE: &str = "complete-response";
 /// allowed) and an object. Cheap on a stream: an SSE body fails at its first byte, JSON lines
 /// after their second line's first byte.
 pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
-    let body = body
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(body);
+    let body = crate::text::strip_bom(body);
     let first = body.iter().position(|b| !b.is_ascii_whitespace())?;
     if body[first] != b'{' {
         return None;
@@ -46,17 +44,13 @@ pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
 /// The first non-whitespace byte (after a UTF-8 BOM) opens a JSON object: the body may be one
 /// complete response.
 pub fn starts_like_document(head: &[u8]) -> bool {
-    let head = head
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(head);
+    let head = crate::text::strip_bom(head);
     head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 /// The first JSON document in `bytes` is not finished yet (more bytes may complete it).
 pub fn first_document_unfinished(bytes: &[u8]) -> bool {
-    let bytes = bytes
-        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-        .unwrap_or(bytes);
+    let bytes = crate::text::strip_bom(bytes);
     let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
     matches!(it.next(), Some(Err(e)) if e.is_eof())
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -16,61 +16,17 @@ use sse_replay::pipeline::{Options, run_chunks};
 use sse_replay::recording::{Chunk, Recording, ResponseInfo};
 use sse_replay::stub::{self, Layout, StubCall, StubSpec};
 
-use common::{BIN, stderr};
+use common::{BIN, Kid, start_server, stderr};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// A child process killed (SIGKILL) and reaped on drop.
-struct Kid(std::process::Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `sse-replay ARGS`, which prints `listening on http://ADDR/` first; returns the child, the
-/// base URL and a receiver of its later stdout lines.
-fn start_listening(args: &[&str]) -> (Kid, String, mpsc::Receiver<String>) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let kid = Kid(child);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the server printed nothing");
-    let url = first
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
-        "{url}"
-    );
-    (kid, url, rx)
-}
-
 /// `serve FILE EXTRA...` on port 0.
 fn serve(file: &Path, extra: &[&str]) -> (Kid, String) {
     let mut args = vec!["serve", file.to_str().unwrap(), "--addr", "127.0.0.1:0"];
     args.extend_from_slice(extra);
-    let (kid, url, _) = start_listening(&args);
+    let (kid, url, _) = start_server(&args);
     (kid, url)
 }
 
@@ -943,7 +899,7 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
     upstream_rec.save(&fixture).unwrap();
     let (_upstream, upstream_url) = serve(&fixture, &[]);
     let captures = dir.path().join("captures");
-    let (_proxy, proxy_url, proxy_lines) = start_listening(&[
+    let (_proxy, proxy_url, proxy_lines) = start_server(&[
         "proxy",
         "--listen",
         "127.0.0.1:0",
@@ -1049,7 +1005,7 @@ fn proxy_answers_502_when_the_upstream_is_down() {
         .unwrap()
         .port();
     let dir = tmp();
-    let (_proxy, proxy_url, _) = start_listening(&[
+    let (_proxy, proxy_url, _) = start_server(&[
         "proxy",
         "--listen",
         "127.0.0.1:0",

@@ -16,54 +16,11 @@ use std::time::{Duration, Instant};
 use sse_replay::recording::Recording;
 use sse_replay::stub::{self, StubCall, StubSpec};
 
-use common::{BIN, stderr};
+use common::{BIN, Kid, stderr};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// A child process killed (SIGKILL) and reaped on drop.
-struct Kid(std::process::Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Kid {
-    /// Sends `signal` (e.g. "TERM") with kill(1).
-    fn signal(&self, signal: &str) {
-        let ok = Command::new("kill")
-            .args([&format!("-{signal}"), &self.0.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill -{signal} failed");
-    }
-
-    /// Waits (bounded) for the process to exit; its exit code.
-    fn wait_exit(&mut self, limit: Duration) -> Option<i32> {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(s) = self.0.try_wait().unwrap() {
-                return s.code();
-            }
-            assert!(Instant::now() < deadline, "did not exit within {limit:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Peak resident memory (VmHWM) in KiB, from /proc (Linux).
-    fn peak_rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    }
-}
 
 /// Starts `sse-replay ARGS`, which prints `listening on http://ADDR/` first; returns the child, the
 /// base URL, its later stdout lines and its stderr lines.

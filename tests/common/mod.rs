@@ -151,6 +151,42 @@ impl Drop for Kid {
     }
 }
 
+impl Kid {
+    /// Sends `signal` (e.g. "TERM") with kill(1).
+    pub fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{signal}"), &self.0.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill -{signal} failed");
+    }
+
+    /// Waits (bounded) for the process to exit; its exit code.
+    pub fn wait_exit(&mut self, limit: std::time::Duration) -> Option<i32> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(s) = self.0.try_wait().expect("wait") {
+                return s.code();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "did not exit within {limit:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Peak resident memory (VmHWM) in KiB, from /proc (Linux).
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+}
+
 /// Waits for `kid` at most `limit` (panics naming `what` after that) and collects its output.
 /// Output is read after the exit, so it must fit in the pipes (a few lines, or a small document).
 pub fn wait_bounded(mut kid: Kid, what: &str, limit: std::time::Duration) -> Output {
@@ -250,5 +286,9 @@ pub fn start_server(args: &[&str]) -> (Kid, String, std::sync::mpsc::Receiver<St
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
         .to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "{url}"
+    );
     (kid, url, rx)
 }
