@@ -252,16 +252,8 @@ impl Analysis {
         opts: Options,
         max_event_bytes: u64,
     ) -> Self {
-        let mut opts = Options {
-            detail: true,
-            ..opts
-        };
-        if opts.dialect.is_none() {
-            opts.dialect = DialectKind::from_name(&rec.meta.dialect);
-        }
-        let mut p =
-            Pipeline::observed(opts, Strategies::new()).with_max_event_bytes(max_event_bytes);
-        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+        let (mut p, opts) =
+            Self::start_pipeline(rec, opts, max_event_bytes, Some(Strategies::new()));
         let mut body = Vec::with_capacity(body_len as usize);
         let mut chunks = Vec::new();
         for (bytes, t_micros) in rec_chunks {
@@ -278,6 +270,39 @@ impl Analysis {
             });
             p.feed(bytes, t_micros);
         }
+        Self::conclude(p, opts, rec, source, body, chunks)
+    }
+
+    /// The pipeline a run feeds, and the options it runs with (the recording's dialect when none
+    /// is forced). `strategies: None` leaves the naive strategies out ([`crate::staged`] computes
+    /// them later, [`Analysis::strategies`] is then empty).
+    pub(crate) fn start_pipeline(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: u64,
+        strategies: Option<Strategies>,
+    ) -> (Pipeline<Option<Strategies>>, Options) {
+        let mut opts = Options {
+            detail: true,
+            ..opts
+        };
+        if opts.dialect.is_none() {
+            opts.dialect = DialectKind::from_name(&rec.meta.dialect);
+        }
+        let mut p = Pipeline::observed(opts, strategies).with_max_event_bytes(max_event_bytes);
+        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+        (p, opts)
+    }
+
+    /// The analysis once every read of `body` (at `chunks`) was fed to `p`.
+    pub(crate) fn conclude(
+        p: Pipeline<Option<Strategies>>,
+        opts: Options,
+        rec: &Recording,
+        source: SourceInfo,
+        body: Vec<u8>,
+        chunks: Vec<ChunkSpan>,
+    ) -> Self {
         let (out, strategies) = p.finish_observed();
         let t_last = chunks.last().map_or(0, |c| c.t_micros);
         let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
@@ -310,7 +335,7 @@ impl Analysis {
     /// about read boundaries (one JSON document split across reads is no defect).
     fn build_complete(
         out: PipelineOutput,
-        strategies: Strategies,
+        strategies: Option<Strategies>,
         rec: &Recording,
         source: SourceInfo,
         body: Vec<u8>,
@@ -334,7 +359,7 @@ impl Analysis {
 
     fn build(
         mut out: PipelineOutput,
-        strategies: Strategies,
+        strategies: Option<Strategies>,
         rec: &Recording,
         source: SourceInfo,
         body: Vec<u8>,
@@ -359,21 +384,9 @@ impl Analysis {
                 "no tool calls in this stream".into()
             });
         }
-        // Strategies: the per-read ones re-frame the recorded reads, when they are real.
-        let reads: Option<Vec<(&[u8], u64)>> = source.timing_known.then(|| {
-            chunks
-                .iter()
-                .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
-                .collect()
+        let strategies = strategies.map_or_else(Vec::new, |s| {
+            strategy_results(s, &source, &body, &chunks, dialect, framing, &out.calls)
         });
-        let reports = strategies.reports(reads.as_deref(), dialect, framing);
-        let strategies = reports
-            .into_iter()
-            .map(|report| {
-                let verdict = verdict(&report, &out.calls);
-                StrategyResult { report, verdict }
-            })
-            .collect();
         Analysis {
             source,
             meta: rec.meta.clone(),
@@ -735,6 +748,33 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
             last_call = Some(f.call);
         }
     }
+}
+
+/// The strategies' reports with their verdicts against the correct `calls`: the per-read ones
+/// re-frame the recorded reads, when they are real.
+pub(crate) fn strategy_results(
+    strategies: Strategies,
+    source: &SourceInfo,
+    body: &[u8],
+    chunks: &[ChunkSpan],
+    dialect: DialectKind,
+    framing: Framing,
+    calls: &[Call],
+) -> Vec<StrategyResult> {
+    let reads: Option<Vec<(&[u8], u64)>> = source.timing_known.then(|| {
+        chunks
+            .iter()
+            .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
+            .collect()
+    });
+    let reports = strategies.reports(reads.as_deref(), dialect, framing);
+    reports
+        .into_iter()
+        .map(|report| {
+            let verdict = verdict(&report, calls);
+            StrategyResult { report, verdict }
+        })
+        .collect()
 }
 
 fn same_value(a: &Parsed, b: &Parsed) -> bool {
