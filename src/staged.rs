@@ -346,6 +346,7 @@ pub fn second_stage(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::analysis::SourceKind;

@@ -21,6 +21,8 @@ pub(super) struct Perf {
     intervals_micros: Vec<u64>,
     last_frame: Option<Instant>,
     last_report: Instant,
+    /// `timing: first full frame` was printed (once per process).
+    first_reported: bool,
 }
 
 impl Perf {
@@ -31,7 +33,27 @@ impl Perf {
             intervals_micros: Vec::new(),
             last_frame: None,
             last_report: Instant::now(),
+            first_reported: false,
         }
+    }
+
+    /// A recording opened at `t0` was drawn in the Replay tab. The first one is timed from the
+    /// process start (`timing: first full frame N ms`: how the scale bound is measured).
+    pub(super) fn first_full_frame(&mut self, t0: Instant) {
+        if !self.enabled {
+            return;
+        }
+        if !self.first_reported {
+            self.first_reported = true;
+            eprintln!(
+                "timing: first full frame {} ms",
+                super::process_start().elapsed().as_millis()
+            );
+        }
+        eprintln!(
+            "timing: open → first full frame {:.1} ms",
+            t0.elapsed().as_secs_f64() * 1000.0
+        );
     }
 
     pub(super) fn frame(&mut self, started: Instant) {
@@ -96,7 +118,7 @@ impl App {
             l.cancel();
         }
         let ctx = self.ctx.clone();
-        let mut loading = loader::spawn(source, target, dialect, move || {
+        let mut loading = loader::spawn(source, target, dialect, self.stage_min_bytes, move || {
             if let Some(ctx) = &ctx {
                 ctx.request_repaint();
             }
@@ -143,7 +165,9 @@ impl App {
     }
 
     pub(super) fn poll_background(&mut self) {
+        self.poll_later();
         if let Some(l) = &self.loading
+            && !self.hold_load
             && let Some(result) = l.poll()
         {
             let (target, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
@@ -272,6 +296,30 @@ impl App {
             self.set_status("Showing the Recorder's recording as it arrives", false);
         } else {
             self.set_status(text, false);
+        }
+    }
+
+    /// Put in the second stage (naive strategies, previews) of the open recordings when ready.
+    fn poll_later(&mut self) {
+        if self.hold_later {
+            return;
+        }
+        if let Some(doc) = &mut self.doc
+            && doc.loaded.poll_later()
+        {
+            if self.perf.enabled {
+                eprintln!(
+                    "timing: naive strategies and previews ready {} ms",
+                    super::process_start().elapsed().as_millis()
+                );
+            }
+            if let loader::LaterState::Failed(why) = &doc.loaded.later {
+                let text = format!("Cannot show the naive strategies: {why}");
+                self.set_status(text, true);
+            }
+        }
+        if let Some(second) = &mut self.second {
+            second.poll_later();
         }
     }
 
