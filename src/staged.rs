@@ -321,25 +321,20 @@ pub fn previews(
     Some((list, found))
 }
 
-/// The whole second stage: the strategies and the previews, side by side on two threads.
-/// `progress` is told the strategies' progress (the longer part on big recordings).
+/// The whole second stage: the strategies, then the previews, on the calling thread (one
+/// background thread leaves the other core to the UI). `progress` is told the strategies'
+/// progress (the longer part on big recordings); `cancelled` is asked between calls of the
+/// previews.
 pub fn second_stage(
     a: &Analysis,
     opts: Options,
-    progress: impl FnMut(u64, u64) -> bool + Send,
-    cancelled: impl Fn() -> bool + Sync,
+    progress: impl FnMut(u64, u64) -> bool,
+    cancelled: impl Fn() -> bool,
 ) -> Option<Later> {
-    let (strategies, previews) = std::thread::scope(|s| {
-        let previews = s.spawn(|| previews(a, &cancelled));
-        let strategies = strategies(a, opts, progress);
-        // A panic in the previews thread is a bug; it leaves the previews out rather than
-        // taking the app down.
-        let previews = previews.join().ok().flatten();
-        (strategies, previews)
-    });
-    let (preview, preview_findings) = previews?;
+    let strategies = strategies(a, opts, progress)?;
+    let (preview, preview_findings) = previews(a, cancelled)?;
     Some(Later {
-        strategies: strategies?,
+        strategies,
         preview,
         preview_findings,
     })

@@ -61,8 +61,14 @@ impl Perf {
             return;
         }
         let now = Instant::now();
-        self.ui_micros
-            .push(now.duration_since(started).as_micros() as u64);
+        let built = now.duration_since(started);
+        if built >= Duration::from_millis(16) {
+            eprintln!(
+                "timing: slow frame: ui build {:.1} ms",
+                built.as_secs_f64() * 1000.0
+            );
+        }
+        self.ui_micros.push(built.as_micros() as u64);
         if let Some(prev) = self.last_frame {
             self.intervals_micros
                 .push(started.duration_since(prev).as_micros() as u64);
