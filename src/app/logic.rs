@@ -64,8 +64,9 @@ impl Perf {
         let built = now.duration_since(started);
         if built >= Duration::from_millis(16) {
             eprintln!(
-                "timing: slow frame: ui build {:.1} ms",
-                built.as_secs_f64() * 1000.0
+                "timing: slow frame: ui build {:.1} ms at {} ms",
+                built.as_secs_f64() * 1000.0,
+                super::process_start().elapsed().as_millis()
             );
         }
         self.ui_micros.push(built.as_micros() as u64);
