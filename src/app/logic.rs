@@ -23,6 +23,16 @@ pub(super) struct Perf {
     last_report: Instant,
     /// `timing: first full frame` was printed (once per process).
     first_reported: bool,
+    /// The UI thread's scheduler figures when the frame began ([`Perf::begin`]).
+    sched_at_begin: Option<(u64, u64)>,
+}
+
+/// The calling thread's time on a CPU and time spent runnable but waiting for one (ns), from
+/// `/proc/thread-self/schedstat` (Linux): tells a slow frame's own work from preemption.
+fn schedstat() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace();
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
 impl Perf {
@@ -34,6 +44,14 @@ impl Perf {
             last_frame: None,
             last_report: Instant::now(),
             first_reported: false,
+            sched_at_begin: None,
+        }
+    }
+
+    /// A frame begins (only measured when enabled).
+    pub(super) fn begin(&mut self) {
+        if self.enabled {
+            self.sched_at_begin = schedstat();
         }
     }
 
@@ -63,8 +81,16 @@ impl Perf {
         let now = Instant::now();
         let built = now.duration_since(started);
         if built >= Duration::from_millis(16) {
+            let split = match (self.sched_at_begin, schedstat()) {
+                (Some((c0, w0)), Some((c1, w1))) => format!(
+                    " (on a CPU {:.1} ms, waiting for one {:.1} ms)",
+                    c1.saturating_sub(c0) as f64 / 1e6,
+                    w1.saturating_sub(w0) as f64 / 1e6
+                ),
+                _ => String::new(),
+            };
             eprintln!(
-                "timing: slow frame: ui build {:.1} ms at {} ms",
+                "timing: slow frame: ui build {:.1} ms at {} ms{split}",
                 built.as_secs_f64() * 1000.0,
                 super::process_start().elapsed().as_millis()
             );

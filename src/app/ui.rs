@@ -23,6 +23,7 @@ impl App {
     /// Draw one frame into the root `ui` (eframe calls this; so do the kittest tests).
     pub fn ui_root(&mut self, ui: &mut Ui) {
         let started = Instant::now();
+        self.perf.begin();
         let ctx = ui.ctx().clone();
         if !self.fonts_installed {
             style::install_fonts(&ctx);
