@@ -301,7 +301,7 @@ pub fn spawn(
                         match staged::second_stage(
                             &analysis,
                             opts,
-                            |_, _| true,
+                            |_, _| !c.load(Ordering::Relaxed),
                             || c.load(Ordering::Relaxed),
                         ) {
                             Some(later) => later.apply(&mut analysis),
