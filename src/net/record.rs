@@ -164,8 +164,11 @@ impl RecordOutcome {
             |p| format!("saved {}", p.display()),
         );
         format!(
-            "{status}, {} bytes in {} reads, {} events, {} calls; {place}",
-            p.bytes, p.chunks, p.events, p.calls
+            "{status}, {} in {}, {}, {}; {place}",
+            crate::text::plural(p.bytes, "byte"),
+            crate::text::plural(p.chunks, "read"),
+            crate::text::plural(p.events, "event"),
+            crate::text::plural(p.calls, "call")
         )
     }
 }
