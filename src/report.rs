@@ -16,8 +16,8 @@ fn push_line(s: &mut String, line: &str) {
 
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check, StreamEnding};
-use crate::naive::Strategy;
 use crate::findings::FindingKind;
+use crate::naive::Strategy;
 use crate::text::{plural, plural_word, truncate};
 
 fn mark(c: &Check) -> &'static str {

@@ -155,10 +155,7 @@ impl Judge {
             .iter()
             .find(|f| f.kind == FindingKind::NothingRecognised);
         if let Some(f) = unrecognised {
-            problems.push(format!(
-                "nothing recognised: {}",
-                truncate(&f.message, 200)
-            ));
+            problems.push(format!("nothing recognised: {}", truncate(&f.message, 200)));
         }
         if self.failed > 0 {
             problems.push(format!(

@@ -283,7 +283,7 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
                 style::ok_color(ui),
                 format!("✓ accumulated and parsed once: {v}"),
             ),
-            None => ui.colored_label(style::err_color(ui), format!("✗ {:?}", c.parsed)),
+            None => ui.colored_label(style::err_color(ui), format!("✗ {}", c.parsed)),
         };
     }
     ui.separator();

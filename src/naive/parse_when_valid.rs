@@ -72,8 +72,10 @@ impl NaiveStrategy for ParseWhenValid {
             });
         }
         if never > 0 {
-            r.notes
-                .push(format!("{} never became valid JSON", crate::text::plural(never, "call")));
+            r.notes.push(format!(
+                "{} never became valid JSON",
+                crate::text::plural(never, "call")
+            ));
         }
         r
     }
