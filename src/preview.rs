@@ -267,7 +267,7 @@ pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
             "{} of {} {} something the final arguments contradict; first after fragment {}: {} shown at {}, final {}",
             p.contradicted,
             crate::text::plural(p.previews, "preview"),
-            if p.contradicted == 1 { "shows" } else { "show" },
+            if p.previews == 1 { "shows" } else { "show" },
             first.fragment,
             first.shown,
             if first.path.is_empty() {

@@ -110,7 +110,7 @@ fn stepping_the_cursor_shows_the_state_at_the_cursor() {
     assert_eq!(focus, Some(0));
     let a = h.state().analysis().unwrap();
     assert_eq!(a.fragments[0].pos.chunk, cursor);
-    h.get_by_label_contains("per-fragment: 0 of 1 fragments parse alone");
+    h.get_by_label_contains("per-fragment: 0 of 1 fragment parses alone");
     h.get_by_label_contains("EOF while parsing a string at line 1 column 5");
     h.get_by_label_contains("streaming — 1 call so far, 1 in progress");
     h.get_by_label_contains("5/22 chars · 5/26 bytes · 1/5 fragments");
@@ -743,7 +743,7 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
         std::thread::sleep(Duration::from_millis(10));
     }
     h.run();
-    h.get_by_label("1 cases: 0 pass, 1 fail, 0 error");
+    h.get_by_label("1 case: 0 pass, 1 fail, 0 error");
     h.get_by_label_contains("call 0: arguments {} instead of");
     h.get_by_label("✗").click();
     h.run();

@@ -294,7 +294,7 @@ fn arguments_job(
     let skip = st.fragments.len().saturating_sub(SEGMENTS_MAX);
     if skip > 0 {
         job.append(
-            &format!("… {skip} fragments … "),
+            &format!("… {} … ", plural(skip, "fragment")),
             0.0,
             TextFormat {
                 font_id: font.clone(),

@@ -453,8 +453,11 @@ impl App {
                                 .as_ref()
                                 .map(|r| r.url.as_str())
                                 .filter(|u| !u.is_empty() && !title.contains(u));
-                            let mut details =
-                                format!("{} events, {} bytes", rec.chunks.len(), rec.body_len());
+                            let mut details = format!(
+                                "{}, {}",
+                                crate::text::plural(rec.chunks.len(), "event"),
+                                crate::text::plural(rec.body_len(), "byte")
+                            );
                             if let Some(url) = url {
                                 details = format!("{url} · {details}");
                             }
