@@ -163,9 +163,7 @@ fn a_text_answer_is_a_warning_not_a_failure() {
 fn a_one_call_stream_says_1_call() {
     let dir = tempfile::tempdir().expect("tempdir");
     // One call in one fragment (as Mistral or Groq send it), then the finish.
-    let body = concat!(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
-    );
+    let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n";
     let p = write(dir.path(), "one.sse", body.as_bytes());
     let o = run(&["check", p.to_str().expect("path")]);
     let out = stdout(&o);
