@@ -197,6 +197,9 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
 }
 
 const MAX_PENDING: usize = 64;
+/// Events sniffed with [`crate::dialect::detect`] for `nothing-recognised` before only the
+/// dialect's signals count.
+const MAX_SNIFFED_EVENTS: u32 = 1000;
 /// Bytes of event data held while the dialect is not known: past this, the default is assumed
 /// (so the held copies never grow with a hostile input).
 const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
@@ -549,6 +552,11 @@ impl<O: SignalObserver> Pipeline<O> {
         });
         if decisive {
             self.recognised = true;
+            return;
+        }
+        // Sniffing costs a JSON parse: on a long stream of another dialect, the first thousand
+        // events decide it (the signals above are still looked at on every event).
+        if self.out.event_count > MAX_SNIFFED_EVENTS {
             return;
         }
         match crate::dialect::detect(event_type, data) {
