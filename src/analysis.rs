@@ -567,9 +567,9 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             let verbatim = if *orig == call.raw_arguments {
                 Check::Pass {
                     detail: format!(
-                        "reassembled {} characters ({} bytes), identical to the original",
-                        call.char_len(),
-                        call.byte_len()
+                        "reassembled {} ({}), identical to the original",
+                        crate::text::plural(call.char_len(), "character"),
+                        crate::text::plural(call.byte_len(), "byte")
                     ),
                 }
             } else {
@@ -580,9 +580,9 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                     .unwrap_or(orig.len().min(call.raw_arguments.len()));
                 Check::Fail {
                     detail: format!(
-                        "reassembled {} bytes vs original {} bytes; first difference at byte {at}",
-                        call.byte_len(),
-                        orig.len()
+                        "reassembled {} vs original {}; first difference at byte {at}",
+                        crate::text::plural(call.byte_len(), "byte"),
+                        crate::text::plural(orig.len(), "byte")
                     ),
                 }
             };
@@ -593,10 +593,14 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             });
             let contiguous = match bad {
                 None => Check::Pass {
-                    detail: format!(
-                        "all {} fragments found in order at their offsets in the original",
-                        text_frags.len()
-                    ),
+                    detail: if text_frags.len() == 1 {
+                        "its one fragment found at its offset in the original".to_owned()
+                    } else {
+                        format!(
+                            "all {} fragments found in order at their offsets in the original",
+                            text_frags.len()
+                        )
+                    },
                 },
                 Some(i) => Check::Fail {
                     detail: format!(
@@ -618,16 +622,21 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
         let with_name = later.iter().filter(|f| f.name == Presence::Value).count();
         if with_id == 0 && with_name == 0 {
             Check::Pass {
-                detail: format!(
-                    "{} continuation fragments carry no id and no name",
-                    later.len()
-                ),
+                detail: if later.len() == 1 {
+                    "the 1 continuation fragment carries no id and no name".to_owned()
+                } else {
+                    format!(
+                        "{} continuation fragments carry no id and no name",
+                        later.len()
+                    )
+                },
             }
         } else {
             Check::Fail {
                 detail: format!(
-                    "{with_name} of {} continuation fragments repeat the name, {with_id} the id (a provider quirk: the call is still right)",
-                    later.len()
+                    "{with_name} of {} {} the name, {with_id} the id (a provider quirk: the call is still right)",
+                    crate::text::plural(later.len(), "continuation fragment"),
+                    if with_name == 1 { "repeats" } else { "repeat" }
                 ),
             }
         }
@@ -757,23 +766,26 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
         let failed = report.steps.len() - report.steps_parsed();
         if failed > 0 {
             differences.push(format!(
-                "{failed} of {} fragments fail to parse alone",
-                report.steps.len()
+                "{failed} of {} {} to parse alone",
+                crate::text::plural(report.steps.len(), "fragment"),
+                if failed == 1 { "fails" } else { "fail" }
             ));
         }
     }
     if report.strategy == Strategy::ParseWhenValid {
         let failed = report.steps.len() - report.steps_parsed();
         if failed > 0 {
-            differences.push(format!(
-                "{failed} re-parses of incomplete buffers reported as errors"
-            ));
+            differences.push(if failed == 1 {
+                "1 re-parse of an incomplete buffer reported as an error".to_owned()
+            } else {
+                format!("{failed} re-parses of incomplete buffers reported as errors")
+            });
         }
     }
     if calls.len() != correct.len() {
         differences.push(format!(
-            "{} calls instead of {}",
-            calls.len(),
+            "{} instead of {}",
+            crate::text::plural(calls.len(), "call"),
             correct.len()
         ));
     }

@@ -264,9 +264,10 @@ pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
         },
         count: p.contradicted,
         message: format!(
-            "{} of {} previews show something the final arguments contradict; first after fragment {}: {} shown at {}, final {}",
+            "{} of {} {} something the final arguments contradict; first after fragment {}: {} shown at {}, final {}",
             p.contradicted,
-            p.previews,
+            crate::text::plural(p.previews, "preview"),
+            if p.previews == 1 { "shows" } else { "show" },
             first.fragment,
             first.shown,
             if first.path.is_empty() {

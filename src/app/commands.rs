@@ -73,7 +73,13 @@ impl App {
                 Some(a) => {
                     let n = a.client_calls().count();
                     ctx.copy_text(export::render(&a.calls, Format::Json));
-                    self.set_status(format!("Copied {n} calls as JSON to the clipboard"), false);
+                    self.set_status(
+                        format!(
+                            "Copied {} as JSON to the clipboard",
+                            crate::text::plural(n, "call")
+                        ),
+                        false,
+                    );
                 }
                 None => self.set_status("Nothing to copy: no recording is open", true),
             },
@@ -264,7 +270,7 @@ impl App {
                 self.write_file(
                     &path,
                     text.as_bytes(),
-                    &format!("{n} calls as {}", format_label(f)),
+                    &format!("{} as {}", crate::text::plural(n, "call"), format_label(f)),
                 );
             }
             DialogPurpose::ExportReport => {

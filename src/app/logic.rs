@@ -215,10 +215,10 @@ impl App {
             v.play_anchor = None;
             let text = (!loaded.is_live()).then(|| {
                 format!(
-                    "Analysed {} again as {}: {} calls",
+                    "Analysed {} again as {}: {}",
                     short_name(&name),
                     a.dialect.title(),
-                    a.calls.len()
+                    crate::text::plural(a.calls.len(), "call")
                 )
             });
             doc.loaded = loaded;
@@ -233,11 +233,11 @@ impl App {
         }
         let a = &loaded.analysis;
         let text = format!(
-            "Opened {name}: {} chunks, {} events, {} fragments, {} calls ({:.0} ms)",
-            a.chunks.len(),
-            a.events.len(),
-            a.fragments.len(),
-            a.calls.len(),
+            "Opened {name}: {}, {}, {}, {} ({:.0} ms)",
+            crate::text::plural(a.chunks.len(), "chunk"),
+            crate::text::plural(a.events.len(), "event"),
+            crate::text::plural(a.fragments.len(), "fragment"),
+            crate::text::plural(a.calls.len(), "call"),
             loaded.load_time.as_secs_f64() * 1000.0
         );
         if let Some(p) = &loaded.path {

@@ -26,6 +26,7 @@ pub mod accumulator_panel;
 pub mod client_test_panel;
 pub mod compare_panel;
 pub mod dialogs;
+pub mod headline;
 pub mod json_tree;
 pub mod loader;
 pub mod naive_panel;

@@ -74,10 +74,12 @@ pub fn naive_ui(
             .and_then(|p| p.get(n_at))
             .copied()
             .unwrap_or(0) as usize;
-        let what = if r.strategy == Strategy::PerFragment {
-            "fragments parse alone"
-        } else {
-            "re-parses succeed"
+        let one = n_at == 1;
+        let what = match (r.strategy == Strategy::PerFragment, one) {
+            (true, true) => "fragment parses alone",
+            (true, false) => "fragments parse alone",
+            (false, true) => "re-parse succeeds",
+            (false, false) => "re-parses succeed",
         };
         let color = if parsed < n_at {
             style::err_color(ui)
@@ -252,7 +254,8 @@ fn concat_all_live(ui: &mut Ui, a: &Analysis, v: &ViewState) {
     if n > 400 {
         joined.push('…');
     }
-    ui.label(RichText::new(format!("Joined so far ({n} fragments, all calls):")).strong());
+    let n_text = crate::text::plural(n, "fragment");
+    ui.label(RichText::new(format!("Joined so far ({n_text}, all calls):")).strong());
     egui::ScrollArea::vertical()
         .id_salt("concat-all")
         .max_height(120.0)

@@ -26,9 +26,9 @@ pub fn raw_ui(
     ui.horizontal_wrapped(|ui| {
         ui.strong("Raw stream");
         ui.weak(format!(
-            "{} bytes in {} chunks · {} · {}",
-            analysis.body.len(),
-            analysis.chunks.len(),
+            "{} in {} · {} · {}",
+            crate::text::plural(analysis.body.len(), "byte"),
+            crate::text::plural(analysis.chunks.len(), "chunk"),
             analysis.framing.name(),
             analysis.source.kind
         ));
@@ -96,7 +96,7 @@ pub fn raw_ui(
                     }
                 }
                 if bytes.len() > ROW_BYTES {
-                    job.append(&format!(" … +{} bytes", bytes.len() - ROW_BYTES), 0.0, TextFormat { color: ui.visuals().weak_text_color(), ..normal.clone() });
+                    job.append(&format!(" … +{}", crate::text::plural(bytes.len() - ROW_BYTES, "byte")), 0.0, TextFormat { color: ui.visuals().weak_text_color(), ..normal.clone() });
                 }
                 ui.add(egui::Label::new(job).extend());
                 if let Some(hex) = split_utf8_hex(&analysis.body, c.end as usize) {

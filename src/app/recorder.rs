@@ -520,8 +520,11 @@ impl RecorderRun {
                     |r| format!("HTTP {}", r.status),
                 );
                 ui.label(format!(
-                    "{status} · {} bytes · {} reads · {} events · {} calls",
-                    p.bytes, p.chunks, p.events, p.calls
+                    "{status} · {} · {} · {} · {}",
+                    crate::text::plural(p.bytes, "byte"),
+                    crate::text::plural(p.chunks, "read"),
+                    crate::text::plural(p.events, "event"),
+                    crate::text::plural(p.calls, "call")
                 ));
             }
         });

@@ -229,9 +229,9 @@ pub fn timeline_ui(
                     }
                 }
                 resp.on_hover_text(RichText::new(format!(
-                    "call {ci} {}: {} fragments. Click a fragment to move the cursor there.",
+                    "call {ci} {}: {}. Click a fragment to move the cursor there.",
                     c.name,
-                    c.fragments.len()
+                    crate::text::plural(c.fragments.len(), "fragment")
                 )));
             }
         });

@@ -316,7 +316,10 @@ impl App {
             });
             return;
         };
-        let recording_live = self.recorder.is_running() && doc.loaded.is_live();
+        let arriving = doc.loaded.is_live()
+            && (self.recorder.is_running()
+                || self.live_pending.is_some()
+                || self.loading.as_ref().is_some_and(|l| l.live));
         let dialect_override = doc.loaded.dialect_override;
         let client = self.client_case.as_ref().filter(
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
@@ -324,7 +327,7 @@ impl App {
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
         let queue = &mut self.actions;
         egui::Panel::top("replay-head").show(ui, |ui| {
-            header_ui(ui, a, dialect_override, recording_live, queue);
+            header_ui(ui, a, dialect_override, arriving, queue);
             player::transport_ui(ui, a, d, v, queue);
         });
         if self.settings.show_raw {
@@ -364,7 +367,7 @@ impl App {
                 naive_panel::naive_ui(ui, a, d, v, queue);
             });
         egui::CentralPanel::default().show(ui, |ui| {
-            accumulator_panel::accumulator_ui(ui, a, d, v, queue)
+            accumulator_panel::accumulator_ui(ui, a, d, v, queue, arriving)
         });
     }
 
@@ -450,8 +453,11 @@ impl App {
                                 .as_ref()
                                 .map(|r| r.url.as_str())
                                 .filter(|u| !u.is_empty() && !title.contains(u));
-                            let mut details =
-                                format!("{} events, {} bytes", rec.chunks.len(), rec.body_len());
+                            let mut details = format!(
+                                "{}, {}",
+                                crate::text::plural(rec.chunks.len(), "event"),
+                                crate::text::plural(rec.body_len(), "byte")
+                            );
                             if let Some(url) = url {
                                 details = format!("{url} · {details}");
                             }
@@ -472,7 +478,7 @@ fn header_ui(
     ui: &mut Ui,
     a: &Analysis,
     dialect_override: Option<DialectKind>,
-    recording_live: bool,
+    arriving: bool,
     queue: &mut ActionQueue,
 ) {
     ui.horizontal_wrapped(|ui| {
@@ -481,8 +487,8 @@ fn header_ui(
         } else {
             a.meta.title.clone()
         };
-        ui.label(RichText::new(title).strong().size(16.0));
-        if recording_live {
+        ui.label(RichText::new(&title).strong().size(16.0));
+        if arriving {
             ui.label(
                 RichText::new("● live")
                     .strong()
@@ -491,18 +497,27 @@ fn header_ui(
             )
             .on_hover_text("Recording: the panels follow the stream as it arrives");
         }
-        ui.weak(format!(
-            "{} · {} · {} ({}) · {} bytes",
-            short_name(&a.source.name),
-            a.source.kind,
-            a.framing.name(),
-            if a.source.timing_known {
-                "recorded reads"
-            } else {
-                "one chunk per event"
-            },
-            a.body.len()
-        ));
+        // The source's name and its kind, each once: not again when the title or the name
+        // already says it ("live recording").
+        let name = short_name(&a.source.name);
+        let kind = a.source.kind.to_string();
+        let mut parts: Vec<String> = Vec::new();
+        if name != title {
+            parts.push(name.clone());
+        }
+        if kind != name && kind != title {
+            parts.push(kind);
+        }
+        let framing = if a.complete {
+            "one JSON document (not streamed)".to_owned()
+        } else if a.source.timing_known {
+            format!("{} (recorded reads)", a.framing.name())
+        } else {
+            format!("{} (one chunk per event)", a.framing.name())
+        };
+        parts.push(framing);
+        parts.push(crate::text::plural(a.body.len(), "byte"));
+        ui.weak(parts.join(" · "));
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("Dialect:");

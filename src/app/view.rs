@@ -161,6 +161,8 @@ pub struct CursorTables {
     /// "calls emitted by the cursor" is a binary search.
     pub call_order: Vec<Vec<u32>>,
     /// Findings attached to a fragment: fragment number → indexes into `Analysis::findings`.
+    /// Not the ones decided at the end of the stream (a call's parse, cut-short calls): those
+    /// show on the call, once the stream has ended.
     pub fragment_findings: HashMap<u32, Vec<usize>>,
     /// Findings per call: call position → indexes into `Analysis::findings`.
     pub call_findings: HashMap<u32, Vec<usize>>,
@@ -205,7 +207,9 @@ impl CursorTables {
         let mut call_findings: HashMap<u32, Vec<usize>> = HashMap::new();
         let mut stream_findings = Vec::new();
         for (i, f) in analysis.findings.iter().enumerate() {
-            if let Some(no) = f.first.fragment {
+            if let Some(no) = f.first.fragment
+                && !f.kind.decided_at_end()
+            {
                 fragment_findings.entry(no).or_default().push(i);
             }
             match f.call {

@@ -127,8 +127,11 @@ fn print_event(e: proxy::ProxyEvent) {
         } => {
             let tail = error.map(|e| format!(" ({e})")).unwrap_or_default();
             println!(
-                "captured {}: {bytes} bytes in {chunks} reads, {calls} calls{tail}",
-                p.display()
+                "captured {}: {} in {}, {}{tail}",
+                p.display(),
+                crate::text::plural(bytes, "byte"),
+                crate::text::plural(chunks, "read"),
+                crate::text::plural(calls, "call")
             );
         }
         proxy::ProxyEvent::CaptureFinished {

@@ -141,8 +141,11 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
         record::RecorderUpdate::Response(r) => crate::log_line!("HTTP {}", r.status),
         record::RecorderUpdate::Chunks { progress: p, .. } => {
             let line = format!(
-                "{} bytes, {} reads, {} events, {} calls",
-                p.bytes, p.chunks, p.events, p.calls
+                "{}, {}, {}, {}",
+                crate::text::plural(p.bytes, "byte"),
+                crate::text::plural(p.chunks, "read"),
+                crate::text::plural(p.events, "event"),
+                crate::text::plural(p.calls, "call")
             );
             if terminal {
                 eprint!("\r{line}   ");

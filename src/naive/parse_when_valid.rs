@@ -62,14 +62,20 @@ impl NaiveStrategy for ParseWhenValid {
         r.calls = calls;
         r.steps = self.attempts;
         if self.ignored > 0 {
-            r.notes.push(format!(
-                "{} fragments arrived after their call had parsed and were ignored",
-                self.ignored
-            ));
+            r.notes.push(if self.ignored == 1 {
+                "1 fragment arrived after its call had parsed and was ignored".to_owned()
+            } else {
+                format!(
+                    "{} fragments arrived after their call had parsed and were ignored",
+                    self.ignored
+                )
+            });
         }
         if never > 0 {
-            r.notes
-                .push(format!("{never} calls never became valid JSON"));
+            r.notes.push(format!(
+                "{} never became valid JSON",
+                crate::text::plural(never, "call")
+            ));
         }
         r
     }

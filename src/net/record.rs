@@ -111,7 +111,7 @@ pub enum RecordError {
     #[error("{message}: {url}")]
     Network { message: String, url: String },
     /// Nothing arrived for the idle timeout.
-    #[error("no data for {secs} s (idle timeout) after {chunks} reads: {url}")]
+    #[error("no data for {secs} s (idle timeout) after {}: {url}", crate::text::plural(.chunks, "read"))]
     Idle { secs: f64, chunks: u64, url: String },
     /// A non-2xx status; `message` is the provider's message from the body.
     #[error("HTTP {status}: {message} ({url})")]
@@ -164,8 +164,11 @@ impl RecordOutcome {
             |p| format!("saved {}", p.display()),
         );
         format!(
-            "{status}, {} bytes in {} reads, {} events, {} calls; {place}",
-            p.bytes, p.chunks, p.events, p.calls
+            "{status}, {} in {}, {}, {}; {place}",
+            crate::text::plural(p.bytes, "byte"),
+            crate::text::plural(p.chunks, "read"),
+            crate::text::plural(p.events, "event"),
+            crate::text::plural(p.calls, "call")
         )
     }
 }
@@ -485,7 +488,10 @@ pub async fn run(
     }
     let mut notes = Vec::new();
     if stopped {
-        notes.push(format!("stopped by the user after {chunks} reads"));
+        notes.push(format!(
+            "stopped by the user after {}",
+            crate::text::plural(chunks, "read")
+        ));
     }
     if let Some(e) = &error {
         notes.push(format!("the recording ended with an error: {e}"));
