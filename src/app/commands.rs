@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::export::{self, Format};
 use crate::recording::Recording;
 
+use super::captures::CapturesFor;
 use super::dialogs::DialogSpec;
 use super::loader::Source;
 use super::view::{Action, OpenTarget, Tab, ViewState};
@@ -19,6 +20,7 @@ pub(super) enum DialogPurpose {
     ExportReport,
     SaveStub,
     SaveRecording(Box<Recording>),
+    CapturesDir(CapturesFor),
 }
 
 impl App {
@@ -187,6 +189,18 @@ impl App {
                 };
                 self.ask(ctx, spec, DialogPurpose::SaveRecording(rec));
             }
+            Action::PickCapturesDir(which) => {
+                if self.pending_dialog.is_some() {
+                    return self.set_status("A file dialog is already open", true);
+                }
+                let waker = ctx.clone();
+                let rx = self.dialogs.ask_folder(
+                    "Save captures in".into(),
+                    Box::new(move || waker.request_repaint()),
+                );
+                self.pending_dialog = Some((DialogPurpose::CapturesDir(which), rx));
+                self.poll_background();
+            }
             Action::SelectStrategy(s) => {
                 self.settings.strategy = s.name().into();
                 if let Some(v) = self.view_mut() {
@@ -248,6 +262,13 @@ impl App {
     pub(super) fn dialog_answered(&mut self, pending: DialogPurpose, path: PathBuf) {
         match pending {
             DialogPurpose::Open(target) => self.open(Source::File(path), target),
+            DialogPurpose::CapturesDir(which) => {
+                let dir = match which {
+                    CapturesFor::Recorder => &mut self.settings.recorder.out_dir,
+                    CapturesFor::Proxy => &mut self.settings.proxy.out_dir,
+                };
+                *dir = path;
+            }
             DialogPurpose::Import => {
                 self.settings.tab = Tab::Replay;
                 self.open(Source::Import(path), OpenTarget::Primary);

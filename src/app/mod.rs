@@ -23,6 +23,7 @@
 
 pub mod about;
 pub mod accumulator_panel;
+pub mod captures;
 pub mod client_test_panel;
 pub mod compare_panel;
 pub mod dialogs;
@@ -175,10 +176,12 @@ impl App {
     /// For eframe: fonts, persisted settings, the first source.
     pub fn from_creation(cc: &eframe::CreationContext<'_>, source: Source) -> Self {
         style::install_fonts(&cc.egui_ctx);
-        let settings = cc
+        let mut settings: Settings = cc
             .storage
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
+        captures::upgrade(&mut settings.recorder.out_dir);
+        captures::upgrade(&mut settings.proxy.out_dir);
         let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
         app.fonts_installed = true;
         app.ctx = Some(cc.egui_ctx.clone());

@@ -67,7 +67,7 @@ impl Default for ProxyForm {
         Self {
             listen: "127.0.0.1:8080".into(),
             upstream: "https://api.openai.com".into(),
-            out_dir: PathBuf::from("sse-captures"),
+            out_dir: super::captures::default_dir(),
             timeout_secs: 300.0,
         }
     }
@@ -224,21 +224,18 @@ impl ProxyRun {
                 )
                 .labelled_by(label.id);
                 ui.end_row();
-                let label = ui.label("Save captures in");
-                let mut dir = form.out_dir.display().to_string();
-                if ui
-                    .add(egui::TextEdit::singleline(&mut dir).desired_width(320.0))
-                    .labelled_by(label.id)
-                    .changed()
-                {
-                    form.out_dir = PathBuf::from(dir);
-                }
-                ui.end_row();
                 let label = ui.label("Upstream timeout (s)");
                 ui.add(egui::DragValue::new(&mut form.timeout_secs).range(1.0..=3600.0))
                     .labelled_by(label.id);
                 ui.end_row();
             });
+            super::captures::folder_ui(
+                ui,
+                "Save captures in",
+                &mut form.out_dir,
+                super::captures::CapturesFor::Proxy,
+                queue,
+            );
         });
         ui.horizontal(|ui| {
             if running {

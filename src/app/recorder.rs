@@ -194,7 +194,7 @@ impl Default for RecorderForm {
             method: "POST".into(),
             headers,
             body,
-            out_dir: PathBuf::from("sse-captures"),
+            out_dir: super::captures::default_dir(),
             timeout_secs: 60.0,
             keep_secrets: false,
         }
@@ -270,7 +270,7 @@ impl RecorderForm {
         })
     }
 
-    fn form_ui(&mut self, ui: &mut Ui) {
+    fn form_ui(&mut self, ui: &mut Ui, queue: &mut ActionQueue) {
         ui.horizontal(|ui| {
             egui::ComboBox::from_id_salt("recorder-method")
                 .selected_text(self.method.clone())
@@ -362,17 +362,13 @@ impl RecorderForm {
                 )
                 .labelled_by(body_label.id);
             });
-        ui.horizontal(|ui| {
-            let dir_label = ui.label("Save recordings in:");
-            let mut dir = self.out_dir.display().to_string();
-            if ui
-                .add(egui::TextEdit::singleline(&mut dir).desired_width(300.0))
-                .labelled_by(dir_label.id)
-                .changed()
-            {
-                self.out_dir = PathBuf::from(dir);
-            }
-        });
+        super::captures::folder_ui(
+            ui,
+            "Save recordings in:",
+            &mut self.out_dir,
+            super::captures::CapturesFor::Recorder,
+            queue,
+        );
     }
 }
 
@@ -494,7 +490,7 @@ impl RecorderRun {
         self.poll(ui.ctx(), queue);
         let running = self.is_running();
         ui.heading("Recorder");
-        ui.add_enabled_ui(!running, |ui| form.form_ui(ui));
+        ui.add_enabled_ui(!running, |ui| form.form_ui(ui, queue));
         ui.separator();
         ui.horizontal(|ui| {
             if running {

@@ -118,6 +118,8 @@ pub enum Action {
     OpenTestCase(usize),
     /// In Replay, show the tested client's output on the left (`true`) or the naive strategy.
     ShowClientOutput(bool),
+    /// Ask for a folder (the folder picker) for the Recorder's or the Proxy's captures.
+    PickCapturesDir(super::captures::CapturesFor),
 }
 
 /// The one queue every intent goes through: menus, keys, drops and every panel push here while
