@@ -143,7 +143,9 @@ fn ms(micros: u64) -> String {
 pub fn stream_rows(a: &Analysis, b: &Analysis) -> Vec<StreamRow> {
     type Fact = fn(&Analysis) -> String;
     let facts: [(&'static str, StreamRowKind, Fact); 10] = [
-        ("dialect", StreamRowKind::Fact, |x| x.dialect.title().to_owned()),
+        ("dialect", StreamRowKind::Fact, |x| {
+            x.dialect.title().to_owned()
+        }),
         ("ending", StreamRowKind::Fact, |x| ending_label(&x.ending)),
         ("finish reason", StreamRowKind::Fact, |x| {
             x.finish
@@ -151,7 +153,9 @@ pub fn stream_rows(a: &Analysis, b: &Analysis) -> Vec<StreamRow> {
                 .map_or_else(|| "—".to_owned(), |f| f.reason.clone())
         }),
         ("calls", StreamRowKind::Fact, |x| x.calls.len().to_string()),
-        ("events", StreamRowKind::Fact, |x| x.events.len().to_string()),
+        ("events", StreamRowKind::Fact, |x| {
+            x.events.len().to_string()
+        }),
         ("fragments", StreamRowKind::Fact, |x| {
             x.fragments.len().to_string()
         }),
@@ -438,8 +442,16 @@ mod tests {
         assert!(c.rows[1].name_differs);
         assert_eq!(c.differing(), 2);
         let inline = c.rows[0].inline.as_ref().unwrap();
-        assert!(inline.b.iter().any(|s| s.text == "4" && s.mark == json_diff::Mark::Changed));
-        assert!(c.rows[1].inline.is_none(), "same arguments: nothing to highlight");
+        assert!(
+            inline
+                .b
+                .iter()
+                .any(|s| s.text == "4" && s.mark == json_diff::Mark::Changed)
+        );
+        assert!(
+            c.rows[1].inline.is_none(),
+            "same arguments: nothing to highlight"
+        );
     }
 
     #[test]
@@ -465,7 +477,10 @@ mod tests {
         assert!(row("ending").b.contains("truncated"), "{:?}", row("ending"));
         assert!(row("ending").differs());
         assert_eq!(row("total duration").kind, StreamRowKind::Timing);
-        assert!(!row("total duration").differs(), "timings are not differences");
+        assert!(
+            !row("total duration").differs(),
+            "timings are not differences"
+        );
         assert!(c.stream_differing() >= 1);
         assert!(
             c.findings_only_b.iter().any(|f| f.kind == "missing-index"),

@@ -43,10 +43,10 @@ impl App {
             Action::OpenDialog(target) => {
                 let spec = DialogSpec {
                     save: false,
-                    title: if target == OpenTarget::Second {
-                        "Open a second recording to compare".into()
-                    } else {
-                        "Open a recording".into()
+                    title: match target {
+                        OpenTarget::Primary => "Open a recording".into(),
+                        OpenTarget::CompareA => "Open recording A to compare".into(),
+                        OpenTarget::Second => "Open recording B to compare".into(),
                     },
                     file_name: String::new(),
                     filters: vec![
@@ -189,6 +189,21 @@ impl App {
                 };
                 self.ask(ctx, spec, DialogPurpose::SaveRecording(rec));
             }
+            Action::CompareSideInReplay(side) => match self.compare.side(side) {
+                Some(l) => {
+                    let source = l.source.clone();
+                    self.settings.tab = Tab::Replay;
+                    self.open(source, OpenTarget::Primary);
+                }
+                None => self.set_status("That side of Compare two is empty", true),
+            },
+            Action::CompareUseReplay(side) => match &self.doc {
+                Some(d) => {
+                    let source = d.loaded.source.clone();
+                    self.open(source, side);
+                }
+                None => self.set_status("Replay has no recording open", true),
+            },
             Action::PickCapturesDir(which) => {
                 if self.pending_dialog.is_some() {
                     return self.set_status("A file dialog is already open", true);

@@ -76,6 +76,15 @@ impl App {
     /// The one open function: every way of opening (dialog, Ctrl+O, drop, recent, CLI, seed,
     /// stub) ends here. The previous recording stays until the new one has loaded.
     pub fn open(&mut self, source: Source, target: OpenTarget) {
+        if target != OpenTarget::Primary {
+            let ctx = self.ctx.clone();
+            self.compare.open(target, source, move || {
+                if let Some(ctx) = &ctx {
+                    ctx.request_repaint();
+                }
+            });
+            return;
+        }
         if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
             self.live_follow = false;
             self.live_pending = None;
@@ -143,6 +152,9 @@ impl App {
     }
 
     pub(super) fn poll_background(&mut self) {
+        for (text, error) in self.compare.poll() {
+            self.set_status(text, error);
+        }
         if let Some(l) = &self.loading
             && let Some(result) = l.poll()
         {
@@ -228,7 +240,6 @@ impl App {
                 None if self.status.as_ref().is_some_and(|s| s.error) => self.status = None,
                 None => {}
             }
-            self.recompare();
             return;
         }
         let a = &loaded.analysis;
@@ -244,44 +255,30 @@ impl App {
             self.remember_recent(p);
         }
         let live = loaded.is_live();
-        match target {
-            OpenTarget::Primary => {
-                let strategy = Strategy::ALL
-                    .into_iter()
-                    .find(|s| s.name() == self.settings.strategy)
-                    .unwrap_or(Strategy::PerFragment);
-                let view = ViewState {
-                    cursor: ViewState::last_chunk(a),
-                    strategy,
-                    speed: self.settings.speed,
-                    ..Default::default()
-                };
-                if let Some(ctx) = &self.ctx {
-                    ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
-                        "sse-replay — {}",
-                        short_name(&name)
-                    )));
-                }
-                self.doc = Some(Doc { loaded, view });
-                self.first_frame_pending = Some(t0);
+        {
+            let strategy = Strategy::ALL
+                .into_iter()
+                .find(|s| s.name() == self.settings.strategy)
+                .unwrap_or(Strategy::PerFragment);
+            let view = ViewState {
+                cursor: ViewState::last_chunk(a),
+                strategy,
+                speed: self.settings.speed,
+                ..Default::default()
+            };
+            if let Some(ctx) = &self.ctx {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
+                    "sse-replay — {}",
+                    short_name(&name)
+                )));
             }
-            OpenTarget::Second => self.second = Some(loaded),
+            self.doc = Some(Doc { loaded, view });
+            self.first_frame_pending = Some(t0);
         }
-        self.recompare();
         if live {
             self.set_status("Showing the Recorder's recording as it arrives", false);
         } else {
             self.set_status(text, false);
         }
-    }
-
-    fn recompare(&mut self) {
-        self.comparison = match (&self.doc, &self.second) {
-            (Some(a), Some(b)) => Some(crate::compare::compare(
-                &a.loaded.analysis.calls,
-                &b.analysis.calls,
-            )),
-            _ => None,
-        };
     }
 }

@@ -25,6 +25,7 @@ pub mod about;
 pub mod accumulator_panel;
 pub mod captures;
 pub mod client_test_panel;
+pub mod compare_docs;
 pub mod compare_panel;
 pub mod dialogs;
 pub mod json_tree;
@@ -93,9 +94,8 @@ pub struct App {
     pub settings: Settings,
     /// The recording the player shows.
     pub doc: Option<Doc>,
-    /// The second recording of "Compare two".
-    pub second: Option<Loaded>,
-    comparison: Option<Comparison>,
+    /// "Compare two"'s own recordings A and B (never the Replay document).
+    pub compare: compare_docs::CompareDocs,
     loading: Option<loader::Loading>,
     pub status: Option<Status>,
     dialogs: Box<dyn FileDialogs>,
@@ -142,8 +142,7 @@ impl App {
         Self {
             settings,
             doc: None,
-            second: None,
-            comparison: None,
+            compare: compare_docs::CompareDocs::default(),
             loading: None,
             status: None,
             dialogs,
@@ -188,9 +187,9 @@ impl App {
         app
     }
 
-    /// A load is running.
+    /// A load is running (Replay's, or one of Compare two's).
     pub fn is_loading(&self) -> bool {
-        self.loading.is_some()
+        self.loading.is_some() || self.compare.is_loading()
     }
 
     /// The open analysis.
@@ -208,9 +207,9 @@ impl App {
         self.doc.as_mut().map(|d| &mut d.view)
     }
 
-    /// The alignment of the two recordings, when both are open.
+    /// The alignment of Compare two's recordings, when both are open.
     pub fn comparison(&self) -> Option<&Comparison> {
-        self.comparison.as_ref()
+        self.compare.comparison()
     }
 }
 
