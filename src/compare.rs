@@ -365,6 +365,7 @@ fn lcs_pairs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::accumulate::parse_once;
