@@ -440,7 +440,7 @@ fn recorder_and_proxy_tabs_render() {
     h.run();
     assert_eq!(h.state().settings.tab, Tab::Proxy);
     h.get_by_label("▶ Start proxy");
-    h.get_by_label("Captured sessions (0)");
+    h.get_by_label("Requests (0) · 0 captured");
     // Both forms persist with the settings (secret header values do not).
     h.state_mut().settings.recorder.headers[0].value = "Bearer sk-never-saved".into();
     let text = ron::to_string(&h.state().settings).unwrap();

@@ -93,3 +93,108 @@ fn compare_two_diffs_arguments_inline_and_leaves_replay_alone() {
     assert!(h.state().compare.side(OpenTarget::CompareA).is_some());
     assert!(h.state().compare.side(OpenTarget::Second).is_some());
 }
+
+/// Sends one POST through the proxy at `addr` with an Authorization header and a JSON body naming
+/// `model`, and reads the whole response (the proxy closes the connection).
+fn post_through(addr: std::net::SocketAddr, model: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let body = format!(r#"{{"model":"{model}","stream":true,"messages":[]}}"#);
+    let mut sock = std::net::TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        sock,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk-gui-secret-42\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let _ = sock.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A request through the app's proxy appears with its status, model and duration; its detail
+/// shows the Authorization header redacted (the key appears nowhere), and its capture opens in
+/// Replay.
+#[test]
+fn a_proxied_exchange_is_listed_and_inspectable() {
+    use sse_replay::net::serve::{self, Pacing, Plan, ServeConfig};
+    let seed = sse_replay::stub::build(&sse_replay::stub::seed_example());
+    let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Instant, None));
+    let upstream = serve::start(ServeConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        plan,
+        log: false,
+        limits: Default::default(),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    {
+        let p = &mut h.state_mut().settings.proxy;
+        p.listen = "127.0.0.1:0".into();
+        p.upstream = format!("http://{}", upstream.addr());
+        p.out_dir = dir.path().join("captures");
+    }
+    h.get_by_label("Proxy").click();
+    h.run();
+    h.get_by_label("▶ Start proxy").click();
+    h.run();
+    let addr = h.state().proxy.addr().expect("the proxy started");
+    let response = post_through(addr, "gpt-test-model");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        let done = h.state().proxy.exchanges().first().is_some_and(|r| {
+            r.end.is_some() && r.capture.as_ref().is_some_and(|c| c.result.is_some())
+        });
+        if done {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the exchange was not reported"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    let row = h.state().proxy.exchanges()[0].clone();
+    assert_eq!(row.exchange.status, 200);
+    assert_eq!(row.exchange.model.as_deref(), Some("gpt-test-model"));
+    let end = row.end.clone().unwrap();
+    assert!(end.bytes as usize == seed.body().len(), "{end:?}");
+    h.get_by_label("Requests (1) · 1 captured");
+    h.get_by_label("gpt-test-model");
+    h.get_by_label("200");
+    h.get_by_label("2 calls ✓");
+    // Duration and first byte are shown in ms.
+    assert!(h.query_all_by_label_contains(" ms").count() >= 2);
+
+    h.get_by_label("POST /v1/chat/completions").click();
+    h.run();
+    h.get_by_label("Request headers (redacted)");
+    h.get_by_label("authorization");
+    h.get_by_label_contains("‹redacted›");
+    assert!(
+        h.query_all_by_label_contains("sk-gui-secret-42")
+            .next()
+            .is_none()
+    );
+    h.get_by_label_contains("\"model\":\"gpt-test-model\"");
+    assert_eq!(
+        h.query_all_by_label("content-type").count(),
+        2,
+        "request and response"
+    );
+
+    h.get_by_label("Open in Replay").click();
+    h.run();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
+    h.state_mut().proxy.stop();
+    upstream.stop();
+}

@@ -33,6 +33,7 @@ pub mod loader;
 pub mod naive_panel;
 pub mod player;
 pub mod preview_panel;
+pub mod proxy_list;
 pub mod proxy_panel;
 pub mod raw_view;
 pub mod recorder;

@@ -116,6 +116,8 @@ fn print_event(e: proxy::ProxyEvent) {
             crate::text::visible(&path),
             crate::text::visible(&reason)
         ),
+        // The request list is the app's; standard error already has one line per request.
+        proxy::ProxyEvent::Exchange(_) | proxy::ProxyEvent::ExchangeEnded(_) => {}
         proxy::ProxyEvent::CaptureStarted { path, .. } => {
             crate::log_line!("recording {}", path.display())
         }
