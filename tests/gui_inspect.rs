@@ -198,3 +198,24 @@ fn a_proxied_exchange_is_listed_and_inspectable() {
     h.state_mut().proxy.stop();
     upstream.stop();
 }
+
+/// The captures folder defaults to an absolute path (the platform data directory), can be picked
+/// through the dialog seam, and a relative one is shown in full.
+#[test]
+fn the_captures_folder_is_absolute_and_can_be_picked() {
+    let dir = tempfile::tempdir().unwrap();
+    let picked = dir.path().join("picked");
+    let mut h = harness(app_with(vec![Some(picked.clone())]));
+    h.run();
+    assert!(h.state().settings.proxy.out_dir.is_absolute());
+    assert!(h.state().settings.recorder.out_dir.is_absolute());
+    h.get_by_label("Proxy").click();
+    h.run();
+    h.get_by_label("Choose…").click();
+    h.run();
+    assert_eq!(h.state().settings.proxy.out_dir, picked);
+    h.state_mut().settings.proxy.out_dir = "relative-captures".into();
+    h.run();
+    let full = std::path::absolute("relative-captures").unwrap();
+    h.get_by_label(&format!("= {}", full.display()));
+}

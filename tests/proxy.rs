@@ -174,3 +174,56 @@ fn every_request_is_reported_as_an_exchange() {
         "{events:?}"
     );
 }
+
+/// `proxy --out` keeps its relative default but says at start where the captures really go: the
+/// full path.
+#[test]
+fn the_captures_folder_is_printed_in_full_at_start() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(common::BIN)
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--out",
+            "rel-captures",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let kid = common::Kid(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let line = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no 'forwarding to' line");
+        if line.starts_with("forwarding to") {
+            break line;
+        }
+    };
+    let full = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .join("rel-captures");
+    assert!(
+        line.contains(&full.display().to_string()),
+        "{line} (want {})",
+        full.display()
+    );
+    kid.signal("TERM");
+}
