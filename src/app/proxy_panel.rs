@@ -276,12 +276,6 @@ impl ProxyRun {
         if let Some(e) = &self.error {
             ui.label(RichText::new(e).color(ui.visuals().error_fg_color));
         }
-        if running {
-            ui.weak(format!(
-                "Captures are written to {}",
-                super::captures::full_path(&form.out_dir).display()
-            ));
-        }
         ui.separator();
         super::proxy_list::list_ui(ui, &self.exchanges, &mut self.selected, queue);
     }
