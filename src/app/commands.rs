@@ -276,7 +276,13 @@ impl App {
 
     pub(super) fn dialog_answered(&mut self, pending: DialogPurpose, path: PathBuf) {
         match pending {
-            DialogPurpose::Open(target) => self.open(Source::File(path), target),
+            DialogPurpose::Open(target) => {
+                if target != OpenTarget::Primary {
+                    // From the File menu too: show where it went.
+                    self.settings.tab = Tab::CompareTwo;
+                }
+                self.open(Source::File(path), target);
+            }
             DialogPurpose::CapturesDir(which) => {
                 let dir = match which {
                     CapturesFor::Recorder => &mut self.settings.recorder.out_dir,

@@ -217,7 +217,7 @@ impl App {
                             self.settings.recent.clear();
                         }
                     });
-                    if ui.button("Open second recording to compare…").clicked() {
+                    if ui.button("Open recording B to compare…").clicked() {
                         self.actions.push(Action::OpenDialog(OpenTarget::Second));
                     }
                     ui.separator();
