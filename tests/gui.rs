@@ -314,10 +314,10 @@ fn compare_two_recordings() {
     h.get_by_label("Compare two").click();
     h.run();
     h.query_all_by_label("Use Replay's").next().unwrap().click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
     h.get_by_label("Open B…").click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
     let cmp = h.state().comparison().unwrap();
     assert_eq!(cmp.rows.len(), 3);

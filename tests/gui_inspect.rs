@@ -59,11 +59,12 @@ fn compare_two_diffs_arguments_inline_and_leaves_replay_alone() {
     let replay_name = h.state().analysis().unwrap().source.name.clone();
     h.get_by_label("Compare two").click();
     h.run();
+    // step, not run: a side's spinner repaints every frame while it loads.
     h.get_by_label("Open A…").click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
     h.get_by_label("Open B…").click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
 
     // Replay still shows what it showed.
@@ -192,7 +193,7 @@ fn a_proxied_exchange_is_listed_and_inspectable() {
     );
 
     h.get_by_label("Open in Replay").click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
     assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
     h.state_mut().proxy.stop();
