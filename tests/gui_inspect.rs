@@ -220,3 +220,49 @@ fn the_captures_folder_is_absolute_and_can_be_picked() {
     let full = std::path::absolute("relative-captures").unwrap();
     h.get_by_label(&format!("= {}", full.display()));
 }
+
+/// Measurement (prints, asserts nothing about time): frame time of Compare two with 2,000
+/// differing call rows (only those on screen are laid out). `cargo test --test gui_inspect -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement; run with --ignored --nocapture"]
+fn compare_two_frame_time_with_many_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = (dir.path().join("a.ron"), dir.path().join("b.ron"));
+    for (path, v) in [(&pa, "x"), (&pb, "y")] {
+        let spec = sse_replay::stub::StubSpec {
+            calls: (0..2000)
+                .map(|i| sse_replay::stub::StubCall {
+                    id: format!("call_{i}"),
+                    name: "f".into(),
+                    arguments: format!(r#"{{"i":{i},"v":"{v}","list":[1,2,3]}}"#),
+                })
+                .collect(),
+            fragment_chars: vec![40],
+            ..Default::default()
+        };
+        sse_replay::recording::save(path, &sse_replay::stub::build(&spec)).unwrap();
+    }
+    let mut h = harness(app_with(vec![Some(pa), Some(pb)]));
+    h.run();
+    h.get_by_label("Compare two").click();
+    h.run();
+    h.get_by_label("Open A…").click();
+    h.step();
+    wait_loaded(&mut h);
+    h.get_by_label("Open B…").click();
+    h.step();
+    wait_loaded(&mut h);
+    assert_eq!(h.state().comparison().unwrap().differing(), 2000);
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let t0 = Instant::now();
+        h.step();
+        times.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "compare two, 2000 differing rows: frame median {:.1} ms, max {:.1} ms",
+        times[times.len() / 2],
+        times[times.len() - 1]
+    );
+}

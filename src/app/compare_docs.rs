@@ -14,6 +14,9 @@ pub struct CompareDocs {
     comparison: Option<Comparison>,
     /// Show only the call rows that differ.
     pub only_differing: bool,
+    /// Each call row's height when last drawn (0: not yet), so rows off screen are skipped with
+    /// a space of their height instead of being laid out. View state; reset with the comparison.
+    pub row_heights: Vec<f32>,
 }
 
 impl std::fmt::Debug for CompareDocs {
@@ -105,6 +108,7 @@ impl CompareDocs {
     }
 
     fn recompare(&mut self) {
+        self.row_heights.clear();
         self.comparison = match &self.sides {
             [Some(a), Some(b)] => Some(compare_analyses(&a.analysis, &b.analysis)),
             _ => None,

@@ -14,11 +14,14 @@ use crate::accumulate::Call;
 use crate::compare::{ArgsDiff, Comparison, OneSidedFinding, Row, StreamRowKind};
 use crate::json_diff::{Mark, Span};
 
-/// At most this many call rows are drawn (each may wrap over several lines); the rest are counted.
-const MAX_ROWS_DRAWN: usize = 500;
+/// At most this many call rows are listed; the rest are counted.
+const MAX_ROWS_DRAWN: usize = 20_000;
 
 /// The compare-two panel. `replay_open`: Replay has a recording to use as a side.
 pub fn compare_ui(ui: &mut Ui, docs: &mut CompareDocs, replay_open: bool, queue: &mut ActionQueue) {
+    // View state taken out while the sides are borrowed; put back at the end.
+    let mut only_differing = docs.only_differing;
+    let mut heights = std::mem::take(&mut docs.row_heights);
     ui.heading("Compare two recordings");
     ui.columns(2, |cols| {
         side_header(&mut cols[0], docs, OpenTarget::CompareA, replay_open, queue);
@@ -51,7 +54,7 @@ pub fn compare_ui(ui: &mut Ui, docs: &mut CompareDocs, replay_open: bool, queue:
         .strong()
         .color(color),
     );
-    let mut only_differing = docs.only_differing;
+    heights.resize(cmp.rows.len(), 0.0);
     egui::ScrollArea::vertical()
         .id_salt("compare-all")
         .auto_shrink([false, false])
@@ -66,9 +69,10 @@ pub fn compare_ui(ui: &mut Ui, docs: &mut CompareDocs, replay_open: bool, queue:
                 ui.label(RichText::new("Calls").strong());
                 ui.checkbox(&mut only_differing, "only rows that differ");
             });
-            calls_ui(ui, a, b, cmp, only_differing);
+            calls_ui(ui, a, b, cmp, only_differing, &mut heights);
         });
     docs.only_differing = only_differing;
+    docs.row_heights = heights;
 }
 
 fn side_header(
@@ -207,8 +211,19 @@ fn status(row: &Row) -> (String, bool) {
     }
 }
 
-fn calls_ui(ui: &mut Ui, a: &Loaded, b: &Loaded, cmp: &Comparison, only_differing: bool) {
+/// The call rows. Rows off screen are not laid out: a space of their last height (or an estimate)
+/// stands in, so a frame costs the rows on screen, not all of them.
+fn calls_ui(
+    ui: &mut Ui,
+    a: &Loaded,
+    b: &Loaded,
+    cmp: &Comparison,
+    only_differing: bool,
+    heights: &mut [f32],
+) {
     let (ca, cb) = (&a.analysis.calls, &b.analysis.calls);
+    let estimate = ui.text_style_height(&egui::TextStyle::Body) * 3.0 + 12.0;
+    let clip = ui.clip_rect();
     let mut drawn = 0usize;
     let mut hidden = 0usize;
     for (n, row) in cmp.rows.iter().enumerate() {
@@ -220,6 +235,27 @@ fn calls_ui(ui: &mut Ui, a: &Loaded, b: &Loaded, cmp: &Comparison, only_differin
             continue;
         }
         drawn += 1;
+        let top = ui.cursor().top();
+        let known = heights.get(n).copied().unwrap_or(0.0);
+        let h = if known > 0.0 { known } else { estimate };
+        if top > clip.bottom() || top + h < clip.top() {
+            ui.add_space(h);
+            continue;
+        }
+        draw_row(ui, n, row, ca, cb);
+        if let Some(slot) = heights.get_mut(n) {
+            *slot = ui.cursor().top() - top;
+        }
+    }
+    if hidden > 0 {
+        ui.weak(format!(
+            "{hidden} more rows not drawn (tick \"only rows that differ\" to see the differences first)"
+        ));
+    }
+}
+
+fn draw_row(ui: &mut Ui, n: usize, row: &Row, ca: &[Call], cb: &[Call]) {
+    {
         let (text, bad) = status(row);
         let color = if bad {
             style::err_color(ui)
@@ -248,11 +284,6 @@ fn calls_ui(ui: &mut Ui, a: &Loaded, b: &Loaded, cmp: &Comparison, only_differin
             );
         });
         ui.separator();
-    }
-    if hidden > 0 {
-        ui.weak(format!(
-            "{hidden} more rows not drawn (tick \"only rows that differ\" to see the differences first)"
-        ));
     }
 }
 
