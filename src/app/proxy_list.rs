@@ -47,6 +47,36 @@ fn verdict(r: &SessionResult) -> (String, bool) {
     }
 }
 
+/// The columns and their widths (points).
+const HEADERS: [&str; 8] = [
+    "started",
+    "request",
+    "status",
+    "model",
+    "first byte",
+    "duration",
+    "size",
+    "calls",
+];
+const WIDTHS: [f32; 8] = [70.0, 250.0, 50.0, 150.0, 75.0, 75.0, 70.0, 240.0];
+
+/// Column `i` of a row: its fixed width, one line, longer text elided (`…`; the full text is in
+/// the cell's hover where it can be long).
+fn cell(ui: &mut Ui, i: usize, add: impl FnOnce(&mut Ui)) {
+    let w = WIDTHS.get(i).copied().unwrap_or(80.0);
+    let h = ui.spacing().interact_size.y;
+    ui.allocate_ui_with_layout(
+        egui::vec2(w, h),
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            ui.set_min_width(w);
+            ui.set_max_width(w);
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+            add(ui);
+        },
+    );
+}
+
 /// The list, then the selected request's detail.
 pub fn list_ui(
     ui: &mut Ui,
@@ -60,33 +90,27 @@ pub fn list_ui(
         ui.weak("Requests through the proxy appear here as they arrive.");
         return;
     }
+    let row_h = ui.spacing().interact_size.y;
+    ui.horizontal(|ui| {
+        for (i, h) in HEADERS.iter().enumerate() {
+            cell(ui, i, |ui| {
+                ui.weak(*h);
+            });
+        }
+    });
+    // One line per request, fixed column widths: only the rows on screen are laid out.
     egui::ScrollArea::vertical()
         .id_salt("proxy-requests")
         .max_height(280.0)
         .auto_shrink([false, true])
-        .show(ui, |ui| {
-            egui::Grid::new("proxy-requests-grid")
-                .num_columns(8)
-                .striped(true)
-                .show(ui, |ui| {
-                    for h in [
-                        "started",
-                        "request",
-                        "status",
-                        "model",
-                        "first byte",
-                        "duration",
-                        "size",
-                        "calls",
-                    ] {
-                        ui.weak(h);
-                    }
-                    ui.end_row();
-                    for row in rows.iter().rev() {
-                        row_ui(ui, row, selected, queue);
-                        ui.end_row();
-                    }
-                });
+        .show_rows(ui, row_h, rows.len(), |ui, range| {
+            for i in range {
+                // Newest first.
+                let Some(row) = rows.len().checked_sub(i + 1).and_then(|k| rows.get(k)) else {
+                    continue;
+                };
+                ui.horizontal(|ui| row_ui(ui, row, selected, queue));
+            }
         });
     if let Some(row) = selected.and_then(|id| rows.iter().find(|r| r.exchange.id == id)) {
         ui.separator();
@@ -107,56 +131,84 @@ fn open_capture(row: &ExchangeRow, queue: &mut ActionQueue) -> bool {
 
 fn row_ui(ui: &mut Ui, row: &ExchangeRow, selected: &mut Option<u64>, queue: &mut ActionQueue) {
     let x = &row.exchange;
-    ui.monospace(clock(&x.started));
-    let is_selected = *selected == Some(x.id);
-    let resp = ui
-        .selectable_label(
-            is_selected,
-            format!("{} {}", x.method, style::visible(&x.path, 60)),
-        )
-        .on_hover_text("Click for the headers and body; double-click opens the capture in Replay");
-    if resp.double_clicked() {
-        open_capture(row, queue);
-    }
-    if resp.clicked() {
-        *selected = Some(x.id);
-    }
-    let status = RichText::new(x.status.to_string());
-    ui.label(if (200..300).contains(&x.status) {
-        status.color(style::ok_color(ui))
-    } else {
-        status.color(style::err_color(ui))
-    })
-    .on_hover_text(x.error.as_deref().unwrap_or(""));
-    ui.label(x.model.as_deref().unwrap_or("—"));
+    cell(ui, 0, |ui| {
+        ui.monospace(clock(&x.started)).on_hover_text(&x.started);
+    });
+    cell(ui, 1, |ui| {
+        let is_selected = *selected == Some(x.id);
+        let text = format!("{} {}", x.method, style::visible(&x.path, 200));
+        let resp = ui
+            .selectable_label(is_selected, &text)
+            .on_hover_text(format!(
+                "{text}\nClick for the headers and body; double-click opens the capture in Replay"
+            ));
+        if resp.double_clicked() {
+            open_capture(row, queue);
+        }
+        if resp.clicked() {
+            *selected = Some(x.id);
+        }
+    });
+    cell(ui, 2, |ui| {
+        let status = RichText::new(x.status.to_string());
+        let color = if (200..300).contains(&x.status) {
+            style::ok_color(ui)
+        } else {
+            style::err_color(ui)
+        };
+        let resp = ui.label(status.color(color));
+        if let Some(e) = &x.error {
+            resp.on_hover_text(e);
+        }
+    });
+    cell(ui, 3, |ui| {
+        let model = x.model.as_deref().unwrap_or("—");
+        ui.label(model).on_hover_text(model);
+    });
     match &row.end {
         Some(end) => {
-            ui.label(end.first_byte_micros.map_or_else(|| "—".into(), duration));
-            ui.label(duration(end.duration_micros));
-            ui.label(size(end.bytes));
+            cell(ui, 4, |ui| {
+                ui.label(end.first_byte_micros.map_or_else(|| "—".into(), duration));
+            });
+            cell(ui, 5, |ui| {
+                ui.label(duration(end.duration_micros));
+            });
+            cell(ui, 6, |ui| {
+                ui.label(size(end.bytes));
+            });
         }
         None => {
-            ui.label("…");
-            ui.spinner();
-            ui.label("…");
+            cell(ui, 4, |ui| {
+                ui.label("…");
+            });
+            cell(ui, 5, |ui| {
+                ui.spinner();
+            });
+            cell(ui, 6, |ui| {
+                ui.label("…");
+            });
         }
     }
-    match row.capture.as_ref().map(|c| c.result.as_ref()) {
-        None => {
-            ui.weak("not captured");
+    cell(ui, 7, |ui| {
+        match row.capture.as_ref().map(|c| c.result.as_ref()) {
+            None => {
+                ui.weak("not captured");
+            }
+            Some(None) => {
+                ui.label("streaming…");
+            }
+            Some(Some(r)) => {
+                let (text, ok) = verdict(r);
+                let color = if ok {
+                    style::ok_color(ui)
+                } else {
+                    style::warn_color(ui)
+                };
+                ui.label(RichText::new(&text).color(color))
+                    .on_hover_text(&text);
+            }
         }
-        Some(None) => {
-            ui.label("streaming…");
-        }
-        Some(Some(r)) => {
-            let (text, ok) = verdict(r);
-            ui.label(RichText::new(text).color(if ok {
-                style::ok_color(ui)
-            } else {
-                style::warn_color(ui)
-            }));
-        }
-    }
+    });
 }
 
 fn headers_ui(ui: &mut Ui, id: &str, headers: &[(String, String)]) {
