@@ -255,25 +255,29 @@ impl App {
             self.remember_recent(p);
         }
         let live = loaded.is_live();
-        {
-            let strategy = Strategy::ALL
-                .into_iter()
-                .find(|s| s.name() == self.settings.strategy)
-                .unwrap_or(Strategy::PerFragment);
-            let view = ViewState {
-                cursor: ViewState::last_chunk(a),
-                strategy,
-                speed: self.settings.speed,
-                ..Default::default()
-            };
-            if let Some(ctx) = &self.ctx {
-                ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
-                    "sse-replay — {}",
-                    short_name(&name)
-                )));
+        match target {
+            OpenTarget::Primary => {
+                let strategy = Strategy::ALL
+                    .into_iter()
+                    .find(|s| s.name() == self.settings.strategy)
+                    .unwrap_or(Strategy::PerFragment);
+                let view = ViewState {
+                    cursor: ViewState::last_chunk(a),
+                    strategy,
+                    speed: self.settings.speed,
+                    ..Default::default()
+                };
+                if let Some(ctx) = &self.ctx {
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Title(format!(
+                        "sse-replay — {}",
+                        short_name(&name)
+                    )));
+                }
+                self.doc = Some(Doc { loaded, view });
+                self.first_frame_pending = Some(t0);
             }
-            self.doc = Some(Doc { loaded, view });
-            self.first_frame_pending = Some(t0);
+            // Compare two's sides load on their own loads (`compare_docs`), never this one.
+            OpenTarget::CompareA | OpenTarget::Second => return,
         }
         if live {
             self.set_status("Showing the Recorder's recording as it arrives", false);
