@@ -313,14 +313,17 @@ fn compare_two_recordings() {
     wait_loaded(&mut h);
     h.get_by_label("Compare two").click();
     h.run();
+    h.query_all_by_label("Use Replay's").next().unwrap().click();
+    h.step();
+    wait_loaded(&mut h);
     h.get_by_label("Open B…").click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
     let cmp = h.state().comparison().unwrap();
     assert_eq!(cmp.rows.len(), 3);
     assert_eq!(cmp.differing(), 2);
     h.get_by_label_contains("arguments differ at $.days");
-    h.get_by_label_contains("only in B");
+    h.get_by_label("#3 ✗ only in B");
 }
 
 #[test]
@@ -437,7 +440,7 @@ fn recorder_and_proxy_tabs_render() {
     h.run();
     assert_eq!(h.state().settings.tab, Tab::Proxy);
     h.get_by_label("▶ Start proxy");
-    h.get_by_label("Captured sessions (0)");
+    h.get_by_label("Requests (0) · 0 captured");
     // Both forms persist with the settings (secret header values do not).
     h.state_mut().settings.recorder.headers[0].value = "Bearer sk-never-saved".into();
     let text = ron::to_string(&h.state().settings).unwrap();

@@ -587,6 +587,14 @@ fn connection_refused_is_one_clear_line() {
         "{err}"
     );
     assert!(!err.contains("zz-secret"), "{err}");
+    // Nothing arrived, so nothing is written: no recording, no journal, nothing else.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
+    let out_text = String::from_utf8_lossy(&o.stdout);
+    assert!(out_text.contains("not saved"), "{out_text}");
 }
 
 #[test]

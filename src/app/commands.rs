@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::export::{self, Format};
 use crate::recording::Recording;
 
+use super::captures::CapturesFor;
 use super::dialogs::DialogSpec;
 use super::loader::Source;
 use super::view::{Action, OpenTarget, Tab, ViewState};
@@ -19,6 +20,7 @@ pub(super) enum DialogPurpose {
     ExportReport,
     SaveStub,
     SaveRecording(Box<Recording>),
+    CapturesDir(CapturesFor),
 }
 
 impl App {
@@ -41,10 +43,10 @@ impl App {
             Action::OpenDialog(target) => {
                 let spec = DialogSpec {
                     save: false,
-                    title: if target == OpenTarget::Second {
-                        "Open a second recording to compare".into()
-                    } else {
-                        "Open a recording".into()
+                    title: match target {
+                        OpenTarget::Primary => "Open a recording".into(),
+                        OpenTarget::CompareA => "Open recording A to compare".into(),
+                        OpenTarget::Second => "Open recording B to compare".into(),
                     },
                     file_name: String::new(),
                     filters: vec![
@@ -193,6 +195,33 @@ impl App {
                 };
                 self.ask(ctx, spec, DialogPurpose::SaveRecording(rec));
             }
+            Action::CompareSideInReplay(side) => match self.compare.side(side) {
+                Some(l) => {
+                    let source = l.source.clone();
+                    self.settings.tab = Tab::Replay;
+                    self.open(source, OpenTarget::Primary);
+                }
+                None => self.set_status("That side of Compare two is empty", true),
+            },
+            Action::CompareUseReplay(side) => match &self.doc {
+                Some(d) => {
+                    let source = d.loaded.source.clone();
+                    self.open(source, side);
+                }
+                None => self.set_status("Replay has no recording open", true),
+            },
+            Action::PickCapturesDir(which) => {
+                if self.pending_dialog.is_some() {
+                    return self.set_status("A file dialog is already open", true);
+                }
+                let waker = ctx.clone();
+                let rx = self.dialogs.ask_folder(
+                    "Save captures in".into(),
+                    Box::new(move || waker.request_repaint()),
+                );
+                self.pending_dialog = Some((DialogPurpose::CapturesDir(which), rx));
+                self.poll_background();
+            }
             Action::SelectStrategy(s) => {
                 self.settings.strategy = s.name().into();
                 if let Some(v) = self.view_mut() {
@@ -253,7 +282,20 @@ impl App {
 
     pub(super) fn dialog_answered(&mut self, pending: DialogPurpose, path: PathBuf) {
         match pending {
-            DialogPurpose::Open(target) => self.open(Source::File(path), target),
+            DialogPurpose::Open(target) => {
+                if target != OpenTarget::Primary {
+                    // From the File menu too: show where it went.
+                    self.settings.tab = Tab::CompareTwo;
+                }
+                self.open(Source::File(path), target);
+            }
+            DialogPurpose::CapturesDir(which) => {
+                let dir = match which {
+                    CapturesFor::Recorder => &mut self.settings.recorder.out_dir,
+                    CapturesFor::Proxy => &mut self.settings.proxy.out_dir,
+                };
+                *dir = path;
+            }
             DialogPurpose::Import => {
                 self.settings.tab = Tab::Replay;
                 self.open(Source::Import(path), OpenTarget::Primary);

@@ -26,6 +26,20 @@ pub trait FileDialogs {
         spec: DialogSpec,
         wake: Box<dyn Fn() + Send>,
     ) -> mpsc::Receiver<Option<PathBuf>>;
+
+    /// Start a folder picker titled `title`; the answer (`None` = cancelled) arrives on the
+    /// returned channel. Dialogs that cannot pick folders answer `None` (the path can be typed).
+    fn ask_folder(
+        &mut self,
+        title: String,
+        wake: Box<dyn Fn() + Send>,
+    ) -> mpsc::Receiver<Option<PathBuf>> {
+        let _ = title;
+        let (tx, rx) = mpsc::channel();
+        let _ = tx.send(None);
+        wake();
+        rx
+    }
 }
 
 /// The real dialogs (rfd), each on its own thread.
@@ -58,6 +72,23 @@ impl FileDialogs for NativeDialogs {
             // The sender was moved into the failed closure and dropped: the receiver reports
             // "disconnected", which the app treats as cancelled.
         }
+        rx
+    }
+
+    fn ask_folder(
+        &mut self,
+        title: String,
+        wake: Box<dyn Fn() + Send>,
+    ) -> mpsc::Receiver<Option<PathBuf>> {
+        let (tx, rx) = mpsc::channel();
+        // A failed spawn drops the sender: "disconnected" reads as cancelled.
+        let _ = std::thread::Builder::new()
+            .name("sse-replay-dialog".into())
+            .spawn(move || {
+                let answer = rfd::FileDialog::new().set_title(&title).pick_folder();
+                let _ = tx.send(answer);
+                wake();
+            });
         rx
     }
 }
@@ -93,5 +124,21 @@ impl FileDialogs for ScriptedDialogs {
         let _ = tx.send(self.answers.pop_front().flatten());
         wake();
         rx
+    }
+
+    fn ask_folder(
+        &mut self,
+        title: String,
+        wake: Box<dyn Fn() + Send>,
+    ) -> mpsc::Receiver<Option<PathBuf>> {
+        self.ask(
+            DialogSpec {
+                save: false,
+                title,
+                file_name: String::new(),
+                filters: Vec::new(),
+            },
+            wake,
+        )
     }
 }

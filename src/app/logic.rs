@@ -76,6 +76,15 @@ impl App {
     /// The one open function: every way of opening (dialog, Ctrl+O, drop, recent, CLI, seed,
     /// stub) ends here. The previous recording stays until the new one has loaded.
     pub fn open(&mut self, source: Source, target: OpenTarget) {
+        if target != OpenTarget::Primary {
+            let ctx = self.ctx.clone();
+            self.compare.open(target, source, move || {
+                if let Some(ctx) = &ctx {
+                    ctx.request_repaint();
+                }
+            });
+            return;
+        }
         if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
             self.live_follow = false;
             self.live_pending = None;
@@ -143,6 +152,9 @@ impl App {
     }
 
     pub(super) fn poll_background(&mut self) {
+        for (text, error) in self.compare.poll() {
+            self.set_status(text, error);
+        }
         if let Some(l) = &self.loading
             && let Some(result) = l.poll()
         {
@@ -228,7 +240,6 @@ impl App {
                 None if self.status.as_ref().is_some_and(|s| s.error) => self.status = None,
                 None => {}
             }
-            self.recompare();
             return;
         }
         let a = &loaded.analysis;
@@ -265,23 +276,13 @@ impl App {
                 self.doc = Some(Doc { loaded, view });
                 self.first_frame_pending = Some(t0);
             }
-            OpenTarget::Second => self.second = Some(loaded),
+            // Compare two's sides load on their own loads (`compare_docs`), never this one.
+            OpenTarget::CompareA | OpenTarget::Second => return,
         }
-        self.recompare();
         if live {
             self.set_status("Showing the Recorder's recording as it arrives", false);
         } else {
             self.set_status(text, false);
         }
-    }
-
-    fn recompare(&mut self) {
-        self.comparison = match (&self.doc, &self.second) {
-            (Some(a), Some(b)) => Some(crate::compare::compare(
-                &a.loaded.analysis.calls,
-                &b.analysis.calls,
-            )),
-            _ => None,
-        };
     }
 }

@@ -23,7 +23,9 @@
 
 pub mod about;
 pub mod accumulator_panel;
+pub mod captures;
 pub mod client_test_panel;
+pub mod compare_docs;
 pub mod compare_panel;
 pub mod dialogs;
 pub mod headline;
@@ -32,6 +34,7 @@ pub mod loader;
 pub mod naive_panel;
 pub mod player;
 pub mod preview_panel;
+pub mod proxy_list;
 pub mod proxy_panel;
 pub mod raw_view;
 pub mod recorder;
@@ -93,9 +96,8 @@ pub struct App {
     pub settings: Settings,
     /// The recording the player shows.
     pub doc: Option<Doc>,
-    /// The second recording of "Compare two".
-    pub second: Option<Loaded>,
-    comparison: Option<Comparison>,
+    /// "Compare two"'s own recordings A and B (never the Replay document).
+    pub compare: compare_docs::CompareDocs,
     loading: Option<loader::Loading>,
     pub status: Option<Status>,
     dialogs: Box<dyn FileDialogs>,
@@ -142,8 +144,7 @@ impl App {
         Self {
             settings,
             doc: None,
-            second: None,
-            comparison: None,
+            compare: compare_docs::CompareDocs::default(),
             loading: None,
             status: None,
             dialogs,
@@ -176,19 +177,21 @@ impl App {
     /// For eframe: fonts, persisted settings, the first source.
     pub fn from_creation(cc: &eframe::CreationContext<'_>, source: Source) -> Self {
         style::install_fonts(&cc.egui_ctx);
-        let settings = cc
+        let mut settings: Settings = cc
             .storage
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
+        captures::upgrade(&mut settings.recorder.out_dir);
+        captures::upgrade(&mut settings.proxy.out_dir);
         let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
         app.fonts_installed = true;
         app.ctx = Some(cc.egui_ctx.clone());
         app
     }
 
-    /// A load is running.
+    /// A load is running (Replay's, or one of Compare two's).
     pub fn is_loading(&self) -> bool {
-        self.loading.is_some()
+        self.loading.is_some() || self.compare.is_loading()
     }
 
     /// The open analysis.
@@ -206,9 +209,9 @@ impl App {
         self.doc.as_mut().map(|d| &mut d.view)
     }
 
-    /// The alignment of the two recordings, when both are open.
+    /// The alignment of Compare two's recordings, when both are open.
     pub fn comparison(&self) -> Option<&Comparison> {
-        self.comparison.as_ref()
+        self.compare.comparison()
     }
 }
 

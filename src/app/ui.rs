@@ -55,16 +55,10 @@ impl App {
         match self.settings.tab {
             Tab::Replay => self.replay_ui(ui),
             Tab::CompareTwo => {
-                let cmp = self.comparison.as_ref();
-                let queue = &mut self.actions;
+                let replay_open = self.doc.is_some();
+                let (docs, queue) = (&mut self.compare, &mut self.actions);
                 egui::CentralPanel::default().show(ui, |ui| {
-                    compare_panel::compare_ui(
-                        ui,
-                        self.doc.as_ref().map(|d| &d.loaded),
-                        self.second.as_ref(),
-                        cmp,
-                        queue,
-                    );
+                    compare_panel::compare_ui(ui, docs, replay_open, queue);
                 });
             }
             Tab::StubBuilder => stub_panel::stub_ui(ui, &mut self.stub, &mut self.actions),
@@ -132,10 +126,12 @@ impl App {
                 .collect()
         });
         if let Some(p) = dropped.into_iter().next() {
-            let target = if self.settings.tab == Tab::CompareTwo && self.doc.is_some() {
-                OpenTarget::Second
-            } else {
-                OpenTarget::Primary
+            let target = match self.settings.tab {
+                Tab::CompareTwo if self.compare.side(OpenTarget::CompareA).is_none() => {
+                    OpenTarget::CompareA
+                }
+                Tab::CompareTwo => OpenTarget::Second,
+                _ => OpenTarget::Primary,
             };
             self.actions.push(Action::OpenPath(p, target));
         }
@@ -221,7 +217,7 @@ impl App {
                             self.settings.recent.clear();
                         }
                     });
-                    if ui.button("Open second recording to compare…").clicked() {
+                    if ui.button("Open recording B to compare…").clicked() {
                         self.actions.push(Action::OpenDialog(OpenTarget::Second));
                     }
                     ui.separator();

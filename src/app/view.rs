@@ -16,7 +16,9 @@ use crate::recording::Recording;
 pub enum OpenTarget {
     /// The recording the player, comparison and timeline show.
     Primary,
-    /// The second recording of "Compare two".
+    /// Recording A of "Compare two" (its own document: Replay is untouched).
+    CompareA,
+    /// Recording B of "Compare two".
     Second,
 }
 
@@ -118,6 +120,12 @@ pub enum Action {
     OpenTestCase(usize),
     /// In Replay, show the tested client's output on the left (`true`) or the naive strategy.
     ShowClientOutput(bool),
+    /// Open Compare two's side (`CompareA` or `Second` = B) in Replay.
+    CompareSideInReplay(OpenTarget),
+    /// Load Replay's recording into Compare two's side.
+    CompareUseReplay(OpenTarget),
+    /// Ask for a folder (the folder picker) for the Recorder's or the Proxy's captures.
+    PickCapturesDir(super::captures::CapturesFor),
 }
 
 /// The one queue every intent goes through: menus, keys, drops and every panel push here while

@@ -406,13 +406,9 @@ pub async fn run(
     };
     let mut resp = match sent {
         None => {
-            return finish(
-                sink,
-                vec!["stopped before the response arrived".into()],
-                None,
-                true,
-            )
-            .await;
+            let mut outcome = abandon(sink, head, None).await;
+            outcome.stopped = true;
+            return outcome;
         }
         Some(Err(_)) => {
             let error = RecordError::Network {
@@ -422,14 +418,14 @@ pub async fn run(
                 ),
                 url: safe_url,
             };
-            return finish(sink, vec![], Some(error), false).await;
+            return abandon(sink, head, Some(error)).await;
         }
         Some(Ok(Err(e))) => {
             let error = RecordError::Network {
                 message: super::describe_reqwest_error(&e),
                 url: safe_url,
             };
-            return finish(sink, vec![], Some(error), false).await;
+            return abandon(sink, head, Some(error)).await;
         }
         Some(Ok(Ok(resp))) => resp,
     };
@@ -506,6 +502,26 @@ pub async fn run(
         });
     }
     finish(sink, notes, error, stopped).await
+}
+
+/// No response arrived (the host is unreachable, nothing answered before the timeout, or the
+/// user stopped first): nothing is written — the journal is removed, no `.ron` is left — and the
+/// outcome carries `error`. A stream that started and broke goes through [`finish`] instead and
+/// keeps what arrived.
+async fn abandon(sink: Sink, head: Recording, error: Option<RecordError>) -> RecordOutcome {
+    let removal = tokio::task::spawn_blocking(move || sink.abandon())
+        .await
+        .ok()
+        .flatten();
+    RecordOutcome {
+        recording: head,
+        saved: None,
+        error: error.or(removal.map(RecordError::Write)),
+        stopped: false,
+        progress: Progress::default(),
+        stream_complete: false,
+        provider_error: None,
+    }
 }
 
 async fn finish(
