@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use crate::export::{self, Format};
 use crate::recording::Recording;
 
-use super::dialogs::DialogSpec;
+use super::dialogs::{BuiltinDialog, DialogSpec};
 use super::loader::Source;
 use super::view::{Action, OpenTarget, Tab, ViewState};
 use super::{App, format_label};
+
+/// The status note shown the first time the in-app browser replaces the native dialog.
+pub const BUILTIN_NOTE: &str = "No native file dialog here (no xdg-desktop-portal file chooser, no zenity): using the built-in file browser";
 
 /// What an answered dialog was for.
 #[derive(Debug)]
@@ -233,8 +236,25 @@ impl App {
     }
 
     fn ask(&mut self, ctx: &egui::Context, spec: DialogSpec, pending: DialogPurpose) {
-        if self.pending_dialog.is_some() {
+        if self.pending_dialog.is_some() || self.builtin_dialog.is_some() {
             return self.set_status("A file dialog is already open", true);
+        }
+        if !self.dialogs.native_available() {
+            // No portal and no zenity: rfd would answer "cancelled" without showing anything.
+            let start = self
+                .doc
+                .as_ref()
+                .and_then(|d| d.loaded.path.as_deref())
+                .and_then(|p| p.parent())
+                .filter(|p| p.is_dir())
+                .map(Path::to_path_buf);
+            self.builtin_dialog = Some((pending, BuiltinDialog::new(&spec, start)));
+            if !self.builtin_noted {
+                self.builtin_noted = true;
+                self.set_status(BUILTIN_NOTE, false);
+            }
+            ctx.request_repaint();
+            return;
         }
         let waker = ctx.clone();
         let rx = self

@@ -60,7 +60,8 @@ use logic::Perf;
 use proxy_panel::ProxyRun;
 use recorder::RecorderRun;
 
-pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
+pub use commands::BUILTIN_NOTE;
+pub use dialogs::{BuiltinDialog, DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
 pub use loader::{LoadError, LoadResult, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
@@ -99,6 +100,10 @@ pub struct App {
     pub status: Option<Status>,
     dialogs: Box<dyn FileDialogs>,
     pending_dialog: Option<(DialogPurpose, mpsc::Receiver<Option<PathBuf>>)>,
+    /// The in-app file browser, open, when no native dialog can be shown.
+    builtin_dialog: Option<(DialogPurpose, dialogs::BuiltinDialog)>,
+    /// The status line has said once that the in-app browser replaces the native dialog.
+    builtin_noted: bool,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
     /// The stream picker of a multi-stream capture, while open.
@@ -147,6 +152,8 @@ impl App {
             status: None,
             dialogs,
             pending_dialog: None,
+            builtin_dialog: None,
+            builtin_noted: false,
             stub: stub_panel::StubForm::default(),
             show_about: false,
             picker: None,
@@ -179,6 +186,10 @@ impl App {
             .storage
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
+        // Scroll offsets are view state: never restored from a previous run (eframe persists
+        // egui's memory, panel sizes included, which stay).
+        cc.egui_ctx
+            .data_mut(|d| d.remove_by_type::<egui::scroll_area::State>());
         let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
         app.fonts_installed = true;
         app.ctx = Some(cc.egui_ctx.clone());
@@ -203,6 +214,11 @@ impl App {
     /// The open recording's view state, mutable.
     pub fn view_mut(&mut self) -> Option<&mut ViewState> {
         self.doc.as_mut().map(|d| &mut d.view)
+    }
+
+    /// The in-app file browser is open (no native dialog could be shown).
+    pub fn builtin_dialog_open(&self) -> bool {
+        self.builtin_dialog.is_some()
     }
 
     /// The alignment of the two recordings, when both are open.
