@@ -9,11 +9,10 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay::app::{App, BUILTIN_NOTE, ScriptedDialogs, Settings, Source};
 
-fn harness_sized(app: App, w: f32, h: f32) -> Harness<'static, App> {
+fn harness_sized(app: App, w: f32, h: f32, check_accessibility: bool) -> Harness<'static, App> {
     Harness::builder()
         .with_size(egui::vec2(w, h))
-        // egui_file's path and file-name fields carry no accessible name (not ours to label).
-        .with_accessibility_check(false)
+        .with_accessibility_check(check_accessibility)
         .with_max_steps(30)
         .with_context_setup(sse_replay::app::style::install_fonts)
         .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
@@ -37,8 +36,11 @@ fn wait_loaded(h: &mut Harness<'_, App>) {
 }
 
 fn seed(dialogs: ScriptedDialogs, w: f32, h: f32) -> Harness<'static, App> {
+    // egui_file's path and file-name fields carry no accessible name (not ours to label): the
+    // check is off only where that browser is shown.
+    let check = !dialogs.no_native;
     let app = App::new(Settings::default(), Box::new(dialogs)).with_initial(Source::Seed);
-    let mut h = harness_sized(app, w, h);
+    let mut h = harness_sized(app, w, h, check);
     wait_loaded(&mut h);
     h
 }
@@ -67,4 +69,133 @@ fn without_a_native_dialog_open_shows_the_in_app_browser_and_says_so_once() {
     h.run();
     assert!(h.state().builtin_dialog_open());
     assert!(h.state().status.is_none());
+}
+
+fn row_shown(h: &Harness<'_, App>, n: u32) -> bool {
+    let head = format!("e{n:<7} ");
+    h.query_all_by(|node| node.label().is_some_and(|l| l.starts_with(&head)))
+        .count()
+        > 0
+}
+
+#[test]
+fn the_event_list_filters_by_text_and_call_and_shows_the_selected_event() {
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    let (total, second_call_events, first_tool_event) = {
+        let a = h.state().analysis().unwrap();
+        let fed = |e: &sse_replay::pipeline::EventRecord, call: u32| {
+            (e.first_fragment..e.first_fragment + e.fragment_count)
+                .any(|f| a.fragments[f as usize].call == call)
+        };
+        let second = a.events.iter().filter(|e| fed(e, 1)).count();
+        let first = a.events.iter().position(|e| e.fragment_count > 0).unwrap() as u32;
+        (a.events.len(), second, first)
+    };
+    assert!(second_call_events >= 2 && second_call_events < total);
+    // Every event has a row (the seed is short), the counter says so.
+    h.get_by_label(&format!("{total} of {total} events"));
+    // The list shows the cursor's event (opened at the end).
+    let at_cursor = {
+        let a = h.state().analysis().unwrap();
+        h.state().view().unwrap().current_event(a).unwrap()
+    };
+    assert!(row_shown(&h, at_cursor));
+    // A text filter: the second call's name. The rows of the first call go away.
+    h.state_mut().view_mut().unwrap().inspector.filter = "GET_TIME".into();
+    h.run();
+    h.get_by_label(&format!("{second_call_events} of {total} events"));
+    assert!(!row_shown(&h, first_tool_event));
+    // A regex that does not compile says so and filters nothing.
+    {
+        let st = &mut h.state_mut().view_mut().unwrap().inspector;
+        st.filter = "get_(".into();
+        st.regex = true;
+    }
+    h.run();
+    h.get_by_label_contains("not a regex");
+    h.get_by_label(&format!("{total} of {total} events"));
+    // By call: the first call's events only.
+    {
+        let st = &mut h.state_mut().view_mut().unwrap().inspector;
+        st.filter.clear();
+        st.regex = false;
+        st.call = Some(0);
+    }
+    h.run();
+    assert!(row_shown(&h, first_tool_event));
+    h.get_by_label(&format!(
+        "{} of {total} events",
+        total - second_call_events - {
+            let a = h.state().analysis().unwrap();
+            a.events.iter().filter(|e| e.fragment_count == 0).count()
+        }
+    ));
+    // Click the first tool-call event: the detail pane shows its JSON, pretty-printed, with the
+    // arguments piece it carried; the cursor moves to its read.
+    let head = format!("e{first_tool_event:<7} ");
+    h.get_by(|n| n.label().is_some_and(|l| l.starts_with(&head)))
+        .click();
+    h.run();
+    let (chunk, piece) = {
+        let a = h.state().analysis().unwrap();
+        let e = &a.events[first_tool_event as usize];
+        (
+            e.chunk,
+            a.fragment_text(&a.fragments[e.first_fragment as usize])
+                .to_owned(),
+        )
+    };
+    assert_eq!(
+        h.state().view().unwrap().inspector.selected,
+        Some(first_tool_event)
+    );
+    assert_eq!(h.state().view().unwrap().cursor, chunk);
+    h.get_by_label(&format!("Event {first_tool_event}"));
+    h.get_by_label("index 0 get_weather fed");
+    assert!(h.query_all_by_label(&piece).count() >= 1);
+    let escaped = serde_json::to_string(&piece).unwrap();
+    let escaped = escaped[1..escaped.len() - 1].to_owned();
+    // Pretty-printed (one key a line, indented) with the arguments.
+    let pretty = h
+        .query_all_by(|n| {
+            n.value().is_some_and(|l| {
+                l.contains("\"tool_calls\": [")
+                    && l.contains("\n    {")
+                    && l.contains(&format!("\"arguments\": \"{escaped}"))
+            })
+        })
+        .count();
+    assert_eq!(pretty, 1);
+}
+
+#[test]
+fn at_1024_by_700_the_first_calls_checkpoints_are_visible_without_scrolling() {
+    let h = seed(ScriptedDialogs::default(), 1024.0, 700.0);
+    let viewport = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1024.0, 700.0));
+    for label in [
+        "① reassembled = original, verbatim",
+        "② every fragment contiguous in the original",
+        "③ only the first fragment carries id and name",
+    ] {
+        // The first call's row is the first of the two.
+        let node = h.query_all_by_label(label).next().unwrap();
+        let r = node.rect();
+        // Inside the window and not clipped away by the cards' scroll area.
+        assert!(viewport.contains_rect(r), "{label} at {r:?}");
+        let panel_bottom = h
+            .query_all_by_label_contains("▾ Timeline")
+            .chain(h.query_all_by_label_contains("▸ Timeline"))
+            .map(|n| n.rect().top())
+            .fold(f32::INFINITY, f32::min);
+        assert!(
+            r.bottom() <= panel_bottom,
+            "{label} at {r:?} under the lower panels ({panel_bottom})"
+        );
+    }
+    // The comparison keeps at least half of the height: the lower panels start below the middle.
+    let lower_top = h
+        .query_all_by_label_contains("Timeline")
+        .map(|n| n.rect().top())
+        .fold(f32::INFINITY, f32::min);
+    assert!(lower_top >= 350.0, "lower panels start at {lower_top}");
 }

@@ -150,9 +150,8 @@ fn native_dialog_available() -> bool {
 /// An executable called `name` is on `PATH`.
 fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            std::fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file())
-        })
+        std::env::split_paths(&paths)
+            .any(|dir| std::fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file()))
     })
 }
 
