@@ -338,8 +338,12 @@ fn list_ui(
             None => (i < a.events.len()).then_some(i as u32),
         }
     };
+    // Never taller than the panel gives (its default minimum is 64 px, which would push the
+    // panel's header out of a short panel).
     let mut area = egui::ScrollArea::vertical()
         .id_salt("event-rows")
+        .min_scrolled_height(row_h)
+        .max_height(ui.available_height())
         .auto_shrink([false, false]);
     let refiltered = std::mem::take(&mut st.refiltered);
     let target = match st.scroll_to.take() {
@@ -367,9 +371,9 @@ fn list_ui(
         for i in range {
             let Some(n) = event_at(i) else { continue };
             let text = RichText::new(row_text(a, n)).monospace();
-            let r = ui.add_sized(
-                [ui.available_width(), row_h],
-                egui::Button::selectable(shown_event == Some(n), text),
+            let r = ui.add(
+                egui::Button::selectable(shown_event == Some(n), text)
+                    .min_size(egui::vec2(ui.available_width(), row_h)),
             );
             if r.clicked() {
                 clicked = Some(n);
@@ -488,6 +492,8 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, pinned: bool) {
     job.wrap.max_width = ui.available_width();
     egui::ScrollArea::vertical()
         .id_salt("event-detail")
+        .min_scrolled_height(0.0)
+        .max_height(ui.available_height())
         .auto_shrink([false, false])
         .show(ui, |ui| {
             ui.add(egui::Label::new(job).wrap());

@@ -70,6 +70,8 @@ pub fn raw_ui(
     // sideways on their own (Shift+wheel, a horizontal swipe, or the slider), clipped at the gutter.
     let mut area = egui::ScrollArea::vertical()
         .id_salt("raw-rows")
+        .min_scrolled_height(row_h)
+        .max_height(ui.available_height())
         .auto_shrink([false, false]);
     if let Some(offset) = view.raw_scroll.target(
         view.cursor,
