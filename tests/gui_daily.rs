@@ -199,3 +199,11 @@ fn at_1024_by_700_the_first_calls_checkpoints_are_visible_without_scrolling() {
         .fold(f32::INFINITY, f32::min);
     assert!(lower_top >= 350.0, "lower panels start at {lower_top}");
 }
+
+#[test]
+fn timeline_lanes_use_the_cards_call_names() {
+    let h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    // The lane's accessible text (its hover text) names the call as the cards do: key, then name.
+    h.get_by_label_contains("index 0 get_weather: 5 fragments");
+    h.get_by_label_contains("index 1 get_time: 5 fragments");
+}
