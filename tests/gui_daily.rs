@@ -207,3 +207,18 @@ fn timeline_lanes_use_the_cards_call_names() {
     h.get_by_label_contains("index 0 get_weather: 5 fragments");
     h.get_by_label_contains("index 1 get_time: 5 fragments");
 }
+
+#[test]
+fn a_call_card_folds_to_one_line() {
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    let verbatim = "① reassembled = original, verbatim";
+    assert_eq!(h.query_all_by_label(verbatim).count(), 2);
+    h.query_all_by_label("▾").next().unwrap().click();
+    h.run();
+    // The first card keeps its one line (key, id, name, counters); its body is gone.
+    assert_eq!(h.query_all_by_label(verbatim).count(), 1);
+    h.get_by_label("get_weather");
+    h.get_by_label("▸").click();
+    h.run();
+    assert_eq!(h.query_all_by_label(verbatim).count(), 2);
+}

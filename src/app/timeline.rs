@@ -144,7 +144,7 @@ pub fn timeline_ui(
     let cursor_call = current
         .and_then(|f| analysis.fragments.get(f as usize))
         .map(|f| f.call);
-    let follow_id = ui.id().with("timeline-follows");
+    let follow_id = ui.scope_id().with("timeline-follows");
     let followed = ui.data(|d| d.get_temp::<Option<u32>>(follow_id)).flatten();
     let mut area = egui::ScrollArea::vertical()
         .id_salt("timeline-lanes")
