@@ -57,6 +57,8 @@ start_app() { # WIDTH HEIGHT [FILE]
     local win
     win=$(xdotool search --sync --onlyvisible --name 'sse-replay' | head -1)
     xdotool windowmove "$win" 0 0 windowsize "$win" "$1" "$2"
+    # No window manager: give the window the keyboard focus, or typed text goes nowhere.
+    xdotool windowfocus --sync "$win"
     sleep 2
 }
 
@@ -76,18 +78,25 @@ start_x 1024 700
 start_app 1024 700
 shot seed-1024x700.png
 
-# 2. The event inspector on an OpenAI Chat recording, an event in the middle selected.
+# 2. The event inspector on an OpenAI Chat recording, an event in the middle selected (a row of
+#    the event list, the lowest panel: EVENT_ROW_Y moves the click if the layout changes).
 start_x 1600 1000
 start_app 1600 1000 "$REPO/recordings/openai-chat-weather.ron"
-# The third row of the event list (y from the bottom: the list sits in the lowest panel).
-click 300 "${EVENT_ROW_Y:-858}"
+click 300 "${EVENT_ROW_Y:-872}"
+xdotool mousemove 800 500
+sleep 0.5
 shot event-inspector.png
 
-# 3. Compare two: the seed (opened) against a quirky recording, opened through the in-app browser.
+# 3. Compare two: the seed (opened at start) against a recording whose arguments differ, opened
+#    through the in-app file browser (type the path into its "File:" field, Enter).
 start_app 1600 1000
-# The "Compare two" tab, then its "Open B…" button, then type the path into the browser's file field.
-click "${COMPARE_TAB_X:-112}" "${TABS_Y:-38}"
-xdotool key ctrl+o >/dev/null 2>&1 || true
+click "${COMPARE_TAB_X:-117}" "${COMPARE_TAB_Y:-37}"
+click "${OPEN_B_X:-331}" "${OPEN_B_Y:-68}"
+click "${FILE_FIELD_X:-770}" "${FILE_FIELD_Y:-695}"
+xdotool type --delay 20 "$REPO/${COMPARE_WITH:-recordings/quirk-cumulative.ron}"
+xdotool key Return
+sleep 2
+xdotool mousemove 800 900
 sleep 0.5
 shot compare-two.png
 stop_app

@@ -48,6 +48,8 @@ pub struct InspectorState {
     last_cursor_event: Option<u32>,
     /// The filter changed: bring the shown event into view, else go to the top.
     refiltered: bool,
+    /// The event whose detail was last scrolled to its arguments piece.
+    detail_scrolled: Option<u32>,
 }
 
 /// The filtered rows for one filter over one analysis.
@@ -250,7 +252,7 @@ pub fn inspector_ui(ui: &mut Ui, a: &Analysis, view: &mut ViewState, queue: &mut
     });
     if detail_rect.width() > 40.0 {
         ui.scope_builder(egui::UiBuilder::new().max_rect(detail_rect), |ui| {
-            detail_ui(ui, a, shown_event, st.selected.is_some());
+            detail_ui(ui, a, shown_event, st);
         });
     }
     ui.allocate_rect(avail, egui::Sense::hover());
@@ -431,7 +433,8 @@ pub fn piece_range(pretty: &str, piece: &str) -> Option<std::ops::Range<usize>> 
     Some(at..at + escaped.len())
 }
 
-fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, pinned: bool) {
+fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorState) {
+    let pinned = st.selected.is_some();
     let Some(n) = event else {
         ui.weak("No event at the cursor yet.");
         return;
@@ -481,7 +484,8 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, pinned: bool) {
         ..normal.clone()
     };
     let mut job = LayoutJob::default();
-    match piece_range(&text, &piece) {
+    let range = piece_range(&text, &piece);
+    match &range {
         Some(r) => {
             job.append(&text[..r.start], 0.0, normal.clone());
             job.append(&text[r.clone()], 0.0, hl);
@@ -490,14 +494,27 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, pinned: bool) {
         None => job.append(&text, 0.0, normal),
     }
     job.wrap.max_width = ui.available_width();
+    let galley = ui.painter().layout_job(job);
+    // Once per event: scroll the piece into view (the arguments sit below ~330 bytes of id,
+    // model and fingerprint in an OpenAI chunk).
+    let piece_at = range
+        .filter(|_| st.detail_scrolled != Some(n))
+        .map(|r| galley.pos_from_cursor(egui::text::CCursor::new(text[..r.start].chars().count())));
     egui::ScrollArea::vertical()
         .id_salt("event-detail")
         .min_scrolled_height(0.0)
         .max_height(ui.available_height())
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            ui.add(egui::Label::new(job).wrap());
+            let r = ui.add(egui::Label::new(galley));
+            if let Some(at) = piece_at {
+                ui.scroll_to_rect(
+                    at.translate(r.rect.min.to_vec2()),
+                    Some(egui::Align::Center),
+                );
+            }
         });
+    st.detail_scrolled = Some(n);
 }
 
 #[cfg(test)]
