@@ -518,6 +518,7 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
