@@ -222,3 +222,22 @@ fn a_call_card_folds_to_one_line() {
     h.run();
     assert_eq!(h.query_all_by_label(verbatim).count(), 2);
 }
+
+#[test]
+fn the_transport_counters_are_not_cut_on_a_laptop_screen() {
+    // Thousands of chunks, events and fragments: long counters.
+    let recording = Box::new(sse_replay::generate::large_recording(400));
+    let name = "large (generated)".to_owned();
+    let app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
+        .with_initial(Source::Memory { name, recording });
+    let mut h = harness_sized(app, 1024.0, 700.0, true);
+    wait_loaded(&mut h);
+    let (events, frags) = {
+        let a = h.state().analysis().unwrap();
+        (a.events.len(), a.fragments.len())
+    };
+    assert!(events > 10_000, "{events}");
+    let text = format!("events {events}/{events} · fragments {frags}/{frags}");
+    let node = h.get_by_label_contains(&text);
+    assert!(node.rect().right() <= 1024.0, "{:?}", node.rect());
+}
