@@ -241,3 +241,37 @@ fn the_transport_counters_are_not_cut_on_a_laptop_screen() {
     let node = h.get_by_label_contains(&text);
     assert!(node.rect().right() <= 1024.0, "{:?}", node.rect());
 }
+
+#[test]
+fn hovering_a_timeline_fragment_shows_its_text_and_time() {
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    // Where the first call's third fragment is drawn: the lane's track starts 150 px in and ends
+    // 10 px before the lane's right edge; zoom 1 spans the whole stream.
+    let (t, total, text, chunk, ms) = {
+        let d = &h.state().doc.as_ref().unwrap().loaded;
+        let (a, tables) = (&d.analysis, &d.derived);
+        let f = &a.fragments[a.calls[0].fragments[2] as usize];
+        let last = a.chunks.len() as u32 - 1;
+        let clock = |k| sse_replay::app::ViewState::clock_of(a, tables, k);
+        (
+            clock(f.pos.chunk),
+            clock(last).max(1.0),
+            a.fragment_text(f).to_owned(),
+            f.pos.chunk,
+            format!("{:.1} ms", f.pos.t_micros as f64 / 1000.0),
+        )
+    };
+    let lane = h
+        .get_by_label_contains("index 0 get_weather: 5 fragments")
+        .rect();
+    let (left, right) = (lane.left() + 150.0, lane.right() - 10.0);
+    let x = left + (t / total) as f32 * (right - left);
+    let tip = format!("fragment 2 of index 0 get_weather: {text} at {ms} (read {chunk})");
+    assert_eq!(h.query_all_by_label_contains(&tip).count(), 0);
+    h.input_mut()
+        .events
+        .push(egui::Event::PointerMoved(egui::pos2(x, lane.center().y)));
+    h.run();
+    // The lane's text and its tooltip.
+    assert!(h.query_all_by_label_contains(&tip).count() >= 1);
+}
