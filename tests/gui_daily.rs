@@ -275,3 +275,57 @@ fn hovering_a_timeline_fragment_shows_its_text_and_time() {
     // The lane's text and its tooltip.
     assert!(h.query_all_by_label_contains(&tip).count() >= 1);
 }
+
+#[test]
+fn saving_onto_an_existing_file_in_the_in_app_browser_asks_first() {
+    use egui::accesskit::Role;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("calls.json");
+    std::fs::write(&target, "keep me").unwrap();
+    let mut h = seed(ScriptedDialogs::without_native(), 1500.0, 940.0);
+    h.state_mut()
+        .actions
+        .push(sse_replay::app::Action::ExportCalls(
+            sse_replay::export::Format::Json,
+        ));
+    h.run();
+    assert!(h.state().builtin_dialog_open());
+    // The browser's file-name field (the other text input holds the folder, an absolute path).
+    let set_name = |h: &mut Harness<'_, App>| {
+        let field = h.get_by(|n| {
+            n.role() == Role::TextInput
+                && n.value()
+                    .is_some_and(|v| !v.is_empty() && !v.starts_with('/'))
+        });
+        field.focus();
+        h.run();
+        let field = h.get_by(|n| {
+            n.role() == Role::TextInput
+                && n.value()
+                    .is_some_and(|v| !v.is_empty() && !v.starts_with('/'))
+        });
+        field.set_text_value_accesskit(target.to_str().unwrap());
+        h.run();
+        h.key_press(egui::Key::Enter);
+        h.run();
+    };
+    set_name(&mut h);
+    // Not written yet: the app asks.
+    h.get_by_label_contains("exists. Replace it?");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    h.get_by_label("Cancel").click();
+    h.run();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    // Again, and Replace: written.
+    h.state_mut()
+        .actions
+        .push(sse_replay::app::Action::ExportCalls(
+            sse_replay::export::Format::Json,
+        ));
+    h.run();
+    set_name(&mut h);
+    h.get_by_label("Replace").click();
+    h.run();
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(written.contains("get_weather"), "{written}");
+}

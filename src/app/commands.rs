@@ -236,7 +236,10 @@ impl App {
     }
 
     fn ask(&mut self, ctx: &egui::Context, spec: DialogSpec, pending: DialogPurpose) {
-        if self.pending_dialog.is_some() || self.builtin_dialog.is_some() {
+        if self.pending_dialog.is_some()
+            || self.builtin_dialog.is_some()
+            || self.confirm_replace.is_some()
+        {
             return self.set_status("A file dialog is already open", true);
         }
         if !self.dialogs.native_available() {

@@ -187,6 +187,9 @@ fn portal_file_chooser() -> bool {
 /// The in-app file browser (`egui_file`), used when no native dialog can be shown.
 pub struct BuiltinDialog {
     inner: egui_file::FileDialog,
+    /// A save dialog: an existing file is replaced only after a confirmation (the native dialogs
+    /// ask; egui_file does not).
+    save: bool,
 }
 
 impl std::fmt::Debug for BuiltinDialog {
@@ -226,7 +229,10 @@ impl BuiltinDialog {
             }));
         }
         d.open();
-        Self { inner: d }
+        Self {
+            inner: d,
+            save: spec.save,
+        }
     }
 
     /// Draw the browser. `None` while it is open; then `Some(answer)` (`None` = cancelled).
@@ -235,6 +241,55 @@ impl BuiltinDialog {
             egui_file::State::Open => None,
             egui_file::State::Selected => Some(self.inner.path().map(|p| p.to_path_buf())),
             egui_file::State::Cancelled | egui_file::State::Closed => Some(None),
+        }
+    }
+}
+
+impl super::App {
+    /// Draw the in-app browser and, for a save onto an existing file, the confirmation; hand the
+    /// answer to the dialog's purpose.
+    pub(super) fn builtin_dialog_ui(&mut self, ctx: &egui::Context) {
+        if let Some((_, dialog)) = &mut self.builtin_dialog
+            && let Some(answer) = dialog.show(ctx)
+        {
+            let save = dialog.save;
+            if let Some((pending, _)) = self.builtin_dialog.take()
+                && let Some(path) = answer
+            {
+                if save && path.exists() {
+                    self.confirm_replace = Some((pending, path));
+                } else {
+                    self.dialog_answered(pending, path);
+                }
+            }
+        }
+        let Some((_, path)) = &self.confirm_replace else {
+            return;
+        };
+        let mut choice = None;
+        egui::Window::new("Replace the file?")
+            .collapsible(false)
+            .resizable(false)
+            .anchor(egui::Align2::CENTER_CENTER, egui::Vec2::ZERO)
+            .show(ctx, |ui| {
+                ui.label(format!("{} exists. Replace it?", path.display()));
+                ui.horizontal(|ui| {
+                    if ui.button("Replace").clicked() {
+                        choice = Some(true);
+                    }
+                    if ui.button("Cancel").clicked() {
+                        choice = Some(false);
+                    }
+                });
+            });
+        match choice {
+            Some(true) => {
+                if let Some((pending, path)) = self.confirm_replace.take() {
+                    self.dialog_answered(pending, path);
+                }
+            }
+            Some(false) => self.confirm_replace = None,
+            None => {}
         }
     }
 }

@@ -106,6 +106,8 @@ pub struct App {
     builtin_dialog: Option<(DialogPurpose, dialogs::BuiltinDialog)>,
     /// The status line has said once that the in-app browser replaces the native dialog.
     builtin_noted: bool,
+    /// A save in the in-app browser chose an existing file: replace it only when confirmed.
+    confirm_replace: Option<(DialogPurpose, PathBuf)>,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
     /// The stream picker of a multi-stream capture, while open.
@@ -156,6 +158,7 @@ impl App {
             pending_dialog: None,
             builtin_dialog: None,
             builtin_noted: false,
+            confirm_replace: None,
             stub: stub_panel::StubForm::default(),
             show_about: false,
             picker: None,

@@ -99,13 +99,7 @@ impl App {
         }
         self.recorder_was_running = running;
         self.picker_ui(&ctx);
-        if let Some((_, dialog)) = &mut self.builtin_dialog
-            && let Some(answer) = dialog.show(&ctx)
-            && let Some((pending, _)) = self.builtin_dialog.take()
-            && let Some(path) = answer
-        {
-            self.dialog_answered(pending, path);
-        }
+        self.builtin_dialog_ui(&ctx);
         if self.show_about {
             let mut open = true;
             let queue = &mut self.actions;
