@@ -329,3 +329,36 @@ fn saving_onto_an_existing_file_in_the_in_app_browser_asks_first() {
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("get_weather"), "{written}");
 }
+
+#[test]
+fn the_byte_view_scrolls_sideways_and_its_gutter_stays() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/openai-chat-weather.ron");
+    let mut app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
+        .with_initial(Source::File(path));
+    app.settings.lower_view = sse_replay::app::event_inspector::LowerView::Bytes;
+    let mut h = harness_sized(app, 1500.0, 940.0, true);
+    wait_loaded(&mut h);
+    let last = h.state().view().unwrap().cursor;
+    let head = format!("{last:>6} ");
+    let gutter = |h: &Harness<'_, App>| {
+        h.get_by(|n| n.label().is_some_and(|l| l.starts_with(&head)))
+            .rect()
+    };
+    let before = gutter(&h);
+    assert_eq!(h.state().view().unwrap().inspector.bytes_x, 0.0);
+    // A sideways swipe over the rows (content moves left).
+    let at = egui::pos2(before.right() + 300.0, before.center().y);
+    h.input_mut().events.push(egui::Event::PointerMoved(at));
+    h.input_mut().events.push(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(-200.0, 0.0),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run();
+    assert!(h.state().view().unwrap().inspector.bytes_x > 0.0);
+    // The read number and time did not move.
+    assert_eq!(gutter(&h), before);
+}
