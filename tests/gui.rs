@@ -637,7 +637,9 @@ fn a_raw_body_is_marked_guessed_and_without_read_boundaries() {
 fn the_lists_keep_the_cursor_row_in_view() {
     let recording = Box::new(sse_replay::generate::large_recording(40));
     let name = "large (generated)".to_owned();
-    let mut h = harness(app_with(vec![]).with_initial(Source::Memory { name, recording }));
+    let mut app = app_with(vec![]).with_initial(Source::Memory { name, recording });
+    app.settings.lower_view = sse_replay::app::event_inspector::LowerView::Bytes;
+    let mut h = harness(app);
     wait_loaded(&mut h);
     let last = h.state().view().unwrap().cursor;
     let last_fragment = h.state().analysis().unwrap().fragments.len() - 1;

@@ -185,9 +185,28 @@ fn call_card(
     // A complete response's calls have no fragments: they are there once the document is.
     let started = st.started || (a.complete && ended);
     let current = v.current_fragment(a);
+    // Folded cards are view state (egui's temporary memory: never persisted).
+    let fold_id = egui::Id::unique(("call-card-folded", ci));
+    let mut folded = ui.data(|d| d.get_temp::<bool>(fold_id)).unwrap_or(false);
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.set_width(ui.available_width());
         ui.horizontal_wrapped(|ui| {
+            if ui
+                .add(
+                    egui::Button::new(if folded { "▸" } else { "▾" })
+                        .frame(false)
+                        .small(),
+                )
+                .on_hover_text(if folded {
+                    "Unfold this call"
+                } else {
+                    "Fold this call to one line"
+                })
+                .clicked()
+            {
+                folded = !folded;
+                ui.data_mut(|d| d.insert_temp(fold_id, folded));
+            }
             ui.label(RichText::new(c.key.to_string()).strong());
             if a.complete && started {
                 ui.label(RichText::new(c.id.as_deref().unwrap_or("(no id)")).monospace());
@@ -214,7 +233,14 @@ fn call_card(
             } else {
                 ui.label(RichText::new("not started yet").weak());
             }
+            if folded && st.finished {
+                let ok = matches!(c.parsed, Parsed::Ok(_));
+                style::mark(ui, Some(ok));
+            }
         });
+        if folded {
+            return;
+        }
         if st.started {
             arguments_job(ui, a, &st, current);
             super::preview_panel::preview_ui(ui, a, v, queue, ci, &st);

@@ -6,10 +6,13 @@ use crate::export::{self, Format};
 use crate::recording::Recording;
 
 use super::captures::CapturesFor;
-use super::dialogs::DialogSpec;
+use super::dialogs::{BuiltinDialog, DialogSpec};
 use super::loader::Source;
 use super::view::{Action, OpenTarget, Tab, ViewState};
 use super::{App, format_label};
+
+/// The status note shown the first time the in-app browser replaces the native dialog.
+pub const BUILTIN_NOTE: &str = "No native file dialog here (no xdg-desktop-portal file chooser, no zenity): using the built-in file browser";
 
 /// What an answered dialog was for.
 #[derive(Debug)]
@@ -211,8 +214,20 @@ impl App {
                 None => self.set_status("Replay has no recording open", true),
             },
             Action::PickCapturesDir(which) => {
-                if self.pending_dialog.is_some() {
+                if self.pending_dialog.is_some() || self.builtin_dialog.is_some() {
                     return self.set_status("A file dialog is already open", true);
+                }
+                if !self.dialogs.native_available() {
+                    // No portal and no zenity: the in-app browser chooses the folder.
+                    let title = "Save captures in";
+                    let dialog = BuiltinDialog::folder(title, dirs_start(self, which));
+                    self.builtin_dialog = Some((DialogPurpose::CapturesDir(which), dialog));
+                    if !self.builtin_noted {
+                        self.builtin_noted = true;
+                        self.set_status(BUILTIN_NOTE, false);
+                    }
+                    ctx.request_repaint();
+                    return;
                 }
                 let waker = ctx.clone();
                 let rx = self.dialogs.ask_folder(
@@ -268,8 +283,28 @@ impl App {
     }
 
     fn ask(&mut self, ctx: &egui::Context, spec: DialogSpec, pending: DialogPurpose) {
-        if self.pending_dialog.is_some() {
+        if self.pending_dialog.is_some()
+            || self.builtin_dialog.is_some()
+            || self.confirm_replace.is_some()
+        {
             return self.set_status("A file dialog is already open", true);
+        }
+        if !self.dialogs.native_available() {
+            // No portal and no zenity: rfd would answer "cancelled" without showing anything.
+            let start = self
+                .doc
+                .as_ref()
+                .and_then(|d| d.loaded.path.as_deref())
+                .and_then(|p| p.parent())
+                .filter(|p| p.is_dir())
+                .map(Path::to_path_buf);
+            self.builtin_dialog = Some((pending, BuiltinDialog::new(&spec, start)));
+            if !self.builtin_noted {
+                self.builtin_noted = true;
+                self.set_status(BUILTIN_NOTE, false);
+            }
+            ctx.request_repaint();
+            return;
         }
         let waker = ctx.clone();
         let rx = self
@@ -364,4 +399,15 @@ fn file_stem_of(title: &str) -> String {
     } else {
         stem.into()
     }
+}
+
+/// Where the folder chooser starts: the form's folder when it exists, else its nearest existing
+/// parent (the default data folder may not exist before the first capture).
+fn dirs_start(app: &App, which: CapturesFor) -> Option<PathBuf> {
+    let dir = match which {
+        CapturesFor::Recorder => &app.settings.recorder.out_dir,
+        CapturesFor::Proxy => &app.settings.proxy.out_dir,
+    };
+    let full = super::captures::full_path(dir);
+    full.ancestors().find(|p| p.is_dir()).map(Path::to_path_buf)
 }

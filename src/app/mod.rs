@@ -28,8 +28,10 @@ pub mod client_test_panel;
 pub mod compare_docs;
 pub mod compare_panel;
 pub mod dialogs;
+pub mod event_inspector;
 pub mod headline;
 pub mod json_tree;
+pub mod layout;
 pub mod loader;
 pub mod naive_panel;
 pub mod player;
@@ -64,7 +66,8 @@ use logic::Perf;
 use proxy_panel::ProxyRun;
 use recorder::RecorderRun;
 
-pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
+pub use commands::BUILTIN_NOTE;
+pub use dialogs::{BuiltinDialog, DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
 pub use loader::{LoadError, LoadResult, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
@@ -102,6 +105,12 @@ pub struct App {
     pub status: Option<Status>,
     dialogs: Box<dyn FileDialogs>,
     pending_dialog: Option<(DialogPurpose, mpsc::Receiver<Option<PathBuf>>)>,
+    /// The in-app file browser, open, when no native dialog can be shown.
+    builtin_dialog: Option<(DialogPurpose, dialogs::BuiltinDialog)>,
+    /// The status line has said once that the in-app browser replaces the native dialog.
+    builtin_noted: bool,
+    /// A save in the in-app browser chose an existing file: replace it only when confirmed.
+    confirm_replace: Option<(DialogPurpose, PathBuf)>,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
     /// The stream picker of a multi-stream capture, while open.
@@ -149,6 +158,9 @@ impl App {
             status: None,
             dialogs,
             pending_dialog: None,
+            builtin_dialog: None,
+            builtin_noted: false,
+            confirm_replace: None,
             stub: stub_panel::StubForm::default(),
             show_about: false,
             picker: None,
@@ -183,6 +195,10 @@ impl App {
             .unwrap_or_default();
         captures::upgrade(&mut settings.recorder.out_dir);
         captures::upgrade(&mut settings.proxy.out_dir);
+        // Scroll offsets are view state: never restored from a previous run (eframe persists
+        // egui's memory, panel sizes included, which stay).
+        cc.egui_ctx
+            .data_mut(|d| d.remove_by_type::<egui::scroll_area::State>());
         let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
         app.fonts_installed = true;
         app.ctx = Some(cc.egui_ctx.clone());
@@ -207,6 +223,11 @@ impl App {
     /// The open recording's view state, mutable.
     pub fn view_mut(&mut self) -> Option<&mut ViewState> {
         self.doc.as_mut().map(|d| &mut d.view)
+    }
+
+    /// The in-app file browser is open (no native dialog could be shown).
+    pub fn builtin_dialog_open(&self) -> bool {
+        self.builtin_dialog.is_some()
     }
 
     /// The alignment of Compare two's recordings, when both are open.

@@ -13,8 +13,8 @@ use crate::export::Format;
 use super::loader::Source;
 use super::view::{Action, ActionQueue, OpenTarget, StepUnit, Tab};
 use super::{
-    App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player, raw_view,
-    stub_panel, style, timeline,
+    App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player,
+    stub_panel, style,
 };
 
 impl App {
@@ -93,6 +93,7 @@ impl App {
         }
         self.recorder_was_running = running;
         self.picker_ui(&ctx);
+        self.builtin_dialog_ui(&ctx);
         if self.show_about {
             let mut open = true;
             let queue = &mut self.actions;
@@ -241,7 +242,7 @@ impl App {
                 });
                 ui.menu_button("View", |ui| {
                     ui.checkbox(&mut self.settings.show_timeline, "Timeline");
-                    ui.checkbox(&mut self.settings.show_raw, "Raw stream");
+                    ui.checkbox(&mut self.settings.show_raw, "Events and bytes");
                 });
                 ui.menu_button("Help", |ui| {
                     if ui.button("About the fragment problem").clicked() {
@@ -326,20 +327,14 @@ impl App {
             header_ui(ui, a, dialect_override, arriving, queue);
             player::transport_ui(ui, a, d, v, queue);
         });
-        if self.settings.show_raw {
-            egui::Panel::bottom("raw")
-                .resizable(true)
-                .default_size(200.0)
-                .min_size(60.0)
-                .show(ui, |ui| raw_view::raw_ui(ui, a, d, v, queue));
-        }
-        if self.settings.show_timeline {
-            egui::Panel::bottom("timeline")
-                .resizable(true)
-                .default_size(120.0)
-                .min_size(60.0)
-                .show(ui, |ui| timeline::timeline_ui(ui, a, d, v, queue));
-        }
+        let choices = super::layout::LowerChoices {
+            show_timeline: self.settings.show_timeline,
+            show_raw: self.settings.show_raw,
+            view: &mut self.settings.lower_view,
+            timeline_folded: &mut self.settings.timeline_folded,
+            lower_folded: &mut self.settings.lower_folded,
+        };
+        super::layout::lower_panels(ui, choices, a, d, v, queue);
         let half = ui.available_width() * 0.46;
         egui::Panel::left("naive")
             .resizable(true)

@@ -269,6 +269,8 @@ pub struct ViewState {
     pub raw_scroll: RowScroll,
     /// The naive steps list's scroll; it brings the current step into view when the cursor moves.
     pub steps_scroll: RowScroll,
+    /// The event inspector's filter, selection and cached rows.
+    pub inspector: super::event_inspector::InspectorState,
 }
 
 impl Default for ViewState {
@@ -285,6 +287,7 @@ impl Default for ViewState {
             timeline_zoom: 1.0,
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
+            inspector: Default::default(),
         }
     }
 }
