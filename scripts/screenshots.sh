@@ -87,13 +87,23 @@ xdotool mousemove 800 500
 sleep 0.5
 shot event-inspector.png
 
-# 3. Compare two: the seed (opened at start) against a recording whose arguments differ, opened
+# 3. Compare two: the seed (opened at start, taken as A with "Use Replay's") against a recording whose arguments differ, opened
 #    through the in-app file browser (type the path into its "File:" field, Enter).
 start_app 1600 1000
 click "${COMPARE_TAB_X:-117}" "${COMPARE_TAB_Y:-37}"
-click "${OPEN_B_X:-331}" "${OPEN_B_Y:-68}"
+click "${USE_REPLAY_A_X:-132}" "${USE_REPLAY_A_Y:-115}"   # A: "Use Replay's" (the seed)
+sleep 1
+click "${OPEN_B_X:-840}" "${OPEN_B_Y:-115}"               # B: "Open B…"
 click "${FILE_FIELD_X:-770}" "${FILE_FIELD_Y:-695}"
-xdotool type --delay 20 "$REPO/${COMPARE_WITH:-recordings/quirk-cumulative.ron}"
+# B by default: the seed's two calls with one value changed, built by the stub builder (so the
+# arguments diff inline: the changed value highlighted).
+if [ -z "${COMPARE_WITH:-}" ]; then
+    COMPARE_WITH=$HOME_DIR/seed-days-changed.ron
+    "$BIN" stub --call 'get_weather={"city":"深圳","days":5}' --call 'get_time={"city":"杭州","days":1}' \
+        --fragment 5 -o "$COMPARE_WITH" >/dev/null
+fi
+case $COMPARE_WITH in /*) ;; *) COMPARE_WITH=$REPO/$COMPARE_WITH ;; esac
+xdotool type --delay 20 "$COMPARE_WITH"
 xdotool key Return
 sleep 2
 xdotool mousemove 800 900
