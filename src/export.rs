@@ -250,7 +250,7 @@ impl serde::Serialize for CheckReport<'_> {
         m.serialize_entry(
             "stats",
             &json!({
-                "bytes": a.body.len(),
+                "bytes": a.body_len(),
                 "chunks": a.chunks.len(),
                 "events": a.events.len(),
                 "fragments": a.fragments.len(),

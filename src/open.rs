@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::analysis::{Analysis, SourceInfo, SourceKind};
+use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
 use crate::import::{self, ImportError, ImportFormat};
 use crate::input::{self, InputError, InputKind};
@@ -279,6 +279,49 @@ pub fn analyse(
         },
         max_event_bytes,
     );
+    match analysis.overflow {
+        Some(overflow) => Err(InputError::EventTooLarge {
+            path: input::display_name(path),
+            overflow,
+        }
+        .into()),
+        None => Ok(analysis),
+    }
+}
+
+/// [`analyse`] for a report (`check`): a raw stream body in a regular file is analysed as it is
+/// read, one event at a time, and the body is not kept ([`Analysis::body`] is empty; its length is
+/// [`Analysis::body_len`]), so memory does not grow with a second copy of a large stream. Any
+/// other input is opened as [`analyse`] opens it. The report is the same either way.
+pub fn analyse_for_report(
+    path: &Path,
+    dialect: Option<DialectKind>,
+    stream: Option<usize>,
+    max_event_bytes: u64,
+) -> Result<Analysis, OpenError> {
+    if stream.is_some_and(|k| k != 1) || capture_format(path).is_some() {
+        return analyse(path, dialect, stream, max_event_bytes);
+    }
+    let opts = Options {
+        dialect,
+        framing: None,
+        detail: true,
+    };
+    // The recording's metadata is only known at the end (it names the file): a raw body's is
+    // empty until then.
+    let empty = Recording::default();
+    let mut feed = Feed::new(&empty, opts, max_event_bytes, None);
+    let Some(rec) = input::each_raw_event(path, max_event_bytes, |event| feed.feed(event, 0))?
+    else {
+        drop(feed);
+        return analyse(path, dialect, stream, max_event_bytes);
+    };
+    let source = SourceInfo {
+        name: input::display_name(path),
+        timing_known: false,
+        kind: SourceKind::RawBody,
+    };
+    let analysis = feed.finish(&rec, source);
     match analysis.overflow {
         Some(overflow) => Err(InputError::EventTooLarge {
             path: input::display_name(path),

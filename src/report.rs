@@ -51,7 +51,7 @@ pub fn check_text(analysis: &Analysis) -> String {
         } else {
             ", dialect guessed"
         },
-        analysis.body.len(),
+        analysis.body_len(),
         analysis.chunks.len(),
         if analysis.source.timing_known {
             ""

@@ -23,7 +23,14 @@ pub struct CheckArgs {
 
 /// Runs `check`.
 pub(super) fn run(a: &CheckArgs) -> ExitCode {
-    let mut analysis = match a.input.analyse() {
+    // A raw body is analysed as it is read, and not kept: the report needs none of its bytes.
+    let opened = crate::open::analyse_for_report(
+        &a.input.file,
+        a.input.dialect,
+        a.input.stream(),
+        a.input.max_event_bytes,
+    );
+    let mut analysis = match opened {
         Ok(x) => x,
         Err(e) => return open_failed(&e),
     };

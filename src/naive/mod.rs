@@ -15,6 +15,7 @@
 
 mod concat_all;
 mod concat_fields;
+mod feed;
 mod next_index_done;
 mod overwrite;
 mod parse_when_valid;
@@ -27,6 +28,7 @@ use crate::dialect::{DialectKind, FxHashMap};
 use crate::framing::Framing;
 use crate::signal::{CallKey, Fragment, Pos, Signal, SignalObserver};
 
+pub use feed::StrategyFeed;
 pub use parse_when_valid::STEP_TAIL_CHARS;
 pub use steps::{StepRow, Steps};
 
