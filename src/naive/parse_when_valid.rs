@@ -89,15 +89,14 @@ impl NaiveStrategy for ParseWhenValid {
             start: 0,
             end: e.args.len(),
         };
-        let parsed = outcome.clone();
         self.steps.push(
             at.fragment_no,
             Some(at.call),
             at.pos.chunk,
             where_,
-            outcome,
+            outcome.is_some(),
         );
-        if let Some(parsed) = parsed
+        if let Some(parsed) = outcome
             && let Some(e) = self.open.remove(&fragment.key)
         {
             self.done.push(NaiveCall {

@@ -1,6 +1,6 @@
 //! `per-fragment`: parse every arguments fragment alone, as it arrives (the seed's counter-example 1).
 
-use super::steps::{Balance, Steps, TextAt};
+use super::steps::{Balance, Steps};
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, args_text};
 use crate::accumulate::{Parsed, parse_value};
 use crate::signal::{Fragment, Raw};
@@ -25,18 +25,7 @@ impl NaiveStrategy for PerFragment {
             return;
         }
         let text = args_text(fragment);
-        let texts = self.steps.texts_mut();
-        if texts.is_empty() {
-            texts.push(String::new());
-        }
-        let arena = &mut texts[0];
-        let start = arena.len();
-        arena.push_str(text);
-        let where_ = TextAt {
-            buffer: 0,
-            start,
-            end: arena.len(),
-        };
+        let where_ = self.steps.push_text(text);
         let outcome = if Balance::of(text).may_parse() {
             match parse_value(text) {
                 ok @ Parsed::Ok(_) => Some(ok),
@@ -60,7 +49,7 @@ impl NaiveStrategy for PerFragment {
             Some(at.call),
             at.pos.chunk,
             where_,
-            outcome,
+            outcome.is_some(),
         );
     }
 

@@ -11,7 +11,7 @@
 //! error, re-derived on demand like any other).
 
 use super::Attempt;
-use crate::accumulate::{Parsed, parse_value};
+use crate::accumulate::parse_value;
 
 /// One attempt, compactly: where and what, not its text or error message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +26,9 @@ pub struct StepRow {
     call: u32,
     /// Index of the buffer in [`Steps::texts`] that holds the text.
     text: u32,
-    /// Index of the parsed value in [`Steps::values`] when `ok`.
-    value: u32,
-    /// Byte range of the text in its buffer.
-    start: usize,
-    end: usize,
+    /// Byte range of the text in its buffer (a buffer is cut before it reaches 4 GiB).
+    start: u32,
+    end: u32,
 }
 
 impl StepRow {
@@ -44,11 +42,11 @@ impl StepRow {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Steps {
     rows: Vec<StepRow>,
-    /// The texts: one arena of every fragment's text (`per-fragment`), or each call's final
-    /// buffer, whose prefixes were the attempts (`parse-when-valid`).
+    /// The texts: arenas of every fragment's text (`per-fragment`), or each call's final buffer,
+    /// whose prefixes were the attempts (`parse-when-valid`).
     texts: Vec<String>,
-    /// The outcome of each attempt that parsed, in row order.
-    values: Vec<Parsed>,
+    /// Attempts that parsed (their values are not kept: parsing the text again gives them).
+    parsed: usize,
     /// An [`Attempt`]'s `text` is only the last [`super::STEP_TAIL_CHARS`] characters of the
     /// text parsed (`parse-when-valid`, whose texts are whole buffers).
     tail_only: bool,
@@ -62,6 +60,9 @@ pub(super) struct TextAt {
     pub end: usize,
 }
 
+/// Largest arena: offsets are kept as `u32`.
+const MAX_ARENA: usize = u32::MAX as usize;
+
 impl Steps {
     /// Attempts whose [`Attempt::text`] is the last characters of the buffer parsed.
     pub(super) fn tail_only() -> Self {
@@ -71,30 +72,46 @@ impl Steps {
         }
     }
 
-    /// Record one attempt; `outcome` is `Some` with the value when it parsed, `None` when not.
+    /// Record one attempt and whether it parsed.
     pub(super) fn push(
         &mut self,
         fragment: u32,
         call: Option<u32>,
         chunk: u32,
         text: TextAt,
-        outcome: Option<Parsed>,
+        ok: bool,
     ) {
-        let ok = outcome.is_some();
-        let value = self.values.len() as u32;
-        if let Some(v) = outcome {
-            self.values.push(v);
-        }
+        self.parsed += usize::from(ok);
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         self.rows.push(StepRow {
             fragment,
             chunk,
             ok,
             call: call.unwrap_or(u32::MAX),
             text: text.buffer,
-            value,
-            start: text.start,
-            end: text.end,
+            start: clamp(text.start),
+            end: clamp(text.end),
         });
+    }
+
+    /// Append `text` to the last arena (a new one when it would pass 4 GiB) and say where it is.
+    pub(super) fn push_text(&mut self, text: &str) -> TextAt {
+        if self
+            .texts
+            .last()
+            .is_none_or(|a| a.len().saturating_add(text.len()) > MAX_ARENA)
+        {
+            self.texts.push(String::new());
+        }
+        let buffer = self.texts.len() - 1;
+        let arena = &mut self.texts[buffer];
+        let start = arena.len();
+        arena.push_str(text);
+        TextAt {
+            buffer: buffer as u32,
+            start,
+            end: arena.len(),
+        }
     }
 
     /// The text buffers, for the strategy to fill (an arena, or the calls' buffers at the end).
@@ -119,24 +136,23 @@ impl Steps {
 
     /// Attempts that parsed.
     pub fn parsed(&self) -> usize {
-        self.values.len()
+        self.parsed
     }
 
     /// The whole text attempt `i` parsed (a `parse-when-valid` attempt's whole buffer).
     pub fn text(&self, i: usize) -> Option<&str> {
         let r = self.rows.get(i)?;
-        self.texts.get(r.text as usize)?.get(r.start..r.end)
+        self.texts
+            .get(r.text as usize)?
+            .get(r.start as usize..r.end as usize)
     }
 
-    /// Attempt `i` in full: its text, and its outcome (an error message is re-derived by parsing
-    /// the text again).
+    /// Attempt `i` in full: its text, and its outcome (re-derived by parsing the text again,
+    /// which gives the same value or error message as the first time).
     pub fn get(&self, i: usize) -> Option<Attempt> {
         let r = self.rows.get(i)?;
         let text = self.text(i).unwrap_or("");
-        let outcome = match self.values.get(r.value as usize) {
-            Some(v) if r.ok => v.clone(),
-            _ => parse_value(text),
-        };
+        let outcome = parse_value(text);
         let text = if self.tail_only {
             super::parse_when_valid::tail(text)
         } else {
@@ -224,6 +240,7 @@ impl Balance {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::accumulate::Parsed;
 
     /// Every text that parses is balanced (the one direction the shortcut relies on), on texts
     /// built to confuse a scanner: escaped quotes, backslashes, brackets inside strings.
@@ -266,8 +283,8 @@ mod tests {
             start,
             end,
         };
-        s.push(0, Some(0), 3, at(0, 4), None);
-        s.push(1, None, 4, at(4, 5), Some(parse_value("1")));
+        s.push(0, Some(0), 3, at(0, 4), false);
+        s.push(1, None, 4, at(4, 5), true);
         assert_eq!(s.len(), 2);
         assert_eq!(s.parsed(), 1);
         let a = s.get(0).unwrap();
