@@ -22,9 +22,12 @@ use std::fmt::Write as _;
 use jiter::{JsonValue, JsonValueScratch, PartialMode};
 use serde_json::Value;
 
-use crate::accumulate::{Call, Parsed};
+use crate::accumulate::{Call, Parsed, parse_value};
 use crate::analysis::Analysis;
+use crate::dialect::FxHashMap;
 use crate::findings::{Finding, FindingKind, Location};
+use crate::naive::Balance;
+use crate::signal::{CallKey, Pos, Signal, SignalObserver};
 
 /// The partial mode openai-python uses (`jiter.from_json(..., partial_mode="trailing-strings")`).
 pub const MODE: PartialMode = PartialMode::TrailingStrings;
@@ -201,10 +204,33 @@ pub fn each_fragment(a: &Analysis, call: Option<u32>, mut f: impl FnMut(Fragment
 
 /// One call's summary: every fragment's preview parsed and checked against the final value.
 pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
-    let fin = final_of(c);
+    let end_of = |i: usize| {
+        c.fragments
+            .get(i)
+            .and_then(|&no| a.fragments.get(no as usize))
+            .map_or(0, |f| f.args_range.end as usize)
+    };
+    summarize_text(
+        c.position,
+        &c.fragments,
+        end_of,
+        &c.raw_arguments,
+        final_of(c),
+    )
+}
+
+/// [`summarize`] over a call's text: its `fragments` (stream-wide numbers), the `i`-th ending at
+/// byte `end_of(i)` of `text`, checked against `fin` (not checked when `None`).
+fn summarize_text(
+    position: u32,
+    fragments: &[u32],
+    end_of: impl Fn(usize) -> usize,
+    text: &str,
+    fin: Option<&Value>,
+) -> CallPreview {
     let mut out = CallPreview {
-        call: c.position,
-        previews: c.fragments.len() as u64,
+        call: position,
+        previews: fragments.len() as u64,
         stable: 0,
         contradicted: 0,
         first_contradiction: None,
@@ -216,12 +242,12 @@ pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
     let mut scratch = JsonValueScratch::new();
     let mut last_end = usize::MAX;
     let mut last_bad = false;
-    for &no in &c.fragments {
-        let text = prefix(a, c, no);
+    for (i, &no) in fragments.iter().enumerate() {
+        let prefix = text.get(..end_of(i)).unwrap_or("");
         // An empty fragment leaves the prefix as it was: the same preview, the same judgement.
-        if text.len() != last_end {
-            last_end = text.len();
-            last_bad = match scratch.parse(text.as_bytes(), false, MODE) {
+        if prefix.len() != last_end {
+            last_end = prefix.len();
+            last_bad = match scratch.parse(prefix.as_bytes(), false, MODE) {
                 Ok(v) => {
                     let found = contradictions(&v, fin);
                     if let (Some(path), None) = (found.first(), &out.first_contradiction) {
@@ -245,6 +271,83 @@ pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
         }
     }
     out
+}
+
+// --- `check`'s previews, computed while the stream is read
+
+/// The previews worked out beside the analysis, on the strategies' worker thread
+/// ([`crate::analysis::Feed::with_observer`]): as soon as a call's arguments so far parse (the
+/// moment a `parse-when-valid` client would take them as final), its summary is computed
+/// against that value. At the end, [`Analysis::compute_previews_with`] keeps each summary whose
+/// call really ended there (same fragments, same text, same parse) and computes the others as
+/// [`Analysis::compute_previews`] does, so the result is the same; the quadratic work has then
+/// mostly run in parallel with the stream's reading.
+#[derive(Debug, Default)]
+pub struct Speculative {
+    by_key: FxHashMap<CallKey, u32>,
+    calls: Vec<SpeculativeCall>,
+}
+
+/// One call as [`Speculative`] follows it.
+#[derive(Debug, Default)]
+struct SpeculativeCall {
+    text: String,
+    fragments: Vec<u32>,
+    /// End of the text after each fragment.
+    ends: Vec<usize>,
+    balance: Balance,
+    /// A summary was computed (and is dropped if the call goes on).
+    tried: bool,
+    summary: Option<CallPreview>,
+}
+
+impl SignalObserver for Speculative {
+    fn on_signal(&mut self, signal: &Signal, _pos: Pos, fragment_no: u32) {
+        let Signal::Fragment(f) = signal else {
+            return;
+        };
+        let next = self.calls.len() as u32;
+        let i = *self.by_key.entry(f.key.clone()).or_insert(next);
+        if i == next {
+            self.calls.push(SpeculativeCall::default());
+        }
+        let Some(c) = self.calls.get_mut(i as usize) else {
+            return;
+        };
+        let piece = f.args.value().map_or("", |p| p.text());
+        c.text.push_str(piece);
+        c.balance.feed(piece);
+        c.fragments.push(fragment_no);
+        c.ends.push(c.text.len());
+        // More after the summary: the call did not end there (it is computed at the end).
+        c.summary = None;
+        if c.tried || !c.balance.may_parse() || c.text.trim().is_empty() {
+            return;
+        }
+        if let Parsed::Ok(v) = parse_value(&c.text) {
+            c.tried = true;
+            let ends = &c.ends;
+            let end_of = |k: usize| ends.get(k).copied().unwrap_or(0);
+            c.summary = Some(summarize_text(i, &c.fragments, end_of, &c.text, Some(&v)));
+        }
+    }
+
+    fn on_finish(&mut self, _finished_at: Option<Pos>) {}
+}
+
+impl SpeculativeCall {
+    /// The summary, if it was computed on exactly what call `c` ended as.
+    fn take_for(&mut self, a: &Analysis, c: &Call) -> Option<CallPreview> {
+        let same = matches!(c.parsed, Parsed::Ok(_))
+            && self.text == c.raw_arguments
+            && self.fragments == c.fragments
+            && self.fragments.iter().zip(&self.ends).all(|(&no, &end)| {
+                a.fragments
+                    .get(no as usize)
+                    .is_some_and(|f| f.args_range.end as usize == end)
+            });
+        if same { self.summary.take() } else { None }
+    }
 }
 
 /// The `preview-contradiction` finding for a summary with contradictions.
@@ -284,7 +387,23 @@ impl Analysis {
     /// `preview-contradiction` (info) finding per call with contradictions. Quadratic per call
     /// (jiter re-parses each prefix); `check` does it, the app does not.
     pub fn compute_previews(&mut self) {
-        let list: Vec<CallPreview> = self.calls.iter().map(|c| summarize(self, c)).collect();
+        self.compute_previews_with(Speculative::default());
+    }
+
+    /// [`Analysis::compute_previews`], taking the summaries [`Speculative`] worked out while the
+    /// stream was read where they hold (the same result, sooner).
+    pub fn compute_previews_with(&mut self, speculative: Speculative) {
+        let mut ahead = speculative.calls;
+        let list: Vec<CallPreview> = self
+            .calls
+            .iter()
+            .map(|c| {
+                ahead
+                    .get_mut(c.position as usize)
+                    .and_then(|s| s.take_for(self, c))
+                    .unwrap_or_else(|| summarize(self, c))
+            })
+            .collect();
         let found: Vec<Finding> = list.iter().filter_map(|p| finding(p, self)).collect();
         if !found.is_empty() {
             self.findings.extend(found);

@@ -9,11 +9,13 @@ use crate::dialect::DialectKind;
 use crate::naive::StrategyFeed;
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
+use crate::signal::{NoObserver, SignalObserver};
 use crate::sse::Overflow;
 
-/// An analysis being fed. See the module documentation.
-pub struct Feed {
-    pipeline: Pipeline<StrategyFeed>,
+/// An analysis being fed. See the module documentation. `X` watches the signals too, beside the
+/// strategies, and is handed back at the end ([`Feed::finish_with`]): `check`'s previews.
+pub struct Feed<X: SignalObserver + Default + Send + 'static = NoObserver> {
+    pipeline: Pipeline<StrategyFeed<X>>,
     /// The body, when kept (the app's raw view, the per-read strategies, a complete response's
     /// detection need it); `None`: only its chunk boundaries are recorded.
     body: Option<Vec<u8>>,
@@ -24,12 +26,36 @@ pub struct Feed {
 }
 
 impl Feed {
+    /// [`Feed::with_observer`] with no observer of the caller's.
+    pub fn new(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: u64,
+        keep_body: Option<u64>,
+    ) -> Self {
+        Self::with_observer(rec, opts, max_event_bytes, keep_body, NoObserver)
+    }
+
+    /// End of stream: the analysis of `rec` (the recording given to [`Feed::new`]).
+    pub fn finish(self, rec: &Recording, source: SourceInfo) -> Analysis {
+        self.finish_with(rec, source).0
+    }
+}
+
+impl<X: SignalObserver + Default + Send + 'static> Feed<X> {
     /// Start analysing `rec` (its metadata and ground truth; its chunks are fed with
     /// [`Feed::feed`]). `keep_body`: keep the body, with room for this many bytes; `None` keeps
     /// only the chunk boundaries — for a raw body (no read timing, so no per-read strategy)
     /// that is known not to be one complete JSON document. Framing stops at the first line or
-    /// event longer than `max_event_bytes` ([`Feed::overflow`]).
-    pub fn new(rec: &Recording, opts: Options, max_event_bytes: u64, keep_body: Option<u64>) -> Self {
+    /// event longer than `max_event_bytes` ([`Feed::overflow`]). `observer` sees every signal,
+    /// on the strategies' worker thread.
+    pub fn with_observer(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: u64,
+        keep_body: Option<u64>,
+        observer: X,
+    ) -> Self {
         let mut opts = Options {
             detail: true,
             ..opts
@@ -37,8 +63,8 @@ impl Feed {
         if opts.dialect.is_none() {
             opts.dialect = DialectKind::from_name(&rec.meta.dialect);
         }
-        let mut pipeline =
-            Pipeline::observed(opts, StrategyFeed::spawn()).with_max_event_bytes(max_event_bytes);
+        let mut pipeline = Pipeline::observed(opts, StrategyFeed::spawn_with(observer))
+            .with_max_event_bytes(max_event_bytes);
         pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
         Self {
             pipeline,
@@ -69,37 +95,57 @@ impl Feed {
         self.pipeline.overflow()
     }
 
-    /// End of stream: the analysis of `rec` (the recording given to [`Feed::new`]).
-    pub fn finish(self, rec: &Recording, source: SourceInfo) -> Analysis {
-        let (out, feed) = self.pipeline.finish_observed();
-        let strategies = feed.into_strategies();
-        let chunks = self.chunks;
-        let t_last = chunks.last().map_or(0, |c| c.t_micros);
-        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
-        // A raw body has no read boundaries: a complete response is then one chunk.
-        let reads = if source.timing_known {
-            chunks.len() as u32
-        } else {
-            1
-        };
-        let Some(body) = self.body else {
-            return Analysis::build(out, strategies, rec, source, Vec::new(), chunks);
-        };
-        if out.overflow.is_none()
-            && let Some(whole) =
-                crate::complete::outcome(&body, reads, t_last, self.dialect, &truth)
-        {
-            let chunks = if source.timing_known {
-                chunks
-            } else {
-                vec![ChunkSpan {
-                    start: 0,
-                    end: body.len() as u64,
-                    t_micros: 0,
-                }]
-            };
-            return Analysis::build_complete(whole, strategies, rec, source, body, chunks);
-        }
-        Analysis::build(out, strategies, rec, source, body, chunks)
+    /// End of stream: the analysis of `rec` (the recording given to [`Feed::new`]), and the
+    /// observer.
+    pub fn finish_with(self, rec: &Recording, source: SourceInfo) -> (Analysis, X) {
+        let Feed {
+            pipeline,
+            body,
+            chunks,
+            dialect,
+            ..
+        } = self;
+        let (out, feed) = pipeline.finish_observed();
+        let (strategies, observer) = feed.into_parts();
+        let analysis = build(out, strategies, rec, source, body, chunks, dialect);
+        (analysis, observer)
     }
+}
+
+/// The analysis from the pipeline's output: a complete response's when the kept body is one.
+fn build(
+    out: crate::pipeline::PipelineOutput,
+    strategies: crate::naive::Strategies,
+    rec: &Recording,
+    source: SourceInfo,
+    body: Option<Vec<u8>>,
+    chunks: Vec<ChunkSpan>,
+    dialect: Option<DialectKind>,
+) -> Analysis {
+    let t_last = chunks.last().map_or(0, |c| c.t_micros);
+    let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
+    // A raw body has no read boundaries: a complete response is then one chunk.
+    let reads = if source.timing_known {
+        chunks.len() as u32
+    } else {
+        1
+    };
+    let Some(body) = body else {
+        return Analysis::build(out, strategies, rec, source, Vec::new(), chunks);
+    };
+    if out.overflow.is_none()
+        && let Some(whole) = crate::complete::outcome(&body, reads, t_last, dialect, &truth)
+    {
+        let chunks = if source.timing_known {
+            chunks
+        } else {
+            vec![ChunkSpan {
+                start: 0,
+                end: body.len() as u64,
+                t_micros: 0,
+            }]
+        };
+        return Analysis::build_complete(whole, strategies, rec, source, body, chunks);
+    }
+    Analysis::build(out, strategies, rec, source, body, chunks)
 }

@@ -29,14 +29,12 @@ pub(super) fn run(a: &CheckArgs) -> ExitCode {
         a.input.dialect,
         a.input.stream(),
         a.input.max_event_bytes,
+        !a.no_preview,
     );
-    let mut analysis = match opened {
+    let analysis = match opened {
         Ok(x) => x,
         Err(e) => return open_failed(&e),
     };
-    if !a.no_preview {
-        analysis.compute_previews();
-    }
     let written = if a.json {
         // Streamed to standard output piece by piece: no copy of the analysis as JSON values
         // (300,000 calls took 8.8 GB and 52 s that way).

@@ -30,7 +30,7 @@ use crate::signal::{CallKey, Fragment, Pos, Signal, SignalObserver};
 
 pub use feed::StrategyFeed;
 pub use parse_when_valid::STEP_TAIL_CHARS;
-pub use steps::{StepRow, Steps};
+pub use steps::{Balance, StepRow, Steps};
 
 /// The strategies, in the order they are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -191,10 +191,11 @@ impl Steps {
 }
 
 /// Whether a text can still be a JSON document: no string left open and every bracket closed,
-/// fed piece by piece. A JSON document always ends balanced, so an unbalanced text is certain not
+/// fed piece by piece (the naive strategies and `check`'s previews use it to skip parses that
+/// cannot succeed). A JSON document always ends balanced, so an unbalanced text is certain not
 /// to parse; a balanced one must still be parsed to know.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Balance {
+pub struct Balance {
     depth: i64,
     in_string: bool,
     escaped: bool,
@@ -265,7 +266,10 @@ mod tests {
                 assert!(b.may_parse(), "{doc} split at {i}");
                 let prefix = &doc[..i];
                 if !Balance::of(prefix).may_parse() {
-                    assert!(matches!(parse_value(prefix), Parsed::Err { .. }), "{prefix}");
+                    assert!(
+                        matches!(parse_value(prefix), Parsed::Err { .. }),
+                        "{prefix}"
+                    );
                 }
             }
         }
