@@ -321,7 +321,12 @@ pub fn analyse_for_report(
     // The recording's metadata is only known at the end (it names the file): a raw body's is
     // empty until then.
     let empty = Recording::default();
-    let mut feed = Feed::with_observer(&empty, opts, max_event_bytes, None, Speculative::default());
+    let speculative = if previews {
+        Speculative::enabled()
+    } else {
+        Speculative::default()
+    };
+    let mut feed = Feed::with_observer(&empty, opts, max_event_bytes, None, speculative);
     let Some(rec) = input::each_raw_event(path, max_event_bytes, |event| feed.feed(event, 0))?
     else {
         drop(feed);

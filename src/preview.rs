@@ -18,6 +18,8 @@
 //! cursor only.
 
 use std::fmt::Write as _;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use jiter::{JsonValue, JsonValueScratch, PartialMode};
 use serde_json::Value;
@@ -98,20 +100,32 @@ fn walk(shown: &JsonValue<'_>, fin: &Value, path: &mut String, out: &mut Vec<Str
             }
         }
         (JsonValue::Object(a), Value::Object(b)) => {
-            if a.iter().any(|(k, _)| !b.contains_key(k.as_ref())) {
-                true
-            } else {
-                for (k, x) in a.iter() {
-                    if let Some(y) = b.get(k.as_ref()) {
-                        let len = path.len();
-                        path.push('/');
-                        push_pointer_token(path, k);
-                        walk(x, y, path, out);
-                        path.truncate(len);
-                    }
-                }
-                false
+            // One lookup per shown key (a prefix's keys usually come in the final's order, so
+            // mostly none): the children are walked as the keys are found, and their findings
+            // taken back if a shown key turns out to be missing (then the object is the finding).
+            let mark = out.len();
+            let mut in_order = b.iter();
+            let mut missing = false;
+            for (k, x) in a.iter() {
+                let k: &str = k.as_ref();
+                let y = match in_order.next() {
+                    Some((fk, fv)) if fk == k => Some(fv),
+                    _ => b.get(k),
+                };
+                let Some(y) = y else {
+                    missing = true;
+                    break;
+                };
+                let len = path.len();
+                path.push('/');
+                push_pointer_token(path, k);
+                walk(x, y, path, out);
+                path.truncate(len);
             }
+            if missing {
+                out.truncate(mark);
+            }
+            missing
         }
         _ => true,
     };
@@ -275,20 +289,24 @@ fn summarize_text(
 
 // --- `check`'s previews, computed while the stream is read
 
-/// The previews worked out beside the analysis, on the strategies' worker thread
-/// ([`crate::analysis::Feed::with_observer`]): as soon as a call's arguments so far parse (the
-/// moment a `parse-when-valid` client would take them as final), its summary is computed
-/// against that value. At the end, [`Analysis::compute_previews_with`] keeps each summary whose
-/// call really ended there (same fragments, same text, same parse) and computes the others as
-/// [`Analysis::compute_previews`] does, so the result is the same; the quadratic work has then
-/// mostly run in parallel with the stream's reading.
+/// The previews worked out beside the analysis ([`crate::analysis::Feed::with_observer`], on the
+/// strategies' worker thread): as soon as a call's arguments so far parse (the moment a
+/// `parse-when-valid` client would take them as final), its summary is computed against that
+/// value, on a thread of its own. At the end, [`Analysis::compute_previews_with`] keeps each
+/// summary whose call really ended there (same fragments, same text, same parse) and computes the
+/// others as [`Analysis::compute_previews`] does, so the result is the same; the quadratic work
+/// has then mostly run in parallel with the stream's reading. [`Speculative::default`] does
+/// nothing (no previews asked for).
 #[derive(Debug, Default)]
 pub struct Speculative {
+    enabled: bool,
     by_key: FxHashMap<CallKey, u32>,
     calls: Vec<SpeculativeCall>,
+    /// The summaries' thread, started with the first summary to work out.
+    worker: Option<(SyncSender<Job>, JoinHandle<Vec<Job>>)>,
 }
 
-/// One call as [`Speculative`] follows it.
+/// One call as [`Speculative`] follows it, and its summary once worked out.
 #[derive(Debug, Default)]
 struct SpeculativeCall {
     text: String,
@@ -296,9 +314,93 @@ struct SpeculativeCall {
     /// End of the text after each fragment.
     ends: Vec<usize>,
     balance: Balance,
-    /// A summary was computed (and is dropped if the call goes on).
-    tried: bool,
+    /// Its summary was sent to be worked out (what came in is then in the job).
+    sent: bool,
+    /// More fragments came after it was sent: the call did not end there.
+    went_on: bool,
     summary: Option<CallPreview>,
+}
+
+/// A summary to work out (and, worked out, the text it was worked out on).
+#[derive(Debug)]
+struct Job {
+    call: u32,
+    text: String,
+    fragments: Vec<u32>,
+    ends: Vec<usize>,
+    value: Option<Value>,
+    summary: Option<CallPreview>,
+}
+
+/// Summaries in flight: a lagging thread holds the stream back rather than piling up values.
+const JOBS_IN_FLIGHT: usize = 64;
+
+impl Speculative {
+    /// Work the previews out while the stream is read (`check` without `--no-preview`).
+    pub fn enabled() -> Self {
+        Self {
+            enabled: true,
+            ..Self::default()
+        }
+    }
+
+    fn submit(&mut self, job: Job) {
+        if self.worker.is_none() {
+            let (tx, rx) = sync_channel::<Job>(JOBS_IN_FLIGHT);
+            let spawned = std::thread::Builder::new()
+                .name("previews".into())
+                .spawn(move || {
+                    let mut done = Vec::new();
+                    while let Ok(mut job) = rx.recv() {
+                        work_out(&mut job);
+                        done.push(job);
+                    }
+                    done
+                });
+            if let Ok(handle) = spawned {
+                self.worker = Some((tx, handle));
+            }
+        }
+        let mut job = job;
+        match &self.worker {
+            Some((tx, _)) => {
+                if let Err(back) = tx.send(job) {
+                    // The thread is gone (it panicked): work it out here.
+                    job = back.0;
+                    work_out(&mut job);
+                    self.take_back(job);
+                }
+            }
+            None => {
+                work_out(&mut job);
+                self.take_back(job);
+            }
+        }
+    }
+
+    /// A worked-out job back into its call.
+    fn take_back(&mut self, job: Job) {
+        if let Some(c) = self.calls.get_mut(job.call as usize) {
+            c.text = job.text;
+            c.fragments = job.fragments;
+            c.ends = job.ends;
+            c.summary = job.summary;
+        }
+    }
+}
+
+fn work_out(job: &mut Job) {
+    if let Some(value) = job.value.take() {
+        let ends = &job.ends;
+        let end_of = |k: usize| ends.get(k).copied().unwrap_or(0);
+        job.summary = Some(summarize_text(
+            job.call,
+            &job.fragments,
+            end_of,
+            &job.text,
+            Some(&value),
+        ));
+    }
 }
 
 impl SignalObserver for Speculative {
@@ -306,6 +408,9 @@ impl SignalObserver for Speculative {
         let Signal::Fragment(f) = signal else {
             return;
         };
+        if !self.enabled {
+            return;
+        }
         let next = self.calls.len() as u32;
         let i = *self.by_key.entry(f.key.clone()).or_insert(next);
         if i == next {
@@ -314,31 +419,48 @@ impl SignalObserver for Speculative {
         let Some(c) = self.calls.get_mut(i as usize) else {
             return;
         };
+        if c.sent {
+            c.went_on = true;
+            return;
+        }
         let piece = f.args.value().map_or("", |p| p.text());
         c.text.push_str(piece);
         c.balance.feed(piece);
         c.fragments.push(fragment_no);
         c.ends.push(c.text.len());
-        // More after the summary: the call did not end there (it is computed at the end).
-        c.summary = None;
-        if c.tried || !c.balance.may_parse() || c.text.trim().is_empty() {
+        if !c.balance.may_parse() || c.text.trim().is_empty() {
             return;
         }
         if let Parsed::Ok(v) = parse_value(&c.text) {
-            c.tried = true;
-            let ends = &c.ends;
-            let end_of = |k: usize| ends.get(k).copied().unwrap_or(0);
-            c.summary = Some(summarize_text(i, &c.fragments, end_of, &c.text, Some(&v)));
+            c.sent = true;
+            let job = Job {
+                call: i,
+                text: std::mem::take(&mut c.text),
+                fragments: std::mem::take(&mut c.fragments),
+                ends: std::mem::take(&mut c.ends),
+                value: Some(v),
+                summary: None,
+            };
+            self.submit(job);
         }
     }
 
-    fn on_finish(&mut self, _finished_at: Option<Pos>) {}
+    fn on_finish(&mut self, _finished_at: Option<Pos>) {
+        if let Some((tx, handle)) = self.worker.take() {
+            drop(tx);
+            // A panic there is a bug; the calls it had are then computed at the end.
+            for job in handle.join().unwrap_or_default() {
+                self.take_back(job);
+            }
+        }
+    }
 }
 
 impl SpeculativeCall {
     /// The summary, if it was computed on exactly what call `c` ended as.
     fn take_for(&mut self, a: &Analysis, c: &Call) -> Option<CallPreview> {
-        let same = matches!(c.parsed, Parsed::Ok(_))
+        let same = !self.went_on
+            && matches!(c.parsed, Parsed::Ok(_))
             && self.text == c.raw_arguments
             && self.fragments == c.fragments
             && self.fragments.iter().zip(&self.ends).all(|(&no, &end)| {
@@ -446,6 +568,52 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         let fin = json!({"a/b~": 2});
         assert_eq!(contradictions(&shown(r#"{"a/b~": 1"#), &fin), ["/a~1b~0"]);
+    }
+
+    #[test]
+    fn a_call_is_summarized_once_it_parses_and_not_kept_if_it_goes_on() {
+        use crate::signal::{ArgsPiece, Fragment, Raw};
+        let frag = |index: u64, text: &str| {
+            Signal::Fragment(Fragment {
+                key: CallKey::Index {
+                    choice: 0,
+                    index,
+                    generation: 0,
+                },
+                stated_index: Some(index),
+                id: Raw::Absent,
+                name: Raw::Absent,
+                args: Raw::Value(ArgsPiece::Text(text.into())),
+            })
+        };
+        let mut s = Speculative::enabled();
+        let pos = Pos::default();
+        s.on_signal(&frag(0, r#"{"days": 3"#), pos, 0);
+        s.on_signal(&frag(1, "[1"), pos, 1);
+        s.on_signal(&frag(0, "1}"), pos, 2);
+        s.on_signal(&frag(1, "]"), pos, 3);
+        // Call 1 goes on after it parsed: its summary cannot be kept.
+        s.on_signal(&frag(1, " "), pos, 4);
+        s.on_finish(None);
+        let first = s.calls[0].summary.as_ref().expect("worked out");
+        assert_eq!(
+            (first.previews, first.stable, first.contradicted),
+            (2, 1, 1)
+        );
+        assert_eq!(s.calls[0].text, r#"{"days": 31}"#);
+        assert_eq!(
+            first
+                .first_contradiction
+                .as_ref()
+                .map(|c| (c.fragment, c.path.as_str())),
+            Some((0, "/days"))
+        );
+        assert!(s.calls[1].went_on);
+        // Not asked for: nothing is followed.
+        let mut off = Speculative::default();
+        off.on_signal(&frag(0, "{}"), pos, 0);
+        off.on_finish(None);
+        assert!(off.calls.is_empty());
     }
 
     #[test]
