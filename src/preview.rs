@@ -312,7 +312,7 @@ struct SpeculativeCall {
     text: String,
     fragments: Vec<u32>,
     /// End of the text after each fragment.
-    ends: Vec<usize>,
+    ends: Vec<u32>,
     balance: Balance,
     /// Its summary was sent to be worked out (what came in is then in the job).
     sent: bool,
@@ -327,7 +327,7 @@ struct Job {
     call: u32,
     text: String,
     fragments: Vec<u32>,
-    ends: Vec<usize>,
+    ends: Vec<u32>,
     value: Option<Value>,
     summary: Option<CallPreview>,
 }
@@ -392,7 +392,7 @@ impl Speculative {
 fn work_out(job: &mut Job) {
     if let Some(value) = job.value.take() {
         let ends = &job.ends;
-        let end_of = |k: usize| ends.get(k).copied().unwrap_or(0);
+        let end_of = |k: usize| ends.get(k).map_or(0, |&e| e as usize);
         job.summary = Some(summarize_text(
             job.call,
             &job.fragments,
@@ -427,7 +427,13 @@ impl SignalObserver for Speculative {
         c.text.push_str(piece);
         c.balance.feed(piece);
         c.fragments.push(fragment_no);
-        c.ends.push(c.text.len());
+        // A call's arguments past 4 GiB are not followed (they are computed at the end).
+        let Ok(end) = u32::try_from(c.text.len()) else {
+            c.went_on = true;
+            c.sent = true;
+            return;
+        };
+        c.ends.push(end);
         if !c.balance.may_parse() || c.text.trim().is_empty() {
             return;
         }
@@ -466,7 +472,7 @@ impl SpeculativeCall {
             && self.fragments.iter().zip(&self.ends).all(|(&no, &end)| {
                 a.fragments
                     .get(no as usize)
-                    .is_some_and(|f| f.args_range.end as usize == end)
+                    .is_some_and(|f| f.args_range.end == end)
             });
         if same { self.summary.take() } else { None }
     }

@@ -155,7 +155,7 @@ pub fn check_text(analysis: &Analysis) -> String {
             for st in r.report.steps.rows() {
                 if let Some(slot) = st.call().and_then(|c| per_call.get_mut(c as usize)) {
                     slot.1 += 1;
-                    if st.ok {
+                    if st.ok() {
                         slot.0 += 1;
                     }
                 }

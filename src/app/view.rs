@@ -186,7 +186,7 @@ impl CursorTables {
                 let mut n = 0u32;
                 v.push(0);
                 for st in s.report.steps.rows() {
-                    n += u32::from(st.ok);
+                    n += u32::from(st.ok());
                     v.push(n);
                 }
                 v

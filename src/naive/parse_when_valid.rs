@@ -86,7 +86,6 @@ impl NaiveStrategy for ParseWhenValid {
         };
         let where_ = TextAt {
             buffer: track.buffer,
-            start: 0,
             end: e.args.len(),
         };
         self.steps.push(

@@ -20,21 +20,33 @@ pub struct StepRow {
     pub fragment: u32,
     /// The chunk the fragment completed in.
     pub chunk: u32,
-    /// The text parsed.
-    pub ok: bool,
     /// The correct call the fragment belongs to; `u32::MAX` when unknown (see [`StepRow::call`]).
     call: u32,
-    /// Index of the buffer in [`Steps::texts`] that holds the text.
+    /// Index of the buffer in [`Steps::texts`] that holds the text, and [`OK`] when it parsed.
     text: u32,
-    /// Byte range of the text in its buffer (a buffer is cut before it reaches 4 GiB).
-    start: u32,
+    /// End of the text in its buffer (a buffer is cut before it reaches 4 GiB). Where it starts
+    /// is not kept: at 0 for whole buffers, else where the previous row's text in the same
+    /// buffer ended (an arena's texts are in row order).
     end: u32,
 }
+
+/// The bit of [`StepRow::text`] that says the text parsed (20 bytes a row, not 28: there are
+/// hundreds of thousands).
+const OK: u32 = 1 << 31;
 
 impl StepRow {
     /// The correct call the fragment belongs to (position in stream order), if known.
     pub fn call(&self) -> Option<u32> {
         (self.call != u32::MAX).then_some(self.call)
+    }
+
+    /// The text parsed.
+    pub fn ok(&self) -> bool {
+        self.text & OK != 0
+    }
+
+    fn buffer(&self) -> u32 {
+        self.text & !OK
     }
 }
 
@@ -56,7 +68,7 @@ pub struct Steps {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TextAt {
     pub buffer: u32,
-    pub start: usize,
+    /// End of the text in the buffer (see [`Steps::push`] for where it starts).
     pub end: usize,
 }
 
@@ -72,7 +84,9 @@ impl Steps {
         }
     }
 
-    /// Record one attempt and whether it parsed.
+    /// Record one attempt and whether it parsed. Its text must start where the previous row's
+    /// text in the same buffer ended (at 0 when there is none, or when every text is a whole
+    /// buffer's prefix: [`Steps::tail_only`]).
     pub(super) fn push(
         &mut self,
         fragment: u32,
@@ -86,10 +100,8 @@ impl Steps {
         self.rows.push(StepRow {
             fragment,
             chunk,
-            ok,
             call: call.unwrap_or(u32::MAX),
-            text: text.buffer,
-            start: clamp(text.start),
+            text: (text.buffer & !OK) | if ok { OK } else { 0 },
             end: clamp(text.end),
         });
     }
@@ -105,11 +117,9 @@ impl Steps {
         }
         let buffer = self.texts.len() - 1;
         let arena = &mut self.texts[buffer];
-        let start = arena.len();
         arena.push_str(text);
         TextAt {
             buffer: buffer as u32,
-            start,
             end: arena.len(),
         }
     }
@@ -142,9 +152,13 @@ impl Steps {
     /// The whole text attempt `i` parsed (a `parse-when-valid` attempt's whole buffer).
     pub fn text(&self, i: usize) -> Option<&str> {
         let r = self.rows.get(i)?;
+        let start = match i.checked_sub(1).and_then(|p| self.rows.get(p)) {
+            Some(prev) if !self.tail_only && prev.buffer() == r.buffer() => prev.end,
+            _ => 0,
+        };
         self.texts
-            .get(r.text as usize)?
-            .get(r.start as usize..r.end as usize)
+            .get(r.buffer() as usize)?
+            .get(start as usize..r.end as usize)
     }
 
     /// Attempt `i` in full: its text, and its outcome (re-derived by parsing the text again,
@@ -175,7 +189,7 @@ impl Steps {
     /// The attempts that did not parse, in full.
     pub fn failures(&self) -> impl Iterator<Item = Attempt> + '_ {
         (0..self.rows.len())
-            .filter(|&i| !self.rows[i].ok)
+            .filter(|&i| !self.rows[i].ok())
             .filter_map(|i| self.get(i))
     }
 
@@ -183,8 +197,8 @@ impl Steps {
     /// knowing their final order).
     pub(super) fn renumber_texts(&mut self, map: &[u32]) {
         for r in &mut self.rows {
-            if let Some(&to) = map.get(r.text as usize) {
-                r.text = to;
+            if let Some(&to) = map.get(r.buffer() as usize) {
+                r.text = (r.text & OK) | (to & !OK);
             }
         }
     }
@@ -282,11 +296,7 @@ mod tests {
     fn a_row_gives_back_its_text_and_outcome() {
         let mut s = Steps::default();
         s.texts_mut().push("{\"a\"1".into());
-        let at = |start, end| TextAt {
-            buffer: 0,
-            start,
-            end,
-        };
+        let at = |_start: usize, end| TextAt { buffer: 0, end };
         s.push(0, Some(0), 3, at(0, 4), false);
         s.push(1, None, 4, at(4, 5), true);
         assert_eq!(s.len(), 2);
