@@ -256,9 +256,23 @@ fn summarize_text(
     let mut scratch = JsonValueScratch::new();
     let mut last_end = usize::MAX;
     let mut last_bad = false;
+    let mut visible = Visible::default();
     for (i, &no) in fragments.iter().enumerate() {
         let prefix = text.get(..end_of(i)).unwrap_or("");
-        // An empty fragment leaves the prefix as it was: the same preview, the same judgement.
+        // An empty fragment leaves the prefix as it was: the same preview, the same judgement;
+        // so does one that only adds what jiter does not show yet ([`Visible`]).
+        let grows = last_end != usize::MAX && prefix.len() >= last_end;
+        let shows_more = match prefix.get(if grows { last_end } else { 0 }..) {
+            Some(piece) if grows => visible.feed(piece),
+            _ => {
+                visible = Visible::default();
+                visible.feed(prefix);
+                true
+            }
+        };
+        if prefix.len() != last_end && !shows_more {
+            last_end = prefix.len();
+        }
         if prefix.len() != last_end {
             last_end = prefix.len();
             last_bad = match scratch.parse(prefix.as_bytes(), false, MODE) {
@@ -285,6 +299,66 @@ fn summarize_text(
         }
     }
     out
+}
+
+/// Where a JSON text stands for what jiter's partial mode shows of it, fed piece by piece:
+/// [`Visible::feed`] says whether a piece may change the preview. It cannot when all it adds is
+/// whitespace, `:`, `,`, a closing `]` or `}`, an object key (jiter shows no key before its
+/// value starts) or the closing quote of a string; anything else (a value's first character, a
+/// string's content, a number's or literal's characters) may. A `check` preview is re-parsed
+/// only then: the same preview is the same judgement. (Checked against jiter itself, character
+/// by character, in the tests.)
+#[derive(Clone, Debug, Default)]
+struct Visible {
+    /// Open containers, `{` or `[`.
+    stack: Vec<u8>,
+    /// In an object, a key is expected next (or its end).
+    want_key: bool,
+    in_string: bool,
+    string_is_key: bool,
+    escaped: bool,
+}
+
+impl Visible {
+    /// Take the next piece; `true` when it may change what a partial parser shows.
+    fn feed(&mut self, piece: &str) -> bool {
+        let mut shows_more = false;
+        for &b in piece.as_bytes() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    continue;
+                }
+                shows_more |= !self.string_is_key;
+                continue;
+            }
+            match b {
+                b' ' | b'\t' | b'\n' | b'\r' | b':' => {}
+                b',' => self.want_key = self.stack.last() == Some(&b'{'),
+                b'}' | b']' => {
+                    self.stack.pop();
+                    self.want_key = false;
+                }
+                b'"' => {
+                    self.in_string = true;
+                    self.string_is_key = self.want_key;
+                    self.want_key = false;
+                    shows_more |= !self.string_is_key;
+                }
+                b'{' | b'[' => {
+                    self.stack.push(b);
+                    self.want_key = b == b'{';
+                    shows_more = true;
+                }
+                _ => shows_more = true,
+            }
+        }
+        shows_more
+    }
 }
 
 // --- `check`'s previews, computed while the stream is read
@@ -620,6 +694,52 @@ mod tests {
         off.on_signal(&frag(0, "{}"), pos, 0);
         off.on_finish(None);
         assert!(off.calls.is_empty());
+    }
+
+    /// Whenever [`Visible`] says a piece cannot change the preview, jiter shows the same value
+    /// before and after it: every document cut into pieces of 1 to 5 characters at every
+    /// offset.
+    #[test]
+    fn what_visible_calls_invisible_jiter_does_not_show() {
+        let docs = [
+            r#"{"k":"v \"q\" 深","n":12,"a":[true,null,-1.5e3],"o":{}}"#,
+            r#"{ "a" : [ 1 , 2.5 , [ ] , { "b" : "x\\y\u00e9" } ] , "c" : false }"#,
+            "{\n  \"pretty\": {\n    \"x\": [\n      1e-3,\n      \"s\"\n    ]\n  }\n}",
+            r#"[{"k":"}]{[,:"},{"":""},"\"",-0,1E+2]"#,
+            r#""top-level string with \" and \\""#,
+            "  42 ",
+            r#"{"dup":1,"dup":"two","z":{"dup":[null]}}"#,
+        ];
+        let mut checked = 0;
+        for doc in docs {
+            let cuts: Vec<usize> = doc
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([doc.len()])
+                .collect();
+            for size in 1..=5 {
+                for first in 0..size.min(cuts.len()) {
+                    let mut v = Visible::default();
+                    let mut prev = cuts[0];
+                    v.feed(&doc[..prev]);
+                    let mut at = first;
+                    while at < cuts.len() {
+                        let end = cuts[at];
+                        if end > prev && !v.feed(&doc[prev..end]) {
+                            assert_eq!(
+                                parse_partial(&doc[..prev]),
+                                parse_partial(&doc[..end]),
+                                "{doc:?} from {prev} to {end}"
+                            );
+                            checked += 1;
+                        }
+                        prev = end;
+                        at += size;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked} invisible pieces checked");
     }
 
     #[test]
