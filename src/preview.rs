@@ -366,7 +366,7 @@ impl Visible {
 /// The previews worked out beside the analysis ([`crate::analysis::Feed::with_observer`], on the
 /// strategies' worker thread): as soon as a call's arguments so far parse (the moment a
 /// `parse-when-valid` client would take them as final), its summary is computed against that
-/// value, on a thread of its own. At the end, [`Analysis::compute_previews_with`] keeps each
+/// value, on threads of their own. At the end, [`Analysis::compute_previews_with`] keeps each
 /// summary whose call really ended there (same fragments, same text, same parse) and computes the
 /// others as [`Analysis::compute_previews`] does, so the result is the same; the quadratic work
 /// has then mostly run in parallel with the stream's reading. [`Speculative::default`] does
@@ -376,8 +376,9 @@ pub struct Speculative {
     enabled: bool,
     by_key: FxHashMap<CallKey, u32>,
     calls: Vec<SpeculativeCall>,
-    /// The summaries' thread, started with the first summary to work out.
-    worker: Option<(SyncSender<Job>, JoinHandle<Vec<Job>>)>,
+    /// The summaries' threads, started with the first summary to work out, and which is next.
+    workers: Vec<(SyncSender<Job>, JoinHandle<Vec<Job>>)>,
+    next: usize,
 }
 
 /// One call as [`Speculative`] follows it, and its summary once worked out.
@@ -419,24 +420,31 @@ impl Speculative {
     }
 
     fn submit(&mut self, job: Job) {
-        if self.worker.is_none() {
-            let (tx, rx) = sync_channel::<Job>(JOBS_IN_FLIGHT);
-            let spawned = std::thread::Builder::new()
-                .name("previews".into())
-                .spawn(move || {
-                    let mut done = Vec::new();
-                    while let Ok(mut job) = rx.recv() {
-                        work_out(&mut job);
-                        done.push(job);
-                    }
-                    done
-                });
-            if let Ok(handle) = spawned {
-                self.worker = Some((tx, handle));
+        if self.workers.is_empty() {
+            // One per core (at most 4): the summaries are independent, and once the stream is
+            // read they are all that is left to do.
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+            for _ in 0..n {
+                let (tx, rx) = sync_channel::<Job>(JOBS_IN_FLIGHT);
+                let spawned =
+                    std::thread::Builder::new()
+                        .name("previews".into())
+                        .spawn(move || {
+                            let mut done = Vec::new();
+                            while let Ok(mut job) = rx.recv() {
+                                work_out(&mut job);
+                                done.push(job);
+                            }
+                            done
+                        });
+                if let Ok(handle) = spawned {
+                    self.workers.push((tx, handle));
+                }
             }
         }
         let mut job = job;
-        match &self.worker {
+        self.next = self.next.wrapping_add(1);
+        match self.workers.get(self.next % self.workers.len().max(1)) {
             Some((tx, _)) => {
                 if let Err(back) = tx.send(job) {
                     // The thread is gone (it panicked): work it out here.
@@ -526,7 +534,7 @@ impl SignalObserver for Speculative {
     }
 
     fn on_finish(&mut self, _finished_at: Option<Pos>) {
-        if let Some((tx, handle)) = self.worker.take() {
+        for (tx, handle) in std::mem::take(&mut self.workers) {
             drop(tx);
             // A panic there is a bug; the calls it had are then computed at the end.
             for job in handle.join().unwrap_or_default() {
