@@ -70,7 +70,7 @@ pub fn check_text(analysis: &Analysis) -> String {
         } else {
             ", dialect guessed"
         },
-        plural(analysis.body.len(), "byte"),
+        plural(analysis.body_len() as usize, "byte"),
         plural(analysis.chunks.len(), "chunk"),
         if analysis.source.timing_known {
             ""
@@ -179,10 +179,10 @@ pub fn check_text(analysis: &Analysis) -> String {
         if r.report.strategy == Strategy::PerFragment {
             // One pass over the steps (not one per call: that was quadratic on many calls).
             let mut per_call = vec![(0usize, 0usize); analysis.calls.len()];
-            for st in &r.report.steps {
-                if let Some(slot) = st.call.and_then(|c| per_call.get_mut(c as usize)) {
+            for st in r.report.steps.rows() {
+                if let Some(slot) = st.call().and_then(|c| per_call.get_mut(c as usize)) {
                     slot.1 += 1;
-                    if matches!(st.outcome, Parsed::Ok(_)) {
+                    if st.ok() {
                         slot.0 += 1;
                     }
                 }
@@ -196,13 +196,7 @@ pub fn check_text(analysis: &Analysis) -> String {
                     if *total == 1 { "parses" } else { "parse" }
                 );
             }
-            for st in r
-                .report
-                .steps
-                .iter()
-                .filter(|st| matches!(st.outcome, Parsed::Err { .. }))
-                .take(6)
-            {
+            for st in r.report.steps.failures().take(6) {
                 if let Parsed::Err { error, .. } = &st.outcome {
                     out!(
                         s,

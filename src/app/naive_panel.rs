@@ -67,7 +67,7 @@ pub fn naive_ui(
 
     // Attempts (steps) up to the cursor.
     if !r.steps.is_empty() {
-        let n_at = r.steps.partition_point(|st| st.chunk <= cursor);
+        let n_at = r.steps.rows().partition_point(|st| st.chunk <= cursor);
         let parsed = tables
             .parsed_prefix
             .get(si)
@@ -189,14 +189,15 @@ fn steps_list(
         .auto_shrink([false, true]);
     // The cursor's row: the focused fragment's latest attempt, else the latest attempt.
     let row = current
-        .and_then(|f| steps[..n_at].iter().rposition(|st| st.fragment == f))
+        .and_then(|f| steps.rows()[..n_at].iter().rposition(|st| st.fragment == f))
         .unwrap_or(n_at.saturating_sub(1));
     let gap = ui.spacing().item_spacing.y;
     if let Some(offset) = v.steps_scroll.target(v.cursor, row, n_at, row_full, gap) {
         area = area.vertical_scroll_offset(offset);
     }
     let out = area.show_rows(ui, row_h, n_at, |ui, range| {
-        for st in &steps[range] {
+        // Each visible attempt is built from its compact row (its error re-derived) as it is drawn.
+        for st in range.filter_map(|i| steps.get(i)) {
             let is_current = Some(st.fragment) == current;
             ui.horizontal(|ui| {
                 ui.set_min_height(row_h);

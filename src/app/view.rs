@@ -195,8 +195,8 @@ impl CursorTables {
                 let mut v = Vec::with_capacity(s.report.steps.len() + 1);
                 let mut n = 0u32;
                 v.push(0);
-                for st in &s.report.steps {
-                    n += u32::from(matches!(st.outcome, crate::accumulate::Parsed::Ok(_)));
+                for st in s.report.steps.rows() {
+                    n += u32::from(st.ok());
                     v.push(n);
                 }
                 v

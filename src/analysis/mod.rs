@@ -12,10 +12,13 @@ use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
 use crate::naive::{NaiveCall, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
-use crate::pipeline::{EventRecord, FinishMark, Options, Pipeline, PipelineOutput};
+use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
 use crate::signal::{Pos, Presence};
 use crate::sse::{Overflow, Unterminated};
+
+mod feed;
+pub use feed::Feed;
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,57 +255,14 @@ impl Analysis {
         opts: Options,
         max_event_bytes: u64,
     ) -> Self {
-        let mut opts = Options {
-            detail: true,
-            ..opts
-        };
-        if opts.dialect.is_none() {
-            opts.dialect = DialectKind::from_name(&rec.meta.dialect);
-        }
-        let mut p =
-            Pipeline::observed(opts, Strategies::new()).with_max_event_bytes(max_event_bytes);
-        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
-        let mut body = Vec::with_capacity(body_len as usize);
-        let mut chunks = Vec::new();
+        let mut feed = Feed::new(rec, opts, max_event_bytes, Some(body_len));
         for (bytes, t_micros) in rec_chunks {
-            if p.overflow().is_some() {
+            if feed.overflow().is_some() {
                 break;
             }
-            let bytes = bytes.as_ref();
-            let start = body.len() as u64;
-            body.extend_from_slice(bytes);
-            chunks.push(ChunkSpan {
-                start,
-                end: body.len() as u64,
-                t_micros,
-            });
-            p.feed(bytes, t_micros);
+            feed.feed(bytes.as_ref(), t_micros);
         }
-        let (out, strategies) = p.finish_observed();
-        let t_last = chunks.last().map_or(0, |c| c.t_micros);
-        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
-        // A raw body has no read boundaries: a complete response is then one chunk.
-        let reads = if source.timing_known {
-            chunks.len() as u32
-        } else {
-            1
-        };
-        if out.overflow.is_none()
-            && let Some(whole) =
-                crate::complete::outcome(&body, reads, t_last, opts.dialect, &truth)
-        {
-            let chunks = if source.timing_known {
-                chunks
-            } else {
-                vec![ChunkSpan {
-                    start: 0,
-                    end: body.len() as u64,
-                    t_micros: 0,
-                }]
-            };
-            return Self::build_complete(whole, strategies, rec, source, body, chunks);
-        }
-        Self::build(out, strategies, rec, source, body, chunks)
+        feed.finish(rec, source)
     }
 
     /// A complete (non-streaming) response: the calls were read directly, so there are no
@@ -360,7 +320,9 @@ impl Analysis {
             });
         }
         // Strategies: the per-read ones re-frame the recorded reads, when they are real.
-        let reads: Option<Vec<(&[u8], u64)>> = source.timing_known.then(|| {
+        // (Only when the body was kept: see [`Feed`].)
+        let body_kept = body.len() as u64 == chunks.last().map_or(0, |c| c.end);
+        let reads: Option<Vec<(&[u8], u64)>> = (source.timing_known && body_kept).then(|| {
             chunks
                 .iter()
                 .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
@@ -501,6 +463,11 @@ impl Analysis {
             started: n > 0,
             finished,
         }
+    }
+
+    /// The body's length in bytes (also when the body was not kept: see [`Feed`]).
+    pub fn body_len(&self) -> u64 {
+        self.chunks.last().map_or(0, |c| c.end)
     }
 
     /// The strategy result by kind.
