@@ -89,6 +89,18 @@ pub enum Parsed {
     },
 }
 
+/// The one way a parse outcome is shown to a person (the report, every panel): the value as
+/// compact JSON, or "not valid JSON: " and serde_json's message with the character position —
+/// never Rust's `Debug` form.
+impl std::fmt::Display for Parsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Parsed::Ok(v) => write!(f, "{v}"),
+            Parsed::Err { error, .. } => write!(f, "not valid JSON: {error}"),
+        }
+    }
+}
+
 /// A finished call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Call {

@@ -4,11 +4,18 @@
 //! Ids are never compared: providers mint their own. Calls are aligned by the longest common
 //! subsequence of their names (so one missing call does not shift every later pair); the calls left
 //! between two aligned pairs are paired in order (a name difference) and the rest are missing.
+//!
+//! Beside the calls, [`compare_analyses`] lines up the stream-level facts (dialect, ending, finish
+//! reason, counts, timing) and the findings only one side has. Arguments that differ carry an
+//! inline diff ([`crate::json_diff`]) for display.
 //! No egui here: the app's "Compare two" panel only displays [`Comparison`].
 
 use serde_json::Value;
 
 use crate::accumulate::{Call, Parsed};
+use crate::analysis::Analysis;
+use crate::json_diff::{self, InlineDiff};
+use crate::pipeline::StreamEnding;
 
 /// How the arguments of two aligned calls compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +44,8 @@ pub struct Row {
     pub name_differs: bool,
     /// Both sides present: how their arguments compare.
     pub args: Option<ArgsDiff>,
+    /// Both sides' arguments with what differs marked, when they parse and differ.
+    pub inline: Option<InlineDiff>,
 }
 
 impl Row {
@@ -49,10 +58,49 @@ impl Row {
     }
 }
 
-/// The aligned calls of two recordings.
+/// What a stream-level row holds: counts and words differ meaningfully; timings always differ a
+/// little between two recordings, so they are shown but not counted as differences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamRowKind {
+    Fact,
+    Timing,
+}
+
+/// One stream-level fact of both recordings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamRow {
+    pub label: &'static str,
+    pub a: String,
+    pub b: String,
+    pub kind: StreamRowKind,
+}
+
+impl StreamRow {
+    /// A fact (not a timing) that differs.
+    pub fn differs(&self) -> bool {
+        self.kind == StreamRowKind::Fact && self.a != self.b
+    }
+}
+
+/// A finding one side has and the other does not (by kind).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OneSidedFinding {
+    /// The kind's stable name (`missing-index`…).
+    pub kind: &'static str,
+    /// The first occurrence's detail.
+    pub message: String,
+    /// Times seen on that side.
+    pub count: u64,
+}
+
+/// The aligned calls of two recordings, and (from [`compare_analyses`]) their stream-level rows and
+/// the findings only one side has.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Comparison {
     pub rows: Vec<Row>,
+    pub stream: Vec<StreamRow>,
+    pub findings_only_a: Vec<OneSidedFinding>,
+    pub findings_only_b: Vec<OneSidedFinding>,
 }
 
 impl Comparison {
@@ -60,6 +108,104 @@ impl Comparison {
     pub fn differing(&self) -> usize {
         self.rows.iter().filter(|r| !r.same()).count()
     }
+
+    /// Stream-level facts that differ (timings not counted).
+    pub fn stream_differing(&self) -> usize {
+        self.stream.iter().filter(|r| r.differs()).count()
+    }
+}
+
+/// Compare two whole recordings: calls, stream-level facts, findings.
+pub fn compare_analyses(a: &Analysis, b: &Analysis) -> Comparison {
+    let mut c = compare(&a.calls, &b.calls);
+    c.stream = stream_rows(a, b);
+    c.findings_only_a = one_sided_findings(a, b);
+    c.findings_only_b = one_sided_findings(b, a);
+    c
+}
+
+/// How a stream ended, in a few words.
+pub fn ending_label(e: &StreamEnding) -> String {
+    match e {
+        StreamEnding::Finished { .. } => "finished".into(),
+        StreamEnding::CallsComplete => "every call complete, no finish".into(),
+        StreamEnding::ProviderError { message } => format!("provider error: {message}"),
+        StreamEnding::EndedWithoutFinish => "ended without finish (truncated)".into(),
+    }
+}
+
+fn ms(micros: u64) -> String {
+    format!("{:.1} ms", micros as f64 / 1000.0)
+}
+
+/// The stream-level rows: dialect, ending, finish reason, counts, time to the first call's first
+/// fragment and total duration (last read).
+pub fn stream_rows(a: &Analysis, b: &Analysis) -> Vec<StreamRow> {
+    type Fact = fn(&Analysis) -> String;
+    let facts: [(&'static str, StreamRowKind, Fact); 10] = [
+        ("dialect", StreamRowKind::Fact, |x| {
+            x.dialect.title().to_owned()
+        }),
+        ("ending", StreamRowKind::Fact, |x| ending_label(&x.ending)),
+        ("finish reason", StreamRowKind::Fact, |x| {
+            x.finish
+                .as_ref()
+                .map_or_else(|| "—".to_owned(), |f| f.reason.clone())
+        }),
+        ("calls", StreamRowKind::Fact, |x| x.calls.len().to_string()),
+        ("events", StreamRowKind::Fact, |x| {
+            x.events.len().to_string()
+        }),
+        ("fragments", StreamRowKind::Fact, |x| {
+            x.fragments.len().to_string()
+        }),
+        ("reads", StreamRowKind::Fact, |x| x.chunks.len().to_string()),
+        ("bytes", StreamRowKind::Fact, |x| x.body.len().to_string()),
+        ("time to first call", StreamRowKind::Timing, |x| {
+            if !x.source.timing_known {
+                return "(no timing)".into();
+            }
+            x.fragments
+                .first()
+                .map_or_else(|| "—".to_owned(), |f| ms(f.pos.t_micros))
+        }),
+        ("total duration", StreamRowKind::Timing, |x| {
+            if !x.source.timing_known {
+                return "(no timing)".into();
+            }
+            x.chunks
+                .last()
+                .map_or_else(|| "—".to_owned(), |c| ms(c.t_micros))
+        }),
+    ];
+    facts
+        .into_iter()
+        .map(|(label, kind, f)| StreamRow {
+            label,
+            a: f(a),
+            b: f(b),
+            kind,
+        })
+        .collect()
+}
+
+/// The kinds of finding `x` has and `y` does not, each with its first message and count.
+fn one_sided_findings(x: &Analysis, y: &Analysis) -> Vec<OneSidedFinding> {
+    let mut out: Vec<OneSidedFinding> = Vec::new();
+    for f in &x.findings {
+        if y.findings.iter().any(|g| g.kind == f.kind) {
+            continue;
+        }
+        match out.iter_mut().find(|o| o.kind == f.kind.label()) {
+            Some(o) => o.count += f.count,
+            None => out.push(OneSidedFinding {
+                kind: f.kind.label(),
+                message: f.message.clone(),
+                count: f.count,
+            }),
+        }
+    }
+    out
 }
 
 /// Align the calls of A and B and compare each pair.
@@ -91,22 +237,36 @@ pub fn compare(calls_a: &[Call], calls_b: &[Call]) -> Comparison {
             j = pj + 1;
         }
     }
-    Comparison { rows }
+    Comparison {
+        rows,
+        ..Default::default()
+    }
 }
 
 fn row(a: &[Call], b: &[Call], ia: Option<usize>, ib: Option<usize>) -> Row {
     match (ia.and_then(|i| a.get(i)), ib.and_then(|j| b.get(j))) {
-        (Some(x), Some(y)) => Row {
-            a: ia,
-            b: ib,
-            name_differs: x.name != y.name,
-            args: Some(args_diff(x, y)),
-        },
+        (Some(x), Some(y)) => {
+            let args = args_diff(x, y);
+            let inline = match (&args, &x.parsed, &y.parsed) {
+                (ArgsDiff::Different { .. }, Parsed::Ok(vx), Parsed::Ok(vy)) => {
+                    Some(json_diff::inline_diff(vx, vy))
+                }
+                _ => None,
+            };
+            Row {
+                a: ia,
+                b: ib,
+                name_differs: x.name != y.name,
+                args: Some(args),
+                inline,
+            }
+        }
         _ => Row {
             a: ia,
             b: ib,
             name_differs: false,
             args: None,
+            inline: None,
         },
     }
 }
@@ -205,6 +365,7 @@ fn lcs_pairs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::accumulate::parse_once;
@@ -281,6 +442,53 @@ mod tests {
         );
         assert!(c.rows[1].name_differs);
         assert_eq!(c.differing(), 2);
+        let inline = c.rows[0].inline.as_ref().unwrap();
+        assert!(
+            inline
+                .b
+                .iter()
+                .any(|s| s.text == "4" && s.mark == json_diff::Mark::Changed)
+        );
+        assert!(
+            c.rows[1].inline.is_none(),
+            "same arguments: nothing to highlight"
+        );
+    }
+
+    #[test]
+    fn stream_rows_and_one_sided_findings() {
+        use crate::analysis::SourceInfo;
+        let analyse = |spec: &crate::stub::StubSpec| {
+            let source = SourceInfo {
+                name: spec.title.clone(),
+                timing_known: true,
+                ..Default::default()
+            };
+            Analysis::from_recording(&crate::stub::build(spec), source, Default::default())
+        };
+        let a = analyse(&crate::stub::seed_example());
+        let mut spec = crate::stub::seed_example();
+        spec.quirks.no_index = true;
+        spec.quirks.truncate = true;
+        let b = analyse(&spec);
+        let c = compare_analyses(&a, &b);
+        let row = |label: &str| c.stream.iter().find(|r| r.label == label).unwrap();
+        assert_eq!(row("dialect").a, row("dialect").b);
+        assert_eq!(row("ending").a, "finished");
+        assert!(row("ending").b.contains("truncated"), "{:?}", row("ending"));
+        assert!(row("ending").differs());
+        assert_eq!(row("total duration").kind, StreamRowKind::Timing);
+        assert!(
+            !row("total duration").differs(),
+            "timings are not differences"
+        );
+        assert!(c.stream_differing() >= 1);
+        assert!(
+            c.findings_only_b.iter().any(|f| f.kind == "missing-index"),
+            "{:?}",
+            c.findings_only_b
+        );
+        assert!(c.findings_only_a.iter().all(|f| f.kind != "missing-index"));
     }
 
     #[test]
@@ -301,7 +509,8 @@ mod tests {
                 a: None,
                 b: Some(0),
                 name_differs: false,
-                args: None
+                args: None,
+                inline: None,
             }]
         );
     }

@@ -438,9 +438,9 @@ fn same_value(text: &str, parsed: &Parsed) -> bool {
 
 /// The one line `check` prints for a complete response.
 pub fn summary(client_calls: usize) -> String {
-    let s = if client_calls == 1 { "" } else { "s" };
     format!(
-        "not a stream: one complete response, {client_calls} call{s} parsed directly — no accumulator needed"
+        "not a stream: one complete response, {} parsed directly — no accumulator needed",
+        crate::text::plural(client_calls, "call")
     )
 }
 

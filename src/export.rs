@@ -250,7 +250,7 @@ impl serde::Serialize for CheckReport<'_> {
         m.serialize_entry(
             "stats",
             &json!({
-                "bytes": a.body.len(),
+                "bytes": a.body_len(),
                 "chunks": a.chunks.len(),
                 "events": a.events.len(),
                 "fragments": a.fragments.len(),
@@ -350,6 +350,16 @@ fn preview_json(p: &crate::preview::CallPreview) -> Value {
     })
 }
 
+/// One `per-fragment` failure in the report (the keys in the order `json!` gave them), written
+/// without building a JSON value for each of (possibly) hundreds of thousands.
+#[derive(serde::Serialize)]
+struct Failure {
+    fragment: u32,
+    call: Option<u32>,
+    text: String,
+    error: String,
+}
+
 /// One strategy's object in the report, its lists streamed.
 struct StrategyReport<'a>(&'a crate::analysis::StrategyResult);
 
@@ -374,8 +384,13 @@ impl serde::Serialize for StrategyReport<'_> {
                 m.serialize_entry(
                     "failures",
                     &Seq(|| {
-                        r.steps.iter().filter_map(|st| match &st.outcome {
-                            Parsed::Err { error, .. } => Some(json!({"fragment": st.fragment, "call": st.call, "text": st.text, "error": error})),
+                        r.steps.failures().filter_map(|st| match st.outcome {
+                            Parsed::Err { error, .. } => Some(Failure {
+                                fragment: st.fragment,
+                                call: st.call,
+                                text: st.text,
+                                error,
+                            }),
                             Parsed::Ok(_) => None,
                         })
                     }),

@@ -84,7 +84,8 @@ finding_kinds! {
     FragmentAfterFinish = "fragment-after-finish", Warn, "Tool-call data arrived after the finish signal. Kept, but clients that stop at finish lose it.";
     ArgumentsMismatch = "arguments-mismatch", Error, "The reassembled arguments differ from the authoritative full copy the stream (or the recording's ground truth) carries.";
     UnknownField = "unknown-field", Info, "An SSE line had a field name other than event/data/id/retry. Ignored, per spec.";
-    NoToolCalls = "no-tool-calls", Info, "The stream has no tool calls.";
+    NoToolCalls = "no-tool-calls", Warn, "The stream ended with no tool call (a plain text answer, a refusal, or tools not offered). Not an error, but nothing for a client to execute.";
+    NothingRecognised = "nothing-recognised", Error, "Nothing in the input matched the dialect: not a server-sent event stream or JSON lines at all (a text file, an HTML error page, an empty body), or events of another dialect than the one forced. No call could be read.";
     DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions.";
     ParseFailed = "parse-failed", Error, "The call's complete arguments are not valid JSON. Reported with the parser's error and the raw text.";
     AbnormalFinish = "abnormal-finish", Warn, "The provider finished the response early or abnormally (Responses `response.incomplete`, Anthropic `stop_reason: max_tokens`, Gemini `finishReason` other than STOP, Ollama `done_reason: length`). The stream is finished, but the last call may be cut short.";
@@ -94,6 +95,38 @@ finding_kinds! {
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
     EventTooLarge = "event-too-large", Error, "A line or event was longer than the limit (`--max-event-bytes`): an endless line such as `/dev/zero`, or a broken stream. Reading stopped there; only what came before it is analysed.";
     PreviewContradiction = "preview-contradiction", Info, "A partial-JSON preview of the arguments (jiter's partial mode, as openai-python's typewriter view uses) showed something the final arguments contradict: a number or literal cut short (`3` shown, `31` final), a value that later changed, or a key later removed. A view only: it never changes the verdict.";
+}
+
+impl FindingKind {
+    /// Decided only once the stream has ended (how it ended, a call's final parse, what never
+    /// came): never shown for a cursor before the end or while a stream is still arriving.
+    pub fn decided_at_end(self) -> bool {
+        matches!(
+            self,
+            FindingKind::EndedWithoutFinish
+                | FindingKind::IncompleteCall
+                | FindingKind::ParseFailed
+                | FindingKind::ArgumentsMismatch
+                | FindingKind::UnterminatedEvent
+                | FindingKind::NoToolCalls
+                | FindingKind::NothingRecognised
+                | FindingKind::EmptyArguments
+                | FindingKind::WholeCallInOneChunk
+                | FindingKind::PreviewContradiction
+        )
+    }
+}
+
+impl Finding {
+    /// Whether this finding has happened by chunk `cursor`: one decided at the end only once the
+    /// stream `ended` there, any other once its first occurrence has arrived.
+    pub fn shown_at(&self, cursor: u32, ended: bool) -> bool {
+        if self.kind.decided_at_end() {
+            ended
+        } else {
+            self.first.chunk.is_none_or(|c| c <= cursor)
+        }
+    }
 }
 
 /// Where something happened. All numbers are 0-based positions in the analysis.

@@ -205,49 +205,46 @@ pub fn read_bounded(
     Ok(bytes)
 }
 
-/// Cuts a raw body into one chunk per event as it is read, so the body is held once (in its
-/// chunks), and stops at the first line or event over the limit.
-struct RawChunker {
+/// Cuts a raw body into one piece per event (a raw body has no read boundaries, so it is shown as
+/// one chunk per event) as it is read in blocks, handing each piece to a sink; stops at the first
+/// line or event over the limit. [`RawChunker`] keeps the pieces as a recording's chunks;
+/// [`each_raw_event`] hands them to an analysis as they come, holding nothing.
+struct EventCutter {
     framer: Framer,
-    /// Bytes read but not yet in a chunk (the event in progress).
+    /// Bytes read but not yet handed out (the event in progress).
     tail: Vec<u8>,
     /// Stream offset of `tail[0]`.
     tail_start: u64,
     ends: Vec<u64>,
-    chunks: Vec<Chunk>,
 }
 
-impl RawChunker {
+impl EventCutter {
     fn new(max_event_bytes: u64) -> Self {
         Self {
             framer: Framer::with_max_event_bytes(None, max_event_bytes),
             tail: Vec::new(),
             tail_start: 0,
             ends: Vec::new(),
-            chunks: Vec::new(),
         }
     }
 
-    fn feed(&mut self, block: &[u8]) {
+    fn feed(&mut self, block: &[u8], sink: &mut dyn FnMut(&[u8])) {
         let ends = &mut self.ends;
         self.framer.feed(block, &mut |item: Framed<'_>| match item {
             Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
         });
         self.tail.extend_from_slice(block);
-        self.cut();
+        self.cut(sink);
     }
 
-    /// Move every completed event out of `tail` into its own chunk.
-    fn cut(&mut self) {
+    /// Hand every completed event in `tail` to `sink`.
+    fn cut(&mut self, sink: &mut dyn FnMut(&[u8])) {
         self.ends.sort_unstable();
         let mut from = 0usize;
         for end in self.ends.drain(..) {
             let end = (end.saturating_sub(self.tail_start) as usize).min(self.tail.len());
             if end > from {
-                self.chunks.push(Chunk {
-                    t_micros: 0,
-                    bytes: self.tail[from..end].to_vec(),
-                });
+                sink(&self.tail[from..end]);
                 from = end;
             }
         }
@@ -261,7 +258,8 @@ impl RawChunker {
         self.framer.overflow()
     }
 
-    fn finish(mut self, title: &str) -> Result<Recording, Overflow> {
+    /// End of input: the last events, then what is left (an unterminated event) as one piece.
+    fn finish(mut self, sink: &mut dyn FnMut(&[u8])) -> Result<(), Overflow> {
         let ends = &mut self.ends;
         self.framer.finish(&mut |item: Framed<'_>| match item {
             Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
@@ -269,26 +267,123 @@ impl RawChunker {
         if let Some(o) = self.framer.overflow() {
             return Err(o);
         }
-        self.cut();
+        self.cut(sink);
         if !self.tail.is_empty() {
-            self.chunks.push(Chunk {
-                t_micros: 0,
-                bytes: std::mem::take(&mut self.tail),
-            });
+            sink(&std::mem::take(&mut self.tail));
         }
-        Ok(Recording {
-            version: recording::FORMAT_VERSION,
-            meta: Meta {
-                title: title.to_owned(),
-                source: "raw body".into(),
-                notes: vec!["Raw body: no network read boundaries or timing were recorded; shown as one chunk per event.".into()],
-                timing_known: false,
-                ..Default::default()
-            },
-            chunks: self.chunks,
+        Ok(())
+    }
+}
+
+/// A raw body's recording with no chunks yet: what [`RawChunker`] fills.
+fn raw_recording(title: &str) -> Recording {
+    Recording {
+        version: recording::FORMAT_VERSION,
+        meta: Meta {
+            title: title.to_owned(),
+            source: "raw body".into(),
+            notes: vec!["Raw body: no network read boundaries or timing were recorded; shown as one chunk per event.".into()],
+            timing_known: false,
             ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Cuts a raw body into one chunk per event as it is read, so the body is held once (in its
+/// chunks), and stops at the first line or event over the limit.
+struct RawChunker {
+    cutter: EventCutter,
+    chunks: Vec<Chunk>,
+}
+
+impl RawChunker {
+    fn new(max_event_bytes: u64) -> Self {
+        Self {
+            cutter: EventCutter::new(max_event_bytes),
+            chunks: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, block: &[u8]) {
+        let chunks = &mut self.chunks;
+        self.cutter.feed(block, &mut |bytes| {
+            chunks.push(Chunk {
+                t_micros: 0,
+                bytes: bytes.to_vec(),
+            })
+        });
+    }
+
+    fn overflow(&self) -> Option<Overflow> {
+        self.cutter.overflow()
+    }
+
+    fn finish(self, title: &str) -> Result<Recording, Overflow> {
+        let mut chunks = self.chunks;
+        self.cutter.finish(&mut |bytes| {
+            chunks.push(Chunk {
+                t_micros: 0,
+                bytes: bytes.to_vec(),
+            })
+        })?;
+        Ok(Recording {
+            chunks,
+            ..raw_recording(title)
         })
     }
+}
+
+/// The title of a raw body's recording: the file name ("standard input" for `-`).
+fn raw_title(path: &Path) -> String {
+    if is_stdin(path) {
+        "standard input".to_owned()
+    } else {
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+}
+
+/// A raw stream body in a regular file, read in blocks and handed to `each` one event at a time
+/// (one chunk per event, exactly as [`open_path_limited`] cuts it into a recording's chunks), so
+/// nothing of the body is held here: `check` analyses a 227 MB stream this way. Returns the
+/// recording the events belong to, without its chunks; `Ok(None)`, before anything was handed
+/// out, when the file is not such a body (a recording, a complete JSON document, standard input, a
+/// pipe or device): the caller opens it the ordinary way then.
+pub fn each_raw_event(
+    path: &Path,
+    max_event_bytes: u64,
+    mut each: impl FnMut(&[u8]),
+) -> Result<Option<Recording>, InputError> {
+    if is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let mut input = open_input(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+    let head = crate::text::strip_bom(&buf[..n]);
+    if sniff(path, &buf[..n.min(256)]) != InputKind::RawBody
+        || crate::complete::starts_like_document(head)
+        || head.iter().all(u8::is_ascii_whitespace)
+    {
+        return Ok(None);
+    }
+    let too_large = |overflow| InputError::EventTooLarge {
+        path: display_name(path),
+        overflow,
+    };
+    let mut cutter = EventCutter::new(max_event_bytes);
+    while n > 0 {
+        cutter.feed(&buf[..n], &mut each);
+        if let Some(overflow) = cutter.overflow() {
+            return Err(too_large(overflow));
+        }
+        n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+    }
+    cutter.finish(&mut each).map_err(too_large)?;
+    Ok(Some(raw_recording(&raw_title(path))))
 }
 
 /// Turn a raw body into a recording: one chunk per event (a raw body has no read boundaries).
@@ -434,14 +529,7 @@ pub fn open_path_limited(
                 n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
                 read += n as u64;
             }
-            let title = if is_stdin(path) {
-                "standard input".to_owned()
-            } else {
-                path.file_name().map_or_else(
-                    || path.display().to_string(),
-                    |n| n.to_string_lossy().into_owned(),
-                )
-            };
+            let title = raw_title(path);
             chunker
                 .finish(&title)
                 .map_err(|overflow| InputError::EventTooLarge {

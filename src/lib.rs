@@ -20,6 +20,7 @@ pub mod generate;
 pub mod harness;
 pub mod import;
 pub mod input;
+pub mod json_diff;
 pub mod naive;
 pub mod net;
 pub mod open;

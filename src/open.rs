@@ -9,11 +9,12 @@
 
 use std::path::Path;
 
-use crate::analysis::{Analysis, SourceInfo, SourceKind};
+use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
 use crate::import::{self, ImportError, ImportFormat};
 use crate::input::{self, InputError, InputKind};
 use crate::pipeline::{Options, PipelineOutput};
+use crate::preview::Speculative;
 use crate::recording::Recording;
 
 /// Why a file could not be opened.
@@ -289,6 +290,67 @@ pub fn analyse(
     }
 }
 
+/// [`analyse`] for a report (`check`), with the previews computed when `previews`
+/// ([`Analysis::compute_previews`]): a raw stream body in a regular file is analysed as it is
+/// read, one event at a time, and the body is not kept ([`Analysis::body`] is empty; its length
+/// is [`Analysis::body_len`]), so memory does not grow with a second copy of a large stream; the
+/// previews are then mostly worked out while it is read ([`crate::preview::Speculative`]). Any
+/// other input is opened as [`analyse`] opens it. The report is the same either way.
+pub fn analyse_for_report(
+    path: &Path,
+    dialect: Option<DialectKind>,
+    stream: Option<usize>,
+    max_event_bytes: u64,
+    previews: bool,
+) -> Result<Analysis, OpenError> {
+    let ordinary = || {
+        let mut a = analyse(path, dialect, stream, max_event_bytes)?;
+        if previews {
+            a.compute_previews();
+        }
+        Ok(a)
+    };
+    if stream.is_some_and(|k| k != 1) || capture_format(path).is_some() {
+        return ordinary();
+    }
+    let opts = Options {
+        dialect,
+        framing: None,
+        detail: true,
+    };
+    // The recording's metadata is only known at the end (it names the file): a raw body's is
+    // empty until then.
+    let empty = Recording::default();
+    let speculative = if previews {
+        Speculative::enabled()
+    } else {
+        Speculative::default()
+    };
+    let mut feed = Feed::with_observer(&empty, opts, max_event_bytes, None, speculative);
+    let Some(rec) = input::each_raw_event(path, max_event_bytes, |event| feed.feed(event, 0))?
+    else {
+        drop(feed);
+        return ordinary();
+    };
+    let source = SourceInfo {
+        name: input::display_name(path),
+        timing_known: false,
+        kind: SourceKind::RawBody,
+    };
+    let (mut analysis, speculative) = feed.finish_with(&rec, source);
+    if let Some(overflow) = analysis.overflow {
+        return Err(InputError::EventTooLarge {
+            path: input::display_name(path),
+            overflow,
+        }
+        .into());
+    }
+    if previews {
+        analysis.compute_previews_with(speculative);
+    }
+    Ok(analysis)
+}
+
 /// [`analyse`] with the default event limit and no stream choice (benches and tests).
 pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysis, OpenError> {
     analyse(path, dialect, None, input::DEFAULT_MAX_EVENT_BYTES)
@@ -332,4 +394,63 @@ pub fn stream_each(
         }
         .into()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file `check` may meet (bundled recordings, raw-body fixtures, captures, a raw body
+    /// cut into odd pieces): the streamed analysis `check` uses gives the same report and JSON as
+    /// the ordinary one, previews and all.
+    #[test]
+    fn the_streamed_report_is_the_ordinary_report() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        // A raw body with CRLF endings, a comment and an unterminated last event.
+        let odd = dir.path().join("odd.sse");
+        std::fs::write(
+            &odd,
+            ": hi\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":3\"}}]}}]}\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"1}\"}}]}}]}\r\n\r\ndata: {\"choices\"",
+        )
+        .expect("write");
+        let mut paths = vec![odd];
+        for d in ["recordings", "tests/data/fixtures", "tests/data/import"] {
+            for e in std::fs::read_dir(root.join(d))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                paths.push(e.path());
+            }
+        }
+        let mut compared = 0;
+        for p in &paths {
+            for previews in [false, true] {
+                let Ok(mut want) = analyse_path(p, None) else {
+                    continue;
+                };
+                if previews {
+                    want.compute_previews();
+                }
+                let got =
+                    analyse_for_report(p, None, None, input::DEFAULT_MAX_EVENT_BYTES, previews)
+                        .expect("opens as it did");
+                assert_eq!(
+                    crate::report::check_text(&got),
+                    crate::report::check_text(&want),
+                    "{}",
+                    p.display()
+                );
+                assert_eq!(
+                    crate::export::check_json(&got),
+                    crate::export::check_json(&want),
+                    "{}",
+                    p.display()
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared > 40, "{compared} reports compared");
+    }
 }

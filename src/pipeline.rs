@@ -189,9 +189,17 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     stopped: bool,
     /// Ground-truth arguments by call position (stub recordings), for `arguments-mismatch`.
     truth: Vec<String>,
+    /// Some event matched the dialect (a signal, or an event the dialect's detection names);
+    /// without one, `nothing-recognised`.
+    recognised: bool,
+    /// Another dialect an unmatched event looked like (for the `nothing-recognised` message).
+    looks_like: Option<DialectKind>,
 }
 
 const MAX_PENDING: usize = 64;
+/// Events sniffed with [`crate::dialect::detect`] for `nothing-recognised` before only the
+/// dialect's signals count.
+const MAX_SNIFFED_EVENTS: u32 = 1000;
 /// Bytes of event data held while the dialect is not known: past this, the default is assumed
 /// (so the held copies never grow with a hostile input).
 const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
@@ -221,6 +229,8 @@ impl<O: SignalObserver> Pipeline<O> {
             t_micros: 0,
             stopped: false,
             truth: Vec::new(),
+            recognised: false,
+            looks_like: None,
             opts,
         }
     }
@@ -385,6 +395,10 @@ impl<O: SignalObserver> Pipeline<O> {
         };
         let mut signals = std::mem::take(&mut self.signals);
         dialect.on_event(event_type, data, &mut signals);
+        if !self.recognised {
+            let kind = dialect.kind();
+            self.recognise(kind, event_type, data, &signals);
+        }
         let pos = Pos {
             event: event_no,
             chunk: self.chunk,
@@ -453,7 +467,8 @@ impl<O: SignalObserver> Pipeline<O> {
                         },
                         || {
                             format!(
-                                "arguments came only in the done event ({len} bytes, no .delta); a delta-only client gets empty arguments"
+                                "arguments came only in the done event ({}, no .delta); a delta-only client gets empty arguments",
+                                crate::text::plural(len, "byte")
                             )
                         },
                     );
@@ -519,6 +534,83 @@ impl<O: SignalObserver> Pipeline<O> {
         }
         self.signals = signals;
         self.record_event(event_type, span, kind, first_fragment);
+    }
+
+    /// Whether this event matched the dialect: it gave a tool-call, finish, done or error signal,
+    /// or the dialect's detection names this dialect. Only until one has (then it costs nothing).
+    fn recognise(&mut self, kind: DialectKind, event_type: &str, data: &str, signals: &[Signal]) {
+        let decisive = signals.iter().any(|s| {
+            !matches!(
+                s,
+                Signal::Finding {
+                    kind: FindingKind::NonJsonData
+                        | FindingKind::UnexpectedShape
+                        | FindingKind::PingEvent,
+                    ..
+                }
+            )
+        });
+        if decisive {
+            self.recognised = true;
+            return;
+        }
+        // Sniffing costs a JSON parse: on a long stream of another dialect, the first thousand
+        // events decide it (the signals above are still looked at on every event).
+        if self.out.event_count > MAX_SNIFFED_EVENTS {
+            return;
+        }
+        match crate::dialect::detect(event_type, data) {
+            Some(k) if k == kind => self.recognised = true,
+            Some(k) => {
+                self.looks_like.get_or_insert(k);
+            }
+            None => {}
+        }
+    }
+
+    /// The `nothing-recognised` finding, when no event matched the dialect: what was there instead.
+    fn nothing_recognised(&mut self) {
+        // A stream cut inside its first event (a recorder's journal) is cut short, not
+        // unrecognisable: `ended-without-finish` says so.
+        let cut_in_event = self.out.unterminated.as_ref().is_some_and(|u| u.had_data);
+        if self.recognised || self.out.overflow.is_some() || cut_in_event {
+            return;
+        }
+        let dialect = self.out.dialect.title();
+        let message = match (self.out.event_count, self.looks_like) {
+            _ if self.out.bytes == 0 => "the input is empty".to_owned(),
+            (0, _) => format!(
+                "no server-sent events or JSON lines ({} of other text)",
+                crate::text::plural(self.out.bytes, "byte")
+            ),
+            (1, None) => format!(
+                "its one event did not match {}",
+                if self.opts.dialect.is_some() {
+                    format!("the {dialect} dialect")
+                } else {
+                    "a known dialect".to_owned()
+                }
+            ),
+            (_, Some(other)) => format!(
+                "events did not match the {dialect} dialect; detected: {}",
+                other.title()
+            ),
+            (n, None) if self.opts.dialect.is_some() => format!(
+                "none of the {} matched the {dialect} dialect",
+                crate::text::plural(n, "event")
+            ),
+            (n, None) => format!(
+                "none of the {} matched a known dialect",
+                crate::text::plural(n, "event")
+            ),
+        };
+        let at = Location {
+            chunk: Some(self.out.chunks.saturating_sub(1)),
+            ..Default::default()
+        };
+        self.out
+            .findings
+            .add(FindingKind::NothingRecognised, None, at, || message);
     }
 
     fn record_event(
@@ -656,11 +748,15 @@ impl<O: SignalObserver> Pipeline<O> {
             self.out
                 .findings
                 .add(FindingKind::UnterminatedEvent, None, at, || {
-                    format!(
-                        "stream ended inside an event; discarded {} bytes: {}",
-                        u.span.end - u.span.start,
-                        truncate(&text, 120)
-                    )
+                    let discarded = crate::text::plural(u.span.end - u.span.start, "byte");
+                    if text.is_empty() {
+                        format!("stream ended inside an event; discarded {discarded} (no data)")
+                    } else {
+                        format!(
+                            "stream ended inside an event; discarded {discarded}: {}",
+                            truncate(&text, 120)
+                        )
+                    }
                 });
         }
         self.out.framing = framer.framing();
@@ -672,6 +768,7 @@ impl<O: SignalObserver> Pipeline<O> {
         if self.opts.dialect.is_some() {
             self.out.dialect_known = true;
         }
+        self.nothing_recognised();
         let finished = self.out.finished();
         let acc = std::mem::take(&mut self.acc);
         self.out.all_calls_complete =

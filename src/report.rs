@@ -16,8 +16,9 @@ fn push_line(s: &mut String, line: &str) {
 
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check, StreamEnding};
+use crate::findings::FindingKind;
 use crate::naive::Strategy;
-use crate::text::truncate;
+use crate::text::{plural, plural_word, truncate};
 
 fn mark(c: &Check) -> &'static str {
     match c.passed() {
@@ -36,10 +37,28 @@ pub fn check_text(analysis: &Analysis) -> String {
         StreamEnding::ProviderError { message } => format!("PROVIDER ERROR: {message}"),
         StreamEnding::EndedWithoutFinish => "ENDED WITHOUT FINISH (truncated)".into(),
     };
+    if let Some(f) = analysis
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::NothingRecognised)
+    {
+        // Nothing to tabulate: say what the input was and stop (the verdict follows).
+        out!(
+            s,
+            "{}: no tool calls found — {}",
+            analysis.source.name,
+            truncate(&f.message, 200)
+        );
+        if analysis.meta.interrupted {
+            out!(s, "  INTERRUPTED recording (salvaged from its journal)");
+        }
+        out!(s, "Result: FAILED, nothing recognised");
+        return s;
+    }
     out!(s, "{}", analysis.source.name);
     out!(
         s,
-        "  {} ({}{}) · {} bytes · {} chunks{} · {} events · {} fragments · {}",
+        "  {} ({}{}) · {} · {}{} · {} · {} · {}",
         analysis.dialect.name(),
         if analysis.complete {
             "one JSON document"
@@ -51,15 +70,15 @@ pub fn check_text(analysis: &Analysis) -> String {
         } else {
             ", dialect guessed"
         },
-        analysis.body.len(),
-        analysis.chunks.len(),
+        plural(analysis.body_len() as usize, "byte"),
+        plural(analysis.chunks.len(), "chunk"),
         if analysis.source.timing_known {
             ""
         } else {
             " (no read boundaries)"
         },
-        analysis.events.len(),
-        analysis.fragments.len(),
+        plural(analysis.events.len(), "event"),
+        plural(analysis.fragments.len(), "fragment"),
         ending
     );
     if analysis.meta.interrupted {
@@ -131,11 +150,19 @@ pub fn check_text(analysis: &Analysis) -> String {
             }
         }
     }
-    if !analysis.complete {
+    let no_fragments = analysis.fragments.is_empty() && !analysis.complete;
+    if no_fragments {
+        out!(s, "");
+        out!(
+            s,
+            "Naive strategies: nothing to compare (no tool-call fragments in this stream)"
+        );
+    } else if !analysis.complete {
         out!(s, "");
         out!(s, "Naive strategies on the same input");
     }
-    for r in &analysis.strategies {
+    let client_calls = analysis.client_calls().count();
+    for r in analysis.strategies.iter().filter(|_| !no_fragments) {
         let status = if r.report.not_applicable.is_some() {
             "–"
         } else if r.verdict.matches_correct {
@@ -152,10 +179,10 @@ pub fn check_text(analysis: &Analysis) -> String {
         if r.report.strategy == Strategy::PerFragment {
             // One pass over the steps (not one per call: that was quadratic on many calls).
             let mut per_call = vec![(0usize, 0usize); analysis.calls.len()];
-            for st in &r.report.steps {
-                if let Some(slot) = st.call.and_then(|c| per_call.get_mut(c as usize)) {
+            for st in r.report.steps.rows() {
+                if let Some(slot) = st.call().and_then(|c| per_call.get_mut(c as usize)) {
                     slot.1 += 1;
-                    if matches!(st.outcome, Parsed::Ok(_)) {
+                    if st.ok() {
                         slot.0 += 1;
                     }
                 }
@@ -163,17 +190,13 @@ pub fn check_text(analysis: &Analysis) -> String {
             for (ci, (c, (ok, total))) in analysis.calls.iter().zip(&per_call).enumerate() {
                 out!(
                     s,
-                    "      call {ci} {}: {ok} of {total} fragments parse alone",
-                    c.name
+                    "      call {ci} {}: {ok} of {} {} alone",
+                    c.name,
+                    plural(*total, "fragment"),
+                    if *total == 1 { "parses" } else { "parse" }
                 );
             }
-            for st in r
-                .report
-                .steps
-                .iter()
-                .filter(|st| matches!(st.outcome, Parsed::Err { .. }))
-                .take(6)
-            {
+            for st in r.report.steps.failures().take(6) {
                 if let Parsed::Err { error, .. } = &st.outcome {
                     out!(
                         s,
@@ -189,12 +212,13 @@ pub fn check_text(analysis: &Analysis) -> String {
             if let Some(c) = r.report.calls.first() {
                 out!(s, "      joined: {}", truncate(&c.raw_arguments, 160));
                 match &c.parsed {
-                    Parsed::Ok(_) => {
+                    Parsed::Ok(_) if client_calls == 1 => {
                         out!(
                             s,
                             "      parses (only one call, so joining is harmless here)"
                         );
                     }
+                    Parsed::Ok(_) => out!(s, "      parses"),
                     Parsed::Err { error, .. } => {
                         out!(s, "      → {error}");
                     }
@@ -211,8 +235,8 @@ pub fn check_text(analysis: &Analysis) -> String {
         if r.verdict.differences.len() > 6 {
             out!(
                 s,
-                "      … {} more differences",
-                r.verdict.differences.len() - 6
+                "      … {} more",
+                plural(r.verdict.differences.len() - 6, "difference")
             );
         }
     }
@@ -246,12 +270,13 @@ pub fn check_text(analysis: &Analysis) -> String {
     }
     out!(s, "");
     let verdict = analysis.verdict();
-    if verdict.ok() {
+    if verdict.ok() && client_calls == 0 {
         out!(
             s,
-            "Result: OK, {} calls parsed",
-            analysis.client_calls().count()
+            "Result: OK, but no tool calls (warning: the stream ended normally without a tool call)"
         );
+    } else if verdict.ok() {
+        out!(s, "Result: OK, {} parsed", plural(client_calls, "call"));
     } else {
         out!(s, "Result: FAILED, {}", verdict.line());
     }
@@ -266,16 +291,20 @@ fn call_line(s: &mut String, c: &crate::accumulate::Call) {
             format!("ERROR {error}; raw {:?}", truncate(&c.raw_arguments, 60))
         }
     };
+    let (frags, chars, bytes) = (c.fragments.len(), c.char_len(), c.byte_len());
     out!(
         *s,
-        "  {:<2} {:<10} {:<22} {:<16} {:>3} frags {:>4} chars/{:<4} bytes  {}{}",
+        "  {:<2} {:<10} {:<22} {:<16} {:>3} {:<5} {:>4} {}/{:<4} {:<5}  {}{}",
         c.position,
         c.key.to_string(),
         c.id.as_deref().unwrap_or("(no id)"),
         c.name,
-        c.fragments.len(),
-        c.char_len(),
-        c.byte_len(),
+        frags,
+        plural_word(&frags.to_string(), "frag"),
+        chars,
+        plural_word(&chars.to_string(), "char"),
+        bytes,
+        plural_word(&bytes.to_string(), "byte"),
         truncate(&result, 200),
         if c.complete { "" } else { "  [incomplete]" }
     );
@@ -296,18 +325,18 @@ fn preview_section(s: &mut String, a: &Analysis, preview: &[crate::preview::Call
         if !p.checked {
             out!(
                 *s,
-                "  call {} {name}: {} previews, not checked (the final arguments do not parse)",
+                "  call {} {name}: {}, not checked (the final arguments do not parse)",
                 p.call,
-                p.previews
+                plural(p.previews, "preview")
             );
             continue;
         }
         out!(
             *s,
-            "  {} call {} {name}: {} previews, {} stable, {} contradicted",
+            "  {} call {} {name}: {}, {} stable, {} contradicted",
             if p.contradicted == 0 { "✓" } else { "✗" },
             p.call,
-            p.previews,
+            plural(p.previews, "preview"),
             p.stable,
             p.contradicted
         );

@@ -11,33 +11,17 @@
 //! `false`; a cancelled stage returns `None`.
 
 use crate::analysis::{Analysis, CallPreview, ChunkSpan, SourceInfo};
-use crate::analysis::{StrategyResult, strategy_results};
+use crate::analysis::{StrategyResult, build_analysis, strategy_results};
+use crate::dialect::DialectKind;
 use crate::findings::Finding;
 use crate::framing::{Framed, Framer};
 use crate::input::{self, InputError};
 use crate::naive::Strategies;
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
-use crate::signal::{Pos, Signal, SignalObserver};
 
 /// Report progress about this often (bytes), so a callback costs nothing on small reads.
 const PROGRESS_EVERY: u64 = 1 << 20;
-
-/// An optional observer: `None` observes nothing (the first stage leaves the strategies out).
-impl<T: SignalObserver> SignalObserver for Option<T> {
-    #[inline]
-    fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
-        if let Some(o) = self {
-            o.on_signal(signal, pos, fragment_no);
-        }
-    }
-    #[inline]
-    fn on_finish(&mut self, finished_at: Option<Pos>) {
-        if let Some(o) = self {
-            o.on_finish(finished_at);
-        }
-    }
-}
 
 /// Calls `progress` every [`PROGRESS_EVERY`] bytes and at the end; `false` = stop.
 struct Progress<F> {
@@ -72,6 +56,45 @@ impl<F: FnMut(u64, u64) -> bool> Progress<F> {
     }
 }
 
+/// The correct pipeline alone (no strategy observer), as a first stage runs it, and the options
+/// it runs with (the recording's dialect when none is forced).
+fn start(rec: &Recording, opts: Options, max_event_bytes: u64) -> (Pipeline, Options) {
+    let mut opts = Options {
+        detail: true,
+        ..opts
+    };
+    if opts.dialect.is_none() {
+        opts.dialect = DialectKind::from_name(&rec.meta.dialect);
+    }
+    let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
+    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+    (p, opts)
+}
+
+/// The analysis once every read of `body` (at `chunks`) was fed to `p`, its strategies left out.
+fn conclude(
+    p: Pipeline,
+    opts: Options,
+    rec: &Recording,
+    source: SourceInfo,
+    body: Vec<u8>,
+    chunks: Vec<ChunkSpan>,
+) -> Analysis {
+    let out = p.finish();
+    // Unfed strategies report nothing: their (empty) results are dropped, not shown as final.
+    let mut a = build_analysis(
+        out,
+        Strategies::new(),
+        rec,
+        source,
+        Some(body),
+        chunks,
+        opts.dialect,
+    );
+    a.strategies.clear();
+    a
+}
+
 /// The first stage of a recording: the analysis with [`Analysis::strategies`] empty and no
 /// previews. Each chunk's bytes are freed once copied into the body (held once). `None` when
 /// `progress` cancelled it.
@@ -85,7 +108,7 @@ pub fn first_stage(
     let body_len = rec.body_len();
     let rec_chunks = std::mem::take(&mut rec.chunks);
     let mut progress = Progress::new(progress, body_len);
-    let (mut p, opts) = Analysis::start_pipeline(&rec, opts, max_event_bytes, None);
+    let (mut p, opts) = start(&rec, opts, max_event_bytes);
     let mut body = Vec::with_capacity(body_len as usize);
     let mut chunks = Vec::with_capacity(rec_chunks.len());
     for c in rec_chunks {
@@ -107,7 +130,7 @@ pub fn first_stage(
     if !progress.end() {
         return None;
     }
-    Some(Analysis::conclude(p, opts, &rec, source, body, chunks))
+    Some(conclude(p, opts, &rec, source, body, chunks))
 }
 
 /// [`first_stage`] of a body already in one piece, read at `chunks` (a raw body cut per event,
@@ -123,7 +146,7 @@ pub fn first_stage_body(
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Option<Analysis> {
     let mut progress = Progress::new(progress, body.len() as u64);
-    let (mut p, opts) = Analysis::start_pipeline(rec, opts, max_event_bytes, None);
+    let (mut p, opts) = start(rec, opts, max_event_bytes);
     let mut fed = 0;
     for c in &chunks {
         if p.overflow().is_some() {
@@ -140,7 +163,7 @@ pub fn first_stage_body(
     if !progress.end() {
         return None;
     }
-    Some(Analysis::conclude(p, opts, rec, source, body, chunks))
+    Some(conclude(p, opts, rec, source, body, chunks))
 }
 
 /// A raw body read whole: one buffer and its chunk spans (one per event, as
@@ -284,7 +307,7 @@ pub fn strategies(
         ..opts
     };
     if opts.dialect.is_none() {
-        opts.dialect = crate::dialect::DialectKind::from_name(&a.meta.dialect);
+        opts.dialect = DialectKind::from_name(&a.meta.dialect);
     }
     let mut p = Pipeline::observed(opts, Strategies::new());
     for c in &a.chunks {

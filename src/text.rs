@@ -100,6 +100,27 @@ pub fn truncate(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// `n` and `word`, the word in the plural unless `n` is 1: `plural(1, "call")` is "1 call",
+/// `plural(2, "call")` "2 calls", `plural(0, "match")` "0 matches". The one place counts meet
+/// nouns, in the report, the findings, the CLI's lines and the app.
+pub fn plural(n: impl std::fmt::Display, word: &str) -> String {
+    let n = n.to_string();
+    format!("{n} {}", plural_word(&n, word))
+}
+
+/// `word` as it follows the count `n` (already formatted): unchanged for "1", else the plural
+/// ("-s", "-es" after s, x, ch and sh).
+pub fn plural_word(n: &str, word: &str) -> String {
+    if n == "1" {
+        return word.to_owned();
+    }
+    if ["s", "x", "ch", "sh"].iter().any(|e| word.ends_with(e)) {
+        format!("{word}es")
+    } else {
+        format!("{word}s")
+    }
+}
+
 /// The UTF-8 byte order mark (U+FEFF encoded).
 pub const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
 
@@ -145,6 +166,17 @@ mod tests {
     fn bytes_keep_text_and_mark_broken_sequences() {
         assert_eq!(escape_bytes(b"a\n\xe6\xb7"), "a\\n\\xe6\\xb7");
         assert_eq!(escape_bytes("深".as_bytes()), "深");
+    }
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(plural(1, "call"), "1 call");
+        assert_eq!(plural(0, "call"), "0 calls");
+        assert_eq!(plural(2_000u64, "fragment"), "2000 fragments");
+        assert_eq!(plural(1usize, "byte"), "1 byte");
+        assert_eq!(plural(3, "match"), "3 matches");
+        assert_eq!(plural(1, "difference"), "1 difference");
+        assert_eq!(plural_word("11", "key"), "keys");
     }
 
     #[test]

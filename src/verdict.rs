@@ -58,8 +58,9 @@ pub fn call_findings(
             call.resends,
             || {
                 format!(
-                    "fragment {} re-sends the {} bytes before it",
-                    r.fragment, r.before_bytes
+                    "fragment {} re-sends the {} before it",
+                    r.fragment,
+                    crate::text::plural(r.before_bytes, "byte")
                 )
             },
         );
@@ -135,6 +136,11 @@ impl Judge {
         }
     }
 
+    /// The client calls counted so far (server tools are not).
+    pub fn client_calls(&self) -> usize {
+        self.calls
+    }
+
     /// The verdict over the counted calls and every finding of the stream.
     pub fn verdict(&self, findings: &[Finding]) -> Verdict {
         let errors: Vec<&Finding> = findings
@@ -143,18 +149,26 @@ impl Judge {
             .collect();
         let has = |k: FindingKind| errors.iter().any(|f| f.kind == k);
         let mut problems = Vec::new();
+        // Nothing matched the dialect: that is the one thing to say (no finish and no calls
+        // follow from it).
+        let unrecognised = errors
+            .iter()
+            .find(|f| f.kind == FindingKind::NothingRecognised);
+        if let Some(f) = unrecognised {
+            problems.push(format!("nothing recognised: {}", truncate(&f.message, 200)));
+        }
         if self.failed > 0 {
             problems.push(format!(
-                "{} of {} calls did not parse ({})",
+                "{} of {} did not parse ({})",
                 self.failed,
-                self.calls,
+                crate::text::plural(self.calls, "call"),
                 crate::text::capped_list(&self.shown, self.failed, SHOWN_CALLS, "; ")
             ));
         }
         if let Some(f) = errors.iter().find(|f| f.kind == FindingKind::ProviderError) {
             problems.push(format!("provider error: {}", truncate(&f.message, 200)));
         }
-        if has(FindingKind::EndedWithoutFinish) {
+        if has(FindingKind::EndedWithoutFinish) && unrecognised.is_none() {
             problems.push("the stream ended without a finish signal".into());
         }
         // Every other error kind: one line each, in the kinds' declaration order (the analysis
@@ -164,7 +178,9 @@ impl Judge {
                 continue;
             };
             let covered = match f.kind {
-                FindingKind::ProviderError | FindingKind::EndedWithoutFinish => true,
+                FindingKind::ProviderError
+                | FindingKind::EndedWithoutFinish
+                | FindingKind::NothingRecognised => true,
                 FindingKind::ParseFailed => self.failed > 0,
                 FindingKind::IncompleteCall => {
                     self.failed > 0

@@ -98,7 +98,7 @@ fn stepping_the_cursor_shows_the_state_at_the_cursor() {
     let mut h = seed_harness();
     act(&mut h, Action::Home);
     assert_eq!(h.state().view().unwrap().cursor, 0);
-    h.get_by_label_contains("streaming: 0 of 2 calls started");
+    h.get_by_label_contains("streaming — 0 calls so far, 0 in progress");
     h.get_by_label_contains("per-fragment: 0 of 0 fragments parse alone");
     // One fragment forward: the first fragment arrives, its error shows.
     h.get_by_label("fragment ▶").click();
@@ -110,9 +110,9 @@ fn stepping_the_cursor_shows_the_state_at_the_cursor() {
     assert_eq!(focus, Some(0));
     let a = h.state().analysis().unwrap();
     assert_eq!(a.fragments[0].pos.chunk, cursor);
-    h.get_by_label_contains("per-fragment: 0 of 1 fragments parse alone");
+    h.get_by_label_contains("per-fragment: 0 of 1 fragment parses alone");
     h.get_by_label_contains("EOF while parsing a string at line 1 column 5");
-    h.get_by_label_contains("streaming: 1 of 2 calls started");
+    h.get_by_label_contains("streaming — 1 call so far, 1 in progress");
     h.get_by_label_contains("5/22 chars · 5/26 bytes · 1/5 fragments");
     // Keyboard: Ctrl+→ is one fragment, → one chunk, End the last chunk.
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::ArrowRight);
@@ -313,14 +313,17 @@ fn compare_two_recordings() {
     wait_loaded(&mut h);
     h.get_by_label("Compare two").click();
     h.run();
+    h.query_all_by_label("Use Replay's").next().unwrap().click();
+    h.step();
+    wait_loaded(&mut h);
     h.get_by_label("Open B…").click();
-    h.run();
+    h.step();
     wait_loaded(&mut h);
     let cmp = h.state().comparison().unwrap();
     assert_eq!(cmp.rows.len(), 3);
     assert_eq!(cmp.differing(), 2);
     h.get_by_label_contains("arguments differ at $.days");
-    h.get_by_label_contains("only in B");
+    h.get_by_label("#3 ✗ only in B");
 }
 
 #[test]
@@ -437,7 +440,7 @@ fn recorder_and_proxy_tabs_render() {
     h.run();
     assert_eq!(h.state().settings.tab, Tab::Proxy);
     h.get_by_label("▶ Start proxy");
-    h.get_by_label("Captured sessions (0)");
+    h.get_by_label("Requests (0) · 0 captured");
     // Both forms persist with the settings (secret header values do not).
     h.state_mut().settings.recorder.headers[0].value = "Bearer sk-never-saved".into();
     let text = ron::to_string(&h.state().settings).unwrap();
@@ -634,7 +637,9 @@ fn a_raw_body_is_marked_guessed_and_without_read_boundaries() {
 fn the_lists_keep_the_cursor_row_in_view() {
     let recording = Box::new(sse_replay::generate::large_recording(40));
     let name = "large (generated)".to_owned();
-    let mut h = harness(app_with(vec![]).with_initial(Source::Memory { name, recording }));
+    let mut app = app_with(vec![]).with_initial(Source::Memory { name, recording });
+    app.settings.lower_view = sse_replay::app::event_inspector::LowerView::Bytes;
+    let mut h = harness(app);
     wait_loaded(&mut h);
     let last = h.state().view().unwrap().cursor;
     let last_fragment = h.state().analysis().unwrap().fragments.len() - 1;
@@ -683,7 +688,7 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
     h.run();
     act(&mut h, Action::OpenPath(sse, OpenTarget::Primary));
     wait_loaded(&mut h);
-    h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
+    h.get_by_label_contains("finished: 1 of 1 call parsed · OK");
     h.get_by_label_contains("Server tools (1)");
 
     // Every call parses, but the .done copy differs from the deltas: an error finding, so the
@@ -699,7 +704,7 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
     act(&mut h, Action::OpenPath(mismatch, OpenTarget::Primary));
     wait_loaded(&mut h);
     assert!(!h.state().analysis().unwrap().all_ok());
-    h.get_by_label_contains("finished: 1 of 1 calls parsed · FAILED");
+    h.get_by_label_contains("finished: 1 of 1 call parsed · FAILED");
 
     // Arguments only in the .done events: the call carries them, and the headline says OK.
     let done_only = dir.path().join("done-only.sse");
@@ -713,7 +718,7 @@ fn server_tools_are_a_separate_group_and_the_headline_is_the_verdict() {
     wait_loaded(&mut h);
     let a = h.state().analysis().unwrap();
     assert_eq!(a.calls[0].value(), Some(&serde_json::json!({"a": 2})));
-    h.get_by_label_contains("finished: 1 of 1 calls parsed · OK");
+    h.get_by_label_contains("finished: 1 of 1 call parsed · OK");
 }
 
 /// "Test a client": run a (wrong) client on the seed example in one read, see the matrix, and open
@@ -743,7 +748,7 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
         std::thread::sleep(Duration::from_millis(10));
     }
     h.run();
-    h.get_by_label("1 cases: 0 pass, 1 fail, 0 error");
+    h.get_by_label("1 case: 0 pass, 1 fail, 0 error");
     h.get_by_label_contains("call 0: arguments {} instead of");
     h.get_by_label("✗").click();
     h.run();

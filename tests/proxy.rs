@@ -76,3 +76,154 @@ fn json_responses_keep_their_content_length() {
     let captured = std::fs::read_dir(&captures).map_or(0, |d| d.count());
     assert_eq!(captured, 1);
 }
+
+/// The core reports one `Exchange` per request (redacted, with the model) and then its end; a
+/// capture carries its exchange's id; a request to an upstream that is down is an exchange too
+/// (502, with the error).
+#[test]
+fn every_request_is_reported_as_an_exchange() {
+    use sse_replay::net::proxy::{self, ProxyConfig, ProxyEvent};
+    const SSE: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let (upstream, _requests) =
+        common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream", SSE);
+    let dir = tempfile::tempdir().unwrap();
+    let start = |upstream: String| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let handle = proxy::start(
+            ProxyConfig {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                upstream,
+                out_dir: dir.path().to_path_buf(),
+                timeout: Duration::from_secs(10),
+                keep_secrets: false,
+                limits: Default::default(),
+            },
+            move |e| {
+                let _ = tx.send(e);
+            },
+        )
+        .unwrap();
+        (handle, rx)
+    };
+    let request = |addr: std::net::SocketAddr| {
+        let body = r#"{"model":"m-1","stream":true,"api_key":"sk-body-secret"}"#;
+        raw_request(
+            &format!("http://{addr}"),
+            &format!(
+                "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk-head-secret\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+    };
+    let events_until = |rx: &std::sync::mpsc::Receiver<ProxyEvent>,
+                        last: fn(&ProxyEvent) -> bool| {
+        let mut events = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if let Ok(e) = rx.recv_timeout(Duration::from_millis(100)) {
+                let done = last(&e);
+                events.push(e);
+                if done {
+                    break;
+                }
+            }
+        }
+        events
+    };
+
+    let (handle, rx) = start(upstream);
+    request(handle.addr());
+    let events = events_until(&rx, |e| matches!(e, ProxyEvent::CaptureFinished { .. }));
+    handle.stop();
+    let exchange = events
+        .iter()
+        .find_map(|e| match e {
+            ProxyEvent::Exchange(x) => Some(x.clone()),
+            _ => None,
+        })
+        .expect("an exchange");
+    assert_eq!(exchange.status, 200);
+    assert_eq!(exchange.model.as_deref(), Some("m-1"));
+    let shown = format!("{exchange:?}");
+    assert!(
+        !shown.contains("sk-head-secret") && !shown.contains("sk-body-secret"),
+        "{shown}"
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        ProxyEvent::ExchangeEnded(end) if end.id == exchange.id && end.bytes == SSE.len() as u64
+            && end.first_byte_micros.is_some())));
+    assert!(events.iter().any(|e| matches!(e,
+        ProxyEvent::CaptureStarted { id, .. } if *id == exchange.id)));
+    assert!(events.iter().any(|e| matches!(e,
+        ProxyEvent::CaptureFinished { id, ended_normally: true, .. } if *id == exchange.id)));
+
+    // The upstream is down: still one exchange, 502, with the error, and its end.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (handle, rx) = start(format!("http://127.0.0.1:{port}"));
+    let response = request(handle.addr());
+    assert!(response.starts_with("HTTP/1.1 502"), "{response}");
+    let events = events_until(&rx, |e| matches!(e, ProxyEvent::ExchangeEnded(_)));
+    handle.stop();
+    assert!(
+        events.iter().any(|e| matches!(e,
+        ProxyEvent::Exchange(x) if x.status == 502 && x.error.is_some())),
+        "{events:?}"
+    );
+}
+
+/// `proxy --out` keeps its relative default but says at start where the captures really go: the
+/// full path.
+#[test]
+fn the_captures_folder_is_printed_in_full_at_start() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(common::BIN)
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--out",
+            "rel-captures",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let kid = common::Kid(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let line = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no 'forwarding to' line");
+        if line.starts_with("forwarding to") {
+            break line;
+        }
+    };
+    let full = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .join("rel-captures");
+    assert!(
+        line.contains(&full.display().to_string()),
+        "{line} (want {})",
+        full.display()
+    );
+    kid.signal("TERM");
+}

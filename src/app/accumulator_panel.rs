@@ -6,12 +6,14 @@
 use egui::text::LayoutJob;
 use egui::{RichText, TextFormat, Ui};
 
+use super::headline::{self, Tone};
 use super::json_tree::json_tree_ui;
 use super::style;
 use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check};
 use crate::findings::FindingKind;
+use crate::text::plural;
 
 /// With at most this many calls every call gets a full card; beyond, a virtualised table plus one
 /// detailed call.
@@ -20,13 +22,15 @@ const CARDS_MAX: usize = 12;
 /// At most this many fragment segments are laid out for one call (the rest is elided).
 const SEGMENTS_MAX: usize = 400;
 
-/// The accumulator panel.
+/// The accumulator panel. `arriving`: the stream is still coming in (a live recording), so its
+/// last chunk is not its end.
 pub fn accumulator_ui(
     ui: &mut Ui,
     analysis: &Analysis,
     tables: &CursorTables,
     view: &mut ViewState,
     queue: &mut ActionQueue,
+    arriving: bool,
 ) {
     ui.heading("Accumulator (correct)");
     if analysis.complete {
@@ -37,46 +41,24 @@ pub fn accumulator_ui(
         ui.label(RichText::new("A table keyed by the call's index: id and name set when present, arguments appended, parsed once at the finish.").italics());
     }
     let cursor = view.cursor;
-    let started = (0..analysis.calls.len())
-        .filter(|&i| analysis.call_state_at(i, cursor).started)
-        .count();
-    let finished = analysis.call_state_at(0, cursor).finished
-        || analysis.calls.is_empty() && cursor >= ViewState::last_chunk(analysis);
+    let ended = headline::ended_at(analysis, cursor, arriving);
     ui.horizontal_wrapped(|ui| {
-        let state = if finished {
-            // The one verdict: the same answer as `check`'s Result line and exit code.
-            let total = tables.client_calls.len();
-            let ok = tables
-                .client_calls
-                .iter()
-                .filter(|&&i| analysis.calls[i].value().is_some())
-                .count();
-            let (text, color) = if tables.verdict.ok() {
-                (
-                    format!("finished: {ok} of {total} calls parsed · OK"),
-                    style::ok_color(ui),
-                )
-            } else {
-                (
-                    format!("finished: {ok} of {total} calls parsed · FAILED"),
-                    style::err_color(ui),
-                )
-            };
-            RichText::new(text).strong().size(16.0).color(color)
-        } else {
-            RichText::new(format!(
-                "streaming: {started} of {} calls started, nothing parsed yet",
-                analysis.calls.len()
-            ))
-            .strong()
-            .size(16.0)
+        let h = headline::headline(analysis, tables, cursor, arriving);
+        let color = match h.tone {
+            Tone::Neutral => ui.visuals().text_color(),
+            Tone::Ok => style::ok_color(ui),
+            Tone::Warn => style::warn_color(ui),
+            Tone::Error => style::err_color(ui),
         };
-        let r = ui.label(state);
-        if finished && !tables.verdict.ok() {
-            r.on_hover_text(style::visible(&tables.verdict.line(), 600));
+        let r = ui.label(RichText::new(h.text).strong().size(16.0).color(color));
+        if let Some(hover) = h.hover {
+            r.on_hover_text(style::visible(&hover, 600));
         }
+        // Only what has happened by the cursor; how the stream ended only once it has.
         for &fi in &tables.stream_findings {
-            if let Some(f) = analysis.findings.get(fi) {
+            if let Some(f) = analysis.findings.get(fi)
+                && headline::shown(f, cursor, ended)
+            {
                 let r = style::badge(ui, f);
                 if r.clicked()
                     && let Some(c) = f.first.chunk
@@ -88,7 +70,11 @@ pub fn accumulator_ui(
     });
     ui.separator();
     if analysis.calls.is_empty() {
-        ui.label("No tool calls in this stream.");
+        ui.label(if ended {
+            "No tool calls in this stream."
+        } else {
+            "No tool calls so far."
+        });
         return;
     }
     if analysis.calls.len() <= CARDS_MAX {
@@ -97,10 +83,10 @@ pub fn accumulator_ui(
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 for &ci in &tables.client_calls {
-                    call_card(ui, analysis, tables, view, queue, ci);
+                    call_card(ui, analysis, tables, view, queue, ci, ended);
                     ui.add_space(6.0);
                 }
-                server_tools_ui(ui, analysis, tables, view, queue);
+                server_tools_ui(ui, analysis, tables, view, queue, ended);
             });
         return;
     }
@@ -157,7 +143,7 @@ pub fn accumulator_ui(
         .id_salt("acc-detail")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            call_card(ui, analysis, tables, view, queue, shown);
+            call_card(ui, analysis, tables, view, queue, shown, ended);
         });
 }
 
@@ -168,6 +154,7 @@ fn server_tools_ui(
     d: &CursorTables,
     v: &mut ViewState,
     queue: &mut ActionQueue,
+    ended: bool,
 ) {
     if d.server_tools.is_empty() {
         return;
@@ -180,7 +167,7 @@ fn server_tools_ui(
         if let Some(kind) = a.calls.get(ci).and_then(|c| c.server_tool.as_deref()) {
             ui.weak(style::visible(kind, 60));
         }
-        call_card(ui, a, d, v, queue, ci);
+        call_card(ui, a, d, v, queue, ci, ended);
         ui.add_space(6.0);
     }
 }
@@ -192,35 +179,74 @@ fn call_card(
     v: &mut ViewState,
     queue: &mut ActionQueue,
     ci: usize,
+    ended: bool,
 ) {
     let Some(c) = a.calls.get(ci) else { return };
     let st = a.call_state_at(ci, v.cursor);
+    // A complete response's calls have no fragments: they are there once the document is.
+    let started = st.started || (a.complete && ended);
     let current = v.current_fragment(a);
+    // Folded cards are view state (egui's temporary memory: never persisted).
+    let fold_id = egui::Id::unique(("call-card-folded", ci));
+    let mut folded = ui.data(|d| d.get_temp::<bool>(fold_id)).unwrap_or(false);
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.set_width(ui.available_width());
         ui.horizontal_wrapped(|ui| {
+            if ui
+                .add(
+                    egui::Button::new(if folded { "▸" } else { "▾" })
+                        .frame(false)
+                        .small(),
+                )
+                .on_hover_text(if folded {
+                    "Unfold this call"
+                } else {
+                    "Fold this call to one line"
+                })
+                .clicked()
+            {
+                folded = !folded;
+                ui.data_mut(|d| d.insert_temp(fold_id, folded));
+            }
             ui.label(RichText::new(c.key.to_string()).strong());
-            if st.started {
+            if a.complete && started {
+                ui.label(RichText::new(c.id.as_deref().unwrap_or("(no id)")).monospace());
+                ui.label(RichText::new(&c.name).strong().size(15.0));
+                ui.weak("read whole from the complete response");
+            } else if st.started {
                 ui.label(RichText::new(c.id.as_deref().unwrap_or("(no id)")).monospace());
                 ui.label(RichText::new(&c.name).strong().size(15.0));
                 let chars = st.arguments.chars().count();
                 ui.label(format!(
-                    "{chars}/{} chars · {}/{} bytes · {}/{} fragments",
-                    c.char_len(),
+                    "{chars}/{} · {}/{} · {}/{}",
+                    plural(c.char_len(), "char"),
                     st.arguments.len(),
-                    c.byte_len(),
+                    plural(c.byte_len(), "byte"),
                     st.fragments.len(),
-                    c.fragments.len()
+                    plural(c.fragments.len(), "fragment")
                 ));
+                if !ended {
+                    ui.label(RichText::new("in progress").italics())
+                        .on_hover_text("Parsed once, when the stream has ended: until then these are the arguments so far, with no verdict.");
+                }
+            } else if a.complete {
+                ui.label(RichText::new("not received yet").weak());
             } else {
                 ui.label(RichText::new("not started yet").weak());
             }
+            if folded && st.finished {
+                let ok = matches!(c.parsed, Parsed::Ok(_));
+                style::mark(ui, Some(ok));
+            }
         });
+        if folded {
+            return;
+        }
         if st.started {
             arguments_job(ui, a, &st, current);
             super::preview_panel::preview_ui(ui, a, v, queue, ci, &st);
         }
-        if st.finished {
+        if ended && started {
             match &c.parsed {
                 Parsed::Ok(val) => {
                     ui.label(
@@ -228,9 +254,9 @@ fn call_card(
                     );
                     json_tree_ui(ui, ui.scope_id().with(("call-json", ci)), val);
                 }
-                Parsed::Err { error, .. } => {
+                Parsed::Err { .. } => {
                     ui.label(
-                        RichText::new(format!("✗ the complete arguments do not parse: {error}"))
+                        RichText::new(format!("✗ the complete arguments: {}", c.parsed))
                             .color(style::err_color(ui)),
                     );
                 }
@@ -263,7 +289,8 @@ fn call_card(
         if let Some(fs) = d.call_findings.get(&(ci as u32)) {
             ui.horizontal_wrapped(|ui| {
                 for &fi in fs {
-                    let Some(f) = a.findings.get(fi) else {
+                    let Some(f) = a.findings.get(fi).filter(|f| f.shown_at(v.cursor, ended))
+                    else {
                         continue;
                     };
                     if preview.is_some() && f.kind == FindingKind::PreviewContradiction {
@@ -347,7 +374,7 @@ fn arguments_job(
     let skip = st.fragments.len().saturating_sub(SEGMENTS_MAX);
     if skip > 0 {
         job.append(
-            &format!("… {skip} fragments … "),
+            &format!("… {} … ", plural(skip, "fragment")),
             0.0,
             TextFormat {
                 font_id: font.clone(),

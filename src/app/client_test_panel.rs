@@ -272,7 +272,7 @@ impl ClientTestRun {
                 let (done, total) = run.shown;
                 ui.add(
                     egui::ProgressBar::new(done as f32 / total.max(1) as f32)
-                        .text(format!("{done}/{total} cases"))
+                        .text(format!("{done}/{}", crate::text::plural(total, "case")))
                         .desired_width(300.0),
                 );
             } else if ui.button("Run").clicked() {
@@ -286,8 +286,8 @@ impl ClientTestRun {
         let summary = harness::Summary::of(&last.results);
         ui.separator();
         ui.label(format!(
-            "{} cases: {} pass, {} fail, {} error{}",
-            summary.cases,
+            "{}: {} pass, {} fail, {} error{}",
+            crate::text::plural(summary.cases, "case"),
             summary.pass,
             summary.fail,
             summary.error,
@@ -507,9 +507,9 @@ pub fn client_ui(ui: &mut Ui, analysis: &crate::analysis::Analysis, out: &Client
                     }
                     if calls.len() < analysis.calls.len() {
                         ui.label(format!(
-                            "{} of the stream's {} calls not printed",
+                            "{} of the stream's {} not printed",
                             analysis.calls.len() - calls.len(),
-                            analysis.calls.len()
+                            crate::text::plural(analysis.calls.len(), "call")
                         ));
                     }
                 }

@@ -5,10 +5,14 @@ use std::path::{Path, PathBuf};
 use crate::export::{self, Format};
 use crate::recording::Recording;
 
-use super::dialogs::DialogSpec;
+use super::captures::CapturesFor;
+use super::dialogs::{BuiltinDialog, DialogSpec};
 use super::loader::Source;
 use super::view::{Action, OpenTarget, Tab, ViewState};
 use super::{App, format_label};
+
+/// The status note shown the first time the in-app browser replaces the native dialog.
+pub const BUILTIN_NOTE: &str = "No native file dialog here (no xdg-desktop-portal file chooser, no zenity): using the built-in file browser";
 
 /// What an answered dialog was for.
 #[derive(Debug)]
@@ -19,6 +23,7 @@ pub(super) enum DialogPurpose {
     ExportReport,
     SaveStub,
     SaveRecording(Box<Recording>),
+    CapturesDir(CapturesFor),
 }
 
 impl App {
@@ -41,10 +46,10 @@ impl App {
             Action::OpenDialog(target) => {
                 let spec = DialogSpec {
                     save: false,
-                    title: if target == OpenTarget::Second {
-                        "Open a second recording to compare".into()
-                    } else {
-                        "Open a recording".into()
+                    title: match target {
+                        OpenTarget::Primary => "Open a recording".into(),
+                        OpenTarget::CompareA => "Open recording A to compare".into(),
+                        OpenTarget::Second => "Open recording B to compare".into(),
                     },
                     file_name: String::new(),
                     filters: vec![
@@ -73,7 +78,13 @@ impl App {
                 Some(a) => {
                     let n = a.client_calls().count();
                     ctx.copy_text(export::render(&a.calls, Format::Json));
-                    self.set_status(format!("Copied {n} calls as JSON to the clipboard"), false);
+                    self.set_status(
+                        format!(
+                            "Copied {} as JSON to the clipboard",
+                            crate::text::plural(n, "call")
+                        ),
+                        false,
+                    );
                 }
                 None => self.set_status("Nothing to copy: no recording is open", true),
             },
@@ -187,6 +198,45 @@ impl App {
                 };
                 self.ask(ctx, spec, DialogPurpose::SaveRecording(rec));
             }
+            Action::CompareSideInReplay(side) => match self.compare.side(side) {
+                Some(l) => {
+                    let source = l.source.clone();
+                    self.settings.tab = Tab::Replay;
+                    self.open(source, OpenTarget::Primary);
+                }
+                None => self.set_status("That side of Compare two is empty", true),
+            },
+            Action::CompareUseReplay(side) => match &self.doc {
+                Some(d) => {
+                    let source = d.loaded.source.clone();
+                    self.open(source, side);
+                }
+                None => self.set_status("Replay has no recording open", true),
+            },
+            Action::PickCapturesDir(which) => {
+                if self.pending_dialog.is_some() || self.builtin_dialog.is_some() {
+                    return self.set_status("A file dialog is already open", true);
+                }
+                if !self.dialogs.native_available() {
+                    // No portal and no zenity: the in-app browser chooses the folder.
+                    let title = "Save captures in";
+                    let dialog = BuiltinDialog::folder(title, dirs_start(self, which));
+                    self.builtin_dialog = Some((DialogPurpose::CapturesDir(which), dialog));
+                    if !self.builtin_noted {
+                        self.builtin_noted = true;
+                        self.set_status(BUILTIN_NOTE, false);
+                    }
+                    ctx.request_repaint();
+                    return;
+                }
+                let waker = ctx.clone();
+                let rx = self.dialogs.ask_folder(
+                    "Save captures in".into(),
+                    Box::new(move || waker.request_repaint()),
+                );
+                self.pending_dialog = Some((DialogPurpose::CapturesDir(which), rx));
+                self.poll_background();
+            }
             Action::SelectStrategy(s) => {
                 self.settings.strategy = s.name().into();
                 if let Some(v) = self.view_mut() {
@@ -233,8 +283,28 @@ impl App {
     }
 
     fn ask(&mut self, ctx: &egui::Context, spec: DialogSpec, pending: DialogPurpose) {
-        if self.pending_dialog.is_some() {
+        if self.pending_dialog.is_some()
+            || self.builtin_dialog.is_some()
+            || self.confirm_replace.is_some()
+        {
             return self.set_status("A file dialog is already open", true);
+        }
+        if !self.dialogs.native_available() {
+            // No portal and no zenity: rfd would answer "cancelled" without showing anything.
+            let start = self
+                .doc
+                .as_ref()
+                .and_then(|d| d.loaded.path.as_deref())
+                .and_then(|p| p.parent())
+                .filter(|p| p.is_dir())
+                .map(Path::to_path_buf);
+            self.builtin_dialog = Some((pending, BuiltinDialog::new(&spec, start)));
+            if !self.builtin_noted {
+                self.builtin_noted = true;
+                self.set_status(BUILTIN_NOTE, false);
+            }
+            ctx.request_repaint();
+            return;
         }
         let waker = ctx.clone();
         let rx = self
@@ -247,7 +317,20 @@ impl App {
 
     pub(super) fn dialog_answered(&mut self, pending: DialogPurpose, path: PathBuf) {
         match pending {
-            DialogPurpose::Open(target) => self.open(Source::File(path), target),
+            DialogPurpose::Open(target) => {
+                if target != OpenTarget::Primary {
+                    // From the File menu too: show where it went.
+                    self.settings.tab = Tab::CompareTwo;
+                }
+                self.open(Source::File(path), target);
+            }
+            DialogPurpose::CapturesDir(which) => {
+                let dir = match which {
+                    CapturesFor::Recorder => &mut self.settings.recorder.out_dir,
+                    CapturesFor::Proxy => &mut self.settings.proxy.out_dir,
+                };
+                *dir = path;
+            }
             DialogPurpose::Import => {
                 self.settings.tab = Tab::Replay;
                 self.open(Source::Import(path), OpenTarget::Primary);
@@ -264,7 +347,7 @@ impl App {
                 self.write_file(
                     &path,
                     text.as_bytes(),
-                    &format!("{n} calls as {}", format_label(f)),
+                    &format!("{} as {}", crate::text::plural(n, "call"), format_label(f)),
                 );
             }
             DialogPurpose::ExportReport => {
@@ -324,4 +407,15 @@ fn file_stem_of(title: &str) -> String {
     } else {
         stem.into()
     }
+}
+
+/// Where the folder chooser starts: the form's folder when it exists, else its nearest existing
+/// parent (the default data folder may not exist before the first capture).
+fn dirs_start(app: &App, which: CapturesFor) -> Option<PathBuf> {
+    let dir = match which {
+        CapturesFor::Recorder => &app.settings.recorder.out_dir,
+        CapturesFor::Proxy => &app.settings.proxy.out_dir,
+    };
+    let full = super::captures::full_path(dir);
+    full.ancestors().find(|p| p.is_dir()).map(Path::to_path_buf)
 }

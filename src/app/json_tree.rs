@@ -75,7 +75,11 @@ fn node(
         Value::Object(m) if !m.is_empty() => {
             let head = marks.paint(
                 ui,
-                RichText::new(format!("{prefix}{{…}} {} keys", m.len())).monospace(),
+                RichText::new(format!(
+                    "{prefix}{{…}} {}",
+                    crate::text::plural(m.len(), "key")
+                ))
+                .monospace(),
             );
             let r = egui::CollapsingHeader::new(head)
                 .id_salt(id)

@@ -131,6 +131,15 @@ impl App {
     /// The one open function: every way of opening (dialog, Ctrl+O, drop, recent, CLI, seed,
     /// stub) ends here. The previous recording stays until the new one has loaded.
     pub fn open(&mut self, source: Source, target: OpenTarget) {
+        if target != OpenTarget::Primary {
+            let ctx = self.ctx.clone();
+            self.compare.open(target, source, move || {
+                if let Some(ctx) = &ctx {
+                    ctx.request_repaint();
+                }
+            });
+            return;
+        }
         if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
             self.live_follow = false;
             self.live_pending = None;
@@ -199,6 +208,9 @@ impl App {
 
     pub(super) fn poll_background(&mut self) {
         self.poll_later();
+        for (text, error) in self.compare.poll() {
+            self.set_status(text, error);
+        }
         if let Some(l) = &self.loading
             && !self.hold_load
             && let Some(result) = l.poll()
@@ -272,10 +284,10 @@ impl App {
             v.play_anchor = None;
             let text = (!loaded.is_live()).then(|| {
                 format!(
-                    "Analysed {} again as {}: {} calls",
+                    "Analysed {} again as {}: {}",
                     short_name(&name),
                     a.dialect.title(),
-                    a.calls.len()
+                    crate::text::plural(a.calls.len(), "call")
                 )
             });
             doc.loaded = loaded;
@@ -285,16 +297,15 @@ impl App {
                 None if self.status.as_ref().is_some_and(|s| s.error) => self.status = None,
                 None => {}
             }
-            self.recompare();
             return;
         }
         let a = &loaded.analysis;
         let text = format!(
-            "Opened {name}: {} chunks, {} events, {} fragments, {} calls ({:.0} ms)",
-            a.chunks.len(),
-            a.events.len(),
-            a.fragments.len(),
-            a.calls.len(),
+            "Opened {name}: {}, {}, {}, {} ({:.0} ms)",
+            crate::text::plural(a.chunks.len(), "chunk"),
+            crate::text::plural(a.events.len(), "event"),
+            crate::text::plural(a.fragments.len(), "fragment"),
+            crate::text::plural(a.calls.len(), "call"),
             loaded.load_time.as_secs_f64() * 1000.0
         );
         if let Some(p) = &loaded.path {
@@ -322,9 +333,9 @@ impl App {
                 self.doc = Some(Doc { loaded, view });
                 self.first_frame_pending = Some(t0);
             }
-            OpenTarget::Second => self.second = Some(loaded),
+            // Compare two's sides load on their own loads (`compare_docs`), never this one.
+            OpenTarget::CompareA | OpenTarget::Second => return,
         }
-        self.recompare();
         if live {
             self.set_status("Showing the Recorder's recording as it arrives", false);
         } else {
@@ -351,18 +362,5 @@ impl App {
                 self.set_status(text, true);
             }
         }
-        if let Some(second) = &mut self.second {
-            second.poll_later();
-        }
-    }
-
-    fn recompare(&mut self) {
-        self.comparison = match (&self.doc, &self.second) {
-            (Some(a), Some(b)) => Some(crate::compare::compare(
-                &a.loaded.analysis.calls,
-                &b.analysis.calls,
-            )),
-            _ => None,
-        };
     }
 }

@@ -23,14 +23,20 @@
 
 pub mod about;
 pub mod accumulator_panel;
+pub mod captures;
 pub mod client_test_panel;
+pub mod compare_docs;
 pub mod compare_panel;
 pub mod dialogs;
+pub mod event_inspector;
+pub mod headline;
 pub mod json_tree;
+pub mod layout;
 pub mod loader;
 pub mod naive_panel;
 pub mod player;
 pub mod preview_panel;
+pub mod proxy_list;
 pub mod proxy_panel;
 pub mod raw_view;
 pub mod recorder;
@@ -60,7 +66,8 @@ use logic::Perf;
 use proxy_panel::ProxyRun;
 use recorder::RecorderRun;
 
-pub use dialogs::{DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
+pub use commands::BUILTIN_NOTE;
+pub use dialogs::{BuiltinDialog, DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
 pub use loader::{LaterDone, LaterState, LoadError, LoadResult, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
@@ -92,13 +99,18 @@ pub struct App {
     pub settings: Settings,
     /// The recording the player shows.
     pub doc: Option<Doc>,
-    /// The second recording of "Compare two".
-    pub second: Option<Loaded>,
-    comparison: Option<Comparison>,
+    /// "Compare two"'s own recordings A and B (never the Replay document).
+    pub compare: compare_docs::CompareDocs,
     loading: Option<loader::Loading>,
     pub status: Option<Status>,
     dialogs: Box<dyn FileDialogs>,
     pending_dialog: Option<(DialogPurpose, mpsc::Receiver<Option<PathBuf>>)>,
+    /// The in-app file browser, open, when no native dialog can be shown.
+    builtin_dialog: Option<(DialogPurpose, dialogs::BuiltinDialog)>,
+    /// The status line has said once that the in-app browser replaces the native dialog.
+    builtin_noted: bool,
+    /// A save in the in-app browser chose an existing file: replace it only when confirmed.
+    confirm_replace: Option<(DialogPurpose, PathBuf)>,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
     /// The stream picker of a multi-stream capture, while open.
@@ -158,12 +170,14 @@ impl App {
         Self {
             settings,
             doc: None,
-            second: None,
-            comparison: None,
+            compare: compare_docs::CompareDocs::default(),
             loading: None,
             status: None,
             dialogs,
             pending_dialog: None,
+            builtin_dialog: None,
+            builtin_noted: false,
+            confirm_replace: None,
             stub: stub_panel::StubForm::default(),
             show_about: false,
             picker: None,
@@ -195,19 +209,25 @@ impl App {
     /// For eframe: fonts, persisted settings, the first source.
     pub fn from_creation(cc: &eframe::CreationContext<'_>, source: Source) -> Self {
         style::install_fonts(&cc.egui_ctx);
-        let settings = cc
+        let mut settings: Settings = cc
             .storage
             .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
             .unwrap_or_default();
+        captures::upgrade(&mut settings.recorder.out_dir);
+        captures::upgrade(&mut settings.proxy.out_dir);
+        // Scroll offsets are view state: never restored from a previous run (eframe persists
+        // egui's memory, panel sizes included, which stay).
+        cc.egui_ctx
+            .data_mut(|d| d.remove_by_type::<egui::scroll_area::State>());
         let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
         app.fonts_installed = true;
         app.ctx = Some(cc.egui_ctx.clone());
         app
     }
 
-    /// A load is running.
+    /// A load is running (Replay's, or one of Compare two's).
     pub fn is_loading(&self) -> bool {
-        self.loading.is_some()
+        self.loading.is_some() || self.compare.is_loading()
     }
 
     /// The open analysis.
@@ -225,9 +245,14 @@ impl App {
         self.doc.as_mut().map(|d| &mut d.view)
     }
 
-    /// The alignment of the two recordings, when both are open.
+    /// The in-app file browser is open (no native dialog could be shown).
+    pub fn builtin_dialog_open(&self) -> bool {
+        self.builtin_dialog.is_some()
+    }
+
+    /// The alignment of Compare two's recordings, when both are open.
     pub fn comparison(&self) -> Option<&Comparison> {
-        self.comparison.as_ref()
+        self.compare.comparison()
     }
 }
 

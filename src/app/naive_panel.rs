@@ -106,17 +106,19 @@ pub fn naive_ui(
 
     // Attempts (steps) up to the cursor.
     if !r.steps.is_empty() {
-        let n_at = r.steps.partition_point(|st| st.chunk <= cursor);
+        let n_at = r.steps.rows().partition_point(|st| st.chunk <= cursor);
         let parsed = tables
             .parsed_prefix
             .get(si)
             .and_then(|p| p.get(n_at))
             .copied()
             .unwrap_or(0) as usize;
-        let what = if r.strategy == Strategy::PerFragment {
-            "fragments parse alone"
-        } else {
-            "re-parses succeed"
+        let one = n_at == 1;
+        let what = match (r.strategy == Strategy::PerFragment, one) {
+            (true, true) => "fragment parses alone",
+            (true, false) => "fragments parse alone",
+            (false, true) => "re-parse succeeds",
+            (false, false) => "re-parses succeed",
         };
         let color = if parsed < n_at {
             style::err_color(ui)
@@ -226,14 +228,15 @@ fn steps_list(
         .auto_shrink([false, true]);
     // The cursor's row: the focused fragment's latest attempt, else the latest attempt.
     let row = current
-        .and_then(|f| steps[..n_at].iter().rposition(|st| st.fragment == f))
+        .and_then(|f| steps.rows()[..n_at].iter().rposition(|st| st.fragment == f))
         .unwrap_or(n_at.saturating_sub(1));
     let gap = ui.spacing().item_spacing.y;
     if let Some(offset) = v.steps_scroll.target(v.cursor, row, n_at, row_full, gap) {
         area = area.vertical_scroll_offset(offset);
     }
     let out = area.show_rows(ui, row_h, n_at, |ui, range| {
-        for st in &steps[range] {
+        // Each visible attempt is built from its compact row (its error re-derived) as it is drawn.
+        for st in range.filter_map(|i| steps.get(i)) {
             let is_current = Some(st.fragment) == current;
             ui.horizontal(|ui| {
                 ui.set_min_height(row_h);
@@ -291,7 +294,8 @@ fn concat_all_live(ui: &mut Ui, a: &Analysis, v: &ViewState) {
     if n > 400 {
         joined.push('…');
     }
-    ui.label(RichText::new(format!("Joined so far ({n} fragments, all calls):")).strong());
+    let n_text = crate::text::plural(n, "fragment");
+    ui.label(RichText::new(format!("Joined so far ({n_text}, all calls):")).strong());
     egui::ScrollArea::vertical()
         .id_salt("concat-all")
         .max_height(120.0)

@@ -78,16 +78,6 @@ pub fn transport_ui(
     });
     ui.horizontal(|ui| {
         let mut k = view.cursor;
-        let width = (ui.available_width() - 420.0).max(160.0);
-        ui.spacing_mut().slider_width = width;
-        let r = ui.add(
-            egui::Slider::new(&mut k, 0..=last)
-                .text("chunk")
-                .clamping(egui::SliderClamping::Always),
-        );
-        if r.changed() && k != view.cursor {
-            queue.push(Action::Seek(k));
-        }
         let t = analysis
             .chunks
             .get(view.cursor as usize)
@@ -99,12 +89,36 @@ pub fn transport_ui(
         } else {
             "no timing (raw body)".to_owned()
         };
-        ui.label(format!(
+        let counters = format!(
             "of {} · {time} · events {events}/{} · fragments {frags}/{}",
             last,
             analysis.events.len(),
             analysis.fragments.len()
-        ));
+        );
+        // The counters keep their width (a large stream's "events 679793/679793" was cut): the
+        // slider takes what is left, and the counters elide with the full text on hover only
+        // when even the narrowest slider leaves no room.
+        let counters_w = egui::WidgetText::from(counters.as_str())
+            .into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Body,
+            )
+            .size()
+            .x;
+        let value_box = 130.0 + 4.0 * ui.spacing().item_spacing.x;
+        let width = (ui.available_width() - counters_w - value_box).max(120.0);
+        ui.spacing_mut().slider_width = width;
+        let r = ui.add(
+            egui::Slider::new(&mut k, 0..=last)
+                .text("chunk")
+                .clamping(egui::SliderClamping::Always),
+        );
+        if r.changed() && k != view.cursor {
+            queue.push(Action::Seek(k));
+        }
+        ui.add(egui::Label::new(counters).truncate());
     });
 }
 

@@ -1,4 +1,5 @@
-//! The Proxy panel: start/stop [`crate::net::proxy`] and list the sessions it captures, each
+//! The Proxy panel: start/stop [`crate::net::proxy`] and list every request through it (the list
+//! and detail view are [`super::proxy_list`]), each capture
 //! openable in the player. The proxy runs on its own runtime thread; its events arrive through a
 //! channel and a repaint waker. Stopping happens on a helper thread so the UI never waits.
 
@@ -9,17 +10,25 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 use serde::{Deserialize, Serialize};
 
-use super::view::{Action, ActionQueue, OpenTarget, Tab};
+use super::view::ActionQueue;
+use crate::net::exchange::{Exchange, ExchangeEnd};
 use crate::net::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 
-/// One captured event stream.
+/// One request through the proxy: what [`crate::net::exchange`] reports, joined with its body's
+/// end and its capture.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Session {
-    pub id: u64,
+pub struct ExchangeRow {
+    pub exchange: Exchange,
+    /// `None` while the response body is still arriving.
+    pub end: Option<ExchangeEnd>,
+    /// The capture of an event stream (or of a complete LLM response).
+    pub capture: Option<Capture>,
+}
+
+/// A captured response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capture {
     pub path: PathBuf,
-    pub method: String,
-    /// The upstream URL (redacted).
-    pub target: String,
     /// `None` while the stream is still arriving.
     pub result: Option<SessionResult>,
 }
@@ -32,6 +41,7 @@ pub struct SessionResult {
     pub chunks: u64,
     pub calls: usize,
     pub error: Option<String>,
+    pub ended_normally: bool,
 }
 
 /// The running proxy. Dropping it (leaving the app) stops the proxy and saves open captures.
@@ -56,9 +66,10 @@ pub struct ProxyForm {
 #[derive(Default)]
 pub struct ProxyRun {
     running: Option<Running>,
-    sessions: Vec<Session>,
-    /// Recent request lines (newest last).
-    log: Vec<String>,
+    /// The requests, oldest first (at most [`EXCHANGES_MAX`]).
+    exchanges: Vec<ExchangeRow>,
+    /// The request whose detail is shown.
+    selected: Option<u64>,
     error: Option<String>,
 }
 
@@ -67,7 +78,7 @@ impl Default for ProxyForm {
         Self {
             listen: "127.0.0.1:8080".into(),
             upstream: "https://api.openai.com".into(),
-            out_dir: PathBuf::from("sse-captures"),
+            out_dir: super::captures::default_dir(),
             timeout_secs: 300.0,
         }
     }
@@ -77,12 +88,13 @@ impl std::fmt::Debug for ProxyRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProxyRun")
             .field("running", &self.addr())
-            .field("sessions", &self.sessions.len())
+            .field("exchanges", &self.exchanges.len())
             .finish_non_exhaustive()
     }
 }
 
-const LOG_MAX: usize = 200;
+/// At most this many requests are listed (the oldest go first).
+pub const EXCHANGES_MAX: usize = 1000;
 
 impl ProxyRun {
     /// The address the proxy listens on, while it runs.
@@ -90,9 +102,14 @@ impl ProxyRun {
         self.running.as_ref().map(|r| r.handle.addr())
     }
 
-    /// The captured sessions, oldest first.
-    pub fn sessions(&self) -> &[Session] {
-        &self.sessions
+    /// The requests so far, oldest first.
+    pub fn exchanges(&self) -> &[ExchangeRow] {
+        &self.exchanges
+    }
+
+    /// Show the detail of request `id`.
+    pub fn select(&mut self, id: u64) {
+        self.selected = Some(id);
     }
 
     /// Starts the proxy `form` describes; `ctx` is woken on each event.
@@ -139,36 +156,30 @@ impl ProxyRun {
     fn apply(&mut self, events: Vec<ProxyEvent>) {
         for e in events {
             match e {
-                ProxyEvent::Forwarded {
-                    method,
-                    path,
-                    status,
-                } => self.log.push(format!("{method} {path} → {status}")),
-                ProxyEvent::UpstreamFailed {
-                    method,
-                    path,
-                    message,
-                } => self.log.push(format!("{method} {path} → 502: {message}")),
-                ProxyEvent::Refused {
-                    method,
-                    path,
-                    status,
-                    reason,
-                } => self
-                    .log
-                    .push(format!("{method} {path} → {status}: {reason}")),
-                ProxyEvent::CaptureStarted {
-                    id,
-                    path,
-                    method,
-                    target,
-                } => self.sessions.push(Session {
-                    id,
-                    path,
-                    method,
-                    target,
-                    result: None,
-                }),
+                // The request list is built from the exchanges; these lines are the CLI's.
+                ProxyEvent::Forwarded { .. }
+                | ProxyEvent::UpstreamFailed { .. }
+                | ProxyEvent::Refused { .. } => {}
+                ProxyEvent::Exchange(x) => {
+                    self.exchanges.push(ExchangeRow {
+                        exchange: *x,
+                        end: None,
+                        capture: None,
+                    });
+                    if self.exchanges.len() > EXCHANGES_MAX {
+                        self.exchanges.drain(..self.exchanges.len() - EXCHANGES_MAX);
+                    }
+                }
+                ProxyEvent::ExchangeEnded(end) => {
+                    if let Some(row) = self.row_mut(end.id) {
+                        row.end = Some(end);
+                    }
+                }
+                ProxyEvent::CaptureStarted { id, path, .. } => {
+                    if let Some(row) = self.row_mut(id) {
+                        row.capture = Some(Capture { path, result: None });
+                    }
+                }
                 ProxyEvent::CaptureFinished {
                     id,
                     path,
@@ -176,6 +187,7 @@ impl ProxyRun {
                     chunks,
                     calls,
                     error,
+                    ended_normally,
                 } => {
                     let result = SessionResult {
                         saved: path.is_some(),
@@ -183,23 +195,30 @@ impl ProxyRun {
                         chunks,
                         calls,
                         error,
+                        ended_normally,
                     };
-                    match self.sessions.iter_mut().find(|s| s.id == id) {
-                        Some(s) => s.result = Some(result),
-                        None => self.sessions.push(Session {
-                            id,
-                            path: path.unwrap_or_default(),
-                            method: String::new(),
-                            target: String::new(),
-                            result: Some(result),
-                        }),
+                    if let Some(row) = self.row_mut(id) {
+                        match &mut row.capture {
+                            Some(c) => c.result = Some(result),
+                            // A complete JSON response is captured after it has passed.
+                            None => {
+                                row.capture = Some(Capture {
+                                    path: path.unwrap_or_default(),
+                                    result: Some(result),
+                                });
+                            }
+                        }
                     }
                 }
             }
         }
-        if self.log.len() > LOG_MAX {
-            self.log.drain(..self.log.len() - LOG_MAX);
-        }
+    }
+
+    fn row_mut(&mut self, id: u64) -> Option<&mut ExchangeRow> {
+        self.exchanges
+            .iter_mut()
+            .rev()
+            .find(|r| r.exchange.id == id)
     }
 
     /// Draws the panel; a session's Open queues opening it in Replay on `queue`.
@@ -224,21 +243,18 @@ impl ProxyRun {
                 )
                 .labelled_by(label.id);
                 ui.end_row();
-                let label = ui.label("Save captures in");
-                let mut dir = form.out_dir.display().to_string();
-                if ui
-                    .add(egui::TextEdit::singleline(&mut dir).desired_width(320.0))
-                    .labelled_by(label.id)
-                    .changed()
-                {
-                    form.out_dir = PathBuf::from(dir);
-                }
-                ui.end_row();
                 let label = ui.label("Upstream timeout (s)");
                 ui.add(egui::DragValue::new(&mut form.timeout_secs).range(1.0..=3600.0))
                     .labelled_by(label.id);
                 ui.end_row();
             });
+            super::captures::folder_ui(
+                ui,
+                "Save captures in",
+                &mut form.out_dir,
+                super::captures::CapturesFor::Proxy,
+                queue,
+            );
         });
         ui.horizontal(|ui| {
             if running {
@@ -261,54 +277,6 @@ impl ProxyRun {
             ui.label(RichText::new(e).color(ui.visuals().error_fg_color));
         }
         ui.separator();
-        ui.label(RichText::new(format!("Captured sessions ({})", self.sessions.len())).strong());
-        egui::ScrollArea::vertical()
-            .id_salt("proxy-sessions")
-            .max_height(260.0)
-            .show(ui, |ui| {
-                for s in self.sessions.iter().rev() {
-                    ui.horizontal(|ui| {
-                        let name = s.path.file_name().map_or_else(
-                            || s.path.display().to_string(),
-                            |n| n.to_string_lossy().into_owned(),
-                        );
-                        match &s.result {
-                            None => {
-                                ui.spinner();
-                                ui.label(format!(
-                                    "{name} · {} {} · streaming…",
-                                    s.method, s.target
-                                ));
-                            }
-                            Some(r) => {
-                                let text = format!(
-                                    "{name} · {} {} · {} bytes, {} reads, {} calls",
-                                    s.method, s.target, r.bytes, r.chunks, r.calls
-                                );
-                                ui.label(text);
-                                if let Some(e) = &r.error {
-                                    ui.label(RichText::new(e).color(ui.visuals().warn_fg_color));
-                                }
-                                if r.saved && ui.button("Open").clicked() {
-                                    queue.push(Action::OpenPath(
-                                        s.path.clone(),
-                                        OpenTarget::Primary,
-                                    ));
-                                    queue.push(Action::ShowTab(Tab::Replay));
-                                }
-                            }
-                        }
-                    });
-                }
-            });
-        if !self.log.is_empty() {
-            egui::CollapsingHeader::new(format!("Requests ({})", self.log.len()))
-                .id_salt("proxy-log")
-                .show(ui, |ui| {
-                    for line in self.log.iter().rev().take(50) {
-                        ui.monospace(line);
-                    }
-                });
-        }
+        super::proxy_list::list_ui(ui, &self.exchanges, &mut self.selected, queue);
     }
 }

@@ -26,9 +26,9 @@ pub fn raw_ui(
     ui.horizontal_wrapped(|ui| {
         ui.strong("Raw stream");
         ui.weak(format!(
-            "{} bytes in {} chunks · {} · {}",
-            analysis.body.len(),
-            analysis.chunks.len(),
+            "{} in {} · {} · {}",
+            crate::text::plural(analysis.body.len(), "byte"),
+            crate::text::plural(analysis.chunks.len(), "chunk"),
             analysis.framing.name(),
             analysis.source.kind
         ));
@@ -47,6 +47,17 @@ pub fn raw_ui(
             );
         }
     });
+    ui.horizontal(|ui| {
+        ui.weak("scroll the bytes sideways (Shift+wheel):");
+        let mut x = view.inspector.bytes_x;
+        if ui
+            .add(egui::Slider::new(&mut x, 0.0..=4000.0).show_value(false))
+            .on_hover_text("The read number and time stay in place; only the bytes move")
+            .changed()
+        {
+            view.inspector.bytes_x = x;
+        }
+    });
     // The row's chunk button is at least the interact height: a smaller row height would make
     // the rows taller than the virtualised list plans, and scrolling to a row would miss it.
     let row_h = ui
@@ -55,8 +66,12 @@ pub fn raw_ui(
         .y
         .max(ui.text_style_height(&egui::TextStyle::Monospace) + 2.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
-    let mut area = egui::ScrollArea::both()
+    // Vertical scrolling only: the gutter (read number, time) never scrolls away. The bytes scroll
+    // sideways on their own (Shift+wheel, a horizontal swipe, or the slider), clipped at the gutter.
+    let mut area = egui::ScrollArea::vertical()
         .id_salt("raw-rows")
+        .min_scrolled_height(row_h)
+        .max_height(ui.available_height())
         .auto_shrink([false, false]);
     if let Some(offset) = view.raw_scroll.target(
         view.cursor,
@@ -68,6 +83,9 @@ pub fn raw_ui(
         area = area.vertical_scroll_offset(offset);
     }
     let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let x = view.inspector.bytes_x.max(0.0);
+    let mut widest = 0.0f32;
+    let mut text_w = 0.0f32;
     let out = area.show_rows(ui, row_h, analysis.chunks.len(), |ui, range| {
         for k in range {
             let Some(c) = analysis.chunks.get(k) else { continue };
@@ -77,6 +95,10 @@ pub fn raw_ui(
                 let head = if is_cursor { head.background_color(style::fragment_bg(ui, 0, true)).strong() } else { head.weak() };
                 if ui.add(egui::Button::new(head).frame(false)).on_hover_text("Move the cursor to this chunk").clicked() {
                     queue.push(Action::Seek(k as u32));
+                }
+                if let Some(hex) = split_utf8_hex(&analysis.body, c.end as usize) {
+                    ui.label(RichText::new(hex).monospace().color(style::warn_color(ui)))
+                        .on_hover_text("This read ends inside a UTF-8 character: the bytes of that character on both sides of the boundary (|). Decoding each read on its own gives U+FFFD.");
                 }
                 let bytes = analysis.bytes(&(c.start..c.end));
                 let shown = &bytes[..bytes.len().min(ROW_BYTES)];
@@ -96,16 +118,32 @@ pub fn raw_ui(
                     }
                 }
                 if bytes.len() > ROW_BYTES {
-                    job.append(&format!(" … +{} bytes", bytes.len() - ROW_BYTES), 0.0, TextFormat { color: ui.visuals().weak_text_color(), ..normal.clone() });
+                    job.append(&format!(" … +{}", crate::text::plural(bytes.len() - ROW_BYTES, "byte")), 0.0, TextFormat { color: ui.visuals().weak_text_color(), ..normal.clone() });
                 }
-                ui.add(egui::Label::new(job).extend());
-                if let Some(hex) = split_utf8_hex(&analysis.body, c.end as usize) {
-                    ui.label(RichText::new(hex).monospace().color(style::warn_color(ui)))
-                        .on_hover_text("This read ends inside a UTF-8 character: the bytes of that character on both sides of the boundary (|). Decoding each read on its own gives U+FFFD.");
-                }
+                let galley = ui.painter().layout_job(job);
+                let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), row_h), egui::Sense::hover());
+                widest = widest.max(galley.size().x);
+                text_w = rect.width();
+                let clip = rect.intersect(ui.clip_rect());
+                let pos = egui::pos2(rect.min.x - x, rect.center().y - galley.size().y / 2.0);
+                ui.painter().with_clip_rect(clip).galley(pos, galley, ui.visuals().text_color());
             });
         }
     });
+    let max_x = (widest - text_w + 20.0).max(0.0);
+    if out
+        .inner_rect
+        .contains(ui.ctx().pointer_hover_pos().unwrap_or_default())
+    {
+        let dx = ui.input(|i| i.smooth_scroll_delta.x);
+        if dx != 0.0 {
+            view.inspector.bytes_x = (x - dx).clamp(0.0, max_x);
+            ui.ctx().request_repaint();
+        }
+    }
+    if view.inspector.bytes_x > max_x {
+        view.inspector.bytes_x = max_x;
+    }
     view.raw_scroll.remember(&out);
     if view.raw_scroll.pending() {
         ui.ctx().request_repaint();

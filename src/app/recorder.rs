@@ -194,7 +194,7 @@ impl Default for RecorderForm {
             method: "POST".into(),
             headers,
             body,
-            out_dir: PathBuf::from("sse-captures"),
+            out_dir: super::captures::default_dir(),
             timeout_secs: 60.0,
             keep_secrets: false,
         }
@@ -270,7 +270,7 @@ impl RecorderForm {
         })
     }
 
-    fn form_ui(&mut self, ui: &mut Ui) {
+    fn form_ui(&mut self, ui: &mut Ui, queue: &mut ActionQueue) {
         ui.horizontal(|ui| {
             egui::ComboBox::from_id_salt("recorder-method")
                 .selected_text(self.method.clone())
@@ -362,17 +362,13 @@ impl RecorderForm {
                 )
                 .labelled_by(body_label.id);
             });
-        ui.horizontal(|ui| {
-            let dir_label = ui.label("Save recordings in:");
-            let mut dir = self.out_dir.display().to_string();
-            if ui
-                .add(egui::TextEdit::singleline(&mut dir).desired_width(300.0))
-                .labelled_by(dir_label.id)
-                .changed()
-            {
-                self.out_dir = PathBuf::from(dir);
-            }
-        });
+        super::captures::folder_ui(
+            ui,
+            "Save recordings in:",
+            &mut self.out_dir,
+            super::captures::CapturesFor::Recorder,
+            queue,
+        );
     }
 }
 
@@ -453,17 +449,18 @@ impl RecorderRun {
                     run.dirty = true;
                 }
                 RecorderUpdate::Finished(outcome) => {
-                    self.status = Some(match (&outcome.error, &outcome.saved) {
-                        (Some(e), _) => (false, e.to_string()),
-                        (None, Some(p)) => {
-                            (true, format!("{} ({})", outcome.summary(), p.display()))
-                        }
-                        (None, None) => (true, outcome.summary()),
+                    // The summary already names the file ("…; saved PATH").
+                    self.status = Some(match &outcome.error {
+                        Some(e) => (false, e.to_string()),
+                        None => (true, outcome.summary()),
                     });
                     run.progress = outcome.progress;
+                    // No response: nothing was written and there is nothing to show in Replay.
+                    let arrived = outcome.recording.response.is_some()
+                        || !outcome.recording.chunks.is_empty();
                     run.live = outcome.recording.clone();
                     run.outcome = Some(outcome);
-                    run.dirty = true;
+                    run.dirty = arrived;
                     run.last_live = None; // hand over the final state at once
                 }
             }
@@ -493,7 +490,7 @@ impl RecorderRun {
         self.poll(ui.ctx(), queue);
         let running = self.is_running();
         ui.heading("Recorder");
-        ui.add_enabled_ui(!running, |ui| form.form_ui(ui));
+        ui.add_enabled_ui(!running, |ui| form.form_ui(ui, queue));
         ui.separator();
         ui.horizontal(|ui| {
             if running {
@@ -520,8 +517,11 @@ impl RecorderRun {
                     |r| format!("HTTP {}", r.status),
                 );
                 ui.label(format!(
-                    "{status} · {} bytes · {} reads · {} events · {} calls",
-                    p.bytes, p.chunks, p.events, p.calls
+                    "{status} · {} · {} · {} · {}",
+                    crate::text::plural(p.bytes, "byte"),
+                    crate::text::plural(p.chunks, "read"),
+                    crate::text::plural(p.events, "event"),
+                    crate::text::plural(p.calls, "call")
                 ));
             }
         });
@@ -541,7 +541,8 @@ impl RecorderRun {
                     queue.push(Action::OpenPath(path.clone(), OpenTarget::Primary));
                     queue.push(Action::ShowTab(Tab::Replay));
                 }
-                if ui.button("Save As…").clicked() {
+                let arrived = outcome.recording.response.is_some();
+                if arrived && ui.button("Save As…").clicked() {
                     queue.push(Action::SaveRecordingAs(Box::new(outcome.recording.clone())));
                 }
             });
@@ -657,6 +658,49 @@ mod tests {
             panel.status
         );
         server.stop();
+    }
+
+    /// An unreachable host: the panel says why, writes nothing and shows nothing in Replay.
+    #[test]
+    fn an_unreachable_host_writes_nothing() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let mut form = RecorderForm {
+            url: format!("http://127.0.0.1:{port}/v1/chat/completions"),
+            headers: vec![],
+            body: "{}".into(),
+            out_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let ctx = egui::Context::default();
+        let mut panel = RecorderRun::default();
+        panel.start(&form, &ctx);
+        let mut shown = 0;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while panel.run.as_ref().is_none_or(|r| r.outcome.is_none()) {
+            assert!(Instant::now() < deadline, "the recorder did not finish");
+            let mut queue = ActionQueue::default();
+            let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+                panel.ui(ui, &mut form, &mut queue)
+            });
+            shown += queue
+                .take()
+                .into_iter()
+                .filter(|a| matches!(a, Action::ShowLive(_)))
+                .count();
+            out.textures_delta.clear();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (ok, text) = panel.status.clone().unwrap();
+        assert!(!ok);
+        assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+        assert_eq!(shown, 0);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

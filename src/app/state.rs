@@ -28,6 +28,11 @@ pub struct Settings {
     pub tab: Tab,
     pub show_timeline: bool,
     pub show_raw: bool,
+    /// The lower panel's view: the event list or the bytes as received.
+    pub lower_view: super::event_inspector::LowerView,
+    /// The lower panels folded to their one-line headers.
+    pub timeline_folded: bool,
+    pub lower_folded: bool,
     /// The Recorder form (URL, headers without secret values, body, output folder).
     pub recorder: RecorderForm,
     /// The Proxy form (listen address, upstream, output folder).
@@ -45,6 +50,9 @@ impl Default for Settings {
             tab: Tab::Replay,
             show_timeline: true,
             show_raw: true,
+            lower_view: Default::default(),
+            timeline_folded: false,
+            lower_folded: false,
             recorder: RecorderForm::default(),
             proxy: ProxyForm::default(),
             client_test: client_test_panel::ClientTestForm::default(),

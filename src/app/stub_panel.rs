@@ -254,11 +254,11 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
         return;
     };
     ui.label(format!(
-        "{} chunks · {} bytes · {} events · {} fragments · {}",
-        rec.chunks.len(),
-        a.body.len(),
-        a.events.len(),
-        a.fragments.len(),
+        "{} · {} · {} · {} · {}",
+        crate::text::plural(rec.chunks.len(), "chunk"),
+        crate::text::plural(a.body.len(), "byte"),
+        crate::text::plural(a.events.len(), "event"),
+        crate::text::plural(a.fragments.len(), "fragment"),
         a.dialect.name()
     ));
     for (ci, c) in a.calls.iter().enumerate() {
@@ -283,7 +283,7 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
                 style::ok_color(ui),
                 format!("✓ accumulated and parsed once: {v}"),
             ),
-            None => ui.colored_label(style::err_color(ui), format!("✗ {:?}", c.parsed)),
+            None => ui.colored_label(style::err_color(ui), format!("✗ {}", c.parsed)),
         };
     }
     ui.separator();
@@ -297,7 +297,10 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
         };
         ui.colored_label(
             color,
-            format!("per-fragment: {ok} of {n} fragments parse alone"),
+            format!(
+                "per-fragment: {ok} of {} alone",
+                crate::text::plural(n, "fragment") + if n == 1 { " parses" } else { " parse" }
+            ),
         );
     }
     for s in &a.strategies {

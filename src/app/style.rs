@@ -41,6 +41,15 @@ pub fn install_fonts(ctx: &egui::Context) {
         .entry(egui::FontFamily::Proportional)
         .or_default()
         .push("Hack".into());
+    // egui's monochrome emoji faces go last, behind every face above, so the text they drew
+    // before is drawn the same; they only fill in the in-app file browser's icons (📂 💾 🗀 🗋).
+    let emoji = ["emoji-icon-font", "NotoEmoji-Regular"];
+    for list in fonts.families.values_mut() {
+        list.retain(|f| !emoji.contains(&f.as_str()));
+        if fonts.font_data.contains_key(emoji[0]) {
+            list.extend(emoji.iter().map(|f| f.to_string()));
+        }
+    }
     ctx.set_fonts(fonts);
 }
 

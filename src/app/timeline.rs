@@ -19,12 +19,19 @@ pub fn timeline_ui(
     tables: &CursorTables,
     view: &mut ViewState,
     queue: &mut ActionQueue,
+    folded: &mut bool,
 ) {
     let axis_of = |k: u32| -> f64 { ViewState::clock_of(analysis, tables, k) };
     let last = ViewState::last_chunk(analysis);
     let total = axis_of(last).max(1.0);
     ui.horizontal(|ui| {
-        ui.strong("Timeline");
+        if ui
+            .add(egui::Button::new(RichText::new("▾ Timeline").strong()).frame(false))
+            .on_hover_text("Fold this panel to one line")
+            .clicked()
+        {
+            *folded = true;
+        }
         ui.weak(if tables.timed {
             "x: recorded arrival time"
         } else {
@@ -133,17 +140,32 @@ pub fn timeline_ui(
 
     let current = view.current_fragment(analysis);
     let cursor = view.cursor;
-    egui::ScrollArea::vertical()
+    // With many calls the lanes follow the call at the cursor: scrolled to it when it changes.
+    let cursor_call = current
+        .and_then(|f| analysis.fragments.get(f as usize))
+        .map(|f| f.call);
+    let follow_id = ui.scope_id().with("timeline-follows");
+    let followed = ui.data(|d| d.get_temp::<Option<u32>>(follow_id)).flatten();
+    let mut area = egui::ScrollArea::vertical()
         .id_salt("timeline-lanes")
-        .auto_shrink([false, false])
-        .show_rows(ui, LANE_H, analysis.calls.len(), |ui, range| {
+        .auto_shrink([false, false]);
+    if cursor_call != followed {
+        ui.data_mut(|d| d.insert_temp(follow_id, cursor_call));
+        if let Some(ci) = cursor_call {
+            let full = LANE_H + ui.spacing().item_spacing.y;
+            area = area.vertical_scroll_offset((ci as f32 - 1.0).max(0.0) * full);
+        }
+    }
+    area.show_rows(ui, LANE_H, analysis.calls.len(), |ui, range| {
             for ci in range {
                 let Some(c) = analysis.calls.get(ci) else {
                     continue;
                 };
                 let (rect, resp) = ui.allocate_exact_size(vec2(width, LANE_H), Sense::click());
                 let painter = ui.painter_at(rect);
-                let label = format!("{ci} {}", style::visible(&c.name, 18));
+                // The cards' naming: the call's key, then its name.
+                let full_label = super::event_inspector::call_label(analysis, ci as u32);
+                let label = style::visible(&full_label, 22);
                 painter.text(
                     rect.left_center(),
                     egui::Align2::LEFT_CENTER,
@@ -167,7 +189,7 @@ pub fn timeline_ui(
                 let start = frags.partition_point(|&no| clock_of_frag(no) < x0);
                 let mut last_px = f32::NEG_INFINITY;
                 let mut hit: Option<(f32, u32)> = None;
-                let pointer = resp.interact_pointer_pos();
+                let pointer = resp.interact_pointer_pos().or(resp.hover_pos());
                 for &no in &frags[start..] {
                     let t = clock_of_frag(no);
                     if t > x1 {
@@ -228,11 +250,21 @@ pub fn timeline_ui(
                         }
                     }
                 }
-                resp.on_hover_text(RichText::new(format!(
-                    "call {ci} {}: {} fragments. Click a fragment to move the cursor there.",
-                    c.name,
-                    c.fragments.len()
-                )));
+                // Over a fragment: its text and time; else the lane.
+                let tip = match hit.and_then(|(_, no)| analysis.fragments.get(no as usize)) {
+                    Some(f) => format!(
+                        "fragment {} of {full_label}: {} at {} (read {}). Click to move the cursor there.",
+                        f.no,
+                        style::visible(analysis.fragment_text(f), 200),
+                        style::ms(f.pos.t_micros),
+                        f.pos.chunk
+                    ),
+                    None => format!(
+                        "{full_label}: {}. Click a fragment to move the cursor there.",
+                        crate::text::plural(c.fragments.len(), "fragment")
+                    ),
+                };
+                resp.on_hover_text(RichText::new(tip));
             }
         });
 }

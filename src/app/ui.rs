@@ -13,8 +13,8 @@ use crate::export::Format;
 use super::loader::{LaterState, Source};
 use super::view::{Action, ActionQueue, OpenTarget, StepUnit, Tab};
 use super::{
-    App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player, raw_view,
-    stub_panel, style, timeline,
+    App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player,
+    stub_panel, style,
 };
 
 impl App {
@@ -57,16 +57,10 @@ impl App {
         match self.settings.tab {
             Tab::Replay => self.replay_ui(ui),
             Tab::CompareTwo => {
-                let cmp = self.comparison.as_ref();
-                let queue = &mut self.actions;
+                let replay_open = self.doc.is_some();
+                let (docs, queue) = (&mut self.compare, &mut self.actions);
                 egui::CentralPanel::default().show(ui, |ui| {
-                    compare_panel::compare_ui(
-                        ui,
-                        self.doc.as_ref().map(|d| &d.loaded),
-                        self.second.as_ref(),
-                        cmp,
-                        queue,
-                    );
+                    compare_panel::compare_ui(ui, docs, replay_open, queue);
                 });
             }
             Tab::StubBuilder => stub_panel::stub_ui(ui, &mut self.stub, &mut self.actions),
@@ -101,6 +95,7 @@ impl App {
         }
         self.recorder_was_running = running;
         self.picker_ui(&ctx);
+        self.builtin_dialog_ui(&ctx);
         if self.show_about {
             let mut open = true;
             let queue = &mut self.actions;
@@ -130,10 +125,12 @@ impl App {
                 .collect()
         });
         if let Some(p) = dropped.into_iter().next() {
-            let target = if self.settings.tab == Tab::CompareTwo && self.doc.is_some() {
-                OpenTarget::Second
-            } else {
-                OpenTarget::Primary
+            let target = match self.settings.tab {
+                Tab::CompareTwo if self.compare.side(OpenTarget::CompareA).is_none() => {
+                    OpenTarget::CompareA
+                }
+                Tab::CompareTwo => OpenTarget::Second,
+                _ => OpenTarget::Primary,
             };
             self.actions.push(Action::OpenPath(p, target));
         }
@@ -219,7 +216,7 @@ impl App {
                             self.settings.recent.clear();
                         }
                     });
-                    if ui.button("Open second recording to compare…").clicked() {
+                    if ui.button("Open recording B to compare…").clicked() {
                         self.actions.push(Action::OpenDialog(OpenTarget::Second));
                     }
                     ui.separator();
@@ -243,7 +240,7 @@ impl App {
                 });
                 ui.menu_button("View", |ui| {
                     ui.checkbox(&mut self.settings.show_timeline, "Timeline");
-                    ui.checkbox(&mut self.settings.show_raw, "Raw stream");
+                    ui.checkbox(&mut self.settings.show_raw, "Events and bytes");
                 });
                 ui.menu_button("Help", |ui| {
                     if ui.button("About the fragment problem").clicked() {
@@ -331,7 +328,10 @@ impl App {
             });
             return;
         };
-        let recording_live = self.recorder.is_running() && doc.loaded.is_live();
+        let arriving = doc.loaded.is_live()
+            && (self.recorder.is_running()
+                || self.live_pending.is_some()
+                || self.loading.as_ref().is_some_and(|l| l.live));
         let dialect_override = doc.loaded.dialect_override;
         let client = self.client_case.as_ref().filter(
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
@@ -340,23 +340,17 @@ impl App {
         let later = &doc.loaded.later;
         let queue = &mut self.actions;
         egui::Panel::top("replay-head").show(ui, |ui| {
-            header_ui(ui, a, dialect_override, recording_live, queue);
+            header_ui(ui, a, dialect_override, arriving, queue);
             player::transport_ui(ui, a, d, v, queue);
         });
-        if self.settings.show_raw {
-            egui::Panel::bottom("raw")
-                .resizable(true)
-                .default_size(200.0)
-                .min_size(60.0)
-                .show(ui, |ui| raw_view::raw_ui(ui, a, d, v, queue));
-        }
-        if self.settings.show_timeline {
-            egui::Panel::bottom("timeline")
-                .resizable(true)
-                .default_size(120.0)
-                .min_size(60.0)
-                .show(ui, |ui| timeline::timeline_ui(ui, a, d, v, queue));
-        }
+        let choices = super::layout::LowerChoices {
+            show_timeline: self.settings.show_timeline,
+            show_raw: self.settings.show_raw,
+            view: &mut self.settings.lower_view,
+            timeline_folded: &mut self.settings.timeline_folded,
+            lower_folded: &mut self.settings.lower_folded,
+        };
+        super::layout::lower_panels(ui, choices, a, d, v, queue);
         let half = ui.available_width() * 0.46;
         egui::Panel::left("naive")
             .resizable(true)
@@ -380,7 +374,7 @@ impl App {
                 naive_panel::naive_ui(ui, a, later, d, v, queue);
             });
         egui::CentralPanel::default().show(ui, |ui| {
-            accumulator_panel::accumulator_ui(ui, a, d, v, queue)
+            accumulator_panel::accumulator_ui(ui, a, d, v, queue, arriving)
         });
     }
 
@@ -466,8 +460,11 @@ impl App {
                                 .as_ref()
                                 .map(|r| r.url.as_str())
                                 .filter(|u| !u.is_empty() && !title.contains(u));
-                            let mut details =
-                                format!("{} events, {} bytes", rec.chunks.len(), rec.body_len());
+                            let mut details = format!(
+                                "{}, {}",
+                                crate::text::plural(rec.chunks.len(), "event"),
+                                crate::text::plural(rec.body_len(), "byte")
+                            );
                             if let Some(url) = url {
                                 details = format!("{url} · {details}");
                             }
@@ -488,7 +485,7 @@ fn header_ui(
     ui: &mut Ui,
     a: &Analysis,
     dialect_override: Option<DialectKind>,
-    recording_live: bool,
+    arriving: bool,
     queue: &mut ActionQueue,
 ) {
     ui.horizontal_wrapped(|ui| {
@@ -497,8 +494,8 @@ fn header_ui(
         } else {
             a.meta.title.clone()
         };
-        ui.label(RichText::new(title).strong().size(16.0));
-        if recording_live {
+        ui.label(RichText::new(&title).strong().size(16.0));
+        if arriving {
             ui.label(
                 RichText::new("● live")
                     .strong()
@@ -507,18 +504,27 @@ fn header_ui(
             )
             .on_hover_text("Recording: the panels follow the stream as it arrives");
         }
-        ui.weak(format!(
-            "{} · {} · {} ({}) · {} bytes",
-            short_name(&a.source.name),
-            a.source.kind,
-            a.framing.name(),
-            if a.source.timing_known {
-                "recorded reads"
-            } else {
-                "one chunk per event"
-            },
-            a.body.len()
-        ));
+        // The source's name and its kind, each once: not again when the title or the name
+        // already says it ("live recording").
+        let name = short_name(&a.source.name);
+        let kind = a.source.kind.to_string();
+        let mut parts: Vec<String> = Vec::new();
+        if name != title {
+            parts.push(name.clone());
+        }
+        if kind != name && kind != title {
+            parts.push(kind);
+        }
+        let framing = if a.complete {
+            "one JSON document (not streamed)".to_owned()
+        } else if a.source.timing_known {
+            format!("{} (recorded reads)", a.framing.name())
+        } else {
+            format!("{} (one chunk per event)", a.framing.name())
+        };
+        parts.push(framing);
+        parts.push(crate::text::plural(a.body.len(), "byte"));
+        ui.weak(parts.join(" · "));
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("Dialect:");

@@ -16,7 +16,9 @@ use crate::recording::Recording;
 pub enum OpenTarget {
     /// The recording the player, comparison and timeline show.
     Primary,
-    /// The second recording of "Compare two".
+    /// Recording A of "Compare two" (its own document: Replay is untouched).
+    CompareA,
+    /// Recording B of "Compare two".
     Second,
 }
 
@@ -118,6 +120,12 @@ pub enum Action {
     OpenTestCase(usize),
     /// In Replay, show the tested client's output on the left (`true`) or the naive strategy.
     ShowClientOutput(bool),
+    /// Open Compare two's side (`CompareA` or `Second` = B) in Replay.
+    CompareSideInReplay(OpenTarget),
+    /// Load Replay's recording into Compare two's side.
+    CompareUseReplay(OpenTarget),
+    /// Ask for a folder (the folder picker) for the Recorder's or the Proxy's captures.
+    PickCapturesDir(super::captures::CapturesFor),
 }
 
 /// The one queue every intent goes through: menus, keys, drops and every panel push here while
@@ -161,6 +169,8 @@ pub struct CursorTables {
     /// "calls emitted by the cursor" is a binary search.
     pub call_order: Vec<Vec<u32>>,
     /// Findings attached to a fragment: fragment number → indexes into `Analysis::findings`.
+    /// Not the ones decided at the end of the stream (a call's parse, cut-short calls): those
+    /// show on the call, once the stream has ended.
     pub fragment_findings: HashMap<u32, Vec<usize>>,
     /// Findings per call: call position → indexes into `Analysis::findings`.
     pub call_findings: HashMap<u32, Vec<usize>>,
@@ -194,8 +204,8 @@ impl CursorTables {
                 let mut v = Vec::with_capacity(s.report.steps.len() + 1);
                 let mut n = 0u32;
                 v.push(0);
-                for st in &s.report.steps {
-                    n += u32::from(matches!(st.outcome, crate::accumulate::Parsed::Ok(_)));
+                for st in s.report.steps.rows() {
+                    n += u32::from(st.ok());
                     v.push(n);
                 }
                 v
@@ -213,7 +223,9 @@ impl CursorTables {
         let mut call_findings: HashMap<u32, Vec<usize>> = HashMap::new();
         let mut stream_findings = Vec::new();
         for (i, f) in findings.iter().enumerate() {
-            if let Some(no) = f.first.fragment {
+            if let Some(no) = f.first.fragment
+                && !f.kind.decided_at_end()
+            {
                 fragment_findings.entry(no).or_default().push(i);
             }
             match f.call {
@@ -265,6 +277,8 @@ pub struct ViewState {
     pub raw_scroll: RowScroll,
     /// The naive steps list's scroll; it brings the current step into view when the cursor moves.
     pub steps_scroll: RowScroll,
+    /// The event inspector's filter, selection and cached rows.
+    pub inspector: super::event_inspector::InspectorState,
 }
 
 impl Default for ViewState {
@@ -281,6 +295,7 @@ impl Default for ViewState {
             timeline_zoom: 1.0,
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
+            inspector: Default::default(),
         }
     }
 }

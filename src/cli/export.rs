@@ -112,6 +112,13 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
     // The same verdict as `check`, from the findings the lean pass computed; one line on stderr.
     let verdict = judge.verdict(out.findings.list());
     if verdict.ok() {
+        if judge.client_calls() == 0 {
+            // Not an error (a text answer), but an empty export should not pass unremarked.
+            crate::log_line!(
+                "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
+                crate::text::visible(&name.to_string())
+            );
+        }
         ExitCode::from(EXIT_OK)
     } else {
         fail(EXIT_FAILED, format!("{} in {name}", verdict.line()))

@@ -65,6 +65,8 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         }
     };
     println!("listening on http://{}/", handle.addr());
+    // The full path: a relative default lands wherever the proxy was started from.
+    let out = std::path::absolute(&a.out).unwrap_or_else(|_| a.out.clone());
     let upstream = recording::redact_url(&a.upstream);
     if let Some(w) = crate::net::exposure_warning(
         handle.addr(),
@@ -72,14 +74,14 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
             "send requests to {upstream} through this proxy from this machine (reaching what only \
              it may reach, with any credentials the upstream grants by network location), and \
              their traffic is recorded in {}",
-            a.out.display()
+            out.display()
         ),
     ) {
         crate::log_line!("sse-replay: {w}");
     }
     crate::log_line!(
         "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
-        a.out.display()
+        out.display()
     );
     rt.block_on(signal.recv());
     handle.stop();
@@ -114,6 +116,8 @@ fn print_event(e: proxy::ProxyEvent) {
             crate::text::visible(&path),
             crate::text::visible(&reason)
         ),
+        // The request list is the app's; standard error already has one line per request.
+        proxy::ProxyEvent::Exchange(_) | proxy::ProxyEvent::ExchangeEnded(_) => {}
         proxy::ProxyEvent::CaptureStarted { path, .. } => {
             crate::log_line!("recording {}", path.display())
         }
@@ -127,8 +131,11 @@ fn print_event(e: proxy::ProxyEvent) {
         } => {
             let tail = error.map(|e| format!(" ({e})")).unwrap_or_default();
             println!(
-                "captured {}: {bytes} bytes in {chunks} reads, {calls} calls{tail}",
-                p.display()
+                "captured {}: {} in {}, {}{tail}",
+                p.display(),
+                crate::text::plural(bytes, "byte"),
+                crate::text::plural(chunks, "read"),
+                crate::text::plural(calls, "call")
             );
         }
         proxy::ProxyEvent::CaptureFinished {

@@ -132,17 +132,27 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     let to_stdout = req.output.as_deref() == Some(std::path::Path::new("-"));
     let terminal = std::io::stderr().is_terminal();
     let last_line = std::sync::Mutex::new(Instant::now());
+    // Named once the response head arrives: without a response nothing is written.
+    let journal = std::sync::Mutex::new(None);
     let on_update = move |u: record::RecorderUpdate| match u {
-        record::RecorderUpdate::Sent { journal } => {
-            if let Some(j) = journal {
+        record::RecorderUpdate::Sent { journal: j } => {
+            if let Ok(mut slot) = journal.lock() {
+                *slot = j;
+            }
+        }
+        record::RecorderUpdate::Response(r) => {
+            crate::log_line!("HTTP {}", r.status);
+            if let Some(j) = journal.lock().ok().and_then(|mut slot| slot.take()) {
                 crate::log_line!("recording into {}", j.display());
             }
         }
-        record::RecorderUpdate::Response(r) => crate::log_line!("HTTP {}", r.status),
         record::RecorderUpdate::Chunks { progress: p, .. } => {
             let line = format!(
-                "{} bytes, {} reads, {} events, {} calls",
-                p.bytes, p.chunks, p.events, p.calls
+                "{}, {}, {}, {}",
+                crate::text::plural(p.bytes, "byte"),
+                crate::text::plural(p.chunks, "read"),
+                crate::text::plural(p.events, "event"),
+                crate::text::plural(p.calls, "call")
             );
             if terminal {
                 eprint!("\r{line}   ");

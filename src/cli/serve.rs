@@ -124,10 +124,10 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
     };
     println!("listening on http://{addr}/");
     crate::log_line!(
-        "serving {} ({} bytes in {} writes over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
+        "serving {} ({} in {} over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
         args.file.display(),
-        rec.body_len(),
-        plan.writes.len(),
+        crate::text::plural(rec.body_len(), "byte"),
+        crate::text::plural(plan.writes.len(), "write"),
         total.as_secs_f64(),
         plan.status
     );

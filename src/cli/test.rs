@@ -236,9 +236,9 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     let mut in_cases: Vec<usize> = cases.iter().map(|id| id.recording).collect();
     in_cases.dedup();
     eprintln!(
-        "sse-replay test: {} recordings, {} cases, -j {}, random seed {}",
-        in_cases.len(),
-        cases.len(),
+        "sse-replay test: {}, {}, -j {}, random seed {}",
+        crate::text::plural(in_cases.len(), "recording"),
+        crate::text::plural(cases.len(), "case"),
         config.jobs,
         config.random_seed
     );
@@ -275,8 +275,8 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     };
     let mut text = matrix_text(&names, &variants, &results);
     text.push_str(&format!(
-        "\n{} cases: {} pass, {} fail, {} error in {:.1} s (harness {:.2} ms per case over the client's run time)\n",
-        summary.cases,
+        "\n{}: {} pass, {} fail, {} error in {:.1} s (harness {:.2} ms per case over the client's run time)\n",
+        crate::text::plural(summary.cases, "case"),
         summary.pass,
         summary.fail,
         summary.error,

@@ -295,9 +295,9 @@ fn align(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
                 Some(g) => return Err(mismatch(ei, e, gi, g, &skipped)),
                 None => {
                     return Err(format!(
-                        "call {ei}: expected {}, got nothing ({} calls printed)",
+                        "call {ei}: expected {}, got nothing ({} printed)",
                         e.show(),
-                        got.len()
+                        crate::text::plural(got.len(), "call")
                     ));
                 }
             },

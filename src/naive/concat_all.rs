@@ -9,6 +9,9 @@ use crate::signal::Fragment;
 #[derive(Clone, Debug, Default)]
 pub(super) struct ConcatAll {
     joined: String,
+    /// A fragment arrived: without one there is nothing to join, and no call (not one empty
+    /// call beside a correct answer of none).
+    any: bool,
 }
 
 impl NaiveStrategy for ConcatAll {
@@ -18,10 +21,14 @@ impl NaiveStrategy for ConcatAll {
 
     fn on_fragment(&mut self, fragment: &Fragment, _at: FragmentAt) {
         self.joined.push_str(args_text(fragment));
+        self.any = true;
     }
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::ConcatAll);
+        if !self.any {
+            return r;
+        }
         let (parsed, _) = parse_once(&self.joined);
         r.calls.push(NaiveCall {
             label: "everything".into(),

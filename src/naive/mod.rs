@@ -15,18 +15,22 @@
 
 mod concat_all;
 mod concat_fields;
+mod feed;
 mod next_index_done;
 mod overwrite;
 mod parse_when_valid;
 mod per_fragment;
 pub mod per_read;
+mod steps;
 
 use crate::accumulate::{Parsed, parse_value};
 use crate::dialect::{DialectKind, FxHashMap};
 use crate::framing::Framing;
 use crate::signal::{CallKey, Fragment, Pos, Signal, SignalObserver};
 
+pub use feed::StrategyFeed;
 pub use parse_when_valid::STEP_TAIL_CHARS;
+pub use steps::{Balance, StepRow, Steps};
 
 /// The strategies, in the order they are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,7 +103,8 @@ impl Strategy {
     }
 }
 
-/// One parse a strategy attempted, for the per-fragment view (a report's `steps`).
+/// One parse a strategy attempted, for the per-fragment view: a report's [`Steps`] keep each
+/// compactly and build this when asked ([`Steps::get`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attempt {
     pub fragment: u32,
@@ -132,7 +137,7 @@ pub struct Report {
     /// `Some(reason)` when the strategy cannot run on this input (e.g. no chunk boundaries).
     pub not_applicable: Option<String>,
     /// The parses it attempted, in stream order (per-fragment and parse-when-valid).
-    pub steps: Vec<Attempt>,
+    pub steps: Steps,
     pub calls: Vec<NaiveCall>,
     /// Free-form facts ("3 U+FFFD characters", "12 lines dropped").
     pub notes: Vec<String>,
@@ -143,7 +148,7 @@ impl Report {
         Self {
             strategy,
             not_applicable: None,
-            steps: Vec::new(),
+            steps: Steps::default(),
             calls: Vec::new(),
             notes: Vec::new(),
         }
@@ -159,10 +164,7 @@ impl Report {
 
     /// Attempts that parsed.
     pub fn steps_parsed(&self) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| matches!(s.outcome, Parsed::Ok(_)))
-            .count()
+        self.steps.parsed()
     }
 }
 
@@ -361,6 +363,12 @@ impl Table {
 
     fn remove(&mut self, key: &CallKey) -> Option<Entry> {
         self.map.remove(key)
+    }
+
+    /// The keys of the calls still open, in the order [`Table::into_calls`] gives them (for a
+    /// table whose removed keys never come back, as in `parse-when-valid`).
+    fn open_keys(&self) -> impl Iterator<Item = &CallKey> {
+        self.order.iter().filter(|k| self.map.contains_key(*k))
     }
 
     /// Calls still open.

@@ -46,10 +46,14 @@ impl NaiveStrategy for NextIndexDone {
         calls.extend(self.open.into_calls(end.end_chunk));
         r.calls = calls;
         if self.dropped > 0 {
-            r.notes.push(format!(
-                "{} fragments arrived for calls already declared done and were lost",
-                self.dropped
-            ));
+            r.notes.push(if self.dropped == 1 {
+                "1 fragment arrived for a call already declared done and was lost".to_owned()
+            } else {
+                format!(
+                    "{} fragments arrived for calls already declared done and were lost",
+                    self.dropped
+                )
+            });
         }
         r
     }

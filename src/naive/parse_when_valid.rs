@@ -1,9 +1,13 @@
 //! `parse-when-valid`: re-parse the buffer after every fragment and finish the call as soon as it
 //! parses (validation while accumulating); later fragments of that call are ignored.
+//!
+//! Every attempt is recorded as a row over the call's final buffer (each attempt's text is a
+//! prefix of it, see [`Steps`]), and a buffer with an open string or unbalanced brackets
+//! ([`Balance`]) is not parsed at all: it cannot be valid, so the quadratic re-parsing a client
+//! does is only done here when it can succeed (its errors are re-derived when asked for).
 
-use super::{
-    Attempt, FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text,
-};
+use super::steps::{Balance, Steps, TextAt};
+use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
 use crate::accumulate::{Parsed, parse_value};
 use crate::dialect::FxHashMap;
 use crate::signal::{CallKey, Fragment};
@@ -14,14 +18,39 @@ pub const STEP_TAIL_CHARS: usize = 64;
 /// Limit on the re-parse buffer, so a huge call does not make the analysis quadratic.
 const MAX_BUFFER: usize = 1 << 20;
 
+/// One call's buffer as this strategy tracks it: its number (in order of first fragment) and
+/// whether it can be a JSON document yet.
+#[derive(Clone, Copy, Debug)]
+struct Track {
+    buffer: u32,
+    balance: Balance,
+}
+
 /// The calls still being filled, the calls that parsed (and at which chunk), every attempt.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct ParseWhenValid {
     open: Table,
+    tracks: FxHashMap<CallKey, Track>,
     done: Vec<NaiveCall>,
+    /// The buffer number of each call in `done`.
+    done_buffers: Vec<u32>,
     closed: FxHashMap<CallKey, u32>,
-    attempts: Vec<Attempt>,
+    steps: Steps,
     ignored: u64,
+}
+
+impl Default for ParseWhenValid {
+    fn default() -> Self {
+        Self {
+            open: Table::default(),
+            tracks: FxHashMap::default(),
+            done: Vec::new(),
+            done_buffers: Vec::new(),
+            closed: FxHashMap::default(),
+            steps: Steps::tail_only(),
+            ignored: 0,
+        }
+    }
 }
 
 impl NaiveStrategy for ParseWhenValid {
@@ -34,49 +63,101 @@ impl NaiveStrategy for ParseWhenValid {
             self.ignored += 1;
             return;
         }
+        let text = args_text(fragment);
+        let next = self.tracks.len() as u32;
+        let track = self.tracks.entry(fragment.key.clone()).or_insert(Track {
+            buffer: next,
+            balance: Balance::default(),
+        });
+        track.balance.feed(text);
+        let track = *track;
         let e = self.open.entry(&fragment.key);
-        e.fill(fragment, args_text(fragment));
+        e.fill(fragment, text);
         if e.args.trim().is_empty() || e.args.len() > MAX_BUFFER {
             return;
         }
-        let outcome = parse_value(&e.args);
-        let ok = matches!(outcome, Parsed::Ok(_));
-        self.attempts.push(Attempt {
-            fragment: at.fragment_no,
-            call: Some(at.call),
-            chunk: at.pos.chunk,
-            text: tail(&e.args),
-            outcome,
-        });
-        if ok && let Some(e) = self.open.remove(&fragment.key) {
-            self.done.push(e.into_call(at.pos.chunk));
+        let outcome = if track.balance.may_parse() {
+            match parse_value(&e.args) {
+                ok @ Parsed::Ok(_) => Some(ok),
+                Parsed::Err { .. } => None,
+            }
+        } else {
+            None
+        };
+        let where_ = TextAt {
+            buffer: track.buffer,
+            end: e.args.len(),
+        };
+        self.steps.push(
+            at.fragment_no,
+            Some(at.call),
+            at.pos.chunk,
+            where_,
+            outcome.is_some(),
+        );
+        if let Some(parsed) = outcome
+            && let Some(e) = self.open.remove(&fragment.key)
+        {
+            self.done.push(NaiveCall {
+                label: e.label,
+                id: e.id,
+                name: e.name,
+                raw_arguments: e.args,
+                parsed,
+                chunk: at.pos.chunk,
+            });
+            self.done_buffers.push(track.buffer);
             self.closed.insert(fragment.key.clone(), at.pos.chunk);
         }
     }
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::ParseWhenValid);
-        let mut calls = self.done;
-        let never = self.open.len();
-        calls.extend(self.open.into_calls(end.end_chunk));
+        let this = *self;
+        let mut calls = this.done;
+        let never = this.open.len();
+        // The buffer number of each call, in the order the calls are reported.
+        let mut buffers = this.done_buffers;
+        buffers.extend(
+            this.open
+                .open_keys()
+                .map(|k| this.tracks.get(k).map_or(u32::MAX, |t| t.buffer)),
+        );
+        calls.extend(this.open.into_calls(end.end_chunk));
+        // Each attempt's text is a prefix of its call's final buffer.
+        let mut steps = this.steps;
+        let mut map = vec![u32::MAX; this.tracks.len()];
+        for (i, &b) in buffers.iter().enumerate() {
+            if let Some(slot) = map.get_mut(b as usize) {
+                *slot = i as u32;
+            }
+        }
+        steps.renumber_texts(&map);
+        *steps.texts_mut() = calls.iter().map(|c| c.raw_arguments.clone()).collect();
         r.calls = calls;
-        r.steps = self.attempts;
-        if self.ignored > 0 {
-            r.notes.push(format!(
-                "{} fragments arrived after their call had parsed and were ignored",
-                self.ignored
-            ));
+        r.steps = steps;
+        if this.ignored > 0 {
+            r.notes.push(if this.ignored == 1 {
+                "1 fragment arrived after its call had parsed and was ignored".to_owned()
+            } else {
+                format!(
+                    "{} fragments arrived after their call had parsed and were ignored",
+                    this.ignored
+                )
+            });
         }
         if never > 0 {
-            r.notes
-                .push(format!("{never} calls never became valid JSON"));
+            r.notes.push(format!(
+                "{} never became valid JSON",
+                crate::text::plural(never, "call")
+            ));
         }
         r
     }
 }
 
 /// The last [`STEP_TAIL_CHARS`] characters of `buffer`, after `…` when cut.
-fn tail(buffer: &str) -> String {
+pub(super) fn tail(buffer: &str) -> String {
     match buffer.char_indices().rev().nth(STEP_TAIL_CHARS - 1) {
         Some((i, _)) if i > 0 => format!("…{}", &buffer[i..]),
         _ => buffer.to_owned(),

@@ -1,15 +1,17 @@
 //! `per-fragment`: parse every arguments fragment alone, as it arrives (the seed's counter-example 1).
 
-use super::{
-    Attempt, FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, args_text,
-};
+use super::steps::{Balance, Steps};
+use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, args_text};
 use crate::accumulate::{Parsed, parse_value};
 use crate::signal::{Fragment, Raw};
 
 /// Every fragment that carries arguments text, parsed on its own; a fragment that parses is a call.
+/// The texts go to one arena (the steps' only buffer); a fragment that cannot be a JSON document
+/// ([`Balance`]) is not parsed (its error is re-derived when asked for).
 #[derive(Clone, Debug, Default)]
 pub(super) struct PerFragment {
-    attempts: Vec<Attempt>,
+    steps: Steps,
+    calls: Vec<NaiveCall>,
 }
 
 impl NaiveStrategy for PerFragment {
@@ -19,36 +21,42 @@ impl NaiveStrategy for PerFragment {
 
     fn on_fragment(&mut self, fragment: &Fragment, at: FragmentAt) {
         // Only fragments that carry text (null and absent arguments are no attempt).
-        if matches!(fragment.args, Raw::Value(_)) {
-            let text = args_text(fragment);
-            self.attempts.push(Attempt {
-                fragment: at.fragment_no,
-                call: Some(at.call),
+        if !matches!(fragment.args, Raw::Value(_)) {
+            return;
+        }
+        let text = args_text(fragment);
+        let where_ = self.steps.push_text(text);
+        let outcome = if Balance::of(text).may_parse() {
+            match parse_value(text) {
+                ok @ Parsed::Ok(_) => Some(ok),
+                Parsed::Err { .. } => None,
+            }
+        } else {
+            None
+        };
+        if let Some(parsed) = &outcome {
+            self.calls.push(NaiveCall {
+                label: format!("fragment {}", at.fragment_no),
+                id: String::new(),
+                name: String::new(),
+                raw_arguments: text.to_owned(),
+                parsed: parsed.clone(),
                 chunk: at.pos.chunk,
-                text: text.to_owned(),
-                outcome: parse_value(text),
             });
         }
+        self.steps.push(
+            at.fragment_no,
+            Some(at.call),
+            at.pos.chunk,
+            where_,
+            outcome.is_some(),
+        );
     }
 
     fn finish(self: Box<Self>, _end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::PerFragment);
-        r.steps = self.attempts;
-        r.calls = r
-            .steps
-            .iter()
-            .filter_map(|s| match &s.outcome {
-                Parsed::Ok(_) => Some(NaiveCall {
-                    label: format!("fragment {}", s.fragment),
-                    id: String::new(),
-                    name: String::new(),
-                    raw_arguments: s.text.clone(),
-                    parsed: s.outcome.clone(),
-                    chunk: s.chunk,
-                }),
-                Parsed::Err { .. } => None,
-            })
-            .collect();
+        r.steps = self.steps;
+        r.calls = self.calls;
         r
     }
 }

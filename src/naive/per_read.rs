@@ -92,7 +92,8 @@ pub fn per_read_utf8(reads: &[(&[u8], u64)], opts: Options) -> Report {
     }
     let out = p.finish();
     r.notes.push(format!(
-        "{replaced} U+FFFD replacement characters produced by per-read decoding"
+        "{} produced by per-read decoding",
+        crate::text::plural(replaced, "U+FFFD replacement character")
     ));
     r.calls = output_calls(out);
     r
@@ -147,7 +148,11 @@ pub fn per_read_lines(reads: &[(&[u8], u64)], opts: Options) -> Report {
         .filter(|f| f.kind == FindingKind::NonJsonData)
         .map(|f| f.count)
         .sum::<u64>();
-    r.notes.push(format!("{events} lines taken as events, {bad} of them not valid JSON, {dropped} line pieces dropped"));
+    r.notes.push(format!(
+        "{} taken as events, {bad} of them not valid JSON, {} dropped",
+        crate::text::plural(events, "line"),
+        crate::text::plural(dropped, "line piece")
+    ));
     r.calls = output_calls(out);
     r
 }

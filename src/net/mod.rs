@@ -8,6 +8,8 @@
 //! the crash-safe [`crate::recording::JournalWriter`]: the network task only stamps the arrival time
 //! and hands the bytes over, so disk syncs never delay (or skew the timing of) the next read.
 
+mod confine;
+pub mod exchange;
 pub mod headers;
 pub mod proxy;
 pub mod record;

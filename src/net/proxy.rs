@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
 
+pub use super::confine::confine_path;
+use super::exchange::{self, Exchange, ExchangeEnd};
 use super::headers;
 use super::sink::Sink;
 use super::{AnyBody, ChannelBody, NetError};
@@ -63,7 +65,13 @@ pub enum ProxyEvent {
         status: u16,
         reason: String,
     },
-    /// An event stream started; it is being journalled next to `path`.
+    /// A response head arrived, or the request failed before one: one row of a request list
+    /// (redacted). Every request gets exactly one, then one [`ProxyEvent::ExchangeEnded`].
+    Exchange(Box<Exchange>),
+    /// The response body of an [`Exchange`] ended.
+    ExchangeEnded(ExchangeEnd),
+    /// An event stream started; it is being journalled next to `path`. `id` is its
+    /// [`Exchange`]'s.
     CaptureStarted {
         id: u64,
         path: PathBuf,
@@ -78,6 +86,8 @@ pub enum ProxyEvent {
         chunks: u64,
         calls: usize,
         error: Option<String>,
+        /// The stream ended normally (finish signal, `[DONE]` or every call complete).
+        ended_normally: bool,
     },
 }
 
@@ -230,12 +240,14 @@ fn error_response(status: u16, text: String) -> hyper::Response<AnyBody> {
 /// The upstream failed (`status` 502) or timed out (504): report it, and answer the client.
 fn upstream_failed(
     shared: &Shared,
+    begun: Exchange,
     method: String,
     path: String,
     url: &str,
     status: u16,
     message: String,
 ) -> hyper::Response<AnyBody> {
+    report_failed(shared, begun, status, &message);
     (shared.on_event)(ProxyEvent::UpstreamFailed {
         method,
         path,
@@ -244,74 +256,19 @@ fn upstream_failed(
     error_response(status, format!("sse-replay proxy: {message}: {url}\n"))
 }
 
-/// Resolves dot segments in a request path so that it cannot climb out of the upstream's path
-/// prefix. Percent-encoded dots, slashes and backslashes (`%2e`, `%2f`, `%5c`, any case) are decoded
-/// first and backslashes count as slashes, as the URL standard and many servers treat them, so
-/// `/../x`, `/%2e%2e/x`, `/..%2fx` and `/..\x` all climb. Returns the path to append to the prefix:
-/// the original, byte for byte, when it has no dot segment; the resolved path when it has some and
-/// stays inside; `None` when it would leave the prefix (or is not an origin-form path).
-pub fn confine_path(path: &str) -> Option<String> {
-    if path.is_empty() {
-        return Some("/".to_owned());
-    }
-    if !path.starts_with('/') {
-        return None;
-    }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let escaped = (b == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(
-                |hex| match [hex[0].to_ascii_lowercase(), hex[1].to_ascii_lowercase()] {
-                    [b'2', b'e'] => Some(b'.'),
-                    [b'2', b'f'] | [b'5', b'c'] => Some(b'/'),
-                    _ => None,
-                },
-            );
-        match escaped {
-            Some(c) => {
-                decoded.push(c);
-                i += 3;
-            }
-            None => {
-                decoded.push(if b == b'\\' { b'/' } else { b });
-                i += 1;
-            }
-        }
-    }
-    let segments: Vec<&[u8]> = decoded[1..].split(|&b| b == b'/').collect();
-    if !segments.iter().any(|s| *s == b"." || *s == b"..") {
-        return Some(path.to_owned());
-    }
-    // RFC 3986 section 5.2.4 (remove_dot_segments), failing instead of clamping at the root.
-    let mut out: Vec<&[u8]> = Vec::with_capacity(segments.len());
-    let last = segments.len() - 1;
-    for (k, seg) in segments.iter().enumerate() {
-        match *seg {
-            b"." => {}
-            b".." => {
-                out.pop()?;
-            }
-            s => out.push(s),
-        }
-        if k == last && (*seg == b"." || *seg == b"..") {
-            out.push(b""); // `/a/.` and `/a/b/..` end in a slash
-        }
-    }
-    let mut resolved = Vec::with_capacity(decoded.len());
-    for seg in out {
-        resolved.push(b'/');
-        resolved.extend_from_slice(seg);
-    }
-    if resolved.is_empty() {
-        resolved.push(b'/');
-    }
-    // Only ASCII bytes were replaced by ASCII bytes, so this stays valid UTF-8.
-    String::from_utf8(resolved).ok()
+/// Reports an exchange that got no upstream response (`status` is what the client got).
+fn report_failed(shared: &Shared, mut begun: Exchange, status: u16, message: &str) {
+    let id = begun.id;
+    begun.status = status;
+    begun.error = Some(message.to_owned());
+    (shared.on_event)(ProxyEvent::Exchange(Box::new(begun)));
+    (shared.on_event)(ProxyEvent::ExchangeEnded(ExchangeEnd {
+        id,
+        first_byte_micros: None,
+        duration_micros: 0,
+        bytes: 0,
+        error: Some(message.to_owned()),
+    }));
 }
 
 /// The first bytes of a request body, kept for the capture while the whole body streams upstream.
@@ -381,8 +338,23 @@ async fn forward(
     let (parts, body) = req.into_parts();
     let method = parts.method.to_string();
     let path = parts.uri.path().to_owned();
+    let mut begun = Exchange {
+        id: shared.next_id.fetch_add(1, Ordering::Relaxed),
+        started: super::rfc3339_now(),
+        method: method.clone(),
+        path: path.clone(),
+        url: String::new(),
+        model: None,
+        request_headers: Vec::new(),
+        request_body: String::new(),
+        status: 0,
+        response_headers: Vec::new(),
+        head_micros: 0,
+        error: None,
+    };
     let Some(confined) = confine_path(&path) else {
         let reason = "the path leaves the upstream's prefix".to_owned();
+        report_failed(&shared, begun, 400, &reason);
         (shared.on_event)(ProxyEvent::Refused {
             method,
             path: path.clone(),
@@ -407,6 +379,8 @@ async fn forward(
         out_headers.append(name.clone(), value.clone());
     }
     let recorded_headers = headers::header_pairs(&out_headers);
+    begun.url = safe_url.clone();
+    begun.request_headers = exchange::shown_headers(recorded_headers.clone());
     // The body streams through as it arrives, so its length is the client's: keep a
     // Content-Length the client sent (hyper has checked it and reads exactly that much) rather
     // than switching the upstream request to chunked encoding, which some servers refuse.
@@ -432,11 +406,11 @@ async fn forward(
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let message = super::describe_reqwest_error(&e);
-            return upstream_failed(&shared, method, path, &safe_url, 502, message);
+            return upstream_failed(&shared, begun, method, path, &safe_url, 502, message);
         }
         Err(_) => {
             let message = format!("no response within {} s", shared.timeout.as_secs_f64());
-            return upstream_failed(&shared, method, path, &safe_url, 504, message);
+            return upstream_failed(&shared, begun, method, path, &safe_url, 504, message);
         }
     };
     let (request_info, body_notes) = {
@@ -486,18 +460,34 @@ async fn forward(
         path: path.clone(),
         status: status.as_u16(),
     });
+    let id = begun.id;
+    (begun.request_headers, begun.request_body, begun.model) =
+        exchange::shown_request(&request_info);
+    begun.status = status.as_u16();
+    begun.response_headers = exchange::shown_headers(headers::header_pairs(upstream.headers()));
+    begun.head_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+    (shared.on_event)(ProxyEvent::Exchange(Box::new(begun)));
     let content_type = upstream
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let mut pending = None;
     let sink = if headers::is_event_stream(content_type) {
-        open_capture(&shared, request_info, body_notes, &upstream, &method, &path)
+        open_capture(
+            &shared,
+            id,
+            request_info,
+            body_notes,
+            &upstream,
+            &method,
+            &path,
+        )
     } else {
         if is_json(content_type) && !asks_for_stream(&request_info.body) {
             // Perhaps a non-streaming LLM response: held until its end, captured only when it
             // is one complete response of a known shape.
             pending = Some(PendingCapture {
+                id,
                 request: request_info,
                 notes: body_notes,
                 status: upstream.status().as_u16(),
@@ -514,7 +504,7 @@ async fn forward(
     *resp.body_mut() = super::boxed_channel(client_body);
     let guard = (sink.is_some() || pending.is_some()).then(|| InFlight::enter(&shared));
     tokio::spawn(async move {
-        pump(upstream, tx, sink, pending, t0, shared).await;
+        pump(id, upstream, tx, sink, pending, t0, shared).await;
         drop(guard);
     });
     resp
@@ -542,6 +532,7 @@ const MAX_PENDING_JSON: u64 = 64 * 1024 * 1024;
 /// A JSON response held until its end (see [`is_json`]): captured when it turns out to be one
 /// complete (non-streaming) response ([`crate::complete`]).
 struct PendingCapture {
+    id: u64,
     request: RequestInfo,
     notes: Vec<String>,
     status: u16,
@@ -570,10 +561,10 @@ impl PendingCapture {
         }
         let (id, sink) = open_capture_with(
             shared,
+            self.id,
             self.request,
             self.notes,
-            self.status,
-            &self.headers,
+            (self.status, &self.headers),
             &self.method,
             &self.path,
         )?;
@@ -586,6 +577,7 @@ impl PendingCapture {
 
 fn open_capture(
     shared: &Shared,
+    id: u64,
     request: RequestInfo,
     notes: Vec<String>,
     upstream: &reqwest::Response,
@@ -595,10 +587,10 @@ fn open_capture(
     let status = upstream.status().as_u16();
     open_capture_with(
         shared,
+        id,
         request,
         notes,
-        status,
-        upstream.headers(),
+        (status, upstream.headers()),
         method,
         path,
     )
@@ -606,14 +598,13 @@ fn open_capture(
 
 fn open_capture_with(
     shared: &Shared,
+    id: u64,
     request: RequestInfo,
     mut notes: Vec<String>,
-    status: u16,
-    upstream_headers: &reqwest::header::HeaderMap,
+    (status, upstream_headers): (u16, &reqwest::header::HeaderMap),
     method: &str,
     path: &str,
 ) -> Option<(u64, Sink)> {
-    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let mut response_headers = headers::header_pairs(upstream_headers);
     if !shared.keep_secrets {
         recording::redact_headers(&mut response_headers);
@@ -676,6 +667,7 @@ fn open_capture_with(
                 chunks: 0,
                 calls: 0,
                 error: Some(e.to_string()),
+                ended_normally: false,
             });
             None
         }
@@ -684,6 +676,7 @@ fn open_capture_with(
 
 /// Moves the upstream body to the client read by read, teeing each read into the capture.
 async fn pump(
+    id: u64,
     mut upstream: reqwest::Response,
     tx: tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
     sink: Option<(u64, Sink)>,
@@ -694,6 +687,7 @@ async fn pump(
     let mut stop = shared.stop.clone();
     let mut notes = Vec::new();
     let mut error = None;
+    let (mut first_byte_micros, mut body_bytes) = (None, 0u64);
     loop {
         let read = tokio::select! {
             biased;
@@ -706,6 +700,10 @@ async fn pump(
         };
         match read {
             Ok(Ok(Some(bytes))) => {
+                body_bytes += bytes.len() as u64;
+                first_byte_micros.get_or_insert_with(|| {
+                    u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX)
+                });
                 if let Some((_, sink)) = &sink {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
                     sink.chunk(Chunk {
@@ -750,6 +748,13 @@ async fn pump(
         }
     }
     drop(tx);
+    (shared.on_event)(ProxyEvent::ExchangeEnded(ExchangeEnd {
+        id,
+        first_byte_micros,
+        duration_micros: u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX),
+        bytes: body_bytes,
+        error: error.clone().or_else(|| notes.first().cloned()),
+    }));
     // A held JSON response is captured only when it arrived whole and is one complete response.
     let sink = match (sink, pending) {
         (None, Some(p)) if error.is_none() && notes.is_empty() => p.capture(&shared),
@@ -765,6 +770,7 @@ async fn pump(
                 chunks: done.recording.chunks.len() as u64,
                 calls: done.outcome.calls.len(),
                 error: error.or(done.write_error.map(|e| e.to_string())),
+                ended_normally: done.outcome.ended_normally(),
             },
             Err(e) => ProxyEvent::CaptureFinished {
                 id,
@@ -773,77 +779,9 @@ async fn pump(
                 chunks: 0,
                 calls: 0,
                 error: Some(e.to_string()),
+                ended_normally: false,
             },
         };
         (shared.on_event)(event);
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_stay_inside_the_prefix() {
-        // (request path, what is appended to the upstream prefix; None = refused with 400)
-        let cases: &[(&str, Option<&str>)] = &[
-            ("/v1/chat/completions", Some("/v1/chat/completions")),
-            ("", Some("/")),
-            ("/", Some("/")),
-            ("//double//slash", Some("//double//slash")),
-            ("/models/a%2Fb", Some("/models/a%2Fb")),
-            ("/%41bc", Some("/%41bc")),
-            ("/a/./b", Some("/a/b")),
-            ("/a/b/..", Some("/a/")),
-            ("/a/.", Some("/a/")),
-            ("/a/../b", Some("/b")),
-            ("/a/%2e%2E/b", Some("/b")),
-            ("/a/..", Some("/")),
-            ("/..", None),
-            ("/../x", None),
-            ("/../../admin/json", None),
-            ("/a/../../x", None),
-            ("/%2e%2e/x", None),
-            ("/%2E%2E/x", None),
-            ("/.%2e/x", None),
-            ("/%2e./x", None),
-            ("/..%2fx", None),
-            ("/..%2F..%2Fx", None),
-            ("/..%5cx", None),
-            ("/..%5Cx", None),
-            ("/..\\x", None),
-            ("/a\\..\\..\\x", None),
-            ("*", None),
-            ("x/../y", None),
-            ("/%2", Some("/%2")),
-            ("/%", Some("/%")),
-            ("/é/../ü", Some("/ü")),
-        ];
-        for (path, want) in cases {
-            assert_eq!(confine_path(path).as_deref(), *want, "{path:?}");
-        }
-    }
-
-    #[test]
-    fn a_confined_path_never_climbs_when_parsed_as_a_url() {
-        // Whatever confine_path lets through, the URL parser (which resolves dot segments itself)
-        // keeps under the prefix.
-        let tails = [
-            "/a/../b",
-            "/x/%2e%2e/y",
-            "/a/./b/../c",
-            "/models/a%2Fb",
-            "/a/b/..",
-        ];
-        for tail in tails {
-            let confined = confine_path(tail).unwrap();
-            let url = reqwest::Url::parse(&format!("http://h/api/v1{confined}")).unwrap();
-            assert!(
-                url.path().starts_with("/api/v1/"),
-                "{tail} → {}",
-                url.path()
-            );
-        }
     }
 }

@@ -111,7 +111,7 @@ pub enum RecordError {
     #[error("{message}: {url}")]
     Network { message: String, url: String },
     /// Nothing arrived for the idle timeout.
-    #[error("no data for {secs} s (idle timeout) after {chunks} reads: {url}")]
+    #[error("no data for {secs} s (idle timeout) after {}: {url}", crate::text::plural(.chunks, "read"))]
     Idle { secs: f64, chunks: u64, url: String },
     /// A non-2xx status; `message` is the provider's message from the body.
     #[error("HTTP {status}: {message} ({url})")]
@@ -164,8 +164,11 @@ impl RecordOutcome {
             |p| format!("saved {}", p.display()),
         );
         format!(
-            "{status}, {} bytes in {} reads, {} events, {} calls; {place}",
-            p.bytes, p.chunks, p.events, p.calls
+            "{status}, {} in {}, {}, {}; {place}",
+            crate::text::plural(p.bytes, "byte"),
+            crate::text::plural(p.chunks, "read"),
+            crate::text::plural(p.events, "event"),
+            crate::text::plural(p.calls, "call")
         )
     }
 }
@@ -403,13 +406,9 @@ pub async fn run(
     };
     let mut resp = match sent {
         None => {
-            return finish(
-                sink,
-                vec!["stopped before the response arrived".into()],
-                None,
-                true,
-            )
-            .await;
+            let mut outcome = abandon(sink, head, None).await;
+            outcome.stopped = true;
+            return outcome;
         }
         Some(Err(_)) => {
             let error = RecordError::Network {
@@ -419,14 +418,14 @@ pub async fn run(
                 ),
                 url: safe_url,
             };
-            return finish(sink, vec![], Some(error), false).await;
+            return abandon(sink, head, Some(error)).await;
         }
         Some(Ok(Err(e))) => {
             let error = RecordError::Network {
                 message: super::describe_reqwest_error(&e),
                 url: safe_url,
             };
-            return finish(sink, vec![], Some(error), false).await;
+            return abandon(sink, head, Some(error)).await;
         }
         Some(Ok(Ok(resp))) => resp,
     };
@@ -485,7 +484,10 @@ pub async fn run(
     }
     let mut notes = Vec::new();
     if stopped {
-        notes.push(format!("stopped by the user after {chunks} reads"));
+        notes.push(format!(
+            "stopped by the user after {}",
+            crate::text::plural(chunks, "read")
+        ));
     }
     if let Some(e) = &error {
         notes.push(format!("the recording ended with an error: {e}"));
@@ -500,6 +502,26 @@ pub async fn run(
         });
     }
     finish(sink, notes, error, stopped).await
+}
+
+/// No response arrived (the host is unreachable, nothing answered before the timeout, or the
+/// user stopped first): nothing is written — the journal is removed, no `.ron` is left — and the
+/// outcome carries `error`. A stream that started and broke goes through [`finish`] instead and
+/// keeps what arrived.
+async fn abandon(sink: Sink, head: Recording, error: Option<RecordError>) -> RecordOutcome {
+    let removal = tokio::task::spawn_blocking(move || sink.abandon())
+        .await
+        .ok()
+        .flatten();
+    RecordOutcome {
+        recording: head,
+        saved: None,
+        error: error.or(removal.map(RecordError::Write)),
+        stopped: false,
+        progress: Progress::default(),
+        stream_complete: false,
+        provider_error: None,
+    }
 }
 
 async fn finish(

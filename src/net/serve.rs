@@ -252,9 +252,10 @@ async fn respond(
     if log {
         let path = crate::text::visible(&path);
         crate::log_line!(
-            "{method} {path} from {peer} ({body_len} bytes): {} in {} writes",
+            "{method} {path} from {peer} ({}): {} in {}",
+            crate::text::plural(body_len, "byte"),
             plan.status,
-            plan.writes.len()
+            crate::text::plural(plan.writes.len(), "write")
         );
     }
     if plan.complete && !plan.abort_at_end {

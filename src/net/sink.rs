@@ -138,6 +138,30 @@ impl Sink {
         let _ = self.tx.send(Msg::Chunk(chunk));
     }
 
+    /// Writes nothing: stops the writer and removes the journal. For an exchange that never got a
+    /// response (connection refused, no answer before the timeout): an empty recording would only
+    /// say "nothing happened" in a file the user has to clean up. Returns the removal error, if any.
+    pub fn abandon(self) -> Option<RecordingError> {
+        let Sink {
+            tx,
+            thread,
+            journal,
+        } = self;
+        // Without a Finish message the writer flushes the journal and ends without saving.
+        drop(tx);
+        let _ = thread.join();
+        let path = journal?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => Some(RecordingError::Io {
+                op: "removing",
+                path,
+                source,
+            }),
+        }
+    }
+
     /// Adds `notes` to the recording, saves it atomically and removes the journal. Blocks until the
     /// file is written (call from a blocking context).
     pub fn finish(self, notes: Vec<String>) -> SinkDone {

@@ -367,8 +367,8 @@ pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
     } = head;
     meta.interrupted = true;
     meta.notes.push(format!(
-        "recorder was interrupted: {} chunks salvaged",
-        chunks.len()
+        "recorder was interrupted: {} salvaged",
+        crate::text::plural(chunks.len(), "chunk")
     ));
     if dropped_last {
         meta.notes
@@ -510,7 +510,8 @@ mod tests {
             assert_eq!(rec.chunks, chunks[..expect], "cut {cut}");
             assert!(rec.meta.interrupted);
             assert!(rec.meta.notes.contains(&format!(
-                "recorder was interrupted: {expect} chunks salvaged"
+                "recorder was interrupted: {}",
+                crate::text::plural(expect, "chunk") + " salvaged"
             )));
         }
         // Any cut after the head salvages without error; cuts before it never panic.

@@ -92,8 +92,9 @@ impl std::fmt::Display for Overflow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "a line or event longer than {} bytes (--max-event-bytes), starting at byte {}",
-            self.limit, self.start
+            "a line or event longer than {} (--max-event-bytes), starting at byte {}",
+            crate::text::plural(self.limit, "byte"),
+            self.start
         )
     }
 }

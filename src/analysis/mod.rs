@@ -12,10 +12,14 @@ use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
 use crate::naive::{NaiveCall, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
-use crate::pipeline::{EventRecord, FinishMark, Options, Pipeline, PipelineOutput};
+use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
 use crate::signal::{Pos, Presence};
 use crate::sse::{Overflow, Unterminated};
+
+mod feed;
+pub use feed::Feed;
+pub(crate) use feed::build as build_analysis;
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,82 +256,14 @@ impl Analysis {
         opts: Options,
         max_event_bytes: u64,
     ) -> Self {
-        let (mut p, opts) =
-            Self::start_pipeline(rec, opts, max_event_bytes, Some(Strategies::new()));
-        let mut body = Vec::with_capacity(body_len as usize);
-        let mut chunks = Vec::new();
+        let mut feed = Feed::new(rec, opts, max_event_bytes, Some(body_len));
         for (bytes, t_micros) in rec_chunks {
-            if p.overflow().is_some() {
+            if feed.overflow().is_some() {
                 break;
             }
-            let bytes = bytes.as_ref();
-            let start = body.len() as u64;
-            body.extend_from_slice(bytes);
-            chunks.push(ChunkSpan {
-                start,
-                end: body.len() as u64,
-                t_micros,
-            });
-            p.feed(bytes, t_micros);
+            feed.feed(bytes.as_ref(), t_micros);
         }
-        Self::conclude(p, opts, rec, source, body, chunks)
-    }
-
-    /// The pipeline a run feeds, and the options it runs with (the recording's dialect when none
-    /// is forced). `strategies: None` leaves the naive strategies out ([`crate::staged`] computes
-    /// them later, [`Analysis::strategies`] is then empty).
-    pub(crate) fn start_pipeline(
-        rec: &Recording,
-        opts: Options,
-        max_event_bytes: u64,
-        strategies: Option<Strategies>,
-    ) -> (Pipeline<Option<Strategies>>, Options) {
-        let mut opts = Options {
-            detail: true,
-            ..opts
-        };
-        if opts.dialect.is_none() {
-            opts.dialect = DialectKind::from_name(&rec.meta.dialect);
-        }
-        let mut p = Pipeline::observed(opts, strategies).with_max_event_bytes(max_event_bytes);
-        p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
-        (p, opts)
-    }
-
-    /// The analysis once every read of `body` (at `chunks`) was fed to `p`.
-    pub(crate) fn conclude(
-        p: Pipeline<Option<Strategies>>,
-        opts: Options,
-        rec: &Recording,
-        source: SourceInfo,
-        body: Vec<u8>,
-        chunks: Vec<ChunkSpan>,
-    ) -> Self {
-        let (out, strategies) = p.finish_observed();
-        let t_last = chunks.last().map_or(0, |c| c.t_micros);
-        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
-        // A raw body has no read boundaries: a complete response is then one chunk.
-        let reads = if source.timing_known {
-            chunks.len() as u32
-        } else {
-            1
-        };
-        if out.overflow.is_none()
-            && let Some(whole) =
-                crate::complete::outcome(&body, reads, t_last, opts.dialect, &truth)
-        {
-            let chunks = if source.timing_known {
-                chunks
-            } else {
-                vec![ChunkSpan {
-                    start: 0,
-                    end: body.len() as u64,
-                    t_micros: 0,
-                }]
-            };
-            return Self::build_complete(whole, strategies, rec, source, body, chunks);
-        }
-        Self::build(out, strategies, rec, source, body, chunks)
+        feed.finish(rec, source)
     }
 
     /// A complete (non-streaming) response: the calls were read directly, so there are no
@@ -335,7 +271,7 @@ impl Analysis {
     /// about read boundaries (one JSON document split across reads is no defect).
     fn build_complete(
         out: PipelineOutput,
-        strategies: Option<Strategies>,
+        strategies: Strategies,
         rec: &Recording,
         source: SourceInfo,
         body: Vec<u8>,
@@ -359,7 +295,7 @@ impl Analysis {
 
     fn build(
         mut out: PipelineOutput,
-        strategies: Option<Strategies>,
+        strategies: Strategies,
         rec: &Recording,
         source: SourceInfo,
         body: Vec<u8>,
@@ -384,9 +320,9 @@ impl Analysis {
                 "no tool calls in this stream".into()
             });
         }
-        let strategies = strategies.map_or_else(Vec::new, |s| {
-            strategy_results(s, &source, &body, &chunks, dialect, framing, &out.calls)
-        });
+        let strategies = strategy_results(
+            strategies, &source, &body, &chunks, dialect, framing, &out.calls,
+        );
         Analysis {
             source,
             meta: rec.meta.clone(),
@@ -516,6 +452,11 @@ impl Analysis {
         }
     }
 
+    /// The body's length in bytes (also when the body was not kept: see [`Feed`]).
+    pub fn body_len(&self) -> u64 {
+        self.chunks.last().map_or(0, |c| c.end)
+    }
+
     /// The strategy result by kind.
     pub fn strategy(&self, strategy: Strategy) -> Option<&StrategyResult> {
         self.strategies
@@ -580,9 +521,9 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             let verbatim = if *orig == call.raw_arguments {
                 Check::Pass {
                     detail: format!(
-                        "reassembled {} characters ({} bytes), identical to the original",
-                        call.char_len(),
-                        call.byte_len()
+                        "reassembled {} ({}), identical to the original",
+                        crate::text::plural(call.char_len(), "character"),
+                        crate::text::plural(call.byte_len(), "byte")
                     ),
                 }
             } else {
@@ -593,9 +534,9 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                     .unwrap_or(orig.len().min(call.raw_arguments.len()));
                 Check::Fail {
                     detail: format!(
-                        "reassembled {} bytes vs original {} bytes; first difference at byte {at}",
-                        call.byte_len(),
-                        orig.len()
+                        "reassembled {} vs original {}; first difference at byte {at}",
+                        crate::text::plural(call.byte_len(), "byte"),
+                        crate::text::plural(orig.len(), "byte")
                     ),
                 }
             };
@@ -606,10 +547,14 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             });
             let contiguous = match bad {
                 None => Check::Pass {
-                    detail: format!(
-                        "all {} fragments found in order at their offsets in the original",
-                        text_frags.len()
-                    ),
+                    detail: if text_frags.len() == 1 {
+                        "its one fragment found at its offset in the original".to_owned()
+                    } else {
+                        format!(
+                            "all {} fragments found in order at their offsets in the original",
+                            text_frags.len()
+                        )
+                    },
                 },
                 Some(i) => Check::Fail {
                     detail: format!(
@@ -631,16 +576,21 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
         let with_name = later.iter().filter(|f| f.name == Presence::Value).count();
         if with_id == 0 && with_name == 0 {
             Check::Pass {
-                detail: format!(
-                    "{} continuation fragments carry no id and no name",
-                    later.len()
-                ),
+                detail: if later.len() == 1 {
+                    "the 1 continuation fragment carries no id and no name".to_owned()
+                } else {
+                    format!(
+                        "{} continuation fragments carry no id and no name",
+                        later.len()
+                    )
+                },
             }
         } else {
             Check::Fail {
                 detail: format!(
-                    "{with_name} of {} continuation fragments repeat the name, {with_id} the id (a provider quirk: the call is still right)",
-                    later.len()
+                    "{with_name} of {} {} the name, {with_id} the id (a provider quirk: the call is still right)",
+                    crate::text::plural(later.len(), "continuation fragment"),
+                    if with_name == 1 { "repeats" } else { "repeat" }
                 ),
             }
         }
@@ -751,7 +701,7 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
 }
 
 /// The strategies' reports with their verdicts against the correct `calls`: the per-read ones
-/// re-frame the recorded reads, when they are real.
+/// re-frame the recorded reads, when they are real (and the body was kept: see [`Feed`]).
 pub(crate) fn strategy_results(
     strategies: Strategies,
     source: &SourceInfo,
@@ -761,7 +711,8 @@ pub(crate) fn strategy_results(
     framing: Framing,
     calls: &[Call],
 ) -> Vec<StrategyResult> {
-    let reads: Option<Vec<(&[u8], u64)>> = source.timing_known.then(|| {
+    let body_kept = body.len() as u64 == chunks.last().map_or(0, |c| c.end);
+    let reads: Option<Vec<(&[u8], u64)>> = (source.timing_known && body_kept).then(|| {
         chunks
             .iter()
             .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
@@ -797,23 +748,26 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
         let failed = report.steps.len() - report.steps_parsed();
         if failed > 0 {
             differences.push(format!(
-                "{failed} of {} fragments fail to parse alone",
-                report.steps.len()
+                "{failed} of {} {} to parse alone",
+                crate::text::plural(report.steps.len(), "fragment"),
+                if failed == 1 { "fails" } else { "fail" }
             ));
         }
     }
     if report.strategy == Strategy::ParseWhenValid {
         let failed = report.steps.len() - report.steps_parsed();
         if failed > 0 {
-            differences.push(format!(
-                "{failed} re-parses of incomplete buffers reported as errors"
-            ));
+            differences.push(if failed == 1 {
+                "1 re-parse of an incomplete buffer reported as an error".to_owned()
+            } else {
+                format!("{failed} re-parses of incomplete buffers reported as errors")
+            });
         }
     }
     if calls.len() != correct.len() {
         differences.push(format!(
-            "{} calls instead of {}",
-            calls.len(),
+            "{} instead of {}",
+            crate::text::plural(calls.len(), "call"),
             correct.len()
         ));
     }

@@ -1,0 +1,211 @@
+//! Feeding the strategies beside the pipeline: [`StrategyFeed`] is the pipeline's observer that
+//! hands every signal to a [`Strategies`] driver (and to one more observer of the caller's, `X`:
+//! `check`'s previews), either on the same thread or on a worker thread of its own (signals sent
+//! in batches over a bounded channel), so the correct pass and the naive ones run in parallel on
+//! two cores. The reports are the same either way: the driver sees the same signals in the same
+//! order.
+
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+use super::Strategies;
+use crate::signal::{NoObserver, Pos, Signal, SignalObserver};
+
+/// Signals per batch sent to the worker.
+const BATCH: usize = 2048;
+/// Batches in flight: the channel is bounded, so a slow worker holds the pipeline back rather than
+/// letting the batches pile up in memory.
+const IN_FLIGHT: usize = 8;
+
+enum Msg {
+    Signals(Vec<(Signal, Pos, u32)>),
+    Finish(Option<Pos>),
+}
+
+/// The strategies' observer (and `X`): inline, or on a worker thread. See the module
+/// documentation.
+pub struct StrategyFeed<X: SignalObserver + Default + Send + 'static = NoObserver>(Mode<X>);
+
+enum Mode<X> {
+    /// Fed on the pipeline's thread.
+    Inline(Strategies, X),
+    /// Fed on a worker thread.
+    Worker {
+        batch: Vec<(Signal, Pos, u32)>,
+        tx: SyncSender<Msg>,
+        handle: JoinHandle<Option<(Strategies, X)>>,
+    },
+}
+
+impl StrategyFeed {
+    /// Every strategy, fed on the pipeline's thread.
+    pub fn inline() -> Self {
+        StrategyFeed(Mode::Inline(Strategies::new(), NoObserver))
+    }
+
+    /// Every strategy, fed on a worker thread (inline when no thread can be started).
+    pub fn spawn() -> Self {
+        Self::spawn_with(NoObserver)
+    }
+
+    /// The driver, once the stream is finished ([`SignalObserver::on_finish`] was called): waits
+    /// for the worker to take the last batch.
+    pub fn into_strategies(self) -> Strategies {
+        self.into_parts().0
+    }
+}
+
+impl<X: SignalObserver + Default + Send + 'static> StrategyFeed<X> {
+    /// The strategies are fed on a worker thread.
+    pub fn is_worker(&self) -> bool {
+        matches!(self.0, Mode::Worker { .. })
+    }
+
+    /// Every strategy, and `extra`, fed on a worker thread (inline when no thread can be
+    /// started).
+    pub fn spawn_with(extra: X) -> Self {
+        let (tx, rx) = sync_channel::<Msg>(IN_FLIGHT);
+        // `extra` goes to the thread once it runs, so it is still ours if none can be started.
+        let (xtx, xrx) = sync_channel::<X>(1);
+        let spawned = std::thread::Builder::new()
+            .name("naive strategies".into())
+            .spawn(move || xrx.recv().ok().map(|x| work(&rx, x)));
+        let Ok(handle) = spawned else {
+            return StrategyFeed(Mode::Inline(Strategies::new(), extra));
+        };
+        match xtx.send(extra) {
+            Ok(()) => StrategyFeed(Mode::Worker {
+                batch: Vec::with_capacity(BATCH),
+                tx,
+                handle,
+            }),
+            Err(back) => StrategyFeed(Mode::Inline(Strategies::new(), back.0)),
+        }
+    }
+
+    /// The driver and `X`, once the stream is finished ([`SignalObserver::on_finish`] was
+    /// called): waits for the worker to take the last batch.
+    pub fn into_parts(self) -> (Strategies, X) {
+        match self.0 {
+            Mode::Inline(s, x) => (s, x),
+            Mode::Worker { tx, handle, .. } => {
+                drop(tx);
+                match handle.join() {
+                    Ok(Some(parts)) => parts,
+                    // Not reached: the thread was given `X` before any signal was sent.
+                    Ok(None) => (Strategies::new(), X::default()),
+                    // A panic in a strategy is a bug: surface it as the inline feed would.
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            }
+        }
+    }
+
+    fn send(tx: &SyncSender<Msg>, batch: &mut Vec<(Signal, Pos, u32)>) {
+        if !batch.is_empty() {
+            let full = std::mem::replace(batch, Vec::with_capacity(BATCH));
+            // The worker only stops early by panicking, which `into_strategies` reports.
+            let _ = tx.send(Msg::Signals(full));
+        }
+    }
+}
+
+fn work<X: SignalObserver>(rx: &Receiver<Msg>, mut x: X) -> (Strategies, X) {
+    let mut s = Strategies::new();
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            Msg::Signals(batch) => {
+                for (signal, pos, no) in &batch {
+                    s.on_signal(signal, *pos, *no);
+                    x.on_signal(signal, *pos, *no);
+                }
+            }
+            Msg::Finish(at) => {
+                s.on_finish(at);
+                x.on_finish(at);
+            }
+        }
+    }
+    (s, x)
+}
+
+impl<X: SignalObserver + Default + Send + 'static> SignalObserver for StrategyFeed<X> {
+    fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
+        match &mut self.0 {
+            Mode::Inline(s, x) => {
+                s.on_signal(signal, pos, fragment_no);
+                x.on_signal(signal, pos, fragment_no);
+            }
+            Mode::Worker { batch, tx, .. } => {
+                batch.push((signal.clone(), pos, fragment_no));
+                if batch.len() >= BATCH {
+                    Self::send(tx, batch);
+                }
+            }
+        }
+    }
+
+    fn on_finish(&mut self, finished_at: Option<Pos>) {
+        match &mut self.0 {
+            Mode::Inline(s, x) => {
+                s.on_finish(finished_at);
+                x.on_finish(finished_at);
+            }
+            Mode::Worker { batch, tx, .. } => {
+                Self::send(tx, batch);
+                let _ = tx.send(Msg::Finish(finished_at));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::DialectKind;
+    use crate::framing::Framing;
+    use crate::signal::{ArgsPiece, CallKey, Fragment, Raw};
+
+    #[test]
+    fn the_worker_reports_what_the_inline_feed_reports() {
+        let feed = |f: &mut StrategyFeed| {
+            // More than one batch, two interleaved calls.
+            for no in 0..(BATCH as u32 * 2 + 7) {
+                let signal = Signal::Fragment(Fragment {
+                    key: CallKey::Index {
+                        choice: 0,
+                        index: u64::from(no % 2),
+                        generation: 0,
+                    },
+                    stated_index: Some(u64::from(no % 2)),
+                    id: Raw::Absent,
+                    name: Raw::Absent,
+                    args: Raw::Value(ArgsPiece::Text(if no < 2 {
+                        "[".into()
+                    } else {
+                        "1,".into()
+                    })),
+                });
+                let pos = Pos {
+                    event: no,
+                    chunk: no,
+                    t_micros: 0,
+                };
+                f.on_signal(&signal, pos, no);
+            }
+            f.on_finish(None);
+        };
+        let (mut a, mut b) = (StrategyFeed::inline(), StrategyFeed::spawn());
+        feed(&mut a);
+        feed(&mut b);
+        assert!(b.is_worker());
+        let report = |f: StrategyFeed| {
+            f.into_strategies()
+                .reports(None, DialectKind::OpenAiChat, Framing::Sse)
+        };
+        let (ra, rb) = (report(a), report(b));
+        assert_eq!(ra.len(), 8);
+        assert_eq!(ra[0].steps.len(), BATCH * 2 + 7);
+        assert_eq!(ra, rb);
+    }
+}

@@ -1,0 +1,233 @@
+//! Honest state in the app (issue 13, items 1 and 2), through egui_kittest:
+//!
+//! - a stream still arriving (the Recorder following a live response that pauses mid-call) says
+//!   "streaming — N calls so far, M in progress", with no verdict and no end-of-stream finding;
+//!   the verdict comes once it has ended;
+//! - at a Replay cursor before the end no end-of-stream finding shows;
+//! - zero calls is a warning that says what happened, never a green success.
+#![cfg(feature = "gui")]
+#![allow(clippy::unwrap_used)]
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use sse_replay::app::headline::{self, Tone};
+use sse_replay::app::{Action, App, OpenTarget, ScriptedDialogs, Settings};
+use sse_replay::dialect::DialectKind;
+
+fn harness(app: App) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size(egui::vec2(1500.0, 940.0))
+        .with_max_steps(30)
+        .with_context_setup(sse_replay::app::style::install_fonts)
+        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
+}
+
+fn app() -> App {
+    App::new(Settings::default(), Box::new(ScriptedDialogs::new(vec![])))
+}
+
+/// Step frames until `done` holds (bounded), then settle.
+fn step_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if done(h.state()) {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+fn open(h: &mut Harness<'_, App>, path: PathBuf) {
+    h.state_mut()
+        .actions
+        .push(Action::OpenPath(path, OpenTarget::Primary));
+    h.run();
+    step_until(h, "the file did not load", |a| {
+        !a.is_loading() && a.doc.is_some()
+    });
+}
+
+/// The headline's tone as the accumulator panel colours it, at the cursor, for an ended stream.
+fn tone(h: &Harness<'_, App>) -> Tone {
+    let doc = h.state().doc.as_ref().unwrap();
+    let a = &doc.loaded.analysis;
+    headline::headline(a, &doc.loaded.derived, doc.view.cursor, false).tone
+}
+
+const TEXT_ANSWER: &str = concat!(
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"It is sunny.\"},\"finish_reason\":null}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    "data: [DONE]\n\n",
+);
+
+#[test]
+fn zero_calls_is_a_warning_that_says_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("answer.sse");
+    std::fs::write(&p, TEXT_ANSWER).unwrap();
+    let mut h = harness(app());
+    open(&mut h, p);
+    h.get_by_label("no tool calls — the stream ended normally without one (a text answer?)");
+    assert!(h.query_by_label_contains("finished:").is_none());
+    assert_eq!(tone(&h), Tone::Warn);
+    // The wrong dialect forced: what did not match, and what the events look like.
+    h.state_mut()
+        .actions
+        .push(Action::SetDialect(Some(DialectKind::AnthropicMessages)));
+    h.run();
+    step_until(&mut h, "the dialect change did not land", |a| {
+        !a.is_loading()
+            && a.analysis()
+                .is_some_and(|x| x.dialect == DialectKind::AnthropicMessages)
+    });
+    h.get_by_label(
+        "no tool calls found — events did not match the Anthropic Messages dialect; detected: OpenAI Chat Completions",
+    );
+    assert_eq!(tone(&h), Tone::Warn);
+    assert!(h.query_by_label_contains("0 of 0").is_none());
+}
+
+#[test]
+fn no_end_of_stream_finding_before_the_end() {
+    let mut h = harness(app());
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/quirk-truncated.ron");
+    open(&mut h, p);
+    h.get_by_label_contains("ended-without-finish");
+    h.get_by_label_contains("FAILED");
+    h.state_mut().actions.push(Action::Home);
+    h.run();
+    assert!(h.query_by_label_contains("ended-without-finish").is_none());
+    assert!(h.query_by_label_contains("incomplete-call").is_none());
+    assert!(h.query_by_label_contains("FAILED").is_none());
+    h.get_by_label_contains("streaming — ");
+}
+
+/// A server that sends the response head and the first part of a stream (one call cut inside
+/// its arguments), then waits for `release` before sending the rest and closing.
+fn pausing_server(first: &'static str, rest: &'static str) -> (String, mpsc::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (release, released) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Ok((mut s, _)) = listener.accept() else {
+            return;
+        };
+        // The request: headers, then a small body; read what is there.
+        let mut buf = [0u8; 4096];
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        let _ = s.read(&mut buf);
+        let chunk = |s: &mut std::net::TcpStream, text: &str| {
+            let _ = write!(s, "{:x}\r\n{text}\r\n", text.len());
+            let _ = s.flush();
+        };
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        );
+        chunk(&mut s, first);
+        let _ = released.recv_timeout(Duration::from_secs(30));
+        chunk(&mut s, rest);
+        let _ = s.write_all(b"0\r\n\r\n");
+        let _ = s.flush();
+    });
+    (format!("http://{addr}/v1/chat/completions"), release)
+}
+
+#[test]
+fn a_live_stream_is_streaming_until_it_ends() {
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Shen\"}}]},\"finish_reason\":null}]}\n\n";
+    let rest = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"zhen\\\"}\"}}]},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let (url, release) = pausing_server(first, rest);
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app());
+    h.run();
+    {
+        let r = &mut h.state_mut().settings.recorder;
+        r.url = url;
+        r.headers.clear();
+        r.body = "{}".into();
+        r.out_dir = dir.path().join("captures");
+    }
+    h.get_by_label("Recorder").click();
+    h.run();
+    h.get_by_label("⏺ Start").click();
+    h.step();
+    h.get_by_label("Replay").click();
+    h.step();
+    step_until(&mut h, "the first part did not arrive", |a| {
+        a.recorder.is_running()
+            && !a.is_loading()
+            && a.analysis().is_some_and(|x| x.body.len() == first.len())
+    });
+    // Live: no verdict, the open call in progress with its partial arguments, no end-of-stream
+    // finding (the partial analysis holds ended-without-finish and incomplete-call).
+    let a = h.state().analysis().unwrap();
+    assert!(
+        a.findings
+            .iter()
+            .any(|f| f.kind == sse_replay::findings::FindingKind::EndedWithoutFinish),
+        "the partial analysis has the end-of-stream findings"
+    );
+    h.get_by_label("● live");
+    h.get_by_label("streaming — 1 call so far, 1 in progress");
+    h.get_by_label("in progress");
+    // The call card's partial arguments (the event inspector's list and detail pane show the
+    // same piece: switch it to the byte view, where the piece is still JSON-escaped).
+    h.get_by_label("Bytes as received").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("{\"city\":\"Shen");
+    for absent in [
+        "finished:",
+        "FAILED",
+        "ended-without-finish",
+        "incomplete-call",
+        "the complete arguments",
+    ] {
+        assert!(
+            h.query_by_label_contains(absent).is_none(),
+            "{absent:?} shown while the stream is arriving"
+        );
+    }
+    // The rest arrives and the stream ends: now the verdict.
+    release.send(()).unwrap();
+    step_until(&mut h, "the stream did not end", |a| {
+        !a.recorder.is_running()
+            && !a.is_loading()
+            && a.analysis()
+                .is_some_and(|x| x.body.len() == first.len() + rest.len())
+    });
+    h.get_by_label("finished: 1 of 1 call parsed · OK");
+    assert!(h.query_by_label("● live").is_none());
+    assert!(h.query_by_label_contains("streaming —").is_none());
+    assert!(h.query_by_label_contains("ended-without-finish").is_none());
+}
+
+/// A complete (non-streaming) response: its header names it one JSON document (not "one chunk
+/// per event"), and its call cards show what was read, never "not started yet" beside a result.
+#[test]
+fn a_complete_response_is_not_framed_as_a_stream() {
+    let mut h = harness(app());
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/complete/openai-chat.json");
+    open(&mut h, p);
+    assert!(h.state().analysis().unwrap().complete);
+    h.state_mut().actions.push(Action::Home);
+    h.run();
+    h.get_by_label_contains("one JSON document (not streamed)");
+    assert!(h.query_by_label_contains("one chunk per event").is_none());
+    assert!(h.query_by_label_contains("not started yet").is_none());
+    assert_eq!(
+        h.query_all_by_label("read whole from the complete response")
+            .count(),
+        2
+    );
+    h.get_by_label_contains("finished: 2 of 2 calls parsed · OK");
+}

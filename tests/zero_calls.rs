@@ -1,0 +1,205 @@
+//! Zero calls is not success, and counts agree with their nouns (issue 13, items 2 and 4), through
+//! the binary:
+//!
+//! - nothing recognisable (a text file, an empty body) or a forced dialect that matches nothing:
+//!   `check` says so in at most 4 lines (stdout and stderr together), exit 1, and `check --json`,
+//!   `export` and `events` give the same verdict;
+//! - a stream that ended normally with no tool call (a text answer): a warning, exit 0;
+//! - a one-call stream says "1 call", never "1 calls".
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use common::{BIN, stderr};
+
+fn run(args: &[&str]) -> Output {
+    common::bin_in(&common::manifest())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write");
+    p
+}
+
+/// A plain text answer: content deltas, `finish_reason: stop`, `[DONE]`.
+const TEXT_ANSWER: &str = concat!(
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"It is sunny.\"},\"finish_reason\":null}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    "data: [DONE]\n\n",
+);
+
+/// `check` on `path` fails in at most 4 lines with `needle` on stderr; `check --json`, `export`
+/// and `events` fail with the same one line.
+fn fails_briefly(path: &str, extra: &[&str], needle: &str) {
+    let mut args = vec!["check", path];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(code(&o), 1, "{out}{err}");
+    assert!(
+        out.lines().count() + err.lines().count() <= 4,
+        "at most 4 lines:\n{out}{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    assert!(out.contains("no tool calls found"), "{out}");
+    for bad in ["parses (only one call", "discarded", "Naive strategies"] {
+        assert!(!out.contains(bad), "{bad:?} in\n{out}");
+    }
+    let mut args = vec!["check", "--json", path];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("check --json prints JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(code(&o), 1);
+    assert_eq!(stderr(&o), err, "check --json");
+    let kinds: Vec<&str> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"nothing-recognised"), "{kinds:?}");
+    for cmd in ["export", "events"] {
+        let mut args = vec![cmd, path];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(code(&o), 1, "{cmd}: {}", stderr(&o));
+        assert_eq!(stderr(&o), err, "{cmd}");
+    }
+}
+
+#[test]
+fn a_text_file_is_nothing_recognisable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = write(
+        dir.path(),
+        "notes.txt",
+        b"Meeting notes\nthe weather tool: ask about Shenzhen\n",
+    );
+    fails_briefly(
+        p.to_str().expect("path"),
+        &[],
+        "nothing recognised: no server-sent events or JSON lines",
+    );
+    let p = write(dir.path(), "empty.sse", b"");
+    fails_briefly(
+        p.to_str().expect("path"),
+        &[],
+        "nothing recognised: the input is empty",
+    );
+}
+
+#[test]
+fn a_forced_dialect_that_matches_nothing_fails() {
+    fails_briefly(
+        "recordings/openai-chat-weather.ron",
+        &["--dialect", "anthropic"],
+        "events did not match the Anthropic Messages dialect; detected: OpenAI Chat Completions",
+    );
+    fails_briefly(
+        "recordings/anthropic-weather.ron",
+        &["--dialect", "gemini"],
+        "detected: Anthropic Messages",
+    );
+}
+
+#[test]
+fn a_text_answer_is_a_warning_not_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = write(dir.path(), "answer.sse", TEXT_ANSWER.as_bytes());
+    let path = p.to_str().expect("path");
+    let o = run(&["check", path]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}{}", stderr(&o));
+    assert!(
+        out.contains("Result: OK, but no tool calls (warning:"),
+        "{out}"
+    );
+    assert!(out.contains("warn  no-tool-calls"), "{out}");
+    for bad in ["0 calls parsed", "parses (only one call", "joined: \n"] {
+        assert!(!out.contains(bad), "{bad:?} in\n{out}");
+    }
+    let o = run(&["check", "--json", path]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!((code(&o), v["ok"].as_bool()), (0, Some(true)));
+    let warn = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["kind"] == "no-tool-calls")
+        .expect("no-tool-calls finding");
+    assert_eq!(warn["severity"], "warn");
+    let o = run(&["export", path]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(stdout(&o).trim(), "[]");
+    assert!(
+        stderr(&o).starts_with("sse-replay: warning: no tool calls in"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["events", path]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn a_one_call_stream_says_1_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One call in one fragment (as Mistral or Groq send it), then the finish.
+    let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n";
+    let p = write(dir.path(), "one.sse", body.as_bytes());
+    let o = run(&["check", p.to_str().expect("path")]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}{}", stderr(&o));
+    assert!(out.contains("Result: OK, 1 call parsed"), "{out}");
+    assert!(out.contains("· 1 event ·"), "{out}");
+    assert!(out.contains("· 1 fragment ·"), "{out}");
+    assert!(out.contains(" 1 frag "), "{out}");
+    let wrong = one_then_plural(&out);
+    assert!(wrong.is_empty(), "plural after 1: {wrong:?}\n{out}");
+}
+
+/// Every "1 <noun>s" in `text` (a count of one followed by a plural noun).
+fn one_then_plural(text: &str) -> Vec<String> {
+    let nouns = [
+        "calls",
+        "fragments",
+        "frags",
+        "bytes",
+        "events",
+        "chunks",
+        "reads",
+        "keys",
+        "previews",
+        "characters",
+        "chars",
+        "differences",
+        "lines",
+    ];
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter(|w| {
+            w[0].trim_start_matches(['(', '/']) == "1"
+                && nouns.contains(&w[1].trim_end_matches([',', ')', ';', ':', '.']))
+        })
+        .map(|w| w.join(" "))
+        .collect()
+}
