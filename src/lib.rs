@@ -31,6 +31,7 @@ pub mod redact;
 pub mod report;
 pub mod signal;
 pub mod sse;
+pub mod staged;
 pub mod stub;
 pub mod stub_complete;
 pub mod text;

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    #[cfg(feature = "gui")]
+    sse_replay::app::mark_process_start();
     let cli = sse_replay::cli::Cli::parse();
     sse_replay::cli::run(cli, open_app)
 }

@@ -113,7 +113,7 @@ impl<X: SignalObserver + Default + Send + 'static> Feed<X> {
 }
 
 /// The analysis from the pipeline's output: a complete response's when the kept body is one.
-fn build(
+pub(crate) fn build(
     out: crate::pipeline::PipelineOutput,
     strategies: crate::naive::Strategies,
     rec: &Recording,

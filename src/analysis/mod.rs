@@ -19,6 +19,7 @@ use crate::sse::{Overflow, Unterminated};
 
 mod feed;
 pub use feed::Feed;
+pub(crate) use feed::build as build_analysis;
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -319,23 +320,9 @@ impl Analysis {
                 "no tool calls in this stream".into()
             });
         }
-        // Strategies: the per-read ones re-frame the recorded reads, when they are real.
-        // (Only when the body was kept: see [`Feed`].)
-        let body_kept = body.len() as u64 == chunks.last().map_or(0, |c| c.end);
-        let reads: Option<Vec<(&[u8], u64)>> = (source.timing_known && body_kept).then(|| {
-            chunks
-                .iter()
-                .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
-                .collect()
-        });
-        let reports = strategies.reports(reads.as_deref(), dialect, framing);
-        let strategies = reports
-            .into_iter()
-            .map(|report| {
-                let verdict = verdict(&report, &out.calls);
-                StrategyResult { report, verdict }
-            })
-            .collect();
+        let strategies = strategy_results(
+            strategies, &source, &body, &chunks, dialect, framing, &out.calls,
+        );
         Analysis {
             source,
             meta: rec.meta.clone(),
@@ -711,6 +698,34 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
             last_call = Some(f.call);
         }
     }
+}
+
+/// The strategies' reports with their verdicts against the correct `calls`: the per-read ones
+/// re-frame the recorded reads, when they are real (and the body was kept: see [`Feed`]).
+pub(crate) fn strategy_results(
+    strategies: Strategies,
+    source: &SourceInfo,
+    body: &[u8],
+    chunks: &[ChunkSpan],
+    dialect: DialectKind,
+    framing: Framing,
+    calls: &[Call],
+) -> Vec<StrategyResult> {
+    let body_kept = body.len() as u64 == chunks.last().map_or(0, |c| c.end);
+    let reads: Option<Vec<(&[u8], u64)>> = (source.timing_known && body_kept).then(|| {
+        chunks
+            .iter()
+            .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
+            .collect()
+    });
+    let reports = strategies.reports(reads.as_deref(), dialect, framing);
+    reports
+        .into_iter()
+        .map(|report| {
+            let verdict = verdict(&report, calls);
+            StrategyResult { report, verdict }
+        })
+        .collect()
 }
 
 fn same_value(a: &Parsed, b: &Parsed) -> bool {

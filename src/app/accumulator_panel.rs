@@ -12,6 +12,7 @@ use super::style;
 use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::{Analysis, Check};
+use crate::findings::FindingKind;
 use crate::text::plural;
 
 /// With at most this many calls every call gets a full card; beyond, a virtualised table plus one
@@ -277,6 +278,14 @@ fn call_card(
                 }
             }
         }
+        let preview = a
+            .preview
+            .as_ref()
+            .and_then(|list| list.get(ci))
+            .filter(|p| p.call == c.position && p.contradicted > 0);
+        if let Some(p) = preview {
+            ui.horizontal_wrapped(|ui| preview_badge(ui, p, queue));
+        }
         if let Some(fs) = d.call_findings.get(&(ci as u32)) {
             ui.horizontal_wrapped(|ui| {
                 for &fi in fs {
@@ -284,6 +293,9 @@ fn call_card(
                     else {
                         continue;
                     };
+                    if preview.is_some() && f.kind == FindingKind::PreviewContradiction {
+                        continue; // shown by the preview badge
+                    }
                     let r = style::badge(ui, f);
                     if r.clicked()
                         && let Some(no) = f.first.fragment
@@ -297,6 +309,48 @@ fn call_card(
             });
         }
     });
+}
+
+/// "preview: N contradictions" (computed in the background, shown once ready), the first
+/// contradiction on hover; a click focuses its fragment.
+fn preview_badge(ui: &mut Ui, p: &crate::analysis::CallPreview, queue: &mut ActionQueue) {
+    let color = ui.visuals().hyperlink_color;
+    let text = format!(
+        "preview: {} {}",
+        p.contradicted,
+        if p.contradicted == 1 {
+            "contradiction"
+        } else {
+            "contradictions"
+        }
+    );
+    let r = ui.add(
+        egui::Button::new(RichText::new(text).small().color(color))
+            .stroke(egui::Stroke::new(1.0, color))
+            .corner_radius(8.0)
+            .small(),
+    );
+    let first = p.first_contradiction.clone();
+    let r = r.on_hover_ui(move |ui| {
+        ui.set_max_width(420.0);
+        ui.label(FindingKind::PreviewContradiction.explanation());
+        if let Some(f) = &first {
+            ui.separator();
+            let at = if f.path.is_empty() { "/" } else { &f.path };
+            ui.label(
+                RichText::new(format!(
+                    "first after fragment {}: {at} shown as {}, final {}",
+                    f.fragment, f.shown, f.final_value
+                ))
+                .weak(),
+            );
+        }
+    });
+    if r.clicked()
+        && let Some(f) = &p.first_contradiction
+    {
+        queue.push(Action::FocusFragment(f.fragment));
+    }
 }
 
 fn checkpoint_row(ui: &mut Ui, name: &str, check: &Check) {

@@ -351,6 +351,14 @@ impl App {
                 );
             }
             DialogPurpose::ExportReport => {
+                if self.doc.as_ref().is_some_and(|d| d.loaded.later_pending()) {
+                    // The report has every section `check --json` has: not before they exist.
+                    self.set_status(
+                        "The naive strategies are still being computed: export the report when they are done",
+                        true,
+                    );
+                    return;
+                }
                 let Some(a) = self.analysis() else { return };
                 let mut text =
                     serde_json::to_string_pretty(&export::check_json(a)).unwrap_or_default();

@@ -67,11 +67,21 @@ impl CompareDocs {
         if let Some(l) = &self.loading[i] {
             l.cancel();
         }
-        self.loading[i] = Some(loader::spawn(source, side, None, wake));
+        self.loading[i] = Some(loader::spawn(
+            source,
+            side,
+            None,
+            loader::STAGE_MIN_BYTES,
+            wake,
+        ));
     }
 
     /// Takes finished loads; returns a status line (text, is an error) for each.
     pub fn poll(&mut self) -> Vec<(String, bool)> {
+        // A big recording's strategies and previews land later (the comparison reads only calls).
+        for loaded in self.sides.iter_mut().flatten() {
+            loaded.poll_later();
+        }
         let mut status = Vec::new();
         for i in 0..2 {
             let Some(result) = self.loading[i].as_ref().and_then(Loading::poll) else {

@@ -3,6 +3,13 @@
 //! `request_repaint`. The analysis is computed here, once per recording (again only when the user
 //! forces another dialect). Captures (HAR, cassettes, JSON-lines fixtures) are imported here too;
 //! one that holds several streams comes back as a [`LoadResult::Choose`] for the user to pick from.
+//!
+//! A big recording comes in two stages ([`crate::staged`]): the recording, the correct calls and
+//! the findings first (what the first frame needs), then — on the same worker, after the first
+//! result was sent — the naive strategies and the preview summaries ([`Later`], applied by
+//! [`Loaded::poll_later`]). Until then the panels show "computing…". A recording under
+//! [`STAGE_MIN_BYTES`] is analysed whole before it is shown (no "computing…" flash). A raw body
+//! file is read into one buffer ([`crate::staged::read_raw_body`]), not one allocation per event.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -12,9 +19,15 @@ use std::time::{Duration, Instant};
 use super::view::{CursorTables, OpenTarget};
 use crate::analysis::{Analysis, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
+use crate::findings::Finding;
 use crate::open::{OpenError, OpenOptions, Opened};
 use crate::pipeline::Options;
 use crate::recording::Recording;
+use crate::staged;
+
+/// A body at least this big is shown before its naive strategies and previews are computed
+/// (they follow in the background); a smaller one is analysed whole first.
+pub const STAGE_MIN_BYTES: u64 = 16 << 20;
 
 /// The bundled seed example, so a fresh machine opens on it from any working directory.
 pub const SEED_RON: &str = include_str!("../../recordings/seed-example.ron");
@@ -54,8 +67,12 @@ impl Source {
 /// A recording that finished loading.
 #[derive(Debug)]
 pub struct Loaded {
-    pub analysis: Analysis,
+    /// Shared with the worker while [`Loaded::later`] is pending (it reads the body); the app's
+    /// only copy once that is done, when the second stage is put into it.
+    pub analysis: Arc<Analysis>,
     pub derived: CursorTables,
+    /// The second stage: the naive strategies and the preview summaries.
+    pub later: LaterState,
     /// The file, when it came from one (for the recent list and export names).
     pub path: Option<PathBuf>,
     /// Wall time from the open request to the analysis being ready.
@@ -70,6 +87,112 @@ impl Loaded {
     /// The Recorder panel's recording (rather than a file).
     pub fn is_live(&self) -> bool {
         matches!(self.source, Source::Live(_))
+    }
+
+    /// The naive strategies and previews are still being computed.
+    pub fn later_pending(&self) -> bool {
+        matches!(self.later, LaterState::Pending(_))
+    }
+
+    /// Put the second stage in once the worker sent it; `true` when something changed (the
+    /// panels then show the strategies and badges).
+    pub fn poll_later(&mut self) -> bool {
+        let LaterState::Pending(pending) = &self.later else {
+            return false;
+        };
+        let done = match pending.rx.try_recv() {
+            Ok(done) => done,
+            Err(mpsc::TryRecvError::Empty) => return false,
+            Err(mpsc::TryRecvError::Disconnected) => {
+                self.later =
+                    LaterState::Failed("the naive strategies could not be computed".into());
+                return true;
+            }
+        };
+        self.apply_later(done);
+        true
+    }
+
+    fn apply_later(&mut self, done: LaterDone) {
+        // The worker dropped its handle before sending, so the analysis is ours alone.
+        let Some(a) = Arc::get_mut(&mut self.analysis) else {
+            self.later = LaterState::Failed("the analysis was still shared".into());
+            return;
+        };
+        a.strategies = done.later.strategies;
+        a.preview = Some(done.later.preview);
+        a.findings = done.findings;
+        self.derived = done.derived;
+        self.later = LaterState::Ready;
+    }
+}
+
+/// Where the second stage of a loaded recording stands.
+#[derive(Debug)]
+pub enum LaterState {
+    /// Computed (or nothing to compute).
+    Ready,
+    /// Running on the worker.
+    Pending(Pending),
+    /// The worker stopped without it; the text says why.
+    Failed(String),
+}
+
+/// The second stage in progress. Dropping it (another recording replaced this one) cancels it.
+pub struct Pending {
+    rx: mpsc::Receiver<LaterDone>,
+    cancel: Arc<AtomicBool>,
+    progress: Arc<AtomicU32>,
+}
+
+impl Pending {
+    /// Fraction done (of the strategies' pass over the body).
+    pub fn progress(&self) -> f32 {
+        f32::from_bits(self.progress.load(Ordering::Relaxed))
+    }
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("progress", &self.progress())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The second stage, ready to be put into its analysis: the strategies and previews, the findings
+/// with the preview ones merged in, and the cursor tables for them (built on the worker, so
+/// putting them in costs the UI thread nothing).
+#[derive(Debug)]
+pub struct LaterDone {
+    pub later: staged::Later,
+    pub findings: Vec<Finding>,
+    pub derived: CursorTables,
+}
+
+impl LaterDone {
+    /// The second stage of `a`, computed here (the GUI tests' seam, and small recordings).
+    pub fn compute(a: &Analysis, opts: Options) -> Option<Self> {
+        let later = staged::second_stage(a, opts, |_, _| true, || false)?;
+        Some(Self::from_later(a, later))
+    }
+
+    fn from_later(a: &Analysis, later: staged::Later) -> Self {
+        let mut findings = a.findings.clone();
+        findings.extend(later.preview_findings.iter().cloned());
+        crate::findings::sort(&mut findings);
+        let derived = CursorTables::from_parts(a, &later.strategies, &findings);
+        Self {
+            later,
+            findings,
+            derived,
+        }
     }
 }
 
@@ -133,11 +256,13 @@ impl Loading {
 }
 
 /// Start loading `source` on a worker thread, with the dialect forced when `dialect` is set;
-/// `wake` is called when the result is ready.
+/// `wake` is called when the result is ready (and again when its second stage is). A body of at
+/// least `stage_min_bytes` is sent before its strategies and previews are computed.
 pub fn spawn(
     source: Source,
     slot: OpenTarget,
     dialect: Option<DialectKind>,
+    stage_min_bytes: u64,
     wake: impl Fn() + Send + 'static,
 ) -> Loading {
     let progress = Arc::new(AtomicU32::new(0f32.to_bits()));
@@ -151,28 +276,78 @@ pub fn spawn(
     let spawned = std::thread::Builder::new()
         .name("sse-replay-loader".into())
         .spawn(move || {
-            let result = load(source, dialect, &p, &s, &c).map(|loaded| match loaded {
+            let result = load(source, dialect, &p, &s, &c);
+            let (tx_later, rx_later) = mpsc::channel();
+            let mut later_job = None;
+            let result = result.map(|loaded| match loaded {
                 WorkerResult::Analysed {
                     analysis,
                     path,
                     source,
+                    opts,
                 } => {
+                    let mut analysis = *analysis;
+                    let staged = analysis.body.len() as u64 >= stage_min_bytes;
+                    let later = if staged {
+                        let cancel = Arc::new(AtomicBool::new(false));
+                        let progress = Arc::new(AtomicU32::new(0f32.to_bits()));
+                        later_job = Some((cancel.clone(), progress.clone(), opts));
+                        LaterState::Pending(Pending {
+                            rx: rx_later,
+                            cancel,
+                            progress,
+                        })
+                    } else {
+                        match staged::second_stage(
+                            &analysis,
+                            opts,
+                            |_, _| !c.load(Ordering::Relaxed),
+                            || c.load(Ordering::Relaxed),
+                        ) {
+                            Some(later) => later.apply(&mut analysis),
+                            None => return Err(LoadError::Cancelled),
+                        }
+                        LaterState::Ready
+                    };
                     let derived = CursorTables::new(&analysis);
-                    LoadResult::Loaded(Box::new(Loaded {
-                        analysis: *analysis,
+                    Ok(LoadResult::Loaded(Box::new(Loaded {
+                        analysis: Arc::new(analysis),
                         derived,
+                        later,
                         path,
                         load_time: started.elapsed(),
                         source,
                         dialect_override: dialect,
-                    }))
+                    })))
                 }
                 WorkerResult::Several { path, recordings } => {
-                    LoadResult::Choose { path, recordings }
+                    Ok(LoadResult::Choose { path, recordings })
                 }
             });
+            let result = result.and_then(|r| r);
+            // The worker's handle on the analysis, for the second stage.
+            let shared = match (&result, &later_job) {
+                (Ok(LoadResult::Loaded(l)), Some(_)) => Some(l.analysis.clone()),
+                _ => None,
+            };
             let _ = tx.send(result);
             wake();
+            if let (Some(a), Some((cancel, progress, opts))) = (shared, later_job) {
+                let report = |done: u64, total: u64| {
+                    let f = done as f64 / total.max(1) as f64;
+                    progress.store((f as f32).to_bits(), Ordering::Relaxed);
+                    !cancel.load(Ordering::Relaxed)
+                };
+                let later =
+                    staged::second_stage(&a, opts, report, || cancel.load(Ordering::Relaxed))
+                        .map(|later| LaterDone::from_later(&a, later));
+                // Drop the handle before sending: the app then holds the only one.
+                drop(a);
+                if let Some(done) = later {
+                    let _ = tx_later.send(done);
+                }
+                wake();
+            }
         });
     let rx = match spawned {
         Ok(_) => rx,
@@ -204,6 +379,8 @@ enum WorkerResult {
         analysis: Box<Analysis>,
         path: Option<PathBuf>,
         source: Source,
+        /// The options of the first stage, for the second.
+        opts: Options,
     },
     Several {
         path: PathBuf,
@@ -240,6 +417,54 @@ fn load(
 ) -> Result<WorkerResult, LoadError> {
     let name = source.name();
     let keep = source.clone();
+    let set = |f: f32| progress.store(f.to_bits(), Ordering::Relaxed);
+    let opts = Options {
+        dialect,
+        framing: None,
+        detail: true,
+    };
+    // Analysing is the second half of the bar, moved by the bytes the pipeline has consumed.
+    let analysing = |done: u64, total: u64| {
+        set(0.5 + 0.5 * (done as f64 / total.max(1) as f64) as f32);
+        !cancel.load(Ordering::Relaxed)
+    };
+    if let Source::File(path) = &source
+        && crate::open::capture_format(path).is_none()
+    {
+        let reading = |done: u64, total: u64| {
+            set(0.5 * (done as f64 / total.max(1) as f64) as f32);
+            !cancel.load(Ordering::Relaxed)
+        };
+        let raw = staged::read_raw_body(path, crate::input::DEFAULT_MAX_EVENT_BYTES, reading)
+            .map_err(|e| match e {
+                crate::input::InputError::Cancelled => LoadError::Cancelled,
+                e => LoadError::Failed(format!("{e:#}")),
+            })?;
+        if let Some(raw) = raw {
+            stage.store(2, Ordering::Relaxed);
+            let source_info = SourceInfo {
+                name,
+                timing_known: false,
+                kind: SourceKind::RawBody,
+            };
+            let analysis = staged::first_stage_body(
+                &raw.meta,
+                raw.body,
+                raw.chunks,
+                source_info,
+                opts,
+                u64::MAX,
+                analysing,
+            )
+            .ok_or(LoadError::Cancelled)?;
+            return Ok(WorkerResult::Analysed {
+                analysis: Box::new(analysis),
+                path: Some(path.clone()),
+                source: keep,
+                opts,
+            });
+        }
+    }
     let (rec, kind, path) = match source {
         Source::File(path) | Source::Import(path) => {
             let options = OpenOptions {
@@ -247,7 +472,7 @@ fn load(
                 ..OpenOptions::default()
             };
             let opened = crate::open::open(&path, options, |f| {
-                progress.store(f.to_bits(), Ordering::Relaxed);
+                set(f);
                 if f >= 0.499 {
                     stage.store(1, Ordering::Relaxed);
                 }
@@ -272,30 +497,20 @@ fn load(
         return Err(LoadError::Cancelled);
     }
     stage.store(2, Ordering::Relaxed);
-    progress.store(0.6f32.to_bits(), Ordering::Relaxed);
+    set(0.5);
     let source_info = SourceInfo {
         name,
         timing_known: kind.may_have_timing() && rec.meta.timing_known,
         kind,
     };
     // Consumed: each chunk is freed once copied into the analysis's body (one copy, not two).
-    let analysis = Analysis::from_recording_owned(
-        rec,
-        source_info,
-        Options {
-            dialect,
-            framing: None,
-            detail: true,
-        },
-        u64::MAX,
-    );
-    if cancel.load(Ordering::Relaxed) {
-        return Err(LoadError::Cancelled);
-    }
-    progress.store(1f32.to_bits(), Ordering::Relaxed);
+    let analysis = staged::first_stage(rec, source_info, opts, u64::MAX, analysing)
+        .ok_or(LoadError::Cancelled)?;
+    set(1.0);
     Ok(WorkerResult::Analysed {
         analysis: Box::new(analysis),
         path,
         source: keep,
+        opts,
     })
 }

@@ -21,6 +21,18 @@ pub(super) struct Perf {
     intervals_micros: Vec<u64>,
     last_frame: Option<Instant>,
     last_report: Instant,
+    /// `timing: first full frame` was printed (once per process).
+    first_reported: bool,
+    /// The UI thread's scheduler figures when the frame began ([`Perf::begin`]).
+    sched_at_begin: Option<(u64, u64)>,
+}
+
+/// The calling thread's time on a CPU and time spent runnable but waiting for one (ns), from
+/// `/proc/thread-self/schedstat` (Linux): tells a slow frame's own work from preemption.
+fn schedstat() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace();
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
 impl Perf {
@@ -31,7 +43,35 @@ impl Perf {
             intervals_micros: Vec::new(),
             last_frame: None,
             last_report: Instant::now(),
+            first_reported: false,
+            sched_at_begin: None,
         }
+    }
+
+    /// A frame begins (only measured when enabled).
+    pub(super) fn begin(&mut self) {
+        if self.enabled {
+            self.sched_at_begin = schedstat();
+        }
+    }
+
+    /// A recording opened at `t0` was drawn in the Replay tab. The first one is timed from the
+    /// process start (`timing: first full frame N ms`: how the scale bound is measured).
+    pub(super) fn first_full_frame(&mut self, t0: Instant) {
+        if !self.enabled {
+            return;
+        }
+        if !self.first_reported {
+            self.first_reported = true;
+            eprintln!(
+                "timing: first full frame {} ms",
+                super::process_start().elapsed().as_millis()
+            );
+        }
+        eprintln!(
+            "timing: open → first full frame {:.1} ms",
+            t0.elapsed().as_secs_f64() * 1000.0
+        );
     }
 
     pub(super) fn frame(&mut self, started: Instant) {
@@ -39,8 +79,23 @@ impl Perf {
             return;
         }
         let now = Instant::now();
-        self.ui_micros
-            .push(now.duration_since(started).as_micros() as u64);
+        let built = now.duration_since(started);
+        if built >= Duration::from_millis(16) {
+            let split = match (self.sched_at_begin, schedstat()) {
+                (Some((c0, w0)), Some((c1, w1))) => format!(
+                    " (on a CPU {:.1} ms, waiting for one {:.1} ms)",
+                    c1.saturating_sub(c0) as f64 / 1e6,
+                    w1.saturating_sub(w0) as f64 / 1e6
+                ),
+                _ => String::new(),
+            };
+            eprintln!(
+                "timing: slow frame: ui build {:.1} ms at {} ms{split}",
+                built.as_secs_f64() * 1000.0,
+                super::process_start().elapsed().as_millis()
+            );
+        }
+        self.ui_micros.push(built.as_micros() as u64);
         if let Some(prev) = self.last_frame {
             self.intervals_micros
                 .push(started.duration_since(prev).as_micros() as u64);
@@ -105,7 +160,7 @@ impl App {
             l.cancel();
         }
         let ctx = self.ctx.clone();
-        let mut loading = loader::spawn(source, target, dialect, move || {
+        let mut loading = loader::spawn(source, target, dialect, self.stage_min_bytes, move || {
             if let Some(ctx) = &ctx {
                 ctx.request_repaint();
             }
@@ -152,10 +207,12 @@ impl App {
     }
 
     pub(super) fn poll_background(&mut self) {
+        self.poll_later();
         for (text, error) in self.compare.poll() {
             self.set_status(text, error);
         }
         if let Some(l) = &self.loading
+            && !self.hold_load
             && let Some(result) = l.poll()
         {
             let (target, name, t0, keep_view) = (l.slot, l.name.clone(), l.started, l.keep_view);
@@ -283,6 +340,27 @@ impl App {
             self.set_status("Showing the Recorder's recording as it arrives", false);
         } else {
             self.set_status(text, false);
+        }
+    }
+
+    /// Put in the second stage (naive strategies, previews) of the open recordings when ready.
+    fn poll_later(&mut self) {
+        if self.hold_later {
+            return;
+        }
+        if let Some(doc) = &mut self.doc
+            && doc.loaded.poll_later()
+        {
+            if self.perf.enabled {
+                eprintln!(
+                    "timing: naive strategies and previews ready {} ms",
+                    super::process_start().elapsed().as_millis()
+                );
+            }
+            if let loader::LaterState::Failed(why) = &doc.loaded.later {
+                let text = format!("Cannot show the naive strategies: {why}");
+                self.set_status(text, true);
+            }
         }
     }
 }

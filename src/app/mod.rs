@@ -68,7 +68,7 @@ use recorder::RecorderRun;
 
 pub use commands::BUILTIN_NOTE;
 pub use dialogs::{BuiltinDialog, DialogSpec, FileDialogs, NativeDialogs, ScriptedDialogs};
-pub use loader::{LoadError, LoadResult, Loaded, Source};
+pub use loader::{LaterDone, LaterState, LoadError, LoadResult, Loaded, Source};
 pub use state::Settings;
 pub use ui::format_label;
 pub use view::{Action, ActionQueue, CursorTables, OpenTarget, StepUnit, Tab, ViewState};
@@ -139,6 +139,22 @@ pub struct App {
     fonts_installed: bool,
     first_frame_pending: Option<Instant>,
     perf: Perf,
+    /// A body at least this big is shown before its naive strategies and previews are computed
+    /// ([`loader::STAGE_MIN_BYTES`]; the GUI tests set 0 to see the "computing…" state).
+    pub stage_min_bytes: u64,
+    /// Test seam: while set, a finished load is not picked up (the app stays "loading").
+    pub hold_load: bool,
+    /// Test seam: while set, a finished second stage (strategies, previews) is not put in.
+    pub hold_later: bool,
+}
+
+/// When the process started ([`mark_process_start`]), for `timing: first full frame`.
+static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// Remember now as the process start (the binary calls it first thing in `main`); the first
+/// full frame is timed from here (from the app's creation when never called).
+pub fn mark_process_start() {
+    let _ = PROCESS_START.set(Instant::now());
 }
 
 impl Default for App {
@@ -150,6 +166,7 @@ impl Default for App {
 impl App {
     /// An app with these settings and dialogs, nothing open.
     pub fn new(settings: Settings, dialogs: Box<dyn FileDialogs>) -> Self {
+        let _ = process_start();
         Self {
             settings,
             doc: None,
@@ -177,6 +194,9 @@ impl App {
             fonts_installed: false,
             first_frame_pending: None,
             perf: Perf::new(),
+            stage_min_bytes: loader::STAGE_MIN_BYTES,
+            hold_load: false,
+            hold_later: false,
         }
     }
 
@@ -212,7 +232,7 @@ impl App {
 
     /// The open analysis.
     pub fn analysis(&self) -> Option<&Analysis> {
-        self.doc.as_ref().map(|d| &d.loaded.analysis)
+        self.doc.as_ref().map(|d| &*d.loaded.analysis)
     }
 
     /// The open recording's view state.
@@ -244,6 +264,11 @@ impl eframe::App for App {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, eframe::APP_KEY, &self.settings);
     }
+}
+
+/// When the process started: [`mark_process_start`], else the first time this is asked.
+pub(crate) fn process_start() -> Instant {
+    *PROCESS_START.get_or_init(Instant::now)
 }
 
 /// Start the desktop app on `file`, or on the bundled seed example.

@@ -4,16 +4,46 @@
 
 use egui::{RichText, Ui};
 
+use super::loader::LaterState;
 use super::style;
 use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use crate::accumulate::Parsed;
 use crate::analysis::Analysis;
 use crate::naive::{NaiveCall, Strategy};
 
+/// While the strategies are computed in the background: the picker (each strategy
+/// "computing…") and the chosen one's name and description, no result.
+fn computing_ui(ui: &mut Ui, view: &ViewState, queue: &mut ActionQueue, progress: f32) {
+    let computing = format!("computing… {:.0}%", progress * 100.0);
+    ui.horizontal(|ui| {
+        ui.heading("Naive");
+        egui::ComboBox::from_label("strategy")
+            .selected_text(view.strategy.name())
+            .width(170.0)
+            .show_ui(ui, |ui| {
+                for st in Strategy::ALL {
+                    let text = format!("{} (computing…)", st.name());
+                    if ui.selectable_label(st == view.strategy, text).clicked() {
+                        queue.push(Action::SelectStrategy(st));
+                    }
+                }
+            });
+    });
+    ui.label(RichText::new(view.strategy.description()).italics());
+    ui.separator();
+    ui.label(
+        RichText::new(format!("{}: {computing}", view.strategy.name()))
+            .strong()
+            .size(16.0),
+    );
+    ui.weak("The recording and the correct calls are shown; what this strategy makes of them is being computed in the background.");
+}
+
 /// The naive strategy panel.
 pub fn naive_ui(
     ui: &mut Ui,
     analysis: &Analysis,
+    later: &LaterState,
     tables: &CursorTables,
     view: &mut ViewState,
     queue: &mut ActionQueue,
@@ -28,7 +58,16 @@ pub fn naive_ui(
         .iter()
         .position(|s| s.report.strategy == view.strategy)
     else {
-        ui.label("This strategy was not run on this recording.");
+        match later {
+            LaterState::Pending(p) => computing_ui(ui, view, queue, p.progress()),
+            LaterState::Failed(why) => {
+                ui.heading("Naive");
+                ui.colored_label(style::err_color(ui), format!("Not computed: {why}"));
+            }
+            LaterState::Ready => {
+                ui.label("This strategy was not run on this recording.");
+            }
+        }
         return;
     };
     let s = &analysis.strategies[si];

@@ -10,7 +10,7 @@ use crate::analysis::Analysis;
 use crate::dialect::DialectKind;
 use crate::export::Format;
 
-use super::loader::Source;
+use super::loader::{LaterState, Source};
 use super::view::{Action, ActionQueue, OpenTarget, StepUnit, Tab};
 use super::{
     App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player,
@@ -23,6 +23,7 @@ impl App {
     /// Draw one frame into the root `ui` (eframe calls this; so do the kittest tests).
     pub fn ui_root(&mut self, ui: &mut Ui) {
         let started = Instant::now();
+        self.perf.begin();
         let ctx = ui.ctx().clone();
         if !self.fonts_installed {
             style::install_fonts(&ctx);
@@ -44,7 +45,8 @@ impl App {
                 &mut doc.view,
             );
         }
-        if self.loading.is_some() || self.pending_dialog.is_some() {
+        let later_pending = self.doc.as_ref().is_some_and(|d| d.loaded.later_pending());
+        if self.loading.is_some() || self.pending_dialog.is_some() || later_pending {
             // Progress bar updates; the worker also wakes us when done.
             ctx.request_repaint_after(Duration::from_millis(100));
         }
@@ -105,14 +107,10 @@ impl App {
         }
 
         self.apply_actions(&ctx);
-        if let Some(t0) = self.first_frame_pending.take() {
-            let took = t0.elapsed();
-            if self.perf.enabled {
-                eprintln!(
-                    "timing: open → first full frame {:.1} ms",
-                    took.as_secs_f64() * 1000.0
-                );
-            }
+        if self.settings.tab == Tab::Replay
+            && let Some(t0) = self.first_frame_pending.take()
+        {
+            self.perf.first_full_frame(t0);
         }
         self.perf.frame(started);
     }
@@ -283,6 +281,12 @@ impl App {
                     }
                     ui.separator();
                 }
+                if let Some(doc) = &self.doc
+                    && let LaterState::Pending(p) = &doc.loaded.later
+                {
+                    ui.label(format!("computing strategies… {:.0}%", p.progress() * 100.0));
+                    ui.separator();
+                }
                 match &self.status {
                     Some(s) if s.error => {
                         ui.label(RichText::new(format!("✗ {}", s.text)).color(style::err_color(ui)));
@@ -301,13 +305,24 @@ impl App {
     fn replay_ui(&mut self, ui: &mut Ui) {
         let Some(doc) = &mut self.doc else {
             let queue = &mut self.actions;
+            let loading = self.loading.as_ref();
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.add_space(40.0);
                 ui.vertical_centered(|ui| {
                     ui.heading("sse-replay");
-                    ui.label("Open a recording (Ctrl+O) or drop one on the window.");
-                    if ui.button("Open the seed example").clicked() {
-                        queue.push(Action::OpenSeed);
+                    if let Some(l) = loading {
+                        // A load is running: its progress, not an invitation to open another.
+                        ui.label(format!("Loading {} ({})…", short_name(&l.name), l.stage()));
+                        ui.add(
+                            egui::ProgressBar::new(l.progress())
+                                .desired_width(300.0)
+                                .show_percentage(),
+                        );
+                    } else {
+                        ui.label("Open a recording (Ctrl+O) or drop one on the window.");
+                        if ui.button("Open the seed example").clicked() {
+                            queue.push(Action::OpenSeed);
+                        }
                     }
                 });
             });
@@ -322,6 +337,7 @@ impl App {
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
         );
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
+        let later = &doc.loaded.later;
         let queue = &mut self.actions;
         egui::Panel::top("replay-head").show(ui, |ui| {
             header_ui(ui, a, dialect_override, arriving, queue);
@@ -355,7 +371,7 @@ impl App {
                         return;
                     }
                 }
-                naive_panel::naive_ui(ui, a, d, v, queue);
+                naive_panel::naive_ui(ui, a, later, d, v, queue);
             });
         egui::CentralPanel::default().show(ui, |ui| {
             accumulator_panel::accumulator_ui(ui, a, d, v, queue, arriving)

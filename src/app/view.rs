@@ -188,8 +188,17 @@ pub struct CursorTables {
 impl CursorTables {
     /// Build the tables for an analysis.
     pub fn new(analysis: &Analysis) -> Self {
-        let parsed_prefix = analysis
-            .strategies
+        Self::from_parts(analysis, &analysis.strategies, &analysis.findings)
+    }
+
+    /// The tables for `analysis` once `strategies` and `findings` replace its own (its second
+    /// stage, see [`crate::staged`]): built on the worker before they are put in.
+    pub fn from_parts(
+        analysis: &Analysis,
+        strategies: &[crate::analysis::StrategyResult],
+        findings: &[crate::findings::Finding],
+    ) -> Self {
+        let parsed_prefix = strategies
             .iter()
             .map(|s| {
                 let mut v = Vec::with_capacity(s.report.steps.len() + 1);
@@ -202,8 +211,7 @@ impl CursorTables {
                 v
             })
             .collect();
-        let call_order = analysis
-            .strategies
+        let call_order = strategies
             .iter()
             .map(|s| {
                 let mut order: Vec<u32> = (0..s.report.calls.len() as u32).collect();
@@ -214,7 +222,7 @@ impl CursorTables {
         let mut fragment_findings: HashMap<u32, Vec<usize>> = HashMap::new();
         let mut call_findings: HashMap<u32, Vec<usize>> = HashMap::new();
         let mut stream_findings = Vec::new();
-        for (i, f) in analysis.findings.iter().enumerate() {
+        for (i, f) in findings.iter().enumerate() {
             if let Some(no) = f.first.fragment
                 && !f.kind.decided_at_end()
             {
@@ -236,7 +244,7 @@ impl CursorTables {
             call_findings,
             stream_findings,
             timed,
-            verdict: analysis.verdict(),
+            verdict: crate::verdict::judge(&analysis.calls, findings),
             client_calls,
             server_tools,
         }
