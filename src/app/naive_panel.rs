@@ -47,6 +47,7 @@ pub fn naive_ui(
     tables: &CursorTables,
     view: &mut ViewState,
     queue: &mut ActionQueue,
+    arriving: bool,
 ) {
     if analysis.complete {
         ui.heading("Naive");
@@ -100,8 +101,9 @@ pub fn naive_ui(
         return;
     }
     let cursor = view.cursor;
-    let finished = analysis.finish_chunk().is_some_and(|f| f <= cursor)
-        || cursor >= ViewState::last_chunk(analysis);
+    // The strategy's verdict only once the stream has ended: while a recording is still
+    // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
+    let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.separator();
 
     // Attempts (steps) up to the cursor.
@@ -222,7 +224,9 @@ fn steps_list(
         .max(ui.text_style_height(&egui::TextStyle::Monospace) + 4.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
     let max_h = (ui.available_height() * 0.6).max(row_full * 3.0);
-    let mut area = egui::ScrollArea::both()
+    // Vertical only: a row is as wide as the panel, and a long error is elided (the full text
+    // on hover) rather than running past the edge out of sight.
+    let mut area = egui::ScrollArea::vertical()
         .id_salt("naive-steps")
         .max_height(max_h)
         .auto_shrink([false, true]);
@@ -259,20 +263,22 @@ fn steps_list(
                 let text = format!("{:?}", style::visible(&st.text, 48));
                 style::marked_label(ui, &text, ui.visuals().text_color(), true);
                 ui.label("→");
-                match &st.outcome {
-                    Parsed::Err { error, .. } => {
-                        ui.label(RichText::new(format!("✗ {error}")).color(style::err_color(ui)));
-                    }
-                    Parsed::Ok(val) => {
-                        let text = format!("✓ {}", style::visible(&val.to_string(), 60));
-                        style::marked_label(ui, &text, style::ok_color(ui), false);
-                    }
-                }
+                // Badges before the outcome, so an elided error never hides them.
                 if let Some(fs) = d.fragment_findings.get(&st.fragment) {
                     for &fi in fs {
                         if let Some(f) = a.findings.get(fi) {
                             style::badge(ui, f);
                         }
+                    }
+                }
+                match &st.outcome {
+                    Parsed::Err { error, .. } => {
+                        let text = RichText::new(format!("✗ {error}")).color(style::err_color(ui));
+                        ui.add(egui::Label::new(text).truncate());
+                    }
+                    Parsed::Ok(val) => {
+                        let text = format!("✓ {}", style::visible(&val.to_string(), 60));
+                        style::marked_label(ui, &text, style::ok_color(ui), false);
                     }
                 }
             });

@@ -371,7 +371,7 @@ impl App {
                         return;
                     }
                 }
-                naive_panel::naive_ui(ui, a, later, d, v, queue);
+                naive_panel::naive_ui(ui, a, later, d, v, queue, arriving);
             });
         egui::CentralPanel::default().show(ui, |ui| {
             accumulator_panel::accumulator_ui(ui, a, d, v, queue, arriving)
