@@ -31,6 +31,8 @@ use crate::findings::{Finding, FindingKind, Location};
 use crate::naive::Balance;
 use crate::signal::{CallKey, Pos, Signal, SignalObserver};
 
+mod fast;
+
 /// The partial mode openai-python uses (`jiter.from_json(..., partial_mode="trailing-strings")`).
 pub const MODE: PartialMode = PartialMode::TrailingStrings;
 
@@ -253,6 +255,29 @@ fn summarize_text(
     let Some(fin) = fin else {
         return out;
     };
+    summarize_prefixes(
+        &mut out,
+        fragments,
+        end_of,
+        text,
+        fin,
+        fast::eligible(text, fin),
+    );
+    out
+}
+
+/// The loop of [`summarize_text`]: with `fast` (the call passed [`fast::eligible`]), a prefix
+/// that [`Visible::settled`] says shows only complete values and a string cut short is judged
+/// stable without a parse; otherwise (and always with `fast` false, the tests' oracle) every
+/// prefix that may show more is parsed by jiter and checked.
+fn summarize_prefixes(
+    out: &mut CallPreview,
+    fragments: &[u32],
+    end_of: impl Fn(usize) -> usize,
+    text: &str,
+    fin: &Value,
+    fast: bool,
+) {
     let mut scratch = JsonValueScratch::new();
     let mut last_end = usize::MAX;
     let mut last_bad = false;
@@ -275,21 +300,10 @@ fn summarize_text(
         }
         if prefix.len() != last_end {
             last_end = prefix.len();
-            last_bad = match scratch.parse(prefix.as_bytes(), false, MODE) {
-                Ok(v) => {
-                    let found = contradictions(&v, fin);
-                    if let (Some(path), None) = (found.first(), &out.first_contradiction) {
-                        let shown = to_serde(&v);
-                        out.first_contradiction = Some(Contradiction {
-                            fragment: no,
-                            path: path.clone(),
-                            shown: shown.pointer(path).cloned().unwrap_or(Value::Null),
-                            final_value: fin.pointer(path).cloned().unwrap_or(Value::Null),
-                        });
-                    }
-                    !found.is_empty()
-                }
-                Err(_) => false,
+            last_bad = if fast && visible.settled() {
+                false
+            } else {
+                judge(&mut scratch, prefix, fin, no, out)
             };
         }
         if last_bad {
@@ -298,7 +312,33 @@ fn summarize_text(
             out.stable += 1;
         }
     }
-    out
+}
+
+/// jiter's preview of `prefix` checked against `fin`: `true` when contradicted (the first
+/// contradiction is noted in `out`).
+fn judge<'t>(
+    scratch: &mut JsonValueScratch<'t>,
+    prefix: &'t str,
+    fin: &Value,
+    no: u32,
+    out: &mut CallPreview,
+) -> bool {
+    match scratch.parse(prefix.as_bytes(), false, MODE) {
+        Ok(v) => {
+            let found = contradictions(&v, fin);
+            if let (Some(path), None) = (found.first(), &out.first_contradiction) {
+                let shown = to_serde(&v);
+                out.first_contradiction = Some(Contradiction {
+                    fragment: no,
+                    path: path.clone(),
+                    shown: shown.pointer(path).cloned().unwrap_or(Value::Null),
+                    final_value: fin.pointer(path).cloned().unwrap_or(Value::Null),
+                });
+            }
+            !found.is_empty()
+        }
+        Err(_) => false,
+    }
 }
 
 /// Where a JSON text stands for what jiter's partial mode shows of it, fed piece by piece:
@@ -317,18 +357,27 @@ struct Visible {
     in_string: bool,
     string_is_key: bool,
     escaped: bool,
+    /// Inside a number or literal (`true`, `false`, `null`) that nothing has ended yet.
+    in_scalar: bool,
+    /// Bytes taken so far.
+    at: usize,
+    /// Where the last backslash inside the open string was (`None`: none in it).
+    backslash: Option<usize>,
 }
 
 impl Visible {
     /// Take the next piece; `true` when it may change what a partial parser shows.
     fn feed(&mut self, piece: &str) -> bool {
         let mut shows_more = false;
-        for &b in piece.as_bytes() {
+        let start = self.at;
+        self.at += piece.len();
+        for (i, &b) in piece.as_bytes().iter().enumerate() {
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
                 } else if b == b'\\' {
                     self.escaped = true;
+                    self.backslash = Some(start + i);
                 } else if b == b'"' {
                     self.in_string = false;
                     continue;
@@ -336,6 +385,7 @@ impl Visible {
                 shows_more |= !self.string_is_key;
                 continue;
             }
+            self.in_scalar = false;
             match b {
                 b' ' | b'\t' | b'\n' | b'\r' | b':' => {}
                 b',' => self.want_key = self.stack.last() == Some(&b'{'),
@@ -345,6 +395,7 @@ impl Visible {
                 }
                 b'"' => {
                     self.in_string = true;
+                    self.backslash = None;
                     self.string_is_key = self.want_key;
                     self.want_key = false;
                     shows_more |= !self.string_is_key;
@@ -354,10 +405,22 @@ impl Visible {
                     self.want_key = b == b'{';
                     shows_more = true;
                 }
-                _ => shows_more = true,
+                _ => {
+                    self.in_scalar = true;
+                    shows_more = true;
+                }
             }
         }
         shows_more
+    }
+
+    /// What has been taken so far ends where every value it shows is complete, or is a string
+    /// cut short with no escape in its last 12 bytes (`\uXXXX\uXXXX`, a surrogate pair, is the
+    /// longest): not inside a number or literal, which a partial parser shows cut short. Then a
+    /// prefix of a document without repeated keys shows nothing the whole document contradicts
+    /// (see [`fast`]).
+    fn settled(&self) -> bool {
+        !self.in_scalar && !(self.in_string && self.backslash.is_some_and(|j| j + 12 >= self.at))
     }
 }
 
