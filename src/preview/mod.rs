@@ -359,25 +359,24 @@ struct Visible {
     escaped: bool,
     /// Inside a number or literal (`true`, `false`, `null`) that nothing has ended yet.
     in_scalar: bool,
-    /// Bytes taken so far.
-    at: usize,
-    /// Where the last backslash inside the open string was (`None`: none in it).
-    backslash: Option<usize>,
+    /// Hex digits of a `\uXXXX` escape still to come, and those read so far.
+    hex_left: u8,
+    hex: u32,
+    /// The last `\uXXXX` escape was a high surrogate: its low half is still to come.
+    high_pending: bool,
 }
 
 impl Visible {
     /// Take the next piece; `true` when it may change what a partial parser shows.
     fn feed(&mut self, piece: &str) -> bool {
         let mut shows_more = false;
-        let start = self.at;
-        self.at += piece.len();
-        for (i, &b) in piece.as_bytes().iter().enumerate() {
+        for &b in piece.as_bytes() {
             if self.in_string {
+                self.follow_escape(b);
                 if self.escaped {
                     self.escaped = false;
                 } else if b == b'\\' {
                     self.escaped = true;
-                    self.backslash = Some(start + i);
                 } else if b == b'"' {
                     self.in_string = false;
                     continue;
@@ -395,7 +394,7 @@ impl Visible {
                 }
                 b'"' => {
                     self.in_string = true;
-                    self.backslash = None;
+                    (self.hex_left, self.high_pending) = (0, false);
                     self.string_is_key = self.want_key;
                     self.want_key = false;
                     shows_more |= !self.string_is_key;
@@ -414,13 +413,30 @@ impl Visible {
         shows_more
     }
 
+    /// Follow `\uXXXX` escapes in an open string (byte `b`, before `escaped` is updated for it):
+    /// where one ends, and whether it was a surrogate pair's first half.
+    fn follow_escape(&mut self, b: u8) {
+        if self.escaped {
+            if b == b'u' {
+                (self.hex_left, self.hex) = (4, 0);
+            }
+        } else if self.hex_left > 0 {
+            self.hex = self.hex << 4 | (b as char).to_digit(16).unwrap_or(0);
+            self.hex_left -= 1;
+            if self.hex_left == 0 {
+                self.high_pending = (0xD800..=0xDBFF).contains(&self.hex);
+            }
+        }
+    }
+
     /// What has been taken so far ends where every value it shows is complete, or is a string
-    /// cut short with no escape in its last 12 bytes (`\uXXXX\uXXXX`, a surrogate pair, is the
-    /// longest): not inside a number or literal, which a partial parser shows cut short. Then a
-    /// prefix of a document without repeated keys shows nothing the whole document contradicts
-    /// (see [`fast`]).
+    /// cut short between whole characters: not inside a number or literal (which a partial
+    /// parser shows cut short), nor inside an escape (`\`, `\u00`) or between the halves of a
+    /// surrogate pair (`\ud83d` of `\ud83d\ude00`). Then a prefix of a document without
+    /// repeated keys shows nothing the whole document contradicts (see [`fast`]).
     fn settled(&self) -> bool {
-        !self.in_scalar && !(self.in_string && self.backslash.is_some_and(|j| j + 12 >= self.at))
+        !self.in_scalar
+            && !(self.in_string && (self.escaped || self.hex_left > 0 || self.high_pending))
     }
 }
 
