@@ -25,6 +25,35 @@ pub(super) fn eligible(text: &str, fin: &Value) -> bool {
     }
 }
 
+/// A prefix of an [`eligible`] call's `text` ends at `end` inside the scalar that began at
+/// `start`: it is a number that jiter's partial mode shows as its final value (`31` of `31}`,
+/// jiter reading the cut token alone as it reads it in place), so the prefix shows nothing the
+/// final arguments contradict. `false` when it may be contradicted (`3` of `31`), is a literal
+/// (`tr`), or jiter shows nothing of it: the prefix is then parsed and checked whole.
+pub(super) fn number_shown_as_final(text: &str, start: usize, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    if !matches!(bytes.get(start), Some(b'-' | b'0'..=b'9')) {
+        return false;
+    }
+    let token_end = bytes
+        .get(start..)
+        .and_then(|rest| {
+            rest.iter()
+                .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+        })
+        .map_or(text.len(), |n| start + n);
+    let (Some(cut), Some(whole)) = (text.get(start..end), text.get(start..token_end)) else {
+        return false;
+    };
+    let Ok(fin) = serde_json::from_str::<Value>(whole) else {
+        return false;
+    };
+    match JsonValue::parse_with_config(cut.as_bytes(), false, super::MODE) {
+        Ok(shown) => super::contradictions(&shown, &fin).is_empty(),
+        Err(_) => false,
+    }
+}
+
 fn no_repeated_keys(v: &JsonValue<'_>) -> bool {
     match v {
         JsonValue::Array(a) => a.iter().all(no_repeated_keys),

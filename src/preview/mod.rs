@@ -302,6 +302,12 @@ fn summarize_prefixes(
             last_end = prefix.len();
             last_bad = if fast && visible.settled() {
                 false
+            } else if fast
+                && visible
+                    .open_number()
+                    .is_some_and(|at| fast::number_shown_as_final(text, at, prefix.len()))
+            {
+                false
             } else {
                 judge(&mut scratch, prefix, fin, no, out)
             };
@@ -364,13 +370,18 @@ struct Visible {
     hex: u32,
     /// The last `\uXXXX` escape was a high surrogate: its low half is still to come.
     high_pending: bool,
+    /// Bytes taken so far, and where the scalar being read began.
+    at: usize,
+    scalar_start: usize,
 }
 
 impl Visible {
     /// Take the next piece; `true` when it may change what a partial parser shows.
     fn feed(&mut self, piece: &str) -> bool {
         let mut shows_more = false;
-        for &b in piece.as_bytes() {
+        let start = self.at;
+        self.at += piece.len();
+        for (i, &b) in piece.as_bytes().iter().enumerate() {
             if self.in_string {
                 self.follow_escape(b);
                 if self.escaped {
@@ -384,7 +395,7 @@ impl Visible {
                 shows_more |= !self.string_is_key;
                 continue;
             }
-            self.in_scalar = false;
+            let was_scalar = std::mem::replace(&mut self.in_scalar, false);
             match b {
                 b' ' | b'\t' | b'\n' | b'\r' | b':' => {}
                 b',' => self.want_key = self.stack.last() == Some(&b'{'),
@@ -405,6 +416,9 @@ impl Visible {
                     shows_more = true;
                 }
                 _ => {
+                    if !was_scalar {
+                        self.scalar_start = start + i;
+                    }
                     self.in_scalar = true;
                     shows_more = true;
                 }
@@ -434,6 +448,11 @@ impl Visible {
     /// parser shows cut short), nor inside an escape (`\`, `\u00`) or between the halves of a
     /// surrogate pair (`\ud83d` of `\ud83d\ude00`). Then a prefix of a document without
     /// repeated keys shows nothing the whole document contradicts (see [`fast`]).
+    /// Where the number being read began, when what has been taken so far ends inside one.
+    fn open_number(&self) -> Option<usize> {
+        (self.in_scalar && !self.in_string).then_some(self.scalar_start)
+    }
+
     fn settled(&self) -> bool {
         !self.in_scalar
             && !(self.in_string && (self.escaped || self.hex_left > 0 || self.high_pending))
