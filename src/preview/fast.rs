@@ -26,14 +26,15 @@ pub(super) fn eligible(text: &str, fin: &Value) -> bool {
 }
 
 /// A prefix of an [`eligible`] call's `text` ends at `end` inside the scalar that began at
-/// `start`: it is a number that jiter's partial mode shows as its final value (`31` of `31}`,
-/// jiter reading the cut token alone as it reads it in place), so the prefix shows nothing the
-/// final arguments contradict. `false` when it may be contradicted (`3` of `31`), is a literal
-/// (`tr`), or jiter shows nothing of it: the prefix is then parsed and checked whole.
-pub(super) fn number_shown_as_final(text: &str, start: usize, end: usize) -> bool {
+/// `start`: whether the prefix is contradicted, judged from that number alone (jiter reads the
+/// cut token alone as it reads it in place; everything before it is complete): `Some(false)`
+/// when jiter shows it as its final value (`31` of `31}`), `Some(true)` when it shows another
+/// (`3` of `31`). `None` for a literal (`tr`) or a cut jiter shows nothing of: the prefix is then
+/// parsed and checked whole.
+pub(super) fn number_judgement(text: &str, start: usize, end: usize) -> Option<bool> {
     let bytes = text.as_bytes();
     if !matches!(bytes.get(start), Some(b'-' | b'0'..=b'9')) {
-        return false;
+        return None;
     }
     let token_end = bytes
         .get(start..)
@@ -42,16 +43,10 @@ pub(super) fn number_shown_as_final(text: &str, start: usize, end: usize) -> boo
                 .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
         })
         .map_or(text.len(), |n| start + n);
-    let (Some(cut), Some(whole)) = (text.get(start..end), text.get(start..token_end)) else {
-        return false;
-    };
-    let Ok(fin) = serde_json::from_str::<Value>(whole) else {
-        return false;
-    };
-    match JsonValue::parse_with_config(cut.as_bytes(), false, super::MODE) {
-        Ok(shown) => super::contradictions(&shown, &fin).is_empty(),
-        Err(_) => false,
-    }
+    let cut = text.get(start..end)?;
+    let fin = serde_json::from_str::<Value>(text.get(start..token_end)?).ok()?;
+    let shown = JsonValue::parse_with_config(cut.as_bytes(), false, super::MODE).ok()?;
+    Some(!super::contradictions(&shown, &fin).is_empty())
 }
 
 fn no_repeated_keys(v: &JsonValue<'_>) -> bool {

@@ -300,16 +300,19 @@ fn summarize_prefixes(
         }
         if prefix.len() != last_end {
             last_end = prefix.len();
-            last_bad = if fast && visible.settled() {
-                false
-            } else if fast
-                && visible
-                    .open_number()
-                    .is_some_and(|at| fast::number_shown_as_final(text, at, prefix.len()))
-            {
-                false
-            } else {
-                judge(&mut scratch, prefix, fin, no, out)
+            // With `fast`, the prefix is parsed only when it is unsure or shows the call's
+            // first contradiction (whose place and values are reported).
+            let number = || {
+                let at = visible.open_number()?;
+                fast::number_judgement(text, at, prefix.len())
+            };
+            last_bad = match fast && visible.settled() {
+                true => false,
+                false => match fast.then(number).flatten() {
+                    Some(false) => false,
+                    Some(true) if out.first_contradiction.is_some() => true,
+                    _ => judge(&mut scratch, prefix, fin, no, out),
+                },
             };
         }
         if last_bad {
