@@ -14,22 +14,20 @@
 //! element not shown yet. A call whose final arguments do not parse is not checked.
 //!
 //! jiter cannot resume a parse, so a preview per fragment re-parses the call's prefix: quadratic
-//! per call. [`Analysis::compute_previews`] does it for `check`; the app asks [`at`] for the
-//! cursor only.
+//! per call. [`Analysis::compute_previews`] (for `check`) parses only the prefixes whose
+//! judgement is not known without a parse: in a call whose text parses and repeats no key, a
+//! prefix that ends between complete values or inside a string value cannot be contradicted, nor
+//! one that ends inside a number jiter shows as its final value ([`fast`]). The app asks [`at`]
+//! for the cursor only.
 
 use std::fmt::Write as _;
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread::JoinHandle;
 
 use jiter::{JsonValue, JsonValueScratch, PartialMode};
 use serde_json::Value;
 
-use crate::accumulate::{Call, Parsed, parse_value};
+use crate::accumulate::{Call, Parsed};
 use crate::analysis::Analysis;
-use crate::dialect::FxHashMap;
 use crate::findings::{Finding, FindingKind, Location};
-use crate::naive::Balance;
-use crate::signal::{CallKey, Pos, Signal, SignalObserver};
 
 mod fast;
 
@@ -462,205 +460,6 @@ impl Visible {
     }
 }
 
-// --- `check`'s previews, computed while the stream is read
-
-/// The previews worked out beside the analysis ([`crate::analysis::Feed::with_observer`], on the
-/// strategies' worker thread): as soon as a call's arguments so far parse (the moment a
-/// `parse-when-valid` client would take them as final), its summary is computed against that
-/// value, on threads of their own. At the end, [`Analysis::compute_previews_with`] keeps each
-/// summary whose call really ended there (same fragments, same text, same parse) and computes the
-/// others as [`Analysis::compute_previews`] does, so the result is the same; the quadratic work
-/// has then mostly run in parallel with the stream's reading. [`Speculative::default`] does
-/// nothing (no previews asked for).
-#[derive(Debug, Default)]
-pub struct Speculative {
-    enabled: bool,
-    by_key: FxHashMap<CallKey, u32>,
-    calls: Vec<SpeculativeCall>,
-    /// The summaries' threads, started with the first summary to work out, and which is next.
-    workers: Vec<(SyncSender<Job>, JoinHandle<Vec<Job>>)>,
-    next: usize,
-}
-
-/// One call as [`Speculative`] follows it, and its summary once worked out.
-#[derive(Debug, Default)]
-struct SpeculativeCall {
-    text: String,
-    fragments: Vec<u32>,
-    /// End of the text after each fragment.
-    ends: Vec<u32>,
-    balance: Balance,
-    /// Its summary was sent to be worked out (what came in is then in the job).
-    sent: bool,
-    /// More fragments came after it was sent: the call did not end there.
-    went_on: bool,
-    summary: Option<CallPreview>,
-}
-
-/// A summary to work out (and, worked out, the text it was worked out on).
-#[derive(Debug)]
-struct Job {
-    call: u32,
-    text: String,
-    fragments: Vec<u32>,
-    ends: Vec<u32>,
-    value: Option<Value>,
-    summary: Option<CallPreview>,
-}
-
-/// Summaries in flight: a lagging thread holds the stream back rather than piling up values.
-const JOBS_IN_FLIGHT: usize = 64;
-
-impl Speculative {
-    /// Work the previews out while the stream is read (`check` without `--no-preview`).
-    pub fn enabled() -> Self {
-        Self {
-            enabled: true,
-            ..Self::default()
-        }
-    }
-
-    fn submit(&mut self, job: Job) {
-        if self.workers.is_empty() {
-            // One per core (at most 4): the summaries are independent, and once the stream is
-            // read they are all that is left to do.
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-            for _ in 0..n {
-                let (tx, rx) = sync_channel::<Job>(JOBS_IN_FLIGHT);
-                let spawned =
-                    std::thread::Builder::new()
-                        .name("previews".into())
-                        .spawn(move || {
-                            let mut done = Vec::new();
-                            while let Ok(mut job) = rx.recv() {
-                                work_out(&mut job);
-                                done.push(job);
-                            }
-                            done
-                        });
-                if let Ok(handle) = spawned {
-                    self.workers.push((tx, handle));
-                }
-            }
-        }
-        let mut job = job;
-        self.next = self.next.wrapping_add(1);
-        match self.workers.get(self.next % self.workers.len().max(1)) {
-            Some((tx, _)) => {
-                if let Err(back) = tx.send(job) {
-                    // The thread is gone (it panicked): work it out here.
-                    job = back.0;
-                    work_out(&mut job);
-                    self.take_back(job);
-                }
-            }
-            None => {
-                work_out(&mut job);
-                self.take_back(job);
-            }
-        }
-    }
-
-    /// A worked-out job back into its call.
-    fn take_back(&mut self, job: Job) {
-        if let Some(c) = self.calls.get_mut(job.call as usize) {
-            c.text = job.text;
-            c.fragments = job.fragments;
-            c.ends = job.ends;
-            c.summary = job.summary;
-        }
-    }
-}
-
-fn work_out(job: &mut Job) {
-    if let Some(value) = job.value.take() {
-        let ends = &job.ends;
-        let end_of = |k: usize| ends.get(k).map_or(0, |&e| e as usize);
-        job.summary = Some(summarize_text(
-            job.call,
-            &job.fragments,
-            end_of,
-            &job.text,
-            Some(&value),
-        ));
-    }
-}
-
-impl SignalObserver for Speculative {
-    fn on_signal(&mut self, signal: &Signal, _pos: Pos, fragment_no: u32) {
-        let Signal::Fragment(f) = signal else {
-            return;
-        };
-        if !self.enabled {
-            return;
-        }
-        let next = self.calls.len() as u32;
-        let i = *self.by_key.entry(f.key.clone()).or_insert(next);
-        if i == next {
-            self.calls.push(SpeculativeCall::default());
-        }
-        let Some(c) = self.calls.get_mut(i as usize) else {
-            return;
-        };
-        if c.sent {
-            c.went_on = true;
-            return;
-        }
-        let piece = f.args.value().map_or("", |p| p.text());
-        c.text.push_str(piece);
-        c.balance.feed(piece);
-        c.fragments.push(fragment_no);
-        // A call's arguments past 4 GiB are not followed (they are computed at the end).
-        let Ok(end) = u32::try_from(c.text.len()) else {
-            c.went_on = true;
-            c.sent = true;
-            return;
-        };
-        c.ends.push(end);
-        if !c.balance.may_parse() || c.text.trim().is_empty() {
-            return;
-        }
-        if let Parsed::Ok(v) = parse_value(&c.text) {
-            c.sent = true;
-            let job = Job {
-                call: i,
-                text: std::mem::take(&mut c.text),
-                fragments: std::mem::take(&mut c.fragments),
-                ends: std::mem::take(&mut c.ends),
-                value: Some(v),
-                summary: None,
-            };
-            self.submit(job);
-        }
-    }
-
-    fn on_finish(&mut self, _finished_at: Option<Pos>) {
-        for (tx, handle) in std::mem::take(&mut self.workers) {
-            drop(tx);
-            // A panic there is a bug; the calls it had are then computed at the end.
-            for job in handle.join().unwrap_or_default() {
-                self.take_back(job);
-            }
-        }
-    }
-}
-
-impl SpeculativeCall {
-    /// The summary, if it was computed on exactly what call `c` ended as.
-    fn take_for(&mut self, a: &Analysis, c: &Call) -> Option<CallPreview> {
-        let same = !self.went_on
-            && matches!(c.parsed, Parsed::Ok(_))
-            && self.text == c.raw_arguments
-            && self.fragments == c.fragments
-            && self.fragments.iter().zip(&self.ends).all(|(&no, &end)| {
-                a.fragments
-                    .get(no as usize)
-                    .is_some_and(|f| f.args_range.end == end)
-            });
-        if same { self.summary.take() } else { None }
-    }
-}
-
 /// The `preview-contradiction` finding for a summary with contradictions.
 pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
     let first = p.first_contradiction.as_ref()?;
@@ -696,26 +495,10 @@ pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
 
 impl Analysis {
     /// Compute every call's preview summary into [`Analysis::preview`] and add a
-    /// `preview-contradiction` (info) finding per call with contradictions. Quadratic per call
-    /// (jiter re-parses each prefix); `check` does it, the app does not.
+    /// `preview-contradiction` (info) finding per call with contradictions. `check` does it, the
+    /// app does not.
     pub fn compute_previews(&mut self) {
-        self.compute_previews_with(Speculative::default());
-    }
-
-    /// [`Analysis::compute_previews`], taking the summaries [`Speculative`] worked out while the
-    /// stream was read where they hold (the same result, sooner).
-    pub fn compute_previews_with(&mut self, speculative: Speculative) {
-        let mut ahead = speculative.calls;
-        let list: Vec<CallPreview> = self
-            .calls
-            .iter()
-            .map(|c| {
-                ahead
-                    .get_mut(c.position as usize)
-                    .and_then(|s| s.take_for(self, c))
-                    .unwrap_or_else(|| summarize(self, c))
-            })
-            .collect();
+        let list: Vec<CallPreview> = self.calls.iter().map(|c| summarize(self, c)).collect();
         let found: Vec<Finding> = list.iter().filter_map(|p| finding(p, self)).collect();
         if !found.is_empty() {
             self.findings.extend(found);
@@ -758,52 +541,6 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         let fin = json!({"a/b~": 2});
         assert_eq!(contradictions(&shown(r#"{"a/b~": 1"#), &fin), ["/a~1b~0"]);
-    }
-
-    #[test]
-    fn a_call_is_summarized_once_it_parses_and_not_kept_if_it_goes_on() {
-        use crate::signal::{ArgsPiece, Fragment, Raw};
-        let frag = |index: u64, text: &str| {
-            Signal::Fragment(Fragment {
-                key: CallKey::Index {
-                    choice: 0,
-                    index,
-                    generation: 0,
-                },
-                stated_index: Some(index),
-                id: Raw::Absent,
-                name: Raw::Absent,
-                args: Raw::Value(ArgsPiece::Text(text.into())),
-            })
-        };
-        let mut s = Speculative::enabled();
-        let pos = Pos::default();
-        s.on_signal(&frag(0, r#"{"days": 3"#), pos, 0);
-        s.on_signal(&frag(1, "[1"), pos, 1);
-        s.on_signal(&frag(0, "1}"), pos, 2);
-        s.on_signal(&frag(1, "]"), pos, 3);
-        // Call 1 goes on after it parsed: its summary cannot be kept.
-        s.on_signal(&frag(1, " "), pos, 4);
-        s.on_finish(None);
-        let first = s.calls[0].summary.as_ref().expect("worked out");
-        assert_eq!(
-            (first.previews, first.stable, first.contradicted),
-            (2, 1, 1)
-        );
-        assert_eq!(s.calls[0].text, r#"{"days": 31}"#);
-        assert_eq!(
-            first
-                .first_contradiction
-                .as_ref()
-                .map(|c| (c.fragment, c.path.as_str())),
-            Some((0, "/days"))
-        );
-        assert!(s.calls[1].went_on);
-        // Not asked for: nothing is followed.
-        let mut off = Speculative::default();
-        off.on_signal(&frag(0, "{}"), pos, 0);
-        off.on_finish(None);
-        assert!(off.calls.is_empty());
     }
 
     /// Whenever [`Visible`] says a piece cannot change the preview, jiter shows the same value
