@@ -331,15 +331,20 @@ mod tests {
         );
     }
 
-    /// Every call of every bundled recording, fixture and import, every stub quirk stream and
-    /// every dialect's stream, and the generated benchmark stream's calls: the fast summary of
-    /// each call's real fragments (and of its text cut at every character and at random) is
-    /// the all-parsing one.
+    /// Every call of every bundled recording, fixture, import and complete body, every stub quirk
+    /// stream in every dialect, and the generated benchmark stream's calls: the fast summary of
+    /// each call's real fragments (and of its text cut at every character and at random) is the
+    /// all-parsing one.
     #[test]
     fn fast_summaries_equal_the_parsing_ones_on_every_stream() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut analyses = Vec::new();
-        for d in ["recordings", "tests/data/fixtures", "tests/data/import"] {
+        for d in [
+            "recordings",
+            "tests/data/fixtures",
+            "tests/data/import",
+            "tests/data/complete",
+        ] {
             for e in std::fs::read_dir(root.join(d))
                 .into_iter()
                 .flatten()
