@@ -14,7 +14,6 @@ use crate::dialect::DialectKind;
 use crate::import::{self, ImportError, ImportFormat};
 use crate::input::{self, InputError, InputKind};
 use crate::pipeline::{Options, PipelineOutput};
-use crate::preview::Speculative;
 use crate::recording::Recording;
 
 /// Why a file could not be opened.
@@ -293,8 +292,7 @@ pub fn analyse(
 /// [`analyse`] for a report (`check`), with the previews computed when `previews`
 /// ([`Analysis::compute_previews`]): a raw stream body in a regular file is analysed as it is
 /// read, one event at a time, and the body is not kept ([`Analysis::body`] is empty; its length
-/// is [`Analysis::body_len`]), so memory does not grow with a second copy of a large stream; the
-/// previews are then mostly worked out while it is read ([`crate::preview::Speculative`]). Any
+/// is [`Analysis::body_len`]), so memory does not grow with a second copy of a large stream. Any
 /// other input is opened as [`analyse`] opens it. The report is the same either way.
 pub fn analyse_for_report(
     path: &Path,
@@ -321,12 +319,7 @@ pub fn analyse_for_report(
     // The recording's metadata is only known at the end (it names the file): a raw body's is
     // empty until then.
     let empty = Recording::default();
-    let speculative = if previews {
-        Speculative::enabled()
-    } else {
-        Speculative::default()
-    };
-    let mut feed = Feed::with_observer(&empty, opts, max_event_bytes, None, speculative);
+    let mut feed = Feed::new(&empty, opts, max_event_bytes, None);
     let Some(rec) = input::each_raw_event(path, max_event_bytes, |event| feed.feed(event, 0))?
     else {
         drop(feed);
@@ -337,7 +330,7 @@ pub fn analyse_for_report(
         timing_known: false,
         kind: SourceKind::RawBody,
     };
-    let (mut analysis, speculative) = feed.finish_with(&rec, source);
+    let mut analysis = feed.finish(&rec, source);
     if let Some(overflow) = analysis.overflow {
         return Err(InputError::EventTooLarge {
             path: input::display_name(path),
@@ -346,7 +339,7 @@ pub fn analyse_for_report(
         .into());
     }
     if previews {
-        analysis.compute_previews_with(speculative);
+        analysis.compute_previews();
     }
     Ok(analysis)
 }

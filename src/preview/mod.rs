@@ -14,22 +14,22 @@
 //! element not shown yet. A call whose final arguments do not parse is not checked.
 //!
 //! jiter cannot resume a parse, so a preview per fragment re-parses the call's prefix: quadratic
-//! per call. [`Analysis::compute_previews`] does it for `check`; the app asks [`at`] for the
-//! cursor only.
+//! per call. [`Analysis::compute_previews`] (for `check`) parses only the prefixes whose
+//! judgement is not known without a parse: in a call whose text parses and repeats no key, a
+//! prefix that ends between complete values or inside a string value cannot be contradicted, nor
+//! one that ends inside a number jiter shows as its final value ([`fast`]). The app asks [`at`]
+//! for the cursor only.
 
 use std::fmt::Write as _;
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread::JoinHandle;
 
 use jiter::{JsonValue, JsonValueScratch, PartialMode};
 use serde_json::Value;
 
-use crate::accumulate::{Call, Parsed, parse_value};
+use crate::accumulate::{Call, Parsed};
 use crate::analysis::Analysis;
-use crate::dialect::FxHashMap;
 use crate::findings::{Finding, FindingKind, Location};
-use crate::naive::Balance;
-use crate::signal::{CallKey, Pos, Signal, SignalObserver};
+
+mod fast;
 
 /// The partial mode openai-python uses (`jiter.from_json(..., partial_mode="trailing-strings")`).
 pub const MODE: PartialMode = PartialMode::TrailingStrings;
@@ -253,6 +253,29 @@ fn summarize_text(
     let Some(fin) = fin else {
         return out;
     };
+    summarize_prefixes(
+        &mut out,
+        fragments,
+        end_of,
+        text,
+        fin,
+        fast::eligible(text, fin),
+    );
+    out
+}
+
+/// The loop of [`summarize_text`]: with `fast` (the call passed [`fast::eligible`]), a prefix
+/// that [`Visible::settled`] says shows only complete values and a string cut short is judged
+/// stable without a parse; otherwise (and always with `fast` false, the tests' oracle) every
+/// prefix that may show more is parsed by jiter and checked.
+fn summarize_prefixes(
+    out: &mut CallPreview,
+    fragments: &[u32],
+    end_of: impl Fn(usize) -> usize,
+    text: &str,
+    fin: &Value,
+    fast: bool,
+) {
     let mut scratch = JsonValueScratch::new();
     let mut last_end = usize::MAX;
     let mut last_bad = false;
@@ -275,21 +298,19 @@ fn summarize_text(
         }
         if prefix.len() != last_end {
             last_end = prefix.len();
-            last_bad = match scratch.parse(prefix.as_bytes(), false, MODE) {
-                Ok(v) => {
-                    let found = contradictions(&v, fin);
-                    if let (Some(path), None) = (found.first(), &out.first_contradiction) {
-                        let shown = to_serde(&v);
-                        out.first_contradiction = Some(Contradiction {
-                            fragment: no,
-                            path: path.clone(),
-                            shown: shown.pointer(path).cloned().unwrap_or(Value::Null),
-                            final_value: fin.pointer(path).cloned().unwrap_or(Value::Null),
-                        });
-                    }
-                    !found.is_empty()
-                }
-                Err(_) => false,
+            // With `fast`, the prefix is parsed only when it is unsure or shows the call's
+            // first contradiction (whose place and values are reported).
+            let number = || {
+                let at = visible.open_number()?;
+                fast::number_judgement(text, at, prefix.len())
+            };
+            last_bad = match fast && visible.settled() {
+                true => false,
+                false => match fast.then(number).flatten() {
+                    Some(false) => false,
+                    Some(true) if out.first_contradiction.is_some() => true,
+                    _ => judge(&mut scratch, prefix, fin, no, out),
+                },
             };
         }
         if last_bad {
@@ -298,7 +319,33 @@ fn summarize_text(
             out.stable += 1;
         }
     }
-    out
+}
+
+/// jiter's preview of `prefix` checked against `fin`: `true` when contradicted (the first
+/// contradiction is noted in `out`).
+fn judge<'t>(
+    scratch: &mut JsonValueScratch<'t>,
+    prefix: &'t str,
+    fin: &Value,
+    no: u32,
+    out: &mut CallPreview,
+) -> bool {
+    match scratch.parse(prefix.as_bytes(), false, MODE) {
+        Ok(v) => {
+            let found = contradictions(&v, fin);
+            if let (Some(path), None) = (found.first(), &out.first_contradiction) {
+                let shown = to_serde(&v);
+                out.first_contradiction = Some(Contradiction {
+                    fragment: no,
+                    path: path.clone(),
+                    shown: shown.pointer(path).cloned().unwrap_or(Value::Null),
+                    final_value: fin.pointer(path).cloned().unwrap_or(Value::Null),
+                });
+            }
+            !found.is_empty()
+        }
+        Err(_) => false,
+    }
 }
 
 /// Where a JSON text stands for what jiter's partial mode shows of it, fed piece by piece:
@@ -317,14 +364,27 @@ struct Visible {
     in_string: bool,
     string_is_key: bool,
     escaped: bool,
+    /// Inside a number or literal (`true`, `false`, `null`) that nothing has ended yet.
+    in_scalar: bool,
+    /// Hex digits of a `\uXXXX` escape still to come, and those read so far.
+    hex_left: u8,
+    hex: u32,
+    /// The last `\uXXXX` escape was a high surrogate: its low half is still to come.
+    high_pending: bool,
+    /// Bytes taken so far, and where the scalar being read began.
+    at: usize,
+    scalar_start: usize,
 }
 
 impl Visible {
     /// Take the next piece; `true` when it may change what a partial parser shows.
     fn feed(&mut self, piece: &str) -> bool {
         let mut shows_more = false;
-        for &b in piece.as_bytes() {
+        let start = self.at;
+        self.at += piece.len();
+        for (i, &b) in piece.as_bytes().iter().enumerate() {
             if self.in_string {
+                self.follow_escape(b);
                 if self.escaped {
                     self.escaped = false;
                 } else if b == b'\\' {
@@ -336,6 +396,7 @@ impl Visible {
                 shows_more |= !self.string_is_key;
                 continue;
             }
+            let was_scalar = std::mem::replace(&mut self.in_scalar, false);
             match b {
                 b' ' | b'\t' | b'\n' | b'\r' | b':' => {}
                 b',' => self.want_key = self.stack.last() == Some(&b'{'),
@@ -345,6 +406,7 @@ impl Visible {
                 }
                 b'"' => {
                     self.in_string = true;
+                    (self.hex_left, self.high_pending) = (0, false);
                     self.string_is_key = self.want_key;
                     self.want_key = false;
                     shows_more |= !self.string_is_key;
@@ -354,209 +416,47 @@ impl Visible {
                     self.want_key = b == b'{';
                     shows_more = true;
                 }
-                _ => shows_more = true,
+                _ => {
+                    if !was_scalar {
+                        self.scalar_start = start + i;
+                    }
+                    self.in_scalar = true;
+                    shows_more = true;
+                }
             }
         }
         shows_more
     }
-}
 
-// --- `check`'s previews, computed while the stream is read
-
-/// The previews worked out beside the analysis ([`crate::analysis::Feed::with_observer`], on the
-/// strategies' worker thread): as soon as a call's arguments so far parse (the moment a
-/// `parse-when-valid` client would take them as final), its summary is computed against that
-/// value, on threads of their own. At the end, [`Analysis::compute_previews_with`] keeps each
-/// summary whose call really ended there (same fragments, same text, same parse) and computes the
-/// others as [`Analysis::compute_previews`] does, so the result is the same; the quadratic work
-/// has then mostly run in parallel with the stream's reading. [`Speculative::default`] does
-/// nothing (no previews asked for).
-#[derive(Debug, Default)]
-pub struct Speculative {
-    enabled: bool,
-    by_key: FxHashMap<CallKey, u32>,
-    calls: Vec<SpeculativeCall>,
-    /// The summaries' threads, started with the first summary to work out, and which is next.
-    workers: Vec<(SyncSender<Job>, JoinHandle<Vec<Job>>)>,
-    next: usize,
-}
-
-/// One call as [`Speculative`] follows it, and its summary once worked out.
-#[derive(Debug, Default)]
-struct SpeculativeCall {
-    text: String,
-    fragments: Vec<u32>,
-    /// End of the text after each fragment.
-    ends: Vec<u32>,
-    balance: Balance,
-    /// Its summary was sent to be worked out (what came in is then in the job).
-    sent: bool,
-    /// More fragments came after it was sent: the call did not end there.
-    went_on: bool,
-    summary: Option<CallPreview>,
-}
-
-/// A summary to work out (and, worked out, the text it was worked out on).
-#[derive(Debug)]
-struct Job {
-    call: u32,
-    text: String,
-    fragments: Vec<u32>,
-    ends: Vec<u32>,
-    value: Option<Value>,
-    summary: Option<CallPreview>,
-}
-
-/// Summaries in flight: a lagging thread holds the stream back rather than piling up values.
-const JOBS_IN_FLIGHT: usize = 64;
-
-impl Speculative {
-    /// Work the previews out while the stream is read (`check` without `--no-preview`).
-    pub fn enabled() -> Self {
-        Self {
-            enabled: true,
-            ..Self::default()
-        }
-    }
-
-    fn submit(&mut self, job: Job) {
-        if self.workers.is_empty() {
-            // One per core (at most 4): the summaries are independent, and once the stream is
-            // read they are all that is left to do.
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-            for _ in 0..n {
-                let (tx, rx) = sync_channel::<Job>(JOBS_IN_FLIGHT);
-                let spawned =
-                    std::thread::Builder::new()
-                        .name("previews".into())
-                        .spawn(move || {
-                            let mut done = Vec::new();
-                            while let Ok(mut job) = rx.recv() {
-                                work_out(&mut job);
-                                done.push(job);
-                            }
-                            done
-                        });
-                if let Ok(handle) = spawned {
-                    self.workers.push((tx, handle));
-                }
+    /// Follow `\uXXXX` escapes in an open string (byte `b`, before `escaped` is updated for it):
+    /// where one ends, and whether it was a surrogate pair's first half.
+    fn follow_escape(&mut self, b: u8) {
+        if self.escaped {
+            if b == b'u' {
+                (self.hex_left, self.hex) = (4, 0);
             }
-        }
-        let mut job = job;
-        self.next = self.next.wrapping_add(1);
-        match self.workers.get(self.next % self.workers.len().max(1)) {
-            Some((tx, _)) => {
-                if let Err(back) = tx.send(job) {
-                    // The thread is gone (it panicked): work it out here.
-                    job = back.0;
-                    work_out(&mut job);
-                    self.take_back(job);
-                }
-            }
-            None => {
-                work_out(&mut job);
-                self.take_back(job);
+        } else if self.hex_left > 0 {
+            self.hex = self.hex << 4 | (b as char).to_digit(16).unwrap_or(0);
+            self.hex_left -= 1;
+            if self.hex_left == 0 {
+                self.high_pending = (0xD800..=0xDBFF).contains(&self.hex);
             }
         }
     }
 
-    /// A worked-out job back into its call.
-    fn take_back(&mut self, job: Job) {
-        if let Some(c) = self.calls.get_mut(job.call as usize) {
-            c.text = job.text;
-            c.fragments = job.fragments;
-            c.ends = job.ends;
-            c.summary = job.summary;
-        }
-    }
-}
-
-fn work_out(job: &mut Job) {
-    if let Some(value) = job.value.take() {
-        let ends = &job.ends;
-        let end_of = |k: usize| ends.get(k).map_or(0, |&e| e as usize);
-        job.summary = Some(summarize_text(
-            job.call,
-            &job.fragments,
-            end_of,
-            &job.text,
-            Some(&value),
-        ));
-    }
-}
-
-impl SignalObserver for Speculative {
-    fn on_signal(&mut self, signal: &Signal, _pos: Pos, fragment_no: u32) {
-        let Signal::Fragment(f) = signal else {
-            return;
-        };
-        if !self.enabled {
-            return;
-        }
-        let next = self.calls.len() as u32;
-        let i = *self.by_key.entry(f.key.clone()).or_insert(next);
-        if i == next {
-            self.calls.push(SpeculativeCall::default());
-        }
-        let Some(c) = self.calls.get_mut(i as usize) else {
-            return;
-        };
-        if c.sent {
-            c.went_on = true;
-            return;
-        }
-        let piece = f.args.value().map_or("", |p| p.text());
-        c.text.push_str(piece);
-        c.balance.feed(piece);
-        c.fragments.push(fragment_no);
-        // A call's arguments past 4 GiB are not followed (they are computed at the end).
-        let Ok(end) = u32::try_from(c.text.len()) else {
-            c.went_on = true;
-            c.sent = true;
-            return;
-        };
-        c.ends.push(end);
-        if !c.balance.may_parse() || c.text.trim().is_empty() {
-            return;
-        }
-        if let Parsed::Ok(v) = parse_value(&c.text) {
-            c.sent = true;
-            let job = Job {
-                call: i,
-                text: std::mem::take(&mut c.text),
-                fragments: std::mem::take(&mut c.fragments),
-                ends: std::mem::take(&mut c.ends),
-                value: Some(v),
-                summary: None,
-            };
-            self.submit(job);
-        }
+    /// What has been taken so far ends where every value it shows is complete, or is a string
+    /// cut short between whole characters: not inside a number or literal (which a partial
+    /// parser shows cut short), nor inside an escape (`\`, `\u00`) or between the halves of a
+    /// surrogate pair (`\ud83d` of `\ud83d\ude00`). Then a prefix of a document without
+    /// repeated keys shows nothing the whole document contradicts (see [`fast`]).
+    /// Where the number being read began, when what has been taken so far ends inside one.
+    fn open_number(&self) -> Option<usize> {
+        (self.in_scalar && !self.in_string).then_some(self.scalar_start)
     }
 
-    fn on_finish(&mut self, _finished_at: Option<Pos>) {
-        for (tx, handle) in std::mem::take(&mut self.workers) {
-            drop(tx);
-            // A panic there is a bug; the calls it had are then computed at the end.
-            for job in handle.join().unwrap_or_default() {
-                self.take_back(job);
-            }
-        }
-    }
-}
-
-impl SpeculativeCall {
-    /// The summary, if it was computed on exactly what call `c` ended as.
-    fn take_for(&mut self, a: &Analysis, c: &Call) -> Option<CallPreview> {
-        let same = !self.went_on
-            && matches!(c.parsed, Parsed::Ok(_))
-            && self.text == c.raw_arguments
-            && self.fragments == c.fragments
-            && self.fragments.iter().zip(&self.ends).all(|(&no, &end)| {
-                a.fragments
-                    .get(no as usize)
-                    .is_some_and(|f| f.args_range.end == end)
-            });
-        if same { self.summary.take() } else { None }
+    fn settled(&self) -> bool {
+        !self.in_scalar
+            && !(self.in_string && (self.escaped || self.hex_left > 0 || self.high_pending))
     }
 }
 
@@ -595,26 +495,10 @@ pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
 
 impl Analysis {
     /// Compute every call's preview summary into [`Analysis::preview`] and add a
-    /// `preview-contradiction` (info) finding per call with contradictions. Quadratic per call
-    /// (jiter re-parses each prefix); `check` does it, the app does not.
+    /// `preview-contradiction` (info) finding per call with contradictions. `check` does it, the
+    /// app does not.
     pub fn compute_previews(&mut self) {
-        self.compute_previews_with(Speculative::default());
-    }
-
-    /// [`Analysis::compute_previews`], taking the summaries [`Speculative`] worked out while the
-    /// stream was read where they hold (the same result, sooner).
-    pub fn compute_previews_with(&mut self, speculative: Speculative) {
-        let mut ahead = speculative.calls;
-        let list: Vec<CallPreview> = self
-            .calls
-            .iter()
-            .map(|c| {
-                ahead
-                    .get_mut(c.position as usize)
-                    .and_then(|s| s.take_for(self, c))
-                    .unwrap_or_else(|| summarize(self, c))
-            })
-            .collect();
+        let list: Vec<CallPreview> = self.calls.iter().map(|c| summarize(self, c)).collect();
         let found: Vec<Finding> = list.iter().filter_map(|p| finding(p, self)).collect();
         if !found.is_empty() {
             self.findings.extend(found);
@@ -657,52 +541,6 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         let fin = json!({"a/b~": 2});
         assert_eq!(contradictions(&shown(r#"{"a/b~": 1"#), &fin), ["/a~1b~0"]);
-    }
-
-    #[test]
-    fn a_call_is_summarized_once_it_parses_and_not_kept_if_it_goes_on() {
-        use crate::signal::{ArgsPiece, Fragment, Raw};
-        let frag = |index: u64, text: &str| {
-            Signal::Fragment(Fragment {
-                key: CallKey::Index {
-                    choice: 0,
-                    index,
-                    generation: 0,
-                },
-                stated_index: Some(index),
-                id: Raw::Absent,
-                name: Raw::Absent,
-                args: Raw::Value(ArgsPiece::Text(text.into())),
-            })
-        };
-        let mut s = Speculative::enabled();
-        let pos = Pos::default();
-        s.on_signal(&frag(0, r#"{"days": 3"#), pos, 0);
-        s.on_signal(&frag(1, "[1"), pos, 1);
-        s.on_signal(&frag(0, "1}"), pos, 2);
-        s.on_signal(&frag(1, "]"), pos, 3);
-        // Call 1 goes on after it parsed: its summary cannot be kept.
-        s.on_signal(&frag(1, " "), pos, 4);
-        s.on_finish(None);
-        let first = s.calls[0].summary.as_ref().expect("worked out");
-        assert_eq!(
-            (first.previews, first.stable, first.contradicted),
-            (2, 1, 1)
-        );
-        assert_eq!(s.calls[0].text, r#"{"days": 31}"#);
-        assert_eq!(
-            first
-                .first_contradiction
-                .as_ref()
-                .map(|c| (c.fragment, c.path.as_str())),
-            Some((0, "/days"))
-        );
-        assert!(s.calls[1].went_on);
-        // Not asked for: nothing is followed.
-        let mut off = Speculative::default();
-        off.on_signal(&frag(0, "{}"), pos, 0);
-        off.on_finish(None);
-        assert!(off.calls.is_empty());
     }
 
     /// Whenever [`Visible`] says a piece cannot change the preview, jiter shows the same value
