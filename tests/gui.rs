@@ -4,42 +4,16 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use common::gui::{app_with, harness, wait_loaded};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{Action, App, OpenTarget, ScriptedDialogs, Settings, Source, StepUnit, Tab};
+use sse_replay::app::{Action, App, OpenTarget, Settings, Source, StepUnit, Tab};
 use sse_replay::naive::Strategy;
-
-fn harness(app: App) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(1500.0, 940.0))
-        .with_max_steps(30)
-        .with_context_setup(sse_replay::app::style::install_fonts)
-        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
-}
-
-fn app_with(answers: Vec<Option<PathBuf>>) -> App {
-    App::new(Settings::default(), Box::new(ScriptedDialogs::new(answers)))
-}
-
-/// Step frames until the background load is done, then settle.
-fn wait_loaded(h: &mut Harness<'_, App>) {
-    let t0 = Instant::now();
-    loop {
-        h.step();
-        if !h.state().is_loading() {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "load did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
-}
 
 fn seed_harness() -> Harness<'static, App> {
     let mut h = harness(app_with(vec![]).with_initial(Source::Seed));

@@ -3,37 +3,12 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-use std::time::{Duration, Instant};
+mod common;
 
+use common::gui::{harness_sized, wait_loaded};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay::app::{App, BUILTIN_NOTE, ScriptedDialogs, Settings, Source};
-
-fn harness_sized(app: App, w: f32, h: f32, check_accessibility: bool) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(w, h))
-        .with_accessibility_check(check_accessibility)
-        .with_max_steps(30)
-        .with_context_setup(sse_replay::app::style::install_fonts)
-        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
-}
-
-/// Step frames until the background load is done, then settle.
-fn wait_loaded(h: &mut Harness<'_, App>) {
-    let t0 = Instant::now();
-    loop {
-        h.step();
-        if !h.state().is_loading() {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "load did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
-}
 
 fn seed(dialogs: ScriptedDialogs, w: f32, h: f32) -> Harness<'static, App> {
     // egui_file's path and file-name fields carry no accessible name (not ours to label): the

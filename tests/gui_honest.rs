@@ -8,43 +8,20 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::gui::{app, harness, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay::app::headline::{self, Tone};
-use sse_replay::app::{Action, App, OpenTarget, ScriptedDialogs, Settings};
+use sse_replay::app::{Action, App, OpenTarget};
 use sse_replay::dialect::DialectKind;
-
-fn harness(app: App) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(1500.0, 940.0))
-        .with_max_steps(30)
-        .with_context_setup(sse_replay::app::style::install_fonts)
-        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
-}
-
-fn app() -> App {
-    App::new(Settings::default(), Box::new(ScriptedDialogs::new(vec![])))
-}
-
-/// Step frames until `done` holds (bounded), then settle.
-fn step_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
-    let t0 = Instant::now();
-    loop {
-        h.step();
-        if done(h.state()) {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(30), "{what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
-}
 
 fn open(h: &mut Harness<'_, App>, path: PathBuf) {
     h.state_mut()

@@ -4,41 +4,13 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use egui_kittest::Harness;
+use common::gui::{app_with, harness, wait_loaded};
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{App, OpenTarget, ScriptedDialogs, Settings, Source};
-
-fn harness(app: App) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(1500.0, 940.0))
-        .with_max_steps(30)
-        .with_context_setup(sse_replay::app::style::install_fonts)
-        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
-}
-
-fn app_with(answers: Vec<Option<PathBuf>>) -> App {
-    App::new(Settings::default(), Box::new(ScriptedDialogs::new(answers)))
-}
-
-/// Step frames until every background load is done, then settle.
-fn wait_loaded(h: &mut Harness<'_, App>) {
-    let t0 = Instant::now();
-    loop {
-        h.step();
-        if !h.state().is_loading() {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "load did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
-}
+use sse_replay::app::{OpenTarget, Source};
 
 /// Two recordings that differ in one argument value (`days` 3 → 4): the changed value is drawn
 /// highlighted on both sides, the stream rows are shown, and Replay's document is untouched by

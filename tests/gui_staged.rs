@@ -6,41 +6,13 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-use std::time::{Duration, Instant};
+mod common;
 
+use common::gui::{app, harness, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{App, ScriptedDialogs, Settings, Source};
+use sse_replay::app::{App, Source};
 use sse_replay::stub::{self, StubCall, StubSpec};
-
-fn harness(app: App) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(1500.0, 940.0))
-        .with_max_steps(30)
-        .with_context_setup(sse_replay::app::style::install_fonts)
-        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
-}
-
-fn app() -> App {
-    App::new(Settings::default(), Box::new(ScriptedDialogs::new(vec![])))
-}
-
-/// Step frames until `done`, then settle (bounded: a stuck worker fails the test).
-fn wait_until(h: &mut Harness<'_, App>, what: &str, done: impl Fn(&App) -> bool) {
-    let t0 = Instant::now();
-    loop {
-        h.step();
-        if done(h.state()) {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "{what} did not happen"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
-}
 
 fn later_pending(app: &App) -> bool {
     app.doc.as_ref().is_some_and(|d| d.loaded.later_pending())
@@ -52,7 +24,7 @@ fn staged_harness(source: Source) -> Harness<'static, App> {
     app.stage_min_bytes = 0;
     app.hold_later = true;
     let mut h = harness(app);
-    wait_until(&mut h, "the load", |a| !a.is_loading());
+    step_until(&mut h, "the load", |a| !a.is_loading());
     h
 }
 
@@ -74,7 +46,7 @@ fn the_naive_panel_says_computing_until_the_strategies_are_ready() {
     );
     // Released: the result replaces "computing…".
     h.state_mut().hold_later = false;
-    wait_until(&mut h, "the second stage", |a| !later_pending(a));
+    step_until(&mut h, "the second stage", |a| !later_pending(a));
     assert_eq!(h.state().analysis().unwrap().strategies.len(), 8);
     h.get_by_label_contains("per-fragment: 0 of 10 fragments parse alone");
     assert_eq!(h.query_all_by_label_contains("computing").count(), 0);
@@ -83,7 +55,7 @@ fn the_naive_panel_says_computing_until_the_strategies_are_ready() {
 #[test]
 fn a_small_recording_is_shown_whole_with_no_computing_state() {
     let mut h = harness(app().with_initial(Source::Seed));
-    wait_until(&mut h, "the load", |a| !a.is_loading());
+    step_until(&mut h, "the load", |a| !a.is_loading());
     assert!(!later_pending(h.state()));
     assert_eq!(h.state().analysis().unwrap().strategies.len(), 8);
     assert!(h.state().analysis().unwrap().preview.is_some());
@@ -116,7 +88,7 @@ fn the_preview_badge_appears_once_the_previews_are_ready() {
         "nothing while pending"
     );
     h.state_mut().hold_later = false;
-    wait_until(&mut h, "the second stage", |a| !later_pending(a));
+    step_until(&mut h, "the second stage", |a| !later_pending(a));
     h.get_by_label("preview: 1 contradiction");
     let a = h.state().analysis().unwrap();
     let p = &a.preview.as_ref().unwrap()[0];
@@ -152,6 +124,6 @@ fn during_a_load_the_empty_state_shows_progress_not_the_seed_button() {
         2
     );
     h.state_mut().hold_load = false;
-    wait_until(&mut h, "the load", |a| !a.is_loading());
+    step_until(&mut h, "the load", |a| !a.is_loading());
     assert_eq!(h.state().analysis().unwrap().calls.len(), 2);
 }

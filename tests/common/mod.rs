@@ -4,6 +4,10 @@
 // every test binary would warn (and `clippy -D warnings` fail) about the ones it leaves unused.
 #![allow(dead_code)]
 
+/// Helpers for the GUI tests (egui_kittest).
+#[cfg(feature = "gui")]
+pub mod gui;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
