@@ -63,12 +63,12 @@ impl Perf {
         }
         if !self.first_reported {
             self.first_reported = true;
-            eprintln!(
+            crate::log_line!(
                 "timing: first full frame {} ms",
                 super::process_start().elapsed().as_millis()
             );
         }
-        eprintln!(
+        crate::log_line!(
             "timing: open → first full frame {:.1} ms",
             t0.elapsed().as_secs_f64() * 1000.0
         );
@@ -89,7 +89,7 @@ impl Perf {
                 ),
                 _ => String::new(),
             };
-            eprintln!(
+            crate::log_line!(
                 "timing: slow frame: ui build {:.1} ms at {} ms{split}",
                 built.as_secs_f64() * 1000.0,
                 super::process_start().elapsed().as_millis()
@@ -115,7 +115,7 @@ impl Perf {
                     v.len()
                 )
             };
-            eprintln!(
+            crate::log_line!(
                 "timing: ui build {} | frame interval {}",
                 stats(&mut self.ui_micros),
                 stats(&mut self.intervals_micros)
@@ -352,7 +352,7 @@ impl App {
             && doc.loaded.poll_later()
         {
             if self.perf.enabled {
-                eprintln!(
+                crate::log_line!(
                     "timing: naive strategies and previews ready {} ms",
                     super::process_start().elapsed().as_millis()
                 );
