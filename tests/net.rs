@@ -163,20 +163,7 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
         };
         sock.set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
-            head.push(byte[0]);
-        }
-        let head = String::from_utf8_lossy(&head).into_owned();
-        let len = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-            })
-            .unwrap_or(0);
+        let (head, len) = common::read_request_head(&mut sock);
         let mut body = vec![0u8; len];
         let _ = sock.read_exact(&mut body);
         let _ = tx.send(head);
@@ -820,68 +807,6 @@ fn sigkill_loss_distribution() {
         ms[ms.len() - 1]
     );
     assert_eq!(over, 0);
-}
-
-#[test]
-fn ctrl_c_stops_the_recorder_and_saves() {
-    let dir = tmp();
-    let spec = StubSpec {
-        calls: vec![StubCall {
-            id: "c".into(),
-            name: "slow".into(),
-            arguments: format!(r#"{{"text":"{}"}}"#, "x".repeat(40)),
-        }],
-        fragment_chars: vec![1],
-        gap_micros: 100_000,
-        ..Default::default()
-    };
-    let original = stub::build(&spec);
-    let fixture = dir.path().join("slow.ron");
-    original.save(&fixture).unwrap();
-    let (_server, url) = serve(&fixture, &[]);
-    let out = dir.path().join("stopped.ron");
-    let journal = dir.path().join("stopped.ron.partial");
-    let mut recorder = Kid(Command::new(BIN)
-        .args(["record", &url, "-o", out.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(&journal)
-        .map_or(0, |t| t.lines().filter(|l| l.starts_with("Chunk(")).count())
-        < 3
-    {
-        assert!(Instant::now() < deadline, "the journal never got 3 chunks");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &recorder.0.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = loop {
-        if let Some(s) = recorder.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "record did not stop on SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(1), "stopped before the stream finished");
-    assert!(!journal.exists(), "finalised: the journal is gone");
-    let rec = Recording::load(&out).unwrap();
-    assert!(!rec.meta.interrupted);
-    assert!(rec.chunks.len() >= 3 && original.body().starts_with(&rec.body()));
-    assert!(
-        rec.meta
-            .notes
-            .iter()
-            .any(|n| n.contains("stopped by the user")),
-        "{:?}",
-        rec.meta.notes
-    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -535,17 +535,7 @@ fn hashing_upstream() -> String {
             let Ok(mut sock) = sock else { continue };
             std::thread::spawn(move || {
                 let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
-                    head.push(byte[0]);
-                }
-                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-                let len: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(0);
+                let (_, len) = common::read_request_head(&mut sock);
                 let mut hash = 0xcbf2_9ce4_8422_2325u64;
                 let mut left = len;
                 let mut buf = vec![0u8; 64 << 10];
@@ -733,8 +723,9 @@ fn journal_chunks(journal: &Path) -> usize {
         .map_or(0, |t| t.lines().filter(|l| l.starts_with("Chunk(")).count())
 }
 
-#[test]
-fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
+/// `record` stopped by `kill -SIGNAL` mid-stream: exit 1, the journal finalised into a recording
+/// holding what arrived, noted as stopped by the user.
+fn record_stops_and_saves_on(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (fixture, original) = slow_fixture(dir.path(), 100_000, 40);
     let (_server, url, _, _) =
@@ -752,7 +743,7 @@ fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
         assert!(Instant::now() < deadline, "the journal never got 3 chunks");
         std::thread::sleep(Duration::from_millis(50));
     }
-    recorder.signal("TERM");
+    recorder.signal(signal);
     let code = recorder.wait_exit(Duration::from_secs(10));
     assert_eq!(code, Some(1), "stopped before the stream finished");
     assert!(!journal.exists(), "finalised: the journal is gone");
@@ -767,6 +758,16 @@ fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
         "{:?}",
         rec.meta.notes
     );
+}
+
+#[test]
+fn sigterm_stops_the_recorder_and_saves_like_ctrl_c() {
+    record_stops_and_saves_on("TERM");
+}
+
+#[test]
+fn ctrl_c_stops_the_recorder_and_saves() {
+    record_stops_and_saves_on("INT");
 }
 
 #[test]
@@ -891,6 +892,25 @@ fn a_non_loopback_address_is_warned_about_on_stderr() {
     assert!(first.starts_with("serving "), "{first}");
 }
 
+/// Sends a POST whose head is complete and whose body promises 100 bytes and delivers 10, then
+/// reads the answer: its text and how long it took.
+fn send_stalled_body(url: &str) -> (String, Duration) {
+    let mut sock = TcpStream::connect(authority(url)).unwrap();
+    sock.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
+    )
+    .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    (
+        String::from_utf8_lossy(&got).into_owned(),
+        started.elapsed(),
+    )
+}
+
 #[test]
 fn a_request_body_that_stalls_is_answered_408_after_the_idle_timeout() {
     let seed = seed();
@@ -905,19 +925,7 @@ fn a_request_body_that_stalls_is_answered_408_after_the_idle_timeout() {
         "--header-timeout",
         "30",
     ]);
-    let mut sock = TcpStream::connect(authority(&url)).unwrap();
-    // The head is complete; the body promises 100 bytes and delivers 10.
-    sock.write_all(
-        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
-    )
-    .unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let started = Instant::now();
-    let mut got = Vec::new();
-    let _ = sock.read_to_end(&mut got);
-    let took = started.elapsed();
-    let text = String::from_utf8_lossy(&got);
+    let (text, took) = send_stalled_body(&url);
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(
         took >= Duration::from_millis(400) && took < Duration::from_secs(5),
@@ -940,18 +948,7 @@ fn a_request_body_that_stalls_through_the_proxy_is_cut_after_the_idle_timeout() 
         "--idle-timeout",
         "0.5",
     ]);
-    let mut sock = TcpStream::connect(authority(&url)).unwrap();
-    sock.write_all(
-        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{\"a\":1234",
-    )
-    .unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let started = Instant::now();
-    let mut got = Vec::new();
-    let _ = sock.read_to_end(&mut got);
-    let took = started.elapsed();
-    let text = String::from_utf8_lossy(&got);
+    let (text, took) = send_stalled_body(&url);
     // The upstream request is aborted, so the client gets the proxy's 502, not a hang.
     assert!(text.starts_with("HTTP/1.1 502"), "{text}");
     assert!(

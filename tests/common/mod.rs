@@ -220,6 +220,26 @@ pub fn wait_bounded(mut kid: Kid, what: &str, limit: std::time::Duration) -> Out
     }
 }
 
+/// Reads an HTTP request head byte by byte up to its blank line (never into the body): the head,
+/// lossily decoded, and its `content-length` (0 when absent or unreadable).
+pub fn read_request_head(sock: &mut impl std::io::Read) -> (String, usize) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let len = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    (head, len)
+}
+
 /// An upstream on 127.0.0.1:0 that answers every request with `head` (status line and header
 /// lines, without the blank line) plus `content-length` and `connection: close`, then `body`.
 /// Sends each request it read (head and body, lossily decoded). Returns `http://127.0.0.1:PORT`.
@@ -235,20 +255,7 @@ pub fn canned_upstream(
         for sock in listener.incoming() {
             let Ok(mut sock) = sock else { return };
             let _ = sock.set_read_timeout(Some(std::time::Duration::from_secs(10)));
-            let mut request = Vec::new();
-            let mut byte = [0u8; 1];
-            while !request.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
-                request.push(byte[0]);
-            }
-            let text = String::from_utf8_lossy(&request).into_owned();
-            let len = text
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                })
-                .unwrap_or(0);
+            let (text, len) = read_request_head(&mut sock);
             let mut request_body = vec![0u8; len.min(1 << 20)];
             let _ = sock.read_exact(&mut request_body);
             let _ = tx.send(format!("{text}{}", String::from_utf8_lossy(&request_body)));
