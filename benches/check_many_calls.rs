@@ -8,6 +8,9 @@
 //! when linear), then `sse-replay check` and `check --json` as child processes on the top size:
 //! wall time and peak RSS.
 
+mod common;
+use common::child_peak_rss_kib;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -28,30 +31,6 @@ fn check_in_process(path: &Path) -> (usize, Duration) {
     let text = sse_replay::report::check_text(&a);
     std::hint::black_box(text.len());
     (a.calls.len(), t.elapsed())
-}
-
-/// Peak RSS (KiB, `VmHWM` polled from /proc) and wall time of a child process.
-fn child_peak_rss_kib(cmd: &mut std::process::Command) -> (u64, Duration, Option<i32>) {
-    let t = Instant::now();
-    let mut child = cmd
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn sse-replay");
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    let status = loop {
-        let hwm = std::fs::read_to_string(&status_path).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
-        });
-        peak = peak.max(hwm.unwrap_or(0));
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    (peak, t.elapsed(), status.code())
 }
 
 fn main() {

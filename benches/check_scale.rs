@@ -9,9 +9,11 @@
 //! give existing files instead of generating them (e.g. `BENCH_LARGE=/tmp/big.sse`);
 //! `BENCH_RUNS` the runs per figure (3).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The generated stream with `calls` calls (written once into the bench's temporary folder).
 fn stream(env: &str, calls: usize) -> PathBuf {
@@ -26,31 +28,12 @@ fn stream(env: &str, calls: usize) -> PathBuf {
     path
 }
 
-/// Wall time and peak RSS (KiB, `VmHWM` polled from /proc) of one child process.
+/// Wall time and peak RSS (KiB) of one child process.
 fn run(args: &[&str], path: &Path) -> (Duration, u64) {
-    let t = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sse-replay"))
-        .args(args)
-        .arg(path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn sse-replay");
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    loop {
-        let hwm = std::fs::read_to_string(&status_path).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
-        });
-        peak = peak.max(hwm.unwrap_or(0));
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    (t.elapsed(), peak)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sse-replay"));
+    cmd.args(args).arg(path).stderr(Stdio::null());
+    let (peak, wall, _) = common::child_peak_rss_kib(&mut cmd);
+    (wall, peak)
 }
 
 fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {

@@ -10,6 +10,9 @@
 //! (`BENCH_CALLS=200` for a quick run; `BENCH_ROUNDS=N` rounds, default 5). Prints MB/s for both,
 //! the ratio of medians, and the peak RSS of `sse-replay export` run as a child process.
 
+mod common;
+use common::child_peak_rss_kib;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
@@ -143,32 +146,6 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Peak RSS (KiB) of a child process: its `VmHWM`, polled from /proc until it exits. (wait4's
-/// `ru_maxrss` is no good here: exec records the forking parent's high-water mark into it, so the
-/// bench's own memory would be counted.)
-fn child_peak_rss_kib(cmd: &mut std::process::Command) -> (u64, Duration) {
-    let t = Instant::now();
-    let mut child = cmd
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn sse-replay");
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    loop {
-        let hwm = std::fs::read_to_string(&status_path).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
-        });
-        peak = peak.max(hwm.unwrap_or(0));
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    (peak, t.elapsed())
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; ignore arguments.
     let calls: usize = std::env::var("BENCH_CALLS")
@@ -222,7 +199,7 @@ fn main() {
     );
 
     let exe = env!("CARGO_BIN_EXE_sse-replay");
-    let (rss, wall) = child_peak_rss_kib(std::process::Command::new(exe).args([
+    let (rss, wall, _) = child_peak_rss_kib(std::process::Command::new(exe).args([
         "export",
         path.to_str().unwrap_or(""),
         "-o",
