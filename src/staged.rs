@@ -57,18 +57,9 @@ impl<F: FnMut(u64, u64) -> bool> Progress<F> {
 }
 
 /// The correct pipeline alone (no strategy observer), as a first stage runs it, and the options
-/// it runs with (the recording's dialect when none is forced).
+/// it runs with (as a one-go analysis's: [`crate::analysis::pipeline_for`]).
 fn start(rec: &Recording, opts: Options, max_event_bytes: u64) -> (Pipeline, Options) {
-    let mut opts = Options {
-        detail: true,
-        ..opts
-    };
-    if opts.dialect.is_none() {
-        opts.dialect = DialectKind::from_name(&rec.meta.dialect);
-    }
-    let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
-    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
-    (p, opts)
+    crate::analysis::pipeline_for(rec, opts, max_event_bytes, crate::signal::NoObserver)
 }
 
 /// The analysis once every read of `body` (at `chunks`) was fed to `p`, its strategies left out.

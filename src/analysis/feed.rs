@@ -2,20 +2,41 @@
 //! recording's chunks; `check` feeds it a raw body's events straight from the file
 //! ([`crate::open::analyse_for_report`]) without keeping the body, so a 227 MB stream is never
 //! held. The naive strategies run beside the correct pass on a worker thread
-//! ([`StrategyFeed`]).
+//! ([`StrategyFeed`]). [`pipeline_for`] sets up the correct pipeline for both this and the app's
+//! staged analysis ([`crate::staged`]).
 
 use super::{Analysis, ChunkSpan, SourceInfo};
 use crate::dialect::DialectKind;
 use crate::naive::StrategyFeed;
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
-use crate::signal::{NoObserver, SignalObserver};
+use crate::signal::SignalObserver;
 use crate::sse::Overflow;
 
-/// An analysis being fed. See the module documentation. `X` watches the signals too, beside the
-/// strategies, and is handed back at the end ([`Feed::finish_with`]): `check`'s previews.
-pub struct Feed<X: SignalObserver + Default + Send + 'static = NoObserver> {
-    pipeline: Pipeline<StrategyFeed<X>>,
+/// The correct pipeline for `rec`, watched by `observer`, and the options it runs with: detail
+/// records on, the recording's dialect when none is forced, framing stopped at the first line or
+/// event longer than `max_event_bytes`, and the recording's ground truth to check against.
+pub(crate) fn pipeline_for<O: SignalObserver>(
+    rec: &Recording,
+    opts: Options,
+    max_event_bytes: u64,
+    observer: O,
+) -> (Pipeline<O>, Options) {
+    let mut opts = Options {
+        detail: true,
+        ..opts
+    };
+    if opts.dialect.is_none() {
+        opts.dialect = DialectKind::from_name(&rec.meta.dialect);
+    }
+    let mut pipeline = Pipeline::observed(opts, observer).with_max_event_bytes(max_event_bytes);
+    pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+    (pipeline, opts)
+}
+
+/// An analysis being fed. See the module documentation.
+pub struct Feed {
+    pipeline: Pipeline<StrategyFeed>,
     /// The body, when kept (the app's raw view, the per-read strategies, a complete response's
     /// detection need it); `None`: only its chunk boundaries are recorded.
     body: Option<Vec<u8>>,
@@ -26,46 +47,18 @@ pub struct Feed<X: SignalObserver + Default + Send + 'static = NoObserver> {
 }
 
 impl Feed {
-    /// [`Feed::with_observer`] with no observer of the caller's.
+    /// Start analysing `rec` (its metadata and ground truth; its chunks are fed with
+    /// [`Feed::feed`]). `keep_body`: keep the body, with room for this many bytes; `None` keeps
+    /// only the chunk boundaries — for a raw body (no read timing, so no per-read strategy)
+    /// that is known not to be one complete JSON document. Framing stops at the first line or
+    /// event longer than `max_event_bytes` ([`Feed::overflow`]).
     pub fn new(
         rec: &Recording,
         opts: Options,
         max_event_bytes: u64,
         keep_body: Option<u64>,
     ) -> Self {
-        Self::with_observer(rec, opts, max_event_bytes, keep_body, NoObserver)
-    }
-
-    /// End of stream: the analysis of `rec` (the recording given to [`Feed::new`]).
-    pub fn finish(self, rec: &Recording, source: SourceInfo) -> Analysis {
-        self.finish_with(rec, source).0
-    }
-}
-
-impl<X: SignalObserver + Default + Send + 'static> Feed<X> {
-    /// Start analysing `rec` (its metadata and ground truth; its chunks are fed with
-    /// [`Feed::feed`]). `keep_body`: keep the body, with room for this many bytes; `None` keeps
-    /// only the chunk boundaries — for a raw body (no read timing, so no per-read strategy)
-    /// that is known not to be one complete JSON document. Framing stops at the first line or
-    /// event longer than `max_event_bytes` ([`Feed::overflow`]). `observer` sees every signal,
-    /// on the strategies' worker thread.
-    pub fn with_observer(
-        rec: &Recording,
-        opts: Options,
-        max_event_bytes: u64,
-        keep_body: Option<u64>,
-        observer: X,
-    ) -> Self {
-        let mut opts = Options {
-            detail: true,
-            ..opts
-        };
-        if opts.dialect.is_none() {
-            opts.dialect = DialectKind::from_name(&rec.meta.dialect);
-        }
-        let mut pipeline = Pipeline::observed(opts, StrategyFeed::spawn_with(observer))
-            .with_max_event_bytes(max_event_bytes);
-        pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+        let (pipeline, opts) = pipeline_for(rec, opts, max_event_bytes, StrategyFeed::spawn());
         Self {
             pipeline,
             body: keep_body.map(|n| Vec::with_capacity(usize::try_from(n).unwrap_or(0))),
@@ -95,9 +88,8 @@ impl<X: SignalObserver + Default + Send + 'static> Feed<X> {
         self.pipeline.overflow()
     }
 
-    /// End of stream: the analysis of `rec` (the recording given to [`Feed::new`]), and the
-    /// observer.
-    pub fn finish_with(self, rec: &Recording, source: SourceInfo) -> (Analysis, X) {
+    /// End of stream: the analysis of `rec` (the recording given to [`Feed::new`]).
+    pub fn finish(self, rec: &Recording, source: SourceInfo) -> Analysis {
         let Feed {
             pipeline,
             body,
@@ -106,9 +98,15 @@ impl<X: SignalObserver + Default + Send + 'static> Feed<X> {
             ..
         } = self;
         let (out, feed) = pipeline.finish_observed();
-        let (strategies, observer) = feed.into_parts();
-        let analysis = build(out, strategies, rec, source, body, chunks, dialect);
-        (analysis, observer)
+        build(
+            out,
+            feed.into_strategies(),
+            rec,
+            source,
+            body,
+            chunks,
+            dialect,
+        )
     }
 }
 

@@ -19,7 +19,7 @@ use crate::sse::{Overflow, Unterminated};
 
 mod feed;
 pub use feed::Feed;
-pub(crate) use feed::build as build_analysis;
+pub(crate) use feed::{build as build_analysis, pipeline_for};
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

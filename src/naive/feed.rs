@@ -1,15 +1,14 @@
 //! Feeding the strategies beside the pipeline: [`StrategyFeed`] is the pipeline's observer that
-//! hands every signal to a [`Strategies`] driver (and to one more observer of the caller's, `X`:
-//! `check`'s previews), either on the same thread or on a worker thread of its own (signals sent
-//! in batches over a bounded channel), so the correct pass and the naive ones run in parallel on
-//! two cores. The reports are the same either way: the driver sees the same signals in the same
-//! order.
+//! hands every signal to a [`Strategies`] driver, either on the same thread or on a worker thread
+//! of its own (signals sent in batches over a bounded channel), so the correct pass and the naive
+//! ones run in parallel on two cores. The reports are the same either way: the driver sees the
+//! same signals in the same order.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use super::Strategies;
-use crate::signal::{NoObserver, Pos, Signal, SignalObserver};
+use crate::signal::{Pos, Signal, SignalObserver};
 
 /// Signals per batch sent to the worker.
 const BATCH: usize = 2048;
@@ -22,78 +21,56 @@ enum Msg {
     Finish(Option<Pos>),
 }
 
-/// The strategies' observer (and `X`): inline, or on a worker thread. See the module
-/// documentation.
-pub struct StrategyFeed<X: SignalObserver + Default + Send + 'static = NoObserver>(Mode<X>);
+/// The strategies' observer: inline, or on a worker thread. See the module documentation.
+pub struct StrategyFeed(Mode);
 
-enum Mode<X> {
+enum Mode {
     /// Fed on the pipeline's thread.
-    Inline(Strategies, X),
+    Inline(Strategies),
     /// Fed on a worker thread.
     Worker {
         batch: Vec<(Signal, Pos, u32)>,
         tx: SyncSender<Msg>,
-        handle: JoinHandle<Option<(Strategies, X)>>,
+        handle: JoinHandle<Strategies>,
     },
 }
 
 impl StrategyFeed {
     /// Every strategy, fed on the pipeline's thread.
     pub fn inline() -> Self {
-        StrategyFeed(Mode::Inline(Strategies::new(), NoObserver))
+        StrategyFeed(Mode::Inline(Strategies::new()))
     }
 
     /// Every strategy, fed on a worker thread (inline when no thread can be started).
     pub fn spawn() -> Self {
-        Self::spawn_with(NoObserver)
+        let (tx, rx) = sync_channel::<Msg>(IN_FLIGHT);
+        let spawned = std::thread::Builder::new()
+            .name("naive strategies".into())
+            .spawn(move || work(&rx));
+        match spawned {
+            Ok(handle) => StrategyFeed(Mode::Worker {
+                batch: Vec::with_capacity(BATCH),
+                tx,
+                handle,
+            }),
+            Err(_) => Self::inline(),
+        }
     }
 
-    /// The driver, once the stream is finished ([`SignalObserver::on_finish`] was called): waits
-    /// for the worker to take the last batch.
-    pub fn into_strategies(self) -> Strategies {
-        self.into_parts().0
-    }
-}
-
-impl<X: SignalObserver + Default + Send + 'static> StrategyFeed<X> {
     /// The strategies are fed on a worker thread.
     pub fn is_worker(&self) -> bool {
         matches!(self.0, Mode::Worker { .. })
     }
 
-    /// Every strategy, and `extra`, fed on a worker thread (inline when no thread can be
-    /// started).
-    pub fn spawn_with(extra: X) -> Self {
-        let (tx, rx) = sync_channel::<Msg>(IN_FLIGHT);
-        // `extra` goes to the thread once it runs, so it is still ours if none can be started.
-        let (xtx, xrx) = sync_channel::<X>(1);
-        let spawned = std::thread::Builder::new()
-            .name("naive strategies".into())
-            .spawn(move || xrx.recv().ok().map(|x| work(&rx, x)));
-        let Ok(handle) = spawned else {
-            return StrategyFeed(Mode::Inline(Strategies::new(), extra));
-        };
-        match xtx.send(extra) {
-            Ok(()) => StrategyFeed(Mode::Worker {
-                batch: Vec::with_capacity(BATCH),
-                tx,
-                handle,
-            }),
-            Err(back) => StrategyFeed(Mode::Inline(Strategies::new(), back.0)),
-        }
-    }
-
-    /// The driver and `X`, once the stream is finished ([`SignalObserver::on_finish`] was
-    /// called): waits for the worker to take the last batch.
-    pub fn into_parts(self) -> (Strategies, X) {
+    /// The driver, once the stream is finished ([`SignalObserver::on_finish`] was called): waits
+    /// for the worker to take the last batch.
+    pub fn into_strategies(self) -> Strategies {
         match self.0 {
-            Mode::Inline(s, x) => (s, x),
+            Mode::Inline(s) => s,
             Mode::Worker { tx, handle, .. } => {
                 drop(tx);
                 match handle.join() {
-                    Ok(Some(parts)) => parts,
-                    // Not reached: the thread was given `X` before any signal was sent.
-                    Ok(None) => (Strategies::new(), X::default()),
+                    Ok(s) => s,
                     // A panic in a strategy is a bug: surface it as the inline feed would.
                     Err(e) => std::panic::resume_unwind(e),
                 }
@@ -110,32 +87,25 @@ impl<X: SignalObserver + Default + Send + 'static> StrategyFeed<X> {
     }
 }
 
-fn work<X: SignalObserver>(rx: &Receiver<Msg>, mut x: X) -> (Strategies, X) {
+fn work(rx: &Receiver<Msg>) -> Strategies {
     let mut s = Strategies::new();
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Signals(batch) => {
                 for (signal, pos, no) in &batch {
                     s.on_signal(signal, *pos, *no);
-                    x.on_signal(signal, *pos, *no);
                 }
             }
-            Msg::Finish(at) => {
-                s.on_finish(at);
-                x.on_finish(at);
-            }
+            Msg::Finish(at) => s.on_finish(at),
         }
     }
-    (s, x)
+    s
 }
 
-impl<X: SignalObserver + Default + Send + 'static> SignalObserver for StrategyFeed<X> {
+impl SignalObserver for StrategyFeed {
     fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
         match &mut self.0 {
-            Mode::Inline(s, x) => {
-                s.on_signal(signal, pos, fragment_no);
-                x.on_signal(signal, pos, fragment_no);
-            }
+            Mode::Inline(s) => s.on_signal(signal, pos, fragment_no),
             Mode::Worker { batch, tx, .. } => {
                 batch.push((signal.clone(), pos, fragment_no));
                 if batch.len() >= BATCH {
@@ -147,10 +117,7 @@ impl<X: SignalObserver + Default + Send + 'static> SignalObserver for StrategyFe
 
     fn on_finish(&mut self, finished_at: Option<Pos>) {
         match &mut self.0 {
-            Mode::Inline(s, x) => {
-                s.on_finish(finished_at);
-                x.on_finish(finished_at);
-            }
+            Mode::Inline(s) => s.on_finish(finished_at),
             Mode::Worker { batch, tx, .. } => {
                 Self::send(tx, batch);
                 let _ = tx.send(Msg::Finish(finished_at));
