@@ -355,18 +355,36 @@ fn raw_title(path: &Path) -> String {
 pub fn each_raw_event(
     path: &Path,
     max_event_bytes: u64,
+    each: impl FnMut(&[u8]),
+) -> Result<Option<Recording>, InputError> {
+    read_raw_events(path, max_event_bytes, false, |_, _| true, each)
+}
+
+/// [`each_raw_event`], also taking a body that is one complete JSON document when
+/// `documents` (the caller keeps the body and tells a complete response by it), and telling
+/// `progress` the bytes read and the file size after each block: it cancels by returning `false`
+/// ([`InputError::Cancelled`]).
+pub fn read_raw_events(
+    path: &Path,
+    max_event_bytes: u64,
+    documents: bool,
+    mut progress: impl FnMut(u64, u64) -> bool,
     mut each: impl FnMut(&[u8]),
 ) -> Result<Option<Recording>, InputError> {
     if is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Ok(None);
     }
     let mut input = open_input(path)?;
+    let Some(total) = input.len else {
+        return Ok(None);
+    };
     let mut buf = vec![0u8; 1 << 20];
     let mut n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     let head = crate::text::strip_bom(&buf[..n]);
     if sniff(path, &buf[..n.min(256)]) != InputKind::RawBody
-        || crate::complete::starts_like_document(head)
-        || head.iter().all(u8::is_ascii_whitespace)
+        || (!documents
+            && (crate::complete::starts_like_document(head)
+                || head.iter().all(u8::is_ascii_whitespace)))
     {
         return Ok(None);
     }
@@ -375,10 +393,15 @@ pub fn each_raw_event(
         overflow,
     };
     let mut cutter = EventCutter::new(max_event_bytes);
+    let mut read = 0u64;
     while n > 0 {
         cutter.feed(&buf[..n], &mut each);
         if let Some(overflow) = cutter.overflow() {
             return Err(too_large(overflow));
+        }
+        read += n as u64;
+        if !progress(read, total) {
+            return Err(InputError::Cancelled);
         }
         n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     }

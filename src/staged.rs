@@ -14,7 +14,6 @@ use crate::analysis::{Analysis, CallPreview, ChunkSpan, SourceInfo};
 use crate::analysis::{StrategyResult, build_analysis, strategy_results};
 use crate::dialect::DialectKind;
 use crate::findings::Finding;
-use crate::framing::{Framed, Framer};
 use crate::input::{self, InputError};
 use crate::naive::Strategies;
 use crate::pipeline::{Options, Pipeline};
@@ -167,94 +166,30 @@ pub struct RawBody {
     pub chunks: Vec<ChunkSpan>,
 }
 
-/// Read a regular file that holds a raw body (SSE or JSON lines) into one buffer, cut per event.
-/// `Ok(None)` when it is not one (a recording, or not a regular file): open it the usual way.
-/// Stops at the first line or event longer than `max_event_bytes`
+/// Read a regular file that holds a raw body (SSE or JSON lines) into one buffer, cut per event
+/// ([`input::read_raw_events`]). `Ok(None)` when it is not one (a recording, or not a regular
+/// file): open it the usual way. Stops at the first line or event longer than `max_event_bytes`
 /// ([`InputError::EventTooLarge`]); `progress` (bytes read, file size) cancels by returning
 /// `false` ([`InputError::Cancelled`]).
 pub fn read_raw_body(
     path: &std::path::Path,
     max_event_bytes: u64,
-    mut progress: impl FnMut(u64, u64) -> bool,
+    progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<Option<RawBody>, InputError> {
-    use std::io::Read as _;
-    const BLOCK: u64 = 1 << 20;
-    if input::is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Ok(None);
-    }
-    let opened = input::open_input(path)?;
-    let Some(total) = opened.len else {
-        return Ok(None);
-    };
-    let mut reader = opened.reader;
-    let io = |e: std::io::Error| InputError::Io {
-        path: input::display_name(path),
-        source: e,
-    };
-    let mut body = Vec::with_capacity(total as usize);
-    let mut framer = Framer::with_max_event_bytes(None, max_event_bytes);
-    let mut ends = Vec::new();
-    let mut collect = |item: Framed<'_>| match item {
-        Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
-    };
-    let too_large = |overflow| InputError::EventTooLarge {
-        path: input::display_name(path),
-        overflow,
-    };
-    loop {
-        let from = body.len();
-        let n = (&mut reader)
-            .take(BLOCK)
-            .read_to_end(&mut body)
-            .map_err(io)?;
-        if from == 0 && input::sniff(path, &body[..n.min(256)]) != input::InputKind::RawBody {
-            return Ok(None);
-        }
-        if n == 0 {
-            break;
-        }
-        framer.feed(&body[from..], &mut collect);
-        if let Some(o) = framer.overflow() {
-            return Err(too_large(o));
-        }
-        if !progress(body.len() as u64, total) {
-            return Err(InputError::Cancelled);
-        }
-    }
-    framer.finish(&mut collect);
-    if let Some(o) = framer.overflow() {
-        return Err(too_large(o));
-    }
-    ends.sort_unstable();
-    let mut chunks = Vec::with_capacity(ends.len() + 1);
-    let mut from = 0u64;
-    for end in ends {
-        let end = end.min(body.len() as u64);
-        if end > from {
-            chunks.push(ChunkSpan {
-                start: from,
-                end,
-                t_micros: 0,
-            });
-            from = end;
-        }
-    }
-    if from < body.len() as u64 {
+    // Room for the whole file at once: growing by doubling would peak at twice the body.
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    let mut chunks = Vec::new();
+    let meta = input::read_raw_events(path, max_event_bytes, true, progress, |event| {
+        let start = body.len() as u64;
+        body.extend_from_slice(event);
         chunks.push(ChunkSpan {
-            start: from,
+            start,
             end: body.len() as u64,
             t_micros: 0,
         });
-    }
-    let title = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    Ok(Some(RawBody {
-        meta: input::raw_to_recording(b"", &title),
-        body,
-        chunks,
-    }))
+    })?;
+    Ok(meta.map(|meta| RawBody { meta, body, chunks }))
 }
 
 /// What the second stage adds to an analysis ([`Later::apply`]).
