@@ -18,7 +18,7 @@ fn generate(dir: &Path, calls: usize) -> PathBuf {
     let path = dir.join(format!("one-event-calls-{calls}.sse"));
     if !path.exists() {
         let f = std::fs::File::create(&path).expect("create bench file");
-        sse_replay::generate::write_one_event_calls(std::io::BufWriter::new(f), calls)
+        sse_replay_core::generate::write_one_event_calls(std::io::BufWriter::new(f), calls)
             .expect("generate");
     }
     path
@@ -27,8 +27,8 @@ fn generate(dir: &Path, calls: usize) -> PathBuf {
 /// The work `check` does: load, analyse, render the text report.
 fn check_in_process(path: &Path) -> (usize, Duration) {
     let t = Instant::now();
-    let a = sse_replay::open::analyse_path(path, None).expect("analyse");
-    let text = sse_replay::report::check_text(&a);
+    let a = sse_replay_core::open::analyse_path(path, None).expect("analyse");
+    let text = sse_replay_core::report::check_text(&a);
     std::hint::black_box(text.len());
     (a.calls.len(), t.elapsed())
 }

@@ -23,7 +23,8 @@ fn stream(env: &str, calls: usize) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("large-{calls}.sse"));
     if !path.exists() {
         let f = std::fs::File::create(&path).expect("create bench file");
-        sse_replay::generate::write_large(std::io::BufWriter::new(f), calls).expect("generate");
+        sse_replay_core::generate::write_large(std::io::BufWriter::new(f), calls)
+            .expect("generate");
     }
     path
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use sse_replay::pipeline::Options;
+use sse_replay_core::pipeline::Options;
 
 #[derive(Deserialize)]
 struct RefChunk<'a> {
@@ -132,7 +132,7 @@ fn reference(path: &Path) -> usize {
 }
 
 fn contender(path: &Path) -> usize {
-    let out = sse_replay::input::stream_path(path, Options::default()).expect("export pass");
+    let out = sse_replay_core::input::stream_path(path, Options::default()).expect("export pass");
     out.calls.iter().filter(|c| c.value().is_some()).count()
 }
 
@@ -160,7 +160,8 @@ fn main() {
     let path = dir.join(format!("large-{calls}.sse"));
     if !path.exists() {
         let f = std::fs::File::create(&path).expect("create bench file");
-        sse_replay::generate::write_large(std::io::BufWriter::new(f), calls).expect("generate");
+        sse_replay_core::generate::write_large(std::io::BufWriter::new(f), calls)
+            .expect("generate");
     }
     let bytes = std::fs::metadata(&path).expect("stat").len();
     let mb = bytes as f64 / 1e6;

@@ -15,9 +15,9 @@
 //! problem goes to stderr, and the exit code is 1.
 
 use futures_util::StreamExt as _;
-use sse_replay::accumulate::Parsed;
-use sse_replay::dialect::DialectKind;
-use sse_replay::pipeline::{Options, Pipeline};
+use sse_replay_core::accumulate::Parsed;
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::pipeline::{Options, Pipeline};
 
 fn main() -> std::process::ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -41,7 +41,7 @@ async fn run() -> std::process::ExitCode {
     let dialect = std::env::var("SSE_REPLAY_DIALECT")
         .ok()
         .and_then(|d| DialectKind::from_name(&d));
-    let client = match sse_replay::net::http_client(std::time::Duration::from_secs(10)) {
+    let client = match sse_replay_net::http_client(std::time::Duration::from_secs(10)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("client_correct: cannot build the HTTP client: {e}");

@@ -460,8 +460,9 @@ fn events_on_a_failed_stream_exit_1() {
 fn stub_seed_is_the_bundled_recording() {
     let o = run(&["stub", "--seed"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let built = sse_replay::recording::from_ron_str(&stdout(&o)).expect("stub prints a recording");
-    let bundled = sse_replay::recording::load(&manifest().join(SEED)).expect("bundled");
+    let built =
+        sse_replay_core::recording::from_ron_str(&stdout(&o)).expect("stub prints a recording");
+    let bundled = sse_replay_core::recording::load(&manifest().join(SEED)).expect("bundled");
     assert_eq!(built.chunks, bundled.chunks);
     assert_eq!(built.truth, bundled.truth);
 }

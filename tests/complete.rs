@@ -14,7 +14,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sse_replay::dialect::DialectKind;
+use sse_replay_core::dialect::DialectKind;
 
 use common::{bin, stderr};
 
@@ -204,16 +204,16 @@ fn a_single_line_ollama_reply_reads_the_same_both_ways() {
     let doc: Value = serde_json::from_slice(&std::fs::read(data("ollama.json")).unwrap()).unwrap();
     let line = format!("{doc}\n");
     // As a one-line stream (the pipeline) and as a complete reply.
-    let stream = sse_replay::pipeline::run_chunks(
+    let stream = sse_replay_core::pipeline::run_chunks(
         [(line.as_bytes(), 0u64)],
-        sse_replay::pipeline::Options {
+        sse_replay_core::pipeline::Options {
             dialect: Some(DialectKind::Ollama),
             ..Default::default()
         },
     );
-    let whole = sse_replay::complete::outcome(line.as_bytes(), 1, 0, None, &[]).unwrap();
+    let whole = sse_replay_core::complete::outcome(line.as_bytes(), 1, 0, None, &[]).unwrap();
     assert_eq!(whole.dialect, DialectKind::Ollama);
-    let summary = |calls: &[sse_replay::accumulate::Call]| {
+    let summary = |calls: &[sse_replay_core::accumulate::Call]| {
         calls
             .iter()
             .map(|c| (c.name.clone(), c.value().cloned(), c.complete))
@@ -342,7 +342,9 @@ fn serve_answers_with_the_whole_body_and_its_content_length() {
         rec.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let want = sse_replay::recording::Recording::load(&rec).unwrap().body();
+    let want = sse_replay_core::recording::Recording::load(&rec)
+        .unwrap()
+        .body();
     let (_server, url, _) = common::start_server(&[
         "serve",
         rec.to_str().unwrap(),

@@ -4,7 +4,7 @@
 //! offset and byte by byte. The expected events and the `retry` value must be identical every time.
 
 use serde_json::Value;
-use sse_replay::sse::{SseItem, SseParser};
+use sse_replay_core::sse::{SseItem, SseParser};
 
 const CASES: &str = include_str!("data/sse-conformance.json");
 

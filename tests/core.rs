@@ -10,14 +10,14 @@ mod common;
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use sse_replay::accumulate::Parsed;
-use sse_replay::analysis::{Analysis, Check, SourceInfo, StreamEnding};
-use sse_replay::input::raw_to_recording;
-use sse_replay::naive::Strategy;
-use sse_replay::pipeline::{Options, PipelineOutput, run_chunks};
-use sse_replay::recording::Recording;
-use sse_replay::sse::{self, SseItem, SseParser};
-use sse_replay::stub::{self, Layout, Quirks, StubCall, StubSpec};
+use sse_replay_core::accumulate::Parsed;
+use sse_replay_core::analysis::{Analysis, Check, SourceInfo, StreamEnding};
+use sse_replay_core::input::raw_to_recording;
+use sse_replay_core::naive::Strategy;
+use sse_replay_core::pipeline::{Options, PipelineOutput, run_chunks};
+use sse_replay_core::recording::Recording;
+use sse_replay_core::sse::{self, SseItem, SseParser};
+use sse_replay_core::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
 use common::{Rng, call_summary};
 
@@ -101,7 +101,7 @@ fn simple(index: u64, id: &str, name: &str) -> String {
     first(index, id, name, "{\"a\":") + &more(index, "1}")
 }
 
-fn strategy(a: &Analysis, s: Strategy) -> &sse_replay::analysis::StrategyResult {
+fn strategy(a: &Analysis, s: Strategy) -> &sse_replay_core::analysis::StrategyResult {
     a.strategy(s).unwrap_or_else(|| panic!("no {s:?} report"))
 }
 
@@ -704,7 +704,7 @@ fn finding_summary(out: &PipelineOutput) -> Vec<(&'static str, Option<u32>, u64)
 
 fn generated(calls: usize) -> Vec<u8> {
     let mut body = Vec::new();
-    sse_replay::generate::write_large(&mut body, calls).expect("write to a Vec");
+    sse_replay_core::generate::write_large(&mut body, calls).expect("write to a Vec");
     body
 }
 
@@ -730,7 +730,7 @@ fn generated_stream_is_parsed_right() {
     for (i, c) in out.calls.iter().enumerate() {
         assert_eq!(
             c.raw_arguments,
-            sse_replay::generate::original_arguments(i),
+            sse_replay_core::generate::original_arguments(i),
             "call {i}"
         );
         assert!(c.value().is_some());
@@ -921,7 +921,7 @@ fn seed() -> Analysis {
 #[test]
 fn seed_recording_file_is_the_stub() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/seed-example.ron");
-    let rec = sse_replay::recording::load(&path).expect("bundled seed example loads");
+    let rec = sse_replay_core::recording::load(&path).expect("bundled seed example loads");
     let built = stub::build(&stub::seed_example());
     assert_eq!(rec.body(), built.body());
     assert_eq!(rec.chunks, built.chunks);
@@ -968,8 +968,8 @@ fn seed_walkthrough_fragments() {
     assert_eq!(
         (first.id, first.name),
         (
-            sse_replay::signal::Presence::Value,
-            sse_replay::signal::Presence::Value
+            sse_replay_core::signal::Presence::Value,
+            sse_replay_core::signal::Presence::Value
         )
     );
     for &n in &c.fragments[1..] {
@@ -977,8 +977,8 @@ fn seed_walkthrough_fragments() {
         assert_eq!(
             (f.id, f.name),
             (
-                sse_replay::signal::Presence::Absent,
-                sse_replay::signal::Presence::Absent
+                sse_replay_core::signal::Presence::Absent,
+                sse_replay_core::signal::Presence::Absent
             )
         );
     }
@@ -1134,7 +1134,7 @@ fn seed_error_positions_match_the_javascript_positions() {
         ("{\n\"a\":1}\n}", 9), // second line
     ];
     for (text, pos) in cases {
-        let Parsed::Err { error, .. } = sse_replay::accumulate::parse_value(text) else {
+        let Parsed::Err { error, .. } = sse_replay_core::accumulate::parse_value(text) else {
             panic!("{text} parsed")
         };
         assert!(

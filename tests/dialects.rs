@@ -15,18 +15,18 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use sse_replay::accumulate::Call;
-use sse_replay::analysis::{Analysis, SourceInfo, StreamEnding};
-use sse_replay::dialect::DialectKind;
-use sse_replay::import::{self, ImportError};
-use sse_replay::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
-use sse_replay::recording::{self, Recording};
+use sse_replay_core::accumulate::Call;
+use sse_replay_core::analysis::{Analysis, SourceInfo, StreamEnding};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::import::{self, ImportError};
+use sse_replay_core::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
+use sse_replay_core::recording::{self, Recording};
 
 use common::{Rng, assert_snapshots, bin, call_summary, manifest};
 
 /// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
 fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
-    let rec = sse_replay::input::raw_to_recording(body.as_bytes(), "inline");
+    let rec = sse_replay_core::input::raw_to_recording(body.as_bytes(), "inline");
     let source = SourceInfo {
         name: "inline".into(),
         kind: "raw body".into(),
@@ -629,7 +629,7 @@ fn provider_error_messages_are_the_providers() {
 /// The OpenAI-chat quirks, through the stub builder (the same generator as the bundled recordings).
 #[test]
 fn chat_quirk_table() {
-    use sse_replay::stub::{self, Layout, Quirks, StubCall, StubSpec};
+    use sse_replay_core::stub::{self, Layout, Quirks, StubCall, StubSpec};
     // The seed's two calls.
     let calls: Vec<StubCall> = stub::seed_example().calls;
     let table: Vec<(&str, Quirks, Layout, &[&str], bool)> = vec![
@@ -806,7 +806,7 @@ fn chat_quirk_table() {
 /// The stub builder in every dialect: the truth it records is what the dialect extracts.
 #[test]
 fn stub_every_dialect_matches_its_truth() {
-    use sse_replay::stub::{self, Quirks, StubCall, StubSpec};
+    use sse_replay_core::stub::{self, Quirks, StubCall, StubSpec};
     let calls = vec![
         StubCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city": "深圳", "days": 3, "hourly": true, "extra": null, "nested": {"a": [1, "x"]}}"#.into() },
         StubCall { id: "call_2".into(), name: "noop".into(), arguments: "{}".into() },
@@ -1226,12 +1226,12 @@ fn bundled_recordings_snapshots() {
     assert_snapshots(snapshots);
 }
 
-/// Every `recordings/*.ron` is built by `sse_replay::bundled` (the one place they are made):
+/// Every `recordings/*.ron` is built by `sse_replay_core::bundled` (the one place they are made):
 /// rebuilding each entry gives the stored file byte for byte. `UPDATE_SNAPSHOTS=1` rewrites them.
 #[test]
 fn bundled_recordings_are_rebuilt_from_their_specs() {
     let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
-    let entries = sse_replay::bundled::all();
+    let entries = sse_replay_core::bundled::all();
     let mut failures = Vec::new();
     for b in &entries {
         let path = manifest().join("recordings").join(b.file);
@@ -1243,7 +1243,7 @@ fn bundled_recordings_are_rebuilt_from_their_specs() {
         let stored = std::fs::read_to_string(&path).unwrap_or_default();
         if stored != text {
             failures.push(format!(
-                "{} differs from what sse_replay::bundled builds (UPDATE_SNAPSHOTS=1 rewrites it)",
+                "{} differs from what sse_replay_core::bundled builds (UPDATE_SNAPSHOTS=1 rewrites it)",
                 b.file
             ));
         }
@@ -1263,8 +1263,8 @@ fn bundled_recordings_are_rebuilt_from_their_specs() {
 /// the sequential layout) the spec is the twin's, apart from the title, and builds the twin's bytes.
 #[test]
 fn quirk_recordings_differ_from_their_clean_twin_only_in_the_quirk() {
-    use sse_replay::stub::{self, Layout, Quirks};
-    let entries = sse_replay::bundled::all();
+    use sse_replay_core::stub::{self, Layout, Quirks};
+    let entries = sse_replay_core::bundled::all();
     let by_file = |f: &str| {
         entries
             .iter()

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use sse_replay::recording::{JOURNAL_MAGIC, Recording};
+use sse_replay_core::recording::{JOURNAL_MAGIC, Recording};
 
 use common::{BIN, Kid, stderr, wait_bounded};
 
@@ -407,10 +407,10 @@ fn ctrl_c_during_export_leaves_no_temporary_file() {
 
 /// A journal as a killed recorder leaves it: magic, head, chunks, and a last line cut short.
 fn journal_text() -> String {
-    let rec = sse_replay::stub::build(&sse_replay::stub::seed_example());
+    let rec = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.ron");
-    let mut w = sse_replay::recording::JournalWriter::create(&out, &rec).unwrap();
+    let mut w = sse_replay_core::recording::JournalWriter::create(&out, &rec).unwrap();
     for c in &rec.chunks {
         w.append_chunk(c).unwrap();
     }

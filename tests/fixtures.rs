@@ -9,8 +9,8 @@ mod common;
 use std::path::PathBuf;
 
 use serde_json::Value;
-use sse_replay::accumulate::{Call, Parsed};
-use sse_replay::pipeline::{Options, PipelineOutput, run_chunks};
+use sse_replay_core::accumulate::{Call, Parsed};
+use sse_replay_core::pipeline::{Options, PipelineOutput, run_chunks};
 
 use common::Rng;
 

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use common::gui::{app_with, harness, wait_loaded};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{Action, App, OpenTarget, Settings, Source, StepUnit, Tab};
-use sse_replay::naive::Strategy;
+use sse_replay_app::{Action, App, OpenTarget, Settings, Source, StepUnit, Tab};
+use sse_replay_core::naive::Strategy;
 
 fn seed_harness() -> Harness<'static, App> {
     let mut h = harness(app_with(vec![]).with_initial(Source::Seed));
@@ -206,7 +206,7 @@ fn export_through_the_dialog_seam() {
     h.get_by_label_contains("Exported 2 calls as JSON");
     act(
         &mut h,
-        Action::ExportCalls(sse_replay::export::Format::OpenAi),
+        Action::ExportCalls(sse_replay_core::export::Format::OpenAi),
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&openai).unwrap()).unwrap();
@@ -275,14 +275,14 @@ fn play_advances_and_stops_at_the_end() {
 fn compare_two_recordings() {
     let dir = tempfile::tempdir().unwrap();
     let other = dir.path().join("other.ron");
-    let mut spec = sse_replay::stub::seed_example();
+    let mut spec = sse_replay_core::stub::seed_example();
     spec.calls[1].arguments = r#"{"city":"杭州","days":2}"#.into();
-    spec.calls.push(sse_replay::stub::StubCall {
+    spec.calls.push(sse_replay_core::stub::StubCall {
         id: "call_3".into(),
         name: "get_news".into(),
         arguments: "{}".into(),
     });
-    sse_replay::recording::save(&other, &sse_replay::stub::build(&spec)).unwrap();
+    sse_replay_core::recording::save(&other, &sse_replay_core::stub::build(&spec)).unwrap();
     let mut h = harness(app_with(vec![Some(other)]).with_initial(Source::Seed));
     wait_loaded(&mut h);
     h.get_by_label("Compare two").click();
@@ -314,7 +314,7 @@ fn stub_builder_previews_and_opens_in_the_player() {
     h.get_by_label_contains("per-fragment: 2 of 2 fragments parse alone");
     h.get_by_label("Save as recording…").click();
     h.run();
-    let rec = sse_replay::recording::load(&saved).unwrap();
+    let rec = sse_replay_core::recording::load(&saved).unwrap();
     assert_eq!(rec.truth.len(), 2);
     h.get_by_label("Open in player").click();
     h.run();
@@ -350,13 +350,13 @@ impl egui::DroppedFile for Dropped {
 #[test]
 fn drag_and_drop_and_ctrl_o_go_through_the_same_open() {
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = sse_replay::stub::seed_example();
-    spec.layout = sse_replay::stub::Layout::Interleaved;
+    let mut spec = sse_replay_core::stub::seed_example();
+    spec.layout = sse_replay_core::stub::Layout::Interleaved;
     let dropped = dir.path().join("interleaved.ron");
-    sse_replay::recording::save(&dropped, &sse_replay::stub::build(&spec)).unwrap();
+    sse_replay_core::recording::save(&dropped, &sse_replay_core::stub::build(&spec)).unwrap();
     let opened = dir.path().join("opened.ron");
     spec.calls.truncate(1);
-    sse_replay::recording::save(&opened, &sse_replay::stub::build(&spec)).unwrap();
+    sse_replay_core::recording::save(&opened, &sse_replay_core::stub::build(&spec)).unwrap();
     let mut h = harness(app_with(vec![Some(opened.clone())]));
     h.run();
     h.input_mut()
@@ -381,7 +381,7 @@ fn a_large_load_can_be_cancelled_and_keeps_the_previous_recording() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.sse");
     let f = std::fs::File::create(&big).unwrap();
-    sse_replay::generate::write_large(std::io::BufWriter::new(f), 60).unwrap();
+    sse_replay_core::generate::write_large(std::io::BufWriter::new(f), 60).unwrap();
     let mut h = seed_harness();
     act(&mut h, Action::OpenPath(big, OpenTarget::Primary));
     assert!(h.state().is_loading());
@@ -431,8 +431,8 @@ fn recorder_and_proxy_tabs_render() {
 /// the dialog seam.
 #[test]
 fn records_live_from_a_local_server_into_the_replay_panels() {
-    use sse_replay::net::serve::{self, Pacing, Plan, ServeConfig};
-    let seed = sse_replay::stub::build(&sse_replay::stub::seed_example());
+    use sse_replay_net::serve::{self, Pacing, Plan, ServeConfig};
+    let seed = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
     let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Recorded { speed: 0.5 }, None));
     let body = seed.body();
     let server = serve::start(ServeConfig {
@@ -502,7 +502,7 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
     h.run();
     h.get_by_label("Save As…").click();
     h.run();
-    let rec = sse_replay::recording::load(&saved).unwrap();
+    let rec = sse_replay_core::recording::load(&saved).unwrap();
     assert_eq!(rec.body(), body);
     h.get_by_label_contains("Saved the recording to");
     server.stop();
@@ -577,7 +577,7 @@ fn dialect_is_named_and_can_be_forced() {
     h.get_by_label_contains("finished: 2 of 2 calls parsed");
     act(
         &mut h,
-        Action::SetDialect(Some(sse_replay::dialect::DialectKind::OpenAiChat)),
+        Action::SetDialect(Some(sse_replay_core::dialect::DialectKind::OpenAiChat)),
     );
     wait_loaded(&mut h);
     h.get_by_label("OpenAI Chat Completions");
@@ -609,10 +609,10 @@ fn a_raw_body_is_marked_guessed_and_without_read_boundaries() {
 /// large stream opened at its end once showed the first steps).
 #[test]
 fn the_lists_keep_the_cursor_row_in_view() {
-    let recording = Box::new(sse_replay::generate::large_recording(40));
+    let recording = Box::new(sse_replay_core::generate::large_recording(40));
     let name = "large (generated)".to_owned();
     let mut app = app_with(vec![]).with_initial(Source::Memory { name, recording });
-    app.settings.lower_view = sse_replay::app::event_inspector::LowerView::Bytes;
+    app.settings.lower_view = sse_replay_app::event_inspector::LowerView::Bytes;
     let mut h = harness(app);
     wait_loaded(&mut h);
     let last = h.state().view().unwrap().cursor;
@@ -821,8 +821,8 @@ fn typewriter_preview_at_a_cursor_mid_call() {
     // A number cut short (`{"days":3` then `1}`): the preview shows 3, flagged as contradicted.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cut.ron");
-    let spec = sse_replay::stub::StubSpec {
-        calls: vec![sse_replay::stub::StubCall {
+    let spec = sse_replay_core::stub::StubSpec {
+        calls: vec![sse_replay_core::stub::StubCall {
             id: "call_1".into(),
             name: "f".into(),
             arguments: r#"{"days":31}"#.into(),
@@ -830,7 +830,7 @@ fn typewriter_preview_at_a_cursor_mid_call() {
         fragment_chars: vec![9, 2],
         ..Default::default()
     };
-    sse_replay::recording::save(&path, &sse_replay::stub::build(&spec)).unwrap();
+    sse_replay_core::recording::save(&path, &sse_replay_core::stub::build(&spec)).unwrap();
     act(&mut h, Action::OpenPath(path, OpenTarget::Primary));
     wait_loaded(&mut h);
     let chunk = h.state().analysis().unwrap().fragments[1].pos.chunk;

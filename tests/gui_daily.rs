@@ -8,7 +8,7 @@ mod common;
 use common::gui::{harness_sized, wait_loaded};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{App, BUILTIN_NOTE, ScriptedDialogs, Settings, Source};
+use sse_replay_app::{App, BUILTIN_NOTE, ScriptedDialogs, Settings, Source};
 
 fn seed(dialogs: ScriptedDialogs, w: f32, h: f32) -> Harness<'static, App> {
     // egui_file's path and file-name fields carry no accessible name (not ours to label): the
@@ -81,7 +81,7 @@ fn the_event_list_filters_by_text_and_call_and_shows_the_selected_event() {
     let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
     let (total, second_call_events, first_tool_event) = {
         let a = h.state().analysis().unwrap();
-        let fed = |e: &sse_replay::pipeline::EventRecord, call: u32| {
+        let fed = |e: &sse_replay_core::pipeline::EventRecord, call: u32| {
             (e.first_fragment..e.first_fragment + e.fragment_count)
                 .any(|f| a.fragments[f as usize].call == call)
         };
@@ -224,7 +224,7 @@ fn a_call_card_folds_to_one_line() {
 #[test]
 fn the_transport_counters_are_not_cut_on_a_laptop_screen() {
     // Thousands of chunks, events and fragments: long counters.
-    let recording = Box::new(sse_replay::generate::large_recording(400));
+    let recording = Box::new(sse_replay_core::generate::large_recording(400));
     let name = "large (generated)".to_owned();
     let app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
         .with_initial(Source::Memory { name, recording });
@@ -250,7 +250,7 @@ fn hovering_a_timeline_fragment_shows_its_text_and_time() {
         let (a, tables) = (&d.analysis, &d.derived);
         let f = &a.fragments[a.calls[0].fragments[2] as usize];
         let last = a.chunks.len() as u32 - 1;
-        let clock = |k| sse_replay::app::ViewState::clock_of(a, tables, k);
+        let clock = |k| sse_replay_app::ViewState::clock_of(a, tables, k);
         (
             clock(f.pos.chunk),
             clock(last).max(1.0),
@@ -283,8 +283,8 @@ fn saving_onto_an_existing_file_in_the_in_app_browser_asks_first() {
     let mut h = seed(ScriptedDialogs::without_native(), 1500.0, 940.0);
     h.state_mut()
         .actions
-        .push(sse_replay::app::Action::ExportCalls(
-            sse_replay::export::Format::Json,
+        .push(sse_replay_app::Action::ExportCalls(
+            sse_replay_core::export::Format::Json,
         ));
     h.run();
     assert!(h.state().builtin_dialog_open());
@@ -317,8 +317,8 @@ fn saving_onto_an_existing_file_in_the_in_app_browser_asks_first() {
     // Again, and Replace: written.
     h.state_mut()
         .actions
-        .push(sse_replay::app::Action::ExportCalls(
-            sse_replay::export::Format::Json,
+        .push(sse_replay_app::Action::ExportCalls(
+            sse_replay_core::export::Format::Json,
         ));
     h.run();
     set_name(&mut h);
@@ -334,7 +334,7 @@ fn the_byte_view_scrolls_sideways_and_its_gutter_stays() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/openai-chat-weather.ron");
     let mut app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
         .with_initial(Source::File(path));
-    app.settings.lower_view = sse_replay::app::event_inspector::LowerView::Bytes;
+    app.settings.lower_view = sse_replay_app::event_inspector::LowerView::Bytes;
     let mut h = harness_sized(app, 1500.0, 940.0, true);
     wait_loaded(&mut h);
     let last = h.state().view().unwrap().cursor;

@@ -19,9 +19,9 @@ use std::time::Duration;
 use common::gui::{app, harness, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::headline::{self, Tone};
-use sse_replay::app::{Action, App, OpenTarget};
-use sse_replay::dialect::DialectKind;
+use sse_replay_app::headline::{self, Tone};
+use sse_replay_app::{Action, App, OpenTarget};
+use sse_replay_core::dialect::DialectKind;
 
 fn open(h: &mut Harness<'_, App>, path: PathBuf) {
     h.state_mut()
@@ -150,7 +150,7 @@ fn a_live_stream_is_streaming_until_it_ends() {
     assert!(
         a.findings
             .iter()
-            .any(|f| f.kind == sse_replay::findings::FindingKind::EndedWithoutFinish),
+            .any(|f| f.kind == sse_replay_core::findings::FindingKind::EndedWithoutFinish),
         "the partial analysis has the end-of-stream findings"
     );
     h.get_by_label("● live");

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::gui::{app_with, harness, wait_loaded};
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{OpenTarget, Source};
+use sse_replay_app::{OpenTarget, Source};
 
 /// Two recordings that differ in one argument value (`days` 3 → 4): the changed value is drawn
 /// highlighted on both sides, the stream rows are shown, and Replay's document is untouched by
@@ -19,11 +19,11 @@ use sse_replay::app::{OpenTarget, Source};
 fn compare_two_diffs_arguments_inline_and_leaves_replay_alone() {
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (dir.path().join("a.ron"), dir.path().join("b.ron"));
-    let spec = sse_replay::stub::seed_example();
-    sse_replay::recording::save(&pa, &sse_replay::stub::build(&spec)).unwrap();
+    let spec = sse_replay_core::stub::seed_example();
+    sse_replay_core::recording::save(&pa, &sse_replay_core::stub::build(&spec)).unwrap();
     let mut other = spec.clone();
     other.calls[0].arguments = r#"{"city":"深圳","days":4}"#.into();
-    sse_replay::recording::save(&pb, &sse_replay::stub::build(&other)).unwrap();
+    sse_replay_core::recording::save(&pb, &sse_replay_core::stub::build(&other)).unwrap();
 
     let mut h =
         harness(app_with(vec![Some(pa.clone()), Some(pb.clone())]).with_initial(Source::Seed));
@@ -92,8 +92,8 @@ fn post_through(addr: std::net::SocketAddr, model: &str) -> String {
 /// Replay.
 #[test]
 fn a_proxied_exchange_is_listed_and_inspectable() {
-    use sse_replay::net::serve::{self, Pacing, Plan, ServeConfig};
-    let seed = sse_replay::stub::build(&sse_replay::stub::seed_example());
+    use sse_replay_net::serve::{self, Pacing, Plan, ServeConfig};
+    let seed = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
     let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Instant, None));
     let upstream = serve::start(ServeConfig {
         addr: "127.0.0.1:0".parse().unwrap(),
@@ -201,9 +201,9 @@ fn compare_two_frame_time_with_many_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (pa, pb) = (dir.path().join("a.ron"), dir.path().join("b.ron"));
     for (path, v) in [(&pa, "x"), (&pb, "y")] {
-        let spec = sse_replay::stub::StubSpec {
+        let spec = sse_replay_core::stub::StubSpec {
             calls: (0..2000)
-                .map(|i| sse_replay::stub::StubCall {
+                .map(|i| sse_replay_core::stub::StubCall {
                     id: format!("call_{i}"),
                     name: "f".into(),
                     arguments: format!(r#"{{"i":{i},"v":"{v}","list":[1,2,3]}}"#),
@@ -212,7 +212,7 @@ fn compare_two_frame_time_with_many_rows() {
             fragment_chars: vec![40],
             ..Default::default()
         };
-        sse_replay::recording::save(path, &sse_replay::stub::build(&spec)).unwrap();
+        sse_replay_core::recording::save(path, &sse_replay_core::stub::build(&spec)).unwrap();
     }
     let mut h = harness(app_with(vec![Some(pa), Some(pb)]));
     h.run();

@@ -11,8 +11,8 @@ mod common;
 use common::gui::{app, harness, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use sse_replay::app::{App, Source};
-use sse_replay::stub::{self, StubCall, StubSpec};
+use sse_replay_app::{App, Source};
+use sse_replay_core::stub::{self, StubCall, StubSpec};
 
 fn later_pending(app: &App) -> bool {
     app.doc.as_ref().is_some_and(|d| d.loaded.later_pending())
@@ -97,7 +97,7 @@ fn the_preview_badge_appears_once_the_previews_are_ready() {
     assert!(
         a.findings
             .iter()
-            .any(|f| f.kind == sse_replay::findings::FindingKind::PreviewContradiction)
+            .any(|f| f.kind == sse_replay_core::findings::FindingKind::PreviewContradiction)
     );
 }
 
@@ -109,7 +109,7 @@ fn during_a_load_the_empty_state_shows_progress_not_the_seed_button() {
     h.run();
     h.get_by_label("Open the seed example");
     h.state_mut()
-        .open(Source::Seed, sse_replay::app::OpenTarget::Primary);
+        .open(Source::Seed, sse_replay_app::OpenTarget::Primary);
     h.run();
     assert!(h.state().is_loading());
     assert_eq!(

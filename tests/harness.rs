@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::{bin, manifest, stderr};
 use serde_json::Value;
-use sse_replay::harness::{self, Expected, Variant, variants};
+use sse_replay_net::harness::{self, Expected, Variant, variants};
 
 /// Builds the example clients once (`cargo test --test harness` alone does not build examples)
 /// and returns the path of `name`.
@@ -130,10 +130,10 @@ fn framing_variants_keep_the_calls_and_really_change_the_writes() {
             let Some(wire) = variants::wire(v, &r.recording, &r.base, 42) else {
                 continue;
             };
-            let analysis = sse_replay::analysis::Analysis::from_recording(
+            let analysis = sse_replay_core::analysis::Analysis::from_recording(
                 &wire.to_recording(&r.recording),
-                sse_replay::analysis::SourceInfo::default(),
-                sse_replay::pipeline::Options {
+                sse_replay_core::analysis::SourceInfo::default(),
+                sse_replay_core::pipeline::Options {
                     dialect: Some(r.base.dialect),
                     framing: None,
                     detail: true,
@@ -196,10 +196,10 @@ fn fault_variants_cut_inside_arguments_and_drop_the_terminator() {
     let cut = variants::wire(Variant::Cut, &seed.recording, &seed.base, 0).expect("cut applies");
     assert!(cut.abort);
     assert!(cut.body().len() < seed.recording.body().len());
-    let a = sse_replay::analysis::Analysis::from_recording(
+    let a = sse_replay_core::analysis::Analysis::from_recording(
         &cut.to_recording(&seed.recording),
-        sse_replay::analysis::SourceInfo::default(),
-        sse_replay::pipeline::Options::default(),
+        sse_replay_core::analysis::SourceInfo::default(),
+        sse_replay_core::pipeline::Options::default(),
     );
     let e = Expected::from_analysis(&a);
     assert!(e.failure_allowed());

@@ -99,7 +99,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn seed_body() -> Vec<u8> {
-    let rec = sse_replay::recording::load(&manifest().join("recordings/seed-example.ron"))
+    let rec = sse_replay_core::recording::load(&manifest().join("recordings/seed-example.ron"))
         .expect("seed recording");
     rec.body()
 }
@@ -320,7 +320,7 @@ fn import_reads_standard_input() {
         LONG,
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let rec = sse_replay::recording::load(&out).expect("written");
+    let rec = sse_replay_core::recording::load(&out).expect("written");
     assert_eq!(rec.body(), seed_body());
 }
 
@@ -388,11 +388,11 @@ fn import_max_streams_caps_the_recordings_and_says_how_many_were_skipped() {
     let written = std::fs::read_dir(&out_dir).expect("read_dir").count();
     assert_eq!(written, 5);
     // The library default keeps 1,000.
-    let lim = sse_replay::import::ImportLimits::default();
+    let lim = sse_replay_core::import::ImportLimits::default();
     assert_eq!(lim.max_streams, 1000);
-    let imported = sse_replay::import::import_path_with(
+    let imported = sse_replay_core::import::import_path_with(
         &har,
-        &sse_replay::import::ImportLimits {
+        &sse_replay_core::import::ImportLimits {
             max_streams: 7,
             ..lim
         },
@@ -419,18 +419,18 @@ fn bad_limits_are_usage_errors() {
 
 #[test]
 fn the_analysis_names_the_cut_as_an_error_finding() {
-    use sse_replay::analysis::{Analysis, SourceInfo};
-    use sse_replay::findings::{FindingKind, Severity};
+    use sse_replay_core::analysis::{Analysis, SourceInfo};
+    use sse_replay_core::findings::{FindingKind, Severity};
     let mut body = seed_body();
     let at = body.len() as u64;
     body.extend_from_slice(b"data: ");
     body.extend(std::iter::repeat_n(b'x', 5000));
     body.extend_from_slice(b"\n\n");
-    let rec = sse_replay::input::raw_to_recording(&body, "cut");
+    let rec = sse_replay_core::input::raw_to_recording(&body, "cut");
     let a = Analysis::from_recording_owned(
         rec,
         SourceInfo::default(),
-        sse_replay::pipeline::Options::default(),
+        sse_replay_core::pipeline::Options::default(),
         4096,
     );
     assert_eq!(a.overflow.map(|o| (o.start, o.limit)), Some((at, 4096)));

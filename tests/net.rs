@@ -12,9 +12,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use sse_replay::pipeline::{Options, run_chunks};
-use sse_replay::recording::{Chunk, Recording, ResponseInfo};
-use sse_replay::stub::{self, Layout, StubCall, StubSpec};
+use sse_replay_core::pipeline::{Options, run_chunks};
+use sse_replay_core::recording::{Chunk, Recording, ResponseInfo};
+use sse_replay_core::stub::{self, Layout, StubCall, StubSpec};
 
 use common::{BIN, Kid, start_server, stderr};
 
@@ -305,7 +305,7 @@ fn serve_handles_concurrent_clients_and_stops_on_ctrl_c() {
         .unwrap();
     let started = Instant::now();
     let bodies = rt.block_on(async {
-        let client = sse_replay::net::http_client(Duration::from_secs(5)).unwrap();
+        let client = sse_replay_net::http_client(Duration::from_secs(5)).unwrap();
         let get = |path: &'static str| {
             let client = client.clone();
             let url = format!("{url}{path}");
@@ -849,7 +849,7 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
         .build()
         .unwrap();
     let (received, first_after, total) = rt.block_on(async {
-        let client = sse_replay::net::http_client(Duration::from_secs(5)).unwrap();
+        let client = sse_replay_net::http_client(Duration::from_secs(5)).unwrap();
         let started = Instant::now();
         let mut resp = client
             .post(format!("{proxy_url}v1/chat/completions"))
@@ -954,7 +954,7 @@ fn proxy_answers_502_when_the_upstream_is_down() {
         .build()
         .unwrap();
     let status = rt.block_on(async {
-        let client = sse_replay::net::http_client(Duration::from_secs(5)).unwrap();
+        let client = sse_replay_net::http_client(Duration::from_secs(5)).unwrap();
         client
             .get(format!("{proxy_url}x"))
             .send()
@@ -990,7 +990,7 @@ fn timing_fidelity() {
     }
     let original = Recording {
         chunks,
-        meta: sse_replay::recording::Meta {
+        meta: sse_replay_core::recording::Meta {
             timing_known: true,
             ..Default::default()
         },

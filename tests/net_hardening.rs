@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use sse_replay::recording::Recording;
-use sse_replay::stub::{self, StubCall, StubSpec};
+use sse_replay_core::recording::Recording;
+use sse_replay_core::stub::{self, StubCall, StubSpec};
 
 use common::{BIN, Kid, stderr};
 
@@ -613,7 +613,7 @@ fn large_concurrent_posts_stream_through_the_proxy_whole_and_captures_keep_a_pre
         captures.to_str().unwrap(),
     ]);
     let answers = runtime().block_on(async {
-        let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
+        let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
         let posts = (0..BIG_POSTS).map(|seed| {
             let client = client.clone();
             let url = format!("{url}v1/chat/completions");
@@ -659,8 +659,8 @@ fn large_concurrent_posts_stream_through_the_proxy_whole_and_captures_keep_a_pre
     for f in files {
         let rec = Recording::load(&f).unwrap();
         let req = rec.request.unwrap();
-        assert_eq!(req.body.len(), sse_replay::net::proxy::CAPTURED_BODY_BYTES);
-        let n = sse_replay::net::proxy::CAPTURED_BODY_BYTES;
+        assert_eq!(req.body.len(), sse_replay_net::proxy::CAPTURED_BODY_BYTES);
+        let n = sse_replay_net::proxy::CAPTURED_BODY_BYTES;
         assert!(
             (0..BIG_POSTS).any(|seed| body_prefix(n, seed) == req.body.as_bytes()),
             "the capture keeps the body's first bytes"
@@ -683,7 +683,7 @@ fn large_concurrent_posts_to_serve_are_drained_not_held() {
     let (server, url, _, _) =
         start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
     let answers = runtime().block_on(async {
-        let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
+        let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
         let posts = (0..BIG_POSTS).map(|seed| {
             let client = client.clone();
             let url = format!("{url}v1/chat/completions");

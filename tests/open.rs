@@ -1,4 +1,4 @@
-//! One opener for the CLI and the app (`sse_replay::open`): `check`, `export` and `events` open a
+//! One opener for the CLI and the app (`sse_replay_core::open`): `check`, `export` and `events` open a
 //! capture (HAR, cassette, JSON-lines fixture) as the app does; a capture with several streams
 //! takes `--stream N` and without it fails with exit 2, the error on the first line of standard
 //! error and one line per stream after it.
@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Output;
 
 use common::{manifest, stderr};
-use sse_replay::analysis::SourceKind;
-use sse_replay::open::{self, OpenError, OpenOptions, Opened};
+use sse_replay_core::analysis::SourceKind;
+use sse_replay_core::open::{self, OpenError, OpenOptions, Opened};
 
 const TWO_HAR: &str = "tests/data/import/two-streams.har";
 const TWO_CASSETTE: &str = "tests/data/import/vcr-two-streams.yaml";

@@ -10,11 +10,11 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use common::{BIN, manifest, stderr};
-use sse_replay::analysis::{Analysis, SourceInfo};
-use sse_replay::findings::FindingKind;
-use sse_replay::pipeline::Options;
-use sse_replay::preview::{self, CallPreview, Contradiction};
-use sse_replay::stub::{self, StubCall, StubSpec};
+use sse_replay_core::analysis::{Analysis, SourceInfo};
+use sse_replay_core::findings::FindingKind;
+use sse_replay_core::pipeline::Options;
+use sse_replay_core::preview::{self, CallPreview, Contradiction};
+use sse_replay_core::stub::{self, StubCall, StubSpec};
 
 const SEED: &str = "recordings/seed-example.ron";
 
@@ -205,7 +205,7 @@ fn a_call_that_does_not_parse_is_not_checked() {
         }])
     );
     assert!(!a.verdict().ok());
-    let text = sse_replay::report::check_text(&a);
+    let text = sse_replay_core::report::check_text(&a);
     assert!(
         text.contains("  call 0 f: 3 previews, not checked (the final arguments do not parse)\n"),
         "{text}"

@@ -82,7 +82,7 @@ fn json_responses_keep_their_content_length() {
 /// (502, with the error).
 #[test]
 fn every_request_is_reported_as_an_exchange() {
-    use sse_replay::net::proxy::{self, ProxyConfig, ProxyEvent};
+    use sse_replay_net::proxy::{self, ProxyConfig, ProxyEvent};
     const SSE: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
     let (upstream, _requests) =
         common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream", SSE);

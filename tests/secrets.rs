@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use sse_replay::recording::Recording;
+use sse_replay_core::recording::Recording;
 
 use common::{BIN, Kid, canned_upstream, start_server, stderr, wait_bounded};
 
@@ -267,7 +267,7 @@ fn proxy_captures_write_no_secret() {
         .build()
         .unwrap();
     let received = rt.block_on(async {
-        let client = sse_replay::net::http_client(Duration::from_secs(10)).unwrap();
+        let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
         let mut req = client.post(&target).body(json_body());
         for h in header_args() {
             let (name, value) = h.split_once(':').unwrap();

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
-use sse_replay::analysis::{Analysis, SourceInfo};
-use sse_replay::findings::{FindingKind, Severity};
-use sse_replay::pipeline::Options;
+use sse_replay_core::analysis::{Analysis, SourceInfo};
+use sse_replay_core::findings::{FindingKind, Severity};
+use sse_replay_core::pipeline::Options;
 
 use common::{BIN, stderr};
 
@@ -44,7 +44,7 @@ fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
 }
 
 fn analyse(body: &[u8]) -> Analysis {
-    let rec = sse_replay::input::raw_to_recording(body, "inline");
+    let rec = sse_replay_core::input::raw_to_recording(body, "inline");
     let source = SourceInfo {
         name: "inline".into(),
         kind: "raw body".into(),
@@ -249,7 +249,7 @@ fn event_too_large_fails_every_verdict(dir: &Path) {
     );
     body.push_str(&format!("data: {}\n\n", "x".repeat(4096)));
     body.push_str(&chat_finish());
-    let rec = sse_replay::input::raw_to_recording(body.as_bytes(), "inline");
+    let rec = sse_replay_core::input::raw_to_recording(body.as_bytes(), "inline");
     let source = SourceInfo {
         name: "inline".into(),
         kind: "raw body".into(),
@@ -627,7 +627,7 @@ fn check_json_carries_schema_version_first() {
 
 #[test]
 fn the_report_says_when_a_recording_was_interrupted() {
-    use sse_replay::recording::{self, JournalWriter};
+    use sse_replay_core::recording::{self, JournalWriter};
     let dir = tempfile::tempdir().expect("tempdir");
     let seed =
         recording::load(&common::manifest().join("recordings/seed-example.ron")).expect("seed");

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sse_replay::dialect::DialectKind;
-use sse_replay::pipeline::{Options, Outcome, Pipeline};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::pipeline::{Options, Outcome, Pipeline};
 
 fn run(pieces: &[&[u8]], dialect: Option<DialectKind>) -> Outcome {
     let mut p = Pipeline::new(Options { dialect, framing: None, detail: true });

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sse_replay::recording::Recording;
+use sse_replay_core::recording::Recording;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(rec) = Recording::from_bytes(data) else { return };

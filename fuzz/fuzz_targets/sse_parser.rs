@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sse_replay::sse::{EventFlags, SseItem, SseParser, SseStats, Unterminated};
+use sse_replay_core::sse::{EventFlags, SseItem, SseParser, SseStats, Unterminated};
 
 #[derive(Debug, PartialEq, Eq)]
 enum Item {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{EXIT_FAILED, InputArgs, fail, open_failed, verdict};
-use crate::export;
+use sse_replay_core::export;
 
 /// `check` arguments.
 #[derive(Debug, Args)]
@@ -24,7 +24,7 @@ pub struct CheckArgs {
 /// Runs `check`.
 pub(super) fn run(a: &CheckArgs) -> ExitCode {
     // A raw body is analysed as it is read, and not kept: the report needs none of its bytes.
-    let opened = crate::open::analyse_for_report(
+    let opened = sse_replay_core::open::analyse_for_report(
         &a.input.file,
         a.input.dialect,
         a.input.stream(),
@@ -44,7 +44,7 @@ pub(super) fn run(a: &CheckArgs) -> ExitCode {
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush())
     } else {
-        std::io::stdout().write_all(crate::report::check_text(&analysis).as_bytes())
+        std::io::stdout().write_all(sse_replay_core::report::check_text(&analysis).as_bytes())
     };
     if let Err(e) = written {
         return fail(EXIT_FAILED, format!("cannot write the report: {e}"));

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{EXIT_FAILED, InputArgs, fail, open_failed, verdict};
-use crate::analysis::Analysis;
+use sse_replay_core::analysis::Analysis;
 
 /// `events` arguments.
 #[derive(Debug, Args)]
@@ -59,7 +59,7 @@ struct EventData {
 }
 
 /// Re-frame one event's bytes to recover its data and id for display (cheap: one event).
-fn events_data(a: &Analysis, e: &crate::pipeline::EventRecord) -> EventData {
+fn events_data(a: &Analysis, e: &sse_replay_core::pipeline::EventRecord) -> EventData {
     let bytes = a.bytes(&e.span);
     if a.complete {
         // One event: the whole document.
@@ -70,14 +70,14 @@ fn events_data(a: &Analysis, e: &crate::pipeline::EventRecord) -> EventData {
     }
     let mut data = String::new();
     let mut id = String::new();
-    let mut framer = crate::framing::Framer::new(Some(a.framing));
-    let mut sink = |item: crate::framing::Framed<'_>| {
-        if let crate::framing::Framed::Event { data: d, .. } = item {
+    let mut framer = sse_replay_core::framing::Framer::new(Some(a.framing));
+    let mut sink = |item: sse_replay_core::framing::Framed<'_>| {
+        if let sse_replay_core::framing::Framed::Event { data: d, .. } = item {
             data = d.to_owned();
         }
     };
     framer.feed(bytes, &mut sink);
-    if a.framing == crate::framing::Framing::Sse {
+    if a.framing == sse_replay_core::framing::Framing::Sse {
         // A terminating blank line is part of the span; make sure the event dispatches.
         framer.feed(b"\n\n", &mut sink);
         for line in bytes.split(|b| *b == b'\n') {

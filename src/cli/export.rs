@@ -8,10 +8,10 @@ use clap::builder::{EnumValueParser, TypedValueParser as _};
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_FAILED, EXIT_OK, InputArgs, fail, open_failed, write_failed};
-use crate::export::{self, Format};
-use crate::input;
-use crate::pipeline::Options;
-use crate::recording::{self, OutputFile, WriteOptions};
+use sse_replay_core::export::{self, Format};
+use sse_replay_core::input;
+use sse_replay_core::pipeline::Options;
+use sse_replay_core::recording::{OutputFile, WriteOptions};
 
 /// `export` arguments.
 #[derive(Debug, Args)]
@@ -65,15 +65,15 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
     // Stream: each call is written as soon as it is parsed, then dropped. A file is written to a
     // temporary file and renamed into place at the end (removed on error or Ctrl+C).
     let out_path = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-    recording::remove_temp_files_on_interrupt();
+    super::signals::remove_temp_files_on_interrupt();
     let sink = match OutputFile::create(&out_path, WriteOptions::public(a.force)) {
         Ok(f) => f,
         Err(e) => return fail(write_failed(&e), e),
     };
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
-    let mut judge = crate::verdict::Judge::default();
-    let result = crate::open::stream_each(
+    let mut judge = sse_replay_core::verdict::Judge::default();
+    let result = sse_replay_core::open::stream_each(
         &a.input.file,
         a.input.stream(),
         Options {
@@ -114,9 +114,9 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
     if verdict.ok() {
         if judge.client_calls() == 0 {
             // Not an error (a text answer), but an empty export should not pass unremarked.
-            crate::log_line!(
+            sse_replay_core::log_line!(
                 "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
-                crate::text::visible(&name.to_string())
+                sse_replay_core::text::visible(&name.to_string())
             );
         }
         ExitCode::from(EXIT_OK)

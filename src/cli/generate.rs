@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{EXIT_OK, fail, write_failed};
-use crate::recording::{self, OutputFile, RecordingError, WriteOptions};
+use sse_replay_core::recording::{self, OutputFile, RecordingError, WriteOptions};
 
 /// Largest `generate-large --calls` (each call is some 340 events: 100,000 calls is gigabytes).
 const MAX_GENERATED_CALLS: u64 = 100_000;
@@ -34,13 +34,13 @@ pub struct GenerateArgs {
 /// Runs `generate-large`.
 pub(super) fn run(a: &GenerateArgs) -> ExitCode {
     let options = WriteOptions::public(a.force);
-    recording::remove_temp_files_on_interrupt();
+    super::signals::remove_temp_files_on_interrupt();
     let res = if a.ron {
-        let rec = crate::generate::large_recording(a.calls);
+        let rec = sse_replay_core::generate::large_recording(a.calls);
         recording::save_with(&a.output, &rec, options)
     } else if a.one_event_calls {
         OutputFile::create(&a.output, options).and_then(|mut f| {
-            crate::generate::write_one_event_calls(&mut f, a.calls)
+            sse_replay_core::generate::write_one_event_calls(&mut f, a.calls)
                 .map_err(|e| RecordingError::Io {
                     op: "writing",
                     path: a.output.clone(),
@@ -50,7 +50,7 @@ pub(super) fn run(a: &GenerateArgs) -> ExitCode {
         })
     } else {
         OutputFile::create(&a.output, options).and_then(|mut f| {
-            crate::generate::write_large(&mut f, a.calls)
+            sse_replay_core::generate::write_large(&mut f, a.calls)
                 .map_err(|e| RecordingError::Io {
                     op: "writing",
                     path: a.output.clone(),

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, parse_size};
-use crate::import;
+use sse_replay_core::import;
 
 /// `import` arguments.
 #[derive(Debug, clap::Args)]
@@ -82,7 +82,7 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
         max_streams: args.max_streams,
     };
     let (recs, skipped) = if import::is_journal_file(&args.file) {
-        match crate::recording::load(&args.file) {
+        match sse_replay_core::recording::load(&args.file) {
             Ok(rec) => (vec![rec], 0),
             Err(e) => return fail(EXIT_INPUT, e),
         }
@@ -98,11 +98,11 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
             "sse-replay: skipped {skipped} of {} event streams (--max-streams {}) in {}",
             skipped + recs.len(),
             args.max_streams,
-            crate::text::visible(&args.file.display().to_string())
+            sse_replay_core::text::visible(&args.file.display().to_string())
         );
     }
     let out = args.output.clone().unwrap_or_else(|| {
-        if crate::input::is_stdin(&args.file) {
+        if sse_replay_core::input::is_stdin(&args.file) {
             PathBuf::from("stdin.ron")
         } else {
             default_output(&args.file)
@@ -124,9 +124,9 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
     // nothing half-written.
     let mut fresh = Vec::with_capacity(paths.len());
     for p in &paths {
-        match crate::recording::output_target(p, args.force) {
-            Ok(t) => fresh.push(t == crate::recording::OutputTarget::New),
-            Err(e @ crate::recording::RecordingError::Exists { .. }) => {
+        match sse_replay_core::recording::output_target(p, args.force) {
+            Ok(t) => fresh.push(t == sse_replay_core::recording::OutputTarget::New),
+            Err(e @ sse_replay_core::recording::RecordingError::Exists { .. }) => {
                 return fail(EXIT_INPUT, e);
             }
             Err(e) => return fail(EXIT_FAILED, e),
@@ -139,16 +139,16 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
             Err(e) => return fail(EXIT_FAILED, e.with_path(p)),
         }
     }
-    let options = crate::recording::WriteOptions::private(args.force);
+    let options = sse_replay_core::recording::WriteOptions::private(args.force);
     let mut written: Vec<&PathBuf> = Vec::new();
     for (((rec, p), text), fresh) in recs.iter().zip(&paths).zip(&texts).zip(&fresh) {
-        if let Err(e) = crate::recording::write_file(p, text.as_bytes(), options) {
+        if let Err(e) = sse_replay_core::recording::write_file(p, text.as_bytes(), options) {
             // Undo this run's new files (never a file that was there before).
             for w in written {
                 let _ = std::fs::remove_file(w);
             }
             let code = match e {
-                crate::recording::RecordingError::Exists { .. } => EXIT_INPUT,
+                sse_replay_core::recording::RecordingError::Exists { .. } => EXIT_INPUT,
                 _ => EXIT_FAILED,
             };
             return fail(code, format!("cannot write the recording: {e}"));

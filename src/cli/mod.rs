@@ -4,9 +4,9 @@
 //! provider error, arguments differ from the stream's own full copy, a line or event was longer
 //! than `--max-event-bytes` — reading stops there, so an endless input ends at bounded memory —
 //! …) or a network/HTTP failure; 2 = the input cannot be read (or bad usage). `check`, `export`
-//! and `events` decide it with the one verdict in [`crate::verdict`], and say why on exactly one
+//! and `events` decide it with the one verdict in [`sse_replay_core::verdict`], and say why on exactly one
 //! line of standard error. `-` as the input path is standard input. Files are opened by the one
-//! opener, [`crate::open`], as in the app (a HAR or cassette with several streams takes
+//! opener, [`sse_replay_core::open`], as in the app (a HAR or cassette with several streams takes
 //! `--stream N`).
 //!
 //! One file per command; this module holds the clap [`Cli`], the exit codes, the shared flags and
@@ -22,6 +22,7 @@ mod preview;
 mod proxy;
 mod record;
 mod serve;
+mod signals;
 mod stub;
 mod test;
 
@@ -31,22 +32,22 @@ use std::process::ExitCode;
 use clap::builder::{EnumValueParser, PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::analysis::Analysis;
-use crate::dialect::DialectKind;
-use crate::input;
-use crate::open::OpenError;
-use crate::recording::RecordingError;
+use sse_replay_core::analysis::Analysis;
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::input;
+use sse_replay_core::open::OpenError;
+use sse_replay_core::recording::RecordingError;
 
 pub use check::CheckArgs;
 pub use events::EventsArgs;
 pub use export::ExportArgs;
 pub use generate::GenerateArgs;
-pub use import::{ImportArgs, output_paths};
+pub use import::ImportArgs;
 pub use proxy::ProxyArgs;
-pub use record::{RecordArgs, record_exit_code, request_from_args};
+pub use record::RecordArgs;
 pub use serve::{LimitArgs, ServeArgs, parse_seconds};
 pub use stub::StubArgs;
-pub use test::{TestArgs, matrix_text};
+pub use test::TestArgs;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
@@ -122,7 +123,7 @@ impl InputArgs {
 
     /// Open and analyse the file as `check` and `events` do.
     fn analyse(&self) -> Result<Analysis, OpenError> {
-        crate::open::analyse(
+        sse_replay_core::open::analyse(
             &self.file,
             self.dialect,
             self.stream(),
@@ -248,22 +249,14 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
     }
 }
 
-/// Installs the Ctrl+C / SIGTERM handlers on `rt` before a command prints anything a script
-/// waits for (`listening on …`), or the exit code for "cannot watch for them".
-fn install_signals(rt: &tokio::runtime::Runtime) -> Result<crate::net::ShutdownSignal, ExitCode> {
-    crate::net::ShutdownSignal::install_in(rt).map_err(|e| {
-        fail(
-            EXIT_FAILED,
-            format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
-        )
-    })
-}
-
 /// Print one line on standard error and return `code`. Control characters in the message (line
 /// breaks or ESC from a provider's error text or a hostile function name) are escaped
-/// ([`crate::text::visible`]), so scripts can rely on one line and the terminal is left alone.
+/// ([`sse_replay_core::text::visible`]), so scripts can rely on one line and the terminal is left alone.
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("sse-replay: {}", crate::text::visible(&msg.to_string()));
+    eprintln!(
+        "sse-replay: {}",
+        sse_replay_core::text::visible(&msg.to_string())
+    );
     ExitCode::from(code)
 }
 
@@ -301,7 +294,7 @@ fn open_failed(e: &OpenError) -> ExitCode {
     if let OpenError::ChooseStream { titles, .. } = e {
         let code = fail(code, e.to_string().lines().next().unwrap_or_default());
         for (i, title) in titles.iter().enumerate() {
-            eprintln!("  {}: {}", i + 1, crate::text::visible(title));
+            eprintln!("  {}: {}", i + 1, sse_replay_core::text::visible(title));
         }
         return code;
     }
@@ -382,7 +375,7 @@ mod tests {
 
     #[test]
     fn every_format_spelling_accepted_before_still_parses() {
-        for format in crate::export::Format::ALL {
+        for format in sse_replay_core::export::Format::ALL {
             let cli =
                 Cli::try_parse_from(["sse-replay", "export", "x.ron", "--format", format.name()])
                     .unwrap();

@@ -1,6 +1,6 @@
 //! `sse-replay preview FILE [--call N]`: one JSON line per fragment with what a typewriter UI
 //! shows after it (jiter's partial-mode value of the call's arguments so far, see
-//! [`crate::preview`]) — a feed a UI developer can drive their own component with. Exit codes
+//! [`sse_replay_core::preview`]) — a feed a UI developer can drive their own component with. Exit codes
 //! as `events`: the one verdict.
 
 use std::io::Write as _;
@@ -28,7 +28,7 @@ pub(super) fn run(a: &PreviewArgs) -> ExitCode {
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut written = Ok(());
-    crate::preview::each_fragment(&analysis, a.call, |p| {
+    sse_replay_core::preview::each_fragment(&analysis, a.call, |p| {
         if written.is_ok() {
             let line = serde_json::json!({
                 "fragment": p.fragment,

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, LimitArgs, fail, parse_seconds};
-use crate::net::proxy;
-use crate::recording;
+use sse_replay_core::recording;
+use sse_replay_net::proxy;
 
 /// `proxy` arguments.
 #[derive(Debug, Args)]
@@ -40,24 +40,24 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         listen: a.listen,
         upstream: a.upstream.clone(),
         out_dir: a.out.clone(),
-        timeout: crate::net::secs(a.timeout),
+        timeout: sse_replay_net::secs(a.timeout),
         keep_secrets: a.keep_secrets,
         limits: a.limits.limits(),
     };
     let handle = match proxy::start(config, print_event) {
         Ok(h) => h,
-        Err(e @ crate::net::NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
+        Err(e @ sse_replay_net::NetError::BadUpstream(_)) => return fail(EXIT_INPUT, e),
         Err(e) => return fail(EXIT_FAILED, e),
     };
     // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
-    let rt = match crate::net::current_thread_runtime() {
+    let rt = match sse_replay_net::current_thread_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             handle.stop();
             return fail(EXIT_FAILED, format!("cannot start a runtime: {e}"));
         }
     };
-    let mut signal = match super::install_signals(&rt) {
+    let mut signal = match super::signals::install(&rt) {
         Ok(s) => s,
         Err(code) => {
             handle.stop();
@@ -68,7 +68,7 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
     // The full path: a relative default lands wherever the proxy was started from.
     let out = std::path::absolute(&a.out).unwrap_or_else(|_| a.out.clone());
     let upstream = recording::redact_url(&a.upstream);
-    if let Some(w) = crate::net::exposure_warning(
+    if let Some(w) = sse_replay_net::exposure_warning(
         handle.addr(),
         &format!(
             "send requests to {upstream} through this proxy from this machine (reaching what only \
@@ -77,15 +77,15 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
             out.display()
         ),
     ) {
-        crate::log_line!("sse-replay: {w}");
+        sse_replay_core::log_line!("sse-replay: {w}");
     }
-    crate::log_line!(
+    sse_replay_core::log_line!(
         "forwarding to {upstream}, event streams recorded into {}; Ctrl+C or SIGTERM stops",
         out.display()
     );
     rt.block_on(signal.recv());
     handle.stop();
-    crate::log_line!("stopped");
+    sse_replay_core::log_line!("stopped");
     ExitCode::from(EXIT_OK)
 }
 
@@ -96,30 +96,33 @@ fn print_event(e: proxy::ProxyEvent) {
             method,
             path,
             status,
-        } => crate::log_line!("{method} {} → {status}", crate::text::visible(&path)),
+        } => sse_replay_core::log_line!(
+            "{method} {} → {status}",
+            sse_replay_core::text::visible(&path)
+        ),
         proxy::ProxyEvent::UpstreamFailed {
             method,
             path,
             message,
-        } => crate::log_line!(
+        } => sse_replay_core::log_line!(
             "{method} {} → 502: {}",
-            crate::text::visible(&path),
-            crate::text::visible(&message)
+            sse_replay_core::text::visible(&path),
+            sse_replay_core::text::visible(&message)
         ),
         proxy::ProxyEvent::Refused {
             method,
             path,
             status,
             reason,
-        } => crate::log_line!(
+        } => sse_replay_core::log_line!(
             "{method} {} → {status}: {}",
-            crate::text::visible(&path),
-            crate::text::visible(&reason)
+            sse_replay_core::text::visible(&path),
+            sse_replay_core::text::visible(&reason)
         ),
         // The request list is the app's; standard error already has one line per request.
         proxy::ProxyEvent::Exchange(_) | proxy::ProxyEvent::ExchangeEnded(_) => {}
         proxy::ProxyEvent::CaptureStarted { path, .. } => {
-            crate::log_line!("recording {}", path.display())
+            sse_replay_core::log_line!("recording {}", path.display())
         }
         proxy::ProxyEvent::CaptureFinished {
             path: Some(p),
@@ -133,17 +136,17 @@ fn print_event(e: proxy::ProxyEvent) {
             println!(
                 "captured {}: {} in {}, {}{tail}",
                 p.display(),
-                crate::text::plural(bytes, "byte"),
-                crate::text::plural(chunks, "read"),
-                crate::text::plural(calls, "call")
+                sse_replay_core::text::plural(bytes, "byte"),
+                sse_replay_core::text::plural(chunks, "read"),
+                sse_replay_core::text::plural(calls, "call")
             );
         }
         proxy::ProxyEvent::CaptureFinished {
             path: None, error, ..
         } => {
-            crate::log_line!(
+            sse_replay_core::log_line!(
                 "sse-replay: a capture could not be saved: {}",
-                crate::text::visible(&error.unwrap_or_default())
+                sse_replay_core::text::visible(&error.unwrap_or_default())
             );
         }
     }

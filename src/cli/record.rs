@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, parse_seconds, parse_size};
-use crate::net::record::{self, RecordError, RecordOutcome};
-use crate::recording::RecordingError;
+use sse_replay_core::recording::RecordingError;
+use sse_replay_net::record::{self, RecordError, RecordOutcome};
 
 /// `record` arguments.
 #[derive(Debug, Args)]
@@ -78,14 +78,14 @@ pub fn request_from_args(
         None => None,
         Some(d) => match d.strip_prefix('@') {
             Some(path) => Some(
-                crate::input::read_bounded(
+                sse_replay_core::input::read_bounded(
                     std::path::Path::new(path),
                     a.max_body_bytes,
                     "the request body",
                     "--max-body-bytes",
                 )
                 .map_err(|e| match e {
-                    crate::input::InputError::Io { source, path } => {
+                    sse_replay_core::input::InputError::Io { source, path } => {
                         format!("cannot read the request body: {source} in {path}")
                     }
                     e => e.to_string(),
@@ -107,7 +107,7 @@ pub fn request_from_args(
         output: Some(output),
         overwrite: a.force,
         keep_secrets: a.keep_secrets,
-        timeout: crate::net::secs(a.timeout),
+        timeout: sse_replay_net::secs(a.timeout),
         title: a.title.clone().unwrap_or_default(),
     })
 }
@@ -115,11 +115,11 @@ pub fn request_from_args(
 /// `sse-replay record`: progress on standard error, the summary on standard output, Ctrl+C or
 /// SIGTERM stops and saves. Exit codes: see [`record_exit_code`].
 pub(super) fn run(a: &RecordArgs) -> ExitCode {
-    let req = match request_from_args(a, crate::net::headers::env_lookup) {
+    let req = match request_from_args(a, sse_replay_net::headers::env_lookup) {
         Ok(r) => r,
         Err(e) => return fail(EXIT_INPUT, e),
     };
-    let rt = match crate::net::current_thread_runtime() {
+    let rt = match sse_replay_net::current_thread_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             return fail(
@@ -141,18 +141,18 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
             }
         }
         record::RecorderUpdate::Response(r) => {
-            crate::log_line!("HTTP {}", r.status);
+            sse_replay_core::log_line!("HTTP {}", r.status);
             if let Some(j) = journal.lock().ok().and_then(|mut slot| slot.take()) {
-                crate::log_line!("recording into {}", j.display());
+                sse_replay_core::log_line!("recording into {}", j.display());
             }
         }
         record::RecorderUpdate::Chunks { progress: p, .. } => {
             let line = format!(
                 "{}, {}, {}, {}",
-                crate::text::plural(p.bytes, "byte"),
-                crate::text::plural(p.chunks, "read"),
-                crate::text::plural(p.events, "event"),
-                crate::text::plural(p.calls, "call")
+                sse_replay_core::text::plural(p.bytes, "byte"),
+                sse_replay_core::text::plural(p.chunks, "read"),
+                sse_replay_core::text::plural(p.events, "event"),
+                sse_replay_core::text::plural(p.calls, "call")
             );
             if terminal {
                 eprint!("\r{line}   ");
@@ -160,39 +160,42 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
                 && last.elapsed() >= Duration::from_secs(1)
             {
                 *last = Instant::now();
-                crate::log_line!("{line}");
+                sse_replay_core::log_line!("{line}");
             }
         }
         record::RecorderUpdate::Finished(_) => {}
     };
-    let signal = match super::install_signals(&rt) {
+    let signal = match super::signals::install(&rt) {
         Ok(s) => s,
         Err(code) => return code,
     };
     let outcome = rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        crate::net::stop_on_signal(signal, stop);
+        signal.stop_on_signal(stop);
         record::run(req, stop_rx, Arc::new(on_update)).await
     });
     if terminal {
-        crate::log_line!();
+        sse_replay_core::log_line!();
     }
     if to_stdout {
-        crate::log_line!("{}", outcome.summary());
+        sse_replay_core::log_line!("{}", outcome.summary());
     } else {
         println!("{}", outcome.summary());
     }
     if let Some(e) = &outcome.error {
-        crate::log_line!("sse-replay: {}", crate::text::visible(&e.to_string()));
+        sse_replay_core::log_line!(
+            "sse-replay: {}",
+            sse_replay_core::text::visible(&e.to_string())
+        );
     } else if let Some(m) = &outcome.provider_error {
-        let m = crate::text::visible(m);
-        crate::log_line!("sse-replay: provider error in the stream: {m}");
+        let m = sse_replay_core::text::visible(m);
+        sse_replay_core::log_line!("sse-replay: provider error in the stream: {m}");
     } else if !outcome.stream_complete && !outcome.stopped {
-        crate::log_line!(
+        sse_replay_core::log_line!(
             "sse-replay: the stream ended early (no finish signal, or an event was cut off)"
         );
     } else if !outcome.stream_complete {
-        crate::log_line!("sse-replay: stopped before the stream finished");
+        sse_replay_core::log_line!("sse-replay: stopped before the stream finished");
     }
     ExitCode::from(record_exit_code(&outcome))
 }
@@ -201,7 +204,7 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::recording;
+    use sse_replay_core::recording;
 
     #[test]
     fn env_headers_are_secret_and_redacted() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
-use crate::net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, serve};
+use sse_replay_net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, serve};
 
 /// `serve` arguments.
 #[derive(Debug, Args)]
@@ -86,7 +86,7 @@ impl LimitArgs {
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
 /// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
 pub(super) fn run(args: &ServeArgs) -> ExitCode {
-    let (rec, _kind) = match crate::input::open_path(&args.file, |_| true) {
+    let (rec, _kind) = match sse_replay_core::input::open_path(&args.file, |_| true) {
         Ok(x) => x,
         Err(e) => return fail(EXIT_INPUT, e),
     };
@@ -101,7 +101,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         .rechunk
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let plan = Arc::new(serve::Plan::new(&rec, pacing, rechunk));
-    let listener = match crate::net::bind(args.addr) {
+    let listener = match sse_replay_net::bind(args.addr) {
         Ok(l) => l,
         Err(e) => return fail(EXIT_FAILED, e),
     };
@@ -109,34 +109,34 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         Ok(a) => a,
         Err(e) => return fail(EXIT_FAILED, e),
     };
-    let rt = match crate::net::multi_thread_runtime() {
+    let rt = match sse_replay_net::multi_thread_runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
     };
-    if let Some(w) = crate::net::exposure_warning(addr, "download the served recording") {
-        crate::log_line!("sse-replay: {w}");
+    if let Some(w) = sse_replay_net::exposure_warning(addr, "download the served recording") {
+        sse_replay_core::log_line!("sse-replay: {w}");
     }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
     // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
-    let signal = match super::install_signals(&rt) {
+    let signal = match super::signals::install(&rt) {
         Ok(s) => s,
         Err(code) => return code,
     };
     println!("listening on http://{addr}/");
-    crate::log_line!(
+    sse_replay_core::log_line!(
         "serving {} ({} in {} over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
         args.file.display(),
-        crate::text::plural(rec.body_len(), "byte"),
-        crate::text::plural(plan.writes.len(), "write"),
+        sse_replay_core::text::plural(rec.body_len(), "byte"),
+        sse_replay_core::text::plural(plan.writes.len(), "write"),
         total.as_secs_f64(),
         plan.status
     );
     rt.block_on(async move {
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        crate::net::stop_on_signal(signal, stop);
+        signal.stop_on_signal(stop);
         serve::run(listener, plan, true, args.limits.limits(), stop_rx).await;
     });
-    crate::log_line!("stopped");
+    sse_replay_core::log_line!("stopped");
     ExitCode::from(EXIT_OK)
 }
 

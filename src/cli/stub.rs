@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, write_failed};
-use crate::dialect::DialectKind;
-use crate::recording::{self, WriteOptions};
-use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::recording::{self, WriteOptions};
+use sse_replay_core::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
 /// `stub` arguments.
 #[derive(Debug, Args)]
@@ -258,7 +258,7 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
         );
     }
     let mut rec = if a.non_streaming {
-        match crate::stub_complete::build(&spec) {
+        match sse_replay_core::stub_complete::build(&spec) {
             Ok(rec) => rec,
             Err(e) => return fail(EXIT_FAILED, e),
         }

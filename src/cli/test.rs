@@ -1,5 +1,5 @@
 //! `sse-replay test [OPTIONS] -- CMD [ARGS…]`: run a client program against every recording ×
-//! variant and judge the tool calls it prints (see [`crate::harness`]). Exit 0 when every case
+//! variant and judge the tool calls it prints (see [`sse_replay_net::harness`]). Exit 0 when every case
 //! passed, 1 when any failed or errored, 2 when the command could not start or a recording could
 //! not be read (the readable ones still run).
 
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
-use crate::dialect::DialectKind;
-use crate::harness::{self, CaseResult, Config, Summary, Variant, Verdict};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_net::harness::{self, CaseResult, Config, Summary, Variant, Verdict};
 
 /// `test` arguments.
 #[derive(Debug, Args)]
@@ -191,7 +191,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
         );
     }
     if let Some(path) = &a.junit
-        && let Err(e) = crate::recording::output_target(path, a.force)
+        && let Err(e) = sse_replay_core::recording::output_target(path, a.force)
     {
         return fail(EXIT_INPUT, e);
     }
@@ -237,8 +237,8 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     in_cases.dedup();
     eprintln!(
         "sse-replay test: {}, {}, -j {}, random seed {}",
-        crate::text::plural(in_cases.len(), "recording"),
-        crate::text::plural(cases.len(), "case"),
+        sse_replay_core::text::plural(in_cases.len(), "recording"),
+        sse_replay_core::text::plural(cases.len(), "case"),
         config.jobs,
         config.random_seed
     );
@@ -276,7 +276,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     let mut text = matrix_text(&names, &variants, &results);
     text.push_str(&format!(
         "\n{}: {} pass, {} fail, {} error in {:.1} s (harness {:.2} ms per case over the client's run time)\n",
-        crate::text::plural(summary.cases, "case"),
+        sse_replay_core::text::plural(summary.cases, "case"),
         summary.pass,
         summary.fail,
         summary.error,
@@ -285,10 +285,10 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     ));
     if let Some(path) = &a.junit {
         let xml = harness::junit::render(&results, total);
-        if let Err(e) = crate::recording::write_file(
+        if let Err(e) = sse_replay_core::recording::write_file(
             path,
             xml.as_bytes(),
-            crate::recording::WriteOptions::public(a.force),
+            sse_replay_core::recording::WriteOptions::public(a.force),
         ) {
             eprintln!(
                 "sse-replay: cannot write the JUnit report: {e} in {}",

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
-use sse_replay::app::{App, ScriptedDialogs, Settings};
+use sse_replay_app::{App, ScriptedDialogs, Settings};
 
 /// The app in a harness of `w`×`h`, with the fonts the app installs (CJK, symbols).
 pub fn harness_sized(app: App, w: f32, h: f32, check_accessibility: bool) -> Harness<'static, App> {
@@ -13,7 +13,7 @@ pub fn harness_sized(app: App, w: f32, h: f32, check_accessibility: bool) -> Har
         .with_size(egui::vec2(w, h))
         .with_accessibility_check(check_accessibility)
         .with_max_steps(30)
-        .with_context_setup(sse_replay::app::style::install_fonts)
+        .with_context_setup(sse_replay_app::style::install_fonts)
         .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app)
 }
 

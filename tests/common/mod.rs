@@ -11,7 +11,7 @@ pub mod gui;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use sse_replay::accumulate::{Call, Parsed};
+use sse_replay_core::accumulate::{Call, Parsed};
 
 /// The `sse-replay` binary built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");

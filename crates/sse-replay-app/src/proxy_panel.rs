@@ -1,0 +1,282 @@
+//! The Proxy panel: start/stop [`sse_replay_net::proxy`] and list every request through it (the list
+//! and detail view are [`super::proxy_list`]), each capture
+//! openable in the player. The proxy runs on its own runtime thread; its events arrive through a
+//! channel and a repaint waker. Stopping happens on a helper thread so the UI never waits.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use egui::{RichText, Ui};
+use serde::{Deserialize, Serialize};
+
+use super::view::ActionQueue;
+use sse_replay_net::exchange::{Exchange, ExchangeEnd};
+use sse_replay_net::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
+
+/// One request through the proxy: what [`sse_replay_net::exchange`] reports, joined with its body's
+/// end and its capture.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExchangeRow {
+    pub exchange: Exchange,
+    /// `None` while the response body is still arriving.
+    pub end: Option<ExchangeEnd>,
+    /// The capture of an event stream (or of a complete LLM response).
+    pub capture: Option<Capture>,
+}
+
+/// A captured response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capture {
+    pub path: PathBuf,
+    /// `None` while the stream is still arriving.
+    pub result: Option<SessionResult>,
+}
+
+/// How a captured stream ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionResult {
+    pub saved: bool,
+    pub bytes: u64,
+    pub chunks: u64,
+    pub calls: usize,
+    pub error: Option<String>,
+    pub ended_normally: bool,
+}
+
+/// The running proxy. Dropping it (leaving the app) stops the proxy and saves open captures.
+struct Running {
+    handle: ProxyHandle,
+    rx: mpsc::Receiver<ProxyEvent>,
+}
+
+/// The Proxy form: where to listen, where to forward, where to write. Persisted in the settings;
+/// the running proxy is a [`ProxyRun`], owned by the app at runtime and never persisted.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProxyForm {
+    pub listen: String,
+    pub upstream: String,
+    pub out_dir: PathBuf,
+    pub timeout_secs: f64,
+}
+
+/// The Proxy's runtime: the running proxy (its thread and channel), the sessions it captured and
+/// its request log. Owned by the app, never persisted; dropping it stops the proxy.
+#[derive(Default)]
+pub struct ProxyRun {
+    running: Option<Running>,
+    /// The requests, oldest first (at most [`EXCHANGES_MAX`]).
+    exchanges: Vec<ExchangeRow>,
+    /// The request whose detail is shown.
+    selected: Option<u64>,
+    error: Option<String>,
+}
+
+impl Default for ProxyForm {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            upstream: "https://api.openai.com".into(),
+            out_dir: super::captures::default_dir(),
+            timeout_secs: 300.0,
+        }
+    }
+}
+
+impl std::fmt::Debug for ProxyRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyRun")
+            .field("running", &self.addr())
+            .field("exchanges", &self.exchanges.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// At most this many requests are listed (the oldest go first).
+pub const EXCHANGES_MAX: usize = 1000;
+
+impl ProxyRun {
+    /// The address the proxy listens on, while it runs.
+    pub fn addr(&self) -> Option<std::net::SocketAddr> {
+        self.running.as_ref().map(|r| r.handle.addr())
+    }
+
+    /// The requests so far, oldest first.
+    pub fn exchanges(&self) -> &[ExchangeRow] {
+        &self.exchanges
+    }
+
+    /// Show the detail of request `id`.
+    pub fn select(&mut self, id: u64) {
+        self.selected = Some(id);
+    }
+
+    /// Starts the proxy `form` describes; `ctx` is woken on each event.
+    pub fn start(&mut self, form: &ProxyForm, ctx: &egui::Context) {
+        let listen = match form.listen.trim().parse() {
+            Ok(a) => a,
+            Err(e) => {
+                self.error = Some(format!("listen address {:?}: {e}", form.listen));
+                return;
+            }
+        };
+        let config = ProxyConfig {
+            listen,
+            upstream: form.upstream.trim().to_owned(),
+            out_dir: form.out_dir.clone(),
+            timeout: Duration::from_secs_f64(form.timeout_secs.clamp(1.0, 3600.0)),
+            keep_secrets: false,
+            limits: sse_replay_net::ServerLimits::default(),
+        };
+        let (tx, rx) = mpsc::channel();
+        let waker = ctx.clone();
+        match proxy::start(config, move |e| {
+            let _ = tx.send(e);
+            waker.request_repaint();
+        }) {
+            Ok(handle) => {
+                self.error = None;
+                self.running = Some(Running { handle, rx });
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    /// Stops the proxy on a helper thread (open captures are saved).
+    pub fn stop(&mut self) {
+        if let Some(Running { handle, rx }) = self.running.take() {
+            self.apply(rx.try_iter().collect());
+            let _ = std::thread::Builder::new()
+                .name("sse-replay-proxy-stop".into())
+                .spawn(move || handle.stop());
+        }
+    }
+
+    fn apply(&mut self, events: Vec<ProxyEvent>) {
+        for e in events {
+            match e {
+                // The request list is built from the exchanges; these lines are the CLI's.
+                ProxyEvent::Forwarded { .. }
+                | ProxyEvent::UpstreamFailed { .. }
+                | ProxyEvent::Refused { .. } => {}
+                ProxyEvent::Exchange(x) => {
+                    self.exchanges.push(ExchangeRow {
+                        exchange: *x,
+                        end: None,
+                        capture: None,
+                    });
+                    if self.exchanges.len() > EXCHANGES_MAX {
+                        self.exchanges.drain(..self.exchanges.len() - EXCHANGES_MAX);
+                    }
+                }
+                ProxyEvent::ExchangeEnded(end) => {
+                    if let Some(row) = self.row_mut(end.id) {
+                        row.end = Some(end);
+                    }
+                }
+                ProxyEvent::CaptureStarted { id, path, .. } => {
+                    if let Some(row) = self.row_mut(id) {
+                        row.capture = Some(Capture { path, result: None });
+                    }
+                }
+                ProxyEvent::CaptureFinished {
+                    id,
+                    path,
+                    bytes,
+                    chunks,
+                    calls,
+                    error,
+                    ended_normally,
+                } => {
+                    let result = SessionResult {
+                        saved: path.is_some(),
+                        bytes,
+                        chunks,
+                        calls,
+                        error,
+                        ended_normally,
+                    };
+                    if let Some(row) = self.row_mut(id) {
+                        match &mut row.capture {
+                            Some(c) => c.result = Some(result),
+                            // A complete JSON response is captured after it has passed.
+                            None => {
+                                row.capture = Some(Capture {
+                                    path: path.unwrap_or_default(),
+                                    result: Some(result),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn row_mut(&mut self, id: u64) -> Option<&mut ExchangeRow> {
+        self.exchanges
+            .iter_mut()
+            .rev()
+            .find(|r| r.exchange.id == id)
+    }
+
+    /// Draws the panel; a session's Open queues opening it in Replay on `queue`.
+    pub fn ui(&mut self, ui: &mut Ui, form: &mut ProxyForm, queue: &mut ActionQueue) {
+        if let Some(r) = &self.running {
+            let events: Vec<_> = r.rx.try_iter().take(1000).collect();
+            self.apply(events);
+        }
+        let running = self.running.is_some();
+        ui.heading("Proxy");
+        ui.add_enabled_ui(!running, |ui| {
+            egui::Grid::new("proxy-form").num_columns(2).show(ui, |ui| {
+                let label = ui.label("Listen on");
+                ui.add(egui::TextEdit::singleline(&mut form.listen).desired_width(200.0))
+                    .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("Upstream");
+                ui.add(
+                    egui::TextEdit::singleline(&mut form.upstream)
+                        .hint_text("https://api.openai.com")
+                        .desired_width(320.0),
+                )
+                .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("Upstream timeout (s)");
+                ui.add(egui::DragValue::new(&mut form.timeout_secs).range(1.0..=3600.0))
+                    .labelled_by(label.id);
+                ui.end_row();
+            });
+            super::captures::folder_ui(
+                ui,
+                "Save captures in",
+                &mut form.out_dir,
+                super::captures::CapturesFor::Proxy,
+                queue,
+            );
+        });
+        ui.horizontal(|ui| {
+            if running {
+                if ui.button("⏹ Stop proxy").clicked() {
+                    self.stop();
+                }
+            } else if ui.button("▶ Start proxy").clicked() {
+                self.start(form, ui.ctx());
+            }
+            if let Some(addr) = self.addr() {
+                ui.label(format!(
+                    "Point your application's base URL at http://{addr}/"
+                ));
+                if ui.small_button("Copy").clicked() {
+                    ui.ctx().copy_text(format!("http://{addr}/"));
+                }
+            }
+        });
+        if let Some(e) = &self.error {
+            ui.label(RichText::new(e).color(ui.visuals().error_fg_color));
+        }
+        ui.separator();
+        super::proxy_list::list_ui(ui, &self.exchanges, &mut self.selected, queue);
+    }
+}

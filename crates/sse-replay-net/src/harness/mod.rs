@@ -1,0 +1,513 @@
+//! The client-test harness (`sse-replay test -- CMD`): the seed's stub-driven method turned on the
+//! user's own program. Every case is a recording × a variant of how its bytes go on the wire; each
+//! case serves those bytes in-process on `127.0.0.1:0`, runs the client with the environment that
+//! points common SDKs at it, and judges what it printed against what `export` gives for the same
+//! bytes. A failure that matches one of the naive strategies is named.
+//!
+//! No clap, no exit codes, no drawing here: the `test` command is the command line, the app can
+//! drive [`run_suite`] the same way.
+
+pub mod junit;
+pub mod run;
+pub mod variants;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sse_replay_core::analysis::{Analysis, SourceInfo};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::input::InputError;
+use sse_replay_core::pipeline::Options;
+use sse_replay_core::recording::Recording;
+
+pub use run::{ClientCommand, ClientRun, RunError};
+pub use variants::{Variant, Wire};
+pub use verdict::{CaseCall, Exit, Expected, Verdict};
+
+/// Every bundled recording (`recordings/*.ron`): (file name, bytes).
+pub use sse_replay_core::bundled::BUILTIN;
+
+/// A recording in the suite.
+#[derive(Debug)]
+pub struct SuiteRecording {
+    /// File name without `.ron` (built-in) or the path as given.
+    pub name: String,
+    pub recording: Recording,
+    /// The analysis of the recording as stored (dialect, framing, events for the fault variants).
+    pub base: Analysis,
+    /// The body in one read: tells whether a naive strategy's failure comes from the variant.
+    pub one_read: Analysis,
+}
+
+impl SuiteRecording {
+    /// Analyses `recording` for the suite.
+    pub fn new(name: String, recording: Recording, dialect: Option<DialectKind>) -> Self {
+        let opts = Options {
+            dialect,
+            framing: None,
+            detail: true,
+        };
+        let source = |timing_known| SourceInfo {
+            name: name.clone(),
+            kind: sse_replay_core::analysis::SourceKind::Recording,
+            timing_known,
+        };
+        let base = Analysis::from_recording(&recording, source(true), opts);
+        let one = Wire {
+            writes: vec![(0, recording.body())],
+            abort: false,
+        }
+        .to_recording(&recording);
+        let one_read = Analysis::from_recording(&one, source(true), opts);
+        Self {
+            name,
+            recording,
+            base,
+            one_read,
+        }
+    }
+}
+
+impl SuiteRecording {
+    /// The response head a case serves: the recorded status (200 when none) and content type
+    /// (`text/event-stream`, or `application/x-ndjson` for JSON lines, when none was recorded).
+    pub fn response_head(&self) -> (u16, String) {
+        let response = self.recording.response.as_ref();
+        let status = response.map_or(200, |h| h.status).clamp(200, 599);
+        let content_type = response
+            .and_then(|h| {
+                h.headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            })
+            .map_or_else(
+                || match self.base.framing {
+                    sse_replay_core::framing::Framing::JsonLines => {
+                        "application/x-ndjson".to_owned()
+                    }
+                    sse_replay_core::framing::Framing::Sse => "text/event-stream".to_owned(),
+                },
+                |(_, v)| v.clone(),
+            );
+        (status, content_type)
+    }
+}
+
+/// A recording that could not be read.
+#[derive(Debug)]
+pub struct Unreadable {
+    pub path: PathBuf,
+    pub error: String,
+}
+
+/// The built-in suite: every bundled recording.
+pub fn builtin_suite() -> (Vec<SuiteRecording>, Vec<Unreadable>) {
+    let mut suite = Vec::new();
+    let mut bad = Vec::new();
+    for (file, bytes) in BUILTIN {
+        let name = file.strip_suffix(".ron").unwrap_or(file).to_owned();
+        match Recording::from_bytes(bytes) {
+            Ok(rec) => suite.push(SuiteRecording::new(name, rec, None)),
+            Err(e) => bad.push(Unreadable {
+                path: PathBuf::from(format!("(built-in) recordings/{file}")),
+                error: e.to_string(),
+            }),
+        }
+    }
+    (suite, bad)
+}
+
+/// File extensions taken from folders given to `--recordings` (a file named directly is always
+/// taken): recordings and raw bodies.
+pub const FOLDER_EXTENSIONS: [&str; 8] = [
+    "ron", "sse", "txt", "jsonl", "ndjson", "body", "raw", "partial",
+];
+
+/// The recordings under `paths` (files, or folders searched recursively), in path order.
+pub fn load_paths(paths: &[PathBuf]) -> (Vec<SuiteRecording>, Vec<Unreadable>) {
+    let mut files = Vec::new();
+    let mut bad = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            collect_dir(p, &mut files, &mut bad);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut suite = Vec::new();
+    for f in files {
+        match sse_replay_core::input::open_path(&f, |_| true) {
+            Ok((rec, _)) => suite.push(SuiteRecording::new(f.display().to_string(), rec, None)),
+            Err(e) => bad.push(unreadable(&f, &e)),
+        }
+    }
+    (suite, bad)
+}
+
+fn unreadable(path: &Path, e: &InputError) -> Unreadable {
+    Unreadable {
+        path: path.to_path_buf(),
+        error: e.to_string(),
+    }
+}
+
+fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>, bad: &mut Vec<Unreadable>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            bad.push(Unreadable {
+                path: dir.to_path_buf(),
+                error: format!("cannot read the folder: {e} in {}", dir.display()),
+            });
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        // Do not follow symlinked folders (loops); symlinked files are fine.
+        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if p.is_dir() {
+            if !is_link {
+                collect_dir(&p, files, bad);
+            }
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| FOLDER_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        {
+            files.push(p);
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub command: ClientCommand,
+    /// Variants in matrix order (framing and fault variants alike).
+    pub variants: Vec<Variant>,
+    /// Only recordings of these dialects (empty = all).
+    pub dialects: Vec<DialectKind>,
+    /// Parallel cases.
+    pub jobs: usize,
+    pub timeout: Duration,
+    /// Speed of the `recorded` variant's timing (1 = as recorded).
+    pub speed: f64,
+    pub random_seed: u64,
+}
+
+/// One case to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaseId {
+    /// Index into the suite.
+    pub recording: usize,
+    pub variant: Variant,
+}
+
+/// The outcome of one case.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub id: CaseId,
+    pub recording: String,
+    pub random_seed: Option<u64>,
+    pub verdict: Verdict,
+    pub expected: Expected,
+    /// What the client printed (`None` when it printed no parseable JSON or did not run).
+    pub got: Option<Vec<CaseCall>>,
+    pub diagnosis: Option<String>,
+    /// The tail of its standard error, lossily decoded.
+    pub stderr: String,
+    pub exit: Option<Exit>,
+    /// The client's run time.
+    pub client_time: Duration,
+    /// The whole case (building the bytes, serving, judging), client included.
+    pub case_time: Duration,
+    /// The client could not be started (the run should end with "could not start").
+    pub start_failed: bool,
+}
+
+/// The cases of `suite` for `config.variants`, dialect filter applied, variants that do not apply
+/// skipped. Cheap: each case's bytes are built when it runs.
+pub fn plan_cases(suite: &[SuiteRecording], config: &Config) -> Vec<CaseId> {
+    let mut cases = Vec::new();
+    for (ri, r) in suite.iter().enumerate() {
+        if !config.dialects.is_empty() && !config.dialects.contains(&r.base.dialect) {
+            continue;
+        }
+        for &v in &config.variants {
+            if variants::applies(v, &r.base) {
+                cases.push(CaseId {
+                    recording: ri,
+                    variant: v,
+                });
+            }
+        }
+    }
+    cases
+}
+
+impl SuiteRecording {
+    /// The bytes case `variant` puts on the wire (`None`: the variant does not apply).
+    pub fn wire(&self, variant: Variant, random_seed: u64) -> Option<Wire> {
+        variants::wire(variant, &self.recording, &self.base, random_seed)
+    }
+}
+
+/// The most standard error shown per case in reports.
+pub const STDERR_TAIL_CHARS: usize = 2000;
+
+/// Runs one case.
+pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
+    let started = Instant::now();
+    let wire = recording
+        .wire(id.variant, config.random_seed)
+        .unwrap_or_default();
+    let analysis = Analysis::from_recording(
+        &wire.to_recording(&recording.recording),
+        SourceInfo {
+            name: recording.name.clone(),
+            kind: sse_replay_core::analysis::SourceKind::Recording,
+            timing_known: true,
+        },
+        Options {
+            dialect: Some(recording.base.dialect),
+            framing: None,
+            detail: true,
+        },
+    );
+    let expected = Expected::from_analysis(&analysis);
+    let head = recording.response_head();
+    let tools: Vec<&str> = {
+        let mut names: Vec<&str> = recording
+            .base
+            .calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    };
+    let extra_env = [
+        (
+            "SSE_REPLAY_DIALECT",
+            recording.base.dialect.name().to_owned(),
+        ),
+        ("SSE_REPLAY_RECORDING", recording.name.clone()),
+        ("SSE_REPLAY_VARIANT", id.variant.name().to_owned()),
+        (
+            "SSE_REPLAY_TOOLS",
+            serde_json::to_string(&tools).unwrap_or_default(),
+        ),
+    ];
+    let speed = (id.variant == Variant::Recorded).then_some(config.speed);
+    let random_seed = (id.variant == Variant::Random).then_some(config.random_seed);
+    let base = |verdict, stderr: String, start_failed| CaseResult {
+        id,
+        recording: recording.name.clone(),
+        random_seed,
+        verdict,
+        expected: expected.clone(),
+        got: None,
+        diagnosis: None,
+        stderr,
+        exit: None,
+        client_time: Duration::ZERO,
+        case_time: started.elapsed(),
+        start_failed,
+    };
+    let run = match run::run_client(
+        &config.command,
+        &wire,
+        head,
+        speed,
+        &extra_env,
+        config.timeout,
+    ) {
+        Ok(run) => run,
+        Err(e) => {
+            let start_failed = matches!(e, RunError::Spawn { .. });
+            return base(Verdict::Error(e.to_string()), String::new(), start_failed);
+        }
+    };
+    let got = verdict::parse_output(&run.stdout);
+    let mut verdict = verdict::judge(&expected, &run.exit, &got);
+    let stderr = stderr_tail(&run.stderr);
+    if let Verdict::Error(msg) = &mut verdict
+        && let Some(last) = telling_line(&stderr)
+    {
+        msg.push_str(": ");
+        msg.push_str(&sse_replay_core::text::truncate(last.trim(), 200));
+    }
+    if let Verdict::Fail(msg) = &mut verdict
+        && !expected.problems.is_empty()
+    {
+        msg.push_str(&format!("; the stream: {}", expected.problems.join("; ")));
+    }
+    let got = got.ok();
+    let diagnosis = match (&verdict, &got) {
+        (Verdict::Fail(_), Some(g)) => verdict::diagnose(
+            g,
+            &expected,
+            &analysis,
+            Some(&recording.one_read),
+            &recording.name,
+            id.variant,
+        ),
+        _ => None,
+    };
+    CaseResult {
+        got,
+        diagnosis,
+        stderr,
+        exit: Some(run.exit),
+        client_time: run.client_time,
+        case_time: started.elapsed(),
+        ..base(verdict, String::new(), false)
+    }
+}
+
+/// The last [`STDERR_TAIL_CHARS`] characters of `bytes`, lossily decoded.
+/// The stderr line that says most about a crash: the last one naming an error (Node prints its
+/// version last after an uncaught exception, Python the exception last), else the last non-empty.
+fn telling_line(stderr: &str) -> Option<&str> {
+    let lines = || stderr.lines().rev().filter(|l| !l.trim().is_empty());
+    lines()
+        .find(|l| l.contains("Error") || l.contains("error") || l.contains("Exception"))
+        .or_else(|| lines().next())
+}
+
+fn stderr_tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let n = text.chars().count();
+    if n <= STDERR_TAIL_CHARS {
+        text.into_owned()
+    } else {
+        let skip = n - STDERR_TAIL_CHARS;
+        format!("…{}", text.chars().skip(skip).collect::<String>())
+    }
+}
+
+/// Progress: (cases done, cases total, the case just finished).
+pub type ProgressFn<'a> = dyn Fn(usize, usize, &CaseResult) + Sync + 'a;
+
+/// Runs every case on `config.jobs` threads; results in case order. `cancel` stops handing out new
+/// cases (running ones finish). `progress` is called from the worker threads as cases finish.
+pub fn run_suite(
+    suite: &[SuiteRecording],
+    cases: &[CaseId],
+    config: &Config,
+    cancel: &AtomicBool,
+    progress: &ProgressFn<'_>,
+) -> Vec<CaseResult> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<CaseResult>>> =
+        std::sync::Mutex::new(vec![None; cases.len()]);
+    let jobs = config.jobs.clamp(1, cases.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(id) = cases.get(i) else {
+                        break;
+                    };
+                    let Some(r) = suite.get(id.recording) else {
+                        break;
+                    };
+                    let result = run_case(r, *id, config);
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress(n, cases.len(), &result);
+                    if let Ok(mut all) = results.lock()
+                        && let Some(slot) = all.get_mut(i)
+                    {
+                        *slot = Some(result);
+                    }
+                }
+            });
+        }
+    });
+    // A worker that panicked leaves its slots empty; the others' results are kept.
+    results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Counts per verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub cases: usize,
+    pub pass: usize,
+    pub fail: usize,
+    pub error: usize,
+}
+
+impl Summary {
+    /// Counts `results`.
+    pub fn of(results: &[CaseResult]) -> Self {
+        let mut s = Self {
+            cases: results.len(),
+            ..Self::default()
+        };
+        for r in results {
+            match r.verdict {
+                Verdict::Pass => s.pass += 1,
+                Verdict::Fail(_) => s.fail += 1,
+                Verdict::Error(_) => s.error += 1,
+            }
+        }
+        s
+    }
+}
+
+/// One case as JSON (`--json`'s `cases` element).
+pub fn case_json(result: &CaseResult) -> serde_json::Value {
+    serde_json::json!({
+        "recording": result.recording,
+        "variant": result.id.variant.name(),
+        "random_seed": result.random_seed,
+        "verdict": result.verdict.name(),
+        "detail": result.verdict.detail(),
+        "expected": result.expected.to_json(),
+        "got": result.got.as_ref().map(|g| g.iter().map(CaseCall::to_json).collect::<Vec<_>>()),
+        "diagnosis": result.diagnosis,
+        "stderr": result.stderr,
+        "exit": match &result.exit {
+            Some(Exit::Code(c)) => serde_json::json!({"code": c}),
+            Some(Exit::Signal(s)) => serde_json::json!({"signal": s}),
+            Some(Exit::TimedOut) => serde_json::json!("timeout"),
+            None => serde_json::Value::Null,
+        },
+        "client_ms": result.client_time.as_secs_f64() * 1e3,
+        "case_ms": result.case_time.as_secs_f64() * 1e3,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::telling_line;
+
+    #[test]
+    fn the_telling_stderr_line_names_the_error_not_the_runtime_version() {
+        let node = "file:///c.mjs:9\n    throw new Error('tool call snapshot missing `type`');\n\nError: tool call snapshot missing `type`\n    at x (c.mjs:9:11)\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            telling_line(node),
+            Some("Error: tool call snapshot missing `type`")
+        );
+        let python =
+            "Traceback (most recent call last):\n  File \"c.py\", line 3\nAssertionError\n";
+        assert_eq!(telling_line(python), Some("AssertionError"));
+        assert_eq!(telling_line("just a line\n\n"), Some("just a line"));
+        assert_eq!(telling_line("\n \n"), None);
+    }
+}

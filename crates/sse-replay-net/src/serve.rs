@@ -1,0 +1,400 @@
+//! `sse-replay serve`: a recording as a streaming HTTP endpoint (a mock LLM API).
+//!
+//! Any path and method gets the recorded response: its status (200 when none was recorded), its
+//! `Content-Type` (`text/event-stream` when none), then the body with the recorded chunk boundaries
+//! and timing, scaled by `--speed`, or re-cut into `--rechunk N`-byte writes that split UTF-8
+//! characters and CRLFs on purpose. Each chunk is its own write (chunked transfer encoding, no
+//! `Content-Length`, `TCP_NODELAY`). Writes are scheduled against one start instant, so sleeping
+//! never accumulates drift.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt as _;
+
+use super::{AnyBody, ChannelBody, NetError};
+use sse_replay_core::recording::Recording;
+
+/// Largest request body `serve` reads (and discards, frame by frame) before answering; more is
+/// answered with 413.
+const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
+/// Slowest and fastest `--speed`: within these every scaled time fits a [`Duration`].
+pub const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
+
+/// How writes are timed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pacing {
+    /// The recorded arrival times divided by `speed`.
+    Recorded { speed: f64 },
+    /// No waiting.
+    Instant,
+}
+
+/// What every request is answered with: computed once per server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub status: u16,
+    pub content_type: String,
+    /// Each write and when it is due, relative to the response start.
+    pub writes: Vec<(Duration, Bytes)>,
+    /// After the last write, abort the connection instead of ending the body cleanly (a stream
+    /// cut mid-event, for `sse-replay test`'s `cut` fault).
+    pub abort_at_end: bool,
+    /// The body is one complete (non-streaming) JSON response ([`sse_replay_core::complete`]): it is sent
+    /// whole, with its `Content-Length`, when its last byte is due.
+    pub complete: bool,
+}
+
+impl Plan {
+    /// Builds the plan for `rec`. With `rechunk`, the body is re-cut into `n`-byte writes; each
+    /// write is due when its last byte was recorded as received.
+    pub fn new(rec: &Recording, pacing: Pacing, rechunk: Option<usize>) -> Self {
+        let due = |t_micros: u64| match pacing {
+            Pacing::Instant => Duration::ZERO,
+            // Saturates rather than panics for a speed set in code outside the CLI's range.
+            Pacing::Recorded { speed } => super::secs(t_micros as f64 / 1e6 / speed),
+        };
+        let writes = match rechunk {
+            None => rec
+                .chunks
+                .iter()
+                .filter(|c| !c.bytes.is_empty())
+                .map(|c| (due(c.t_micros), Bytes::from(c.bytes.clone())))
+                .collect(),
+            Some(n) => {
+                let n = n.max(1);
+                let body = Bytes::from(rec.body());
+                // Arrival time of each byte's chunk, found by walking chunk ends.
+                let mut ends = rec.chunks.iter().scan(0usize, |end, c| {
+                    *end += c.bytes.len();
+                    Some((*end, c.t_micros))
+                });
+                let mut current = ends.next();
+                let mut writes = Vec::with_capacity(body.len() / n + 1);
+                let mut start = 0;
+                while start < body.len() {
+                    let end = (start + n).min(body.len());
+                    while let Some((chunk_end, _)) = current
+                        && chunk_end < end
+                    {
+                        current = ends.next();
+                    }
+                    let t = current.map_or(0, |(_, t)| t);
+                    writes.push((due(t), body.slice(start..end)));
+                    start = end;
+                }
+                writes
+            }
+        };
+        let complete = sse_replay_core::complete::chunks_are_complete(
+            rec.chunks.iter().map(|c| c.bytes.as_slice()),
+        );
+        let response = rec.response.as_ref();
+        let status = response.map_or(200, |r| r.status);
+        let status = if (200..=599).contains(&status) {
+            status
+        } else {
+            200
+        };
+        let content_type = response
+            .and_then(|r| {
+                r.headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            })
+            .map_or_else(
+                || {
+                    if complete {
+                        "application/json".to_owned()
+                    } else {
+                        "text/event-stream".to_owned()
+                    }
+                },
+                |(_, v)| v.clone(),
+            );
+        Self {
+            status,
+            content_type,
+            writes,
+            abort_at_end: false,
+            complete,
+        }
+    }
+}
+
+/// What to serve and where.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub addr: SocketAddr,
+    pub plan: Arc<Plan>,
+    /// Log each request on standard error.
+    pub log: bool,
+    /// Time-outs and the connection cap.
+    pub limits: super::ServerLimits,
+}
+
+/// A running `serve` (see [`super::ServerHandle`]).
+pub type ServeHandle = super::ServerHandle;
+
+/// Binds `config.addr` and serves on a background thread with its own runtime.
+pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
+    let listener = super::bind(config.addr)?;
+    let addr = listener.local_addr().map_err(|source| NetError::Bind {
+        addr: config.addr,
+        source,
+    })?;
+    let rt = super::multi_thread_runtime().map_err(NetError::Runtime)?;
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let thread = std::thread::Builder::new()
+        .name("sse-replay-serve".into())
+        .spawn(move || {
+            rt.block_on(run(
+                listener,
+                config.plan,
+                config.log,
+                config.limits,
+                stop_rx,
+            ));
+        })
+        .map_err(NetError::Runtime)?;
+    Ok(super::ServerHandle::new(addr, stop, thread))
+}
+
+/// Serves `plan` on `listener` until `stop`.
+pub async fn run(
+    listener: std::net::TcpListener,
+    plan: Arc<Plan>,
+    log: bool,
+    limits: super::ServerLimits,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let stop_streams = stop.clone();
+    let idle = limits.idle_timeout;
+    super::accept_loop(listener, stop, limits, move |req, peer| {
+        let plan = plan.clone();
+        let stop = stop_streams.clone();
+        async move { respond(req, peer, plan, log, idle, stop).await }
+    })
+    .await;
+}
+
+/// Why a request body was not read to its end.
+enum DrainError {
+    TooLarge,
+    Idle,
+    Read(hyper::Error),
+}
+
+/// Reads the request body to its end and throws it away, one frame at a time (memory stays at one
+/// frame however large the body): at most `limit` bytes, each frame within `idle`.
+async fn drain_body(
+    mut body: hyper::body::Incoming,
+    limit: u64,
+    idle: Duration,
+) -> Result<u64, DrainError> {
+    let mut total = 0u64;
+    loop {
+        match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => return Err(DrainError::Idle),
+            Ok(None) => return Ok(total),
+            Ok(Some(Err(e))) => return Err(DrainError::Read(e)),
+            Ok(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    total += data.len() as u64;
+                    if total > limit {
+                        return Err(DrainError::TooLarge);
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn respond(
+    req: hyper::Request<hyper::body::Incoming>,
+    peer: SocketAddr,
+    plan: Arc<Plan>,
+    log: bool,
+    idle: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> hyper::Response<AnyBody> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    // Read the request body first, as a real endpoint does (the client may still be sending), but
+    // keep none of it: the answer does not depend on it.
+    let body_len = match drain_body(req.into_body(), MAX_REQUEST_BYTES, idle).await {
+        Ok(n) => n,
+        Err(e) => {
+            let (status, text, why) = match e {
+                DrainError::TooLarge => (
+                    413,
+                    "the request body is larger than 64 MiB\n",
+                    "too large".to_owned(),
+                ),
+                DrainError::Idle => (
+                    408,
+                    "the request body stalled (idle timeout)\n",
+                    "stalled".to_owned(),
+                ),
+                DrainError::Read(e) => (400, "cannot read the request body\n", e.to_string()),
+            };
+            if log {
+                let path = sse_replay_core::text::visible(&path);
+                sse_replay_core::log_line!(
+                    "{method} {path} from {peer}: request body {why}: answered {status}"
+                );
+            }
+            return simple(status, text);
+        }
+    };
+    if log {
+        let path = sse_replay_core::text::visible(&path);
+        sse_replay_core::log_line!(
+            "{method} {path} from {peer} ({}): {} in {}",
+            sse_replay_core::text::plural(body_len, "byte"),
+            plan.status,
+            sse_replay_core::text::plural(plan.writes.len(), "write")
+        );
+    }
+    if plan.complete && !plan.abort_at_end {
+        return respond_whole(&plan, &mut stop).await;
+    }
+    let (tx, body) = ChannelBody::channel();
+    let (status, content_type) = (plan.status, plan.content_type.clone());
+    tokio::spawn(async move {
+        let start = tokio::time::Instant::now();
+        for (due, bytes) in &plan.writes {
+            if !due.is_zero() {
+                tokio::select! {
+                    biased;
+                    () = super::stopped(&mut stop) => {
+                        let _ = tx.send(Err(std::io::Error::other("server stopping"))).await;
+                        return;
+                    }
+                    () = tokio::time::sleep_until(start + *due) => {}
+                }
+            }
+            if tx.send(Ok(bytes.clone())).await.is_err() {
+                return; // the client went away
+            }
+        }
+        if plan.abort_at_end {
+            let _ = tx.send(Err(std::io::Error::other("stream cut"))).await;
+        }
+    });
+    let mut resp = hyper::Response::new(super::boxed_channel(body));
+    *resp.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::OK);
+    let headers = resp.headers_mut();
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&content_type) {
+        headers.insert(hyper::header::CONTENT_TYPE, v);
+    }
+    headers.insert(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-cache"),
+    );
+    headers.insert(
+        "x-accel-buffering",
+        hyper::header::HeaderValue::from_static("no"),
+    );
+    resp
+}
+
+/// A complete (non-streaming) response: the whole body at once, when its last byte is due, with
+/// its `Content-Length` (a full body's exact size), as a non-streaming endpoint answers.
+async fn respond_whole(
+    plan: &Plan,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> hyper::Response<AnyBody> {
+    let due = plan
+        .writes
+        .iter()
+        .map(|(d, _)| *d)
+        .max()
+        .unwrap_or_default();
+    if !due.is_zero() {
+        tokio::select! {
+            biased;
+            () = super::stopped(stop) => {
+                return simple(503, "the server is stopping\n");
+            }
+            () = tokio::time::sleep(due) => {}
+        }
+    }
+    let mut body = Vec::with_capacity(plan.writes.iter().map(|(_, b)| b.len()).sum());
+    for (_, b) in &plan.writes {
+        body.extend_from_slice(b);
+    }
+    let mut resp = hyper::Response::new(super::boxed_full(body));
+    *resp.status_mut() = hyper::StatusCode::from_u16(plan.status).unwrap_or(hyper::StatusCode::OK);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&plan.content_type) {
+        resp.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    resp
+}
+
+fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
+    let mut resp = hyper::Response::new(super::boxed_full(text));
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    resp
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use sse_replay_core::recording::Chunk;
+
+    fn rec() -> Recording {
+        Recording {
+            chunks: vec![
+                Chunk {
+                    t_micros: 0,
+                    bytes: b"data: a\n\n".to_vec(),
+                },
+                Chunk {
+                    t_micros: 10_000,
+                    bytes: b"data: \xe6\xb7".to_vec(),
+                },
+                Chunk {
+                    t_micros: 30_000,
+                    bytes: b"\xb1\r\n\r\n".to_vec(),
+                },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn recorded_pacing_scales_times() {
+        let p = Plan::new(&rec(), Pacing::Recorded { speed: 2.0 }, None);
+        let due: Vec<_> = p.writes.iter().map(|(d, _)| d.as_micros()).collect();
+        assert_eq!(due, [0, 5_000, 15_000]);
+        assert_eq!(p.status, 200);
+        assert_eq!(p.content_type, "text/event-stream");
+    }
+
+    #[test]
+    fn rechunk_keeps_bytes_and_times_each_piece_by_its_last_byte() {
+        let r = rec();
+        for n in 1..=20 {
+            let p = Plan::new(&r, Pacing::Recorded { speed: 1.0 }, Some(n));
+            let body: Vec<u8> = p.writes.iter().flat_map(|(_, b)| b.to_vec()).collect();
+            assert_eq!(body, r.body(), "n={n}");
+            assert!(p.writes.iter().all(|(_, b)| b.len() <= n));
+            assert!(
+                p.writes.windows(2).all(|w| w[0].0 <= w[1].0),
+                "due times are monotonic"
+            );
+        }
+        let p = Plan::new(&r, Pacing::Recorded { speed: 1.0 }, Some(9));
+        let due: Vec<_> = p.writes.iter().map(|(d, _)| d.as_micros()).collect();
+        // Chunks end at bytes 9, 17, 22: 0..9 → chunk 0; 9..18 and 18..22 end in chunk 2.
+        assert_eq!(due, [0, 30_000, 30_000]);
+        let p = Plan::new(&r, Pacing::Instant, Some(4));
+        assert!(p.writes.iter().all(|(d, _)| d.is_zero()));
+    }
+}
