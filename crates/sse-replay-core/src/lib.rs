@@ -9,6 +9,7 @@
 pub mod accumulate;
 pub mod analysis;
 pub mod bundled;
+pub mod chunking;
 pub mod compare;
 pub mod complete;
 pub mod dialect;

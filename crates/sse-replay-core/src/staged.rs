@@ -334,8 +334,7 @@ mod tests {
     }
 
     fn seed() -> Recording {
-        let p =
-            crate::repo_root().join("recordings/seed-example.ron");
+        let p = crate::repo_root().join("recordings/seed-example.ron");
         crate::recording::load(&p).unwrap()
     }
 
@@ -383,8 +382,7 @@ mod tests {
 
     #[test]
     fn a_recording_is_not_read_as_a_raw_body() {
-        let p =
-            crate::repo_root().join("recordings/seed-example.ron");
+        let p = crate::repo_root().join("recordings/seed-example.ron");
         assert!(read_raw_body(&p, u64::MAX, |_, _| true).unwrap().is_none());
     }
 

@@ -73,7 +73,6 @@ fn no_repeated_keys(v: &JsonValue<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::super::{Visible, summarize_prefixes};
     use super::*;

@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn random_chunks_round_trip_exactly() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
         for case in 0..3000 {
             let n = rng.below(6);
             let chunks: Vec<Chunk> = (0..n)
@@ -363,7 +363,7 @@ mod tests {
 
     #[test]
     fn random_strings_in_every_field_round_trip() {
-        let mut rng = Rng(42);
+        let mut rng = Rng::new(42);
         for _ in 0..500 {
             let mut s = || String::from_utf8_lossy(&rng.texty(12)).into_owned();
             let rec = Recording {

@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn hostile_input_never_panics() {
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         for _ in 0..2000 {
             let len = rng.below(200);
             let bytes = rng.bytes(len);

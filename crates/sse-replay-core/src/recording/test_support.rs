@@ -9,21 +9,22 @@ use super::{
     Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall, ron_options,
 };
 
-/// xorshift64*: deterministic, dependency-free.
-pub(super) struct Rng(pub(super) u64);
+/// A seeded generator (fastrand) with the few draws the recording tests use.
+pub(super) struct Rng(fastrand::Rng);
 
 impl Rng {
-    pub(super) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    pub(super) fn new(seed: u64) -> Self {
+        Self(fastrand::Rng::with_seed(seed))
     }
+    pub(super) fn next(&mut self) -> u64 {
+        self.0.u64(..)
+    }
+    /// Uniform in `0..n` (`0` when `n` is 0).
     pub(super) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        if n == 0 { 0 } else { self.0.usize(..n) }
     }
     pub(super) fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
+        (0..len).map(|_| self.0.u8(..)).collect()
     }
     /// Text-like bytes: ASCII (with quotes, escapes, controls), CJK, emoji, combining marks.
     pub(super) fn texty(&mut self, len: usize) -> Vec<u8> {

@@ -182,15 +182,7 @@ pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64
         }
         Variant::Random => {
             let mut rng = fastrand::Rng::with_seed(random_seed);
-            let mut cuts = Vec::new();
-            let mut at = 0usize;
-            loop {
-                at += rng.usize(1..=64);
-                if at >= body.len() {
-                    break;
-                }
-                cuts.push(at);
-            }
+            let cuts = sse_replay_core::chunking::random_cuts(&mut rng, body.len(), 64);
             cut_at(&body, cuts)
         }
         Variant::Crlf => {

@@ -4,7 +4,7 @@
 //! Then the chunking property: every split offset (small fixtures) and random splits (all of them)
 //! give identical calls.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -12,13 +12,11 @@ use serde_json::Value;
 use sse_replay_core::accumulate::{Call, Parsed};
 use sse_replay_core::pipeline::{Options, PipelineOutput, run_chunks};
 
-use common::Rng;
-
 /// Fixtures up to this size are also checked at every single split offset.
 const EVERY_OFFSET_MAX_BYTES: usize = 8 * 1024;
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fixtures")
+    crate::common::repo_root().join("tests/data/fixtures")
 }
 
 struct Fixture {
@@ -210,15 +208,15 @@ fn every_split_offset_gives_identical_calls() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn random_cuts(rng: &mut Rng, len: usize) -> Vec<usize> {
+fn random_cuts(rng: &mut fastrand::Rng, len: usize) -> Vec<usize> {
     let mut cuts = Vec::new();
     let mut at = 0;
     // Mostly small reads (a few bytes to ~100), sometimes big ones.
     loop {
-        let step = if rng.below(8) == 0 {
-            1 + rng.below(2000)
+        let step = if rng.usize(..8) == 0 {
+            1 + rng.usize(..2000)
         } else {
-            1 + rng.below(100)
+            1 + rng.usize(..100)
         };
         at += step;
         if at >= len {
@@ -230,7 +228,7 @@ fn random_cuts(rng: &mut Rng, len: usize) -> Vec<usize> {
 
 #[test]
 fn random_splits_give_identical_calls_and_still_match_expected() {
-    let mut rng = Rng(0x5EED_2191_DDE7_B2A4);
+    let mut rng = fastrand::Rng::with_seed(0x5EED_2191_DDE7_B2A4);
     let mut failures = Vec::new();
     for f in fixtures() {
         let whole = run(&f.body, &[]);

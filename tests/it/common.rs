@@ -1,12 +1,4 @@
-//! Helpers shared by the integration tests (`mod common;` in each test file that needs them).
-
-// Each integration test file is its own crate and uses only some of these helpers; without this,
-// every test binary would warn (and `clippy -D warnings` fail) about the ones it leaves unused.
-#![allow(dead_code)]
-
-/// Helpers for the GUI tests (egui_kittest).
-#[cfg(feature = "gui")]
-pub mod gui;
+//! Helpers shared by the integration tests (`use crate::common;` in each module that needs them).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -38,46 +30,8 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// xorshift64*: deterministic, no dependency.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform-ish in `0..n` (`0` when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// Random cut offsets in `1..len`, ascending, each read `1..=max_step` bytes long.
-    pub fn cuts(&mut self, len: usize, max_step: usize) -> Vec<usize> {
-        let mut cuts = Vec::new();
-        let mut at = 0;
-        loop {
-            at += 1 + self.below(max_step);
-            if at >= len {
-                return cuts;
-            }
-            cuts.push(at);
-        }
-    }
-}
-
-/// `body` cut at the ascending offsets `cuts` (the pieces cover it exactly, some may be empty).
-pub fn split<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-    let mut pieces = Vec::with_capacity(cuts.len() + 1);
-    let mut start = 0;
-    for &c in cuts.iter().chain(std::iter::once(&body.len())) {
-        pieces.push(&body[start..c]);
-        start = c;
-    }
-    pieces
-}
+/// `body` cut at the ascending offsets `cuts` (the pieces cover it exactly).
+pub use sse_replay_core::chunking::split;
 
 /// `body` cut at `cuts`, as reads at time 0 (what `run_chunks` takes).
 pub fn reads<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<(&'a [u8], u64)> {

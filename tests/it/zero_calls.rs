@@ -7,7 +7,7 @@
 //! - a stream that ended normally with no tool call (a text answer): a warning, exit 0;
 //! - a one-call stream says "1 call", never "1 calls".
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

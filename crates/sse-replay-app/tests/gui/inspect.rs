@@ -1,14 +1,13 @@
 //! Compare two as a diff (its own A/B documents, arguments diffed inline) and the proxy's
 //! inspectable request list, driven through egui_kittest (no GPU, no window). Servers run on
 //! 127.0.0.1:0; every wait is bounded.
-#![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::gui::{app_with, harness, wait_loaded};
+use common::{app_with, harness, wait_loaded};
 use egui_kittest::kittest::Queryable as _;
 use sse_replay_app::{OpenTarget, Source};
 

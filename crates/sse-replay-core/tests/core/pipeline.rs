@@ -5,7 +5,7 @@
 //! - the chunking property on generated streams and stub recordings;
 //! - the seed's walkthrough, each naive strategy's characteristic failure, and the three checkpoints.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 
@@ -19,7 +19,7 @@ use sse_replay_core::recording::Recording;
 use sse_replay_core::sse::{self, SseItem, SseParser};
 use sse_replay_core::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
-use common::{Rng, call_summary};
+use common::call_summary;
 
 // --- helpers
 
@@ -656,7 +656,7 @@ fn run_cut(body: &[u8], cuts: &[usize], detail: bool) -> PipelineOutput {
 }
 
 fn sse_events(body: &[u8], cuts: &[usize]) -> Vec<sse::OwnedEvent> {
-    sse::parse_all(common::split(body, cuts))
+    sse::parse_all(sse_replay_core::chunking::split(body, cuts))
 }
 
 /// The same bytes in any chunking give identical SSE events, pipeline events and calls.
@@ -773,10 +773,10 @@ fn generated_stream_at_random_splits() {
     let body = generated(2);
     let whole = run_cut(&body, &[], true);
     let whole_sse = sse_events(&body, &[]);
-    let mut rng = Rng(0x2191_DDE7_B2A4_54BD);
+    let mut rng = fastrand::Rng::with_seed(0x2191_DDE7_B2A4_54BD);
     for max_step in [7, 64, 1500, 40_000] {
         for _ in 0..3 {
-            let cuts = rng.cuts(body.len(), max_step);
+            let cuts = sse_replay_core::chunking::random_cuts(&mut rng, body.len(), max_step);
             assert_same(
                 &body,
                 &cuts,
@@ -859,13 +859,13 @@ fn stub_recordings_at_every_split_offset() {
 
 #[test]
 fn stub_recordings_at_random_splits() {
-    let mut rng = Rng(42);
+    let mut rng = fastrand::Rng::with_seed(42);
     for (name, spec) in stub_specs() {
         let body = stub::build(&spec).body();
         let whole = run_cut(&body, &[], true);
         let whole_sse = sse_events(&body, &[]);
         for max_step in [1, 3, 20, 200] {
-            let cuts = rng.cuts(body.len(), max_step);
+            let cuts = sse_replay_core::chunking::random_cuts(&mut rng, body.len(), max_step);
             assert_same(&body, &cuts, &whole, &whole_sse, name);
         }
     }
@@ -920,7 +920,7 @@ fn seed() -> Analysis {
 
 #[test]
 fn seed_recording_file_is_the_stub() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/seed-example.ron");
+    let path = crate::common::repo_root().join("recordings/seed-example.ron");
     let rec = sse_replay_core::recording::load(&path).expect("bundled seed example loads");
     let built = stub::build(&stub::seed_example());
     assert_eq!(rec.body(), built.body());

@@ -3,7 +3,7 @@
 //! Every wait is bounded; child processes are killed on drop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -766,10 +766,10 @@ const SIGKILL_LOSS_BOUND: Duration = Duration::from_millis(100);
 #[test]
 fn sigkill_loses_well_under_the_bound() {
     let dir = tmp();
-    let mut rng = common::Rng(0x5eed_1234_abcd_0042);
+    let mut rng = fastrand::Rng::with_seed(0x5eed_1234_abcd_0042);
     let mut losses = Vec::new();
     for k in 0..4 {
-        let delay = Duration::from_millis(rng.below(60) as u64);
+        let delay = Duration::from_millis(rng.usize(..60) as u64);
         losses.push(sigkill_loss(dir.path(), &format!("k{k}"), delay));
     }
     let worst = losses.iter().max().copied().unwrap_or_default();
@@ -787,10 +787,10 @@ fn sigkill_loses_well_under_the_bound() {
 #[ignore = "measurement; run with --ignored --nocapture"]
 fn sigkill_loss_distribution() {
     let dir = tmp();
-    let mut rng = common::Rng(0xfeed_beef_0000_0001);
+    let mut rng = fastrand::Rng::with_seed(0xfeed_beef_0000_0001);
     let mut ms: Vec<f64> = (0..42)
         .map(|k| {
-            let delay = Duration::from_millis(rng.below(200) as u64);
+            let delay = Duration::from_millis(rng.usize(..200) as u64);
             sigkill_loss(dir.path(), &format!("m{k}"), delay).as_secs_f64() * 1e3
         })
         .collect();

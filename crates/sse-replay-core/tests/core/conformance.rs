@@ -6,7 +6,7 @@
 use serde_json::Value;
 use sse_replay_core::sse::{SseItem, SseParser};
 
-const CASES: &str = include_str!("data/sse-conformance.json");
+const CASES: &str = include_str!("../../../../tests/data/sse-conformance.json");
 
 /// One dispatched event as the conformance file states it: (type, data, last event id).
 type Ev = (String, String, String);

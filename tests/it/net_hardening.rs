@@ -4,7 +4,7 @@
 //! Every server is on 127.0.0.1 port 0, every wait is bounded, child processes are killed on drop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -6,14 +6,14 @@
 //! Snapshots are insta snapshots, `tests/snapshots/check-<name>.snap`: review a change with
 //! `cargo insta test --review --test cli` (or accept it with `INSTA_UPDATE=always`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
 
-use common::{BIN, Rng, manifest, stderr};
+use common::{BIN, manifest, stderr};
 
 /// Run the binary in `dir` with `args`.
 fn run_in(dir: &Path, args: &[&str]) -> Output {
@@ -533,10 +533,10 @@ fn stub_bad_arguments_exit_2() {
 
 // --- hostile input
 
-/// xorshift64*: deterministic random bytes without a dependency.
+/// Deterministic random bytes from `seed`.
 fn random_bytes(seed: u64, n: usize) -> Vec<u8> {
-    let mut rng = Rng(seed | 1);
-    (0..n).map(|_| (rng.next() >> 56) as u8).collect()
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..n).map(|_| rng.u8(..)).collect()
 }
 
 fn hostile_files(dir: &Path) -> Vec<(String, PathBuf)> {

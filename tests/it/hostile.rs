@@ -3,7 +3,7 @@
 //! child that runs past its deadline is killed and the test fails) and, where memory is the
 //! point, the child runs under `ulimit -v`.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

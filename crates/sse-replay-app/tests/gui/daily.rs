@@ -1,11 +1,10 @@
 //! The app as a daily tool, through egui_kittest: the in-app file browser when no native dialog
 //! can be shown, the event inspector (list, filter, detail), and the layout on a laptop screen.
-#![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::gui::{harness_sized, wait_loaded};
+use common::{harness_sized, wait_loaded};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay_app::{App, BUILTIN_NOTE, ScriptedDialogs, Settings, Source};
@@ -330,8 +329,8 @@ fn saving_onto_an_existing_file_in_the_in_app_browser_asks_first() {
 
 #[test]
 fn the_byte_view_scrolls_sideways_and_its_gutter_stays() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/openai-chat-weather.ron");
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("recordings/openai-chat-weather.ron");
     let mut app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
         .with_initial(Source::File(path));
     app.settings.lower_view = sse_replay_app::event_inspector::LowerView::Bytes;

@@ -3,7 +3,7 @@
 //! takes `--stream N` and without it fails with exit 2, the error on the first line of standard
 //! error and one line per stream after it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

@@ -4,7 +4,7 @@
 //! run on 127.0.0.1:0; every wait is bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::time::Duration;

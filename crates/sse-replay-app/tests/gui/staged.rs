@@ -3,12 +3,11 @@
 //! background. The test seams `App::stage_min_bytes` (0: every recording is staged),
 //! `App::hold_later` (the finished second stage waits) and `App::hold_load` (the finished load
 //! waits) make the pending states deterministic: no timing is asserted.
-#![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::gui::{app, harness, step_until};
+use common::{app, harness, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay_app::{App, Source};

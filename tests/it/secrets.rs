@@ -5,7 +5,7 @@
 //! Servers run on 127.0.0.1:0; every child process is bounded in time and killed on drop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -5,10 +5,9 @@
 //!   the verdict comes once it has ended;
 //! - at a Replay cursor before the end no end-of-stream finding shows;
 //! - zero calls is a warning that says what happened, never a green success.
-#![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
@@ -16,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::gui::{app, harness, step_until};
+use common::{app, harness, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay_app::headline::{self, Tone};
@@ -76,7 +75,8 @@ fn zero_calls_is_a_warning_that_says_what_happened() {
 #[test]
 fn no_end_of_stream_finding_before_the_end() {
     let mut h = harness(app());
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recordings/quirk-truncated.ron");
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("recordings/quirk-truncated.ron");
     open(&mut h, p);
     h.get_by_label_contains("ended-without-finish");
     h.get_by_label_contains("FAILED");
@@ -196,7 +196,8 @@ fn a_live_stream_is_streaming_until_it_ends() {
 #[test]
 fn a_complete_response_is_not_framed_as_a_stream() {
     let mut h = harness(app());
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/complete/openai-chat.json");
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("tests/data/complete/openai-chat.json");
     open(&mut h, p);
     assert!(h.state().analysis().unwrap().complete);
     h.state_mut().actions.push(Action::Home);

@@ -9,7 +9,7 @@
 //! - control characters from the stream never reach the terminal raw; error lines stay short;
 //! - `check --json` carries `schema_version`; the report says when a recording was interrupted.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

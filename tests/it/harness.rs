@@ -2,7 +2,7 @@
 //! server on loopback, verdicts, diagnosis, timeouts, JUnit and JSON reports, and the bytes the
 //! variants really put on the wire.
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;

@@ -2,7 +2,7 @@
 //! preview honesty (contradictions against the final arguments), the `preview` command's lines,
 //! and `check`'s Preview section.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

@@ -1,15 +1,14 @@
 //! The desktop app driven through egui_kittest (no GPU, no window): open the seed sample, step the
 //! cursor, see the per-fragment failures and the correct calls, switch strategies, open a broken
 //! file, export through the dialog test seam. All GUI tests live in this one file (link time).
-#![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::gui::{app_with, harness, wait_loaded};
+use common::{app_with, harness, wait_loaded};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use sse_replay_app::{Action, App, OpenTarget, Settings, Source, StepUnit, Tab};
@@ -509,7 +508,11 @@ fn records_live_from_a_local_server_into_the_replay_panels() {
 }
 
 fn import_data(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/import")).join(name)
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/import"
+    ))
+    .join(name)
 }
 
 #[test]
@@ -564,7 +567,7 @@ fn importing_a_har_with_two_streams_offers_a_choice() {
 #[test]
 fn dialect_is_named_and_can_be_forced() {
     let ron = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
         "/recordings/anthropic-weather.ron"
     ));
     let mut h = harness(app_with(vec![]).with_initial(Source::File(ron)));
@@ -743,7 +746,7 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
 }
 
 fn manifest_path(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join(rel)
         .display()
         .to_string()
@@ -755,8 +758,8 @@ fn manifest_path(rel: &str) -> String {
 fn a_non_streaming_response_opens_with_its_banner() {
     let mut h = harness(app_with(vec![]));
     h.run();
-    let body =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/complete/openai-chat.json");
+    let body = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("tests/data/complete/openai-chat.json");
     act(&mut h, Action::OpenPath(body, OpenTarget::Primary));
     wait_loaded(&mut h);
     let a = h.state().analysis().unwrap();

@@ -6,7 +6,7 @@
 //! Servers run on 127.0.0.1:0; every wait is bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};

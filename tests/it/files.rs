@@ -4,7 +4,7 @@
 //! Every child process is bounded in time and killed on drop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

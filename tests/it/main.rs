@@ -1,0 +1,20 @@
+//! The integration tests of the `sse-replay` binary and of the libraries through it, in one test
+//! binary (as ripgrep keeps its `tests/`): one link instead of one per file. `cargo test --test it
+//! cli::` runs one module's tests.
+
+mod common;
+
+mod cli;
+mod complete;
+mod dialects;
+mod files;
+mod harness;
+mod hostile;
+mod net;
+mod net_hardening;
+mod open;
+mod preview;
+mod proxy;
+mod secrets;
+mod verdict;
+mod zero_calls;
