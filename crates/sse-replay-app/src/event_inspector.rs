@@ -408,7 +408,8 @@ fn list_ui(
     }
 }
 
-/// The JSON of an event: its `data` (SSE) or its line (JSON lines), pretty-printed when it parses.
+/// The JSON of an event: its `data` (SSE), its line (JSON lines) or its element (a JSON array),
+/// pretty-printed when it parses.
 pub fn event_json(a: &Analysis, e: &EventRecord) -> (String, bool) {
     let bytes = a.bytes(&e.span);
     let bytes = &bytes[..bytes.len().min(DETAIL_BYTES)];
@@ -418,7 +419,7 @@ pub fn event_json(a: &Analysis, e: &EventRecord) -> (String, bool) {
             .next()
             .map(|ev| ev.data)
             .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned()),
-        Framing::JsonLines => String::from_utf8_lossy(bytes).trim().to_owned(),
+        Framing::JsonLines | Framing::JsonArray => String::from_utf8_lossy(bytes).trim().to_owned(),
     };
     match serde_json::from_str::<serde_json::Value>(&data)
         .ok()

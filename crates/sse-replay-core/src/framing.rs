@@ -1,6 +1,8 @@
 //! Framing: how a body is cut into events before a dialect sees them. Server-Sent Events (the
-//! WHATWG parser in [`crate::sse`]) or JSON lines (NDJSON: Ollama, and SDK test fixtures that keep
-//! one chunk object per line without `data:`). Auto-detected from the first non-blank byte.
+//! WHATWG parser in [`crate::sse`]), JSON lines (NDJSON: Ollama, and SDK test fixtures that keep
+//! one chunk object per line without `data:`), or one JSON array streamed element by element
+//! ([`crate::json_array`]: Gemini without `alt=sse`, and snapshot dumps of chunks).
+//! Auto-detected from the first non-blank byte.
 
 use std::ops::Range;
 
@@ -18,6 +20,9 @@ pub enum Framing {
     Sse,
     #[serde(rename = "jsonl")]
     JsonLines,
+    /// One JSON array whose top-level elements are the events.
+    #[serde(rename = "json-array")]
+    JsonArray,
 }
 
 impl Framing {
@@ -26,7 +31,18 @@ impl Framing {
         match self {
             Framing::Sse => "sse",
             Framing::JsonLines => "jsonl",
+            Framing::JsonArray => "json-array",
         }
+    }
+
+    /// Parse a name as [`Framing::name`] gives it (`array` is accepted for `json-array`).
+    pub fn from_name(s: &str) -> Option<Self> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "sse" => Framing::Sse,
+            "jsonl" | "ndjson" | "json-lines" => Framing::JsonLines,
+            "json-array" | "array" => Framing::JsonArray,
+            _ => return None,
+        })
     }
 }
 
@@ -184,6 +200,7 @@ pub enum Framer {
     Undecided(Vec<u8>, u64),
     Sse(SseParser),
     Lines(LineFramer),
+    Array(crate::json_array::JsonArrayFramer),
 }
 
 impl Framer {
@@ -199,6 +216,9 @@ impl Framer {
             None => Framer::Undecided(Vec::new(), limit),
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
             Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
+            Some(Framing::JsonArray) => {
+                Framer::Array(crate::json_array::JsonArrayFramer::with_max_event_bytes(limit))
+            }
         }
     }
 
@@ -208,6 +228,7 @@ impl Framer {
             Framer::Undecided(..) => None,
             Framer::Sse(p) => p.overflow(),
             Framer::Lines(l) => l.overflow(),
+            Framer::Array(a) => a.overflow(),
         }
     }
 
@@ -217,10 +238,12 @@ impl Framer {
             Framer::Undecided(..) => None,
             Framer::Sse(_) => Some(Framing::Sse),
             Framer::Lines(_) => Some(Framing::JsonLines),
+            Framer::Array(_) => Some(Framing::JsonArray),
         }
     }
 
-    /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`. More than `limit`
+    /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`, a JSON array when it
+    /// is `[` ([`crate::json_array::looks_like_json_array`]). More than `limit`
     /// blank bytes first: SSE (only blank lines so far; no JSON line can be that long), decided
     /// the same way however the bytes were split.
     fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
@@ -228,8 +251,12 @@ impl Framer {
         let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
             return (p.len() as u64 > limit).then_some(Framing::Sse);
         };
-        Some(if at as u64 <= limit && p[at] == b'{' {
+        Some(if at as u64 > limit {
+            Framing::Sse
+        } else if p[at] == b'{' {
             Framing::JsonLines
+        } else if crate::json_array::looks_like_json_array(&p[at..]) {
+            Framing::JsonArray
         } else {
             Framing::Sse
         })
@@ -250,6 +277,7 @@ impl Framer {
         match self {
             Framer::Sse(p) => p.feed(input, &mut |item| sink(from_sse(item))),
             Framer::Lines(l) => l.feed(input, sink),
+            Framer::Array(a) => a.feed(input, sink),
             Framer::Undecided(..) => {}
         }
     }
@@ -267,6 +295,7 @@ impl Framer {
                 l.finish(sink);
                 None
             }
+            Framer::Array(a) => a.finish(sink),
             Framer::Undecided(..) => None,
         }
     }

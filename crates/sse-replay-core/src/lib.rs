@@ -19,6 +19,7 @@ pub mod framing;
 pub mod generate;
 pub mod import;
 pub mod input;
+pub mod json_array;
 pub mod json_diff;
 pub mod naive;
 pub mod open;
