@@ -74,6 +74,11 @@ pub struct OpenCall {
     pub resends: u64,
     /// The provider runs this tool itself (the block or item type, e.g. `server_tool_use`).
     pub server_tool: Option<String>,
+    /// What kind of call it is when not a plain function call (the item type, e.g.
+    /// `custom_tool_call`).
+    pub kind: Option<String>,
+    /// The arguments are free-form text, taken as a string (never parsed as JSON).
+    pub text_input: bool,
 }
 
 /// The outcome of the one parse at the finish.
@@ -128,6 +133,13 @@ pub struct Call {
     /// `Some(type)` for a tool the provider runs itself (Anthropic `server_tool_use`, Responses
     /// `web_search_call`…): reported apart, never a call for the client, never in the verdict.
     pub server_tool: Option<String>,
+    /// `Some(type)` for a call the client executes that is not a plain function call (Responses
+    /// `custom_tool_call`, `apply_patch_call`, `local_shell_call`, `shell_call`, `computer_call`…);
+    /// `None` for an ordinary function call, so outputs that predate it stay as they were.
+    pub kind: Option<String>,
+    /// The arguments are free-form text (a custom tool's input): [`Call::parsed`] is that text as
+    /// a JSON string, never a parse of it.
+    pub text_input: bool,
 }
 
 impl Call {
@@ -281,6 +293,14 @@ impl Accumulator {
         self.calls[i as usize].server_tool = Some(kind);
     }
 
+    /// The dialect says what kind of client call `key` is (and whether its arguments are text).
+    pub fn call_kind(&mut self, key: &CallKey, kind: String, text: bool) {
+        let i = self.call_for(key);
+        let call = &mut self.calls[i as usize];
+        call.kind = Some(kind);
+        call.text_input = text;
+    }
+
     /// The call position for `key`, if it has been seen.
     pub fn position_of(&self, key: &CallKey) -> Option<u32> {
         self.table.get(key).copied()
@@ -319,7 +339,12 @@ impl Accumulator {
     ) -> Vec<FragmentRecord> {
         let records = self.records;
         for (i, s) in self.calls.into_iter().enumerate() {
-            let (parsed, empty) = parse_once(&s.args);
+            let (parsed, empty) = if s.text_input {
+                // Free-form text is the value itself: nothing to parse, nothing to fail.
+                (Parsed::Ok(serde_json::Value::String(s.args.clone())), false)
+            } else {
+                parse_once(&s.args)
+            };
             each(
                 Call {
                     position: i as u32,
@@ -338,6 +363,8 @@ impl Accumulator {
                     first_resend: s.first_resend,
                     resends: s.resends,
                     server_tool: s.server_tool,
+                    kind: s.kind,
+                    text_input: s.text_input,
                 },
                 &records,
             );

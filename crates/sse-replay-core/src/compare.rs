@@ -390,6 +390,8 @@ mod tests {
             first_resend: None,
             resends: 0,
             server_tool: None,
+            kind: None,
+            text_input: false,
         }
     }
 

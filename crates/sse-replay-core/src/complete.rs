@@ -144,6 +144,10 @@ struct RawCall {
     stated_index: Option<u64>,
     key: CallKey,
     server_tool: Option<String>,
+    /// Not a plain function call: the item or block type.
+    kind: Option<String>,
+    /// Free-form text arguments (a custom tool's input), never parsed as JSON.
+    text_input: bool,
 }
 
 fn str_of(v: Option<&Value>) -> Option<String> {
@@ -188,21 +192,13 @@ fn openai_chat(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Str
                     generation: 0,
                 },
                 server_tool: None,
+                kind: None,
+                text_input: false,
             });
         }
     }
     finish
 }
-
-/// Responses output items the provider runs itself (as the streaming decoder lists them).
-const RESPONSES_SERVER_ITEMS: [&str; 6] = [
-    "web_search_call",
-    "file_search_call",
-    "code_interpreter_call",
-    "image_generation_call",
-    "mcp_call",
-    "tool_search_call",
-];
 
 fn responses(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> {
     let output = doc.get("output").and_then(Value::as_array);
@@ -210,7 +206,31 @@ fn responses(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Strin
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
         let id = str_of(item.get("id"));
         let key = CallKey::Item(id.clone().unwrap_or_else(|| format!("output {i}")));
-        if kind == "function_call" {
+        let class = crate::dialect::responses::classify(kind);
+        if let crate::dialect::responses::ItemClass::Client(ci) = class {
+            let name = str_of(item.get("name"))
+                .filter(|n| !n.is_empty())
+                .or_else(|| ci.tool.map(str::to_owned))
+                .unwrap_or_else(|| kind.trim_end_matches("_call").to_owned());
+            let value = [ci.field, "action", "operation", "input"]
+                .iter()
+                .find_map(|f| item.get(*f).filter(|v| !v.is_null()));
+            let (arguments, object_arguments) = match value {
+                Some(Value::String(t)) if ci.text => (t.clone(), false),
+                v => args_text(v),
+            };
+            calls.push(RawCall {
+                id: str_of(item.get("call_id")).or(id),
+                name,
+                arguments,
+                object_arguments,
+                stated_index: Some(i as u64),
+                key,
+                server_tool: None,
+                kind: Some(kind.to_owned()),
+                text_input: ci.text,
+            });
+        } else if kind == "function_call" {
             let (arguments, object_arguments) = args_text(item.get("arguments"));
             calls.push(RawCall {
                 // The streaming decoder names a function call by its call_id when it has one.
@@ -221,8 +241,10 @@ fn responses(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Strin
                 stated_index: Some(i as u64),
                 key,
                 server_tool: None,
+                kind: None,
+                text_input: false,
             });
-        } else if RESPONSES_SERVER_ITEMS.contains(&kind) {
+        } else if class == crate::dialect::responses::ItemClass::Server {
             let name = str_of(item.get("name"))
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| kind.trim_end_matches("_call").to_owned());
@@ -244,6 +266,8 @@ fn responses(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Strin
                 stated_index: Some(i as u64),
                 key,
                 server_tool: Some(kind.to_owned()),
+                kind: None,
+                text_input: false,
             });
         }
     }
@@ -254,7 +278,8 @@ fn anthropic(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Strin
     let content = doc.get("content").and_then(Value::as_array);
     for (i, block) in content.into_iter().flatten().enumerate() {
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-        if !matches!(kind, "tool_use" | "server_tool_use" | "mcp_tool_use") {
+        let class = crate::dialect::anthropic::classify(kind);
+        if class == crate::dialect::anthropic::BlockClass::Other {
             continue;
         }
         // Anthropic sends `input` as an object (written compactly here); the stream carries its
@@ -267,7 +292,11 @@ fn anthropic(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Strin
             object_arguments: false,
             stated_index: Some(i as u64),
             key: CallKey::Block(i as u64),
-            server_tool: (kind != "tool_use").then(|| kind.to_owned()),
+            server_tool: (class == crate::dialect::anthropic::BlockClass::Server)
+                .then(|| kind.to_owned()),
+            kind: (class == crate::dialect::anthropic::BlockClass::Unknown)
+                .then(|| kind.to_owned()),
+            text_input: false,
         });
     }
     str_of(doc.get("stop_reason"))
@@ -296,6 +325,8 @@ fn gemini(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> 
                 stated_index: None,
                 key: CallKey::Ordinal(n),
                 server_tool: None,
+                kind: None,
+                text_input: false,
             });
         }
     }
@@ -319,6 +350,8 @@ fn ollama(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> 
             stated_index: f.and_then(|f| f.get("index")).and_then(Value::as_u64),
             key: CallKey::Ordinal(n),
             server_tool: None,
+            kind: None,
+            text_input: false,
         });
     }
     str_of(doc.get("done_reason")).or_else(|| Some("done".into()))
@@ -338,7 +371,11 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
-            let (parsed, empty) = parse_once(&r.arguments);
+            let (parsed, empty) = if r.text_input {
+                (Parsed::Ok(Value::String(r.arguments.clone())), false)
+            } else {
+                parse_once(&r.arguments)
+            };
             Call {
                 position: i as u32,
                 key: r.key,
@@ -356,6 +393,8 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
                 first_resend: None,
                 resends: 0,
                 server_tool: r.server_tool,
+                kind: r.kind,
+                text_input: r.text_input,
             }
         })
         .collect();

@@ -51,15 +51,61 @@ impl Format {
 }
 
 /// One call in the `json` shape: `{"index","id","name","arguments"}`, or for a failed call
-/// `{"index","id","name","error","raw_arguments"}`.
+/// `{"index","id","name","error","raw_arguments"}`. A call that is not a plain function call
+/// (a Responses `custom_tool_call`, `apply_patch_call`…) also has `"kind"` (the item type) after
+/// its name; a custom tool's `arguments` is its free-form input, a string.
 pub fn call_json(call: &Call) -> Value {
     let index = call.stated_index.unwrap_or(u64::from(call.position));
+    let mut m = serde_json::Map::new();
+    m.insert("index".into(), json!(index));
+    m.insert("id".into(), json!(call.id));
+    m.insert("name".into(), json!(call.name));
+    if let Some(kind) = &call.kind {
+        m.insert("kind".into(), json!(kind));
+    }
     match &call.parsed {
-        Parsed::Ok(v) => json!({"index": index, "id": call.id, "name": call.name, "arguments": v}),
+        Parsed::Ok(v) => {
+            m.insert("arguments".into(), v.clone());
+        }
         Parsed::Err { error, .. } => {
-            json!({"index": index, "id": call.id, "name": call.name, "error": error, "raw_arguments": call.raw_arguments})
+            m.insert("error".into(), json!(error));
+            m.insert("raw_arguments".into(), json!(call.raw_arguments));
         }
     }
+    Value::Object(m)
+}
+
+/// A client call that is not a function call, as the Responses API takes it back as an input
+/// item: `{"type": kind, "call_id", …}` with the item's own arguments field (`input` for a custom
+/// tool, `operation` for apply_patch, `action` for the shell and computer tools), and the output
+/// item's `id` where the API asks for it. `None` for a kind that is not a Responses item.
+fn responses_item(c: &Call, kind: &str) -> Option<Value> {
+    let crate::dialect::responses::ItemClass::Client(ci) =
+        crate::dialect::responses::classify(kind)
+    else {
+        return None;
+    };
+    let value = match &c.parsed {
+        Parsed::Ok(v) => v.clone(),
+        Parsed::Err { .. } => Value::String(c.raw_arguments.clone()),
+    };
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), json!(kind));
+    if let crate::signal::CallKey::Item(item_id) = &c.key
+        && matches!(kind, "local_shell_call" | "computer_call")
+    {
+        m.insert("id".into(), json!(item_id));
+    }
+    m.insert("call_id".into(), json!(c.id));
+    if ci.tool.is_none() {
+        m.insert("name".into(), json!(c.name));
+    }
+    m.insert(ci.field.into(), value);
+    if kind == "computer_call" {
+        m.insert("pending_safety_checks".into(), json!([]));
+    }
+    m.insert("status".into(), json!("completed"));
+    Some(Value::Object(m))
 }
 
 /// The `check --json` schema version: bumped when a key changes meaning or goes away.
@@ -80,6 +126,9 @@ fn client_element(c: &Call, format: Format) -> Value {
     match format {
         Format::Json | Format::Jsonl => call_json(c),
         Format::OpenAi => {
+            if let Some(item) = c.kind.as_deref().and_then(|k| responses_item(c, k)) {
+                return item;
+            }
             let args = match &c.parsed {
                 Parsed::Ok(v) => v.to_string(),
                 Parsed::Err { .. } => c.raw_arguments.clone(),

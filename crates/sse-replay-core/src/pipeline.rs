@@ -488,6 +488,9 @@ impl<O: SignalObserver> Pipeline<O> {
                         .findings
                         .add(FindingKind::ServerTool, call, at, || message);
                 }
+                Signal::CallKind { key, kind, text } => {
+                    self.acc.call_kind(&key, kind, text);
+                }
                 Signal::CallDone { key } => self.acc.call_done(&key),
                 Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
                 Signal::ProviderError { message } => {

@@ -105,6 +105,17 @@ pub fn check_text(analysis: &Analysis) -> String {
     }
     for c in analysis.client_calls() {
         call_line(&mut s, c);
+        if let Some(kind) = &c.kind {
+            out!(
+                s,
+                "     kind {kind}{}",
+                if c.text_input {
+                    " (free-form text input: taken as a string, never parsed as JSON)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     if analysis.server_tools().next().is_some() {
         out!(s, "");

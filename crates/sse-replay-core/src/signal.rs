@@ -170,6 +170,16 @@ pub enum Signal {
     /// Responses `web_search_call`…); `kind` is the block or item type. It stays visible, apart
     /// from the calls the client must execute.
     ServerTool { key: CallKey, kind: String },
+    /// The call with `key` is something the client executes other than a plain function call
+    /// (Responses `custom_tool_call`, `apply_patch_call`, `local_shell_call`, `shell_call`,
+    /// `computer_call`, or an item type sse-replay does not know): `kind` names it. With `text`,
+    /// its arguments are free-form text (a custom tool's input): taken as a JSON string at the
+    /// finish, never parsed as JSON, so never a parse failure.
+    CallKind {
+        key: CallKey,
+        kind: String,
+        text: bool,
+    },
     /// The provider reported an error in the stream.
     ProviderError { message: String },
     /// Something only the dialect can see.

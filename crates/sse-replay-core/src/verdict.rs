@@ -286,6 +286,8 @@ mod tests {
             first_resend: None,
             resends: 0,
             server_tool: None,
+            kind: None,
+            text_input: false,
         };
         for i in 0..1_000_000 {
             call.position = i;

@@ -48,6 +48,30 @@ struct Delta<'a> {
     stop_reason: Option<std::borrow::Cow<'a, str>>,
 }
 
+/// How a content block type is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockClass {
+    /// `tool_use`: a call the client executes.
+    Client,
+    /// `server_tool_use`, `mcp_tool_use`: run by the provider.
+    Server,
+    /// Another `*_tool_use` type: read as a client call (its input streams the same way) and
+    /// named in an `unknown-call-item` finding, never dropped.
+    Unknown,
+    /// Not a call (text, thinking, a tool's result…).
+    Other,
+}
+
+/// The class of a content block type.
+pub fn classify(kind: &str) -> BlockClass {
+    match kind {
+        "tool_use" => BlockClass::Client,
+        "server_tool_use" | "mcp_tool_use" => BlockClass::Server,
+        k if k.ends_with("_tool_use") => BlockClass::Unknown,
+        _ => BlockClass::Other,
+    }
+}
+
 /// Decoder state: which content blocks are tool calls.
 #[derive(Debug, Default)]
 pub struct Anthropic {
@@ -84,10 +108,9 @@ impl Anthropic {
                 let (Some(index), Some(block)) = (ev.index, ev.content_block) else {
                     return;
                 };
-                if !matches!(
-                    block.kind,
-                    Some("tool_use" | "server_tool_use" | "mcp_tool_use")
-                ) {
+                let kind = block.kind.unwrap_or("");
+                let class = classify(kind);
+                if class == BlockClass::Other {
                     return;
                 }
                 self.tool_blocks.insert(index);
@@ -110,12 +133,27 @@ impl Anthropic {
                     name: raw_string(block.name),
                     args,
                 }));
-                // Web search, code execution, tool search, MCP: run by the provider, reported apart.
-                if let Some(kind @ ("server_tool_use" | "mcp_tool_use")) = block.kind {
-                    out.push(Signal::ServerTool {
+                match class {
+                    // Web search, code execution, tool search, MCP: run by the provider, apart.
+                    BlockClass::Server => out.push(Signal::ServerTool {
                         key: CallKey::Block(index),
                         kind: kind.to_owned(),
-                    });
+                    }),
+                    BlockClass::Unknown => {
+                        out.push(Signal::CallKind {
+                            key: CallKey::Block(index),
+                            kind: kind.to_owned(),
+                            text: false,
+                        });
+                        out.push(Signal::Finding {
+                            kind: FindingKind::UnknownCallItem,
+                            key: Some(CallKey::Block(index)),
+                            message: format!(
+                                "content block type {kind} is not one sse-replay models; read as a call the client executes"
+                            ),
+                        });
+                    }
+                    BlockClass::Client | BlockClass::Other => {}
                 }
             }
             "content_block_delta" => {

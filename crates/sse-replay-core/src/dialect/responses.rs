@@ -9,6 +9,17 @@
 //! `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`,
 //! `tool_search_call`) are reported as server tools ([`Signal::ServerTool`]), apart from the
 //! `function_call` items the client must execute.
+//!
+//! The client executes other items too ([`classify`]): `custom_tool_call` (free-form text input,
+//! streamed by `response.custom_tool_call_input.delta`: a string, never parsed as JSON),
+//! `apply_patch_call` (its `operation`; a `create_file`/`update_file` diff streamed by
+//! `response.apply_patch_call_operation_diff.delta`), `local_shell_call`, `shell_call` and
+//! `computer_call` (their `action`, complete in `response.output_item.done`). Each is a call with a
+//! kind ([`Signal::CallKind`]). A streamed diff stays a concatenation: the operation's JSON text is
+//! cut around the diff (the text before it opens the call, each delta is appended JSON-escaped, the
+//! text after it closes the call at `output_item.done`), so the arguments are still only appended
+//! and parsed once. Any other `*_call` item type is read the same way as an `action` item and named
+//! in an `unknown-call-item` finding, never dropped.
 
 use std::collections::HashMap;
 
@@ -35,6 +46,9 @@ struct Ev<'a> {
     item: Option<Item<'a>>,
     #[serde(default, borrow)]
     response: Option<&'a RawValue>,
+    /// `response.custom_tool_call_input.done`: the whole input.
+    #[serde(default, borrow)]
+    input: Option<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +72,12 @@ struct Item<'a> {
     /// `code_interpreter_call`: the code run.
     #[serde(default, borrow)]
     code: Option<&'a RawValue>,
+    /// `custom_tool_call`: the free-form input.
+    #[serde(default, borrow)]
+    input: Option<&'a RawValue>,
+    /// `apply_patch_call`: the file operation.
+    #[serde(default, borrow)]
+    operation: Option<&'a RawValue>,
 }
 
 /// Output item types the provider runs itself: not calls for the client. (`function_call`,
@@ -71,6 +91,63 @@ pub const SERVER_ITEM_TYPES: &[&str] = &[
     "mcp_call",
     "tool_search_call",
 ];
+
+/// How the client reads an item type it executes that is not a plain `function_call`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientItem {
+    /// The tool's name when the item type fixes it (`apply_patch`); `None` when the item carries
+    /// its own `name` (a custom tool).
+    pub tool: Option<&'static str>,
+    /// The item field that holds the arguments: `input`, `operation` or `action`.
+    pub field: &'static str,
+    /// The arguments are free-form text, not JSON.
+    pub text: bool,
+    /// An item type sse-replay models (otherwise it is named in an `unknown-call-item` finding).
+    pub known: bool,
+}
+
+/// How one Responses output item type is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemClass {
+    /// `function_call`: arguments streamed as text.
+    Function,
+    /// Another item the client executes.
+    Client(ClientItem),
+    /// An item the provider runs itself ([`SERVER_ITEM_TYPES`]).
+    Server,
+    /// Not a call (a message, reasoning, a tool's output…).
+    Other,
+}
+
+/// The class of an output item type. Any `*_call` type sse-replay does not know is a client call
+/// read from its `action` (or `operation`, `arguments`, `input`), so that a new kind of call is
+/// never dropped silently.
+pub fn classify(kind: &str) -> ItemClass {
+    let client = |tool, field, text| {
+        ItemClass::Client(ClientItem {
+            tool,
+            field,
+            text,
+            known: true,
+        })
+    };
+    match kind {
+        "function_call" => ItemClass::Function,
+        "custom_tool_call" => client(None, "input", true),
+        "apply_patch_call" => client(Some("apply_patch"), "operation", false),
+        "local_shell_call" => client(Some("local_shell"), "action", false),
+        "shell_call" => client(Some("shell"), "action", false),
+        "computer_call" => client(Some("computer"), "action", false),
+        k if SERVER_ITEM_TYPES.contains(&k) => ItemClass::Server,
+        k if k.ends_with("_call") => ItemClass::Client(ClientItem {
+            tool: None,
+            field: "action",
+            text: false,
+            known: false,
+        }),
+        _ => ItemClass::Other,
+    }
+}
 
 #[derive(Deserialize)]
 struct ResponseObj<'a> {
@@ -95,6 +172,13 @@ struct ItemState {
     piece_bytes: usize,
     /// The `.done` text was already handed on as the call's fragment.
     from_done: bool,
+    /// A client item other than a function call: how it is read.
+    client: Option<ClientItem>,
+    /// Its arguments value as `output_item.added` carried it (compact JSON), for an item whose
+    /// arguments come whole at `output_item.done` (or whose diff streams into it).
+    added_value: Option<String>,
+    /// A streamed diff: the operation's text after the diff, appended at `output_item.done`.
+    suffix: Option<String>,
 }
 
 /// Decoder state: the function-call items seen, and the server-run items announced.
@@ -123,16 +207,21 @@ impl Responses {
         let kind = ev.kind.unwrap_or(event_type);
         match kind {
             "response.output_item.added" => {
-                if let Some(item) = ev
+                let class = ev
                     .item
                     .as_ref()
-                    .filter(|i| i.kind.is_some_and(|k| SERVER_ITEM_TYPES.contains(&k)))
-                {
-                    self.server_item_added(item, ev.output_index, out);
-                    return;
-                }
-                let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else {
-                    return;
+                    .map_or(ItemClass::Other, |i| classify(i.kind.unwrap_or("")));
+                let item = match (class, ev.item) {
+                    (ItemClass::Server, Some(item)) => {
+                        self.server_item_added(&item, ev.output_index, out);
+                        return;
+                    }
+                    (ItemClass::Client(ci), Some(item)) => {
+                        self.client_item_added(&item, ci, ev.output_index, out);
+                        return;
+                    }
+                    (ItemClass::Function, Some(item)) => item,
+                    _ => return,
                 };
                 let Some(item_id) = item.id else {
                     out.push(Signal::Finding {
@@ -158,7 +247,7 @@ impl Responses {
                     },
                 }));
             }
-            "response.function_call_arguments.delta" => {
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 let Some(item_id) = ev.item_id else {
                     out.push(Signal::Finding {
                         kind: FindingKind::UnexpectedShape,
@@ -203,8 +292,11 @@ impl Responses {
                     });
                 }
             }
-            "response.function_call_arguments.done" => {
-                if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments) {
+            "response.apply_patch_call_operation_diff.delta" => {
+                self.diff_delta(ev.item_id.as_deref(), ev.delta.as_deref(), ev.output_index, out);
+            }
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
+                if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments.or(ev.input)) {
                     self.done_arguments(&item_id, &args, out);
                     out.push(Signal::Authoritative {
                         key: CallKey::Item(item_id.into_owned()),
@@ -213,16 +305,21 @@ impl Responses {
                 }
             }
             "response.output_item.done" => {
-                if let Some(item) = ev
+                let class = ev
                     .item
                     .as_ref()
-                    .filter(|i| i.kind.is_some_and(|k| SERVER_ITEM_TYPES.contains(&k)))
-                {
-                    self.server_item_done(item, ev.output_index, out);
-                    return;
-                }
-                let Some(item) = ev.item.filter(|i| i.kind == Some("function_call")) else {
-                    return;
+                    .map_or(ItemClass::Other, |i| classify(i.kind.unwrap_or("")));
+                let item = match (class, ev.item) {
+                    (ItemClass::Server, Some(item)) => {
+                        self.server_item_done(&item, ev.output_index, out);
+                        return;
+                    }
+                    (ItemClass::Client(ci), Some(item)) => {
+                        self.client_item_done(&item, ci, ev.output_index, out);
+                        return;
+                    }
+                    (ItemClass::Function, Some(item)) => item,
+                    _ => return,
                 };
                 let Some(item_id) = item.id else { return };
                 if let Some(args) = &item.arguments {
@@ -296,6 +393,177 @@ impl Responses {
         }
     }
 
+    /// A client item other than a function call opens: a fragment with its `call_id` and the
+    /// tool's name, the mark of its kind, and (custom tools) any input it already carries.
+    fn client_item_added(
+        &mut self,
+        item: &Item<'_>,
+        ci: ClientItem,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
+        let (Some(id), Some(kind)) = (item.id.as_deref(), item.kind) else {
+            out.push(Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                key: None,
+                message: format!("{} item without an id", item.kind.unwrap_or("output")),
+            });
+            return;
+        };
+        let key = CallKey::Item(id.to_owned());
+        let name = match raw_string(item.name) {
+            Raw::Value(n) if !n.is_empty() => n,
+            _ => ci
+                .tool
+                .map_or_else(|| kind.trim_end_matches("_call").to_owned(), str::to_owned),
+        };
+        let field = field_of(item, ci.field);
+        let state = self.items.entry(id.to_owned()).or_default();
+        state.announced = true;
+        state.client = Some(ci);
+        let args = if ci.text {
+            // The item opens with `input: ""`; anything else is already part of the input.
+            match field.and_then(|v| serde_json::from_str::<String>(v.get()).ok()) {
+                Some(t) if !t.is_empty() => {
+                    state.piece_bytes += t.len();
+                    Raw::Value(ArgsPiece::Text(t))
+                }
+                _ => Raw::Absent,
+            }
+        } else {
+            state.added_value = field.and_then(|v| compact(v.get()));
+            Raw::Absent
+        };
+        out.push(Signal::Fragment(Fragment {
+            key: key.clone(),
+            stated_index: output_index,
+            id: raw_string(item.call_id),
+            name: Raw::Value(name),
+            args,
+        }));
+        out.push(Signal::CallKind {
+            key: key.clone(),
+            kind: kind.to_owned(),
+            text: ci.text,
+        });
+        if !ci.known {
+            out.push(Signal::Finding {
+                kind: FindingKind::UnknownCallItem,
+                key: Some(key),
+                message: format!(
+                    "output item type {kind} is not one sse-replay models; read as a call the client executes, its arguments from the item's {}",
+                    ci.field
+                ),
+            });
+        }
+    }
+
+    /// One piece of an `apply_patch_call`'s diff: the first opens the operation's JSON text up to
+    /// the diff's value; each is appended JSON-escaped (the rest is appended at `output_item.done`).
+    fn diff_delta(
+        &mut self,
+        item_id: Option<&str>,
+        delta: Option<&str>,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
+        let Some(item_id) = item_id else {
+            out.push(Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                key: None,
+                message: "operation diff delta without an item_id".into(),
+            });
+            return;
+        };
+        let key = CallKey::Item(item_id.to_owned());
+        let state = self.items.entry(item_id.to_owned()).or_default();
+        let known = state.announced;
+        let escaped = escape_json(delta.unwrap_or(""));
+        let text = if state.suffix.is_some() {
+            escaped
+        } else {
+            let (prefix, suffix) = split_at_diff(state.added_value.as_deref());
+            state.suffix = Some(suffix);
+            prefix + &escaped
+        };
+        state.piece_bytes += text.len();
+        out.push(Signal::Fragment(Fragment {
+            key: key.clone(),
+            stated_index: output_index,
+            id: Raw::Absent,
+            name: Raw::Absent,
+            args: Raw::Value(ArgsPiece::Text(text)),
+        }));
+        if !known {
+            out.push(Signal::CallKind {
+                key: key.clone(),
+                kind: "apply_patch_call".into(),
+                text: false,
+            });
+            out.push(Signal::Finding {
+                kind: FindingKind::UnexpectedShape,
+                key: Some(key),
+                message: "operation diff delta for an item no output_item.added announced (no call_id)".into(),
+            });
+        }
+    }
+
+    /// A client item is complete: a custom tool's input is the authoritative copy (or, with no
+    /// piece before it, the call's one fragment); a streamed diff gets the rest of the operation's
+    /// text; any other item's arguments are the item's value, whole.
+    fn client_item_done(
+        &mut self,
+        item: &Item<'_>,
+        ci: ClientItem,
+        output_index: Option<u64>,
+        out: &mut Vec<Signal>,
+    ) {
+        let Some(id) = item.id.as_deref() else { return };
+        if !self.items.get(id).is_some_and(|s| s.announced) {
+            // Done without added: open it now.
+            self.client_item_added(item, ci, output_index, out);
+        }
+        let key = CallKey::Item(id.to_owned());
+        let field = field_of(item, ci.field);
+        if ci.text {
+            if let Some(input) = field.and_then(|v| serde_json::from_str::<String>(v.get()).ok()) {
+                self.done_arguments(id, &input, out);
+                out.push(Signal::Authoritative {
+                    key: key.clone(),
+                    arguments: input,
+                });
+            }
+            out.push(Signal::CallDone { key });
+            return;
+        }
+        let done_value = field.and_then(|v| compact(v.get()));
+        let state = self.items.entry(id.to_owned()).or_default();
+        if let Some(suffix) = state.suffix.take() {
+            out.push(Signal::Fragment(Fragment {
+                key: key.clone(),
+                stated_index: output_index,
+                id: Raw::Absent,
+                name: Raw::Absent,
+                args: Raw::Value(ArgsPiece::Text(suffix)),
+            }));
+            if let Some(v) = done_value {
+                out.push(Signal::Authoritative {
+                    key: key.clone(),
+                    arguments: v,
+                });
+            }
+        } else if let Some(v) = done_value.or_else(|| state.added_value.take()) {
+            out.push(Signal::Fragment(Fragment {
+                key: key.clone(),
+                stated_index: output_index,
+                id: Raw::Absent,
+                name: Raw::Absent,
+                args: Raw::Value(ArgsPiece::Object(v)),
+            }));
+        }
+        out.push(Signal::CallDone { key });
+    }
+
     /// A server-run item opens: a fragment with its id and a name (the MCP tool's own name, else
     /// the item type without `_call`), then the mark that the provider runs it.
     fn server_item_added(
@@ -360,6 +628,60 @@ impl Responses {
             }));
         }
         out.push(Signal::CallDone { key });
+    }
+}
+
+/// The arguments field `name` of an item (`input`, `operation`, `action`); an unknown item type
+/// falls back on whichever of `action`, `operation`, `input` it has.
+fn field_of<'i, 'a>(item: &'i Item<'a>, name: &str) -> Option<&'a RawValue> {
+    let pick = |n: &str| match n {
+        "input" => item.input,
+        "operation" => item.operation,
+        "action" => item.action,
+        _ => None,
+    };
+    pick(name)
+        .filter(|v| v.get() != "null")
+        .or_else(|| pick("action").filter(|v| v.get() != "null"))
+        .or_else(|| pick("operation").filter(|v| v.get() != "null"))
+        .or_else(|| pick("input").filter(|v| v.get() != "null"))
+}
+
+/// A JSON value's text written compactly (keys in their order), or `None` when it is not JSON.
+fn compact(text: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .map(|v| v.to_string())
+}
+
+/// `s` escaped as the inside of a JSON string (no quotes): pieces escaped one by one join into
+/// the escaped whole, since JSON escapes character by character.
+fn escape_json(s: &str) -> String {
+    let quoted = serde_json::Value::String(s.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// An operation's compact JSON text cut around its `diff` value: the text up to and including the
+/// opening quote (with whatever diff `output_item.added` already carried), and the text from the
+/// closing quote on. Without an operation to cut, `{"diff":"` and `"}`.
+fn split_at_diff(operation: Option<&str>) -> (String, String) {
+    const MARK: &str = "\\u0000sse-replay-diff\\u0000";
+    let fallback = || ("{\"diff\":\"".to_owned(), "\"}".to_owned());
+    let Some(serde_json::Value::Object(mut op)) =
+        operation.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+    else {
+        return fallback();
+    };
+    let before = match op.get("diff") {
+        Some(serde_json::Value::String(d)) => escape_json(d),
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(_) => return fallback(),
+    };
+    op.insert("diff".into(), serde_json::Value::String("\0sse-replay-diff\0".into()));
+    let text = serde_json::Value::Object(op).to_string();
+    match text.split_once(MARK) {
+        Some((a, b)) => (format!("{a}{before}"), b.to_owned()),
+        None => fallback(),
     }
 }
 

@@ -161,8 +161,12 @@ pub struct FragmentPreview {
     pub contradicted: Vec<String>,
 }
 
-/// The final arguments to check previews against (`None`: they did not parse).
+/// The final arguments to check previews against (`None`: they did not parse, or they are
+/// free-form text, which a partial-JSON preview does not apply to).
 fn final_of(c: &Call) -> Option<&Value> {
+    if c.text_input {
+        return None;
+    }
     match &c.parsed {
         Parsed::Ok(v) => Some(v),
         Parsed::Err { .. } => None,
