@@ -101,7 +101,7 @@ pub struct InputArgs {
     /// VCR cassette, `.jsonl` fixture) recognised by its content; `-` reads standard input.
     pub file: PathBuf,
     /// Force the dialect (aliases: openai, chat, openai-compatible, responses, anthropic, claude,
-    /// google, vertex).
+    /// google, vertex, cohere-v2, assistants, ai-sdk).
     #[arg(long, value_parser = dialect_parser())]
     pub dialect: Option<DialectKind>,
     /// The longest line or event accepted, in bytes (suffixes K, M, G = KiB, MiB, GiB): a longer
@@ -179,6 +179,24 @@ pub enum DialectArg {
     /// Ollama (JSON lines).
     #[value(name = "ollama")]
     Ollama,
+    /// Cohere v2 chat.
+    #[value(name = "cohere", alias = "cohere-v2", alias = "cohere-v2-chat")]
+    Cohere,
+    /// OpenAI Assistants v2 run streams.
+    #[value(
+        name = "openai-assistants",
+        alias = "assistants",
+        alias = "openai-assistants-v2"
+    )]
+    OpenAiAssistants,
+    /// The Vercel AI SDK UI message stream.
+    #[value(
+        name = "ai-sdk-ui",
+        alias = "ai-sdk",
+        alias = "vercel-ai",
+        alias = "ui-message-stream"
+    )]
+    AiSdkUi,
 }
 
 impl From<DialectArg> for DialectKind {
@@ -189,6 +207,9 @@ impl From<DialectArg> for DialectKind {
             DialectArg::AnthropicMessages => DialectKind::AnthropicMessages,
             DialectArg::Gemini => DialectKind::Gemini,
             DialectArg::Ollama => DialectKind::Ollama,
+            DialectArg::Cohere => DialectKind::Cohere,
+            DialectArg::OpenAiAssistants => DialectKind::OpenAiAssistants,
+            DialectArg::AiSdkUi => DialectKind::AiSdkUi,
         }
     }
 }
@@ -335,6 +356,16 @@ mod tests {
             ("google", DialectKind::Gemini),
             ("vertex", DialectKind::Gemini),
             ("ollama", DialectKind::Ollama),
+            ("cohere", DialectKind::Cohere),
+            ("cohere-v2", DialectKind::Cohere),
+            ("cohere-v2-chat", DialectKind::Cohere),
+            ("openai-assistants", DialectKind::OpenAiAssistants),
+            ("assistants", DialectKind::OpenAiAssistants),
+            ("openai-assistants-v2", DialectKind::OpenAiAssistants),
+            ("ai-sdk-ui", DialectKind::AiSdkUi),
+            ("ai-sdk", DialectKind::AiSdkUi),
+            ("vercel-ai", DialectKind::AiSdkUi),
+            ("ui-message-stream", DialectKind::AiSdkUi),
         ];
         let commands: [&[&str]; 3] = [
             &["check", "x.ron"],

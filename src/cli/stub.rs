@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, write_failed};
 use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::framing::Framing;
 use sse_replay_core::recording::{self, WriteOptions};
 use sse_replay_core::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
@@ -33,12 +34,18 @@ pub struct StubArgs {
     pub gap_us: u64,
     /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
     /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
-    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments).
+    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments);
+    /// args-in-start (cohere only: the first arguments fragment rides on tool-call-start).
     #[arg(long = "quirk")]
     pub quirks: Vec<String>,
     /// The dialect of the stream to build (default openai-chat).
     #[arg(long, value_parser = super::dialect_parser())]
     pub dialect: Option<DialectKind>,
+    /// How to frame the events (default: the dialect's own wire, SSE or JSON lines for ollama):
+    /// sse, jsonl (one data object per line) or json-array (one JSON array of the chunks, as
+    /// Gemini's streamGenerateContent sends it without alt=sse; a dump for other dialects).
+    #[arg(long, value_enum)]
+    pub framing: Option<FramingArg>,
     /// Recording title.
     #[arg(long)]
     pub title: Option<String>,
@@ -55,6 +62,29 @@ pub struct StubArgs {
     /// JSON document, its calls read directly (no fragments, so no --quirk).
     #[arg(long)]
     pub non_streaming: bool,
+}
+
+/// The `--framing` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FramingArg {
+    /// Server-sent events.
+    Sse,
+    /// One JSON object per line.
+    #[value(alias = "ndjson")]
+    Jsonl,
+    /// One JSON array streamed element by element.
+    #[value(name = "json-array", alias = "array")]
+    JsonArray,
+}
+
+impl From<FramingArg> for Framing {
+    fn from(f: FramingArg) -> Self {
+        match f {
+            FramingArg::Sse => Framing::Sse,
+            FramingArg::Jsonl => Framing::JsonLines,
+            FramingArg::JsonArray => Framing::JsonArray,
+        }
+    }
 }
 
 /// The `--quirk` names: each provider deviation `stub` can reproduce.
@@ -91,6 +121,8 @@ pub enum Quirk {
     Error,
     /// Gemini only: Vertex AI streamed arguments (`partialArgs`).
     PartialArgs,
+    /// Cohere only: `tool-call-start` carries the first arguments fragment.
+    ArgsInStart,
 }
 
 impl Quirk {
@@ -111,6 +143,7 @@ impl Quirk {
             Quirk::FinishWithLast => quirks.finish_with_last_fragment = true,
             Quirk::Error => quirks.error_after = Some(2),
             Quirk::PartialArgs => quirks.partial_args = true,
+            Quirk::ArgsInStart => quirks.args_in_start = true,
         }
     }
 }
@@ -251,6 +284,19 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
             "quirk partial-args exists only in gemini streams (give --dialect gemini)",
         );
     }
+    if spec.quirks.args_in_start && spec.dialect != DialectKind::Cohere {
+        return fail(
+            EXIT_INPUT,
+            "quirk args-in-start exists only in cohere streams (give --dialect cohere)",
+        );
+    }
+    spec.framing = a.framing.map(Framing::from);
+    if a.non_streaming && a.framing.is_some() {
+        return fail(
+            EXIT_INPUT,
+            "--framing frames a stream; a --non-streaming response is one JSON document",
+        );
+    }
     if a.non_streaming && !a.quirks.is_empty() {
         return fail(
             EXIT_INPUT,
@@ -294,6 +340,7 @@ mod tests {
             "finish-with-last",
             "error",
             "partial-args",
+            "args-in-start",
         ];
         for name in names {
             assert!(Quirk::from_str(name, false).is_ok(), "{name}");

@@ -112,6 +112,7 @@ pub fn shape(doc: &Map<String, Value>) -> Option<DialectKind> {
     match (s("object"), s("type")) {
         (Some("chat.completion"), _) => return Some(DialectKind::OpenAiChat),
         (Some("response"), _) => return Some(DialectKind::OpenAiResponses),
+        (Some("thread.run"), _) => return Some(DialectKind::OpenAiAssistants),
         (_, Some("message")) if doc.get("content").is_some_and(Value::is_array) => {
             return Some(DialectKind::AnthropicMessages);
         }
@@ -124,6 +125,13 @@ pub fn shape(doc: &Map<String, Value>) -> Option<DialectKind> {
         && doc.get("message").is_some_and(Value::is_object)
     {
         return Some(DialectKind::Ollama);
+    }
+    // Cohere v2 `/v2/chat`: `message` and a `finish_reason` beside it (Ollama's is `done_reason`).
+    if s("finish_reason").is_some()
+        && doc.get("message").is_some_and(Value::is_object)
+        && doc.get("choices").is_none()
+    {
+        return Some(DialectKind::Cohere);
     }
     None
 }
@@ -333,6 +341,49 @@ fn gemini(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> 
     finish
 }
 
+/// Calls in the OpenAI `{id, type, function: {name, arguments}}` shape (Cohere v2's
+/// `message.tool_calls`, an Assistants run's `required_action.submit_tool_outputs.tool_calls`).
+fn function_calls(list: Option<&Value>, calls: &mut Vec<RawCall>) {
+    for (i, tc) in list
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let f = tc.get("function");
+        let (arguments, object_arguments) = args_text(f.and_then(|f| f.get("arguments")));
+        calls.push(RawCall {
+            id: str_of(tc.get("id")),
+            name: str_of(f.and_then(|f| f.get("name"))).unwrap_or_default(),
+            arguments,
+            object_arguments,
+            stated_index: Some(i as u64),
+            key: CallKey::Index {
+                choice: 0,
+                index: i as u64,
+                generation: 0,
+            },
+            server_tool: None,
+            kind: None,
+            text_input: false,
+        });
+    }
+}
+
+fn cohere(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> {
+    function_calls(doc.get("message").and_then(|m| m.get("tool_calls")), calls);
+    str_of(doc.get("finish_reason"))
+}
+
+fn assistants(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> {
+    let list = doc
+        .get("required_action")
+        .and_then(|r| r.get("submit_tool_outputs"))
+        .and_then(|s| s.get("tool_calls"));
+    function_calls(list, calls);
+    str_of(doc.get("status"))
+}
+
 fn ollama(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> {
     let tcs = doc
         .get("message")
@@ -366,6 +417,10 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
         DialectKind::AnthropicMessages => anthropic(doc, &mut raw),
         DialectKind::Gemini => gemini(doc, &mut raw),
         DialectKind::Ollama => ollama(doc, &mut raw),
+        DialectKind::Cohere => cohere(doc, &mut raw),
+        DialectKind::OpenAiAssistants => assistants(doc, &mut raw),
+        // Only streams: there is no complete response of its own.
+        DialectKind::AiSdkUi => None,
     };
     let calls = raw
         .into_iter()

@@ -216,9 +216,9 @@ impl Framer {
             None => Framer::Undecided(Vec::new(), limit),
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
             Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
-            Some(Framing::JsonArray) => {
-                Framer::Array(crate::json_array::JsonArrayFramer::with_max_event_bytes(limit))
-            }
+            Some(Framing::JsonArray) => Framer::Array(
+                crate::json_array::JsonArrayFramer::with_max_event_bytes(limit),
+            ),
         }
     }
 
@@ -298,6 +298,11 @@ impl Framer {
             Framer::Array(a) => a.finish(sink),
             Framer::Undecided(..) => None,
         }
+    }
+
+    /// A JSON array that was opened and not (yet) closed with `]`.
+    pub fn unclosed(&self) -> bool {
+        matches!(self, Framer::Array(a) if a.unclosed())
     }
 
     /// The SSE parser's statistics, when SSE.

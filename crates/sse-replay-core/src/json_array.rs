@@ -332,7 +332,11 @@ mod tests {
 
     type Item = (String, Range<u64>);
 
-    fn run(body: &[u8], cuts: &[usize], limit: u64) -> (Vec<Item>, Option<Unterminated>, Option<Overflow>) {
+    fn run(
+        body: &[u8],
+        cuts: &[usize],
+        limit: u64,
+    ) -> (Vec<Item>, Option<Unterminated>, Option<Overflow>) {
         let mut f = JsonArrayFramer::with_max_event_bytes(limit);
         let mut out = Vec::new();
         let mut sink = |i: Framed<'_>| {
@@ -347,7 +351,10 @@ mod tests {
         (out, u, f.overflow())
     }
 
-    fn same(a: &(Vec<Item>, Option<Unterminated>, Option<Overflow>), b: &(Vec<Item>, Option<Unterminated>, Option<Overflow>)) -> bool {
+    fn same(
+        a: &(Vec<Item>, Option<Unterminated>, Option<Overflow>),
+        b: &(Vec<Item>, Option<Unterminated>, Option<Overflow>),
+    ) -> bool {
         a.0 == b.0
             && a.2 == b.2
             && a.1.as_ref().map(|u| (u.span.clone(), u.text.clone()))
@@ -362,8 +369,14 @@ mod tests {
         assert!(u.is_none() && o.is_none());
         assert_eq!(items.len(), 2);
         assert!(items[0].0.starts_with("{\"candidates\"") && items[0].0.ends_with("]}"));
-        assert_eq!(&GEMINI[items[0].1.start as usize..items[0].1.end as usize], items[0].0.as_bytes());
-        assert_eq!(&GEMINI[items[1].1.start as usize..items[1].1.end as usize], items[1].0.as_bytes());
+        assert_eq!(
+            &GEMINI[items[0].1.start as usize..items[0].1.end as usize],
+            items[0].0.as_bytes()
+        );
+        assert_eq!(
+            &GEMINI[items[1].1.start as usize..items[1].1.end as usize],
+            items[1].0.as_bytes()
+        );
         assert!(serde_json::from_str::<serde_json::Value>(&items[0].0).is_ok());
     }
 
@@ -379,7 +392,10 @@ mod tests {
         for body in bodies {
             let whole = run(body, &[], u64::MAX);
             for cut in 0..=body.len() {
-                assert!(same(&run(body, &[cut], u64::MAX), &whole), "{body:?} cut at {cut}");
+                assert!(
+                    same(&run(body, &[cut], u64::MAX), &whole),
+                    "{body:?} cut at {cut}"
+                );
             }
             let bytewise: Vec<usize> = (1..body.len()).collect();
             assert!(same(&run(body, &bytewise, u64::MAX), &whole));
@@ -390,13 +406,19 @@ mod tests {
     fn lenient_forms() {
         let (items, _, _) = run(b"[1, -2.5e3 ,true,null,\"x,]\",[1,[2]],{}]", &[], u64::MAX);
         let data: Vec<&str> = items.iter().map(|i| i.0.as_str()).collect();
-        assert_eq!(data, ["1", "-2.5e3", "true", "null", "\"x,]\"", "[1,[2]]", "{}"]);
+        assert_eq!(
+            data,
+            ["1", "-2.5e3", "true", "null", "\"x,]\"", "[1,[2]]", "{}"]
+        );
         let (items, _, _) = run(b"[{\"a\":1}{\"b\":2},,]  [{\"c\":3}]", &[], u64::MAX);
         assert_eq!(items.len(), 3, "missing comma, stray comma, a second array");
         let (items, u, _) = run(b"[{\"a\":\"cut", &[], u64::MAX);
         assert!(items.is_empty());
         let u = u.expect("unterminated");
-        assert_eq!((u.span, u.text.as_str(), u.had_data), (1..10, "{\"a\":\"cut", true));
+        assert_eq!(
+            (u.span, u.text.as_str(), u.had_data),
+            (1..10, "{\"a\":\"cut", true)
+        );
     }
 
     #[test]
@@ -412,7 +434,18 @@ mod tests {
     #[test]
     fn random_splits_of_random_arrays() {
         let pieces: [&[u8]; 12] = [
-            b"[", b"]", b",", b" ", b"\r\n", b"{\"k\":\"v\\\"]\"}", b"{", b"}", b"\"", b"\\", b"12", "é".as_bytes(),
+            b"[",
+            b"]",
+            b",",
+            b" ",
+            b"\r\n",
+            b"{\"k\":\"v\\\"]\"}",
+            b"{",
+            b"}",
+            b"\"",
+            b"\\",
+            b"12",
+            "é".as_bytes(),
         ];
         let mut rng = fastrand::Rng::with_seed(18);
         for _ in 0..3000 {
@@ -423,7 +456,10 @@ mod tests {
             let limit = rng.u64(1..40);
             let whole = run(&body, &[], limit);
             let cuts = crate::chunking::random_cuts(&mut rng, body.len(), 5);
-            assert!(same(&run(&body, &cuts, limit), &whole), "{body:?} {cuts:?} {limit}");
+            assert!(
+                same(&run(&body, &cuts, limit), &whole),
+                "{body:?} {cuts:?} {limit}"
+            );
         }
     }
 

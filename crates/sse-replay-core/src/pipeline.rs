@@ -105,6 +105,9 @@ pub struct PipelineOutput {
     pub findings: Findings,
     /// There was at least one call and the dialect marked every call done.
     pub all_calls_complete: bool,
+    /// A JSON array body opened with `[` and never closed: the body was cut short, so every call
+    /// being done does not make it a finished stream.
+    pub array_unclosed: bool,
     pub bytes: u64,
     pub chunks: u32,
     /// How the stream ended (set by [`Pipeline::finish_each`]).
@@ -129,7 +132,7 @@ impl PipelineOutput {
             StreamEnding::Finished {
                 reason: "[DONE]".into(),
             }
-        } else if out.all_calls_complete {
+        } else if out.all_calls_complete && !out.array_unclosed {
             StreamEnding::CallsComplete
         } else {
             StreamEnding::EndedWithoutFinish
@@ -763,6 +766,7 @@ impl<O: SignalObserver> Pipeline<O> {
                 });
         }
         self.out.framing = framer.framing();
+        self.out.array_unclosed = framer.unclosed();
         self.out.unterminated = unterminated;
         self.out.dialect = self
             .dialect
@@ -792,10 +796,15 @@ impl<O: SignalObserver> Pipeline<O> {
                 offset: Some(self.out.bytes),
                 ..Default::default()
             };
+            let unclosed = self.out.array_unclosed;
             self.out
                 .findings
                 .add(FindingKind::EndedWithoutFinish, None, at, || {
-                    "no finish_reason, [DONE] or end event before the end of the stream".into()
+                    if unclosed {
+                        "no finish_reason or end event, and the JSON array was never closed with ]: the body was cut short".into()
+                    } else {
+                        "no finish_reason, [DONE] or end event before the end of the stream".into()
+                    }
                 });
         }
         let finished_at = self.out.finish.as_ref().map(|f| f.pos).or(self.out.done);

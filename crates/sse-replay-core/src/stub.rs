@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::dialect::DialectKind;
+use crate::framing::Framing;
 use crate::recording::{Chunk, Meta, Recording, TruthCall};
 
 /// One call to stub.
@@ -58,6 +59,9 @@ pub struct Quirks {
     pub error_after: Option<usize>,
     /// Gemini only: stream the arguments as Vertex AI `partialArgs` instead of a whole `args` object.
     pub partial_args: bool,
+    /// Cohere only: `tool-call-start` carries the first arguments fragment (not `""`), so a client
+    /// that appends only `tool-call-delta` loses it.
+    pub args_in_start: bool,
 }
 
 /// What to build.
@@ -83,6 +87,12 @@ pub struct StubSpec {
     /// `role: "assistant"`, and an opening tool-call delta with `type` and `"arguments": ""`).
     /// Some real SDKs reject these lines (openai-node: `missing role for choice 0`).
     pub minimal: bool,
+    /// How the events are framed: `None` is the dialect's own wire (SSE; JSON lines for Ollama).
+    /// [`Framing::JsonArray`] writes one JSON array of the events' data (Gemini's
+    /// `streamGenerateContent` without `alt=sse`, `[{…}\n,\r\n{…}\n]`; for another dialect a
+    /// dump of its chunks); [`Framing::JsonLines`] one data object per line. SSE-only parts
+    /// (comments, `[DONE]`) are left out of the JSON framings.
+    pub framing: Option<Framing>,
 }
 
 impl Default for StubSpec {
@@ -97,6 +107,7 @@ impl Default for StubSpec {
             quirks: Quirks::default(),
             dialect: DialectKind::OpenAiChat,
             minimal: false,
+            framing: None,
         }
     }
 }
@@ -143,6 +154,7 @@ pub fn seed_example() -> StubSpec {
         quirks: Quirks::default(),
         dialect: DialectKind::OpenAiChat,
         minimal: true,
+        framing: None,
     }
 }
 
@@ -152,8 +164,21 @@ const CREATED_RFC3339: &str = "2025-01-01T00:00:00Z";
 
 /// Build the recording.
 pub fn build(spec: &StubSpec) -> Recording {
+    let events = if spec.framing == Some(Framing::JsonArray) && spec.quirks.truncate {
+        // An array is cut in its bytes (see `reframe`), not by leaving events out.
+        let mut whole = spec.clone();
+        whole.quirks.truncate = false;
+        events(&whole)
+    } else {
+        events(spec)
+    };
+    assemble(spec, reframe(spec, events))
+}
+
+/// The events in the dialect's own wire framing (SSE; JSON lines for Ollama).
+fn events(spec: &StubSpec) -> Vec<String> {
     if spec.dialect != DialectKind::OpenAiChat {
-        return assemble(spec, other_dialect_events(spec));
+        return other_dialect_events(spec);
     }
     let q = &spec.quirks;
     // Per call: its fragments (text, or the whole object).
@@ -293,7 +318,86 @@ pub fn build(spec: &StubSpec) -> Recording {
         }
         events.push(format!("{prefix}[DONE]{eol}{eol}"));
     }
-    assemble(spec, events)
+    events
+}
+
+/// The dialect's own framing (what [`events`] writes).
+pub fn native_framing(dialect: DialectKind) -> Framing {
+    match dialect {
+        DialectKind::Ollama => Framing::JsonLines,
+        _ => Framing::Sse,
+    }
+}
+
+/// The events in `spec.framing` when it is not the dialect's own: each event's data (a comment
+/// or `[DONE]` has none that is JSON, and is left out) as a JSON line, or as an element of one
+/// JSON array written the way Gemini's REST endpoint writes it (pretty-printed elements,
+/// `\n,\r\n` between them, `\n]` at the end, which goes with the last event). A truncated
+/// array is the whole array with its last element gone and the one before it cut a third from
+/// its end: a connection dropped inside an element, no `]`.
+fn reframe(spec: &StubSpec, events: Vec<String>) -> Vec<String> {
+    let native = native_framing(spec.dialect);
+    let Some(target) = spec.framing.filter(|f| *f != native) else {
+        return events;
+    };
+    let mut datas: Vec<String> = Vec::new();
+    for e in &events {
+        let pieces: Vec<String> = if native == Framing::JsonLines {
+            vec![e.trim_end().to_owned()]
+        } else {
+            crate::sse::parse_all([e.as_bytes()])
+                .into_iter()
+                .map(|ev| ev.data)
+                .collect()
+        };
+        datas.extend(
+            pieces
+                .into_iter()
+                .filter(|d| serde_json::from_str::<Value>(d).is_ok_and(|v| v.is_object())),
+        );
+    }
+    let eol = if spec.quirks.crlf { "\r\n" } else { "\n" };
+    match target {
+        Framing::JsonLines => datas.into_iter().map(|d| format!("{d}{eol}")).collect(),
+        Framing::Sse => datas
+            .into_iter()
+            .map(|d| format!("data: {d}{eol}{eol}"))
+            .collect(),
+        Framing::JsonArray => {
+            let n = datas.len();
+            let mut out: Vec<String> = datas
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let pretty = serde_json::from_str::<Value>(&d)
+                        .ok()
+                        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                        .unwrap_or(d);
+                    let sep = if i == 0 { "[" } else { "\n,\r\n" };
+                    let close = if i + 1 == n { "\n]" } else { "" };
+                    format!("{sep}{pretty}{close}")
+                })
+                .collect();
+            if n == 0 {
+                out.push("[]".into());
+            }
+            if spec.quirks.truncate {
+                if out.len() > 1 {
+                    out.pop();
+                }
+                let Some(last) = out.last_mut() else {
+                    return out;
+                };
+                // A connection dropped inside the last element: no closing brace, no `]`.
+                let mut cut = last.len() * 2 / 3;
+                while !last.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                last.truncate(cut);
+            }
+            out
+        }
+    }
 }
 
 /// Cut the events into chunks and wrap them in a recording with the ground truth.
@@ -351,13 +455,16 @@ fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
 /// arguments as a JSON object carry them re-serialized compactly, and Gemini and Ollama carry no id.
 fn truth_call(spec: &StubSpec, c: &StubCall) -> TruthCall {
     match spec.dialect {
-        DialectKind::OpenAiChat | DialectKind::OpenAiResponses | DialectKind::AnthropicMessages => {
-            TruthCall {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                arguments: c.arguments.clone(),
-            }
-        }
+        DialectKind::OpenAiChat
+        | DialectKind::OpenAiResponses
+        | DialectKind::AnthropicMessages
+        | DialectKind::Cohere
+        | DialectKind::OpenAiAssistants
+        | DialectKind::AiSdkUi => TruthCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: c.arguments.clone(),
+        },
         DialectKind::Gemini | DialectKind::Ollama => TruthCall {
             id: String::new(),
             name: c.name.clone(),
@@ -417,7 +524,7 @@ impl Writer<'_> {
         let eol = self.eol();
         if fragment {
             let n = self.fragments;
-            let ndjson = self.spec.dialect == DialectKind::Ollama;
+            let ndjson = native_framing(self.spec.dialect) == Framing::JsonLines;
             if !ndjson && q.keepalive_every > 0 && n > 0 && n.is_multiple_of(q.keepalive_every) {
                 self.events.push(format!(": keep-alive{eol}{eol}"));
             }
@@ -427,7 +534,7 @@ impl Writer<'_> {
             }
             self.fragments += 1;
         }
-        let text = if self.spec.dialect == DialectKind::Ollama {
+        let text = if native_framing(self.spec.dialect) == Framing::JsonLines {
             format!("{data}{eol}")
         } else {
             let prefix = if q.no_space { "data:" } else { "data: " };
@@ -437,6 +544,20 @@ impl Writer<'_> {
             }
         };
         self.events.push(text);
+    }
+
+    /// The `data: [DONE]` sentinel (with an `event:` line when `name` is given).
+    fn done(&mut self, name: Option<&str>) {
+        let eol = self.eol();
+        let prefix = if self.spec.quirks.no_space {
+            "data:"
+        } else {
+            "data: "
+        };
+        self.events.push(match name {
+            Some(n) => format!("event: {n}{eol}{prefix}[DONE]{eol}{eol}"),
+            None => format!("{prefix}[DONE]{eol}{eol}"),
+        });
     }
 
     /// The provider's own mid-stream error.
@@ -463,6 +584,18 @@ impl Writer<'_> {
             DialectKind::Ollama => format!(
                 "{}{eol}",
                 json!({"error": "an error was encountered while running the model"})
+            ),
+            DialectKind::Cohere => format!(
+                "event: message-end{eol}{prefix}{}{eol}{eol}",
+                json!({"type": "message-end", "delta": {"finish_reason": "ERROR", "error": "internal server error"}})
+            ),
+            DialectKind::OpenAiAssistants => format!(
+                "event: error{eol}{prefix}{}{eol}{eol}",
+                json!({"code": "server_error", "message": "Sorry, something went wrong."})
+            ),
+            DialectKind::AiSdkUi => format!(
+                "{prefix}{}{eol}{eol}",
+                json!({"type": "error", "errorText": "Overloaded"})
             ),
         }
     }
@@ -525,8 +658,150 @@ fn other_dialect_events(spec: &StubSpec) -> Vec<String> {
         DialectKind::Gemini if spec.quirks.partial_args => gemini_partial_events(&mut w),
         DialectKind::Gemini => gemini_events(&mut w),
         DialectKind::Ollama => ollama_events(&mut w),
+        DialectKind::Cohere => cohere_events(&mut w),
+        DialectKind::OpenAiAssistants => assistants_events(&mut w),
+        DialectKind::AiSdkUi => ai_sdk_events(&mut w),
     }
     w.events
+}
+
+/// Cohere v2 chat: `message-start`, a few `tool-plan-delta`, per call `tool-call-start` (id, name,
+/// `arguments: ""`), a `tool-call-delta` per fragment and `tool-call-end`, then `message-end` with
+/// `finish_reason: TOOL_CALL` and usage, and `data: [DONE]` (as in the Cohere cassettes of
+/// tests/data/cohere-v2). Keyed by `index`. With [`Quirks::args_in_start`], the first fragment
+/// rides on `tool-call-start`.
+fn cohere_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let (per_call, order) = fragment_plan(spec);
+    w.push(
+        Some("message-start"),
+        &json!({"id": "00000000-0000-4000-8000-000000000000", "type": "message-start", "delta": {"message": {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}}}),
+        false,
+    );
+    for word in ["I", " will", " call", " the", " tools", "."] {
+        w.push(
+            Some("tool-plan-delta"),
+            &json!({"type": "tool-plan-delta", "delta": {"message": {"tool_plan": word}}}),
+            false,
+        );
+    }
+    let in_start = spec.quirks.args_in_start;
+    for &(c, f) in &order {
+        let call = &spec.calls[c];
+        let piece = &per_call[c][f];
+        if f == 0 {
+            let first = if in_start { piece.as_str() } else { "" };
+            w.push(Some("tool-call-start"), &json!({"type": "tool-call-start", "index": c, "delta": {"message": {"tool_calls": {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": first}}}}}), in_start);
+        }
+        if f > 0 || !in_start {
+            w.push(Some("tool-call-delta"), &json!({"type": "tool-call-delta", "index": c, "delta": {"message": {"tool_calls": {"function": {"arguments": piece}}}}}), true);
+        }
+        if f + 1 == per_call[c].len() {
+            w.push(
+                Some("tool-call-end"),
+                &json!({"type": "tool-call-end", "index": c}),
+                false,
+            );
+        }
+    }
+    if !spec.quirks.truncate {
+        w.push(Some("message-end"), &json!({"type": "message-end", "delta": {"finish_reason": "TOOL_CALL", "usage": {"billed_units": {"input_tokens": 50, "output_tokens": 20}, "tokens": {"input_tokens": 500, "output_tokens": 60}}}}), false);
+        w.done(None);
+    }
+}
+
+/// OpenAI Assistants v2: `thread.run.created`, `.queued`, `.in_progress`, a `tool_calls` step
+/// (`thread.run.step.created`, `.in_progress`), one `thread.run.step.delta` per fragment (the first
+/// of each call with its `id`, `type` and name, `arguments: ""` and `output: null`), then
+/// `thread.run.requires_action` with every call whole, and `event: done` / `data: [DONE]` (as in
+/// the openai-dotnet session records of tests/data/assistants).
+fn assistants_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let (per_call, order) = fragment_plan(spec);
+    let tools: Vec<Value> = spec
+        .calls
+        .iter()
+        .map(|c| json!({"type": "function", "function": {"name": c.name, "parameters": {"type": "object"}, "strict": false}}))
+        .collect();
+    let run = |status: &str, required: Value| json!({"id": "run_stub", "object": "thread.run", "created_at": CREATED_UNIX, "assistant_id": "asst_stub", "thread_id": "thread_stub", "status": status, "required_action": required, "last_error": null, "model": "gpt-stub", "instructions": null, "tools": tools, "parallel_tool_calls": true});
+    for status in ["created", "queued", "in_progress"] {
+        let name = format!("thread.run.{status}");
+        let st = if status == "created" {
+            "queued"
+        } else {
+            status
+        };
+        w.push(Some(&name), &run(st, Value::Null), false);
+    }
+    let step = |status: &str| json!({"id": "step_stub", "object": "thread.run.step", "created_at": CREATED_UNIX, "run_id": "run_stub", "assistant_id": "asst_stub", "thread_id": "thread_stub", "type": "tool_calls", "status": status, "step_details": {"type": "tool_calls", "tool_calls": []}, "usage": null});
+    w.push(Some("thread.run.step.created"), &step("in_progress"), false);
+    w.push(
+        Some("thread.run.step.in_progress"),
+        &step("in_progress"),
+        false,
+    );
+    let delta = |tc: Value| json!({"id": "step_stub", "object": "thread.run.step.delta", "delta": {"step_details": {"type": "tool_calls", "tool_calls": [tc]}}});
+    for &(c, f) in &order {
+        let call = &spec.calls[c];
+        if f == 0 {
+            w.push(Some("thread.run.step.delta"), &delta(json!({"index": c, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": "", "output": null}})), false);
+        }
+        w.push(
+            Some("thread.run.step.delta"),
+            &delta(
+                json!({"index": c, "type": "function", "function": {"arguments": per_call[c][f]}}),
+            ),
+            true,
+        );
+    }
+    if !spec.quirks.truncate {
+        let calls: Vec<Value> = spec
+            .calls
+            .iter()
+            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+            .collect();
+        let required =
+            json!({"type": "submit_tool_outputs", "submit_tool_outputs": {"tool_calls": calls}});
+        w.push(
+            Some("thread.run.requires_action"),
+            &run("requires_action", required),
+            false,
+        );
+        w.done(Some("done"));
+    }
+}
+
+/// The Vercel AI SDK UI message stream: `start`, `start-step`, per call `tool-input-start`
+/// (`toolCallId`, `toolName`), a `tool-input-delta` per fragment and `tool-input-available` with
+/// the parsed input, `finish-step`, `finish`, and `data: [DONE]`; no `event:` lines.
+fn ai_sdk_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let (per_call, order) = fragment_plan(spec);
+    w.push(
+        None,
+        &json!({"type": "start", "messageId": "msg-stub"}),
+        false,
+    );
+    w.push(None, &json!({"type": "start-step"}), false);
+    for &(c, f) in &order {
+        let call = &spec.calls[c];
+        if f == 0 {
+            w.push(
+                None,
+                &json!({"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name}),
+                false,
+            );
+        }
+        w.push(None, &json!({"type": "tool-input-delta", "toolCallId": call.id, "inputTextDelta": per_call[c][f]}), true);
+        if f + 1 == per_call[c].len() {
+            w.push(None, &json!({"type": "tool-input-available", "toolCallId": call.id, "toolName": call.name, "input": args_value(&call.arguments)}), false);
+        }
+    }
+    if !spec.quirks.truncate {
+        w.push(None, &json!({"type": "finish-step"}), false);
+        w.push(None, &json!({"type": "finish"}), false);
+        w.done(None);
+    }
 }
 
 /// OpenAI Responses: `response.created` and `response.in_progress` (a response object with

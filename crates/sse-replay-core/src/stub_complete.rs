@@ -21,10 +21,11 @@ fn args_value(arguments: &str) -> Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()))
 }
 
-/// The complete response document for `spec`'s calls in `spec.dialect`.
-pub fn document(spec: &StubSpec) -> Value {
+/// The complete response document for `spec`'s calls in `spec.dialect`; `None` for a dialect
+/// that only streams (the AI SDK UI message stream).
+pub fn document(spec: &StubSpec) -> Option<Value> {
     let calls = &spec.calls;
-    match spec.dialect {
+    Some(match spec.dialect {
         DialectKind::OpenAiChat => json!({
             "id": "chatcmpl-stub",
             "object": "chat.completion",
@@ -116,22 +117,64 @@ pub fn document(spec: &StubSpec) -> Value {
             "total_duration": 1_000_000_000u64,
             "eval_count": 40,
         }),
-    }
+        DialectKind::Cohere => json!({
+            "id": "00000000-0000-4000-8000-000000000000",
+            "message": {
+                "role": "assistant",
+                "tool_plan": "I will call the tools.",
+                "tool_calls": calls.iter().map(|c| json!({
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                })).collect::<Vec<_>>(),
+            },
+            "finish_reason": "TOOL_CALL",
+            "usage": {"billed_units": {"input_tokens": 50, "output_tokens": 20}, "tokens": {"input_tokens": 500, "output_tokens": 60}},
+        }),
+        DialectKind::OpenAiAssistants => json!({
+            "id": "run_stub",
+            "object": "thread.run",
+            "created_at": CREATED_UNIX,
+            "assistant_id": "asst_stub",
+            "thread_id": "thread_stub",
+            "status": "requires_action",
+            "required_action": {
+                "type": "submit_tool_outputs",
+                "submit_tool_outputs": {
+                    "tool_calls": calls.iter().map(|c| json!({
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments},
+                    })).collect::<Vec<_>>(),
+                },
+            },
+            "last_error": null,
+            "model": "gpt-4o",
+        }),
+        DialectKind::AiSdkUi => return None,
+    })
 }
 
 /// The body as the provider writes it: OpenAI and Gemini pretty-print, Anthropic and Ollama send
 /// one compact line.
 pub fn body(spec: &StubSpec) -> Result<String, RecordingError> {
-    let doc = document(spec);
+    let err = |e: std::io::Error| RecordingError::Io {
+        op: "writing the stub",
+        path: std::path::PathBuf::new(),
+        source: e,
+    };
+    let doc = document(spec).ok_or_else(|| {
+        err(std::io::Error::other(format!(
+            "{} has no non-streaming response (it only streams)",
+            spec.dialect.name()
+        )))
+    })?;
     let text = match spec.dialect {
         DialectKind::AnthropicMessages | DialectKind::Ollama => serde_json::to_string(&doc),
         _ => serde_json::to_string_pretty(&doc),
     };
-    text.map(|t| t + "\n").map_err(|e| RecordingError::Io {
-        op: "writing the stub",
-        path: std::path::PathBuf::new(),
-        source: std::io::Error::other(e),
-    })
+    text.map(|t| t + "\n")
+        .map_err(|e| err(std::io::Error::other(e)))
 }
 
 /// The recording of the non-streaming response: the body in one read (or `--read-bytes` reads),
@@ -171,6 +214,16 @@ mod tests {
     #[test]
     fn every_dialect_gives_a_complete_response_with_the_same_calls() {
         for d in DialectKind::ALL {
+            if d == DialectKind::AiSdkUi {
+                assert!(
+                    body(&StubSpec {
+                        dialect: d,
+                        ..crate::stub::seed_example()
+                    })
+                    .is_err()
+                );
+                continue;
+            }
             let spec = StubSpec {
                 dialect: d,
                 ..crate::stub::seed_example()

@@ -189,7 +189,7 @@ impl Gemini {
             let key = self.next_key();
             let args = match fc.args.map(RawValue::get) {
                 None | Some("null") => Raw::Absent,
-                Some(t) => Raw::Value(ArgsPiece::Object(t.to_owned())),
+                Some(t) => Raw::Value(ArgsPiece::Object(super::minify_json(t).into_owned())),
             };
             let no_id = id.non_empty().is_none();
             out.push(Signal::Fragment(Fragment {

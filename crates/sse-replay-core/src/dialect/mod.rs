@@ -1,11 +1,14 @@
-//! Dialects turn framed events (SSE events, or NDJSON lines) into tool-call [`Signal`]s: fragments
+//! Dialects turn framed events (SSE events, NDJSON lines, or JSON array elements) into tool-call [`Signal`]s: fragments
 //! with their call key, finish signals, provider errors and the findings only the dialect can see.
 //! The vocabulary they speak ([`Signal`], [`crate::signal::Fragment`], [`crate::signal::CallKey`],
 //! [`Raw`]…) is [`crate::signal`]'s, shared with the accumulator and the naive strategies. One
 //! file per dialect. Dialects route (decide which call a fragment belongs to) but never
 //! accumulate: that is [`crate::accumulate`]'s job, and it does not know which dialect fed it.
 
+pub mod ai_sdk;
 pub mod anthropic;
+pub mod assistants;
+pub mod cohere;
 pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;
@@ -35,16 +38,25 @@ pub enum DialectKind {
     Gemini,
     #[serde(rename = "ollama")]
     Ollama,
+    #[serde(rename = "cohere")]
+    Cohere,
+    #[serde(rename = "openai-assistants")]
+    OpenAiAssistants,
+    #[serde(rename = "ai-sdk-ui")]
+    AiSdkUi,
 }
 
 impl DialectKind {
     /// All dialects.
-    pub const ALL: [DialectKind; 5] = [
+    pub const ALL: [DialectKind; 8] = [
         DialectKind::OpenAiChat,
         DialectKind::OpenAiResponses,
         DialectKind::AnthropicMessages,
         DialectKind::Gemini,
         DialectKind::Ollama,
+        DialectKind::Cohere,
+        DialectKind::OpenAiAssistants,
+        DialectKind::AiSdkUi,
     ];
 
     /// Stable name (CLI `--dialect`, JSON, recording metadata).
@@ -55,6 +67,9 @@ impl DialectKind {
             DialectKind::AnthropicMessages => "anthropic-messages",
             DialectKind::Gemini => "gemini",
             DialectKind::Ollama => "ollama",
+            DialectKind::Cohere => "cohere",
+            DialectKind::OpenAiAssistants => "openai-assistants",
+            DialectKind::AiSdkUi => "ai-sdk-ui",
         }
     }
 
@@ -66,6 +81,9 @@ impl DialectKind {
             DialectKind::AnthropicMessages => "Anthropic Messages",
             DialectKind::Gemini => "Google Gemini",
             DialectKind::Ollama => "Ollama /api/chat (NDJSON)",
+            DialectKind::Cohere => "Cohere v2 Chat",
+            DialectKind::OpenAiAssistants => "OpenAI Assistants v2 runs",
+            DialectKind::AiSdkUi => "Vercel AI SDK UI message stream",
         }
     }
 
@@ -77,6 +95,11 @@ impl DialectKind {
             "anthropic-messages" | "anthropic" | "claude" => DialectKind::AnthropicMessages,
             "gemini" | "google" | "vertex" => DialectKind::Gemini,
             "ollama" => DialectKind::Ollama,
+            "cohere" | "cohere-v2" | "cohere-v2-chat" => DialectKind::Cohere,
+            "openai-assistants" | "assistants" | "openai-assistants-v2" => {
+                DialectKind::OpenAiAssistants
+            }
+            "ai-sdk-ui" | "ai-sdk" | "vercel-ai" | "ui-message-stream" => DialectKind::AiSdkUi,
             _ => return None,
         })
     }
@@ -92,6 +115,10 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
         | "message_delta"
         | "message_stop" => return Some(DialectKind::AnthropicMessages),
         t if t.starts_with("response.") => return Some(DialectKind::OpenAiResponses),
+        t if assistants::looks_like_assistants_event(t) => {
+            return Some(DialectKind::OpenAiAssistants);
+        }
+        t if cohere::looks_like_cohere_event(t) => return Some(DialectKind::Cohere),
         _ => {}
     }
     let data = data.trim_start();
@@ -129,6 +156,15 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
         ) {
             return Some(DialectKind::AnthropicMessages);
         }
+        if cohere::looks_like_cohere_event(t) {
+            return Some(DialectKind::Cohere);
+        }
+        if ai_sdk::looks_like_ai_sdk_chunk(t) {
+            return Some(DialectKind::AiSdkUi);
+        }
+    }
+    if s.object.is_some_and(|o| o.starts_with("thread.")) {
+        return Some(DialectKind::OpenAiAssistants);
     }
     if s.choices.is_some() || s.object.is_some_and(|o| o.starts_with("chat.completion")) {
         return Some(DialectKind::OpenAiChat);
@@ -150,6 +186,9 @@ pub enum Dialect {
     AnthropicMessages(anthropic::Anthropic),
     Gemini(gemini::Gemini),
     Ollama(ollama::Ollama),
+    Cohere(cohere::Cohere),
+    OpenAiAssistants(assistants::Assistants),
+    AiSdkUi(ai_sdk::AiSdk),
 }
 
 impl Dialect {
@@ -161,6 +200,9 @@ impl Dialect {
             DialectKind::AnthropicMessages => Dialect::AnthropicMessages(Default::default()),
             DialectKind::Gemini => Dialect::Gemini(Default::default()),
             DialectKind::Ollama => Dialect::Ollama(Default::default()),
+            DialectKind::Cohere => Dialect::Cohere(Default::default()),
+            DialectKind::OpenAiAssistants => Dialect::OpenAiAssistants(Default::default()),
+            DialectKind::AiSdkUi => Dialect::AiSdkUi(Default::default()),
         }
     }
 
@@ -172,6 +214,9 @@ impl Dialect {
             Dialect::AnthropicMessages(_) => DialectKind::AnthropicMessages,
             Dialect::Gemini(_) => DialectKind::Gemini,
             Dialect::Ollama(_) => DialectKind::Ollama,
+            Dialect::Cohere(_) => DialectKind::Cohere,
+            Dialect::OpenAiAssistants(_) => DialectKind::OpenAiAssistants,
+            Dialect::AiSdkUi(_) => DialectKind::AiSdkUi,
         }
     }
 
@@ -183,6 +228,9 @@ impl Dialect {
             Dialect::AnthropicMessages(d) => d.on_event(event_type, data, out),
             Dialect::Gemini(d) => d.on_event(event_type, data, out),
             Dialect::Ollama(d) => d.on_event(event_type, data, out),
+            Dialect::Cohere(d) => d.on_event(event_type, data, out),
+            Dialect::OpenAiAssistants(d) => d.on_event(event_type, data, out),
+            Dialect::AiSdkUi(d) => d.on_event(event_type, data, out),
         }
     }
 }
@@ -260,6 +308,53 @@ pub(crate) fn raw_args(v: Option<&serde_json::value::RawValue>) -> Raw<ArgsPiece
             }
         }
     }
+}
+
+/// JSON text without the whitespace between its tokens (strings and numbers kept exactly as
+/// written): an object given whole (Gemini's `args`) reads the same however the provider indented
+/// it (the REST endpoint without `alt=sse` pretty-prints every element).
+pub(crate) fn minify_json(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut in_string = false;
+    let mut escape = false;
+    let needs = bytes.iter().any(|&b| {
+        let ws = !in_string && b.is_ascii_whitespace();
+        if in_string {
+            if escape {
+                escape = false;
+            } else if b == b'\\' {
+                escape = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        }
+        ws
+    });
+    if !needs {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let (mut in_string, mut escape) = (false, false);
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if in_string {
+            if escape {
+                escape = false;
+            } else if ch == '\\' {
+                escape = true;
+            } else if ch == '"' {
+                in_string = false;
+            }
+            out.push(ch);
+        } else if ch == '"' {
+            in_string = true;
+            out.push(ch);
+        } else if !ch.is_ascii_whitespace() {
+            out.push(ch);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A non-negative integer index, or why not.

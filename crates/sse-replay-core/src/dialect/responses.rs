@@ -293,7 +293,12 @@ impl Responses {
                 }
             }
             "response.apply_patch_call_operation_diff.delta" => {
-                self.diff_delta(ev.item_id.as_deref(), ev.delta.as_deref(), ev.output_index, out);
+                self.diff_delta(
+                    ev.item_id.as_deref(),
+                    ev.delta.as_deref(),
+                    ev.output_index,
+                    out,
+                );
             }
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments.or(ev.input)) {
@@ -503,7 +508,9 @@ impl Responses {
             out.push(Signal::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: Some(key),
-                message: "operation diff delta for an item no output_item.added announced (no call_id)".into(),
+                message:
+                    "operation diff delta for an item no output_item.added announced (no call_id)"
+                        .into(),
             });
         }
     }
@@ -677,7 +684,10 @@ fn split_at_diff(operation: Option<&str>) -> (String, String) {
         None | Some(serde_json::Value::Null) => String::new(),
         Some(_) => return fallback(),
     };
-    op.insert("diff".into(), serde_json::Value::String("\0sse-replay-diff\0".into()));
+    op.insert(
+        "diff".into(),
+        serde_json::Value::String("\0sse-replay-diff\0".into()),
+    );
     let text = serde_json::Value::Object(op).to_string();
     match text.split_once(MARK) {
         Some((a, b)) => (format!("{a}{before}"), b.to_owned()),
