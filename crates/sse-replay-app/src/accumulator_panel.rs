@@ -216,6 +216,15 @@ fn call_card(
             } else if st.started {
                 ui.label(RichText::new(c.id.as_deref().unwrap_or("(no id)")).monospace());
                 ui.label(RichText::new(&c.name).strong().size(15.0));
+                if let Some(kind) = &c.kind {
+                    // Not a plain function call: say which item it is (and that text stays text).
+                    let tip = if c.text_input {
+                        "A client call that is not a function call; its input is free-form text, taken as a string and never parsed as JSON."
+                    } else {
+                        "A client call that is not a function call: its arguments are the item's own object (operation, action)."
+                    };
+                    ui.label(RichText::new(kind).monospace().weak()).on_hover_text(tip);
+                }
                 let chars = st.arguments.chars().count();
                 ui.label(format!(
                     "{chars}/{} · {}/{} · {}/{}",

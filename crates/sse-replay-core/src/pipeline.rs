@@ -197,6 +197,152 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     recognised: bool,
     /// Another dialect an unmatched event looked like (for the `nothing-recognised` message).
     looks_like: Option<DialectKind>,
+    /// What the unmatched events were (for the same message).
+    unmatched: Unmatched,
+    /// The first bytes of the body, to say what a body with no events looks like.
+    head: Vec<u8>,
+}
+
+/// Bytes of the body kept to describe one that framed no event.
+const HEAD_BYTES: usize = 64;
+
+/// What the events no dialect matched were: their names (an SSE `event:` name, a JSON `type` or
+/// `object`, else the top-level keys), and how many were terminators, other JSON or plain text.
+#[derive(Debug, Default)]
+struct Unmatched {
+    names: Vec<String>,
+    terminators: u32,
+    json: u32,
+    text: u32,
+}
+
+impl Unmatched {
+    const MAX_NAMES: usize = 8;
+
+    fn note(&mut self, event_type: &str, data: &str) {
+        let d = data.trim();
+        if d == "[DONE]" || event_type == "done" {
+            self.terminators += 1;
+            return;
+        }
+        let mut add = |n: &str| {
+            if self.names.len() < Self::MAX_NAMES && !self.names.iter().any(|x| x == n) {
+                self.names.push(n.to_owned());
+            }
+        };
+        if event_type != "message" && !event_type.is_empty() {
+            add(event_type);
+        }
+        match serde_json::from_str::<serde_json::Value>(d) {
+            Ok(serde_json::Value::Object(m)) => {
+                self.json += 1;
+                let s = |k: &str| m.get(k).and_then(serde_json::Value::as_str);
+                if let Some(t) = s("type").or_else(|| s("object")).or_else(|| s("event")) {
+                    add(t);
+                } else if event_type == "message" {
+                    let keys: Vec<&str> = m.keys().take(3).map(String::as_str).collect();
+                    add(&format!("{{{}}}", keys.join(", ")));
+                }
+            }
+            Ok(_) => self.json += 1,
+            Err(_) => self.text += 1,
+        }
+    }
+
+    /// The most telling name: a call's delta if any, else one about calls or tools, else the
+    /// first.
+    fn sample(&self) -> Option<&str> {
+        let rank = |n: &String| {
+            let n = n.to_ascii_lowercase();
+            let call = n.contains("call") || n.contains("tool") || n.contains("function");
+            match (call, n.contains("delta")) {
+                (true, true) => 0,
+                (true, false) => 1,
+                _ => 2,
+            }
+        };
+        self.names
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, n)| (rank(n), *i))
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// What the unmatched events look like, in a few words.
+    fn describe(&self, looks_like: Option<DialectKind>) -> Option<String> {
+        let names = || {
+            let mut shown: Vec<&str> = self.sample().into_iter().collect();
+            for n in &self.names {
+                if shown.len() >= 3 {
+                    break;
+                }
+                if !shown.contains(&n.as_str()) {
+                    shown.push(n);
+                }
+            }
+            shown
+                .iter()
+                .map(|n| format!("`{}`", crate::text::truncate(n, 40)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if let Some(k) = looks_like {
+            parts.push(format!("{}-style events ({})", k.title(), names()));
+        } else if !self.names.is_empty() {
+            parts.push(format!("events of an unknown kind ({})", names()));
+        } else if self.json > 0 {
+            parts.push("JSON of an unknown shape".to_owned());
+        }
+        if self.text > 0 {
+            parts.push("text".to_owned());
+        }
+        if self.terminators > 0 && parts.is_empty() {
+            parts.push(
+                "only a terminator ([DONE] or a done event), which is not evidence of any dialect"
+                    .to_owned(),
+            );
+        }
+        (!parts.is_empty()).then(|| parts.join(" and "))
+    }
+}
+
+/// What a body that framed no event looks like, from its first bytes: text, binary data, or
+/// AWS event stream frames (a big-endian total length, a headers length, a prelude CRC, then
+/// `:event-type`-style headers).
+fn describe_bytes(head: &[u8], bytes: u64) -> String {
+    let n = crate::text::plural(bytes, "byte");
+    if looks_like_aws_eventstream(head) {
+        return format!("binary AWS event stream frames, {n}");
+    }
+    let binary = head
+        .iter()
+        .any(|&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')))
+        || std::str::from_utf8(head).is_err() && head.len() < 4;
+    if binary {
+        format!("{n} of binary data")
+    } else {
+        format!("{n} of other text")
+    }
+}
+
+/// The body starts like an AWS event stream message (`application/vnd.amazon.eventstream`): a
+/// prelude whose total length covers at least the prelude and the CRCs, a headers length inside
+/// it, and a header name starting with `:` right after the 12-byte prelude.
+pub fn looks_like_aws_eventstream(head: &[u8]) -> bool {
+    if head.len() < 16 {
+        return false;
+    }
+    let total = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    let headers = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    let name_len = head[12] as usize;
+    total >= 16
+        && headers < total
+        && name_len > 1
+        && head.get(13) == Some(&b':')
+        && head
+            .get(13..13 + name_len.min(head.len() - 13))
+            .is_some_and(|n| n.iter().all(|b| b.is_ascii_graphic()))
 }
 
 const MAX_PENDING: usize = 64;
@@ -234,6 +380,8 @@ impl<O: SignalObserver> Pipeline<O> {
             truth: Vec::new(),
             recognised: false,
             looks_like: None,
+            unmatched: Unmatched::default(),
+            head: Vec::new(),
             opts,
         }
     }
@@ -261,6 +409,10 @@ impl<O: SignalObserver> Pipeline<O> {
     pub fn feed(&mut self, bytes: &[u8], t_micros: u64) {
         self.t_micros = t_micros;
         self.out.bytes += bytes.len() as u64;
+        if self.head.len() < HEAD_BYTES {
+            let take = (HEAD_BYTES - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+        }
         let mut framer = std::mem::replace(&mut self.framer, Framer::new(Some(Framing::Sse)));
         framer.feed(bytes, &mut |item| self.on_framed(item));
         self.framer = framer;
@@ -542,20 +694,14 @@ impl<O: SignalObserver> Pipeline<O> {
         self.record_event(event_type, span, kind, first_fragment);
     }
 
-    /// Whether this event matched the dialect: it gave a tool-call, finish, done or error signal,
-    /// or the dialect's detection names this dialect. Only until one has (then it costs nothing).
+    /// Whether this event matched the dialect: it gave a tool-call, finish or error signal (a
+    /// terminator such as `[DONE]` or a bare `done` event is not evidence of any dialect, nor is a
+    /// finding), or the dialect's detection names this dialect. Only until one has (then it costs
+    /// nothing). What did not match is noted for the `nothing-recognised` message.
     fn recognise(&mut self, kind: DialectKind, event_type: &str, data: &str, signals: &[Signal]) {
-        let decisive = signals.iter().any(|s| {
-            !matches!(
-                s,
-                Signal::Finding {
-                    kind: FindingKind::NonJsonData
-                        | FindingKind::UnexpectedShape
-                        | FindingKind::PingEvent,
-                    ..
-                }
-            )
-        });
+        let decisive = signals
+            .iter()
+            .any(|s| !matches!(s, Signal::Finding { .. } | Signal::Done));
         if decisive {
             self.recognised = true;
             return;
@@ -569,8 +715,9 @@ impl<O: SignalObserver> Pipeline<O> {
             Some(k) if k == kind => self.recognised = true,
             Some(k) => {
                 self.looks_like.get_or_insert(k);
+                self.unmatched.note(event_type, data);
             }
-            None => {}
+            None => self.unmatched.note(event_type, data),
         }
     }
 
@@ -583,14 +730,27 @@ impl<O: SignalObserver> Pipeline<O> {
             return;
         }
         let dialect = self.out.dialect.title();
+        let looks = self.unmatched.describe(self.looks_like);
+        let array = (self.out.framing == Some(Framing::JsonArray)).then(|| {
+            format!(
+                "a JSON array of {}",
+                crate::text::plural(self.out.event_count, "element")
+            )
+        });
+        let what = match (array, looks) {
+            (Some(a), Some(l)) => format!(": {a} ({l})"),
+            (Some(a), None) => format!(": {a}"),
+            (None, Some(l)) => format!(": {l}"),
+            (None, None) => String::new(),
+        };
         let message = match (self.out.event_count, self.looks_like) {
             _ if self.out.bytes == 0 => "the input is empty".to_owned(),
             (0, _) => format!(
-                "no server-sent events or JSON lines ({} of other text)",
-                crate::text::plural(self.out.bytes, "byte")
+                "no server-sent events or JSON lines ({})",
+                describe_bytes(&self.head, self.out.bytes)
             ),
             (1, None) => format!(
-                "its one event did not match {}",
+                "its one event did not match {}{what}",
                 if self.opts.dialect.is_some() {
                     format!("the {dialect} dialect")
                 } else {
@@ -598,15 +758,18 @@ impl<O: SignalObserver> Pipeline<O> {
                 }
             ),
             (_, Some(other)) => format!(
-                "events did not match the {dialect} dialect; detected: {}",
-                other.title()
+                "events did not match the {dialect} dialect; detected: {}{}",
+                other.title(),
+                self.unmatched
+                    .sample()
+                    .map_or(String::new(), |s| format!(" (`{s}`)"))
             ),
             (n, None) if self.opts.dialect.is_some() => format!(
-                "none of the {} matched the {dialect} dialect",
+                "none of the {} matched the {dialect} dialect{what}",
                 crate::text::plural(n, "event")
             ),
             (n, None) => format!(
-                "none of the {} matched a known dialect",
+                "none of the {} matched a known dialect{what}",
                 crate::text::plural(n, "event")
             ),
         };

@@ -81,6 +81,13 @@ pub fn check_text(analysis: &Analysis) -> String {
         plural(analysis.fragments.len(), "fragment"),
         ending
     );
+    if analysis.framing == crate::framing::Framing::JsonArray && !analysis.complete {
+        out!(
+            s,
+            "  {}",
+            crate::json_array::header(analysis.dialect, analysis.events.len())
+        );
+    }
     if analysis.meta.interrupted {
         out!(
             s,
