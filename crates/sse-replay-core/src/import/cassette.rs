@@ -23,7 +23,7 @@ use serde_yaml_ng::Value;
 
 use super::{
     BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, file_name, is_stream_type, looks_like_stream,
+    body_recording, decode_body, file_name, is_stream_type, looks_like_stream,
 };
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
@@ -96,19 +96,18 @@ pub fn import(
             }
             continue;
         };
-        if body.starts_with(&[0x1f, 0x8b])
-            || encoding
-                .as_deref()
-                .is_some_and(|e| e != "identity" && !looks_like_stream(&body))
-        {
-            if typed {
-                skipped.push(format!(
-                    "interaction {} stores a compressed body (record with vcrpy's decode_compressed_response=True)",
-                    i + 1
-                ));
+        let limit = limits
+            .max_event_bytes
+            .saturating_mul(crate::input::RECORDING_LINE_FACTOR);
+        let body = match decode_body(body, encoding.as_deref(), limit) {
+            Ok(b) => b,
+            Err(why) => {
+                if typed {
+                    skipped.push(format!("interaction {}: {why}", i + 1));
+                }
+                continue;
             }
-            continue;
-        }
+        };
         if !typed && !looks_like_stream(&body) {
             continue;
         }

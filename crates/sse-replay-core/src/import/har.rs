@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::{
     BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, file_name, is_stream_type, looks_like_stream,
+    body_recording, decode_body, file_name, is_stream_type, looks_like_stream,
 };
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
@@ -131,6 +131,16 @@ pub fn import(
             }
             (Some(t), _) => Some(t.as_bytes().to_vec()),
         };
+        let encoding = resp
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-encoding"))
+            .map(|h| h.value.clone());
+        let limit = limits
+            .max_event_bytes
+            .saturating_mul(crate::input::RECORDING_LINE_FACTOR);
+        // Browsers store the decoded text; a proxy may keep the compressed bytes (base64).
+        let body = body.and_then(|b| decode_body(b, encoding.as_deref(), limit).ok());
         let body = match body {
             Some(b) if !b.is_empty() && (typed || looks_like_stream(&b)) => b,
             _ => {

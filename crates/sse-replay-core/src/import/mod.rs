@@ -10,7 +10,14 @@
 //!   raw stream ([`cassette`]);
 //! - JSON-lines fixtures, one chunk object per line without `data:` framing, as SDK test suites keep
 //!   them ([`jsonl`]);
-//! - raw bodies (`curl -N … > file`), through [`crate::input::raw_to_recording`].
+//! - Azure SDK test-proxy session records (openai-dotnet, the Azure SDKs), whose entries keep an
+//!   event stream as a list of its lines ([`testproxy`]);
+//! - raw bodies (`curl -N … > file`), a JSON array of chunks (Gemini without `alt=sse`, a dump)
+//!   and one complete JSON response, pretty-printed or not, through
+//!   [`crate::input::raw_to_recording`].
+//!
+//! A body stored compressed (`Content-Encoding: gzip` or `deflate`, or gzip's magic bytes) is
+//! decompressed ([`decode_body`]), up to the same size limit as any input.
 //!
 //! None of these formats keeps network read boundaries or timing, so every imported recording has
 //! `meta.timing_known = false`, one chunk per event, and a note saying so.
@@ -18,6 +25,7 @@
 pub mod cassette;
 pub mod har;
 pub mod jsonl;
+pub mod testproxy;
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +83,13 @@ pub enum ImportError {
         at: String,
         message: String,
     },
+    /// The test-proxy session record is JSON but not shaped like one.
+    #[error("invalid test-proxy session record at {at}: {message} in {}", .path.display())]
+    TestProxy {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
     /// A line of a JSON-lines file is not a JSON object.
     #[error("line {line} is not a JSON object: {message} in {}", .path.display())]
     JsonLine {
@@ -116,6 +131,7 @@ impl ImportError {
             | Self::Har { path, .. }
             | Self::CassetteSyntax { path, .. }
             | Self::Cassette { path, .. }
+            | Self::TestProxy { path, .. }
             | Self::JsonLine { path, .. }
             | Self::NoStreams { path, .. }
             | Self::EventTooLarge { path, .. }
@@ -183,6 +199,8 @@ pub enum ImportFormat {
     Har,
     Cassette,
     JsonLines,
+    /// An Azure SDK test-proxy session record.
+    TestProxy,
     RawBody,
 }
 
@@ -193,6 +211,7 @@ impl ImportFormat {
             ImportFormat::Har => "har",
             ImportFormat::Cassette => "cassette",
             ImportFormat::JsonLines => "jsonl",
+            ImportFormat::TestProxy => "test-proxy",
             ImportFormat::RawBody => "raw",
         }
     }
@@ -230,6 +249,13 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     }
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first_line = &text[..first_line_end];
+    if let Some(format) = whole_document(text) {
+        return Ok(format);
+    }
+    if crate::json_array::looks_like_json_array(text) {
+        // A JSON array of chunks (Gemini without alt=sse, a dump), even one cut short.
+        return Ok(ImportFormat::RawBody);
+    }
     if text[0] == b'{' {
         // A minified HAR is one line too: look for its `log.entries`.
         return Ok(
@@ -262,6 +288,26 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     Err(ImportError::Unrecognised {
         path: path.to_owned(),
         first_line: crate::text::truncate(&String::from_utf8_lossy(first_line), 60),
+    })
+}
+
+/// The format of a body that is exactly one JSON document: a HAR (`log`), a test-proxy session
+/// record (`Entries`), or anything else: a complete response (pretty-printed or not) or a JSON
+/// array of chunks, read as a raw body exactly as `check` reads it. `None` when it is not one
+/// document (JSON lines, SSE, YAML…).
+fn whole_document(text: &[u8]) -> Option<ImportFormat> {
+    if !matches!(text.first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut it = serde_json::Deserializer::from_slice(text).into_iter::<serde_json::Value>();
+    let doc = it.next()?.ok()?;
+    if it.next().is_some() {
+        return None;
+    }
+    Some(match &doc {
+        serde_json::Value::Object(m) if m.contains_key("log") => ImportFormat::Har,
+        serde_json::Value::Object(m) if testproxy::looks_like_session(m) => ImportFormat::TestProxy,
+        _ => ImportFormat::RawBody,
     })
 }
 
@@ -343,6 +389,7 @@ pub fn import_bytes_with(
             recordings: vec![jsonl::import(path, bytes, limits)?],
             skipped_streams: 0,
         },
+        ImportFormat::TestProxy => testproxy::import(path, bytes, limits, keep_secrets)?,
         ImportFormat::RawBody => Imported {
             recordings: vec![raw_body(path, bytes, limits)?],
             skipped_streams: 0,
@@ -364,7 +411,8 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// A raw body (`curl -N … > file`): SSE or JSON lines, one chunk per event.
+/// A raw body (`curl -N … > file`): SSE, JSON lines, a JSON array or one complete JSON
+/// response, one chunk per event.
 fn raw_body(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Recording, ImportError> {
     let mut rec =
         crate::input::raw_to_recording_limited(bytes, &file_name(path), limits.max_event_bytes)
@@ -409,8 +457,26 @@ pub(crate) fn body_recording(
     Ok(rec)
 }
 
-/// Does this body look like a stream (SSE lines, or JSON lines) rather than one JSON document?
+/// Does this body look like a stream (SSE lines, JSON lines, or a JSON array whose first element
+/// is a chunk of a known dialect, as Gemini's `streamGenerateContent` without `alt=sse` sends)
+/// rather than one JSON document?
 pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
+    if crate::json_array::looks_like_json_array(body) {
+        let mut framer = crate::json_array::JsonArrayFramer::default();
+        let mut first: Option<bool> = None;
+        // The first element decides; the framer stops being fed once it has been seen.
+        for block in body.chunks(64 * 1024) {
+            framer.feed(block, &mut |item| {
+                if let crate::framing::Framed::Event { data, .. } = item {
+                    first.get_or_insert_with(|| crate::dialect::detect("message", data).is_some());
+                }
+            });
+            if first.is_some() {
+                break;
+            }
+        }
+        return first.unwrap_or(false);
+    }
     let mut lines = body
         .split(|b| *b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
@@ -430,6 +496,61 @@ pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
         l.first() == Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
     };
     is_obj(first) && lines.next().is_some_and(is_obj)
+}
+
+/// A response body as the stream's bytes: decompressed when its `Content-Encoding` says gzip or
+/// deflate or it starts with gzip's magic bytes, at most `limit` bytes of it. A body in another
+/// encoding (br, zstd) is refused with a message saying so.
+pub(crate) fn decode_body(
+    body: Vec<u8>,
+    encoding: Option<&str>,
+    limit: u64,
+) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let enc = encoding.map(|e| e.trim().to_ascii_lowercase());
+    let gzip = body.starts_with(&[0x1f, 0x8b]);
+    let read = |mut r: Box<dyn std::io::Read + '_>, what: &str| -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        (&mut r)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut out)
+            .map_err(|e| format!("the {what} body does not decompress: {e}"))?;
+        if out.len() as u64 > limit {
+            return Err(format!(
+                "the {what} body decompresses to more than {limit} bytes"
+            ));
+        }
+        Ok(out)
+    };
+    match enc.as_deref() {
+        _ if gzip => read(
+            Box::new(flate2::read::MultiGzDecoder::new(body.as_slice())),
+            "gzip",
+        ),
+        // A body that is already a stream was stored decoded, whatever the header says.
+        _ if looks_like_stream(&body) || crate::complete::starts_like_document(&body) => Ok(body),
+        None | Some("" | "identity") => Ok(body),
+        Some("gzip" | "x-gzip") => read(
+            Box::new(flate2::read::MultiGzDecoder::new(body.as_slice())),
+            "gzip",
+        ),
+        Some("deflate") => {
+            // HTTP's "deflate" is zlib-wrapped; some servers send raw deflate.
+            read(
+                Box::new(flate2::read::ZlibDecoder::new(body.as_slice())),
+                "deflate",
+            )
+            .or_else(|_| {
+                read(
+                    Box::new(flate2::read::DeflateDecoder::new(body.as_slice())),
+                    "deflate",
+                )
+            })
+        }
+        Some(other) => Err(format!(
+            "the body is stored compressed with {other}, which this build cannot decompress"
+        )),
+    }
 }
 
 /// Whether a content type names a stream: `text/event-stream`, or NDJSON / JSON lines.
