@@ -85,7 +85,7 @@ async fn run() -> std::process::ExitCode {
     let outcome = pipeline.finish();
     if let Some((message, _)) = &outcome.provider_error {
         problems.push(format!("provider error: {message}"));
-    } else if !outcome.finished() && !outcome.all_calls_complete {
+    } else if outcome.ending == sse_replay_core::pipeline::StreamEnding::EndedWithoutFinish {
         problems.push("the stream ended without a finish signal".into());
     }
     let mut printed = Vec::new();

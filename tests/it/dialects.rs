@@ -505,6 +505,340 @@ fn ollama_cases() -> Vec<Case> {
     ]
 }
 
+/// A Gemini `streamGenerateContent` body without `alt=sse`: one JSON array, pretty-printed
+/// elements separated by `\n,\r\n` (hand-derived from the REST endpoint's documented shape: no
+/// real recording with function calls was found).
+fn gemini_array(elements: &[Value], closed: bool) -> String {
+    let mut s = String::from("[");
+    for (i, e) in elements.iter().enumerate() {
+        if i > 0 {
+            s.push_str("\n,\r\n");
+        }
+        s.push_str(&serde_json::to_string_pretty(e).expect("json"));
+    }
+    if closed {
+        s.push_str("\n]");
+    }
+    s
+}
+
+fn gemini_array_cases() -> Vec<Case> {
+    let cand = |parts: Value, finish: Option<&str>| {
+        let mut c = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        if let Some(f) = finish {
+            c["finishReason"] = json!(f);
+        }
+        json!({"candidates": [c], "usageMetadata": {"promptTokenCount": 9}, "modelVersion": "gemini-2.5-flash"})
+    };
+    let call = cand(
+        json!([{"functionCall": {"name": "get_weather", "args": {"city": "深圳", "days": 3}}}]),
+        None,
+    );
+    let stop = cand(json!([{"text": ""}]), Some("STOP"));
+    let partial = [
+        cand(
+            json!([{"functionCall": {"name": "light", "willContinue": true}}]),
+            None,
+        ),
+        cand(
+            json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.room", "stringValue": "liv", "willContinue": true}], "willContinue": true}}]),
+            None,
+        ),
+        cand(
+            json!([{"functionCall": {"partialArgs": [{"jsonPath": "$.room", "stringValue": "ing"}], "willContinue": true}}]),
+            None,
+        ),
+        cand(json!([{"functionCall": {}}]), Some("STOP")),
+    ];
+    vec![
+        Case {
+            name: "gemini array: pretty-printed elements, \\n,\\r\\n between them",
+            body: gemini_array(&[call.clone(), stop.clone()], true),
+            dialect: DialectKind::Gemini,
+            calls: vec![(
+                None,
+                "get_weather",
+                Some(json!({"city": "深圳", "days": 3})),
+            )],
+            findings: &["no-call-id"],
+            absent: &["ended-without-finish", "non-json-data"],
+            ok: true,
+        },
+        Case {
+            name: "gemini array: partialArgs streamed across elements",
+            body: gemini_array(&partial, true),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "light", Some(json!({"room": "living"})))],
+            findings: &["partial-args"],
+            absent: &["ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "gemini array: never closed, last element cut: ended without finish",
+            body: {
+                let whole = gemini_array(&[call.clone(), call.clone(), stop.clone()], false);
+                let cut = whole.find("\n,\r\n").expect("separator");
+                whole[..cut + 40].to_owned()
+            },
+            dialect: DialectKind::Gemini,
+            calls: vec![(
+                None,
+                "get_weather",
+                Some(json!({"city": "深圳", "days": 3})),
+            )],
+            findings: &["unterminated-event", "ended-without-finish"],
+            absent: &[],
+            ok: false,
+        },
+    ]
+}
+
+fn cohere_cases() -> Vec<Case> {
+    let start = |i: u32, id: &str, name: &str, args: &str| {
+        json!({"type": "tool-call-start", "index": i, "delta": {"message": {"tool_calls": {"id": id, "type": "function", "function": {"name": name, "arguments": args}}}}}).to_string()
+    };
+    let delta = |i: u32, args: &str| {
+        json!({"type": "tool-call-delta", "index": i, "delta": {"message": {"tool_calls": {"function": {"arguments": args}}}}}).to_string()
+    };
+    let end = |i: u32| json!({"type": "tool-call-end", "index": i}).to_string();
+    let msg_start = r#"{"id":"m1","type":"message-start","delta":{"message":{"role":"assistant","content":[],"tool_plan":"","tool_calls":[],"citations":[]}}}"#.to_owned();
+    let plan =
+        r#"{"type":"tool-plan-delta","delta":{"message":{"tool_plan":"I will"}}}"#.to_owned();
+    let msg_end =
+        |r: &str| json!({"type": "message-end", "delta": {"finish_reason": r}}).to_string();
+    let sse = |lines: &[String]| {
+        lines
+            .iter()
+            .map(|l| {
+                let t: Value = serde_json::from_str(l).expect("json");
+                ev(t["type"].as_str().unwrap_or("message"), l)
+            })
+            .collect::<String>()
+            + "data: [DONE]\n\n"
+    };
+    let two = vec![
+        msg_start.clone(),
+        plan.clone(),
+        start(0, "w_1", "weather", ""),
+        delta(0, "{\"location\":"),
+        delta(0, " \"Paris\"}"),
+        end(0),
+        start(1, "t_1", "time", ""),
+        delta(1, "{}"),
+        end(1),
+        msg_end("TOOL_CALL"),
+    ];
+    vec![
+        Case {
+            name: "cohere: JSON lines, two calls keyed by index",
+            body: two.join("\n"),
+            dialect: DialectKind::Cohere,
+            calls: vec![
+                (Some("w_1"), "weather", Some(json!({"location": "Paris"}))),
+                (Some("t_1"), "time", Some(json!({}))),
+            ],
+            findings: &[],
+            absent: &["ended-without-finish", "arguments-in-start"],
+            ok: true,
+        },
+        Case {
+            name: "cohere: SSE with event: lines and [DONE]",
+            body: sse(&two),
+            dialect: DialectKind::Cohere,
+            calls: vec![
+                (Some("w_1"), "weather", Some(json!({"location": "Paris"}))),
+                (Some("t_1"), "time", Some(json!({}))),
+            ],
+            findings: &["done-sentinel"],
+            absent: &["ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "cohere: no-argument call (start with \"\", then end) and first arguments in start",
+            body: [
+                msg_start.clone(),
+                start(0, "c_1", "now", ""),
+                end(0),
+                start(1, "c_2", "f", "{\"a\""),
+                delta(1, ":1}"),
+                end(1),
+                msg_end("TOOL_CALL"),
+            ]
+            .join("\n"),
+            dialect: DialectKind::Cohere,
+            calls: vec![
+                (Some("c_1"), "now", Some(json!({}))),
+                (Some("c_2"), "f", Some(json!({"a": 1}))),
+            ],
+            findings: &["empty-arguments", "arguments-in-start"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "cohere: finish_reason ERROR is a provider error; MAX_TOKENS abnormal",
+            body: [msg_start.clone(), start(0, "c", "f", ""), delta(0, "{\"a\":"), msg_end("ERROR")].join("\n"),
+            dialect: DialectKind::Cohere,
+            calls: vec![(Some("c"), "f", None)],
+            findings: &["provider-error"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "cohere: content and citation events carry no calls",
+            body: [
+                msg_start,
+                r#"{"type":"content-start","index":0,"delta":{"message":{"content":{"type":"text","text":""}}}}"#.to_owned(),
+                r#"{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"Hi"}}}}"#.to_owned(),
+                r#"{"type":"citation-start","index":0,"delta":{"message":{"citations":{"start":0,"end":2,"text":"Hi","sources":[{"type":"tool","id":"x:0"}]}}}}"#.to_owned(),
+                r#"{"type":"citation-end","index":0}"#.to_owned(),
+                r#"{"type":"content-end","index":0}"#.to_owned(),
+                msg_end("COMPLETE"),
+            ]
+            .join("\n"),
+            dialect: DialectKind::Cohere,
+            calls: vec![],
+            findings: &["no-tool-calls"],
+            absent: &["nothing-recognised"],
+            ok: true,
+        },
+    ]
+}
+
+fn assistants_cases() -> Vec<Case> {
+    let step_delta = |step: &str, tc: Value| {
+        json!({"id": step, "object": "thread.run.step.delta", "delta": {"step_details": {"type": "tool_calls", "tool_calls": [tc]}}}).to_string()
+    };
+    let required = |calls: Value| {
+        json!({"id": "run_1", "object": "thread.run", "status": "requires_action", "required_action": {"type": "submit_tool_outputs", "submit_tool_outputs": {"tool_calls": calls}}}).to_string()
+    };
+    let open = step_delta(
+        "step_1",
+        json!({"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": "", "output": null}}),
+    );
+    let piece = |a: &str| {
+        step_delta(
+            "step_1",
+            json!({"index": 0, "type": "function", "function": {"arguments": a}}),
+        )
+    };
+    let req = |a: &str| {
+        required(
+            json!([{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": a}}]),
+        )
+    };
+    vec![
+        Case {
+            name: "assistants: step deltas, requires_action, done",
+            body: [
+                ev("thread.run.step.delta", &open),
+                ev("thread.run.step.delta", &piece("{\"a\":")),
+                ev("thread.run.step.delta", &piece("1}")),
+                ev("thread.run.requires_action", &req("{\"a\":1}")),
+                ev("done", "[DONE]"),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiAssistants,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
+            findings: &["done-sentinel"],
+            absent: &["arguments-mismatch", "ended-without-finish"],
+            ok: true,
+        },
+        Case {
+            name: "assistants: requires_action differing from the deltas is arguments-mismatch",
+            body: [
+                ev("thread.run.step.delta", &open),
+                ev("thread.run.step.delta", &piece("{\"a\":1}")),
+                ev("thread.run.requires_action", &req("{\"a\":2}")),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiAssistants,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
+            findings: &["arguments-mismatch"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "assistants: a call only in requires_action; a dump without event names",
+            body: [
+                r#"{"id":"run_1","object":"thread.run","status":"in_progress"}"#.to_owned(),
+                req("{\"b\":true}"),
+            ]
+            .join("\n"),
+            dialect: DialectKind::OpenAiAssistants,
+            calls: vec![(Some("call_1"), "f", Some(json!({"b": true})))],
+            findings: &["arguments-only-in-done"],
+            absent: &[],
+            ok: true,
+        },
+        Case {
+            name: "assistants: thread.run.failed is a provider error; code_interpreter a server tool",
+            body: [
+                ev("thread.run.step.delta", &step_delta("step_2", json!({"index": 0, "id": "ci_1", "type": "code_interpreter", "code_interpreter": {"input": "print(1)", "outputs": []}}))),
+                ev("thread.run.failed", r#"{"id":"run_1","object":"thread.run","status":"failed","last_error":{"code":"server_error","message":"Sorry"}}"#),
+            ]
+            .concat(),
+            dialect: DialectKind::OpenAiAssistants,
+            calls: vec![(Some("ci_1"), "code_interpreter", Some(json!({})))],
+            findings: &["server-tool", "provider-error"],
+            absent: &[],
+            ok: false,
+        },
+    ]
+}
+
+fn ai_sdk_cases() -> Vec<Case> {
+    let c = |v: Value| data(&v.to_string());
+    vec![
+        Case {
+            name: "ai-sdk: tool-input-start/-delta/-available, finish, [DONE]",
+            body: [
+                c(json!({"type": "start"})),
+                c(json!({"type": "tool-input-start", "toolCallId": "call_1", "toolName": "f"})),
+                c(json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "{\"a\":"})),
+                c(json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "1}"})),
+                c(json!({"type": "tool-input-available", "toolCallId": "call_1", "toolName": "f", "input": {"a": 1}})),
+                c(json!({"type": "finish"})),
+                data("[DONE]"),
+            ]
+            .concat(),
+            dialect: DialectKind::AiSdkUi,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
+            findings: &["done-sentinel"],
+            absent: &["arguments-mismatch"],
+            ok: true,
+        },
+        Case {
+            name: "ai-sdk: available differing by value is arguments-mismatch; error chunk",
+            body: [
+                c(json!({"type": "tool-input-start", "toolCallId": "call_1", "toolName": "f"})),
+                c(json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "{\"a\":1}"})),
+                c(json!({"type": "tool-input-available", "toolCallId": "call_1", "toolName": "f", "input": {"a": 2}})),
+                c(json!({"type": "error", "errorText": "boom"})),
+            ]
+            .concat(),
+            dialect: DialectKind::AiSdkUi,
+            calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
+            findings: &["arguments-mismatch", "provider-error"],
+            absent: &[],
+            ok: false,
+        },
+        Case {
+            name: "ai-sdk: a JSON array dump; providerExecuted is a server tool",
+            body: serde_json::to_string_pretty(&json!([
+                {"type": "tool-input-available", "toolCallId": "ws_1", "toolName": "web_search", "input": {"q": "x"}, "providerExecuted": true},
+                {"type": "tool-input-available", "toolCallId": "call_2", "toolName": "g", "input": {}},
+                {"type": "finish"}
+            ]))
+            .expect("json"),
+            dialect: DialectKind::AiSdkUi,
+            calls: vec![(Some("ws_1"), "web_search", Some(json!({"q": "x"}))), (Some("call_2"), "g", Some(json!({})))],
+            findings: &["server-tool"],
+            absent: &["ended-without-finish"],
+            ok: true,
+        },
+    ]
+}
+
 fn check_case(c: &Case) {
     let a = analyse(&c.body, None);
     assert_eq!(a.dialect, c.dialect, "{}: dialect", c.name);
@@ -574,6 +908,26 @@ fn gemini_table() {
 #[test]
 fn ollama_table() {
     ollama_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn gemini_array_table() {
+    gemini_array_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn cohere_table() {
+    cohere_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn assistants_table() {
+    assistants_cases().iter().for_each(check_case);
+}
+
+#[test]
+fn ai_sdk_table() {
+    ai_sdk_cases().iter().for_each(check_case);
 }
 
 #[test]
@@ -948,6 +1302,10 @@ fn streams_for_chunking() -> Vec<(String, Vec<u8>)> {
         .chain(responses_cases())
         .chain(gemini_cases())
         .chain(ollama_cases())
+        .chain(gemini_array_cases())
+        .chain(cohere_cases())
+        .chain(assistants_cases())
+        .chain(ai_sdk_cases())
     {
         v.push((c.name.to_owned(), c.body.into_bytes()));
     }
@@ -1301,6 +1659,7 @@ fn quirk_recordings_differ_from_their_clean_twin_only_in_the_quirk() {
             q.finish_with_last_fragment,
             q.error_after.is_some(),
             q.partial_args,
+            q.args_in_start,
             b.spec.layout != Layout::Sequential,
         ];
         assert_eq!(

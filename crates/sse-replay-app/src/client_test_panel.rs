@@ -220,7 +220,7 @@ impl ClientTestRun {
     /// The tab.
     pub fn ui(&mut self, ui: &mut Ui, form: &mut ClientTestForm, queue: &mut ActionQueue) {
         ui.heading("Test a client");
-        ui.label("Runs your program against every recording × chunking variant and judges the tool calls it prints (a JSON array or JSON lines of {\"name\", \"arguments\", \"id\"}). It gets SSE_REPLAY_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST, GOOGLE_GEMINI_BASE_URL and dummy API keys.");
+        ui.label("Runs your program against every recording × chunking variant and judges the tool calls it prints (a JSON array or JSON lines of {\"name\", \"arguments\", \"id\"}). It gets SSE_REPLAY_URL, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST, GOOGLE_GEMINI_BASE_URL, CO_API_URL and dummy API keys.");
         egui::Grid::new("client-test-form")
             .num_columns(2)
             .show(ui, |ui| {

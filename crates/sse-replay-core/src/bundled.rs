@@ -4,6 +4,7 @@
 //! clean twin's spec plus exactly one quirk.
 
 use crate::dialect::DialectKind;
+use crate::framing::Framing;
 
 /// Every bundled recording (`recordings/*.ron`), embedded by `build.rs` so the built-in suite
 /// works from any folder after `cargo install`: (file name, bytes).
@@ -34,6 +35,33 @@ impl Bundled {
 
 /// The clean OpenAI Chat recording the quirk recordings are twins of.
 pub const OPENAI_CHAT_CLEAN: &str = "openai-chat-weather.ron";
+/// The clean Gemini JSON-array recording (streamGenerateContent without alt=sse).
+pub const GEMINI_ARRAY_CLEAN: &str = "gemini-array-weather.ron";
+/// The clean Cohere v2 recording.
+pub const COHERE_CLEAN: &str = "cohere-weather.ron";
+
+/// The clean Gemini JSON-array spec.
+fn gemini_array_clean() -> StubSpec {
+    StubSpec {
+        framing: Some(Framing::JsonArray),
+        ..other(
+            "Google Gemini without alt=sse: one JSON array streamed element by element",
+            DialectKind::Gemini,
+            vec![5],
+            Quirks::default(),
+        )
+    }
+}
+
+/// The clean Cohere v2 spec.
+fn cohere_clean() -> StubSpec {
+    other(
+        "Cohere v2 chat: tool-call-start, -delta, -end keyed by index",
+        DialectKind::Cohere,
+        vec![5],
+        Quirks::default(),
+    )
+}
 
 /// The calls of the seed's example, which the OpenAI Chat recordings share.
 fn seed_calls() -> Vec<StubCall> {
@@ -292,6 +320,76 @@ pub fn all() -> Vec<Bundled> {
             notes: notes(&[
                 "Built by the stub builder in the documented Vertex AI shape for streamed function-call arguments: a part {name, willContinue: true}, then parts with partialArgs [{jsonPath, stringValue|numberValue|boolValue|nullValue, willContinue}], strings cut into 4-character pieces continued with willContinue, and an empty functionCall closing each call; finishReason STOP; every chunk carries usageMetadata, modelVersion and responseId.",
                 "sse-replay assembles the pieces into one arguments object when each call closes (finding partial-args). check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: GEMINI_ARRAY_CLEAN,
+            spec: gemini_array_clean(),
+            notes: notes(&[
+                "Built by the stub builder in the shape of streamGenerateContent without ?alt=sse, the REST default: the body is one JSON array, each element a pretty-printed GenerateContentResponse, elements separated by \"\\n,\\r\\n\" and the array closed by \"\\n]\"; served as application/json. Each functionCall part carries its args as a whole object and no id, then an empty text part with finishReason STOP.",
+                "An element spans reads: a reader must find each top-level element by its brackets, not by lines or reads. The clean twin of quirk-gemini-array-truncated.ron. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: "quirk-gemini-array-truncated.ron",
+            spec: StubSpec {
+                title: "Gemini JSON array cut inside an element (a dropped connection, no closing ])".into(),
+                quirks: Quirks { truncate: true, ..q() },
+                ..gemini_array_clean()
+            },
+            notes: notes(&[
+                "The array never closes: the last element (finishReason STOP) never arrives and the one before it, the second call, is cut a third from its end. The first call is complete; the cut element is discarded (unterminated-event) and the stream ended without finish. check exits 1.",
+            ]),
+            clean_twin: Some(GEMINI_ARRAY_CLEAN),
+        },
+        Bundled {
+            file: COHERE_CLEAN,
+            spec: cohere_clean(),
+            notes: notes(&[
+                "Built by the stub builder in the shape of Cohere's /v2/chat stream (as in the cassettes of tests/data/cohere-v2): event: lines, message-start, tool-plan-delta pieces, per call tool-call-start with id, type function, name and arguments \"\", a tool-call-delta per fragment and tool-call-end, keyed by index; message-end with finish_reason TOOL_CALL and usage; data: [DONE].",
+                "The clean twin of quirk-cohere-args-in-start.ron. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: "quirk-cohere-args-in-start.ron",
+            spec: StubSpec {
+                title: "Cohere v2: the first arguments fragment rides on tool-call-start".into(),
+                quirks: Quirks { args_in_start: true, ..q() },
+                ..cohere_clean()
+            },
+            notes: notes(&[
+                "tool-call-start carries the call's first arguments fragment, not \"\": a client that appends only tool-call-delta loses it ({\"lo… becomes cation…). The accumulator appends every piece that carries arguments. check exits 0.",
+            ]),
+            clean_twin: Some(COHERE_CLEAN),
+        },
+        Bundled {
+            file: "openai-assistants-weather.ron",
+            spec: other(
+                "OpenAI Assistants v2 run: function calls in thread.run.step.delta, whole in requires_action",
+                DialectKind::OpenAiAssistants,
+                vec![5],
+                q(),
+            ),
+            notes: notes(&[
+                "Built by the stub builder in the shape of an Assistants v2 run stream (as in the openai-dotnet session records of tests/data/assistants): thread.run.created, .queued, .in_progress, a tool_calls step (thread.run.step.created, .in_progress), one thread.run.step.delta per fragment keyed by the step and index (the first of each call with id, type, name, arguments \"\" and output null), thread.run.requires_action with every call whole, event: done / data: [DONE].",
+                "requires_action is the stream's own original for checkpoints ① and ②. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: "ai-sdk-ui-weather.ron",
+            spec: other(
+                "Vercel AI SDK UI message stream: tool-input-start, -delta, -available",
+                DialectKind::AiSdkUi,
+                vec![5],
+                q(),
+            ),
+            notes: notes(&[
+                "Built by the stub builder in the shape of the AI SDK's UI message stream (toUIMessageStreamResponse, protocol v1): data: lines without event: names, start, start-step, per call tool-input-start (toolCallId, toolName), a tool-input-delta (inputTextDelta) per fragment and tool-input-available with the parsed input, finish-step, finish, data: [DONE].",
+                "tool-input-available is the stream's own original for checkpoint ①, compared by value. check exits 0.",
             ]),
             clean_twin: None,
         },

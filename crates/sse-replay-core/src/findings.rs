@@ -17,6 +17,17 @@ pub enum Severity {
     Error,
 }
 
+impl Severity {
+    /// The lowercase label (as in JSON): `info`, `warn`, `error`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warn => "warn",
+            Severity::Error => "error",
+        }
+    }
+}
+
 macro_rules! finding_kinds {
     ($( $variant:ident = $label:literal, $sev:ident, $explain:literal; )*) => {
         /// Every kind of finding. `label()` is the stable kebab-case name used in JSON output.
@@ -55,7 +66,7 @@ finding_kinds! {
     RepeatedName = "repeated-name", Warn, "The function name is repeated in continuation fragments (NIM, Fireworks, LiteLLM proxy, old llama.cpp). Appending every string field gives `get_weatherget_weather`.";
     RepeatedId = "repeated-id", Warn, "The call id is repeated in continuation fragments. Appending every string field gives `call_1call_1`.";
     NameConflict = "name-conflict", Error, "A later fragment of the same call carried a different function name.";
-    EmptyFieldContinuation = "empty-field-continuation", Info, "Continuation fragments carry `\"id\": \"\"` or explicit `null` for id/type/name (Qwen via DashScope, some gateways). Empty and null mean absent; assigning them erases the real id or name.";
+    EmptyFieldContinuation = "empty-field-continuation", Info, "Continuation fragments carry `\"id\": \"\"` or explicit `null` for id/type/name (Qwen via DashScope, some gateways). Empty and null mean absent; assigning them erases the real id or name. Only empty or null values count: a continuation that repeats a real id or name is `repeated-id` / `repeated-name`.";
     ObjectArguments = "object-arguments", Warn, "`arguments` arrived as a JSON object, not a string (llama.cpp server, TGI, Ollama native, Gemini). Used as is.";
     WholeCallInOneChunk = "whole-call-in-one-chunk", Info, "The whole call (id, name, complete arguments) arrived in one fragment (Mistral, Groq, Gemini-compatible).";
     FinishInSameChunk = "finish-in-same-chunk", Info, "`finish_reason` arrived in the same chunk as tool-call data. Logic that checks finish before reading the delta drops the call.";
@@ -92,6 +103,7 @@ finding_kinds! {
     NoCallId = "no-call-id", Info, "The call carries no id (Gemini, Ollama). Clients that key calls by id, or must echo one back with the tool result, have to make one up; export writes `\"id\": null`.";
     ArgumentsOnlyInDone = "arguments-only-in-done", Info, "The arguments came only in the done event (`response.function_call_arguments.done` / `response.output_item.done`), with no `.delta` pieces (some Responses-compatible servers). The correct call carries the done text; a client that only appends deltas gets empty arguments.";
     ServerTool = "server-tool", Info, "A tool the provider runs itself (Anthropic `server_tool_use` / `mcp_tool_use`, Responses `web_search_call`, `file_search_call`, `code_interpreter_call`, `mcp_call`, …). Shown apart: it is not a call the client must execute, and it never changes the verdict.";
+    ArgumentsInStart = "arguments-in-start", Info, "The event that opens a call (Cohere `tool-call-start`) already carries a piece of its arguments. The accumulator appends it; a client that appends only the delta events loses the first piece.";
     UnknownCallItem = "unknown-call-item", Warn, "An output item, block or tool call of a type sse-replay does not model carries what looks like a call (a Responses `*_call` item, an Anthropic `*_tool_use` block, a Chat tool call of another `type`). It is read as a call the client executes, so it is never dropped silently; check whether the provider runs it itself.";
     IdMismatch = "id-mismatch", Warn, "A later event names a call under another id than the one it streamed under (e.g. an AI SDK `tool-input-available` whose `toolCallId` differs from the streamed `tool-input-start`). The streamed call is kept; a client that keys calls by id sees two.";
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";

@@ -280,7 +280,7 @@ pub fn check_text(analysis: &Analysis) -> String {
             out!(
                 s,
                 "  {:<5} {}{call}{count}{at}: {}",
-                format!("{:?}", f.kind.severity()).to_lowercase(),
+                f.kind.severity().label(),
                 f.kind.label(),
                 truncate(&f.message, 160)
             );

@@ -88,6 +88,13 @@ pub fn capped_list(items: &[String], total: usize, max: usize, sep: &str) -> Str
     s
 }
 
+/// `s` as a JSON string literal (`"a\"b"`): how text from a stream is quoted in a message a
+/// person reads, instead of Rust's `Debug` form (`{:?}`), whose escapes (`\u{7f}`) and names
+/// are the program's, not the stream's.
+pub fn quoted(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
 /// Cut `s` to at most `max` bytes on a character boundary, adding `…` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
@@ -187,5 +194,14 @@ mod tests {
             "0; 1; 2; … 999997 more"
         );
         assert_eq!(capped_list(&items[..2], 2, 3, "; "), "0; 1");
+    }
+}
+
+#[cfg(test)]
+mod quoted_tests {
+    #[test]
+    fn json_quoting_not_rust_debug() {
+        assert_eq!(super::quoted("a\"b\n\u{7f}é"), "\"a\\\"b\\n\u{7f}é\"");
+        assert_eq!(super::quoted(""), "\"\"");
     }
 }

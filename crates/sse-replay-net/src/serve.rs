@@ -1,7 +1,8 @@
 //! `sse-replay serve`: a recording as a streaming HTTP endpoint (a mock LLM API).
 //!
 //! Any path and method gets the recorded response: its status (200 when none was recorded), its
-//! `Content-Type` (`text/event-stream` when none), then the body with the recorded chunk boundaries
+//! `Content-Type` (when none: `text/event-stream`, or `application/json` for a complete response
+//! or a JSON array streamed element by element), then the body with the recorded chunk boundaries
 //! and timing, scaled by `--speed`, or re-cut into `--rechunk N`-byte writes that split UTF-8
 //! characters and CRLFs on purpose. Each chunk is its own write (chunked transfer encoding, no
 //! `Content-Length`, `TCP_NODELAY`). Writes are scheduled against one start instant, so sleeping
@@ -92,6 +93,14 @@ impl Plan {
         let complete = sse_replay_core::complete::chunks_are_complete(
             rec.chunks.iter().map(|c| c.bytes.as_slice()),
         );
+        // Gemini's streamGenerateContent without alt=sse (and any dump of chunks) is JSON.
+        let head: Vec<u8> = rec
+            .chunks
+            .iter()
+            .flat_map(|c| c.bytes.iter().copied())
+            .take(4096)
+            .collect();
+        let array = sse_replay_core::json_array::looks_like_json_array(&head);
         let response = rec.response.as_ref();
         let status = response.map_or(200, |r| r.status);
         let status = if (200..=599).contains(&status) {
@@ -107,7 +116,7 @@ impl Plan {
             })
             .map_or_else(
                 || {
-                    if complete {
+                    if complete || array {
                         "application/json".to_owned()
                     } else {
                         "text/event-stream".to_owned()

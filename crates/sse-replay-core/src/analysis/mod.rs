@@ -635,11 +635,22 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
                     format!("id repeated in fragment {no}")
                 });
             }
-            if matches!(f.id, Presence::Null | Presence::Empty)
-                || matches!(f.name, Presence::Null | Presence::Empty)
-            {
+            // Only the fields that are empty or null: a repeated real id or name is reported
+            // above as what it is.
+            let empties: Vec<String> = [("id", f.id), ("name", f.name)]
+                .into_iter()
+                .filter_map(|(field, p)| match p {
+                    Presence::Empty => Some(format!("\"{field}\": \"\"")),
+                    Presence::Null => Some(format!("\"{field}\": null")),
+                    Presence::Absent | Presence::Value => None,
+                })
+                .collect();
+            if !empties.is_empty() {
                 findings.add(FindingKind::EmptyFieldContinuation, c, at(no), || {
-                    format!("fragment {no} carries id {:?} / name {:?}", f.id, f.name)
+                    format!(
+                        "fragment {no} carries {} (taken as absent)",
+                        empties.join(" and ")
+                    )
                 });
             }
         }
@@ -666,7 +677,10 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
         }
         if call.empty_arguments {
             findings.add(FindingKind::EmptyArguments, c, first_at, || {
-                format!("arguments {:?} taken as {{}}", call.raw_arguments)
+                format!(
+                    "arguments {} taken as {{}}",
+                    crate::text::quoted(&call.raw_arguments)
+                )
             });
         }
     }

@@ -119,13 +119,21 @@ impl Cohere {
                     Some(f) => (f.name.0, f.arguments.0),
                     None => (Raw::Absent, Raw::Absent),
                 };
+                let first_piece = start && args.value().is_some_and(|a| !a.text().is_empty());
                 out.push(Signal::Fragment(Fragment {
                     stated_index: key.index(),
-                    key,
+                    key: key.clone(),
                     id: call.id.0,
                     name,
                     args,
                 }));
+                if first_piece {
+                    out.push(Signal::Finding {
+                        kind: FindingKind::ArgumentsInStart,
+                        key: Some(key),
+                        message: "tool-call-start carries the first arguments fragment".into(),
+                    });
+                }
             }
             "tool-call-end" => {
                 let key = self.key(ev.index, false, out);

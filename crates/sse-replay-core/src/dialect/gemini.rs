@@ -347,7 +347,7 @@ enum PathSegment {
 
 /// Parse the RFC 9535 subset Vertex uses: `$`, `.name`, `['name']` / `["name"]`, `[0]`.
 fn parse_path(path: &str) -> Result<Vec<PathSegment>, String> {
-    let bad = |why: &str| format!("unsupported jsonPath {path:?}: {why}");
+    let bad = |why: &str| format!("unsupported jsonPath {}: {why}", crate::text::quoted(path));
     let rest = path
         .strip_prefix('$')
         .ok_or_else(|| bad("does not start with $"))?;
@@ -469,7 +469,10 @@ fn slot_at<'v>(root: &'v mut Value, steps: &[PathSegment]) -> Result<&'v mut Val
                 &mut a[*i]
             }
             (PathSegment::Key(k), _) => {
-                return Err(format!("member {k:?} of something that is not an object"));
+                return Err(format!(
+                    "member {} of something that is not an object",
+                    crate::text::quoted(k)
+                ));
             }
             (PathSegment::Index(i), _) => {
                 return Err(format!("element [{i}] of something that is not an array"));

@@ -64,7 +64,10 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         ("ANTHROPIC_BASE_URL", base.clone()),
         ("OLLAMA_HOST", base.clone()),
         ("GOOGLE_GEMINI_BASE_URL", base.clone()),
-        ("GEMINI_BASE_URL", base),
+        ("GEMINI_BASE_URL", base.clone()),
+        // Cohere's SDKs (Python, TypeScript) read their base URL and key from these.
+        ("CO_API_URL", base),
+        ("CO_API_KEY", "sse-replay-dummy".into()),
         ("OPENAI_API_KEY", "sk-sse-replay-dummy".into()),
         ("ANTHROPIC_API_KEY", "sk-ant-sse-replay-dummy".into()),
         ("GEMINI_API_KEY", "sse-replay-dummy".into()),
