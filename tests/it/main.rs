@@ -8,6 +8,7 @@ mod cli;
 mod complete;
 mod dialects;
 mod files;
+mod forms;
 mod harness;
 mod hostile;
 mod net;

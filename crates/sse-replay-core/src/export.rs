@@ -508,7 +508,15 @@ mod check_report_tests {
     fn streamed_report_equals_the_value() {
         let root = crate::repo_root();
         let mut paths = Vec::new();
-        for dir in ["recordings", "tests/data/fixtures", "tests/data/import"] {
+        for dir in [
+            "recordings",
+            "tests/data/fixtures",
+            "tests/data/import",
+            "tests/data/cohere-v2",
+            "tests/data/assistants",
+            "tests/data/responses-items",
+            "tests/data/json-array-chunks",
+        ] {
             for e in std::fs::read_dir(root.join(dir))
                 .into_iter()
                 .flatten()

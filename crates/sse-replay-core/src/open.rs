@@ -408,7 +408,15 @@ mod tests {
         )
         .expect("write");
         let mut paths = vec![odd];
-        for d in ["recordings", "tests/data/fixtures", "tests/data/import"] {
+        for d in [
+            "recordings",
+            "tests/data/fixtures",
+            "tests/data/import",
+            "tests/data/cohere-v2",
+            "tests/data/assistants",
+            "tests/data/responses-items",
+            "tests/data/json-array-chunks",
+        ] {
             for e in std::fs::read_dir(root.join(d))
                 .into_iter()
                 .flatten()

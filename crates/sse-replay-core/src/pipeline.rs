@@ -254,11 +254,12 @@ impl Unmatched {
     fn sample(&self) -> Option<&str> {
         let rank = |n: &String| {
             let n = n.to_ascii_lowercase();
-            let call = n.contains("call") || n.contains("tool") || n.contains("function");
-            match (call, n.contains("delta")) {
-                (true, true) => 0,
-                (true, false) => 1,
-                _ => 2,
+            let call = n.contains("call") || n.contains("function");
+            match (call, n.contains("tool"), n.contains("delta")) {
+                (true, _, true) => 0,
+                (true, _, false) => 1,
+                (false, true, _) => 2,
+                _ => 3,
             }
         };
         self.names

@@ -474,7 +474,10 @@ async fn forward(
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let mut pending = None;
-    let sink = if headers::is_event_stream(content_type) {
+    // Gemini's streamGenerateContent without alt=sse streams one JSON array: a stream, teed as it
+    // arrives like an event stream.
+    let json_stream = is_json(content_type) && path.contains(":streamGenerateContent");
+    let sink = if headers::is_event_stream(content_type) || json_stream {
         open_capture(
             &shared,
             id,
@@ -546,6 +549,34 @@ struct PendingCapture {
 }
 
 impl PendingCapture {
+    /// The held body is a JSON array whose first element is a chunk of a known dialect.
+    fn is_chunk_array(&self) -> bool {
+        let head: Vec<u8> = self
+            .chunks
+            .iter()
+            .flat_map(|c| c.bytes.iter().copied())
+            .take(4096)
+            .collect();
+        if !sse_replay_core::json_array::looks_like_json_array(&head) {
+            return false;
+        }
+        let mut framer = sse_replay_core::json_array::JsonArrayFramer::default();
+        let mut first = None;
+        for c in &self.chunks {
+            framer.feed(&c.bytes, &mut |item| {
+                if let sse_replay_core::framing::Framed::Event { data, .. } = item {
+                    first.get_or_insert_with(|| {
+                        sse_replay_core::dialect::detect("message", data).is_some()
+                    });
+                }
+            });
+            if first.is_some() {
+                break;
+            }
+        }
+        first.unwrap_or(false)
+    }
+
     /// Keeps one read; gives up (returns `false`) past [`MAX_PENDING_JSON`].
     fn hold(&mut self, chunk: Chunk) -> bool {
         self.bytes += chunk.bytes.len() as u64;
@@ -556,11 +587,13 @@ impl PendingCapture {
         true
     }
 
-    /// The held body is one complete response: record it, as a stream would have been.
+    /// The held body is one complete response, or a JSON array of a dialect's chunks (a stream
+    /// served as `application/json`): record it, as a stream would have been.
     fn capture(self, shared: &Shared) -> Option<(u64, Sink)> {
-        if !sse_replay_core::complete::chunks_are_complete(
+        let complete = sse_replay_core::complete::chunks_are_complete(
             self.chunks.iter().map(|c| c.bytes.as_slice()),
-        ) {
+        );
+        if !complete && !self.is_chunk_array() {
             return None;
         }
         let (id, sink) = open_capture_with(

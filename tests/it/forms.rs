@@ -1,0 +1,792 @@
+//! Every form a streamed tool call arrives in besides the five first dialects' SSE and JSON lines,
+//! against real recorded streams (tests/data/{cohere-v2,assistants,responses-items,json-array-chunks}:
+//! unmodified public test data with `expected.json` derived by reading the files) and against
+//! stub-built and hand-derived Gemini arrays (no real one was found, see tests/data/README.md):
+//!
+//! - each stream comes out exact, read raw (as `check` reads it, `--stream N` for captures with
+//!   several) and after `import` to `.ron`, and at any chunking;
+//! - an input nothing is understood in is exit 1 with one line saying what it looks like, and
+//!   `check --json` has `"dialect": null`; a terminator alone is not a dialect;
+//! - a call of a kind the dialect does not model is never dropped;
+//! - `import` reads gzip bodies, test-proxy records and pretty-printed complete responses;
+//! - `stub`, `serve`, `record` and `export` work on the new forms.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+use sse_replay_core::analysis::Analysis;
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::findings::FindingKind;
+use sse_replay_core::input::DEFAULT_MAX_EVENT_BYTES;
+use sse_replay_core::pipeline::{Options, run_chunks};
+use sse_replay_core::recording::Recording;
+
+use common::{BIN, manifest, stderr};
+
+fn run(args: &[&str]) -> Output {
+    common::bin_in(&manifest())
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The folders of real data this module checks.
+const FOLDERS: [&str; 4] = [
+    "cohere-v2",
+    "assistants",
+    "responses-items",
+    "json-array-chunks",
+];
+
+fn data(folder: &str) -> PathBuf {
+    manifest().join("tests/data").join(folder)
+}
+
+/// `expected.json`'s `files` map of a folder.
+fn expected(folder: &str) -> serde_json::Map<String, Value> {
+    let text = std::fs::read_to_string(data(folder).join("expected.json")).expect("expected.json");
+    let doc: Value = serde_json::from_str(&text).expect("expected.json is JSON");
+    doc["files"].as_object().cloned().expect("files")
+}
+
+/// The stream number (1-based, as `--stream` takes it) of the interaction or entry `index`
+/// (0-based, as expected.json counts them) of a capture: from the titles the importer gives.
+fn stream_number(path: &Path, index: u64) -> usize {
+    let recs = sse_replay_core::import::import_path(path).expect("imports");
+    recs.iter()
+        .position(|r| {
+            ["interaction ", "entry "].iter().any(|w| {
+                r.meta
+                    .title
+                    .split(w)
+                    .nth(1)
+                    .and_then(|t| t.split(' ').next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                    == Some(index + 1)
+            })
+        })
+        .map(|i| i + 1)
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: no stream for interaction/entry {index}",
+                path.display()
+            )
+        })
+}
+
+/// Each stream of a file that expected.json describes with calls: `None` for a plain body.
+fn streams<'a>(path: &Path, entry: &'a Value) -> Vec<(Option<usize>, &'a Value)> {
+    match entry.get("streams").and_then(Value::as_array) {
+        None => vec![(None, entry)],
+        Some(list) => list
+            .iter()
+            .filter(|s| s.get("calls").is_some())
+            .map(|s| {
+                let index = s
+                    .get("interaction")
+                    .or_else(|| s.get("entry"))
+                    .and_then(Value::as_u64)
+                    .expect("interaction or entry");
+                (Some(stream_number(path, index)), s)
+            })
+            .collect(),
+    }
+}
+
+/// The name a call without one of its own gets: the tool's name its item type fixes.
+fn tool_name_of(kind: &str) -> Option<&'static str> {
+    match sse_replay_core::dialect::responses::classify(kind) {
+        sse_replay_core::dialect::responses::ItemClass::Client(ci) => ci.tool,
+        _ => None,
+    }
+}
+
+/// The analysis against one expected stream: its calls (id, name, kind, arguments), its finish,
+/// its server tools, its conflicts, and the verdict.
+fn compare(a: &Analysis, want: &Value, what: &str) -> Result<(), String> {
+    let calls: Vec<&sse_replay_core::accumulate::Call> = a.client_calls().collect();
+    let want_calls = want["calls"].as_array().expect("calls");
+    if calls.len() != want_calls.len() {
+        return Err(format!(
+            "{what}: {} calls, expected {}: {:?}",
+            calls.len(),
+            want_calls.len(),
+            calls.iter().map(|c| &c.name).collect::<Vec<_>>()
+        ));
+    }
+    for (i, (got, w)) in calls.iter().zip(want_calls).enumerate() {
+        let kind = w["kind"].as_str();
+        if got.id.as_deref() != w["id"].as_str() {
+            return Err(format!(
+                "{what}: call {i} id {:?}, expected {}",
+                got.id, w["id"]
+            ));
+        }
+        let name = w["name"]
+            .as_str()
+            .or_else(|| kind.and_then(tool_name_of))
+            .unwrap_or_default();
+        if got.name != name {
+            return Err(format!(
+                "{what}: call {i} name {:?}, expected {name:?}",
+                got.name
+            ));
+        }
+        if kind.is_some() && got.kind.as_deref() != kind {
+            return Err(format!(
+                "{what}: call {i} kind {:?}, expected {kind:?}",
+                got.kind
+            ));
+        }
+        if got.value() != Some(&w["arguments"]) {
+            return Err(format!(
+                "{what}: call {i} arguments {} (raw {:?}), expected {}",
+                got.parsed, got.raw_arguments, w["arguments"]
+            ));
+        }
+    }
+    let finish = a.finish.as_ref().map(|f| f.reason.as_str());
+    if let Some(r) = want["finish_reason"].as_str()
+        && finish != Some(r)
+    {
+        return Err(format!("{what}: finish {finish:?}, expected {r}"));
+    }
+    if let Some(t) = want["terminal_event"].as_str() {
+        let reason = t.trim_start_matches("thread.run.");
+        if finish != Some(reason) {
+            return Err(format!(
+                "{what}: finish {finish:?}, expected {reason} ({t})"
+            ));
+        }
+    }
+    for step in want["hosted_tool_steps"].as_array().into_iter().flatten() {
+        let found = a.server_tools().any(|c| {
+            c.id.as_deref() == step["id"].as_str()
+                && c.server_tool.as_deref() == step["type"].as_str()
+        });
+        if !found {
+            return Err(format!(
+                "{what}: hosted tool {step} not reported as a server tool"
+            ));
+        }
+    }
+    if want.get("requires_action_calls").is_some() {
+        let original = a
+            .checkpoints
+            .first()
+            .and_then(|c| c.original_source.clone());
+        if original.is_none()
+            || a.findings
+                .iter()
+                .any(|f| f.kind == FindingKind::ArgumentsMismatch)
+        {
+            return Err(format!(
+                "{what}: requires_action is the original ({original:?}) and agrees"
+            ));
+        }
+    }
+    if want.get("conflict").is_some()
+        && !a.findings.iter().any(|f| f.kind == FindingKind::IdMismatch)
+    {
+        return Err(format!("{what}: the id conflict is not reported"));
+    }
+    let ok = !want["expected_failure"].as_bool().unwrap_or(false);
+    if a.all_ok() != ok {
+        return Err(format!(
+            "{what}: all_ok {}, expected {ok}: {:?}",
+            a.all_ok(),
+            a.problems()
+        ));
+    }
+    Ok(())
+}
+
+/// Every real stream, read raw as `check` reads it and after `import` to `.ron`, comes out exact.
+#[test]
+fn every_real_stream_is_exact_raw_and_after_import() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for folder in FOLDERS {
+        for (file, entry) in expected(folder) {
+            let path = data(folder).join(&file);
+            for (stream, want) in streams(&path, &entry) {
+                let mut want = want.clone();
+                if let Some(f) = entry.get("expected_failure") {
+                    want["expected_failure"] = f.clone();
+                }
+                let what = format!("{folder}/{file} stream {stream:?}");
+                // Raw, as `check` opens it.
+                match sse_replay_core::open::analyse(&path, None, stream, DEFAULT_MAX_EVENT_BYTES) {
+                    Ok(a) => {
+                        if let Err(e) = compare(&a, &want, &format!("{what} (raw)")) {
+                            failures.push(e);
+                        }
+                    }
+                    Err(e) => failures.push(format!("{what}: {e}")),
+                }
+                // Imported to .ron, then opened.
+                let recs = sse_replay_core::import::import_path(&path).expect("imports");
+                let rec = &recs[stream.unwrap_or(1) - 1];
+                let ron = dir.path().join(format!("{checked}.ron"));
+                rec.save(&ron).expect("save");
+                match sse_replay_core::open::analyse(&ron, None, None, DEFAULT_MAX_EVENT_BYTES) {
+                    Ok(a) => {
+                        if let Err(e) = compare(&a, &want, &format!("{what} (imported)")) {
+                            failures.push(e);
+                        }
+                    }
+                    Err(e) => failures.push(format!("{what} imported: {e}")),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 15, "{checked} streams checked");
+}
+
+/// The same through the binary: `check --stream N` exits 0 and `export` prints the expected calls.
+#[test]
+fn check_and_export_through_the_binary() {
+    for folder in FOLDERS {
+        for (file, entry) in expected(folder) {
+            let path = data(folder).join(&file);
+            for (stream, want) in streams(&path, &entry) {
+                let p = path.to_string_lossy().into_owned();
+                let n = stream.map(|n| n.to_string());
+                let mut args = vec!["export", p.as_str()];
+                if let Some(n) = &n {
+                    args.extend(["--stream", n.as_str()]);
+                }
+                let o = run(&args);
+                let calls = want["calls"].as_array().expect("calls");
+                // No calls: the stream ended normally, a warning and exit 0.
+                assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+                let got: Value = serde_json::from_str(&stdout(&o)).expect("export prints JSON");
+                let got = got.as_array().expect("array");
+                assert_eq!(got.len(), calls.len(), "{args:?}");
+                for (g, w) in got.iter().zip(calls) {
+                    assert_eq!(g["id"], w["id"], "{args:?}");
+                    assert_eq!(g["arguments"], w["arguments"], "{args:?}");
+                    assert_eq!(g.get("kind"), w.get("kind"), "{args:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The real JSON-lines and JSON-array files give the same calls at every split point (small ones)
+/// and at random splits.
+#[test]
+fn real_files_at_any_chunking() {
+    let mut rng = fastrand::Rng::with_seed(18);
+    let mut bodies = 0;
+    for folder in FOLDERS {
+        for (file, _) in expected(folder) {
+            let path = data(folder).join(&file);
+            if sse_replay_core::open::capture_format(&path).is_some() {
+                continue;
+            }
+            let body = std::fs::read(&path).expect("read");
+            let whole = run_chunks(common::reads(&body, &[]), Options::default());
+            let want = (
+                common::call_summary(&whole.calls),
+                whole.dialect,
+                whole.framing,
+            );
+            let mut cuts_list: Vec<Vec<usize>> = (0..30)
+                .map(|_| sse_replay_core::chunking::random_cuts(&mut rng, body.len(), 97))
+                .collect();
+            if body.len() <= 4 * 1024 {
+                cuts_list.extend((1..body.len()).map(|k| vec![k]));
+            }
+            for cuts in cuts_list {
+                let out = run_chunks(common::reads(&body, &cuts), Options::default());
+                assert_eq!(
+                    (common::call_summary(&out.calls), out.dialect, out.framing),
+                    want,
+                    "{file} cut at {cuts:?}"
+                );
+            }
+            bodies += 1;
+        }
+    }
+    assert!(bodies >= 10, "{bodies} bodies");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nothing understood is never OK
+// ---------------------------------------------------------------------------------------------
+
+/// `check` and `check --json` on `body`: exit 1, one line on stderr containing `needle`,
+/// `"dialect": null`.
+fn nothing_recognised(name: &str, body: &[u8], extra: &[&str], needle: &str, null_dialect: bool) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join(name);
+    std::fs::write(&p, body).expect("write");
+    let p = p.to_string_lossy().into_owned();
+    let mut args = vec!["check", p.as_str()];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert_eq!(code(&o), 1, "{name}: {}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("nothing recognised"), "{name}: {err}");
+    assert!(err.contains(needle), "{name}: {err:?} lacks {needle:?}");
+    args.push("--json");
+    let o = run(&args);
+    assert_eq!(code(&o), 1);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["ok"], false);
+    assert_eq!(
+        v["dialect"].is_null(),
+        null_dialect,
+        "{name}: {}",
+        v["dialect"]
+    );
+    let mut args = vec!["export", p.as_str()];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert_eq!(code(&o), 1, "export {name}");
+}
+
+#[test]
+fn a_terminator_alone_is_not_a_dialect() {
+    for (name, body) in [
+        ("done.sse", &b"data: [DONE]\n\n"[..]),
+        ("event-done.sse", b"event: done\ndata: [DONE]\n\n"),
+        (
+            "keepalive-done.sse",
+            b": keep-alive\n\ndata: [DONE]\n\ndata: [DONE]\n\n",
+        ),
+    ] {
+        nothing_recognised(name, body, &[], "only a terminator", true);
+    }
+}
+
+#[test]
+fn nothing_recognised_says_what_the_bytes_look_like() {
+    nothing_recognised(
+        "numbers.json",
+        b"[1, 2, 3]",
+        &[],
+        "a JSON array of 3 elements",
+        true,
+    );
+    nothing_recognised(
+        "unknown.json",
+        br#"[{"kind": "a"}, {"kind": "b"}]"#,
+        &[],
+        "a JSON array of 2 elements",
+        true,
+    );
+    // A frame as AWS's event stream starts: total length, headers length, prelude CRC, a header.
+    let mut aws = Vec::new();
+    aws.extend_from_slice(&85u32.to_be_bytes());
+    aws.extend_from_slice(&40u32.to_be_bytes());
+    aws.extend_from_slice(&[0x12, 0x34, 0x56, 0x78, 11]);
+    aws.extend_from_slice(b":event-type\x07\x00\x0acontentBlockDelta");
+    nothing_recognised(
+        "bedrock.bin",
+        &aws,
+        &[],
+        "binary AWS event stream frames",
+        true,
+    );
+    nothing_recognised(
+        "notes.txt",
+        b"just some words\nand more\n",
+        &[],
+        "of other text",
+        true,
+    );
+    // Cohere events forced through another dialect: named, with the telling event.
+    let cohere = data("cohere-v2").join("cohere-tool-call.chunks.txt");
+    let body = std::fs::read(cohere).expect("read");
+    nothing_recognised(
+        "cohere.jsonl",
+        &body,
+        &["--dialect", "openai"],
+        "Cohere v2 Chat (`tool-call-delta`)",
+        false,
+    );
+}
+
+/// A Responses item whose type ends in `_call` and an Anthropic `*_tool_use` block that
+/// sse-replay does not model are calls (with a warning naming them), never "no tool calls".
+#[test]
+fn unmodelled_call_items_are_never_dropped() {
+    let responses = [
+        json!({"type": "response.created", "response": {"id": "r", "object": "response", "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "x_1", "type": "frobnicate_call", "call_id": "call_x", "status": "in_progress"}}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": "x_1", "type": "frobnicate_call", "call_id": "call_x", "status": "completed", "action": {"knob": 11}}}),
+        json!({"type": "response.completed", "response": {"id": "r", "object": "response", "status": "completed", "output": []}}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect::<String>();
+    let anthropic = [
+        ("message_start", json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": []}})),
+        ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "future_tool_use", "id": "ftu_1", "name": "dial", "input": {}}})),
+        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"n\":1}"}})),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}})),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]
+    .iter()
+    .map(|(e, d)| format!("event: {e}\ndata: {d}\n\n"))
+    .collect::<String>();
+    for (body, name, kind, args) in [
+        (
+            responses,
+            "frobnicate",
+            "frobnicate_call",
+            json!({"knob": 11}),
+        ),
+        (anthropic, "dial", "future_tool_use", json!({"n": 1})),
+    ] {
+        let out = run_chunks(common::reads(body.as_bytes(), &[]), Options::default());
+        assert_eq!(out.calls.len(), 1, "{kind}");
+        let c = &out.calls[0];
+        assert!(c.is_client_call(), "{kind}");
+        assert_eq!((c.name.as_str(), c.kind.as_deref()), (name, Some(kind)));
+        assert_eq!(c.value(), Some(&args), "{kind}");
+        assert!(out.findings.has(FindingKind::UnknownCallItem), "{kind}");
+        assert!(!out.findings.has(FindingKind::NoToolCalls), "{kind}");
+    }
+}
+
+/// A custom tool's free-form input is text: a string in every export, never a parse failure, even
+/// when it is not JSON; plain function calls gain no `kind`.
+#[test]
+fn custom_tool_input_is_text_in_every_export() {
+    let p = data("responses-items").join("openai-custom-tool.1.chunks.txt");
+    let p = p.to_string_lossy().into_owned();
+    let o = run(&["export", &p, "--format", "jsonl"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let line: Value = serde_json::from_str(stdout(&o).trim()).expect("jsonl");
+    assert_eq!(line["kind"], "custom_tool_call");
+    assert_eq!(line["arguments"], "SELECT * FROM users WHERE age > 25");
+    let o = run(&["export", &p, "--format", "openai"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(
+        v["tool_calls"][0],
+        json!({"type": "custom_tool_call", "call_id": "call_custom_sql_001", "name": "write_sql", "input": "SELECT * FROM users WHERE age > 25", "status": "completed"})
+    );
+    let o = run(&["export", &p, "--format", "anthropic"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v[0]["input"], "SELECT * FROM users WHERE age > 25");
+    let o = run(&["check", &p]);
+    assert!(
+        stdout(&o).contains("kind custom_tool_call (free-form text input"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["export", "recordings/openai-responses-weather.ron"]);
+    assert!(!stdout(&o).contains("\"kind\""));
+}
+
+/// `empty-field-continuation` names only empty or null fields; a repeated real id is repeated-id,
+/// and no message shows a Rust name (`Value`, `Null`, `Empty`, `Absent`).
+#[test]
+fn finding_messages_show_the_stream_not_rust() {
+    let chunk = |tc: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}}]})
+        )
+    };
+    let body = [
+        chunk(json!({"index": 0, "id": "0", "type": "function", "function": {"name": "f", "arguments": "{\"a\""}})),
+        chunk(json!({"index": 0, "id": "0", "function": {"name": null, "arguments": ":1}"}})),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let rec = sse_replay_core::input::raw_to_recording(body.as_bytes(), "x");
+    let a = Analysis::from_recording(
+        &rec,
+        sse_replay_core::analysis::SourceInfo::default(),
+        Options::default(),
+    );
+    let msg = |k: FindingKind| {
+        a.findings
+            .iter()
+            .find(|f| f.kind == k)
+            .map(|f| f.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(msg(FindingKind::RepeatedId).contains("fragment 1"));
+    assert_eq!(
+        msg(FindingKind::EmptyFieldContinuation),
+        "fragment 1 carries \"name\": null (taken as absent)"
+    );
+    for f in &a.findings {
+        for rust in ["Value", "Null", "Empty", "Absent", "Some(", "None"] {
+            assert!(
+                !f.message.contains(rust),
+                "{}: {}",
+                f.kind.label(),
+                f.message
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// import
+// ---------------------------------------------------------------------------------------------
+
+/// A cassette whose Gemini array body is stored gzip-compressed (`!!binary`, `Content-Encoding:
+/// gzip`), and a HAR keeping it base64: both import to the stream the stub wrote.
+#[test]
+fn gzip_bodies_in_cassettes_and_har_are_imported() {
+    use base64_gz::encode;
+    let rec =
+        Recording::load(&manifest().join("recordings/gemini-array-weather.ron")).expect("load");
+    let body = rec.body();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &body).expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    let b64 = encode(&gz);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cassette = dir.path().join("gemini.yaml");
+    std::fs::write(
+        &cassette,
+        format!(
+            "interactions:\n- request:\n    method: POST\n    uri: https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent\n    body: '{{}}'\n  response:\n    status: {{code: 200, message: OK}}\n    headers:\n      content-type: [application/json; charset=UTF-8]\n      content-encoding: [gzip]\n    body:\n      string: !!binary |\n        {b64}\nversion: 1\n"
+        ),
+    )
+    .expect("write");
+    let har = dir.path().join("gemini.har");
+    std::fs::write(
+        &har,
+        json!({"log": {"entries": [{"startedDateTime": "2025-01-01T00:00:00Z", "request": {"method": "POST", "url": "https://generativelanguage.googleapis.com/v1beta/models/x:streamGenerateContent", "headers": []}, "response": {"status": 200, "headers": [{"name": "content-type", "value": "application/json"}, {"name": "content-encoding", "value": "gzip"}], "content": {"mimeType": "application/json", "text": b64, "encoding": "base64"}}}]}})
+            .to_string(),
+    )
+    .expect("write");
+    for p in [cassette, har] {
+        let recs = sse_replay_core::import::import_path(&p).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(recs.len(), 1, "{}", p.display());
+        assert_eq!(
+            recs[0].body(),
+            body,
+            "{}: the decompressed bytes",
+            p.display()
+        );
+        let a =
+            sse_replay_core::open::analyse(&p, None, None, DEFAULT_MAX_EVENT_BYTES).expect("opens");
+        assert_eq!(a.dialect, DialectKind::Gemini);
+        assert_eq!(a.framing, sse_replay_core::framing::Framing::JsonArray);
+        assert_eq!(a.client_calls().count(), 2, "{}", p.display());
+        assert!(a.all_ok(), "{:?}", a.problems());
+    }
+}
+
+/// A pretty-printed complete response imports (it used to be "line 1 is not a JSON object") and
+/// gives the calls `check` gives.
+#[test]
+fn import_reads_a_pretty_printed_complete_response_as_check_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for e in std::fs::read_dir(manifest().join("tests/data/complete")).expect("dir") {
+        let p = e.expect("entry").path();
+        let ps = p.to_string_lossy().into_owned();
+        let out = dir
+            .path()
+            .join(p.file_name().expect("name"))
+            .with_extension("ron");
+        let outs = out.to_string_lossy().into_owned();
+        let o = run(&["import", &ps, "-o", &outs]);
+        assert_eq!(code(&o), 0, "{ps}: {}", stderr(&o));
+        let direct = run(&["export", &ps]);
+        let imported = run(&["export", &outs]);
+        assert_eq!(code(&direct), 0, "{ps}");
+        assert_eq!(stdout(&direct), stdout(&imported), "{ps}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// stub, serve, record
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn stub_builds_every_new_form() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = r#"get_weather={"city":"深圳","days":3}"#;
+    for (args, dialect, framing) in [
+        (vec!["--dialect", "cohere"], "cohere", "sse"),
+        (
+            vec!["--dialect", "cohere", "--framing", "jsonl"],
+            "cohere",
+            "jsonl",
+        ),
+        (
+            vec!["--dialect", "gemini", "--framing", "json-array"],
+            "gemini",
+            "json-array",
+        ),
+        (
+            vec![
+                "--dialect",
+                "gemini",
+                "--framing",
+                "array",
+                "--quirk",
+                "partial-args",
+            ],
+            "gemini",
+            "json-array",
+        ),
+        (
+            vec!["--dialect", "openai-assistants"],
+            "openai-assistants",
+            "sse",
+        ),
+        (vec!["--dialect", "ai-sdk"], "ai-sdk-ui", "sse"),
+        (
+            vec!["--dialect", "ai-sdk", "--framing", "json-array"],
+            "ai-sdk-ui",
+            "json-array",
+        ),
+        (
+            vec!["--dialect", "anthropic", "--framing", "jsonl"],
+            "anthropic-messages",
+            "jsonl",
+        ),
+        (vec!["--framing", "json-array"], "openai-chat", "json-array"),
+        (
+            vec!["--dialect", "cohere", "--quirk", "args-in-start"],
+            "cohere",
+            "sse",
+        ),
+    ] {
+        let out = dir.path().join("s.ron");
+        let outs = out.to_string_lossy().into_owned();
+        let mut a = vec![
+            "stub", "--call", call, "--call", "noop={}", "--force", "-o", &outs,
+        ];
+        a.extend(args.iter().copied());
+        let o = run(&a);
+        assert_eq!(code(&o), 0, "{a:?}: {}", stderr(&o));
+        let o = run(&["check", "--json", &outs]);
+        assert_eq!(code(&o), 0, "{a:?}: {}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+        assert_eq!(
+            (v["dialect"].as_str(), v["framing"].as_str()),
+            (Some(dialect), Some(framing)),
+            "{a:?}"
+        );
+        assert_eq!(v["calls"].as_array().map(Vec::len), Some(2), "{a:?}");
+        assert!(
+            v["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .all(|f| f["kind"] != "arguments-mismatch"),
+            "{a:?}"
+        );
+        for cmd in ["events", "preview"] {
+            let o = run(&[cmd, &outs]);
+            assert_eq!(code(&o), 0, "{cmd} {a:?}: {}", stderr(&o));
+            assert!(!stdout(&o).is_empty(), "{cmd} {a:?}");
+        }
+        for format in ["json", "jsonl", "openai", "anthropic"] {
+            let o = run(&["export", &outs, "--format", format]);
+            assert_eq!(code(&o), 0, "export {format} {a:?}: {}", stderr(&o));
+        }
+    }
+    let o = run(&["stub", "--call", call, "--quirk", "args-in-start"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("only in cohere"), "{}", stderr(&o));
+    let o = run(&[
+        "stub",
+        "--call",
+        call,
+        "--dialect",
+        "ai-sdk",
+        "--non-streaming",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+}
+
+/// `serve` gives a JSON array `application/json` and Cohere SSE `text/event-stream`, and
+/// `record` keeps the bytes exactly.
+#[test]
+fn serve_and_record_keep_the_new_forms() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (file, content_type) in [
+        ("gemini-array-weather.ron", "application/json"),
+        ("cohere-weather.ron", "text/event-stream"),
+    ] {
+        let path = manifest().join("recordings").join(file);
+        let original = Recording::load(&path).expect("load");
+        let ps = path.to_string_lossy().into_owned();
+        let (_server, url, _) = common::start_server(&[
+            "serve",
+            &ps,
+            "--addr",
+            "127.0.0.1:0",
+            "--instant",
+            "--rechunk",
+            "7",
+        ]);
+        let out = dir.path().join(file);
+        let outs = out.to_string_lossy().into_owned();
+        let o = run(&[
+            "record",
+            &format!("{url}v1beta/models/x:streamGenerateContent"),
+            "-d",
+            "{}",
+            "-o",
+            &outs,
+        ]);
+        assert_eq!(code(&o), 0, "{file}: {}", stderr(&o));
+        let got = Recording::load(&out).expect("recorded");
+        assert_eq!(got.body(), original.body(), "{file}: the same bytes");
+        let ct = got
+            .response
+            .as_ref()
+            .and_then(|r| {
+                r.headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            })
+            .map(|(_, v)| v.clone());
+        assert_eq!(ct.as_deref(), Some(content_type), "{file}");
+        let o = run(&["check", &outs]);
+        assert_eq!(code(&o), 0, "{file}: {}", stderr(&o));
+    }
+}
+
+/// Base64 (standard alphabet, padded) for the cassette and HAR bodies above, without a new
+/// dependency for the tests.
+mod base64_gz {
+    pub fn encode(bytes: &[u8]) -> String {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for c in bytes.chunks(3) {
+            let n = (u32::from(c[0]) << 16)
+                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                | u32::from(*c.get(2).unwrap_or(&0));
+            for i in 0..4 {
+                if i <= c.len() {
+                    out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+}
