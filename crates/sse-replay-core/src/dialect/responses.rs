@@ -640,7 +640,7 @@ impl Responses {
 
 /// The arguments field `name` of an item (`input`, `operation`, `action`); an unknown item type
 /// falls back on whichever of `action`, `operation`, `input` it has.
-fn field_of<'i, 'a>(item: &'i Item<'a>, name: &str) -> Option<&'a RawValue> {
+fn field_of<'a>(item: &Item<'a>, name: &str) -> Option<&'a RawValue> {
     let pick = |n: &str| match n {
         "input" => item.input,
         "operation" => item.operation,
