@@ -761,8 +761,10 @@ impl<O: SignalObserver> Pipeline<O> {
             (_, Some(other)) => format!(
                 "events did not match the {dialect} dialect; detected: {}{}",
                 other.title(),
+                // The telling event's name, when the events have one (not a chunk's keys).
                 self.unmatched
                     .sample()
+                    .filter(|s| !s.starts_with('{'))
                     .map_or(String::new(), |s| format!(" (`{s}`)"))
             ),
             (n, None) if self.opts.dialect.is_some() => format!(

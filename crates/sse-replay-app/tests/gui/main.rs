@@ -5,6 +5,7 @@ mod common;
 
 mod app;
 mod daily;
+mod forms;
 mod honest;
 mod inspect;
 mod staged;
