@@ -185,8 +185,10 @@ fn openai_chat(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Str
             .and_then(|m| m.get("tool_calls"))
             .and_then(Value::as_array);
         for (i, tc) in tcs.into_iter().flatten().enumerate() {
-            let f = tc.get("function");
-            let (arguments, object_arguments) = args_text(f.and_then(|f| f.get("arguments")));
+            let custom = tc.get("function").is_none() && tc.get("custom").is_some();
+            let f = tc.get("function").or_else(|| tc.get("custom"));
+            let field = if custom { "input" } else { "arguments" };
+            let (arguments, object_arguments) = args_text(f.and_then(|f| f.get(field)));
             let index = tc.get("index").and_then(Value::as_u64);
             calls.push(RawCall {
                 id: str_of(tc.get("id")),
@@ -200,8 +202,8 @@ fn openai_chat(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Str
                     generation: 0,
                 },
                 server_tool: None,
-                kind: None,
-                text_input: false,
+                kind: custom.then(|| "custom".to_owned()),
+                text_input: custom,
             });
         }
     }

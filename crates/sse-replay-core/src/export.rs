@@ -129,6 +129,14 @@ fn client_element(c: &Call, format: Format) -> Value {
             if let Some(item) = c.kind.as_deref().and_then(|k| responses_item(c, k)) {
                 return item;
             }
+            if c.kind.as_deref() == Some("custom") {
+                // A Chat Completions custom tool call, as the API takes it back.
+                let input = c
+                    .value()
+                    .and_then(Value::as_str)
+                    .unwrap_or(&c.raw_arguments);
+                return json!({"id": c.id, "type": "custom", "custom": {"name": c.name, "input": input}});
+            }
             let args = match &c.parsed {
                 Parsed::Ok(v) => v.to_string(),
                 Parsed::Err { .. } => c.raw_arguments.clone(),

@@ -47,6 +47,20 @@ struct ToolCallDelta<'a> {
     id: FieldStr,
     #[serde(default)]
     function: Option<Function>,
+    /// `"function"`, `"custom"`, or a type this decoder does not know.
+    #[serde(default, borrow, rename = "type")]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    /// A custom (free-form text) tool's call: `{name, input}`.
+    #[serde(default)]
+    custom: Option<Custom>,
+}
+
+#[derive(Deserialize)]
+struct Custom {
+    #[serde(default)]
+    name: FieldStr,
+    #[serde(default)]
+    input: FieldArgs,
 }
 
 #[derive(Deserialize)]
@@ -172,9 +186,17 @@ impl OpenAiChat {
 
     fn tool_call(&mut self, choice: u32, tc: ToolCallDelta<'_>, out: &mut Vec<Signal>) {
         let id = tc.id.0;
-        let (name, args) = match tc.function {
-            Some(f) => (f.name.0, f.arguments.0),
-            None => (Raw::Absent, Raw::Absent),
+        let custom = tc.function.is_none() && tc.custom.is_some();
+        // A type that is neither a function nor a custom tool, carrying neither: still a call
+        // (never dropped), named in a finding.
+        let unknown = tc
+            .kind
+            .filter(|k| !matches!(k.as_ref(), "function" | "custom"))
+            .filter(|_| tc.function.is_none() && tc.custom.is_none());
+        let (name, args) = match (tc.function, tc.custom) {
+            (Some(f), _) => (f.name.0, f.arguments.0),
+            (None, Some(c)) => (c.name.0, c.input.0),
+            (None, None) => (Raw::Absent, Raw::Absent),
         };
         let (stated_index, invalid) = match parse_index(tc.index) {
             Ok(i) => (i, None),
@@ -209,12 +231,29 @@ impl OpenAiChat {
         }
         self.latest.insert(choice, key.clone());
         out.push(Signal::Fragment(Fragment {
-            key,
+            key: key.clone(),
             stated_index,
             id,
             name,
             args,
         }));
+        if custom {
+            // A custom tool's input is free-form text, never parsed as JSON.
+            out.push(Signal::CallKind {
+                key,
+                kind: "custom".into(),
+                text: true,
+            });
+        } else if let Some(k) = unknown {
+            out.push(Signal::Finding {
+                kind: FindingKind::UnknownCallItem,
+                key: Some(key),
+                message: format!(
+                    "tool call type {} is not one sse-replay models; kept as a call",
+                    crate::text::quoted(&k)
+                ),
+            });
+        }
     }
 
     fn route_indexed(
@@ -340,6 +379,44 @@ impl OpenAiChat {
             index,
             generation: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod custom_tests {
+    use super::*;
+
+    #[test]
+    fn a_custom_tool_call_is_text_and_an_unknown_type_is_named() {
+        let mut d = OpenAiChat::default();
+        let mut out = Vec::new();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"custom","custom":{"name":"sql","input":"SELECT "}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"custom":{"input":"1"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"teleport"}]}}]}"#,
+        ] {
+            d.on_event("message", data, &mut out);
+        }
+        let texts: Vec<&str> = out
+            .iter()
+            .filter_map(|s| match s {
+                Signal::Fragment(f) => f.args.value().map(|a| a.text()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["SELECT ", "1"]);
+        assert!(
+            out.iter().any(
+                |s| matches!(s, Signal::CallKind { kind, text: true, .. } if kind == "custom")
+            )
+        );
+        assert!(out.iter().any(|s| matches!(
+            s,
+            Signal::Finding {
+                kind: FindingKind::UnknownCallItem,
+                ..
+            }
+        )));
     }
 }
 
