@@ -179,6 +179,16 @@ pub enum DialectArg {
     /// Ollama (JSON lines).
     #[value(name = "ollama")]
     Ollama,
+    /// AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events).
+    #[value(
+        name = "bedrock-converse",
+        alias = "bedrock",
+        alias = "bedrock-converse-stream",
+        alias = "converse",
+        alias = "converse-stream",
+        alias = "aws-bedrock"
+    )]
+    BedrockConverse,
 }
 
 impl From<DialectArg> for DialectKind {
@@ -189,6 +199,7 @@ impl From<DialectArg> for DialectKind {
             DialectArg::AnthropicMessages => DialectKind::AnthropicMessages,
             DialectArg::Gemini => DialectKind::Gemini,
             DialectArg::Ollama => DialectKind::Ollama,
+            DialectArg::BedrockConverse => DialectKind::BedrockConverse,
         }
     }
 }
@@ -335,6 +346,12 @@ mod tests {
             ("google", DialectKind::Gemini),
             ("vertex", DialectKind::Gemini),
             ("ollama", DialectKind::Ollama),
+            ("bedrock-converse", DialectKind::BedrockConverse),
+            ("bedrock", DialectKind::BedrockConverse),
+            ("bedrock-converse-stream", DialectKind::BedrockConverse),
+            ("converse", DialectKind::BedrockConverse),
+            ("converse-stream", DialectKind::BedrockConverse),
+            ("aws-bedrock", DialectKind::BedrockConverse),
         ];
         let commands: [&[&str]; 3] = [
             &["check", "x.ron"],

@@ -78,6 +78,7 @@ finding_kinds! {
     Bom = "bom", Info, "The stream starts with a UTF-8 byte order mark, stripped once.";
     InvalidUtf8 = "invalid-utf8", Error, "The stream contains bytes that are not UTF-8; replaced with U+FFFD.";
     SplitUtf8 = "split-utf8", Info, "A network read ended in the middle of a UTF-8 character. Decoding each read separately yields U+FFFD.";
+    SplitFrame = "split-frame", Info, "A network read ended inside a binary AWS event stream frame. A reader that takes each read as whole frames loses or misreads it; the frame's length prefix says how many bytes to wait for.";
     SplitLine = "split-line", Info, "A network read ended in the middle of an SSE line. Splitting each read into lines without buffering truncates the JSON.";
     DoneSentinel = "done-sentinel", Info, "`data: [DONE]` ends the stream. It is a sentinel, never JSON.";
     ProviderError = "provider-error", Error, "The provider reported an error in the stream (`event: error`, or an `error` object). Stopped there; what was received is kept.";
@@ -93,6 +94,7 @@ finding_kinds! {
     ArgumentsOnlyInDone = "arguments-only-in-done", Info, "The arguments came only in the done event (`response.function_call_arguments.done` / `response.output_item.done`), with no `.delta` pieces (some Responses-compatible servers). The correct call carries the done text; a client that only appends deltas gets empty arguments.";
     ServerTool = "server-tool", Info, "A tool the provider runs itself (Anthropic `server_tool_use` / `mcp_tool_use`, Responses `web_search_call`, `file_search_call`, `code_interpreter_call`, `mcp_call`, …). Shown apart: it is not a call the client must execute, and it never changes the verdict.";
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
+    FrameCorrupt = "frame-corrupt", Error, "A binary AWS event stream frame failed its checks: a prelude or message CRC32 mismatch, an impossible length, malformed headers, or bytes that are not a frame at all. Skipped to the next valid frame (the message names the byte offset); what it carried is lost, and an AWS SDK raises an error there.";
     EventTooLarge = "event-too-large", Error, "A line or event was longer than the limit (`--max-event-bytes`): an endless line such as `/dev/zero`, or a broken stream. Reading stopped there; only what came before it is analysed.";
     PreviewContradiction = "preview-contradiction", Info, "A partial-JSON preview of the arguments (jiter's partial mode, as openai-python's typewriter view uses) showed something the final arguments contradict: a number or literal cut short (`3` shown, `31` final), a value that later changed, or a key later removed. A view only: it never changes the verdict.";
 }

@@ -1,9 +1,11 @@
 //! Framing: how a body is cut into events before a dialect sees them. Server-Sent Events (the
-//! WHATWG parser in [`crate::sse`]) or JSON lines (NDJSON: Ollama, and SDK test fixtures that keep
-//! one chunk object per line without `data:`). Auto-detected from the first non-blank byte.
+//! WHATWG parser in [`crate::sse`]), JSON lines (NDJSON: Ollama, and SDK test fixtures that keep
+//! one chunk object per line without `data:`), or binary AWS event stream frames (Bedrock, the
+//! decoder in [`crate::aws_eventstream`]). Auto-detected from the first bytes.
 
 use std::ops::Range;
 
+use crate::aws_eventstream::{self, Decoded};
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
 
@@ -18,6 +20,10 @@ pub enum Framing {
     Sse,
     #[serde(rename = "jsonl")]
     JsonLines,
+    /// Binary AWS event stream frames (`application/vnd.amazon.eventstream`): Bedrock
+    /// ConverseStream and InvokeModelWithResponseStream.
+    #[serde(rename = "aws-eventstream")]
+    AwsEventStream,
 }
 
 impl Framing {
@@ -26,11 +32,27 @@ impl Framing {
         match self {
             Framing::Sse => "sse",
             Framing::JsonLines => "jsonl",
+            Framing::AwsEventStream => "aws-eventstream",
         }
+    }
+
+    /// Human title (the app's header).
+    pub fn title(self) -> &'static str {
+        match self {
+            Framing::Sse => "server-sent events",
+            Framing::JsonLines => "JSON lines",
+            Framing::AwsEventStream => "AWS event stream",
+        }
+    }
+
+    /// Whether events are text lines (SSE, JSON lines), so line endings, split lines and split
+    /// characters mean something; binary frames have none of these.
+    pub fn is_text(self) -> bool {
+        !matches!(self, Framing::AwsEventStream)
     }
 }
 
-/// A framed item: an event, or a comment (SSE only).
+/// A framed item: an event, a comment (SSE only), or a corrupt stretch (binary frames only).
 #[derive(Clone, Debug)]
 pub enum Framed<'a> {
     Event {
@@ -43,6 +65,23 @@ pub enum Framed<'a> {
         text: &'a str,
         span: Range<u64>,
     },
+    /// Bytes that should have been a frame and are not (a CRC mismatch, an impossible length,
+    /// garbage between frames): skipped, with what was wrong and where.
+    Corrupt {
+        span: Range<u64>,
+        message: &'a str,
+    },
+}
+
+impl Framed<'_> {
+    /// The item's byte span in the body.
+    pub fn span(&self) -> &Range<u64> {
+        match self {
+            Framed::Event { span, .. }
+            | Framed::Comment { span, .. }
+            | Framed::Corrupt { span, .. } => span,
+        }
+    }
 }
 
 /// A push line splitter for JSON lines: one event per non-blank line, CR stripped.
@@ -175,6 +214,175 @@ impl LineFramer {
     }
 }
 
+/// Binary AWS event stream frames as events: each frame is one event, named by its
+/// `:event-type`, its payload the data. Two envelopes of the protocol are opened here, so every
+/// dialect reads them without knowing AWS:
+/// - an InvokeModelWithResponseStream `chunk` event's payload `{"bytes": "<base64>"}` holds the
+///   model's own event JSON (Anthropic Messages on Bedrock): the decoded JSON is the data;
+/// - an exception frame (`:message-type: exception`, `:exception-type: throttlingException`…) or
+///   an error frame (`:error-code`, `:error-message`) is the protocol's error event: it becomes
+///   an `error` event whose data is `{"error": {"type": …, "message": …}}`, which every dialect
+///   reads as a provider error.
+#[derive(Debug)]
+pub struct AwsFramer {
+    decoder: aws_eventstream::Decoder,
+    event_type: String,
+    data: String,
+    message: String,
+}
+
+impl AwsFramer {
+    /// A framer that stops at the first frame longer than `limit` bytes.
+    pub fn with_max_frame_bytes(limit: u64) -> Self {
+        Self {
+            decoder: aws_eventstream::Decoder::with_max_frame_bytes(limit),
+            event_type: String::new(),
+            data: String::new(),
+            message: String::new(),
+        }
+    }
+
+    /// The frame that went past the limit, if one did.
+    pub fn overflow(&self) -> Option<Overflow> {
+        self.decoder.overflow()
+    }
+
+    /// Feed bytes; `sink` gets one event per complete frame.
+    pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
+        let (event_type, data, message) = (&mut self.event_type, &mut self.data, &mut self.message);
+        self.decoder.feed(input, &mut |d| {
+            emit_frame(d, event_type, data, message, sink)
+        });
+    }
+
+    /// End of input: a frame cut short is returned as the unterminated event (its text says how
+    /// much of the frame arrived).
+    pub fn finish(&mut self, sink: &mut impl FnMut(Framed<'_>)) -> Option<Unterminated> {
+        let (event_type, data, message) = (&mut self.event_type, &mut self.data, &mut self.message);
+        let cut = self
+            .decoder
+            .finish(&mut |d| emit_frame(d, event_type, data, message, sink))?;
+        Some(Unterminated {
+            span: cut.span.clone(),
+            text: cut.to_string(),
+            had_data: true,
+        })
+    }
+}
+
+/// One decoded frame (or corrupt stretch) as a framed item; see [`AwsFramer`].
+fn emit_frame(
+    d: Decoded<'_>,
+    event_type: &mut String,
+    data: &mut String,
+    message: &mut String,
+    sink: &mut impl FnMut(Framed<'_>),
+) {
+    let frame = match d {
+        Decoded::Corrupt(e) => {
+            message.clear();
+            message.push_str(&e.to_string());
+            sink(Framed::Corrupt {
+                span: e.span,
+                message,
+            });
+            return;
+        }
+        Decoded::Frame(f) => f,
+    };
+    let mut flags = EventFlags {
+        binary_frame: true,
+        ..EventFlags::default()
+    };
+    event_type.clear();
+    data.clear();
+    match frame.message_type() {
+        "exception" | "error" => {
+            event_type.push_str("error");
+            data.push_str(&error_json(&frame));
+        }
+        _ => {
+            event_type.push_str(frame.header_str(":event-type").unwrap_or("message"));
+            let inner = (event_type.as_str() == "chunk")
+                .then(|| chunk_bytes(frame.payload))
+                .flatten();
+            push_text(inner.as_deref().unwrap_or(frame.payload), data, &mut flags);
+        }
+    }
+    sink(Framed::Event {
+        event_type,
+        data,
+        span: frame.span.clone(),
+        flags,
+    });
+}
+
+fn push_text(bytes: &[u8], out: &mut String, flags: &mut EventFlags) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => out.push_str(s),
+        Err(_) => {
+            flags.lossy_utf8 = true;
+            out.push_str(&String::from_utf8_lossy(bytes));
+        }
+    }
+}
+
+/// The model's own event in an InvokeModelWithResponseStream `chunk` payload: the base64 `bytes`
+/// of `{"bytes": "…"}` (other fields, such as the `p` padding, ignored). `None` when the payload
+/// is not that shape.
+pub fn chunk_bytes(payload: &[u8]) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Chunk<'a> {
+        #[serde(borrow)]
+        bytes: std::borrow::Cow<'a, str>,
+    }
+    let c: Chunk<'_> = serde_json::from_slice(payload).ok()?;
+    crate::import::base64_decode(&c.bytes).ok()
+}
+
+/// One binary frame for people (`events`, the app's event inspector): `{"headers": {…},
+/// "payload": …}` with the payload parsed when it is JSON (else its text), and for an
+/// InvokeModelWithResponseStream `chunk`, the model's own event under `"decoded"`. `bytes` is the
+/// frame (an event's span), `offset` where it starts in the body.
+pub fn aws_frame_json(
+    bytes: &[u8],
+    offset: u64,
+) -> Result<serde_json::Value, aws_eventstream::FrameError> {
+    use serde_json::Value;
+    let frame = aws_eventstream::decode_frame(bytes, offset)?;
+    let shown = |b: &[u8]| -> Value {
+        serde_json::from_slice(b)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
+    };
+    let mut m = serde_json::Map::new();
+    m.insert("headers".into(), Value::Object(frame.headers_json()));
+    m.insert("payload".into(), shown(frame.payload));
+    if frame.header_str(":event-type") == Some("chunk")
+        && let Some(inner) = chunk_bytes(frame.payload)
+    {
+        m.insert("decoded".into(), shown(&inner));
+    }
+    Ok(Value::Object(m))
+}
+
+/// An exception or error frame as the error object every dialect reads: the exception type (or
+/// error code) and the payload's `message` (or the `:error-message` header, or the payload).
+fn error_json(frame: &aws_eventstream::Frame<'_>) -> String {
+    let kind = frame.event_type().unwrap_or(frame.message_type());
+    let payload = String::from_utf8_lossy(frame.payload);
+    let from_payload = serde_json::from_str::<serde_json::Value>(&payload)
+        .ok()
+        .and_then(|v| {
+            ["message", "Message"]
+                .iter()
+                .find_map(|k| v.get(*k).and_then(|m| m.as_str()).map(str::to_owned))
+        });
+    let message = from_payload
+        .or_else(|| frame.header_str(":error-message").map(str::to_owned))
+        .unwrap_or_else(|| payload.trim().to_owned());
+    serde_json::json!({"error": {"type": kind, "message": message}}).to_string()
+}
+
 /// A framer that decides SSE vs JSON lines from the first non-blank byte, unless told.
 // One framer per stream, used on the hot path: boxing the parser would only add an indirection.
 #[allow(clippy::large_enum_variant)]
@@ -184,6 +392,7 @@ pub enum Framer {
     Undecided(Vec<u8>, u64),
     Sse(SseParser),
     Lines(LineFramer),
+    Aws(AwsFramer),
 }
 
 impl Framer {
@@ -199,6 +408,7 @@ impl Framer {
             None => Framer::Undecided(Vec::new(), limit),
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
             Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
+            Some(Framing::AwsEventStream) => Framer::Aws(AwsFramer::with_max_frame_bytes(limit)),
         }
     }
 
@@ -208,6 +418,7 @@ impl Framer {
             Framer::Undecided(..) => None,
             Framer::Sse(p) => p.overflow(),
             Framer::Lines(l) => l.overflow(),
+            Framer::Aws(a) => a.overflow(),
         }
     }
 
@@ -217,13 +428,28 @@ impl Framer {
             Framer::Undecided(..) => None,
             Framer::Sse(_) => Some(Framing::Sse),
             Framer::Lines(_) => Some(Framing::JsonLines),
+            Framer::Aws(_) => Some(Framing::AwsEventStream),
         }
     }
 
-    /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`. More than `limit`
-    /// blank bytes first: SSE (only blank lines so far; no JSON line can be that long), decided
-    /// the same way however the bytes were split.
+    /// Sniff: binary AWS event stream frames when the body opens with a valid prelude
+    /// ([`aws_eventstream::looks_like_aws_eventstream`]; a frame starts with its length, a control
+    /// byte no text body starts with, so only then are its 12 bytes awaited); JSON lines when the
+    /// first non-blank byte (after a BOM) is `{`. More than `limit` blank bytes first: SSE (only
+    /// blank lines so far; no JSON line can be that long), decided the same way however the bytes
+    /// were split.
     fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
+        if prefix
+            .first()
+            .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())
+        {
+            if prefix.len() < aws_eventstream::PRELUDE_BYTES {
+                return None;
+            }
+            if aws_eventstream::looks_like_aws_eventstream(prefix) {
+                return Some(Framing::AwsEventStream);
+            }
+        }
         let p = crate::text::strip_bom(prefix);
         let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
             return (p.len() as u64 > limit).then_some(Framing::Sse);
@@ -250,6 +476,7 @@ impl Framer {
         match self {
             Framer::Sse(p) => p.feed(input, &mut |item| sink(from_sse(item))),
             Framer::Lines(l) => l.feed(input, sink),
+            Framer::Aws(a) => a.feed(input, sink),
             Framer::Undecided(..) => {}
         }
     }
@@ -267,6 +494,7 @@ impl Framer {
                 l.finish(sink);
                 None
             }
+            Framer::Aws(a) => a.finish(sink),
             Framer::Undecided(..) => None,
         }
     }
@@ -371,6 +599,7 @@ mod tests {
             let mut sink = |i: Framed<'_>| match i {
                 Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),
                 Framed::Comment { text, span } => out.push((format!("#{text}"), span)),
+                Framed::Corrupt { message, span } => out.push((format!("!{message}"), span)),
             };
             let mut start = 0;
             for &c in cuts.iter().chain(std::iter::once(&body.len())) {

@@ -118,7 +118,12 @@ pub fn capture_format(path: &Path) -> Option<ImportFormat> {
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
     match import::detect(path, &head) {
-        Ok(f @ (ImportFormat::Har | ImportFormat::Cassette)) => Some(f),
+        Ok(
+            f @ (ImportFormat::Har
+            | ImportFormat::Cassette
+            | ImportFormat::Base64Body
+            | ImportFormat::JsonCapture),
+        ) => Some(f),
         Ok(ImportFormat::JsonLines) if by_ext => Some(ImportFormat::JsonLines),
         _ => None,
     }

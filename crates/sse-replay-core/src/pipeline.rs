@@ -303,6 +303,16 @@ impl<O: SignalObserver> Pipeline<O> {
                         format!("comment \":{}\"", truncate(text, 60))
                     });
             }
+            Framed::Corrupt { span, message } => {
+                let at = Location {
+                    chunk: Some(self.chunk),
+                    offset: Some(span.start),
+                    ..Default::default()
+                };
+                self.out
+                    .findings
+                    .add(FindingKind::FrameCorrupt, None, at, || message.to_owned());
+            }
             Framed::Event {
                 event_type,
                 data,
@@ -333,7 +343,7 @@ impl<O: SignalObserver> Pipeline<O> {
                             });
                             return;
                         }
-                        None => self.default_dialect(),
+                        None => self.default_dialect(flags.binary_frame),
                     }
                 }
                 self.on_event(event_type, data, span, flags);
@@ -341,8 +351,15 @@ impl<O: SignalObserver> Pipeline<O> {
         }
     }
 
-    fn default_dialect(&mut self) {
-        self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
+    /// No event named the dialect: assume the framing's own, Bedrock ConverseStream for binary
+    /// AWS frames (`binary`), else OpenAI Chat.
+    fn default_dialect(&mut self, binary: bool) {
+        let kind = if binary {
+            DialectKind::BedrockConverse
+        } else {
+            DialectKind::OpenAiChat
+        };
+        self.dialect = Some(Dialect::new(kind));
         let at = Location {
             chunk: Some(self.chunk),
             ..Default::default()
@@ -350,7 +367,7 @@ impl<O: SignalObserver> Pipeline<O> {
         self.out
             .findings
             .add(FindingKind::DialectGuess, None, at, || {
-                "no event named the dialect; assumed openai-chat".into()
+                format!("no event named the dialect; assumed {}", kind.name())
             });
         self.replay_held();
     }
@@ -721,7 +738,8 @@ impl<O: SignalObserver> Pipeline<O> {
             if self.pending.is_empty() {
                 self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
             } else {
-                self.default_dialect();
+                let binary = self.pending.first().is_some_and(|h| h.flags.binary_frame);
+                self.default_dialect(binary);
             }
         }
         if let Some(stats) = framer.sse_stats()
@@ -745,11 +763,15 @@ impl<O: SignalObserver> Pipeline<O> {
                 ..Default::default()
             };
             let text = u.text.clone();
+            let binary = framer.framing() == Some(Framing::AwsEventStream);
             self.out
                 .findings
                 .add(FindingKind::UnterminatedEvent, None, at, || {
                     let discarded = crate::text::plural(u.span.end - u.span.start, "byte");
-                    if text.is_empty() {
+                    if binary {
+                        // The text says which frame was cut and how much of it arrived.
+                        format!("{text}; discarded")
+                    } else if text.is_empty() {
                         format!("stream ended inside an event; discarded {discarded} (no data)")
                     } else {
                         format!(

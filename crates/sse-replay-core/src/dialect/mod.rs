@@ -6,6 +6,7 @@
 //! accumulate: that is [`crate::accumulate`]'s job, and it does not know which dialect fed it.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;
@@ -35,16 +36,19 @@ pub enum DialectKind {
     Gemini,
     #[serde(rename = "ollama")]
     Ollama,
+    #[serde(rename = "bedrock-converse")]
+    BedrockConverse,
 }
 
 impl DialectKind {
     /// All dialects.
-    pub const ALL: [DialectKind; 5] = [
+    pub const ALL: [DialectKind; 6] = [
         DialectKind::OpenAiChat,
         DialectKind::OpenAiResponses,
         DialectKind::AnthropicMessages,
         DialectKind::Gemini,
         DialectKind::Ollama,
+        DialectKind::BedrockConverse,
     ];
 
     /// Stable name (CLI `--dialect`, JSON, recording metadata).
@@ -55,6 +59,7 @@ impl DialectKind {
             DialectKind::AnthropicMessages => "anthropic-messages",
             DialectKind::Gemini => "gemini",
             DialectKind::Ollama => "ollama",
+            DialectKind::BedrockConverse => "bedrock-converse",
         }
     }
 
@@ -66,6 +71,7 @@ impl DialectKind {
             DialectKind::AnthropicMessages => "Anthropic Messages",
             DialectKind::Gemini => "Google Gemini",
             DialectKind::Ollama => "Ollama /api/chat (NDJSON)",
+            DialectKind::BedrockConverse => "AWS Bedrock ConverseStream",
         }
     }
 
@@ -77,6 +83,12 @@ impl DialectKind {
             "anthropic-messages" | "anthropic" | "claude" => DialectKind::AnthropicMessages,
             "gemini" | "google" | "vertex" => DialectKind::Gemini,
             "ollama" => DialectKind::Ollama,
+            "bedrock-converse"
+            | "bedrock"
+            | "bedrock-converse-stream"
+            | "converse"
+            | "converse-stream"
+            | "aws-bedrock" => DialectKind::BedrockConverse,
             _ => return None,
         })
     }
@@ -92,6 +104,7 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
         | "message_delta"
         | "message_stop" => return Some(DialectKind::AnthropicMessages),
         t if t.starts_with("response.") => return Some(DialectKind::OpenAiResponses),
+        t if bedrock::EVENTS.contains(&t) => return Some(DialectKind::BedrockConverse),
         _ => {}
     }
     let data = data.trim_start();
@@ -112,8 +125,29 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
         message: Option<serde::de::IgnoredAny>,
         #[serde(default)]
         object: Option<&'a str>,
+        #[serde(default, rename = "messageStart")]
+        message_start: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "contentBlockStart")]
+        content_block_start: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "contentBlockDelta")]
+        content_block_delta: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "contentBlockStop")]
+        content_block_stop: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "messageStop")]
+        message_stop: Option<serde::de::IgnoredAny>,
     }
     let s: Sniff<'_> = serde_json::from_str(data).ok()?;
+    // Bedrock ConverseStream decoded by an AWS SDK: one object keyed by the event's name
+    // (`metadata` alone is too common a word to decide), or a `type` naming it.
+    if s.kind.is_some_and(|t| bedrock::EVENTS.contains(&t))
+        || s.message_start.is_some()
+        || s.content_block_start.is_some()
+        || s.content_block_delta.is_some()
+        || s.content_block_stop.is_some()
+        || s.message_stop.is_some()
+    {
+        return Some(DialectKind::BedrockConverse);
+    }
     if let Some(t) = s.kind {
         if t.starts_with("response.") {
             return Some(DialectKind::OpenAiResponses);
@@ -150,6 +184,7 @@ pub enum Dialect {
     AnthropicMessages(anthropic::Anthropic),
     Gemini(gemini::Gemini),
     Ollama(ollama::Ollama),
+    BedrockConverse(bedrock::Bedrock),
 }
 
 impl Dialect {
@@ -161,6 +196,7 @@ impl Dialect {
             DialectKind::AnthropicMessages => Dialect::AnthropicMessages(Default::default()),
             DialectKind::Gemini => Dialect::Gemini(Default::default()),
             DialectKind::Ollama => Dialect::Ollama(Default::default()),
+            DialectKind::BedrockConverse => Dialect::BedrockConverse(Default::default()),
         }
     }
 
@@ -172,6 +208,7 @@ impl Dialect {
             Dialect::AnthropicMessages(_) => DialectKind::AnthropicMessages,
             Dialect::Gemini(_) => DialectKind::Gemini,
             Dialect::Ollama(_) => DialectKind::Ollama,
+            Dialect::BedrockConverse(_) => DialectKind::BedrockConverse,
         }
     }
 
@@ -183,6 +220,7 @@ impl Dialect {
             Dialect::AnthropicMessages(d) => d.on_event(event_type, data, out),
             Dialect::Gemini(d) => d.on_event(event_type, data, out),
             Dialect::Ollama(d) => d.on_event(event_type, data, out),
+            Dialect::BedrockConverse(d) => d.on_event(event_type, data, out),
         }
     }
 }

@@ -14,8 +14,9 @@
 //! version: 1
 //! ```
 //!
-//! Every interaction whose response is an event stream becomes a recording. Cassettes keep the body
-//! whole, so chunk boundaries and timing are lost; the recording says so.
+//! Every interaction whose response is an event stream (SSE, JSON lines, binary AWS event stream
+//! frames; a gzip-encoded body decoded first) becomes a recording. Cassettes keep the body whole,
+//! so chunk boundaries and timing are lost; the recording says so.
 
 use std::path::Path;
 
@@ -96,19 +97,17 @@ pub fn import(
             }
             continue;
         };
-        if body.starts_with(&[0x1f, 0x8b])
-            || encoding
-                .as_deref()
-                .is_some_and(|e| e != "identity" && !looks_like_stream(&body))
-        {
-            if typed {
-                skipped.push(format!(
-                    "interaction {} stores a compressed body (record with vcrpy's decode_compressed_response=True)",
-                    i + 1
-                ));
-            }
-            continue;
-        }
+        // A body kept as it came off the wire (gzip) is decoded, within a size limit.
+        let body =
+            match super::decode_body(body, encoding.as_deref(), super::max_decoded_body(limits)) {
+                Ok(b) => b,
+                Err(why) => {
+                    if typed {
+                        skipped.push(format!("interaction {} {why}", i + 1));
+                    }
+                    continue;
+                }
+            };
         if !typed && !looks_like_stream(&body) {
             continue;
         }

@@ -107,6 +107,7 @@ pub fn import(
     let total = entries.len();
     let mut out = Imported::default();
     let mut without_body = 0usize;
+    let mut undecodable: Vec<String> = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
         let Some(resp) = entry.response else { continue };
         let header_type = resp
@@ -130,6 +131,19 @@ pub fn import(
                 })?)
             }
             (Some(t), _) => Some(t.as_bytes().to_vec()),
+        };
+        // HAR text is normally decoded already, whatever `Content-Encoding` says; a body still
+        // gzip-encoded (by its magic bytes) is decoded here.
+        let body = match body.map(|b| super::decode_body(b, None, super::max_decoded_body(limits)))
+        {
+            Some(Err(why)) => {
+                if typed {
+                    undecodable.push(format!("entry {} {why}", i + 1));
+                }
+                continue;
+            }
+            Some(Ok(b)) => Some(b),
+            None => None,
         };
         let body = match body {
             Some(b) if !b.is_empty() && (typed || looks_like_stream(&b)) => b,
@@ -201,7 +215,9 @@ pub fn import(
         out.push(rec, limits);
     }
     if out.recordings.is_empty() {
-        let why = if without_body > 0 {
+        let why = if !undecodable.is_empty() {
+            undecodable.join("; ")
+        } else if without_body > 0 {
             format!(
                 "{without_body} event-stream entries have no saved body (some browsers do not keep streamed bodies; export from a proxy such as mitmproxy instead)"
             )

@@ -10,14 +10,21 @@
 //!   raw stream ([`cassette`]);
 //! - JSON-lines fixtures, one chunk object per line without `data:` framing, as SDK test suites keep
 //!   them ([`jsonl`]);
-//! - raw bodies (`curl -N … > file`), through [`crate::input::raw_to_recording`].
+//! - a body kept as base64 text, and a JSON capture whose `response.bodyBase64` holds the body
+//!   ([`wrapped`]: how test suites keep binary AWS event streams);
+//! - raw bodies (`curl -N … > file`, SSE, JSON lines or binary AWS event stream frames), through
+//!   [`crate::input::raw_to_recording`].
+//!
+//! Bodies stored gzip-encoded (cassettes recorded without decoding) are decoded ([`encoding`]).
 //!
 //! None of these formats keeps network read boundaries or timing, so every imported recording has
 //! `meta.timing_known = false`, one chunk per event, and a note saying so.
 
 pub mod cassette;
+mod encoding;
 pub mod har;
 pub mod jsonl;
+pub mod wrapped;
 
 use std::path::{Path, PathBuf};
 
@@ -41,7 +48,7 @@ pub enum ImportError {
     AlreadyRecording { path: PathBuf },
     /// Not a format this build imports.
     #[error(
-        "not a capture this build can import (expected a HAR file, a VCR cassette, JSON lines or an SSE body; first line: {first_line:?}) in {}",
+        "not a capture this build can import (expected a HAR file, a VCR cassette, JSON lines, an SSE body or an AWS event stream; first line: {first_line:?}) in {}",
         .path.display()
     )]
     Unrecognised { path: PathBuf, first_line: String },
@@ -71,6 +78,13 @@ pub enum ImportError {
     /// The cassette is YAML but not shaped like a cassette.
     #[error("invalid cassette at {at}: {message} in {}", .path.display())]
     Cassette {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
+    /// A JSON capture or a base64 body is malformed.
+    #[error("invalid capture at {at}: {message} in {}", .path.display())]
+    Capture {
         path: PathBuf,
         at: String,
         message: String,
@@ -117,6 +131,7 @@ impl ImportError {
             | Self::CassetteSyntax { path, .. }
             | Self::Cassette { path, .. }
             | Self::JsonLine { path, .. }
+            | Self::Capture { path, .. }
             | Self::NoStreams { path, .. }
             | Self::EventTooLarge { path, .. }
             | Self::TooLong { path, .. }
@@ -184,6 +199,10 @@ pub enum ImportFormat {
     Cassette,
     JsonLines,
     RawBody,
+    /// A file that is the base64 text of a stream.
+    Base64Body,
+    /// A JSON document holding one response with a base64 (or text) body.
+    JsonCapture,
 }
 
 impl ImportFormat {
@@ -194,6 +213,8 @@ impl ImportFormat {
             ImportFormat::Cassette => "cassette",
             ImportFormat::JsonLines => "jsonl",
             ImportFormat::RawBody => "raw",
+            ImportFormat::Base64Body => "base64",
+            ImportFormat::JsonCapture => "json-capture",
         }
     }
 }
@@ -228,8 +249,15 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
         "jsonl" | "ndjson" => return Ok(ImportFormat::JsonLines),
         _ => {}
     }
+    // A binary AWS event stream body (its first byte is a control byte, never whitespace).
+    if crate::aws_eventstream::looks_like_aws_eventstream(body) {
+        return Ok(ImportFormat::RawBody);
+    }
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first_line = &text[..first_line_end];
+    if wrapped::looks_like_json_capture(text) {
+        return Ok(ImportFormat::JsonCapture);
+    }
     if text[0] == b'{' {
         // A minified HAR is one line too: look for its `log.entries`.
         return Ok(
@@ -258,6 +286,9 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
         .any(|l| l.starts_with(b"data:") || l.starts_with(b"event:"))
     {
         return Ok(ImportFormat::RawBody);
+    }
+    if wrapped::looks_like_base64_stream(text) {
+        return Ok(ImportFormat::Base64Body);
     }
     Err(ImportError::Unrecognised {
         path: path.to_owned(),
@@ -347,6 +378,10 @@ pub fn import_bytes_with(
             recordings: vec![raw_body(path, bytes, limits)?],
             skipped_streams: 0,
         },
+        ImportFormat::Base64Body => wrapped::import_base64(path, bytes, limits)?,
+        ImportFormat::JsonCapture => {
+            wrapped::import_json_capture(path, bytes, limits, keep_secrets)?
+        }
     };
     if imported.recordings.is_empty() {
         return Err(ImportError::NoStreams {
@@ -388,6 +423,15 @@ pub(crate) struct BodyOrigin<'a> {
     pub at: String,
 }
 
+/// The most a compressed body may decode to: as much as a recording read from a pipe may hold.
+pub(crate) fn max_decoded_body(limits: &ImportLimits) -> u64 {
+    limits
+        .max_event_bytes
+        .saturating_mul(crate::input::RECORDING_LINE_FACTOR)
+}
+
+pub(crate) use encoding::decode_body;
+
 /// A body as a recording, with the import's metadata; a line or event over the limit is an error.
 pub(crate) fn body_recording(
     body: &[u8],
@@ -409,8 +453,12 @@ pub(crate) fn body_recording(
     Ok(rec)
 }
 
-/// Does this body look like a stream (SSE lines, or JSON lines) rather than one JSON document?
+/// Does this body look like a stream (SSE lines, JSON lines, or binary AWS event stream frames)
+/// rather than one JSON document?
 pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
+    if crate::aws_eventstream::looks_like_aws_eventstream(body) {
+        return true;
+    }
     let mut lines = body
         .split(|b| *b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
@@ -432,10 +480,12 @@ pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
     is_obj(first) && lines.next().is_some_and(is_obj)
 }
 
-/// Whether a content type names a stream: `text/event-stream`, or NDJSON / JSON lines.
+/// Whether a content type names a stream: `text/event-stream`, NDJSON / JSON lines, or binary AWS
+/// event stream frames (`application/vnd.amazon.eventstream`).
 pub(crate) fn is_stream_type(content_type: &str) -> bool {
     let t = content_type.trim().to_ascii_lowercase();
     t.starts_with("text/event-stream")
+        || t.starts_with(crate::aws_eventstream::CONTENT_TYPE)
         || t.starts_with("application/x-ndjson")
         || t.starts_with("application/ndjson")
         || t.starts_with("application/jsonl")

@@ -72,7 +72,8 @@ impl SuiteRecording {
 
 impl SuiteRecording {
     /// The response head a case serves: the recorded status (200 when none) and content type
-    /// (`text/event-stream`, or `application/x-ndjson` for JSON lines, when none was recorded).
+    /// (`text/event-stream`, `application/x-ndjson` for JSON lines, or
+    /// `application/vnd.amazon.eventstream` for binary AWS frames, when none was recorded).
     pub fn response_head(&self) -> (u16, String) {
         let response = self.recording.response.as_ref();
         let status = response.map_or(200, |h| h.status).clamp(200, 599);
@@ -88,6 +89,9 @@ impl SuiteRecording {
                         "application/x-ndjson".to_owned()
                     }
                     sse_replay_core::framing::Framing::Sse => "text/event-stream".to_owned(),
+                    sse_replay_core::framing::Framing::AwsEventStream => {
+                        sse_replay_core::aws_eventstream::CONTENT_TYPE.to_owned()
+                    }
                 },
                 |(_, v)| v.clone(),
             );
