@@ -33,12 +33,18 @@ pub struct StubArgs {
     pub gap_us: u64,
     /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
     /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
-    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments).
+    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments);
+    /// crc-error (binary AWS event streams only: one frame with a wrong message CRC32).
     #[arg(long = "quirk")]
     pub quirks: Vec<String>,
-    /// The dialect of the stream to build (default openai-chat).
+    /// The dialect of the stream to build (default openai-chat). bedrock-converse builds binary
+    /// AWS event stream frames with correct CRCs.
     #[arg(long, value_parser = super::dialect_parser())]
     pub dialect: Option<DialectKind>,
+    /// Wrap an anthropic-messages stream in binary AWS event stream `chunk` frames (base64 event
+    /// JSON), as Bedrock's InvokeModelWithResponseStream sends it.
+    #[arg(long)]
+    pub invoke_model_stream: bool,
     /// Recording title.
     #[arg(long)]
     pub title: Option<String>,
@@ -91,6 +97,8 @@ pub enum Quirk {
     Error,
     /// Gemini only: Vertex AI streamed arguments (`partialArgs`).
     PartialArgs,
+    /// Binary AWS event streams only: one frame's message CRC32 is wrong.
+    CrcError,
 }
 
 impl Quirk {
@@ -111,6 +119,7 @@ impl Quirk {
             Quirk::FinishWithLast => quirks.finish_with_last_fragment = true,
             Quirk::Error => quirks.error_after = Some(2),
             Quirk::PartialArgs => quirks.partial_args = true,
+            Quirk::CrcError => quirks.crc_error = true,
         }
     }
 }
@@ -235,6 +244,32 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
     if let Some(d) = a.dialect {
         spec.dialect = d;
     }
+    if a.invoke_model_stream {
+        if spec.dialect != DialectKind::AnthropicMessages {
+            return fail(
+                EXIT_INPUT,
+                "--invoke-model-stream wraps Anthropic Messages events, as Bedrock's InvokeModelWithResponseStream sends them (give --dialect anthropic)",
+            );
+        }
+        spec.invoke_model_stream = true;
+    }
+    let binary = stub::builds_binary(&spec);
+    let text_only = spec.quirks.text_only();
+    if binary && !text_only.is_empty() {
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "quirk {} exists only in text streams (a binary AWS event stream has no lines)",
+                text_only.join(", ")
+            ),
+        );
+    }
+    if spec.quirks.crc_error && !binary {
+        return fail(
+            EXIT_INPUT,
+            "quirk crc-error exists only in binary AWS event streams (give --dialect bedrock-converse or --invoke-model-stream)",
+        );
+    }
     let chat_only = spec.quirks.chat_only();
     if spec.dialect != DialectKind::OpenAiChat && !chat_only.is_empty() {
         return fail(
@@ -249,6 +284,12 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
         return fail(
             EXIT_INPUT,
             "quirk partial-args exists only in gemini streams (give --dialect gemini)",
+        );
+    }
+    if a.non_streaming && a.invoke_model_stream {
+        return fail(
+            EXIT_INPUT,
+            "--invoke-model-stream wraps a stream's events; a --non-streaming response has none",
         );
     }
     if a.non_streaming && !a.quirks.is_empty() {
@@ -294,6 +335,7 @@ mod tests {
             "finish-with-last",
             "error",
             "partial-args",
+            "crc-error",
         ];
         for name in names {
             assert!(Quirk::from_str(name, false).is_ok(), "{name}");

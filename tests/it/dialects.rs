@@ -1160,6 +1160,54 @@ fn bundled_recordings_check_json() {
             &["get_weather", "get_time"],
             "cumulative-arguments",
         ),
+        (
+            "bedrock-converse-weather",
+            "bedrock-converse",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "",
+        ),
+        (
+            "bedrock-converse-no-arguments",
+            "bedrock-converse",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "empty-arguments",
+        ),
+        (
+            "bedrock-invoke-anthropic",
+            "anthropic-messages",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "ping-event",
+        ),
+        (
+            "quirk-bedrock-truncated",
+            "bedrock-converse",
+            1,
+            "ended-without-finish",
+            &["get_weather", "get_time"],
+            "incomplete-call",
+        ),
+        (
+            "quirk-bedrock-exception",
+            "bedrock-converse",
+            1,
+            "provider-error",
+            &["get_weather"],
+            "provider-error",
+        ),
+        (
+            "quirk-bedrock-crc-error",
+            "bedrock-converse",
+            1,
+            "finished",
+            &["get_weather", "get_time"],
+            "frame-corrupt",
+        ),
     ];
     for &(name, dialect, code, ending, names, finding) in table {
         let (v, rc) = check_json(name);
@@ -1301,6 +1349,7 @@ fn quirk_recordings_differ_from_their_clean_twin_only_in_the_quirk() {
             q.finish_with_last_fragment,
             q.error_after.is_some(),
             q.partial_args,
+            q.crc_error,
             b.spec.layout != Layout::Sequential,
         ];
         assert_eq!(
