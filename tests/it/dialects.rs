@@ -1177,14 +1177,6 @@ fn bundled_recordings_check_json() {
             "empty-arguments",
         ),
         (
-            "bedrock-invoke-anthropic",
-            "anthropic-messages",
-            0,
-            "finished",
-            &["get_weather", "get_time"],
-            "ping-event",
-        ),
-        (
             "quirk-bedrock-truncated",
             "bedrock-converse",
             1,

@@ -383,22 +383,6 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "bedrock-invoke-anthropic.ron",
-            spec: StubSpec {
-                invoke_model_stream: true,
-                ..other(
-                    "Anthropic Messages on Bedrock (InvokeModelWithResponseStream): chunk frames holding base64 event JSON",
-                    DialectKind::AnthropicMessages,
-                    vec![6, 3],
-                    q(),
-                )
-            },
-            notes: notes(&[
-                "The stream of anthropic-weather.ron as Bedrock's InvokeModelWithResponseStream sends it: each Anthropic event is one binary AWS event stream frame (:event-type chunk) whose payload is {\"bytes\": \"<base64 of the event JSON>\", \"p\": …}. Decoded and read with the Anthropic Messages dialect (the header names both). check exits 0.",
-            ]),
-            clean_twin: None,
-        },
-        Bundled {
             file: "ollama-weather.ron",
             spec: other(
                 "Ollama /api/chat: NDJSON, complete tool_calls with object arguments",

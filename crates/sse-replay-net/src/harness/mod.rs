@@ -287,8 +287,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
     let tools: Vec<&str> = {
         let mut names: Vec<&str> = recording
             .base
-            .calls
-            .iter()
+            .client_calls()
             .map(|c| c.name.as_str())
             .collect();
         names.sort_unstable();

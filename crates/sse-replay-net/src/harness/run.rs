@@ -69,6 +69,8 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         // and the global one, static dummy credentials (requests are SigV4-signed with them; the
         // server does not check), a region, and no instance-metadata lookups.
         ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", base.clone()),
+        // The Anthropic SDK's Bedrock client (InvokeModelWithResponseStream).
+        ("ANTHROPIC_BEDROCK_BASE_URL", base.clone()),
         ("AWS_ENDPOINT_URL", base),
         ("AWS_ACCESS_KEY_ID", "AKIASSEREPLAYDUMMY00".into()),
         (

@@ -105,9 +105,11 @@ pub struct Expected {
 impl Expected {
     /// From the analysis of the case's bytes.
     pub fn from_analysis(analysis: &Analysis) -> Self {
+        // What `export` gives: the calls the client must execute, not the tools the provider
+        // ran itself (Anthropic `server_tool_use`, Bedrock's code interpreter, Responses
+        // `web_search_call`…), which a client does not assemble into calls.
         let calls = analysis
-            .calls
-            .iter()
+            .client_calls()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
                     Parsed::Ok(v) if c.complete => (Args::Value(v.clone()), CallStatus::Ok),
