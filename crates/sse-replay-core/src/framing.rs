@@ -575,6 +575,65 @@ mod tests {
     }
 
     #[test]
+    fn binary_frames_are_detected_however_the_prelude_is_split() {
+        let frame = |t: &str, p: &str| aws_eventstream::event_frame(t, p.as_bytes());
+        let mut body = frame("messageStart", r#"{"role":"assistant"}"#);
+        body.extend(frame("messageStop", r#"{"stopReason":"end_turn"}"#));
+        body.extend(aws_eventstream::exception_frame(
+            "throttlingException",
+            br#"{"message":"Too many requests"}"#,
+        ));
+        let run = |cuts: &[usize]| {
+            let mut f = Framer::with_max_event_bytes(None, 1 << 20);
+            let mut out = Vec::new();
+            let mut sink = |i: Framed<'_>| {
+                if let Framed::Event {
+                    event_type,
+                    data,
+                    span,
+                    flags,
+                } = i
+                {
+                    out.push((
+                        event_type.to_owned(),
+                        data.to_owned(),
+                        span,
+                        flags.binary_frame,
+                    ));
+                }
+            };
+            for piece in crate::chunking::split(&body, cuts) {
+                f.feed(piece, &mut sink);
+            }
+            let u = f.finish(&mut sink);
+            (out, u, f.framing())
+        };
+        let whole = run(&[]);
+        assert_eq!(whole.2, Some(Framing::AwsEventStream));
+        assert_eq!(whole.1, None);
+        let names: Vec<&str> = whole.0.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(names, ["messageStart", "messageStop", "error"]);
+        assert!(whole.0.iter().all(|e| e.3));
+        // The exception is the error event every dialect reads.
+        assert_eq!(
+            whole.0[2].1,
+            r#"{"error":{"type":"throttlingException","message":"Too many requests"}}"#
+        );
+        for cut in 0..=body.len() {
+            assert_eq!(run(&[cut]), whole, "split at {cut}");
+        }
+        // A body that starts with a control byte but no valid prelude is read as text.
+        let mut f = Framer::new(None);
+        f.feed(b"\x01\x02 not a frame at all\n", &mut |_| {});
+        assert_eq!(f.framing(), Some(Framing::Sse));
+        let mut f = Framer::new(None);
+        f.feed(b"\x00\x00\x00", &mut |_| {});
+        assert_eq!(f.framing(), None, "waits for a whole prelude");
+        f.finish(&mut |_| {});
+        assert_eq!(f.framing(), Some(Framing::Sse));
+    }
+
+    #[test]
     fn limited_framer_chunking_property_on_random_streams() {
         let pieces: [&[u8]; 8] = [
             b"{\"a\":1}",

@@ -413,7 +413,13 @@ mod tests {
         )
         .expect("write");
         let mut paths = vec![odd];
-        for d in ["recordings", "tests/data/fixtures", "tests/data/import"] {
+        for d in [
+            "recordings",
+            "tests/data/fixtures",
+            "tests/data/import",
+            "tests/data/bedrock/binary",
+            "tests/data/bedrock/json",
+        ] {
             for e in std::fs::read_dir(root.join(d))
                 .into_iter()
                 .flatten()
