@@ -515,12 +515,18 @@ fn header_ui(
         if kind != name && kind != title {
             parts.push(kind);
         }
+        // Binary frames name both layers: the AWS envelope and the model's events in it.
+        let framing_name = if a.framing == sse_replay_core::framing::Framing::AwsEventStream {
+            format!("{} → {}", a.framing.title(), a.dialect.title())
+        } else {
+            a.framing.name().to_owned()
+        };
         let framing = if a.complete {
             "one JSON document (not streamed)".to_owned()
         } else if a.source.timing_known {
-            format!("{} (recorded reads)", a.framing.name())
+            format!("{framing_name} (recorded reads)")
         } else {
-            format!("{} (one chunk per event)", a.framing.name())
+            format!("{framing_name} (one chunk per event)")
         };
         parts.push(framing);
         parts.push(sse_replay_core::text::plural(a.body.len(), "byte"));
