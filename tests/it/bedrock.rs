@@ -495,3 +495,57 @@ fn serve_sends_the_eventstream_type_and_record_and_proxy_keep_the_bytes() {
         "the client got the upstream's bytes"
     );
 }
+
+/// The AWS SDK for JavaScript's Bedrock Runtime client speaks HTTP/2 to an `http://` endpoint
+/// (prior knowledge): `serve` (and so every `test` case) answers it, and HTTP/1.1 as before.
+#[test]
+fn serve_answers_http2_prior_knowledge_as_the_aws_sdk_for_javascript_sends_it() {
+    let fixture = manifest().join("recordings/bedrock-converse-weather.ron");
+    let original = Recording::load(&fixture).expect("load");
+    let (_server, url, _) = start_server(&[
+        "serve",
+        fixture.to_str().expect("path"),
+        "--addr",
+        "127.0.0.1:0",
+        "--instant",
+    ]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    // Installs the TLS provider reqwest needs to build a client at all.
+    let http1 = sse_replay_net::http_client(Duration::from_secs(5)).expect("client");
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .no_proxy()
+        .build()
+        .expect("client");
+    for (client, version) in [
+        (h2, reqwest::Version::HTTP_2),
+        (http1, reqwest::Version::HTTP_11),
+    ] {
+        let (got_version, content_type, body) = rt.block_on(async {
+            let resp = client
+                .post(format!(
+                    "{url}model/anthropic.claude-v1%3A0/converse-stream"
+                ))
+                .body("{}")
+                .send()
+                .await
+                .expect("send");
+            let v = resp.version();
+            let ct = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            (v, ct, resp.bytes().await.expect("body"))
+        });
+        assert_eq!(got_version, version);
+        assert_eq!(
+            content_type.as_deref(),
+            Some("application/vnd.amazon.eventstream")
+        );
+        assert_eq!(body.as_ref(), original.body().as_slice(), "{version:?}");
+    }
+}

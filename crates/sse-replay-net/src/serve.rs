@@ -5,7 +5,9 @@
 //! `Content-Type` (when none: `text/event-stream`; `application/vnd.amazon.eventstream` for a
 //! body of binary AWS frames; `application/json` for one complete response), then the body with
 //! the recorded chunk boundaries and timing, scaled by `--speed`, or re-cut into `--rechunk
-//! N`-byte writes that split UTF-8 characters and CRLFs on purpose. Each chunk is its own write (chunked transfer encoding, no
+//! N`-byte writes that split UTF-8 characters and CRLFs on purpose. A client that opens with the
+//! HTTP/2 preface (prior knowledge, as the AWS SDK for JavaScript's Bedrock client does) is answered
+//! in HTTP/2, any other in HTTP/1.1. Each chunk is its own write (chunked transfer encoding, no
 //! `Content-Length`, `TCP_NODELAY`). Writes are scheduled against one start instant, so sleeping
 //! never accumulates drift.
 
@@ -191,7 +193,7 @@ pub async fn run(
 ) {
     let stop_streams = stop.clone();
     let idle = limits.idle_timeout;
-    super::accept_loop(listener, stop, limits, move |req, peer| {
+    super::accept_loop(listener, stop, limits, true, move |req, peer| {
         let plan = plan.clone();
         let stop = stop_streams.clone();
         async move { respond(req, peer, plan, log, idle, stop).await }
