@@ -549,3 +549,67 @@ fn serve_answers_http2_prior_knowledge_as_the_aws_sdk_for_javascript_sends_it() 
         assert_eq!(body.as_ref(), original.body().as_slice(), "{version:?}");
     }
 }
+
+/// Binary bodies in the captures people have: a HAR entry whose body is base64
+/// (`encoding: base64`), and a cassette that kept the body gzip-encoded (`!!binary`).
+#[test]
+fn binary_bodies_import_from_har_base64_and_gzip_cassettes() {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let body = Recording::load(&manifest().join("recordings/bedrock-converse-weather.ron"))
+        .expect("load")
+        .body();
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-v1%3A0/converse-stream";
+    let har = json!({"log": {"version": "1.2", "entries": [{
+        "startedDateTime": "2026-01-01T00:00:00Z",
+        "request": {"method": "POST", "url": url, "headers": [
+            {"name": "authorization", "value": "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20260101/us-east-1/bedrock/aws4_request, Signature=abc"}
+        ], "postData": {"text": "{}"}},
+        "response": {"status": 200,
+            "headers": [{"name": "content-type", "value": "application/vnd.amazon.eventstream"}],
+            "content": {"mimeType": "application/vnd.amazon.eventstream", "encoding": "base64", "text": b64(&body)}}
+    }]}});
+    let har_path = dir.path().join("bedrock.har");
+    std::fs::write(&har_path, har.to_string()).expect("write");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&body).expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    let cassette = format!(
+        "interactions:\n- request:\n    method: POST\n    uri: {url}\n    body: '{{}}'\n  response:\n    status: {{code: 200, message: OK}}\n    headers:\n      content-type: [application/vnd.amazon.eventstream]\n      content-encoding: [gzip]\n    body:\n      string: !!binary |\n        {}\nversion: 1\n",
+        b64(&gz)
+    );
+    let yaml_path = dir.path().join("bedrock.yaml");
+    std::fs::write(&yaml_path, cassette).expect("write");
+    for path in [&har_path, &yaml_path] {
+        let (v, code, err) = check_json(path, None);
+        assert_eq!(code, 0, "{}: {err}", path.display());
+        assert_eq!(v["framing"], "aws-eventstream");
+        assert_eq!(
+            triples(&v["calls"]),
+            [
+                json!(["call_1", "get_weather", {"location": "Paris, France", "unit": "celsius"}]),
+                json!(["call_2", "get_time", {"timezone": "Europe/Paris"}])
+            ],
+            "{}",
+            path.display()
+        );
+        let out = dir.path().join(format!(
+            "{}.ron",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("x")
+        ));
+        let o = bin()
+            .arg("import")
+            .arg(path)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("import");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rec = Recording::load(&out).expect("load");
+        assert_eq!(rec.body(), body, "the decoded bytes, exactly");
+        let text = std::fs::read_to_string(&out).expect("read");
+        assert!(!text.contains("Signature=abc"), "secrets redacted");
+    }
+}
