@@ -594,8 +594,19 @@ impl<O: SignalObserver> Pipeline<O> {
             return;
         }
         let dialect = self.out.dialect.title();
+        let frames = self.out.framing == Some(Framing::AwsEventStream);
         let message = match (self.out.event_count, self.looks_like) {
             _ if self.out.bytes == 0 => "the input is empty".to_owned(),
+            // Say what the bytes are: frames of another AWS service, or of a model not read here.
+            (n, None) if frames && n > 0 => format!(
+                "binary AWS event stream frames ({}), none of them {}",
+                crate::text::plural(n, "frame"),
+                if self.opts.dialect.is_some() {
+                    format!("an event of the {dialect} dialect")
+                } else {
+                    "a known dialect's event".to_owned()
+                }
+            ),
             (0, _) => format!(
                 "no server-sent events or JSON lines ({} of other text)",
                 crate::text::plural(self.out.bytes, "byte")

@@ -288,3 +288,25 @@ fn a_damaged_frame_or_a_cut_is_a_finding_at_its_offset_and_the_rest_is_kept() {
     );
     assert!(!out.ended_normally());
 }
+
+#[test]
+fn frames_of_another_aws_service_are_nothing_recognised_and_say_so() {
+    use sse_replay_core::aws_eventstream::event_frame;
+    let body: Vec<u8> = [
+        event_frame("TranscriptEvent", br#"{"Transcript":{"Results":[]}}"#),
+        event_frame("TranscriptEvent", br#"{"Transcript":{"Results":[]}}"#),
+    ]
+    .concat();
+    let out = run(&body, &[]);
+    assert_eq!(out.framing, Some(Framing::AwsEventStream));
+    let f = out
+        .findings
+        .list()
+        .iter()
+        .find(|f| f.kind == FindingKind::NothingRecognised)
+        .expect("nothing-recognised");
+    assert_eq!(
+        f.message,
+        "binary AWS event stream frames (2 frames), none of them a known dialect's event"
+    );
+}
