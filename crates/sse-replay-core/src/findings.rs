@@ -87,7 +87,7 @@ finding_kinds! {
     UnknownField = "unknown-field", Info, "An SSE line had a field name other than event/data/id/retry. Ignored, per spec.";
     NoToolCalls = "no-tool-calls", Warn, "The stream ended with no tool call (a plain text answer, a refusal, or tools not offered). Not an error, but nothing for a client to execute.";
     NothingRecognised = "nothing-recognised", Error, "Nothing in the input matched the dialect: not a server-sent event stream or JSON lines at all (a text file, an HTML error page, an empty body), or events of another dialect than the one forced. No call could be read.";
-    DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions.";
+    DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions (AWS Bedrock ConverseStream for binary AWS event stream frames).";
     ParseFailed = "parse-failed", Error, "The call's complete arguments are not valid JSON. Reported with the parser's error and the raw text.";
     AbnormalFinish = "abnormal-finish", Warn, "The provider finished the response early or abnormally (Responses `response.incomplete`, Anthropic `stop_reason: max_tokens`, Gemini `finishReason` other than STOP, Ollama `done_reason: length`). The stream is finished, but the last call may be cut short.";
     NoCallId = "no-call-id", Info, "The call carries no id (Gemini, Ollama). Clients that key calls by id, or must echo one back with the tool result, have to make one up; export writes `\"id\": null`.";

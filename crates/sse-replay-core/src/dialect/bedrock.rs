@@ -293,7 +293,10 @@ mod tests {
         out
     }
 
-    fn fragments(s: &[Signal]) -> Vec<(CallKey, Raw<String>, Raw<String>, Raw<ArgsPiece>)> {
+    /// A fragment's key, id, name and arguments.
+    type Seen = (CallKey, Raw<String>, Raw<String>, Raw<ArgsPiece>);
+
+    fn fragments(s: &[Signal]) -> Vec<Seen> {
         s.iter()
             .filter_map(|s| match s {
                 Signal::Fragment(f) => {
