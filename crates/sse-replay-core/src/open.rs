@@ -412,7 +412,22 @@ mod tests {
             ": hi\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":3\"}}]}}]}\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"1}\"}}]}}]}\r\n\r\ndata: {\"choices\"",
         )
         .expect("write");
-        let mut paths = vec![odd];
+        // Binary Bedrock frames: a corrupted one, then a frame cut short at the end.
+        let frames = dir.path().join("frames.bin");
+        let mut bin = crate::aws_eventstream::event_frame(
+            "contentBlockStart",
+            br#"{"contentBlockIndex":0,"start":{"toolUse":{"name":"f","toolUseId":"t"}}}"#,
+        );
+        let mut bad = crate::aws_eventstream::event_frame(
+            "contentBlockDelta",
+            br#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{}"}}}"#,
+        );
+        bad[20] ^= 1;
+        bin.extend(bad);
+        let stop = crate::aws_eventstream::event_frame("messageStop", br#"{"stopReason":"x"}"#);
+        bin.extend_from_slice(&stop[..stop.len() - 3]);
+        std::fs::write(&frames, bin).expect("write");
+        let mut paths = vec![odd, frames];
         for d in [
             "recordings",
             "tests/data/fixtures",
