@@ -10,7 +10,7 @@
 //! so every dialect and quirk is covered; the HTTP side is an ordinary reqwest client.
 //!
 //! Output, per the client contract: a JSON array of `{"name", "arguments", "id"}` on stdout, only
-//! the calls that are finished and parse. A call whose arguments do not parse, a stream that ends
+//! the calls that are finished and parse (tools the provider ran itself are not calls). A call whose arguments do not parse, a stream that ends
 //! without its finish signal, a provider error or a cut connection: what is sound is printed, the
 //! problem goes to stderr, and the exit code is 1.
 
@@ -89,7 +89,8 @@ async fn run() -> std::process::ExitCode {
         problems.push("the stream ended without a finish signal".into());
     }
     let mut printed = Vec::new();
-    for call in &outcome.calls {
+    // Tools the provider ran itself (server tools) are not calls for the client to execute.
+    for call in outcome.calls.iter().filter(|c| c.is_client_call()) {
         match (&call.parsed, call.complete) {
             (Parsed::Ok(arguments), true) => printed.push(serde_json::json!({
                 "name": call.name,

@@ -51,6 +51,14 @@ def anthropic_tools():
     return [{"name": n, "description": n, "input_schema": p} for n, p in PARAMETERS.items()]
 
 
+def bedrock_tools():
+    """Tools in the Bedrock Converse shape (toolConfig.tools)."""
+    return [
+        {"toolSpec": {"name": n, "description": n, "inputSchema": {"json": p}}}
+        for n, p in PARAMETERS.items()
+    ]
+
+
 def openai_base_url():
     """OPENAI_BASE_URL (with /v1), else SSE_REPLAY_URL + v1."""
     url = os.environ.get("OPENAI_BASE_URL")

@@ -5,9 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use sse_replay_core::dialect::DialectKind;
-use sse_replay_core::pipeline::{Options, Outcome, Pipeline};
+use sse_replay_core::pipeline::{Options, Pipeline, PipelineOutput};
 
-fn run(pieces: &[&[u8]], dialect: Option<DialectKind>) -> Outcome {
+fn run(pieces: &[&[u8]], dialect: Option<DialectKind>) -> PipelineOutput {
     let mut p = Pipeline::new(Options { dialect, framing: None, detail: true });
     for (i, piece) in pieces.iter().enumerate() {
         p.feed(piece, i as u64 * 1000);
@@ -15,7 +15,7 @@ fn run(pieces: &[&[u8]], dialect: Option<DialectKind>) -> Outcome {
     p.finish()
 }
 
-fn summary(o: &Outcome) -> Vec<(Option<String>, String, String, bool)> {
+fn summary(o: &PipelineOutput) -> Vec<(Option<String>, String, String, bool)> {
     o.calls.iter().map(|c| (c.id.clone(), c.name.clone(), c.raw_arguments.clone(), c.value().is_some())).collect()
 }
 

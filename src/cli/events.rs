@@ -1,4 +1,5 @@
-//! `sse-replay events`: one JSON object per framed event, and the verdict as the exit code.
+//! `sse-replay events`: one JSON object per framed event, and the verdict as the exit code. A
+//! binary AWS event stream frame adds its `headers` and `payload`; its `span` is its byte range.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -28,7 +29,7 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
             .chunks
             .get(e.chunk as usize)
             .map_or(0, |c| c.t_micros);
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "event_no": i,
             "event": analysis.event_type(e),
             "data": data.data,
@@ -39,6 +40,15 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
             "kind": e.kind,
             "fragments": e.fragment_count,
         });
+        // A binary frame: its headers and its payload as sent (for an InvokeModel `chunk`, the
+        // base64 envelope; `data` is the event it held).
+        if let (Some(frame), Some(m)) = (data.frame, v.as_object_mut()) {
+            for (k, x) in frame {
+                if k != "decoded" {
+                    m.insert(k, x);
+                }
+            }
+        }
         if let Err(e) = writeln!(out, "{v}") {
             return fail(EXIT_FAILED, format!("cannot write to standard output: {e}"));
         }
@@ -56,6 +66,8 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
 struct EventData {
     data: String,
     id: String,
+    /// A binary frame's `headers` and `payload` ([`sse_replay_core::framing::aws_frame_json`]).
+    frame: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Re-frame one event's bytes to recover its data and id for display (cheap: one event).
@@ -66,6 +78,7 @@ fn events_data(a: &Analysis, e: &sse_replay_core::pipeline::EventRecord) -> Even
         return EventData {
             data: String::from_utf8_lossy(bytes).trim().to_owned(),
             id: String::new(),
+            frame: None,
         };
     }
     let mut data = String::new();
@@ -90,5 +103,12 @@ fn events_data(a: &Analysis, e: &sse_replay_core::pipeline::EventRecord) -> Even
     } else {
         framer.finish(&mut sink);
     }
-    EventData { data, id }
+    let frame = (a.framing == sse_replay_core::framing::Framing::AwsEventStream)
+        .then(|| sse_replay_core::framing::aws_frame_json(bytes, e.span.start).ok())
+        .flatten()
+        .and_then(|v| match v {
+            serde_json::Value::Object(m) => Some(m),
+            _ => None,
+        });
+    EventData { data, id, frame }
 }

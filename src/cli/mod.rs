@@ -197,6 +197,16 @@ pub enum DialectArg {
         alias = "ui-message-stream"
     )]
     AiSdkUi,
+    /// AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events).
+    #[value(
+        name = "bedrock-converse",
+        alias = "bedrock",
+        alias = "bedrock-converse-stream",
+        alias = "converse",
+        alias = "converse-stream",
+        alias = "aws-bedrock"
+    )]
+    BedrockConverse,
 }
 
 impl From<DialectArg> for DialectKind {
@@ -210,6 +220,7 @@ impl From<DialectArg> for DialectKind {
             DialectArg::Cohere => DialectKind::Cohere,
             DialectArg::OpenAiAssistants => DialectKind::OpenAiAssistants,
             DialectArg::AiSdkUi => DialectKind::AiSdkUi,
+            DialectArg::BedrockConverse => DialectKind::BedrockConverse,
         }
     }
 }
@@ -366,6 +377,12 @@ mod tests {
             ("ai-sdk", DialectKind::AiSdkUi),
             ("vercel-ai", DialectKind::AiSdkUi),
             ("ui-message-stream", DialectKind::AiSdkUi),
+            ("bedrock-converse", DialectKind::BedrockConverse),
+            ("bedrock", DialectKind::BedrockConverse),
+            ("bedrock-converse-stream", DialectKind::BedrockConverse),
+            ("converse", DialectKind::BedrockConverse),
+            ("converse-stream", DialectKind::BedrockConverse),
+            ("aws-bedrock", DialectKind::BedrockConverse),
         ];
         let commands: [&[&str]; 3] = [
             &["check", "x.ron"],

@@ -35,10 +35,12 @@ pub struct StubArgs {
     /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
     /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
     /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments);
-    /// args-in-start (cohere only: the first arguments fragment rides on tool-call-start).
+    /// args-in-start (cohere only: the first arguments fragment rides on tool-call-start),
+    /// crc-error (binary AWS event streams only: one frame with a wrong message CRC32).
     #[arg(long = "quirk")]
     pub quirks: Vec<String>,
-    /// The dialect of the stream to build (default openai-chat).
+    /// The dialect of the stream to build (default openai-chat). bedrock-converse builds binary
+    /// AWS event stream frames with correct CRCs.
     #[arg(long, value_parser = super::dialect_parser())]
     pub dialect: Option<DialectKind>,
     /// How to frame the events (default: the dialect's own wire, SSE or JSON lines for ollama):
@@ -46,6 +48,10 @@ pub struct StubArgs {
     /// Gemini's streamGenerateContent sends it without alt=sse; a dump for other dialects).
     #[arg(long, value_enum)]
     pub framing: Option<FramingArg>,
+    /// Wrap an anthropic-messages stream in binary AWS event stream `chunk` frames (base64 event
+    /// JSON), as Bedrock's InvokeModelWithResponseStream sends it.
+    #[arg(long)]
+    pub invoke_model_stream: bool,
     /// Recording title.
     #[arg(long)]
     pub title: Option<String>,
@@ -123,6 +129,8 @@ pub enum Quirk {
     PartialArgs,
     /// Cohere only: `tool-call-start` carries the first arguments fragment.
     ArgsInStart,
+    /// Binary AWS event streams only: one frame's message CRC32 is wrong.
+    CrcError,
 }
 
 impl Quirk {
@@ -144,6 +152,7 @@ impl Quirk {
             Quirk::Error => quirks.error_after = Some(2),
             Quirk::PartialArgs => quirks.partial_args = true,
             Quirk::ArgsInStart => quirks.args_in_start = true,
+            Quirk::CrcError => quirks.crc_error = true,
         }
     }
 }
@@ -268,6 +277,32 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
     if let Some(d) = a.dialect {
         spec.dialect = d;
     }
+    if a.invoke_model_stream {
+        if spec.dialect != DialectKind::AnthropicMessages {
+            return fail(
+                EXIT_INPUT,
+                "--invoke-model-stream wraps Anthropic Messages events, as Bedrock's InvokeModelWithResponseStream sends them (give --dialect anthropic)",
+            );
+        }
+        spec.invoke_model_stream = true;
+    }
+    let binary = stub::builds_binary(&spec);
+    let text_only = spec.quirks.text_only();
+    if binary && !text_only.is_empty() {
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "quirk {} exists only in text streams (a binary AWS event stream has no lines)",
+                text_only.join(", ")
+            ),
+        );
+    }
+    if spec.quirks.crc_error && !binary {
+        return fail(
+            EXIT_INPUT,
+            "quirk crc-error exists only in binary AWS event streams (give --dialect bedrock-converse or --invoke-model-stream)",
+        );
+    }
     let chat_only = spec.quirks.chat_only();
     if spec.dialect != DialectKind::OpenAiChat && !chat_only.is_empty() {
         return fail(
@@ -290,11 +325,23 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
             "quirk args-in-start exists only in cohere streams (give --dialect cohere)",
         );
     }
+    if binary && a.framing.is_some() {
+        return fail(
+            EXIT_INPUT,
+            "--framing frames text events; a binary AWS event stream has its own frames",
+        );
+    }
     spec.framing = a.framing.map(Framing::from);
     if a.non_streaming && a.framing.is_some() {
         return fail(
             EXIT_INPUT,
             "--framing frames a stream; a --non-streaming response is one JSON document",
+        );
+    }
+    if a.non_streaming && a.invoke_model_stream {
+        return fail(
+            EXIT_INPUT,
+            "--invoke-model-stream wraps a stream's events; a --non-streaming response has none",
         );
     }
     if a.non_streaming && !a.quirks.is_empty() {
@@ -341,6 +388,7 @@ mod tests {
             "error",
             "partial-args",
             "args-in-start",
+            "crc-error",
         ];
         for name in names {
             assert!(Quirk::from_str(name, false).is_ok(), "{name}");

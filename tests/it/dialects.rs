@@ -1518,6 +1518,46 @@ fn bundled_recordings_check_json() {
             &["get_weather", "get_time"],
             "cumulative-arguments",
         ),
+        (
+            "bedrock-converse-weather",
+            "bedrock-converse",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "",
+        ),
+        (
+            "bedrock-converse-no-arguments",
+            "bedrock-converse",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "empty-arguments",
+        ),
+        (
+            "quirk-bedrock-truncated",
+            "bedrock-converse",
+            1,
+            "ended-without-finish",
+            &["get_weather", "get_time"],
+            "incomplete-call",
+        ),
+        (
+            "quirk-bedrock-exception",
+            "bedrock-converse",
+            1,
+            "provider-error",
+            &["get_weather"],
+            "provider-error",
+        ),
+        (
+            "quirk-bedrock-crc-error",
+            "bedrock-converse",
+            1,
+            "finished",
+            &["get_weather", "get_time"],
+            "frame-corrupt",
+        ),
     ];
     for &(name, dialect, code, ending, names, finding) in table {
         let (v, rc) = check_json(name);
@@ -1660,6 +1700,7 @@ fn quirk_recordings_differ_from_their_clean_twin_only_in_the_quirk() {
             q.error_after.is_some(),
             q.partial_args,
             q.args_in_start,
+            q.crc_error,
             b.spec.layout != Layout::Sequential,
         ];
         assert_eq!(

@@ -284,6 +284,50 @@ fn the_wire_carries_each_write_as_its_own_chunk() {
 // The command, with real clients
 // ---------------------------------------------------------------------------------------------
 
+/// A tool the provider ran itself is not a call the client must print: the expected result is
+/// what `export` gives (client calls only). The real Nova code-interpreter stream (a server
+/// `toolUse`, a `toolResult` block, then the client call `final_result`), imported.
+#[test]
+fn server_tools_are_not_expected_of_the_client() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ron = dir.path().join("code.ron");
+    let o =
+        bin()
+            .arg("import")
+            .arg(manifest().join(
+                "tests/data/bedrock/binary/test_bedrock_model_code_execution_tool_stream.yaml",
+            ))
+            .arg("-o")
+            .arg(&ron)
+            .output()
+            .expect("import");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let client = example("client_correct");
+    let o = run_test(
+        &[
+            "--json",
+            "--recordings",
+            ron.to_str().expect("path"),
+            "--variants",
+            "one-read,bytewise",
+        ],
+        &[client.to_str().expect("path")],
+    );
+    let doc = json_of(&o);
+    let cases = doc["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2);
+    for c in cases {
+        assert_eq!(c["verdict"], "pass", "{c:#}");
+        let names: Vec<&str> = c["expected"]
+            .as_array()
+            .expect("expected")
+            .iter()
+            .filter_map(|x| x["name"].as_str())
+            .collect();
+        assert_eq!(names, ["final_result"], "{c:#}");
+    }
+}
+
 #[test]
 fn the_correct_client_passes_every_case_in_every_variant() {
     let client = example("client_correct");

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod bedrock;
 mod cli;
 mod complete;
 mod dialects;

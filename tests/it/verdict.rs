@@ -179,6 +179,16 @@ fn stream_raising(kind: FindingKind) -> Option<Vec<u8>> {
         .into_bytes(),
         // A text file: no event at all.
         FindingKind::NothingRecognised => b"Sorry, I cannot help with that.\n".to_vec(),
+        // Binary Bedrock frames, the second with a flipped byte in its payload.
+        FindingKind::FrameCorrupt => {
+            use sse_replay_core::aws_eventstream::event_frame;
+            let start = event_frame("contentBlockStart", br#"{"contentBlockIndex":0,"start":{"toolUse":{"name":"f","toolUseId":"t1"}}}"#);
+            let mut delta = event_frame("contentBlockDelta", br#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"a\":1}"}}}"#);
+            let mid = delta.len() / 2;
+            delta[mid] ^= 0x20;
+            let stop = event_frame("messageStop", br#"{"stopReason":"tool_use"}"#);
+            [start, delta, stop].concat()
+        }
         _ => return None,
     })
 }

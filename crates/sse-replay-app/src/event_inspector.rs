@@ -408,12 +408,23 @@ fn list_ui(
     }
 }
 
-/// The JSON of an event: its `data` (SSE), its line (JSON lines) or its element (a JSON array),
-/// pretty-printed when it parses.
+/// The JSON of an event: its `data` (SSE), its line (JSON lines), its element (a JSON array), or a
+/// binary frame's headers and payload (and a `chunk` frame's decoded event), pretty-printed when
+/// it parses.
 pub fn event_json(a: &Analysis, e: &EventRecord) -> (String, bool) {
     let bytes = a.bytes(&e.span);
+    if a.framing == Framing::AwsEventStream {
+        return match sse_replay_core::framing::aws_frame_json(bytes, e.span.start)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        {
+            Some(pretty) => (pretty, true),
+            None => (hex_dump(&bytes[..bytes.len().min(DETAIL_BYTES)]), false),
+        };
+    }
     let bytes = &bytes[..bytes.len().min(DETAIL_BYTES)];
     let data = match a.framing {
+        Framing::AwsEventStream => String::new(),
         Framing::Sse => sse_replay_core::sse::parse_all([bytes])
             .into_iter()
             .next()
@@ -428,6 +439,19 @@ pub fn event_json(a: &Analysis, e: &EventRecord) -> (String, bool) {
         Some(pretty) => (pretty, true),
         None => (data, false),
     }
+}
+
+/// Bytes as hex, 16 to a line with their offset (a frame that does not decode).
+fn hex_dump(bytes: &[u8]) -> String {
+    bytes
+        .chunks(16)
+        .enumerate()
+        .map(|(i, row)| {
+            let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{:08x}  {}", i * 16, hex.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Where the arguments piece sits in the pretty JSON (as it is escaped there), if it is there.

@@ -1,6 +1,8 @@
 //! The raw view: the body as received, one row per chunk (network read), with the event under the
 //! cursor highlighted, the cursor's chunk marked, and a hex view of the bytes around a boundary that
-//! splits a UTF-8 character. Rows are virtualised (`show_rows`), so a 700,000-chunk body scrolls.
+//! splits a UTF-8 character. Binary AWS event stream frames are shown by offset: each frame's start
+//! marked `⟦frame @offset⟧`, its prelude, headers and CRC in hex, its payload as text. Rows are
+//! virtualised (`show_rows`), so a 700,000-chunk body scrolls.
 
 use egui::text::LayoutJob;
 use egui::{RichText, TextFormat, Ui};
@@ -8,6 +10,7 @@ use egui::{RichText, TextFormat, Ui};
 use super::style;
 use super::view::{Action, ActionQueue, CursorTables, ViewState};
 use sse_replay_core::analysis::Analysis;
+use sse_replay_core::framing::Framing;
 
 /// At most this many bytes of a chunk are shown on its row.
 const ROW_BYTES: usize = 600;
@@ -34,9 +37,14 @@ pub fn raw_ui(
         ));
         if let Some(e) = event {
             ui.separator();
+            let what = if analysis.framing == Framing::AwsEventStream {
+                "frame"
+            } else {
+                "event"
+            };
             ui.label(
                 RichText::new(format!(
-                    "event {} ({}) bytes {}..{}",
+                    "{what} {} ({}) bytes {}..{}",
                     view.current_event(analysis).unwrap_or(0),
                     analysis.event_type(e),
                     e.span.start,
@@ -102,6 +110,7 @@ pub fn raw_ui(
                 }
                 let bytes = analysis.bytes(&(c.start..c.end));
                 let shown = &bytes[..bytes.len().min(ROW_BYTES)];
+                let binary = analysis.framing == Framing::AwsEventStream;
                 // Split the row at the highlighted event's edges.
                 let (hs, he) = event.map_or((0, 0), |e| {
                     let s = e.span.start.clamp(c.start, c.end) - c.start;
@@ -113,8 +122,26 @@ pub fn raw_ui(
                 let hl = TextFormat { background: style::fragment_bg(ui, 0, true), ..normal.clone() };
                 let cut = |x: usize| x.min(shown.len());
                 for (range, fmt) in [(0..cut(hs), &normal), (cut(hs)..cut(he), &hl), (cut(he)..shown.len(), &normal)] {
-                    if !range.is_empty() {
+                    if range.is_empty() {
+                        continue;
+                    }
+                    if !binary {
                         style::append_marked(&mut job, &escape(&shown[range]), fmt);
+                        continue;
+                    }
+                    let abs = c.start + range.start as u64..c.start + range.end as u64;
+                    for seg in frame_segments(analysis, abs) {
+                        if let Some(at) = seg.frame_start {
+                            let marker = TextFormat { color: ui.visuals().strong_text_color(), ..fmt.clone() };
+                            job.append(&format!("⟦frame @{at}⟧ "), 0.0, marker);
+                        }
+                        let piece = analysis.bytes(&seg.range);
+                        let weak = TextFormat { color: ui.visuals().weak_text_color(), ..fmt.clone() };
+                        match seg.part {
+                            FramePart::Payload => style::append_marked(&mut job, &escape(piece), fmt),
+                            FramePart::Headers => job.append(&format!("{} ", headers_text(analysis, &seg)), 0.0, weak),
+                            FramePart::Binary => job.append(&format!("{} ", hex(piece)), 0.0, weak),
+                        }
                     }
                 }
                 if bytes.len() > ROW_BYTES {
@@ -148,6 +175,99 @@ pub fn raw_ui(
     if view.raw_scroll.pending() {
         ui.ctx().request_repaint();
     }
+}
+
+/// What part of a binary frame a stretch of bytes is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FramePart {
+    /// The 12-byte prelude, the message CRC, or bytes that are no frame: shown as hex.
+    Binary,
+    /// The headers: names and string values are text, so shown as escaped text (dimmed).
+    Headers,
+    /// The payload: shown as text.
+    Payload,
+}
+
+/// A stretch of a binary body as the raw view shows it, and the offset of the frame that starts
+/// here, if one does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameSegment {
+    pub range: std::ops::Range<u64>,
+    pub part: FramePart,
+    pub frame_start: Option<u64>,
+}
+
+/// The segments of `range` (a read, or part of one) of a binary AWS event stream body, in order
+/// and covering it: each frame's prelude, headers, payload and CRC, from the frames' own preludes
+/// (the events are the frames, in order).
+pub fn frame_segments(a: &Analysis, range: std::ops::Range<u64>) -> Vec<FrameSegment> {
+    let mut out = Vec::new();
+    let mut push = |r: std::ops::Range<u64>, part: FramePart, frame_start: Option<u64>| {
+        let r = r.start.max(range.start)..r.end.min(range.end);
+        if !r.is_empty() {
+            let frame_start = frame_start.filter(|s| *s == r.start);
+            out.push(FrameSegment {
+                range: r,
+                part,
+                frame_start,
+            });
+        }
+    };
+    let first = a.events.partition_point(|e| e.span.end <= range.start);
+    let mut at = range.start;
+    for e in a.events[first..]
+        .iter()
+        .take_while(|e| e.span.start < range.end)
+    {
+        // Bytes between frames (a corrupt stretch).
+        push(at..e.span.start, FramePart::Binary, None);
+        let frame = a.bytes(&e.span);
+        match sse_replay_core::aws_eventstream::payload_range(frame) {
+            Some(p) => {
+                let start = e.span.start;
+                let prelude = start + sse_replay_core::aws_eventstream::PRELUDE_BYTES as u64;
+                let p = start + p.start as u64..start + p.end as u64;
+                push(start..prelude, FramePart::Binary, Some(start));
+                push(prelude..p.start, FramePart::Headers, None);
+                push(p.clone(), FramePart::Payload, None);
+                push(p.end..e.span.end, FramePart::Binary, None);
+            }
+            None => push(e.span.clone(), FramePart::Binary, Some(e.span.start)),
+        }
+        at = e.span.end.max(at);
+    }
+    push(at..range.end, FramePart::Binary, None);
+    out
+}
+
+/// A frame's headers as `name=value …` when the segment holds all of them (the usual case: a read
+/// that starts inside the headers shows their bytes escaped).
+pub fn headers_text(a: &Analysis, seg: &FrameSegment) -> String {
+    let i = a.events.partition_point(|e| e.span.end <= seg.range.start);
+    if let Some(e) = a.events.get(i) {
+        let frame = a.bytes(&e.span);
+        let start = e.span.start + sse_replay_core::aws_eventstream::PRELUDE_BYTES as u64;
+        let whole = sse_replay_core::aws_eventstream::payload_range(frame)
+            .is_some_and(|p| seg.range == (start..e.span.start + p.start as u64));
+        if whole && let Ok(f) = sse_replay_core::aws_eventstream::decode_frame(frame, e.span.start)
+        {
+            let shown: Vec<String> = f
+                .headers()
+                .map(|h| format!("{}={}", h.name, h.value))
+                .collect();
+            return format!("⟨{}⟩", escape(shown.join(" ").as_bytes()));
+        }
+    }
+    escape(a.bytes(&seg.range))
+}
+
+/// Bytes as lowercase hex pairs separated by spaces.
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Bytes as text, control characters escaped: the core's one escaper.

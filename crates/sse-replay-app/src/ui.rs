@@ -515,14 +515,20 @@ fn header_ui(
         if kind != name && kind != title {
             parts.push(kind);
         }
+        // Binary frames name both layers: the AWS envelope and the model's events in it.
+        let framing_name = if a.framing == sse_replay_core::framing::Framing::AwsEventStream {
+            format!("{} → {}", a.framing.title(), a.dialect.title())
+        } else {
+            a.framing.name().to_owned()
+        };
         let framing = if a.complete {
             "one JSON document (not streamed)".to_owned()
         } else if a.framing == sse_replay_core::framing::Framing::JsonArray {
             sse_replay_core::json_array::header(a.dialect, a.events.len())
         } else if a.source.timing_known {
-            format!("{} (recorded reads)", a.framing.name())
+            format!("{framing_name} (recorded reads)")
         } else {
-            format!("{} (one chunk per event)", a.framing.name())
+            format!("{framing_name} (one chunk per event)")
         };
         parts.push(framing);
         parts.push(sse_replay_core::text::plural(a.body.len(), "byte"));
@@ -541,6 +547,8 @@ fn header_ui(
         egui::ComboBox::from_id_salt("dialect-override")
             .selected_text(if dialect_override.is_some() { "forced" } else { "detect" })
             .width(90.0)
+            // Every dialect at once: a list that scrolls hides the last ones.
+            .height(f32::INFINITY)
             .show_ui(ui, |ui| {
                 if ui
                     .selectable_label(dialect_override.is_none(), "detect")

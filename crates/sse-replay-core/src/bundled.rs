@@ -1,7 +1,8 @@
 //! The bundled recordings (`recordings/*.ron`) as stub specs: the one place they are built from.
 //! `tests/dialects.rs` rebuilds every entry and compares it with the file on disk
 //! (`UPDATE_SNAPSHOTS=1` rewrites the files), and checks that each `quirk-*` recording is its
-//! clean twin's spec plus exactly one quirk.
+//! clean twin's spec plus exactly one quirk. Bedrock's recordings are binary AWS event stream
+//! frames (stored as hex in the RON file).
 
 use crate::dialect::DialectKind;
 use crate::framing::Framing;
@@ -61,6 +62,27 @@ fn cohere_clean() -> StubSpec {
         vec![5],
         Quirks::default(),
     )
+}
+
+/// The clean Bedrock ConverseStream recording (binary frames) the Bedrock quirks are twins of.
+pub const BEDROCK_CLEAN: &str = "bedrock-converse-weather.ron";
+
+/// The clean Bedrock ConverseStream spec (`bedrock-converse-weather.ron`).
+fn bedrock_clean() -> StubSpec {
+    other(
+        "AWS Bedrock ConverseStream: two toolUse blocks after a text block, binary event stream frames",
+        DialectKind::BedrockConverse,
+        vec![5],
+        Quirks::default(),
+    )
+}
+
+fn bedrock_quirk(title: &str, quirks: Quirks) -> StubSpec {
+    StubSpec {
+        title: title.into(),
+        quirks,
+        ..bedrock_clean()
+    }
 }
 
 /// The calls of the seed's example, which the OpenAI Chat recordings share.
@@ -333,6 +355,15 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
+            file: BEDROCK_CLEAN,
+            spec: bedrock_clean(),
+            notes: notes(&[
+                "Built by the stub builder in the shape Bedrock's ConverseStream sends (as in tests/data/bedrock/binary/): binary AWS event stream frames (application/vnd.amazon.eventstream) with :event-type, :content-type and :message-type headers and correct prelude and message CRC32s; messageStart, a text block at contentBlockIndex 0, each toolUse block opened by contentBlockStart (toolUseId, name), its input as contentBlockDelta string fragments, contentBlockStop for every block, messageStop with stopReason tool_use, metadata with usage; the p padding field in every payload.",
+                "The clean twin of every quirk-bedrock-*.ron. The calls are keyed by contentBlockIndex, which the text block shares: they start at 1. boto3's converse_stream and the AWS SDK for JavaScript read it (sse-replay test sets AWS_ENDPOINT_URL_BEDROCK_RUNTIME). check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
             file: "quirk-gemini-array-truncated.ron",
             spec: StubSpec {
                 title: "Gemini JSON array cut inside an element (a dropped connection, no closing ])".into(),
@@ -390,6 +421,62 @@ pub fn all() -> Vec<Bundled> {
             notes: notes(&[
                 "Built by the stub builder in the shape of the AI SDK's UI message stream (toUIMessageStreamResponse, protocol v1): data: lines without event: names, start, start-step, per call tool-input-start (toolCallId, toolName), a tool-input-delta (inputTextDelta) per fragment and tool-input-available with the parsed input, finish-step, finish, data: [DONE].",
                 "tool-input-available is the stream's own original for checkpoint ①, compared by value. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: "quirk-bedrock-truncated.ron",
+            spec: bedrock_quirk(
+                "Bedrock ConverseStream truncated inside the arguments (a dropped connection)",
+                Quirks { truncate: true, ..q() },
+            ),
+            notes: notes(&[
+                "The last input fragment, its contentBlockStop, messageStop and metadata never arrive; every frame that did arrive is whole. The first call is complete (its contentBlockStop came); the second does not parse and its raw text is shown, nothing is invented. check exits 1 (ended without finish).",
+            ]),
+            clean_twin: Some(BEDROCK_CLEAN),
+        },
+        Bundled {
+            file: "quirk-bedrock-exception.ron",
+            spec: bedrock_quirk(
+                "Bedrock ConverseStream with an exception mid-stream (modelStreamErrorException)",
+                Quirks { error_after: Some(2), ..q() },
+            ),
+            notes: notes(&[
+                "After two input fragments an exception frame arrives (:message-type exception, :exception-type modelStreamErrorException, a JSON message): a provider error. Decoding stops there and what was received is kept; boto3 raises EventStreamError. check exits 1 (provider error).",
+            ]),
+            clean_twin: Some(BEDROCK_CLEAN),
+        },
+        Bundled {
+            file: "quirk-bedrock-crc-error.ron",
+            spec: bedrock_quirk(
+                "Bedrock ConverseStream with a corrupted frame (message CRC32 mismatch)",
+                Quirks { crc_error: true, ..q() },
+            ),
+            notes: notes(&[
+                "The frame carrying the third input fragment has a wrong message CRC32: it is skipped (finding frame-corrupt, naming its byte offset), so the first call loses a piece and does not parse. An AWS SDK raises a checksum error at that frame. check exits 1.",
+            ]),
+            clean_twin: Some(BEDROCK_CLEAN),
+        },
+        Bundled {
+            file: "bedrock-converse-no-arguments.ron",
+            spec: StubSpec {
+                calls: vec![
+                    paris_calls().remove(0),
+                    StubCall {
+                        id: "call_2".into(),
+                        name: "get_time".into(),
+                        arguments: String::new(),
+                    },
+                ],
+                ..other(
+                    "AWS Bedrock ConverseStream: a toolUse without arguments (input \"\")",
+                    DialectKind::BedrockConverse,
+                    vec![5],
+                    q(),
+                )
+            },
+            notes: notes(&[
+                "As bedrock-converse-weather.ron, but get_time takes no arguments: Bedrock sends its toolUse block with one contentBlockDelta whose input is the empty string (as in tests/data/bedrock/json/bedrock-tool-no-args.chunks.txt). Parsed once at the end, \"\" is {} (finding empty-arguments); json.loads(\"\") would fail. check exits 0.",
             ]),
             clean_twin: None,
         },

@@ -133,6 +133,15 @@ pub fn shape(doc: &Map<String, Value>) -> Option<DialectKind> {
     {
         return Some(DialectKind::Cohere);
     }
+    if doc
+        .get("output")
+        .and_then(|o| o.get("message"))
+        .and_then(|m| m.get("content"))
+        .is_some_and(Value::is_array)
+        && doc.get("stopReason").is_some()
+    {
+        return Some(DialectKind::BedrockConverse);
+    }
     None
 }
 
@@ -386,6 +395,37 @@ fn assistants(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<Stri
     str_of(doc.get("status"))
 }
 
+/// Bedrock Converse: `output.message.content[]` blocks with a `toolUse` (`toolUseId`, `name`,
+/// `input` an object); `type: server_tool_use` is run by the provider.
+fn bedrock(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> {
+    let content = doc
+        .get("output")
+        .and_then(|o| o.get("message"))
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array);
+    for (i, block) in content.into_iter().flatten().enumerate() {
+        let Some(tool) = block.get("toolUse") else {
+            continue;
+        };
+        let (arguments, _) = args_text(tool.get("input"));
+        let kind = tool.get("type").and_then(Value::as_str);
+        calls.push(RawCall {
+            id: str_of(tool.get("toolUseId")),
+            name: str_of(tool.get("name")).unwrap_or_default(),
+            arguments,
+            object_arguments: false,
+            stated_index: Some(i as u64),
+            key: CallKey::Block(i as u64),
+            server_tool: kind
+                .filter(|k| *k != "tool_use" && k.ends_with("tool_use"))
+                .map(str::to_owned),
+            kind: None,
+            text_input: false,
+        });
+    }
+    str_of(doc.get("stopReason"))
+}
+
 fn ollama(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> {
     let tcs = doc
         .get("message")
@@ -423,6 +463,7 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
         DialectKind::OpenAiAssistants => assistants(doc, &mut raw),
         // Only streams: there is no complete response of its own.
         DialectKind::AiSdkUi => None,
+        DialectKind::BedrockConverse => bedrock(doc, &mut raw),
     };
     let calls = raw
         .into_iter()
@@ -586,6 +627,10 @@ mod tests {
             ),
             (r#"{"candidates":[]}"#, DialectKind::Gemini),
             (r#"{"message":{},"done":true}"#, DialectKind::Ollama),
+            (
+                r#"{"output":{"message":{"role":"assistant","content":[]}},"stopReason":"end_turn"}"#,
+                DialectKind::BedrockConverse,
+            ),
         ];
         for (body, want) in cases {
             let doc = document(body.as_bytes()).unwrap();

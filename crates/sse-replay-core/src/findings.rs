@@ -89,6 +89,7 @@ finding_kinds! {
     Bom = "bom", Info, "The stream starts with a UTF-8 byte order mark, stripped once.";
     InvalidUtf8 = "invalid-utf8", Error, "The stream contains bytes that are not UTF-8; replaced with U+FFFD.";
     SplitUtf8 = "split-utf8", Info, "A network read ended in the middle of a UTF-8 character. Decoding each read separately yields U+FFFD.";
+    SplitFrame = "split-frame", Info, "A network read ended inside a binary AWS event stream frame. A reader that takes each read as whole frames loses or misreads it; the frame's length prefix says how many bytes to wait for.";
     SplitLine = "split-line", Info, "A network read ended in the middle of an SSE line. Splitting each read into lines without buffering truncates the JSON.";
     DoneSentinel = "done-sentinel", Info, "`data: [DONE]` ends the stream. It is a sentinel, never JSON.";
     ProviderError = "provider-error", Error, "The provider reported an error in the stream (`event: error`, or an `error` object). Stopped there; what was received is kept.";
@@ -97,7 +98,7 @@ finding_kinds! {
     UnknownField = "unknown-field", Info, "An SSE line had a field name other than event/data/id/retry. Ignored, per spec.";
     NoToolCalls = "no-tool-calls", Warn, "The stream ended with no tool call (a plain text answer, a refusal, or tools not offered). Not an error, but nothing for a client to execute.";
     NothingRecognised = "nothing-recognised", Error, "Nothing in the input matched the dialect: not a server-sent event stream or JSON lines at all (a text file, an HTML error page, an empty body), or events of another dialect than the one forced. No call could be read.";
-    DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions.";
+    DialectGuess = "dialect-guess", Info, "No event identified the dialect; assumed OpenAI Chat Completions (AWS Bedrock ConverseStream for binary AWS event stream frames).";
     ParseFailed = "parse-failed", Error, "The call's complete arguments are not valid JSON. Reported with the parser's error and the raw text.";
     AbnormalFinish = "abnormal-finish", Warn, "The provider finished the response early or abnormally (Responses `response.incomplete`, Anthropic `stop_reason: max_tokens`, Gemini `finishReason` other than STOP, Ollama `done_reason: length`). The stream is finished, but the last call may be cut short.";
     NoCallId = "no-call-id", Info, "The call carries no id (Gemini, Ollama). Clients that key calls by id, or must echo one back with the tool result, have to make one up; export writes `\"id\": null`.";
@@ -107,6 +108,7 @@ finding_kinds! {
     UnknownCallItem = "unknown-call-item", Warn, "An output item, block or tool call of a type sse-replay does not model carries what looks like a call (a Responses `*_call` item, an Anthropic `*_tool_use` block, a Chat tool call of another `type`). It is read as a call the client executes, so it is never dropped silently; check whether the provider runs it itself.";
     IdMismatch = "id-mismatch", Warn, "A later event names a call under another id than the one it streamed under (e.g. an AI SDK `tool-input-available` whose `toolCallId` differs from the streamed `tool-input-start`). The streamed call is kept; a client that keys calls by id sees two.";
     PartialArgs = "partial-args", Info, "The arguments were streamed as Vertex AI `partialArgs` (a JSON path and a value per piece, `willContinue` on unfinished strings) and assembled into one object when the call closed. Clients that read only `args` get no arguments.";
+    FrameCorrupt = "frame-corrupt", Error, "A binary AWS event stream frame failed its checks: a prelude or message CRC32 mismatch, an impossible length, malformed headers, or bytes that are not a frame at all. Skipped to the next valid frame (the message names the byte offset); what it carried is lost, and an AWS SDK raises an error there.";
     EventTooLarge = "event-too-large", Error, "A line or event was longer than the limit (`--max-event-bytes`): an endless line such as `/dev/zero`, or a broken stream. Reading stopped there; only what came before it is analysed.";
     PreviewContradiction = "preview-contradiction", Info, "A partial-JSON preview of the arguments (jiter's partial mode, as openai-python's typewriter view uses) showed something the final arguments contradict: a number or literal cut short (`3` shown, `31` final), a value that later changed, or a key later removed. A view only: it never changes the verdict.";
 }

@@ -1,11 +1,13 @@
 //! Framing: how a body is cut into events before a dialect sees them. Server-Sent Events (the
 //! WHATWG parser in [`crate::sse`]), JSON lines (NDJSON: Ollama, and SDK test fixtures that keep
-//! one chunk object per line without `data:`), or one JSON array streamed element by element
-//! ([`crate::json_array`]: Gemini without `alt=sse`, and snapshot dumps of chunks).
-//! Auto-detected from the first non-blank byte.
+//! one chunk object per line without `data:`), one JSON array streamed element by element
+//! ([`crate::json_array`]: Gemini without `alt=sse`, and snapshot dumps of chunks), or binary AWS
+//! event stream frames (Bedrock, the decoder in [`crate::aws_eventstream`]). Auto-detected from
+//! the first bytes.
 
 use std::ops::Range;
 
+use crate::aws_eventstream::{self, Decoded};
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
 
@@ -23,6 +25,10 @@ pub enum Framing {
     /// One JSON array whose top-level elements are the events.
     #[serde(rename = "json-array")]
     JsonArray,
+    /// Binary AWS event stream frames (`application/vnd.amazon.eventstream`): Bedrock
+    /// ConverseStream and InvokeModelWithResponseStream.
+    #[serde(rename = "aws-eventstream")]
+    AwsEventStream,
 }
 
 impl Framing {
@@ -32,6 +38,7 @@ impl Framing {
             Framing::Sse => "sse",
             Framing::JsonLines => "jsonl",
             Framing::JsonArray => "json-array",
+            Framing::AwsEventStream => "aws-eventstream",
         }
     }
 
@@ -41,12 +48,29 @@ impl Framing {
             "sse" => Framing::Sse,
             "jsonl" | "ndjson" | "json-lines" => Framing::JsonLines,
             "json-array" | "array" => Framing::JsonArray,
+            "aws-eventstream" | "eventstream" => Framing::AwsEventStream,
             _ => return None,
         })
     }
+
+    /// Human title (the app's header).
+    pub fn title(self) -> &'static str {
+        match self {
+            Framing::Sse => "server-sent events",
+            Framing::JsonLines => "JSON lines",
+            Framing::JsonArray => "JSON array",
+            Framing::AwsEventStream => "AWS event stream",
+        }
+    }
+
+    /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
+    /// split characters mean something; binary frames have none of these.
+    pub fn is_text(self) -> bool {
+        !matches!(self, Framing::AwsEventStream)
+    }
 }
 
-/// A framed item: an event, or a comment (SSE only).
+/// A framed item: an event, a comment (SSE only), or a corrupt stretch (binary frames only).
 #[derive(Clone, Debug)]
 pub enum Framed<'a> {
     Event {
@@ -59,6 +83,23 @@ pub enum Framed<'a> {
         text: &'a str,
         span: Range<u64>,
     },
+    /// Bytes that should have been a frame and are not (a CRC mismatch, an impossible length,
+    /// garbage between frames): skipped, with what was wrong and where.
+    Corrupt {
+        span: Range<u64>,
+        message: &'a str,
+    },
+}
+
+impl Framed<'_> {
+    /// The item's byte span in the body.
+    pub fn span(&self) -> &Range<u64> {
+        match self {
+            Framed::Event { span, .. }
+            | Framed::Comment { span, .. }
+            | Framed::Corrupt { span, .. } => span,
+        }
+    }
 }
 
 /// A push line splitter for JSON lines: one event per non-blank line, CR stripped.
@@ -191,6 +232,175 @@ impl LineFramer {
     }
 }
 
+/// Binary AWS event stream frames as events: each frame is one event, named by its
+/// `:event-type`, its payload the data. Two envelopes of the protocol are opened here, so every
+/// dialect reads them without knowing AWS:
+/// - an InvokeModelWithResponseStream `chunk` event's payload `{"bytes": "<base64>"}` holds the
+///   model's own event JSON (Anthropic Messages on Bedrock): the decoded JSON is the data;
+/// - an exception frame (`:message-type: exception`, `:exception-type: throttlingException`…) or
+///   an error frame (`:error-code`, `:error-message`) is the protocol's error event: it becomes
+///   an `error` event whose data is `{"error": {"type": …, "message": …}}`, which every dialect
+///   reads as a provider error.
+#[derive(Debug)]
+pub struct AwsFramer {
+    decoder: aws_eventstream::Decoder,
+    event_type: String,
+    data: String,
+    message: String,
+}
+
+impl AwsFramer {
+    /// A framer that stops at the first frame longer than `limit` bytes.
+    pub fn with_max_frame_bytes(limit: u64) -> Self {
+        Self {
+            decoder: aws_eventstream::Decoder::with_max_frame_bytes(limit),
+            event_type: String::new(),
+            data: String::new(),
+            message: String::new(),
+        }
+    }
+
+    /// The frame that went past the limit, if one did.
+    pub fn overflow(&self) -> Option<Overflow> {
+        self.decoder.overflow()
+    }
+
+    /// Feed bytes; `sink` gets one event per complete frame.
+    pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
+        let (event_type, data, message) = (&mut self.event_type, &mut self.data, &mut self.message);
+        self.decoder.feed(input, &mut |d| {
+            emit_frame(d, event_type, data, message, sink)
+        });
+    }
+
+    /// End of input: a frame cut short is returned as the unterminated event (its text says how
+    /// much of the frame arrived).
+    pub fn finish(&mut self, sink: &mut impl FnMut(Framed<'_>)) -> Option<Unterminated> {
+        let (event_type, data, message) = (&mut self.event_type, &mut self.data, &mut self.message);
+        let cut = self
+            .decoder
+            .finish(&mut |d| emit_frame(d, event_type, data, message, sink))?;
+        Some(Unterminated {
+            span: cut.span.clone(),
+            text: cut.to_string(),
+            had_data: true,
+        })
+    }
+}
+
+/// One decoded frame (or corrupt stretch) as a framed item; see [`AwsFramer`].
+fn emit_frame(
+    d: Decoded<'_>,
+    event_type: &mut String,
+    data: &mut String,
+    message: &mut String,
+    sink: &mut impl FnMut(Framed<'_>),
+) {
+    let frame = match d {
+        Decoded::Corrupt(e) => {
+            message.clear();
+            message.push_str(&e.to_string());
+            sink(Framed::Corrupt {
+                span: e.span,
+                message,
+            });
+            return;
+        }
+        Decoded::Frame(f) => f,
+    };
+    let mut flags = EventFlags {
+        binary_frame: true,
+        ..EventFlags::default()
+    };
+    event_type.clear();
+    data.clear();
+    match frame.message_type() {
+        "exception" | "error" => {
+            event_type.push_str("error");
+            data.push_str(&error_json(&frame));
+        }
+        _ => {
+            event_type.push_str(frame.header_str(":event-type").unwrap_or("message"));
+            let inner = (event_type.as_str() == "chunk")
+                .then(|| chunk_bytes(frame.payload))
+                .flatten();
+            push_text(inner.as_deref().unwrap_or(frame.payload), data, &mut flags);
+        }
+    }
+    sink(Framed::Event {
+        event_type,
+        data,
+        span: frame.span.clone(),
+        flags,
+    });
+}
+
+fn push_text(bytes: &[u8], out: &mut String, flags: &mut EventFlags) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => out.push_str(s),
+        Err(_) => {
+            flags.lossy_utf8 = true;
+            out.push_str(&String::from_utf8_lossy(bytes));
+        }
+    }
+}
+
+/// The model's own event in an InvokeModelWithResponseStream `chunk` payload: the base64 `bytes`
+/// of `{"bytes": "…"}` (other fields, such as the `p` padding, ignored). `None` when the payload
+/// is not that shape.
+pub fn chunk_bytes(payload: &[u8]) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Chunk<'a> {
+        #[serde(borrow)]
+        bytes: std::borrow::Cow<'a, str>,
+    }
+    let c: Chunk<'_> = serde_json::from_slice(payload).ok()?;
+    crate::import::base64_decode(&c.bytes).ok()
+}
+
+/// One binary frame for people (`events`, the app's event inspector): `{"headers": {…},
+/// "payload": …}` with the payload parsed when it is JSON (else its text), and for an
+/// InvokeModelWithResponseStream `chunk`, the model's own event under `"decoded"`. `bytes` is the
+/// frame (an event's span), `offset` where it starts in the body.
+pub fn aws_frame_json(
+    bytes: &[u8],
+    offset: u64,
+) -> Result<serde_json::Value, aws_eventstream::FrameError> {
+    use serde_json::Value;
+    let frame = aws_eventstream::decode_frame(bytes, offset)?;
+    let shown = |b: &[u8]| -> Value {
+        serde_json::from_slice(b)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
+    };
+    let mut m = serde_json::Map::new();
+    m.insert("headers".into(), Value::Object(frame.headers_json()));
+    m.insert("payload".into(), shown(frame.payload));
+    if frame.header_str(":event-type") == Some("chunk")
+        && let Some(inner) = chunk_bytes(frame.payload)
+    {
+        m.insert("decoded".into(), shown(&inner));
+    }
+    Ok(Value::Object(m))
+}
+
+/// An exception or error frame as the error object every dialect reads: the exception type (or
+/// error code) and the payload's `message` (or the `:error-message` header, or the payload).
+fn error_json(frame: &aws_eventstream::Frame<'_>) -> String {
+    let kind = frame.event_type().unwrap_or(frame.message_type());
+    let payload = String::from_utf8_lossy(frame.payload);
+    let from_payload = serde_json::from_str::<serde_json::Value>(&payload)
+        .ok()
+        .and_then(|v| {
+            ["message", "Message"]
+                .iter()
+                .find_map(|k| v.get(*k).and_then(|m| m.as_str()).map(str::to_owned))
+        });
+    let message = from_payload
+        .or_else(|| frame.header_str(":error-message").map(str::to_owned))
+        .unwrap_or_else(|| payload.trim().to_owned());
+    serde_json::json!({"error": {"type": kind, "message": message}}).to_string()
+}
+
 /// A framer that decides SSE vs JSON lines from the first non-blank byte, unless told.
 // One framer per stream, used on the hot path: boxing the parser would only add an indirection.
 #[allow(clippy::large_enum_variant)]
@@ -201,6 +411,7 @@ pub enum Framer {
     Sse(SseParser),
     Lines(LineFramer),
     Array(crate::json_array::JsonArrayFramer),
+    Aws(AwsFramer),
 }
 
 impl Framer {
@@ -219,6 +430,7 @@ impl Framer {
             Some(Framing::JsonArray) => Framer::Array(
                 crate::json_array::JsonArrayFramer::with_max_event_bytes(limit),
             ),
+            Some(Framing::AwsEventStream) => Framer::Aws(AwsFramer::with_max_frame_bytes(limit)),
         }
     }
 
@@ -229,6 +441,7 @@ impl Framer {
             Framer::Sse(p) => p.overflow(),
             Framer::Lines(l) => l.overflow(),
             Framer::Array(a) => a.overflow(),
+            Framer::Aws(a) => a.overflow(),
         }
     }
 
@@ -239,14 +452,29 @@ impl Framer {
             Framer::Sse(_) => Some(Framing::Sse),
             Framer::Lines(_) => Some(Framing::JsonLines),
             Framer::Array(_) => Some(Framing::JsonArray),
+            Framer::Aws(_) => Some(Framing::AwsEventStream),
         }
     }
 
-    /// Sniff: JSON lines when the first non-blank byte (after a BOM) is `{`, a JSON array when it
-    /// is `[` ([`crate::json_array::looks_like_json_array`]). More than `limit`
-    /// blank bytes first: SSE (only blank lines so far; no JSON line can be that long), decided
-    /// the same way however the bytes were split.
+    /// Sniff: binary AWS event stream frames when the body opens with a valid prelude
+    /// ([`aws_eventstream::looks_like_aws_eventstream`]; a frame starts with its length, a control
+    /// byte no text body starts with, so only then are its 12 bytes awaited); JSON lines when the
+    /// first non-blank byte (after a BOM) is `{`, a JSON array when it is `[`
+    /// ([`crate::json_array::looks_like_json_array`]). More than `limit` blank bytes first: SSE
+    /// (only blank lines so far; no JSON line can be that long), decided the same way however the
+    /// bytes were split.
     fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
+        if prefix
+            .first()
+            .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())
+        {
+            if prefix.len() < aws_eventstream::PRELUDE_BYTES {
+                return None;
+            }
+            if aws_eventstream::looks_like_aws_eventstream(prefix) {
+                return Some(Framing::AwsEventStream);
+            }
+        }
         let p = crate::text::strip_bom(prefix);
         let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
             return (p.len() as u64 > limit).then_some(Framing::Sse);
@@ -278,6 +506,7 @@ impl Framer {
             Framer::Sse(p) => p.feed(input, &mut |item| sink(from_sse(item))),
             Framer::Lines(l) => l.feed(input, sink),
             Framer::Array(a) => a.feed(input, sink),
+            Framer::Aws(a) => a.feed(input, sink),
             Framer::Undecided(..) => {}
         }
     }
@@ -296,6 +525,7 @@ impl Framer {
                 None
             }
             Framer::Array(a) => a.finish(sink),
+            Framer::Aws(a) => a.finish(sink),
             Framer::Undecided(..) => None,
         }
     }
@@ -381,6 +611,65 @@ mod tests {
     }
 
     #[test]
+    fn binary_frames_are_detected_however_the_prelude_is_split() {
+        let frame = |t: &str, p: &str| aws_eventstream::event_frame(t, p.as_bytes());
+        let mut body = frame("messageStart", r#"{"role":"assistant"}"#);
+        body.extend(frame("messageStop", r#"{"stopReason":"end_turn"}"#));
+        body.extend(aws_eventstream::exception_frame(
+            "throttlingException",
+            br#"{"message":"Too many requests"}"#,
+        ));
+        let run = |cuts: &[usize]| {
+            let mut f = Framer::with_max_event_bytes(None, 1 << 20);
+            let mut out = Vec::new();
+            let mut sink = |i: Framed<'_>| {
+                if let Framed::Event {
+                    event_type,
+                    data,
+                    span,
+                    flags,
+                } = i
+                {
+                    out.push((
+                        event_type.to_owned(),
+                        data.to_owned(),
+                        span,
+                        flags.binary_frame,
+                    ));
+                }
+            };
+            for piece in crate::chunking::split(&body, cuts) {
+                f.feed(piece, &mut sink);
+            }
+            let u = f.finish(&mut sink);
+            (out, u, f.framing())
+        };
+        let whole = run(&[]);
+        assert_eq!(whole.2, Some(Framing::AwsEventStream));
+        assert_eq!(whole.1, None);
+        let names: Vec<&str> = whole.0.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(names, ["messageStart", "messageStop", "error"]);
+        assert!(whole.0.iter().all(|e| e.3));
+        // The exception is the error event every dialect reads.
+        assert_eq!(
+            whole.0[2].1,
+            r#"{"error":{"type":"throttlingException","message":"Too many requests"}}"#
+        );
+        for cut in 0..=body.len() {
+            assert_eq!(run(&[cut]), whole, "split at {cut}");
+        }
+        // A body that starts with a control byte but no valid prelude is read as text.
+        let mut f = Framer::new(None);
+        f.feed(b"\x01\x02 not a frame at all\n", &mut |_| {});
+        assert_eq!(f.framing(), Some(Framing::Sse));
+        let mut f = Framer::new(None);
+        f.feed(b"\x00\x00\x00", &mut |_| {});
+        assert_eq!(f.framing(), None, "waits for a whole prelude");
+        f.finish(&mut |_| {});
+        assert_eq!(f.framing(), Some(Framing::Sse));
+    }
+
+    #[test]
     fn limited_framer_chunking_property_on_random_streams() {
         let pieces: [&[u8]; 8] = [
             b"{\"a\":1}",
@@ -405,6 +694,7 @@ mod tests {
             let mut sink = |i: Framed<'_>| match i {
                 Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),
                 Framed::Comment { text, span } => out.push((format!("#{text}"), span)),
+                Framed::Corrupt { message, span } => out.push((format!("!{message}"), span)),
             };
             let mut start = 0;
             for &c in cuts.iter().chain(std::iter::once(&body.len())) {

@@ -230,9 +230,8 @@ impl EventCutter {
 
     fn feed(&mut self, block: &[u8], sink: &mut dyn FnMut(&[u8])) {
         let ends = &mut self.ends;
-        self.framer.feed(block, &mut |item: Framed<'_>| match item {
-            Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
-        });
+        self.framer
+            .feed(block, &mut |item: Framed<'_>| ends.push(item.span().end));
         self.tail.extend_from_slice(block);
         self.cut(sink);
     }
@@ -261,9 +260,8 @@ impl EventCutter {
     /// End of input: the last events, then what is left (an unterminated event) as one piece.
     fn finish(mut self, sink: &mut dyn FnMut(&[u8])) -> Result<(), Overflow> {
         let ends = &mut self.ends;
-        self.framer.finish(&mut |item: Framed<'_>| match item {
-            Framed::Event { span, .. } | Framed::Comment { span, .. } => ends.push(span.end),
-        });
+        self.framer
+            .finish(&mut |item: Framed<'_>| ends.push(item.span().end));
         if let Some(o) = self.framer.overflow() {
             return Err(o);
         }

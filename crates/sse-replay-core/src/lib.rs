@@ -8,6 +8,7 @@
 
 pub mod accumulate;
 pub mod analysis;
+pub mod aws_eventstream;
 pub mod bundled;
 pub mod chunking;
 pub mod compare;

@@ -118,7 +118,13 @@ pub fn capture_format(path: &Path) -> Option<ImportFormat> {
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
     match import::detect(path, &head) {
-        Ok(f @ (ImportFormat::Har | ImportFormat::Cassette | ImportFormat::TestProxy)) => Some(f),
+        Ok(
+            f @ (ImportFormat::Har
+            | ImportFormat::Cassette
+            | ImportFormat::TestProxy
+            | ImportFormat::Base64Body
+            | ImportFormat::JsonCapture),
+        ) => Some(f),
         Ok(ImportFormat::JsonLines) if by_ext => Some(ImportFormat::JsonLines),
         _ => None,
     }
@@ -407,7 +413,22 @@ mod tests {
             ": hi\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":3\"}}]}}]}\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"1}\"}}]}}]}\r\n\r\ndata: {\"choices\"",
         )
         .expect("write");
-        let mut paths = vec![odd];
+        // Binary Bedrock frames: a corrupted one, then a frame cut short at the end.
+        let frames = dir.path().join("frames.bin");
+        let mut bin = crate::aws_eventstream::event_frame(
+            "contentBlockStart",
+            br#"{"contentBlockIndex":0,"start":{"toolUse":{"name":"f","toolUseId":"t"}}}"#,
+        );
+        let mut bad = crate::aws_eventstream::event_frame(
+            "contentBlockDelta",
+            br#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{}"}}}"#,
+        );
+        bad[20] ^= 1;
+        bin.extend(bad);
+        let stop = crate::aws_eventstream::event_frame("messageStop", br#"{"stopReason":"x"}"#);
+        bin.extend_from_slice(&stop[..stop.len() - 3]);
+        std::fs::write(&frames, bin).expect("write");
+        let mut paths = vec![odd, frames];
         for d in [
             "recordings",
             "tests/data/fixtures",
@@ -416,6 +437,8 @@ mod tests {
             "tests/data/assistants",
             "tests/data/responses-items",
             "tests/data/json-array-chunks",
+            "tests/data/bedrock/binary",
+            "tests/data/bedrock/json",
         ] {
             for e in std::fs::read_dir(root.join(d))
                 .into_iter()

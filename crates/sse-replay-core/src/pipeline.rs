@@ -459,6 +459,16 @@ impl<O: SignalObserver> Pipeline<O> {
                         format!("comment \":{}\"", truncate(text, 60))
                     });
             }
+            Framed::Corrupt { span, message } => {
+                let at = Location {
+                    chunk: Some(self.chunk),
+                    offset: Some(span.start),
+                    ..Default::default()
+                };
+                self.out
+                    .findings
+                    .add(FindingKind::FrameCorrupt, None, at, || message.to_owned());
+            }
             Framed::Event {
                 event_type,
                 data,
@@ -489,7 +499,7 @@ impl<O: SignalObserver> Pipeline<O> {
                             });
                             return;
                         }
-                        None => self.default_dialect(),
+                        None => self.default_dialect(flags.binary_frame),
                     }
                 }
                 self.on_event(event_type, data, span, flags);
@@ -497,8 +507,15 @@ impl<O: SignalObserver> Pipeline<O> {
         }
     }
 
-    fn default_dialect(&mut self) {
-        self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
+    /// No event named the dialect: assume the framing's own, Bedrock ConverseStream for binary
+    /// AWS frames (`binary`), else OpenAI Chat.
+    fn default_dialect(&mut self, binary: bool) {
+        let kind = if binary {
+            DialectKind::BedrockConverse
+        } else {
+            DialectKind::OpenAiChat
+        };
+        self.dialect = Some(Dialect::new(kind));
         let at = Location {
             chunk: Some(self.chunk),
             ..Default::default()
@@ -506,7 +523,7 @@ impl<O: SignalObserver> Pipeline<O> {
         self.out
             .findings
             .add(FindingKind::DialectGuess, None, at, || {
-                "no event named the dialect; assumed openai-chat".into()
+                format!("no event named the dialect; assumed {}", kind.name())
             });
         self.replay_held();
     }
@@ -744,8 +761,19 @@ impl<O: SignalObserver> Pipeline<O> {
             (None, Some(l)) => format!(": {l}"),
             (None, None) => String::new(),
         };
+        let frames = self.out.framing == Some(Framing::AwsEventStream);
         let message = match (self.out.event_count, self.looks_like) {
             _ if self.out.bytes == 0 => "the input is empty".to_owned(),
+            // Say what the bytes are: frames of another AWS service, or of a model not read here.
+            (n, None) if frames && n > 0 => format!(
+                "binary AWS event stream frames ({}), none of them {}",
+                crate::text::plural(n, "frame"),
+                if self.opts.dialect.is_some() {
+                    format!("an event of the {dialect} dialect")
+                } else {
+                    "a known dialect's event".to_owned()
+                }
+            ),
             (0, _) => format!(
                 "no server-sent events or JSON lines ({})",
                 describe_bytes(&self.head, self.out.bytes)
@@ -893,7 +921,8 @@ impl<O: SignalObserver> Pipeline<O> {
             if self.pending.is_empty() {
                 self.dialect = Some(Dialect::new(DialectKind::OpenAiChat));
             } else {
-                self.default_dialect();
+                let binary = self.pending.first().is_some_and(|h| h.flags.binary_frame);
+                self.default_dialect(binary);
             }
         }
         if let Some(stats) = framer.sse_stats()
@@ -917,11 +946,15 @@ impl<O: SignalObserver> Pipeline<O> {
                 ..Default::default()
             };
             let text = u.text.clone();
+            let binary = framer.framing() == Some(Framing::AwsEventStream);
             self.out
                 .findings
                 .add(FindingKind::UnterminatedEvent, None, at, || {
                     let discarded = crate::text::plural(u.span.end - u.span.start, "byte");
-                    if text.is_empty() {
+                    if binary {
+                        // The text says which frame was cut and how much of it arrived.
+                        format!("{text}; discarded")
+                    } else if text.is_empty() {
                         format!("stream ended inside an event; discarded {discarded} (no data)")
                     } else {
                         format!(

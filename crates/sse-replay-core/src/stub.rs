@@ -1,7 +1,8 @@
 //! The stub builder (the seed's own method is stub-driven): from calls (name, arguments) and a
 //! fragment length in characters, build a recording of an OpenAI Chat Completions stream (or of
-//! another dialect's stream, see [`StubSpec::dialect`]), with the original arguments as ground
-//! truth. Optional quirks reproduce provider deviations.
+//! another dialect's stream, see [`StubSpec::dialect`]; Bedrock ConverseStream as binary AWS event
+//! stream frames with correct CRCs), with the original arguments as ground truth. Optional quirks
+//! reproduce provider deviations.
 
 use serde_json::{Value, json};
 
@@ -62,6 +63,9 @@ pub struct Quirks {
     /// Cohere only: `tool-call-start` carries the first arguments fragment (not `""`), so a client
     /// that appends only `tool-call-delta` loses it.
     pub args_in_start: bool,
+    /// Binary AWS event streams only: the frame of the fragment after the first two carries a
+    /// wrong message CRC32 (a corrupted frame; an AWS SDK raises a checksum error there).
+    pub crc_error: bool,
 }
 
 /// What to build.
@@ -93,6 +97,10 @@ pub struct StubSpec {
     /// dump of its chunks); [`Framing::JsonLines`] one data object per line. SSE-only parts
     /// (comments, `[DONE]`) are left out of the JSON framings.
     pub framing: Option<Framing>,
+    /// Anthropic Messages only: each event wrapped in a binary AWS event stream `chunk` frame
+    /// whose payload is `{"bytes": "<base64 of the event JSON>"}`, as Bedrock's
+    /// InvokeModelWithResponseStream sends Claude's stream.
+    pub invoke_model_stream: bool,
 }
 
 impl Default for StubSpec {
@@ -108,6 +116,7 @@ impl Default for StubSpec {
             dialect: DialectKind::OpenAiChat,
             minimal: false,
             framing: None,
+            invoke_model_stream: false,
         }
     }
 }
@@ -155,6 +164,7 @@ pub fn seed_example() -> StubSpec {
         dialect: DialectKind::OpenAiChat,
         minimal: true,
         framing: None,
+        invoke_model_stream: false,
     }
 }
 
@@ -176,7 +186,7 @@ pub fn build(spec: &StubSpec) -> Recording {
 }
 
 /// The events in the dialect's own wire framing (SSE; JSON lines for Ollama).
-fn events(spec: &StubSpec) -> Vec<String> {
+fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
     if spec.dialect != DialectKind::OpenAiChat {
         return other_dialect_events(spec);
     }
@@ -318,13 +328,14 @@ fn events(spec: &StubSpec) -> Vec<String> {
         }
         events.push(format!("{prefix}[DONE]{eol}{eol}"));
     }
-    events
+    events.into_iter().map(String::into_bytes).collect()
 }
 
 /// The dialect's own framing (what [`events`] writes).
 pub fn native_framing(dialect: DialectKind) -> Framing {
     match dialect {
         DialectKind::Ollama => Framing::JsonLines,
+        DialectKind::BedrockConverse => Framing::AwsEventStream,
         _ => Framing::Sse,
     }
 }
@@ -335,17 +346,21 @@ pub fn native_framing(dialect: DialectKind) -> Framing {
 /// `\n,\r\n` between them, `\n]` at the end, which goes with the last event). A truncated
 /// array is the whole array with its last element gone and the one before it cut a third from
 /// its end: a connection dropped inside an element, no `]`.
-fn reframe(spec: &StubSpec, events: Vec<String>) -> Vec<String> {
+/// Binary frames are never reframed (the CLI refuses `--framing` for them).
+fn reframe(spec: &StubSpec, events: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     let native = native_framing(spec.dialect);
     let Some(target) = spec.framing.filter(|f| *f != native) else {
         return events;
     };
+    if builds_binary(spec) {
+        return events;
+    }
     let mut datas: Vec<String> = Vec::new();
     for e in &events {
         let pieces: Vec<String> = if native == Framing::JsonLines {
-            vec![e.trim_end().to_owned()]
+            vec![String::from_utf8_lossy(e).trim_end().to_owned()]
         } else {
-            crate::sse::parse_all([e.as_bytes()])
+            crate::sse::parse_all([e.as_slice()])
                 .into_iter()
                 .map(|ev| ev.data)
                 .collect()
@@ -357,7 +372,7 @@ fn reframe(spec: &StubSpec, events: Vec<String>) -> Vec<String> {
         );
     }
     let eol = if spec.quirks.crlf { "\r\n" } else { "\n" };
-    match target {
+    let text: Vec<String> = match target {
         Framing::JsonLines => datas.into_iter().map(|d| format!("{d}{eol}")).collect(),
         Framing::Sse => datas
             .into_iter()
@@ -385,23 +400,25 @@ fn reframe(spec: &StubSpec, events: Vec<String>) -> Vec<String> {
                 if out.len() > 1 {
                     out.pop();
                 }
-                let Some(last) = out.last_mut() else {
-                    return out;
-                };
-                // A connection dropped inside the last element: no closing brace, no `]`.
-                let mut cut = last.len() * 2 / 3;
-                while !last.is_char_boundary(cut) {
-                    cut -= 1;
+                if let Some(last) = out.last_mut() {
+                    // A connection dropped inside the last element: no closing brace, no `]`.
+                    let mut cut = last.len() * 2 / 3;
+                    while !last.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    last.truncate(cut);
                 }
-                last.truncate(cut);
             }
             out
         }
-    }
+        // Binary frames returned above.
+        Framing::AwsEventStream => Vec::new(),
+    };
+    text.into_iter().map(String::into_bytes).collect()
 }
 
 /// Cut the events into chunks and wrap them in a recording with the ground truth.
-fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
+fn assemble(spec: &StubSpec, events: Vec<Vec<u8>>) -> Recording {
     // Chunks: one per event, or fixed-size reads; times advance per event.
     let mut chunks = Vec::new();
     match spec.read_bytes {
@@ -409,7 +426,7 @@ fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
             for (i, e) in events.iter().enumerate() {
                 chunks.push(Chunk {
                     t_micros: i as u64 * spec.gap_micros,
-                    bytes: e.as_bytes().to_vec(),
+                    bytes: e.clone(),
                 });
             }
         }
@@ -421,7 +438,7 @@ fn assemble(spec: &StubSpec, events: Vec<String>) -> Recording {
                 off += e.len() as u64;
                 ends.push((off, i as u64 * spec.gap_micros));
             }
-            let body: Vec<u8> = events.concat().into_bytes();
+            let body: Vec<u8> = events.concat();
             for (k, piece) in body.chunks(n).enumerate() {
                 let end = (k * n + piece.len()) as u64;
                 // A read arrives when the event containing its last byte was sent.
@@ -460,7 +477,8 @@ fn truth_call(spec: &StubSpec, c: &StubCall) -> TruthCall {
         | DialectKind::AnthropicMessages
         | DialectKind::Cohere
         | DialectKind::OpenAiAssistants
-        | DialectKind::AiSdkUi => TruthCall {
+        | DialectKind::AiSdkUi
+        | DialectKind::BedrockConverse => TruthCall {
             id: c.id.clone(),
             name: c.name.clone(),
             arguments: c.arguments.clone(),
@@ -474,6 +492,17 @@ fn truth_call(spec: &StubSpec, c: &StubCall) -> TruthCall {
 }
 
 impl Quirks {
+    /// The names of the quirks that are set but only exist in text streams (line endings,
+    /// `data:` lines, comments): a binary AWS event stream has none of these.
+    pub fn text_only(&self) -> Vec<&'static str> {
+        let flags = [
+            (self.crlf, "crlf"),
+            (self.no_space, "no-space"),
+            (self.keepalive_every != 0, "keepalive"),
+        ];
+        flags.iter().filter(|f| f.0).map(|f| f.1).collect()
+    }
+
     /// The names of the quirks that are set but only exist in OpenAI Chat streams.
     pub fn chat_only(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
@@ -508,8 +537,14 @@ fn args_value(arguments: &str) -> Value {
 /// Writes events in one dialect's framing, honouring the SSE-level quirks.
 struct Writer<'a> {
     spec: &'a StubSpec,
-    events: Vec<String>,
+    events: Vec<Vec<u8>>,
     fragments: usize,
+}
+
+/// Whether `spec` builds binary AWS event stream frames (Bedrock ConverseStream, or a dialect's
+/// events wrapped as InvokeModelWithResponseStream sends them) rather than text.
+pub fn builds_binary(spec: &StubSpec) -> bool {
+    spec.dialect == DialectKind::BedrockConverse || spec.invoke_model_stream
 }
 
 impl Writer<'_> {
@@ -517,33 +552,72 @@ impl Writer<'_> {
         if self.spec.quirks.crlf { "\r\n" } else { "\n" }
     }
 
-    /// An SSE event (or, for Ollama, one NDJSON line). `fragment` marks events carrying arguments,
-    /// which is where keep-alives and the error quirk are inserted (as in the chat builder).
+    /// An SSE event (for Ollama, one NDJSON line; for Bedrock, one binary frame named `name`;
+    /// wrapped as InvokeModelWithResponseStream, one `chunk` frame). `fragment` marks events
+    /// carrying arguments, which is where keep-alives and the error and CRC quirks are inserted
+    /// (as in the chat builder).
     fn push(&mut self, name: Option<&str>, data: &Value, fragment: bool) {
         let q = &self.spec.quirks;
         let eol = self.eol();
+        let binary = builds_binary(self.spec);
+        let mut corrupt = false;
         if fragment {
             let n = self.fragments;
             let ndjson = native_framing(self.spec.dialect) == Framing::JsonLines;
-            if !ndjson && q.keepalive_every > 0 && n > 0 && n.is_multiple_of(q.keepalive_every) {
-                self.events.push(format!(": keep-alive{eol}{eol}"));
+            if !ndjson
+                && !binary
+                && q.keepalive_every > 0
+                && n > 0
+                && n.is_multiple_of(q.keepalive_every)
+            {
+                self.events
+                    .push(format!(": keep-alive{eol}{eol}").into_bytes());
             }
             if q.error_after == Some(n) {
-                let text = self.error_text();
-                self.events.push(text);
+                let bytes = self.error_bytes();
+                self.events.push(bytes);
             }
+            corrupt = binary && q.crc_error && n == 2;
             self.fragments += 1;
         }
-        let text = if native_framing(self.spec.dialect) == Framing::JsonLines {
-            format!("{data}{eol}")
+        let bytes = if self.spec.invoke_model_stream {
+            use base64::Engine as _;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(data.to_string());
+            let payload = json!({"bytes": b64, "p": padding(self.events.len())});
+            crate::aws_eventstream::event_frame("chunk", payload.to_string().as_bytes())
+        } else if binary {
+            crate::aws_eventstream::event_frame(
+                name.unwrap_or("message"),
+                data.to_string().as_bytes(),
+            )
+        } else if native_framing(self.spec.dialect) == Framing::JsonLines {
+            format!("{data}{eol}").into_bytes()
         } else {
             let prefix = if q.no_space { "data:" } else { "data: " };
             match name {
                 Some(n) => format!("event: {n}{eol}{prefix}{data}{eol}{eol}"),
                 None => format!("{prefix}{data}{eol}{eol}"),
             }
+            .into_bytes()
         };
-        self.events.push(text);
+        let mut bytes = bytes;
+        if corrupt && let Some(last) = bytes.last_mut() {
+            // The message CRC's last byte: the frame's bytes no longer match it.
+            *last ^= 0xff;
+        }
+        self.events.push(bytes);
+    }
+
+    /// The provider's own mid-stream error, as bytes on the wire.
+    fn error_bytes(&self) -> Vec<u8> {
+        if builds_binary(self.spec) {
+            let payload = json!({"message": "Model Stream Error", "originalMessage": "The model stream failed.", "originalStatusCode": 500});
+            return crate::aws_eventstream::exception_frame(
+                "modelStreamErrorException",
+                payload.to_string().as_bytes(),
+            );
+        }
+        self.error_text().into_bytes()
     }
 
     /// The `data: [DONE]` sentinel (with an `event:` line when `name` is given).
@@ -554,10 +628,13 @@ impl Writer<'_> {
         } else {
             "data: "
         };
-        self.events.push(match name {
-            Some(n) => format!("event: {n}{eol}{prefix}[DONE]{eol}{eol}"),
-            None => format!("{prefix}[DONE]{eol}{eol}"),
-        });
+        self.events.push(
+            match name {
+                Some(n) => format!("event: {n}{eol}{prefix}[DONE]{eol}{eol}"),
+                None => format!("{prefix}[DONE]{eol}{eol}"),
+            }
+            .into_bytes(),
+        );
     }
 
     /// The provider's own mid-stream error.
@@ -569,7 +646,9 @@ impl Writer<'_> {
             "data: "
         };
         match self.spec.dialect {
-            DialectKind::OpenAiChat | DialectKind::AnthropicMessages => format!(
+            DialectKind::OpenAiChat
+            | DialectKind::AnthropicMessages
+            | DialectKind::BedrockConverse => format!(
                 "event: error{eol}{prefix}{}{eol}{eol}",
                 json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
             ),
@@ -645,7 +724,7 @@ fn send_order(per_call: &[Vec<String>], layout: Layout, truncate: bool) -> Vec<(
     order
 }
 
-fn other_dialect_events(spec: &StubSpec) -> Vec<String> {
+fn other_dialect_events(spec: &StubSpec) -> Vec<Vec<u8>> {
     let mut w = Writer {
         spec,
         events: Vec::new(),
@@ -661,6 +740,7 @@ fn other_dialect_events(spec: &StubSpec) -> Vec<String> {
         DialectKind::Cohere => cohere_events(&mut w),
         DialectKind::OpenAiAssistants => assistants_events(&mut w),
         DialectKind::AiSdkUi => ai_sdk_events(&mut w),
+        DialectKind::BedrockConverse => bedrock_events(&mut w),
     }
     w.events
 }
@@ -801,6 +881,72 @@ fn ai_sdk_events(w: &mut Writer<'_>) {
         w.push(None, &json!({"type": "finish-step"}), false);
         w.push(None, &json!({"type": "finish"}), false);
         w.done(None);
+    }
+}
+
+/// The `p` field AWS adds to every payload: a random-length prefix of the alphabet, so an
+/// observer cannot tell the content from the frame sizes. Here its length follows the frame's
+/// number, so the stub stays deterministic.
+fn padding(n: usize) -> &'static str {
+    const ALPHABET: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    &ALPHABET[..(n * 17 + 5) % ALPHABET.len()]
+}
+
+/// Bedrock ConverseStream as AWS sends it (as in tests/data/bedrock/binary/): binary frames with
+/// `:event-type`, `:content-type` and `:message-type` headers; `messageStart`, a text block at
+/// index 0 (so the toolUse blocks start at 1), each call opened by a `contentBlockStart` with
+/// `start.toolUse` (`name`, `toolUseId`), its input in `contentBlockDelta` string fragments, a
+/// `contentBlockStop` for every block, `messageStop` with `stopReason: tool_use`, and `metadata`
+/// with usage and latency; keys in alphabetical order and the `p` padding in every payload.
+fn bedrock_events(w: &mut Writer<'_>) {
+    let spec = w.spec;
+    let (per_call, order) = fragment_plan(spec);
+    let p = |w: &Writer<'_>| padding(w.events.len());
+    let pad = p(w);
+    w.push(
+        Some("messageStart"),
+        &json!({"p": pad, "role": "assistant"}),
+        false,
+    );
+    let pad = p(w);
+    w.push(
+        Some("contentBlockDelta"),
+        &json!({"contentBlockIndex": 0, "delta": {"text": "Let me look that up."}, "p": pad}),
+        false,
+    );
+    let pad = p(w);
+    w.push(
+        Some("contentBlockStop"),
+        &json!({"contentBlockIndex": 0, "p": pad}),
+        false,
+    );
+    for &(c, f) in &order {
+        let call = &spec.calls[c];
+        let index = c + 1;
+        if f == 0 {
+            let pad = p(w);
+            w.push(Some("contentBlockStart"), &json!({"contentBlockIndex": index, "p": pad, "start": {"toolUse": {"name": call.name, "toolUseId": call.id}}}), false);
+        }
+        let pad = p(w);
+        w.push(Some("contentBlockDelta"), &json!({"contentBlockIndex": index, "delta": {"toolUse": {"input": per_call[c][f]}}, "p": pad}), true);
+        if f + 1 == per_call[c].len() {
+            let pad = p(w);
+            w.push(
+                Some("contentBlockStop"),
+                &json!({"contentBlockIndex": index, "p": pad}),
+                false,
+            );
+        }
+    }
+    if !spec.quirks.truncate {
+        let pad = p(w);
+        w.push(
+            Some("messageStop"),
+            &json!({"p": pad, "stopReason": "tool_use"}),
+            false,
+        );
+        let pad = p(w);
+        w.push(Some("metadata"), &json!({"metrics": {"latencyMs": 800}, "p": pad, "usage": {"inputTokens": 50, "outputTokens": 20, "serverToolUsage": {}, "totalTokens": 70}}), false);
     }
 }
 

@@ -1,7 +1,8 @@
 //! The stub builder's non-streaming output (`sse-replay stub … --non-streaming`): the complete
 //! response a provider returns for the same calls when the request does not ask for a stream —
 //! an OpenAI chat completion, a Responses `response` object, an Anthropic message, a Gemini
-//! `GenerateContentResponse`, an Ollama `/api/chat` reply with `"done": true` — so the stream and
+//! `GenerateContentResponse`, an Ollama `/api/chat` reply with `"done": true`, a Bedrock Converse
+//! response — so the stream and
 //! its non-streaming twin can be opened side by side (Compare two). The same ground truth as the
 //! stream's; fragment lengths, layout and quirks do not apply (there are no fragments).
 
@@ -152,6 +153,23 @@ pub fn document(spec: &StubSpec) -> Option<Value> {
             "model": "gpt-4o",
         }),
         DialectKind::AiSdkUi => return None,
+        // Bedrock Converse (the non-streaming twin of ConverseStream): the stream stub's text
+        // block first, so each call keeps its content-block index.
+        DialectKind::BedrockConverse => json!({
+            "metrics": {"latencyMs": 800},
+            "output": {"message": {
+                "content": std::iter::once(json!({"text": "Let me look that up."}))
+                    .chain(calls.iter().map(|c| json!({"toolUse": {
+                        "input": args_value(&c.arguments),
+                        "name": c.name,
+                        "toolUseId": c.id,
+                    }})))
+                    .collect::<Vec<_>>(),
+                "role": "assistant",
+            }},
+            "stopReason": "tool_use",
+            "usage": {"inputTokens": 80, "outputTokens": 40, "totalTokens": 120},
+        }),
     })
 }
 
@@ -170,7 +188,9 @@ pub fn body(spec: &StubSpec) -> Result<String, RecordingError> {
         )))
     })?;
     let text = match spec.dialect {
-        DialectKind::AnthropicMessages | DialectKind::Ollama => serde_json::to_string(&doc),
+        DialectKind::AnthropicMessages | DialectKind::Ollama | DialectKind::BedrockConverse => {
+            serde_json::to_string(&doc)
+        }
         _ => serde_json::to_string_pretty(&doc),
     };
     text.map(|t| t + "\n")

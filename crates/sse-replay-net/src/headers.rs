@@ -136,12 +136,15 @@ pub fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether a `Content-Type` value is an event stream.
+/// Whether a `Content-Type` value is an event stream: server-sent events, or binary AWS event
+/// stream frames (Bedrock's ConverseStream and InvokeModelWithResponseStream).
 pub fn is_event_stream(content_type: Option<&str>) -> bool {
     content_type.is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+        ct.split(';').next().is_some_and(|m| {
+            let m = m.trim();
+            m.eq_ignore_ascii_case("text/event-stream")
+                || m.eq_ignore_ascii_case(sse_replay_core::aws_eventstream::CONTENT_TYPE)
+        })
     })
 }
 
@@ -276,6 +279,7 @@ mod tests {
             "Internal Server Error"
         );
         assert!(is_event_stream(Some("text/event-stream; charset=utf-8")));
+        assert!(is_event_stream(Some("application/vnd.amazon.eventstream")));
         assert!(!is_event_stream(Some("application/json")));
     }
 }

@@ -450,6 +450,34 @@ impl Drop for WatchedBody {
     }
 }
 
+/// The HTTP/2 connection preface a prior-knowledge (h2c) client sends first.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Whether the connection's first bytes (peeked, not taken) are the HTTP/2 preface. Decided as
+/// soon as they differ from it (an HTTP/1.1 method does at its second byte at the latest);
+/// `false` at end of input.
+async fn opens_with_h2_preface(stream: &tokio::net::TcpStream) -> bool {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    let mut seen = 0;
+    loop {
+        let n = match stream.peek(&mut buf).await {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if n == 0 || !H2_PREFACE.starts_with(&buf[..n]) {
+            return false;
+        }
+        if n == H2_PREFACE.len() {
+            return true;
+        }
+        if n == seen {
+            // Part of the preface, and nothing new yet: peek returns at once, so wait a little.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        seen = n;
+    }
+}
+
 /// Answers a connection over the limit with a 503 if the socket takes it at once (best effort: a
 /// client that already sent its request may see a reset instead), then closes it.
 fn refuse(stream: &tokio::net::TcpStream, limit: usize) {
@@ -467,6 +495,12 @@ fn refuse(stream: &tokio::net::TcpStream, limit: usize) {
 /// then a graceful close of the open ones (bounded: streams are told to stop by their own watch of
 /// `stop`, and whatever remains after 2 s is dropped).
 ///
+/// With `http2`, a connection that opens with the HTTP/2 preface is served as HTTP/2 over cleartext
+/// (prior knowledge, h2c): the AWS SDK for JavaScript's Bedrock Runtime client speaks nothing else
+/// to an `http://` endpoint. Any other first bytes are HTTP/1.1 as before; the preface is looked
+/// for within the header timeout (or the idle timeout, if shorter), so a silent or slow client is
+/// closed exactly as an HTTP/1.1-only server closes it.
+///
 /// [`ServerLimits`] are enforced here: hyper's header-read timeout (with the tokio timer), an idle
 /// watchdog per connection, and a connection cap. Over the cap a connection is accepted and closed
 /// at once (with a best-effort 503) rather than left waiting in the kernel's backlog: the client
@@ -475,6 +509,7 @@ pub(crate) async fn accept_loop<F, Fut>(
     listener: std::net::TcpListener,
     mut stop: tokio::sync::watch::Receiver<bool>,
     limits: ServerLimits,
+    http2: bool,
     handler: F,
 ) where
     F: Fn(hyper::Request<hyper::body::Incoming>, SocketAddr) -> Fut + Clone + Send + Sync + 'static,
@@ -539,19 +574,36 @@ pub(crate) async fn accept_loop<F, Fut>(
                 }))
             }
         });
-        let io = WatchedIo {
-            inner: stream,
-            activity: activity.clone(),
-        };
-        let conn = hyper::server::conn::http1::Builder::new()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(limits.header_timeout)
-            .serve_connection(hyper_util::rt::TokioIo::new(io), service);
-        let conn = graceful.watch(conn);
+        let watcher = graceful.watcher();
         let idle = limits.idle_timeout;
         tokio::spawn(async move {
             let _slot = slot;
-            let mut conn = std::pin::pin!(conn);
+            let first_bytes = limits.header_timeout.min(idle);
+            let h2 = http2
+                && tokio::time::timeout(first_bytes, opens_with_h2_preface(&stream))
+                    .await
+                    .unwrap_or(false);
+            let io = hyper_util::rt::TokioIo::new(WatchedIo {
+                inner: stream,
+                activity: activity.clone(),
+            });
+            type Conn = std::pin::Pin<
+                Box<dyn std::future::Future<Output = Result<(), hyper::Error>> + Send>,
+            >;
+            let conn: Conn = if h2 {
+                let conn =
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .serve_connection(io, service);
+                Box::pin(watcher.watch(conn))
+            } else {
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(limits.header_timeout)
+                    .serve_connection(io, service);
+                Box::pin(watcher.watch(conn))
+            };
+            let mut conn = conn;
             loop {
                 let deadline = activity.last() + idle;
                 tokio::select! {

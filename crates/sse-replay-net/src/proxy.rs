@@ -198,7 +198,7 @@ pub fn start(
         .spawn(move || {
             rt.block_on(async move {
                 let handler_shared = shared.clone();
-                super::accept_loop(listener, stop_rx, limits, move |req, _peer| {
+                super::accept_loop(listener, stop_rx, limits, false, move |req, _peer| {
                     let shared = handler_shared.clone();
                     async move { forward(req, shared).await }
                 })

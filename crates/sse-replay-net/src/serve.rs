@@ -1,10 +1,14 @@
 //! `sse-replay serve`: a recording as a streaming HTTP endpoint (a mock LLM API).
 //!
-//! Any path and method gets the recorded response: its status (200 when none was recorded), its
-//! `Content-Type` (when none: `text/event-stream`, or `application/json` for a complete response
-//! or a JSON array streamed element by element), then the body with the recorded chunk boundaries
-//! and timing, scaled by `--speed`, or re-cut into `--rechunk N`-byte writes that split UTF-8
-//! characters and CRLFs on purpose. Each chunk is its own write (chunked transfer encoding, no
+//! Any path and method gets the recorded response (so an AWS SDK's `/model/{id}/converse-stream`
+//! works as well as `/v1/chat/completions`): its status (200 when none was recorded), its
+//! `Content-Type` (when none: `text/event-stream`; `application/vnd.amazon.eventstream` for a
+//! body of binary AWS frames; `application/json` for one complete response or a JSON array
+//! streamed element by element), then the body with the recorded chunk boundaries and timing,
+//! scaled by `--speed`, or re-cut into `--rechunk N`-byte writes that split UTF-8 characters and
+//! CRLFs on purpose. A client that opens with the HTTP/2 preface (prior knowledge, as the AWS SDK
+//! for JavaScript's Bedrock client does) is answered in HTTP/2, any other in HTTP/1.1. Each chunk
+//! is its own write (chunked transfer encoding, no
 //! `Content-Length`, `TCP_NODELAY`). Writes are scheduled against one start instant, so sleeping
 //! never accumulates drift.
 
@@ -118,6 +122,8 @@ impl Plan {
                 || {
                     if complete || array {
                         "application/json".to_owned()
+                    } else if binary_frames(rec) {
+                        sse_replay_core::aws_eventstream::CONTENT_TYPE.to_owned()
                     } else {
                         "text/event-stream".to_owned()
                     }
@@ -132,6 +138,20 @@ impl Plan {
             complete,
         }
     }
+}
+
+/// The body opens with a binary AWS event stream frame (a Bedrock recording): its first 12
+/// bytes, gathered across chunks, are a valid prelude.
+fn binary_frames(rec: &Recording) -> bool {
+    let mut head = Vec::with_capacity(sse_replay_core::aws_eventstream::PRELUDE_BYTES);
+    for c in &rec.chunks {
+        let need = sse_replay_core::aws_eventstream::PRELUDE_BYTES - head.len();
+        head.extend_from_slice(&c.bytes[..c.bytes.len().min(need)]);
+        if head.len() == sse_replay_core::aws_eventstream::PRELUDE_BYTES {
+            break;
+        }
+    }
+    sse_replay_core::aws_eventstream::looks_like_aws_eventstream(&head)
 }
 
 /// What to serve and where.
@@ -182,7 +202,7 @@ pub async fn run(
 ) {
     let stop_streams = stop.clone();
     let idle = limits.idle_timeout;
-    super::accept_loop(listener, stop, limits, move |req, peer| {
+    super::accept_loop(listener, stop, limits, true, move |req, peer| {
         let plan = plan.clone();
         let stop = stop_streams.clone();
         async move { respond(req, peer, plan, log, idle, stop).await }

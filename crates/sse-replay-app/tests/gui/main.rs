@@ -4,6 +4,7 @@
 mod common;
 
 mod app;
+mod bedrock;
 mod daily;
 mod forms;
 mod honest;

@@ -306,7 +306,11 @@ impl Analysis {
         let mut findings = std::mem::take(&mut out.findings);
         // Chunk-level findings (need boundaries).
         if source.timing_known {
-            chunk_findings(&body, &chunks, &mut findings);
+            if framing.is_text() {
+                chunk_findings(&body, &chunks, &mut findings);
+            } else {
+                frame_split_findings(&out.events, &chunks, &mut findings);
+            }
         }
         let checkpoints: Vec<Checkpoints> = out
             .calls
@@ -486,6 +490,29 @@ fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], findings: &mut Findings) {
         if prev != b'\n' && prev != b'\r' {
             findings.add(FindingKind::SplitLine, None, at, || {
                 format!("read {i} ends in the middle of a line at byte {}", c.end)
+            });
+        }
+    }
+}
+
+/// Binary frames: a read that ends inside a frame (split characters and lines mean nothing in a
+/// binary body; a reader that takes each read as whole frames is what fails here).
+fn frame_split_findings(events: &[EventRecord], chunks: &[ChunkSpan], findings: &mut Findings) {
+    let mut e = events.iter().peekable();
+    for (i, c) in chunks.iter().enumerate() {
+        while e.next_if(|ev| ev.span.end <= c.end).is_some() {}
+        let Some(ev) = e.peek() else { break };
+        if ev.span.start < c.end && c.end < ev.span.end {
+            let at = Location {
+                chunk: Some(i as u32),
+                offset: Some(c.end),
+                ..Default::default()
+            };
+            findings.add(FindingKind::SplitFrame, None, at, || {
+                format!(
+                    "read {i} ends inside the frame at byte {} (at byte {})",
+                    ev.span.start, c.end
+                )
             });
         }
     }

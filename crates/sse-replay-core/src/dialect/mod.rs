@@ -8,6 +8,7 @@
 pub mod ai_sdk;
 pub mod anthropic;
 pub mod assistants;
+pub mod bedrock;
 pub mod cohere;
 pub mod gemini;
 pub mod ollama;
@@ -44,11 +45,13 @@ pub enum DialectKind {
     OpenAiAssistants,
     #[serde(rename = "ai-sdk-ui")]
     AiSdkUi,
+    #[serde(rename = "bedrock-converse")]
+    BedrockConverse,
 }
 
 impl DialectKind {
     /// All dialects.
-    pub const ALL: [DialectKind; 8] = [
+    pub const ALL: [DialectKind; 9] = [
         DialectKind::OpenAiChat,
         DialectKind::OpenAiResponses,
         DialectKind::AnthropicMessages,
@@ -57,6 +60,7 @@ impl DialectKind {
         DialectKind::Cohere,
         DialectKind::OpenAiAssistants,
         DialectKind::AiSdkUi,
+        DialectKind::BedrockConverse,
     ];
 
     /// Stable name (CLI `--dialect`, JSON, recording metadata).
@@ -70,6 +74,7 @@ impl DialectKind {
             DialectKind::Cohere => "cohere",
             DialectKind::OpenAiAssistants => "openai-assistants",
             DialectKind::AiSdkUi => "ai-sdk-ui",
+            DialectKind::BedrockConverse => "bedrock-converse",
         }
     }
 
@@ -84,6 +89,7 @@ impl DialectKind {
             DialectKind::Cohere => "Cohere v2 Chat",
             DialectKind::OpenAiAssistants => "OpenAI Assistants v2 runs",
             DialectKind::AiSdkUi => "Vercel AI SDK UI message stream",
+            DialectKind::BedrockConverse => "AWS Bedrock ConverseStream",
         }
     }
 
@@ -100,6 +106,12 @@ impl DialectKind {
                 DialectKind::OpenAiAssistants
             }
             "ai-sdk-ui" | "ai-sdk" | "vercel-ai" | "ui-message-stream" => DialectKind::AiSdkUi,
+            "bedrock-converse"
+            | "bedrock"
+            | "bedrock-converse-stream"
+            | "converse"
+            | "converse-stream"
+            | "aws-bedrock" => DialectKind::BedrockConverse,
             _ => return None,
         })
     }
@@ -119,6 +131,7 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
             return Some(DialectKind::OpenAiAssistants);
         }
         t if cohere::looks_like_cohere_event(t) => return Some(DialectKind::Cohere),
+        t if bedrock::EVENTS.contains(&t) => return Some(DialectKind::BedrockConverse),
         _ => {}
     }
     let data = data.trim_start();
@@ -139,8 +152,29 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
         message: Option<serde::de::IgnoredAny>,
         #[serde(default)]
         object: Option<&'a str>,
+        #[serde(default, rename = "messageStart")]
+        message_start: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "contentBlockStart")]
+        content_block_start: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "contentBlockDelta")]
+        content_block_delta: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "contentBlockStop")]
+        content_block_stop: Option<serde::de::IgnoredAny>,
+        #[serde(default, rename = "messageStop")]
+        message_stop: Option<serde::de::IgnoredAny>,
     }
     let s: Sniff<'_> = serde_json::from_str(data).ok()?;
+    // Bedrock ConverseStream decoded by an AWS SDK: one object keyed by the event's name
+    // (`metadata` alone is too common a word to decide), or a `type` naming it.
+    if s.kind.is_some_and(|t| bedrock::EVENTS.contains(&t))
+        || s.message_start.is_some()
+        || s.content_block_start.is_some()
+        || s.content_block_delta.is_some()
+        || s.content_block_stop.is_some()
+        || s.message_stop.is_some()
+    {
+        return Some(DialectKind::BedrockConverse);
+    }
     if let Some(t) = s.kind {
         if t.starts_with("response.") {
             return Some(DialectKind::OpenAiResponses);
@@ -189,6 +223,7 @@ pub enum Dialect {
     Cohere(cohere::Cohere),
     OpenAiAssistants(assistants::Assistants),
     AiSdkUi(ai_sdk::AiSdk),
+    BedrockConverse(bedrock::Bedrock),
 }
 
 impl Dialect {
@@ -203,6 +238,7 @@ impl Dialect {
             DialectKind::Cohere => Dialect::Cohere(Default::default()),
             DialectKind::OpenAiAssistants => Dialect::OpenAiAssistants(Default::default()),
             DialectKind::AiSdkUi => Dialect::AiSdkUi(Default::default()),
+            DialectKind::BedrockConverse => Dialect::BedrockConverse(Default::default()),
         }
     }
 
@@ -217,6 +253,7 @@ impl Dialect {
             Dialect::Cohere(_) => DialectKind::Cohere,
             Dialect::OpenAiAssistants(_) => DialectKind::OpenAiAssistants,
             Dialect::AiSdkUi(_) => DialectKind::AiSdkUi,
+            Dialect::BedrockConverse(_) => DialectKind::BedrockConverse,
         }
     }
 
@@ -231,6 +268,7 @@ impl Dialect {
             Dialect::Cohere(d) => d.on_event(event_type, data, out),
             Dialect::OpenAiAssistants(d) => d.on_event(event_type, data, out),
             Dialect::AiSdkUi(d) => d.on_event(event_type, data, out),
+            Dialect::BedrockConverse(d) => d.on_event(event_type, data, out),
         }
     }
 }

@@ -14,8 +14,9 @@
 //! version: 1
 //! ```
 //!
-//! Every interaction whose response is an event stream becomes a recording. Cassettes keep the body
-//! whole, so chunk boundaries and timing are lost; the recording says so.
+//! Every interaction whose response is an event stream (SSE, JSON lines, binary AWS event stream
+//! frames; a gzip-encoded body decoded first) becomes a recording. Cassettes keep the body whole,
+//! so chunk boundaries and timing are lost; the recording says so.
 
 use std::path::Path;
 
@@ -23,7 +24,7 @@ use serde_yaml_ng::Value;
 
 use super::{
     BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, decode_body, file_name, is_stream_type, looks_like_stream,
+    body_recording, file_name, is_stream_type, looks_like_stream,
 };
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
@@ -96,18 +97,17 @@ pub fn import(
             }
             continue;
         };
-        let limit = limits
-            .max_event_bytes
-            .saturating_mul(crate::input::RECORDING_LINE_FACTOR);
-        let body = match decode_body(body, encoding.as_deref(), limit) {
-            Ok(b) => b,
-            Err(why) => {
-                if typed {
-                    skipped.push(format!("interaction {}: {why}", i + 1));
+        // A body kept as it came off the wire (gzip) is decoded, within a size limit.
+        let body =
+            match super::decode_body(body, encoding.as_deref(), super::max_decoded_body(limits)) {
+                Ok(b) => b,
+                Err(why) => {
+                    if typed {
+                        skipped.push(format!("interaction {} {why}", i + 1));
+                    }
+                    continue;
                 }
-                continue;
-            }
-        };
+            };
         if !typed && !looks_like_stream(&body) {
             continue;
         }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::{
     BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, decode_body, file_name, is_stream_type, looks_like_stream,
+    body_recording, file_name, is_stream_type, looks_like_stream,
 };
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
@@ -107,6 +107,7 @@ pub fn import(
     let total = entries.len();
     let mut out = Imported::default();
     let mut without_body = 0usize;
+    let mut undecodable: Vec<String> = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
         let Some(resp) = entry.response else { continue };
         let header_type = resp
@@ -136,11 +137,20 @@ pub fn import(
             .iter()
             .find(|h| h.name.eq_ignore_ascii_case("content-encoding"))
             .map(|h| h.value.clone());
-        let limit = limits
-            .max_event_bytes
-            .saturating_mul(crate::input::RECORDING_LINE_FACTOR);
-        // Browsers store the decoded text; a proxy may keep the compressed bytes (base64).
-        let body = body.and_then(|b| decode_body(b, encoding.as_deref(), limit).ok());
+        // Browsers store the decoded text whatever `Content-Encoding` says; a proxy may keep the
+        // compressed bytes (base64): those are decoded, within a size limit.
+        let body = match body
+            .map(|b| super::decode_body(b, encoding.as_deref(), super::max_decoded_body(limits)))
+        {
+            Some(Err(why)) => {
+                if typed {
+                    undecodable.push(format!("entry {} {why}", i + 1));
+                }
+                continue;
+            }
+            Some(Ok(b)) => Some(b),
+            None => None,
+        };
         let body = match body {
             Some(b) if !b.is_empty() && (typed || looks_like_stream(&b)) => b,
             _ => {
@@ -211,7 +221,9 @@ pub fn import(
         out.push(rec, limits);
     }
     if out.recordings.is_empty() {
-        let why = if without_body > 0 {
+        let why = if !undecodable.is_empty() {
+            undecodable.join("; ")
+        } else if without_body > 0 {
             format!(
                 "{without_body} event-stream entries have no saved body (some browsers do not keep streamed bodies; export from a proxy such as mitmproxy instead)"
             )

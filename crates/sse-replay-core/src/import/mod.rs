@@ -12,20 +12,24 @@
 //!   them ([`jsonl`]);
 //! - Azure SDK test-proxy session records (openai-dotnet, the Azure SDKs), whose entries keep an
 //!   event stream as a list of its lines ([`testproxy`]);
-//! - raw bodies (`curl -N … > file`), a JSON array of chunks (Gemini without `alt=sse`, a dump)
-//!   and one complete JSON response, pretty-printed or not, through
-//!   [`crate::input::raw_to_recording`].
+//! - a body kept as base64 text, and a JSON capture whose `response.bodyBase64` holds the body
+//!   ([`wrapped`]: how test suites keep binary AWS event streams);
+//! - raw bodies (`curl -N … > file`: SSE, JSON lines or binary AWS event stream frames), a JSON
+//!   array of chunks (Gemini without `alt=sse`, a dump) and one complete JSON response,
+//!   pretty-printed or not, through [`crate::input::raw_to_recording`].
 //!
 //! A body stored compressed (`Content-Encoding: gzip` or `deflate`, or gzip's magic bytes) is
-//! decompressed ([`decode_body`]), up to the same size limit as any input.
+//! decompressed ([`encoding`]), up to a size limit.
 //!
 //! None of these formats keeps network read boundaries or timing, so every imported recording has
 //! `meta.timing_known = false`, one chunk per event, and a note saying so.
 
 pub mod cassette;
+mod encoding;
 pub mod har;
 pub mod jsonl;
 pub mod testproxy;
+pub mod wrapped;
 
 use std::path::{Path, PathBuf};
 
@@ -49,7 +53,7 @@ pub enum ImportError {
     AlreadyRecording { path: PathBuf },
     /// Not a format this build imports.
     #[error(
-        "not a capture this build can import (expected a HAR file, a VCR cassette, JSON lines or an SSE body; first line: {first_line:?}) in {}",
+        "not a capture this build can import (expected a HAR file, a VCR cassette, JSON lines, an SSE body or an AWS event stream; first line: {first_line:?}) in {}",
         .path.display()
     )]
     Unrecognised { path: PathBuf, first_line: String },
@@ -86,6 +90,13 @@ pub enum ImportError {
     /// The test-proxy session record is JSON but not shaped like one.
     #[error("invalid test-proxy session record at {at}: {message} in {}", .path.display())]
     TestProxy {
+        path: PathBuf,
+        at: String,
+        message: String,
+    },
+    /// A JSON capture or a base64 body is malformed.
+    #[error("invalid capture at {at}: {message} in {}", .path.display())]
+    Capture {
         path: PathBuf,
         at: String,
         message: String,
@@ -133,6 +144,7 @@ impl ImportError {
             | Self::Cassette { path, .. }
             | Self::TestProxy { path, .. }
             | Self::JsonLine { path, .. }
+            | Self::Capture { path, .. }
             | Self::NoStreams { path, .. }
             | Self::EventTooLarge { path, .. }
             | Self::TooLong { path, .. }
@@ -202,6 +214,10 @@ pub enum ImportFormat {
     /// An Azure SDK test-proxy session record.
     TestProxy,
     RawBody,
+    /// A file that is the base64 text of a stream.
+    Base64Body,
+    /// A JSON document holding one response with a base64 (or text) body.
+    JsonCapture,
 }
 
 impl ImportFormat {
@@ -213,6 +229,8 @@ impl ImportFormat {
             ImportFormat::JsonLines => "jsonl",
             ImportFormat::TestProxy => "test-proxy",
             ImportFormat::RawBody => "raw",
+            ImportFormat::Base64Body => "base64",
+            ImportFormat::JsonCapture => "json-capture",
         }
     }
 }
@@ -247,8 +265,15 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
         "jsonl" | "ndjson" => return Ok(ImportFormat::JsonLines),
         _ => {}
     }
+    // A binary AWS event stream body (its first byte is a control byte, never whitespace).
+    if crate::aws_eventstream::looks_like_aws_eventstream(body) {
+        return Ok(ImportFormat::RawBody);
+    }
     let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
     let first_line = &text[..first_line_end];
+    if wrapped::looks_like_json_capture(text) {
+        return Ok(ImportFormat::JsonCapture);
+    }
     if let Some(format) = whole_document(text) {
         return Ok(format);
     }
@@ -284,6 +309,9 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
         .any(|l| l.starts_with(b"data:") || l.starts_with(b"event:"))
     {
         return Ok(ImportFormat::RawBody);
+    }
+    if wrapped::looks_like_base64_stream(text) {
+        return Ok(ImportFormat::Base64Body);
     }
     Err(ImportError::Unrecognised {
         path: path.to_owned(),
@@ -394,6 +422,10 @@ pub fn import_bytes_with(
             recordings: vec![raw_body(path, bytes, limits)?],
             skipped_streams: 0,
         },
+        ImportFormat::Base64Body => wrapped::import_base64(path, bytes, limits)?,
+        ImportFormat::JsonCapture => {
+            wrapped::import_json_capture(path, bytes, limits, keep_secrets)?
+        }
     };
     if imported.recordings.is_empty() {
         return Err(ImportError::NoStreams {
@@ -436,6 +468,15 @@ pub(crate) struct BodyOrigin<'a> {
     pub at: String,
 }
 
+/// The most a compressed body may decode to: as much as a recording read from a pipe may hold.
+pub(crate) fn max_decoded_body(limits: &ImportLimits) -> u64 {
+    limits
+        .max_event_bytes
+        .saturating_mul(crate::input::RECORDING_LINE_FACTOR)
+}
+
+pub(crate) use encoding::decode_body;
+
 /// A body as a recording, with the import's metadata; a line or event over the limit is an error.
 pub(crate) fn body_recording(
     body: &[u8],
@@ -457,10 +498,13 @@ pub(crate) fn body_recording(
     Ok(rec)
 }
 
-/// Does this body look like a stream (SSE lines, JSON lines, or a JSON array whose first element
-/// is a chunk of a known dialect, as Gemini's `streamGenerateContent` without `alt=sse` sends)
-/// rather than one JSON document?
+/// Does this body look like a stream (SSE lines, JSON lines, binary AWS event stream frames, or a
+/// JSON array whose first element is a chunk of a known dialect, as Gemini's
+/// `streamGenerateContent` without `alt=sse` sends) rather than one JSON document?
 pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
+    if crate::aws_eventstream::looks_like_aws_eventstream(body) {
+        return true;
+    }
     if crate::json_array::looks_like_json_array(body) {
         let mut framer = crate::json_array::JsonArrayFramer::default();
         let mut first: Option<bool> = None;
@@ -498,65 +542,12 @@ pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
     is_obj(first) && lines.next().is_some_and(is_obj)
 }
 
-/// A response body as the stream's bytes: decompressed when its `Content-Encoding` says gzip or
-/// deflate or it starts with gzip's magic bytes, at most `limit` bytes of it. A body in another
-/// encoding (br, zstd) is refused with a message saying so.
-pub(crate) fn decode_body(
-    body: Vec<u8>,
-    encoding: Option<&str>,
-    limit: u64,
-) -> Result<Vec<u8>, String> {
-    use std::io::Read as _;
-    let enc = encoding.map(|e| e.trim().to_ascii_lowercase());
-    let gzip = body.starts_with(&[0x1f, 0x8b]);
-    let read = |mut r: Box<dyn std::io::Read + '_>, what: &str| -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
-        (&mut r)
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| format!("the {what} body does not decompress: {e}"))?;
-        if out.len() as u64 > limit {
-            return Err(format!(
-                "the {what} body decompresses to more than {limit} bytes"
-            ));
-        }
-        Ok(out)
-    };
-    match enc.as_deref() {
-        _ if gzip => read(
-            Box::new(flate2::read::MultiGzDecoder::new(body.as_slice())),
-            "gzip",
-        ),
-        // A body that is already a stream was stored decoded, whatever the header says.
-        _ if looks_like_stream(&body) || crate::complete::starts_like_document(&body) => Ok(body),
-        None | Some("" | "identity") => Ok(body),
-        Some("gzip" | "x-gzip") => read(
-            Box::new(flate2::read::MultiGzDecoder::new(body.as_slice())),
-            "gzip",
-        ),
-        Some("deflate") => {
-            // HTTP's "deflate" is zlib-wrapped; some servers send raw deflate.
-            read(
-                Box::new(flate2::read::ZlibDecoder::new(body.as_slice())),
-                "deflate",
-            )
-            .or_else(|_| {
-                read(
-                    Box::new(flate2::read::DeflateDecoder::new(body.as_slice())),
-                    "deflate",
-                )
-            })
-        }
-        Some(other) => Err(format!(
-            "the body is stored compressed with {other}, which this build cannot decompress"
-        )),
-    }
-}
-
-/// Whether a content type names a stream: `text/event-stream`, or NDJSON / JSON lines.
+/// Whether a content type names a stream: `text/event-stream`, NDJSON / JSON lines, or binary AWS
+/// event stream frames (`application/vnd.amazon.eventstream`).
 pub(crate) fn is_stream_type(content_type: &str) -> bool {
     let t = content_type.trim().to_ascii_lowercase();
     t.starts_with("text/event-stream")
+        || t.starts_with(crate::aws_eventstream::CONTENT_TYPE)
         || t.starts_with("application/x-ndjson")
         || t.starts_with("application/ndjson")
         || t.starts_with("application/jsonl")

@@ -43,6 +43,10 @@ impl NaiveStrategy for PerReadLines {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         match end.reads {
+            _ if !end.framing.is_text() => Report::not_applicable(
+                Strategy::PerReadLines,
+                "a binary event stream has no lines to split",
+            ),
             Some(reads) => per_read_lines(reads, lean(end)),
             None => Report::not_applicable(Strategy::PerReadLines, NO_READS),
         }

@@ -34,6 +34,9 @@ pub struct EventFlags {
     pub unknown_field: bool,
     /// The data was not valid UTF-8 and was decoded with U+FFFD replacements.
     pub lossy_utf8: bool,
+    /// The event is a binary AWS event stream frame ([`crate::aws_eventstream`]), not SSE text:
+    /// when no event names the dialect, the framing's own (Bedrock ConverseStream) is assumed.
+    pub binary_frame: bool,
 }
 
 /// A dispatched event, borrowed from the parser's buffers for the duration of the callback.

@@ -73,7 +73,7 @@ impl SuiteRecording {
 impl SuiteRecording {
     /// The response head a case serves: the recorded status (200 when none) and content type
     /// (`text/event-stream`, `application/x-ndjson` for JSON lines, `application/json` for a JSON
-    /// array, when none was recorded).
+    /// array, or `application/vnd.amazon.eventstream` for binary AWS frames, when none was recorded).
     pub fn response_head(&self) -> (u16, String) {
         let response = self.recording.response.as_ref();
         let status = response.map_or(200, |h| h.status).clamp(200, 599);
@@ -90,6 +90,9 @@ impl SuiteRecording {
                     }
                     sse_replay_core::framing::Framing::Sse => "text/event-stream".to_owned(),
                     sse_replay_core::framing::Framing::JsonArray => "application/json".to_owned(),
+                    sse_replay_core::framing::Framing::AwsEventStream => {
+                        sse_replay_core::aws_eventstream::CONTENT_TYPE.to_owned()
+                    }
                 },
                 |(_, v)| v.clone(),
             );
@@ -285,8 +288,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
     let tools: Vec<&str> = {
         let mut names: Vec<&str> = recording
             .base
-            .calls
-            .iter()
+            .client_calls()
             .map(|c| c.name.as_str())
             .collect();
         names.sort_unstable();

@@ -66,8 +66,23 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         ("GOOGLE_GEMINI_BASE_URL", base.clone()),
         ("GEMINI_BASE_URL", base.clone()),
         // Cohere's SDKs (Python, TypeScript) read their base URL and key from these.
-        ("CO_API_URL", base),
+        ("CO_API_URL", base.clone()),
         ("CO_API_KEY", "sse-replay-dummy".into()),
+        // boto3 / botocore and the AWS SDK for JavaScript (v3): the service-specific endpoint
+        // and the global one, static dummy credentials (requests are SigV4-signed with them; the
+        // server does not check), a region, and no instance-metadata lookups.
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", base.clone()),
+        // The Anthropic SDK's Bedrock client (InvokeModelWithResponseStream).
+        ("ANTHROPIC_BEDROCK_BASE_URL", base.clone()),
+        ("AWS_ENDPOINT_URL", base),
+        ("AWS_ACCESS_KEY_ID", "AKIASSEREPLAYDUMMY00".into()),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            "sse-replay-dummy-secret-access-key".into(),
+        ),
+        ("AWS_REGION", "us-east-1".into()),
+        ("AWS_DEFAULT_REGION", "us-east-1".into()),
+        ("AWS_EC2_METADATA_DISABLED", "true".into()),
         ("OPENAI_API_KEY", "sk-sse-replay-dummy".into()),
         ("ANTHROPIC_API_KEY", "sk-ant-sse-replay-dummy".into()),
         ("GEMINI_API_KEY", "sse-replay-dummy".into()),

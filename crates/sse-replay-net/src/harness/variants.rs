@@ -136,18 +136,22 @@ fn cut_at(body: &[u8], cuts: impl IntoIterator<Item = usize>) -> Vec<(u64, Vec<u
 pub const BYTEWISE_MAX_BYTES: usize = 1 << 20;
 
 /// Whether `variant` applies to the recording analysed as `base`: not `bytewise` on a body over
-/// [`BYTEWISE_MAX_BYTES`], not `utf8-split` on a body without multi-byte characters, not `crlf` and
-/// `keepalive` on JSON lines, not `cut` without a call's arguments to cut into, not `no-terminator` on
+/// [`BYTEWISE_MAX_BYTES`], not `utf8-split` on a body without multi-byte characters or on binary
+/// frames, not `crlf` and `keepalive` on JSON lines or binary frames, not `cut` without a call's arguments to cut into, not `no-terminator` on
 /// a stream that has none. Cheap: no bytes are copied.
 pub fn applies(variant: Variant, base: &Analysis) -> bool {
     let sse = base.framing == Framing::Sse;
     match variant {
         Variant::Recorded | Variant::OneRead | Variant::Random => true,
         Variant::Bytewise => base.body.len() <= BYTEWISE_MAX_BYTES,
-        Variant::Utf8Split => base
-            .body
-            .windows(2)
-            .any(|w| w[0] >= 0xC0 && w[1] & 0xC0 == 0x80),
+        // Binary frames have no characters to split (their bytes are not text).
+        Variant::Utf8Split => {
+            base.framing.is_text()
+                && base
+                    .body
+                    .windows(2)
+                    .any(|w| w[0] >= 0xC0 && w[1] & 0xC0 == 0x80)
+        }
         Variant::Crlf | Variant::Keepalive => sse,
         Variant::Cut => cut_offset(base).is_some(),
         Variant::NoTerminator => terminator_offset(base).is_some(),
@@ -232,8 +236,7 @@ fn event_ends(body: &[u8]) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut framer = Framer::new(None);
     let mut sink = |item: Framed<'_>| {
-        let (Framed::Event { span, .. } | Framed::Comment { span, .. }) = item;
-        let mut end = span.end as usize;
+        let mut end = item.span().end as usize;
         if end > 0 && body.get(end - 1) == Some(&b'\r') && body.get(end) == Some(&b'\n') {
             end += 1;
         }

@@ -35,12 +35,46 @@ impl CallStatus {
     }
 }
 
-/// Arguments as printed or expected: a JSON value, or text that is not JSON.
-#[derive(Clone, Debug, PartialEq)]
+/// Arguments as printed or expected: a JSON value, or text that is not JSON. Two values are the
+/// same when they are the same JSON: numbers by their value, so `7006652.0` in a stream and the
+/// `7006652` a JavaScript client prints (it has no other way to write it) are one number.
+#[derive(Clone, Debug)]
 pub enum Args {
     Value(Value),
     /// Text that does not parse as JSON (a broken call, or what a client printed as a string).
     Raw(String),
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Args::Value(a), Args::Value(b)) => same_json(a, b),
+            (Args::Raw(a), Args::Raw(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// JSON equality with numbers compared by value: integers exactly, anything else as `f64`.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(p), Some(q), _, _) => p == q,
+                (_, _, Some(p), Some(q)) => p == q,
+                _ => x.as_f64().is_some_and(|p| y.as_f64() == Some(p)),
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 impl Args {
@@ -105,9 +139,11 @@ pub struct Expected {
 impl Expected {
     /// From the analysis of the case's bytes.
     pub fn from_analysis(analysis: &Analysis) -> Self {
+        // What `export` gives: the calls the client must execute, not the tools the provider
+        // ran itself (Anthropic `server_tool_use`, Bedrock's code interpreter, Responses
+        // `web_search_call`…), which a client does not assemble into calls.
         let calls = analysis
-            .calls
-            .iter()
+            .client_calls()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
                     Parsed::Ok(v) if c.complete => (Args::Value(v.clone()), CallStatus::Ok),
@@ -536,6 +572,27 @@ pub fn diagnose(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn numbers_are_compared_by_value() {
+        let a = |v: Value| Args::Value(v);
+        assert_eq!(
+            a(json!({"result": 7006652.0})),
+            a(json!({"result": 7006652}))
+        );
+        assert_eq!(a(json!([1.5, {"x": -2}])), a(json!([1.5, {"x": -2.0}])));
+        assert_ne!(
+            a(json!({"result": 7006652.5})),
+            a(json!({"result": 7006652}))
+        );
+        assert_ne!(a(json!({"a": 1})), a(json!({"a": 1, "b": 2})));
+        assert_ne!(a(json!({"a": "1"})), a(json!({"a": 1})));
+        assert_ne!(a(json!("x")), Args::Raw("x".into()));
+        assert_eq!(
+            a(json!(u64::MAX)),
+            a(serde_json::from_str("18446744073709551615").unwrap())
+        );
+    }
     use super::*;
 
     fn call(name: &str, args: Value) -> CaseCall {
