@@ -13,15 +13,8 @@ use sse_replay_core::analysis::Analysis;
 use sse_replay_core::framing::Framing;
 use sse_replay_core::pipeline::EventRecord;
 
-/// Which view the lower panel shows (a persisted choice).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum LowerView {
-    /// The event list and the selected event's detail.
-    #[default]
-    Events,
-    /// The body as received, one row per network read.
-    Bytes,
-}
+/// Which view the lower area shows (kept here too for older callers).
+pub use super::layout::LowerView;
 
 /// At most this many characters of an arguments piece on a row.
 const PIECE_CHARS: usize = 80;

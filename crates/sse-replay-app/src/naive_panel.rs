@@ -105,6 +105,11 @@ pub fn naive_ui(
     // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
     let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.separator();
+    // The height is shared so that the verdict (once there is one) always has a few lines: the
+    // attempts first, the calls produced, then the verdict; each list scrolls within its share.
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let verdict_min = if finished { 4.0 * line } else { 0.0 };
+    let calls_min = 3.0 * line;
 
     // Attempts (steps) up to the cursor.
     if !r.steps.is_empty() {
@@ -133,7 +138,8 @@ pub fn naive_ui(
                 .size(16.0)
                 .color(color),
         );
-        steps_list(ui, analysis, tables, view, queue, si, n_at);
+        let room = ui.available_height() - calls_min - verdict_min;
+        steps_list(ui, analysis, tables, view, queue, (si, n_at), room);
     } else if r.strategy == Strategy::ConcatAll {
         concat_all_live(ui, analysis, view);
     }
@@ -148,13 +154,11 @@ pub fn naive_ui(
         .strong(),
     );
     let row_h = ui.text_style_height(&egui::TextStyle::Body) * 2.0 + 4.0;
-    let max_h = if finished {
-        ui.available_height() * 0.55
-    } else {
-        ui.available_height()
-    };
+    let room = (ui.available_height() - verdict_min).max(row_h);
+    let max_h = if finished { room * 0.55 } else { room };
     egui::ScrollArea::vertical()
         .id_salt("naive-calls")
+        .min_scrolled_height(row_h.min(max_h))
         .max_height(max_h)
         .auto_shrink([false, true])
         .show_rows(ui, row_h, emitted.len(), |ui, range| {
@@ -168,6 +172,8 @@ pub fn naive_ui(
         ui.separator();
         egui::ScrollArea::vertical()
             .id_salt("naive-verdict")
+            .min_scrolled_height(line)
+            .max_height(ui.available_height())
             .auto_shrink([false, true])
             .show(ui, |ui| {
                 if s.verdict.matches_correct {
@@ -212,8 +218,8 @@ fn steps_list(
     d: &CursorTables,
     v: &mut ViewState,
     queue: &mut ActionQueue,
-    si: usize,
-    n_at: usize,
+    (si, n_at): (usize, usize),
+    room: f32,
 ) {
     let steps = &a.strategies[si].report.steps;
     let current = v.current_fragment(a);
@@ -223,11 +229,12 @@ fn steps_list(
         .y
         .max(ui.text_style_height(&egui::TextStyle::Monospace) + 4.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
-    let max_h = (ui.available_height() * 0.6).max(row_full * 3.0);
+    let max_h = (room * 0.6).max(row_full * 2.0);
     // Vertical only: a row is as wide as the panel, and a long error is elided (the full text
     // on hover) rather than running past the edge out of sight.
     let mut area = egui::ScrollArea::vertical()
         .id_salt("naive-steps")
+        .min_scrolled_height(row_full * 2.0)
         .max_height(max_h)
         .auto_shrink([false, true]);
     // The cursor's row: the focused fragment's latest attempt, else the latest attempt.

@@ -19,19 +19,11 @@ pub fn timeline_ui(
     tables: &CursorTables,
     view: &mut ViewState,
     queue: &mut ActionQueue,
-    folded: &mut bool,
 ) {
     let axis_of = |k: u32| -> f64 { ViewState::clock_of(analysis, tables, k) };
     let last = ViewState::last_chunk(analysis);
     let total = axis_of(last).max(1.0);
     ui.horizontal(|ui| {
-        if ui
-            .add(egui::Button::new(RichText::new("▾ Timeline").strong()).frame(false))
-            .on_hover_text("Fold this panel to one line")
-            .clicked()
-        {
-            *folded = true;
-        }
         ui.weak(if tables.timed {
             "x: recorded arrival time"
         } else {

@@ -179,27 +179,23 @@ fn at_1024_by_700_the_first_calls_checkpoints_are_visible_without_scrolling() {
         let r = node.rect();
         // Inside the window and not clipped away by the cards' scroll area.
         assert!(viewport.contains_rect(r), "{label} at {r:?}");
-        let panel_bottom = h
-            .query_all_by_label_contains("▾ Timeline")
-            .chain(h.query_all_by_label_contains("▸ Timeline"))
-            .map(|n| n.rect().top())
-            .fold(f32::INFINITY, f32::min);
+        // The lower area's tab row is its top.
+        let panel_bottom = h.get_by_label("Event list").rect().top();
         assert!(
             r.bottom() <= panel_bottom,
             "{label} at {r:?} under the lower panels ({panel_bottom})"
         );
     }
-    // The comparison keeps at least half of the height: the lower panels start below the middle.
-    let lower_top = h
-        .query_all_by_label_contains("Timeline")
-        .map(|n| n.rect().top())
-        .fold(f32::INFINITY, f32::min);
+    // The comparison keeps at least half of the height: the lower area starts below the middle.
+    let lower_top = h.get_by_label("Timeline").rect().top();
     assert!(lower_top >= 350.0, "lower panels start at {lower_top}");
 }
 
 #[test]
 fn timeline_lanes_use_the_cards_call_names() {
-    let h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    h.get_by_label("Timeline").click();
+    h.run();
     // The lane's accessible text (its hover text) names the call as the cards do: key, then name.
     h.get_by_label_contains("index 0 get_weather: 5 fragments");
     h.get_by_label_contains("index 1 get_time: 5 fragments");
@@ -242,6 +238,8 @@ fn the_transport_counters_are_not_cut_on_a_laptop_screen() {
 #[test]
 fn hovering_a_timeline_fragment_shows_its_text_and_time() {
     let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    h.get_by_label("Timeline").click();
+    h.run();
     // Where the first call's third fragment is drawn: the lane's track starts 150 px in and ends
     // 10 px before the lane's right edge; zoom 1 spans the whole stream.
     let (t, total, text, chunk, ms) = {

@@ -7,4 +7,5 @@ mod app;
 mod daily;
 mod honest;
 mod inspect;
+mod layout;
 mod staged;
