@@ -56,6 +56,8 @@ struct Running {
 #[serde(default)]
 pub struct ProxyForm {
     pub listen: String,
+    /// Written with its credentials redacted (query, user name and password, path).
+    #[serde(serialize_with = "super::persist::redacted::url")]
     pub upstream: String,
     pub out_dir: PathBuf,
     pub timeout_secs: f64,

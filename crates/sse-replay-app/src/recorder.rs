@@ -40,10 +40,12 @@ struct StoredHeader {
 
 impl Serialize for HeaderRow {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let value = if self.secret {
-            String::new()
-        } else {
+        let kept =
+            super::persist::redacted::header_value_kept(&self.name, &self.value, self.secret);
+        let value = if kept {
             self.value.clone()
+        } else {
+            String::new()
         };
         StoredHeader {
             name: self.name.clone(),
@@ -57,10 +59,11 @@ impl Serialize for HeaderRow {
 impl<'de> Deserialize<'de> for HeaderRow {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let h = StoredHeader::deserialize(d)?;
+        let kept = super::persist::redacted::header_value_kept(&h.name, &h.value, h.secret);
         Ok(Self {
-            value: if h.secret { String::new() } else { h.value },
+            value: if kept { h.value } else { String::new() },
+            secret: h.secret || redact::is_secret_header(&h.name),
             name: h.name,
-            secret: h.secret,
         })
     }
 }
@@ -164,9 +167,13 @@ impl Drop for Run {
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
 pub struct RecorderForm {
+    /// Written with its credentials redacted (query, user name and password, path).
+    #[serde(serialize_with = "super::persist::redacted::url")]
     pub url: String,
     pub method: String,
     pub headers: Vec<HeaderRow>,
+    /// Written with its secret fields redacted.
+    #[serde(serialize_with = "super::persist::redacted::body")]
     pub body: String,
     /// Where recordings are written as they arrive.
     pub out_dir: PathBuf,

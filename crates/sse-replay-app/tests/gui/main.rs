@@ -8,4 +8,5 @@ mod daily;
 mod honest;
 mod inspect;
 mod layout;
+mod secrets;
 mod staged;
