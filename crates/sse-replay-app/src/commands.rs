@@ -266,6 +266,7 @@ impl App {
                 self.settings.speed = v.speed;
             }
             Action::FocusFragment(no) => v.focus(a, no),
+            Action::SetHindsight(on) => v.hindsight = on,
             _ => {}
         }
         v.play_anchor = None;

@@ -73,6 +73,10 @@ pub fn naive_ui(
     };
     let s = &analysis.strategies[si];
     let r = &s.report;
+    let cursor = view.cursor;
+    // The strategy's verdict only once the stream has ended: while a recording is still
+    // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
+    let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.horizontal(|ui| {
         ui.heading("Naive");
         egui::ComboBox::from_label("strategy")
@@ -80,12 +84,17 @@ pub fn naive_ui(
             .width(170.0)
             .show_ui(ui, |ui| {
                 for st in &analysis.strategies {
-                    let ok = st.verdict.matches_correct;
-                    let text = format!(
-                        "{} {}",
-                        if ok { "✓" } else { "✗" },
-                        st.report.strategy.name()
-                    );
+                    // Each strategy's mark is a verdict: only once the stream has ended.
+                    let text = if finished {
+                        let ok = st.verdict.matches_correct;
+                        format!(
+                            "{} {}",
+                            if ok { "✓" } else { "✗" },
+                            st.report.strategy.name()
+                        )
+                    } else {
+                        st.report.strategy.name().to_owned()
+                    };
                     if ui
                         .selectable_label(st.report.strategy == view.strategy, text)
                         .clicked()
@@ -100,10 +109,6 @@ pub fn naive_ui(
         ui.colored_label(style::warn_color(ui), format!("Not run: {why}"));
         return;
     }
-    let cursor = view.cursor;
-    // The strategy's verdict only once the stream has ended: while a recording is still
-    // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
-    let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.separator();
     // The height is shared so that the verdict (once there is one) always has a few lines: the
     // attempts first, the calls produced, then the verdict; each list scrolls within its share.
@@ -111,8 +116,9 @@ pub fn naive_ui(
     let verdict_min = if finished { 4.0 * line } else { 0.0 };
     let calls_min = 3.0 * line;
 
-    // Attempts (steps) up to the cursor.
-    if !r.steps.is_empty() {
+    // Attempts (steps) up to the cursor: for the strategies that attempt a parse per fragment,
+    // whether or not one has arrived yet.
+    if matches!(r.strategy, Strategy::PerFragment | Strategy::ParseWhenValid) {
         let n_at = r.steps.rows().partition_point(|st| st.chunk <= cursor);
         let parsed = tables
             .parsed_prefix
@@ -127,17 +133,32 @@ pub fn naive_ui(
             (false, true) => "re-parse succeeds",
             (false, false) => "re-parses succeed",
         };
-        let color = if parsed < n_at {
-            style::err_color(ui)
+        if n_at == 0 {
+            // Nothing attempted yet: neither a success nor a failure.
+            let text = if finished {
+                "no fragments in this stream"
+            } else {
+                "no fragment so far"
+            };
+            ui.label(
+                RichText::new(format!("{}: {text}", r.strategy.name()))
+                    .strong()
+                    .size(16.0)
+                    .weak(),
+            );
         } else {
-            style::ok_color(ui)
-        };
-        ui.label(
-            RichText::new(format!("{}: {parsed} of {n_at} {what}", r.strategy.name()))
-                .strong()
-                .size(16.0)
-                .color(color),
-        );
+            let color = if parsed < n_at {
+                style::err_color(ui)
+            } else {
+                style::ok_color(ui)
+            };
+            ui.label(
+                RichText::new(format!("{}: {parsed} of {n_at} {what}", r.strategy.name()))
+                    .strong()
+                    .size(16.0)
+                    .color(color),
+            );
+        }
         let room = ui.available_height() - calls_min - verdict_min;
         steps_list(ui, analysis, tables, view, queue, (si, n_at), room);
     } else if r.strategy == Strategy::ConcatAll {
@@ -145,7 +166,7 @@ pub fn naive_ui(
     }
 
     ui.separator();
-    let emitted = calls_emitted(analysis, tables, si, cursor);
+    let emitted = calls_emitted(analysis, tables, si, cursor, finished);
     ui.label(
         RichText::new(format!(
             "Calls it has produced by chunk {cursor}: {}",
@@ -203,13 +224,20 @@ pub fn naive_ui(
     }
 }
 
-fn calls_emitted(a: &Analysis, d: &CursorTables, si: usize, cursor: u32) -> Vec<u32> {
+/// The strategy's calls produced by chunk `cursor`. Before the end (`ended` false) not the ones it
+/// only takes as finished because the stream ended: a stream still arriving has not ended, and a
+/// cursor before the end has not reached it.
+fn calls_emitted(a: &Analysis, d: &CursorTables, si: usize, cursor: u32, ended: bool) -> Vec<u32> {
     let Some(order) = d.call_order.get(si) else {
         return Vec::new();
     };
     let calls = &a.strategies[si].report.calls;
     let n = order.partition_point(|&i| calls.get(i as usize).is_some_and(|c| c.chunk <= cursor));
-    order[..n].to_vec()
+    order[..n]
+        .iter()
+        .copied()
+        .filter(|&i| ended || calls.get(i as usize).is_some_and(|c| !c.at_end))
+        .collect()
 }
 
 fn steps_list(

@@ -75,6 +75,20 @@ pub fn transport_ui(
                     view.instant = true;
                 }
             });
+        ui.separator();
+        // Hindsight: the whole recording's knowledge at a cursor before the end. Not while a
+        // stream is arriving (there is none), and off by default so that a cursor shows what
+        // had arrived by it, as the live view did.
+        let r = ui.add_enabled(
+            !view.arriving,
+            egui::Checkbox::new(&mut view.hindsight, "hindsight"),
+        );
+        let r = if view.arriving {
+            r.on_disabled_hover_text("The stream is still arriving: its end is not known yet")
+        } else {
+            r.on_hover_text("Before the end, mark the values a typewriter preview shows that the final arguments contradict (the live view could not know them yet)")
+        };
+        let _ = r;
     });
     ui.horizontal(|ui| {
         let mut k = view.cursor;

@@ -27,6 +27,7 @@ pub fn preview_ui(
     queue: &mut ActionQueue,
     call_no: usize,
     state: &CallAtCursor<'_>,
+    ended: bool,
 ) {
     let (a, v, ci, st) = (analysis, &mut *view, call_no, state);
     let n = st.fragments.len();
@@ -69,8 +70,10 @@ pub fn preview_ui(
             }
             queue.push(Action::TogglePlay);
         }
+        // What the final arguments contradict is known only at the end — or with hindsight.
+        let judged = ended || v.hindsight;
         match p.as_ref() {
-            Some(p) if !p.contradicted.is_empty() => {
+            Some(p) if judged && !p.contradicted.is_empty() => {
                 ui.label(
                     RichText::new(format!(
                         "✗ shows {} value(s) the final arguments contradict",
@@ -86,8 +89,10 @@ pub fn preview_ui(
             None => {}
         }
     });
-    // At the finish the last preview is usually the parsed result itself, shown just below.
-    let same_as_final = st.finished
+    // At the end the last preview is usually the parsed result itself, shown just below (only
+    // then: before the end nothing is shown below).
+    let judged = ended || v.hindsight;
+    let same_as_final = ended
         && matches!(
             (p.as_ref(), a.calls.get(ci).and_then(|c| c.value())),
             (Some(FragmentPreview { value: Some(shown), .. }), Some(fin)) if shown == fin
@@ -104,7 +109,7 @@ pub fn preview_ui(
             ui,
             ui.scope_id().with(("preview-json", ci)),
             value,
-            contradicted,
+            if judged { contradicted } else { &[] },
             CONTRADICTED,
         ),
         Some(_) => {

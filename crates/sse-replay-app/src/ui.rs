@@ -349,6 +349,11 @@ impl App {
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
         );
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
+        // A stream still arriving has no end to look back from: no hindsight.
+        v.arriving = arriving;
+        if arriving {
+            v.hindsight = false;
+        }
         let later = &doc.loaded.later;
         let queue = &mut self.actions;
         egui::Panel::top("replay-head").show(ui, |ui| {

@@ -126,6 +126,8 @@ pub enum Action {
     CompareUseReplay(OpenTarget),
     /// Ask for a folder (the folder picker) for the Recorder's or the Proxy's captures.
     PickCapturesDir(super::captures::CapturesFor),
+    /// Turn hindsight on or off in Replay ([`ViewState::hindsight`]).
+    SetHindsight(bool),
 }
 
 /// The one queue every intent goes through: menus, keys, drops and every panel push here while
@@ -279,6 +281,14 @@ pub struct ViewState {
     pub steps_scroll: RowScroll,
     /// The event inspector's filter, selection and cached rows.
     pub inspector: super::event_inspector::InspectorState,
+    /// Hindsight: before the end, mark what the whole recording knows (the values a typewriter
+    /// preview shows that the final arguments contradict). Off by default, so that a cursor shows
+    /// only what had arrived by it — exactly what the live view showed then; never while a
+    /// stream is still arriving.
+    pub hindsight: bool,
+    /// The stream is still arriving (set by the Replay tab each frame): its latest read is not
+    /// its end, and there is no hindsight to have.
+    pub arriving: bool,
 }
 
 impl Default for ViewState {
@@ -296,6 +306,8 @@ impl Default for ViewState {
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
             inspector: Default::default(),
+            hindsight: false,
+            arriving: false,
         }
     }
 }

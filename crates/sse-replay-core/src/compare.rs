@@ -384,6 +384,7 @@ mod tests {
             empty_arguments: empty,
             object_arguments: false,
             complete: true,
+            done_chunk: None,
             fragments: vec![],
             name_conflicts: vec![],
             authoritative: None,

@@ -488,7 +488,7 @@ impl<O: SignalObserver> Pipeline<O> {
                         .findings
                         .add(FindingKind::ServerTool, call, at, || message);
                 }
-                Signal::CallDone { key } => self.acc.call_done(&key),
+                Signal::CallDone { key } => self.acc.call_done(&key, pos.chunk),
                 Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
                 Signal::ProviderError { message } => {
                     kind = EventKind::Error;
