@@ -177,16 +177,24 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     if terminal {
         sse_replay_core::log_line!();
     }
-    if to_stdout {
-        sse_replay_core::log_line!("{}", outcome.summary());
-    } else {
-        println!("{}", outcome.summary());
-    }
+    // The reason first; and no summary when the request was refused before it was sent (bad
+    // usage, an existing output file): there is nothing to sum up.
     if let Some(e) = &outcome.error {
         sse_replay_core::log_line!(
             "sse-replay: {}",
             sse_replay_core::text::visible(&e.to_string())
         );
+    }
+    let refused = record_exit_code(&outcome) == EXIT_INPUT;
+    if !refused {
+        if to_stdout {
+            sse_replay_core::log_line!("{}", outcome.summary());
+        } else {
+            println!("{}", outcome.summary());
+        }
+    }
+    if outcome.error.is_some() {
+        // Said above.
     } else if let Some(m) = &outcome.provider_error {
         let m = sse_replay_core::text::visible(m);
         sse_replay_core::log_line!("sse-replay: provider error in the stream: {m}");

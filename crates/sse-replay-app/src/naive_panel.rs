@@ -197,7 +197,15 @@ pub fn naive_ui(
             .max_height(ui.available_height())
             .auto_shrink([false, true])
             .show(ui, |ui| {
-                if s.verdict.matches_correct {
+                if s.verdict.matches_correct && !tables.verdict.ok() {
+                    // The accumulator's calls fail too: the stream is what is broken.
+                    ui.label(
+                        RichText::new("✓ same as the accumulator — the stream itself is broken")
+                            .strong()
+                            .color(style::warn_color(ui)),
+                    )
+                    .on_hover_text(tables.verdict.line());
+                } else if s.verdict.matches_correct {
                     ui.label(
                         RichText::new("✓ same calls as the accumulator")
                             .strong()

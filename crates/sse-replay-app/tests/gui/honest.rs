@@ -417,3 +417,28 @@ fn the_live_view_is_what_replay_shows_at_the_same_cursor() {
         }
     }
 }
+
+/// A broken stream (cut before its end): a strategy that produced exactly the accumulator's
+/// calls is not said to differ from them; the stream is what failed.
+#[test]
+fn a_strategy_that_matches_a_broken_stream_is_not_blamed() {
+    let mut h = harness(app());
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("recordings/quirk-truncated.ron");
+    open(&mut h, p);
+    h.state_mut().actions.push(Action::SelectStrategy(
+        sse_replay_core::naive::Strategy::NextIndexDone,
+    ));
+    h.run();
+    h.get_by_label("✓ same as the accumulator — the stream itself is broken");
+    assert!(
+        h.query_by_label_contains("differs from the correct calls")
+            .is_none()
+    );
+    // One that did worse still differs.
+    h.state_mut().actions.push(Action::SelectStrategy(
+        sse_replay_core::naive::Strategy::Overwrite,
+    ));
+    h.run();
+    h.get_by_label_contains("differs from the correct calls");
+}
