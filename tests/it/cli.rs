@@ -746,7 +746,7 @@ fn a_mistyped_subcommand_or_a_missing_file_is_named_before_any_window() {
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WAYLAND_SOCKET")
             .output()
-            .unwrap()
+            .expect("the binary runs")
     };
     let o = run_bare(&["chek", "x"]);
     assert_one_line(&o, &[2], "chek x");
@@ -782,14 +782,14 @@ fn preview_of_a_call_that_is_not_there_is_bad_usage() {
 /// `record -o EXISTING`: the reason, first and only; nothing about a response on standard output.
 #[test]
 fn record_onto_an_existing_file_says_why_first() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("taken.ron");
-    std::fs::write(&out, "precious").unwrap();
+    std::fs::write(&out, "precious").expect("write");
     let o = run(&[
         "record",
         "http://127.0.0.1:9/v1/chat/completions",
         "-o",
-        out.to_str().unwrap(),
+        out.to_str().expect("utf-8 path"),
     ]);
     assert_one_line(&o, &[2], "record -o existing");
     assert!(
@@ -798,7 +798,7 @@ fn record_onto_an_existing_file_says_why_first() {
         stderr(&o)
     );
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "precious");
 }
 
 /// `check` on a broken stream: a strategy that produced exactly the accumulator's calls is not a
