@@ -456,9 +456,11 @@ impl RecorderRun {
                     run.dirty = true;
                 }
                 RecorderUpdate::Finished(outcome) => {
-                    // The summary already names the file ("…; saved PATH").
-                    self.status = Some(match &outcome.error {
-                        Some(e) => (false, e.to_string()),
+                    // The summary names the file ("…; saved PATH"); a problem (`record`'s exit 1 or
+                    // 2: an error, a provider error, a stream cut short) comes first.
+                    self.status = Some(match outcome.problem() {
+                        Some(p) if outcome.error.is_some() => (false, p),
+                        Some(p) => (false, format!("{p} — {}", outcome.summary())),
                         None => (true, outcome.summary()),
                     });
                     run.progress = outcome.progress;
@@ -664,6 +666,49 @@ mod tests {
             "{:?}",
             panel.status
         );
+        server.stop();
+    }
+
+    /// A stream cut before its end is flagged as `record` flags it (exit 1 there): not a success.
+    #[test]
+    fn a_truncated_stream_is_flagged() {
+        use sse_replay_net::serve::{self, Pacing, Plan, ServeConfig};
+        let mut spec = sse_replay_core::stub::seed_example();
+        spec.quirks.truncate = true;
+        let cut = sse_replay_core::stub::build(&spec);
+        let plan = std::sync::Arc::new(Plan::new(&cut, Pacing::Instant, None));
+        let server = serve::start(ServeConfig {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            plan,
+            log: false,
+            limits: Default::default(),
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut form = RecorderForm {
+            url: format!("http://{}/v1/chat/completions", server.addr()),
+            headers: vec![],
+            body: "{}".into(),
+            out_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let ctx = egui::Context::default();
+        let mut panel = RecorderRun::default();
+        panel.start(&form, &ctx);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while panel.run.as_ref().is_none_or(|r| r.outcome.is_none()) {
+            assert!(Instant::now() < deadline, "the recorder did not finish");
+            let mut queue = ActionQueue::default();
+            let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+                panel.ui(ui, &mut form, &mut queue)
+            });
+            out.textures_delta.clear();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (ok, text) = panel.status.clone().unwrap();
+        assert!(!ok, "{text}");
+        assert!(text.contains("ended early"), "{text}");
+        assert!(text.contains("saved"), "it is still saved: {text}");
         server.stop();
     }
 
