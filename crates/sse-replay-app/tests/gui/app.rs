@@ -848,3 +848,36 @@ fn typewriter_preview_at_a_cursor_mid_call() {
     h.run();
     h.get_by_label("✗ shows 1 value(s) the final arguments contradict");
 }
+
+/// `sse-replay FILE` shows that file: the Replay tab, whichever tab was last used.
+#[test]
+fn a_file_given_at_start_opens_on_replay() {
+    let settings = Settings {
+        tab: Tab::Recorder,
+        ..Settings::default()
+    };
+    let app = sse_replay_app::App::new(
+        settings,
+        Box::new(sse_replay_app::ScriptedDialogs::default()),
+    )
+    .with_initial(Source::File(PathBuf::from(manifest_path(
+        "recordings/seed-example.ron",
+    ))));
+    let mut h = harness(app);
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Replay);
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    // Without a file the last tab stays (the seed opens in Replay behind it).
+    let settings = Settings {
+        tab: Tab::Recorder,
+        ..Settings::default()
+    };
+    let app = sse_replay_app::App::new(
+        settings,
+        Box::new(sse_replay_app::ScriptedDialogs::default()),
+    )
+    .with_initial(Source::Seed);
+    let mut h = harness(app);
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Recorder);
+}
