@@ -207,7 +207,12 @@ impl App {
     }
 
     /// Open `source` on the first frame (the CLI argument, or the bundled seed).
+    /// A file named at start is what the user wants to see: the Replay tab, whatever tab was
+    /// last used.
     pub fn with_initial(mut self, source: Source) -> Self {
+        if matches!(source, Source::File(_)) {
+            self.settings.tab = view::Tab::Replay;
+        }
         self.initial = Some(source);
         self
     }
