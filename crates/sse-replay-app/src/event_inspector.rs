@@ -209,7 +209,7 @@ pub fn row_text(a: &Analysis, n: u32) -> String {
     let t = a.chunks.get(e.chunk as usize).map_or(0, |c| c.t_micros);
     let mut s = format!(
         "e{n:<7} {:>10}  {:<22} {:>6} B",
-        style::ms(t),
+        style::time_of(a, t),
         style::visible(a.event_type(e), 22),
         e.span.end.saturating_sub(e.span.start)
     );

@@ -101,7 +101,7 @@ pub fn transport_ui(
         let time = if tables.timed {
             format!("t = {}", style::ms(t))
         } else {
-            "no timing (raw body)".to_owned()
+            "no timing".to_owned()
         };
         let counters = format!(
             "of {} · {time} · events {events}/{} · fragments {frags}/{}",

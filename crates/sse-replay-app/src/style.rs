@@ -216,6 +216,21 @@ pub fn marked_label(ui: &mut Ui, text: &str, color: Color32, monospace: bool) ->
 pub fn ms(t_micros: u64) -> String {
     format!("{:.1} ms", t_micros as f64 / 1000.0)
 }
+
+/// Whether `a`'s times are real: recorded reads with their arrival times (a raw body, or an import
+/// without times, has none: every time would be 0).
+pub fn timed(a: &sse_replay_core::analysis::Analysis) -> bool {
+    a.source.timing_known && a.chunks.last().is_some_and(|c| c.t_micros > 0)
+}
+
+/// A time of `a` for people: milliseconds, or `—` when `a` has no timing ([`timed`]).
+pub fn time_of(a: &sse_replay_core::analysis::Analysis, t_micros: u64) -> String {
+    if timed(a) {
+        ms(t_micros)
+    } else {
+        "—".to_owned()
+    }
+}
 #[cfg(test)]
 mod tests {
     /// Emoji from model answers (weather, faces, hands, marks; with U+FE0F, the emoji

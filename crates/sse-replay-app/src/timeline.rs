@@ -27,7 +27,7 @@ pub fn timeline_ui(
         ui.weak(if tables.timed {
             "x: recorded arrival time"
         } else {
-            "x: chunk number (no timing in a raw body)"
+            "x: chunk number (this recording has no timing)"
         });
         ui.separator();
         if ui.button("－").on_hover_text("Zoom out").clicked() {
@@ -248,7 +248,7 @@ pub fn timeline_ui(
                         "fragment {} of {full_label}: {} at {} (read {}). Click to move the cursor there.",
                         f.no,
                         style::visible(analysis.fragment_text(f), 200),
-                        style::ms(f.pos.t_micros),
+                        style::time_of(analysis, f.pos.t_micros),
                         f.pos.chunk
                     ),
                     None => format!(

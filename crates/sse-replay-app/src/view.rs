@@ -235,8 +235,7 @@ impl CursorTables {
                 None => stream_findings.push(i),
             }
         }
-        let timed =
-            analysis.source.timing_known && analysis.chunks.last().is_some_and(|c| c.t_micros > 0);
+        let timed = super::style::timed(analysis);
         let (client_calls, server_tools): (Vec<usize>, Vec<usize>) =
             (0..analysis.calls.len()).partition(|&i| analysis.calls[i].is_client_call());
         Self {

@@ -357,3 +357,39 @@ fn the_byte_view_scrolls_sideways_and_its_gutter_stays() {
     // The read number and time did not move.
     assert_eq!(gutter(&h), before);
 }
+
+/// A recording without timing (a raw body, an import without times) shows no made-up times:
+/// "—" in the event list, the bytes and the transport, never "0.0 ms".
+#[test]
+fn an_untimed_recording_shows_no_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("body.sse");
+    let seed = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
+    std::fs::write(&path, seed.body()).unwrap();
+    let app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
+        .with_initial(Source::File(path));
+    let mut h = harness_sized(app, 1500.0, 940.0, true);
+    wait_loaded(&mut h);
+    assert!(!h.state().analysis().unwrap().source.timing_known);
+    h.get_by_label("Event list").click();
+    h.run();
+    let rows: Vec<String> = h
+        .query_all_by(|n| {
+            n.label()
+                .is_some_and(|l| l.starts_with("e0 ") || l.starts_with("e1 "))
+        })
+        .map(|n| {
+            use egui_kittest::kittest::NodeT as _;
+            n.accesskit_node().label().unwrap_or_default()
+        })
+        .collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(!r.contains(" ms "), "{r}");
+        assert!(r.contains('—'), "{r}");
+    }
+    h.get_by_label("Bytes as received").click();
+    h.run();
+    assert_eq!(h.query_all_by_label_contains("0.0 ms").count(), 0);
+    h.get_by_label_contains("no timing");
+}
