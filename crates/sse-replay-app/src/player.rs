@@ -131,9 +131,37 @@ pub fn transport_ui(
         );
         if r.changed() && k != view.cursor {
             queue.push(Action::Seek(k));
+        } else if let Some(k) = clicked_on_rail(ui, r.rect, width, last) {
+            // egui's slider moves only on a drag: a quick click on the track (pressed and
+            // released within one frame, as most clicks are) seeks too.
+            if k != view.cursor {
+                queue.push(Action::Seek(k));
+            }
         }
         ui.add(egui::Label::new(counters).truncate());
     });
+}
+
+/// The chunk under a click on the seek slider's rail (its first `width` points from the left of
+/// `rect`), if there was one this frame: where egui's slider puts a dragged handle.
+fn clicked_on_rail(ui: &Ui, rect: egui::Rect, width: f32, last: u32) -> Option<u32> {
+    let pos = ui.input(|i| {
+        i.pointer
+            .button_clicked(egui::PointerButton::Primary)
+            .then(|| i.pointer.interact_pos())
+            .flatten()
+    })?;
+    let rail = egui::Rect::from_min_size(rect.min, egui::vec2(width, rect.height()));
+    if !rail.contains(pos) {
+        return None;
+    }
+    // egui's slider geometry: the handle's centre travels the rail inset by its radius.
+    let thickness = ui
+        .text_style_height(&egui::TextStyle::Body)
+        .max(ui.spacing().interact_size.y);
+    let track = rail.x_range().shrink(thickness / 2.5);
+    let fraction = egui::remap_clamp(pos.x, track, 0.0..=1.0);
+    Some((fraction * last as f32).round() as u32)
 }
 
 fn step_buttons(ui: &mut Ui, q: &mut ActionQueue, dir: i32) {

@@ -393,3 +393,42 @@ fn an_untimed_recording_shows_no_times() {
     assert_eq!(h.query_all_by_label_contains("0.0 ms").count(), 0);
     h.get_by_label_contains("no timing");
 }
+
+/// A click on the seek track moves the cursor there (the track, not only the handle).
+#[test]
+fn clicking_the_seek_track_seeks() {
+    use egui::accesskit::Role;
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    h.state_mut().actions.push(sse_replay_app::Action::End);
+    h.run();
+    let last = h.state().view().unwrap().cursor;
+    assert!(last > 8);
+    let track = h
+        .query_all_by_role(Role::Slider)
+        .find(|n| {
+            use egui_kittest::kittest::NodeT as _;
+            n.accesskit_node().label().as_deref() == Some("chunk")
+        })
+        .unwrap()
+        .rect();
+    // A quarter of the way along the track: the pointer arrives, then a quick click (pressed and
+    // released within one frame, as a real mouse click usually is).
+    let at = egui::pos2(track.left() + track.width() * 0.25, track.center().y);
+    h.input_mut().events.push(egui::Event::PointerMoved(at));
+    h.step();
+    for pressed in [true, false] {
+        h.input_mut().events.push(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    h.step();
+    h.run();
+    let cursor = h.state().view().unwrap().cursor;
+    assert!(
+        cursor > 0 && cursor < last / 2,
+        "cursor {cursor} after clicking a quarter along 0..={last}"
+    );
+}
