@@ -199,7 +199,29 @@ fn call_card(
     ended: bool,
 ) {
     let Some(c) = a.calls.get(ci) else { return };
-    let st = a.call_state_at(ci, v.cursor);
+    let mut st = a.call_state_at(ci, v.cursor);
+    // "Type it out": this card shows its call as it stood a few fragments in, moving forward at
+    // the recorded timing; the verdict below waits until it has caught up with the cursor.
+    let mut ended = ended;
+    if let Some(t) = v.typing.filter(|t| t.call == ci) {
+        let (k, next) = t.shown(a, d, v.speed);
+        match next {
+            Some(wait) => ui.ctx().request_repaint_after(wait),
+            None => queue.push(Action::TypeOut(None)),
+        }
+        let k = k.min(st.fragments.len());
+        let end = st.fragments[..k]
+            .last()
+            .and_then(|&no| a.fragments.get(no as usize))
+            .map_or(0, |f| f.args_range.end as usize);
+        st = sse_replay_core::analysis::CallAtCursor {
+            fragments: &st.fragments[..k],
+            arguments: c.raw_arguments.get(..end).unwrap_or(""),
+            started: k > 0,
+            finished: false,
+        };
+        ended = ended && next.is_none();
+    }
     // A complete response's calls have no fragments: they are there once the document is.
     let started = st.started || (a.complete && ended);
     let current = v.current_fragment(a);

@@ -250,6 +250,10 @@ impl App {
     fn apply_player(&mut self, action: Action) {
         let Some(doc) = &mut self.doc else { return };
         let (a, v) = (&doc.loaded.analysis, &mut doc.view);
+        if !matches!(action, Action::TypeOut(_) | Action::SetHindsight(_)) {
+            // The cursor moves: a card typing its call out shows the cursor's state again.
+            v.typing = None;
+        }
         match action {
             Action::Seek(k) => v.seek(a, k),
             Action::StepCursor(unit, dir) => {
@@ -267,6 +271,13 @@ impl App {
             }
             Action::FocusFragment(no) => v.focus(a, no),
             Action::SetHindsight(on) => v.hindsight = on,
+            Action::TypeOut(call) => {
+                v.typing = call.map(|ci| super::view::Typing {
+                    call: ci,
+                    started: std::time::Instant::now(),
+                    upto: a.call_state_at(ci, v.cursor).fragments.len(),
+                });
+            }
             _ => {}
         }
         v.play_anchor = None;

@@ -50,25 +50,17 @@ pub fn preview_ui(
             .on_hover_text(
                 "What a typewriter UI shows now: jiter's partial mode (trailing strings, as openai-python uses) on the arguments so far. A view: the accumulator still parses once at the finish.",
             );
-        let label = if v.playing {
-            "⏸ Pause typing"
+        let typing = v.typing.is_some_and(|t| t.call == ci);
+        let (label, tip) = if typing {
+            ("⏸ Stop typing", "Show the call as it stands at the cursor again")
         } else {
-            "⏵ Type it out"
+            (
+                "⏵ Type it out",
+                "Type this call out again in its card, from its first fragment to the cursor, at the recorded timing (the cursor stays)",
+            )
         };
-        let r = ui
-            .button(label)
-            .on_hover_text("Play this call from its first fragment at the recorded timing");
-        if r.clicked() {
-            if !v.playing {
-                let first = a
-                    .calls
-                    .get(ci)
-                    .and_then(|c| c.fragments.first())
-                    .and_then(|&no| a.fragments.get(no as usize))
-                    .map_or(0, |f| f.pos.chunk);
-                queue.push(Action::Seek(first.saturating_sub(1)));
-            }
-            queue.push(Action::TogglePlay);
+        if ui.button(label).on_hover_text(tip).clicked() {
+            queue.push(Action::TypeOut((!typing).then_some(ci)));
         }
         // What the final arguments contradict is known only at the end — or with hindsight.
         let judged = ended || v.hindsight;

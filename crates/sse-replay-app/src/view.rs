@@ -128,6 +128,9 @@ pub enum Action {
     PickCapturesDir(super::captures::CapturesFor),
     /// Turn hindsight on or off in Replay ([`ViewState::hindsight`]).
     SetHindsight(bool),
+    /// Type call `n`'s card out again from its first fragment, the cursor staying put (`None`:
+    /// stop).
+    TypeOut(Option<usize>),
 }
 
 /// The one queue every intent goes through: menus, keys, drops and every panel push here while
@@ -288,6 +291,53 @@ pub struct ViewState {
     /// The stream is still arriving (set by the Replay tab each frame): its latest read is not
     /// its end, and there is no hindsight to have.
     pub arriving: bool,
+    /// "Type it out": one call card replaying its own fragments while the cursor stays put.
+    pub typing: Option<Typing>,
+}
+
+/// A call card typing its call out again ("Type it out"): from the call's first fragment to the
+/// ones that had arrived by the cursor, at the recorded timing and the player's speed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Typing {
+    /// The call (its position).
+    pub call: usize,
+    /// When it started.
+    pub started: Instant,
+    /// How many of the call's fragments it types (those at the cursor when it started).
+    pub upto: usize,
+}
+
+impl Typing {
+    /// How many of the call's fragments are shown now, and when the next one is due (`None`:
+    /// done), at `speed` × recorded timing (or 10 chunks a second without timing).
+    pub fn shown(
+        &self,
+        analysis: &Analysis,
+        tables: &CursorTables,
+        speed: f32,
+    ) -> (usize, Option<std::time::Duration>) {
+        let Some(c) = analysis.calls.get(self.call) else {
+            return (0, None);
+        };
+        let frags = &c.fragments[..self.upto.min(c.fragments.len())];
+        let clock = |no: u32| {
+            analysis
+                .fragments
+                .get(no as usize)
+                .map_or(0.0, |f| ViewState::clock_of(analysis, tables, f.pos.chunk))
+        };
+        let Some(&first) = frags.first() else {
+            return (0, None);
+        };
+        let t0 = clock(first);
+        let elapsed = self.started.elapsed().as_secs_f64() * 1e6 * f64::from(speed.max(0.01));
+        let n = frags.partition_point(|&no| clock(no) - t0 <= elapsed);
+        let next = frags.get(n).map(|&no| {
+            let wait = (clock(no) - t0 - elapsed) / f64::from(speed.max(0.01));
+            std::time::Duration::from_micros(wait.clamp(1_000.0, 250_000.0) as u64)
+        });
+        (n.max(1), next)
+    }
 }
 
 impl Default for ViewState {
@@ -307,6 +357,7 @@ impl Default for ViewState {
             inspector: Default::default(),
             hindsight: false,
             arriving: false,
+            typing: None,
         }
     }
 }

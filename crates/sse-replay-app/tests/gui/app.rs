@@ -814,13 +814,28 @@ fn typewriter_preview_at_a_cursor_mid_call() {
     h.get_by_label("\"深\"");
     assert!(h.query_by_label_contains("contradict").is_none());
 
-    // "Type it out": back to just before the call's first fragment, playing.
+    // "Type it out": the card types the call out again, from its first fragment to the cursor,
+    // at the recorded timing; the cursor (and the rest of the replay) stays where it is.
     h.get_by_label("⏵ Type it out").click();
     h.step();
-    let v = h.state().view().unwrap();
-    assert!(v.playing);
-    assert!(v.cursor < chunk);
-    act(&mut h, Action::TogglePlay);
+    h.step();
+    {
+        let v = h.state().view().unwrap();
+        assert_eq!(v.cursor, chunk, "the cursor stays");
+        assert!(!v.playing, "the replay is not played");
+        assert!(v.typing.is_some(), "the card is typing");
+    }
+    h.get_by_label("⏸ Stop typing");
+    assert!(
+        h.query_by_label("after fragment 1").is_none(),
+        "the card starts from the call's beginning"
+    );
+    common::step_until(&mut h, "the typing did not finish", |a| {
+        a.view().is_some_and(|v| v.typing.is_none())
+    });
+    assert_eq!(h.state().view().unwrap().cursor, chunk);
+    h.get_by_label("after fragment 1");
+    h.get_by_label("⏵ Type it out");
 
     // A number cut short (`{"days":3` then `1}`): the preview shows 3, flagged as contradicted.
     let dir = tempfile::tempdir().unwrap();
