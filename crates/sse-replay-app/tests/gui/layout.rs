@@ -154,14 +154,14 @@ fn assert_no_overlap(h: &Harness<'_, App>, w: f32, hgt: f32, zoom: f32) {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// A row of the event list (`e12      …`) is on screen.
+/// A row of the event list (`e12      …  292 B …`) is on screen.
 fn event_row_shown(h: &Harness<'_, App>) -> bool {
     h.query_all_by(|n| {
         n.label().is_some_and(|l| {
             let mut c = l.chars();
             c.next() == Some('e')
                 && c.next().is_some_and(|d| d.is_ascii_digit())
-                && l.contains(" ms ")
+                && l.contains(" B ")
         })
     })
     .count()
