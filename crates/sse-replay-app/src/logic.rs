@@ -143,6 +143,7 @@ impl App {
         if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
             self.live_follow = false;
             self.live_pending = None;
+            self.proxy.unwatch();
         }
         self.load(source, target, None, false);
     }
@@ -337,7 +338,7 @@ impl App {
             OpenTarget::CompareA | OpenTarget::Second => return,
         }
         if live {
-            self.set_status("Showing the Recorder's recording as it arrives", false);
+            self.set_status("Showing the stream as it arrives", false);
         } else {
             self.set_status(text, false);
         }

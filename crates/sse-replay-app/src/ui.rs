@@ -89,9 +89,14 @@ impl App {
             // The recording keeps flowing to the Replay tab while its panel is hidden.
             self.recorder.poll(&ctx, &mut self.actions);
         }
+        if self.settings.tab != Tab::Proxy {
+            // So do the proxy's flows (a watched one to Replay).
+            self.proxy.poll(&ctx, &mut self.actions);
+        }
         let running = self.recorder.is_running();
         if running && !self.recorder_was_running {
             self.live_follow = true;
+            self.proxy.unwatch();
         }
         self.recorder_was_running = running;
         self.picker_ui(&ctx);
@@ -342,6 +347,7 @@ impl App {
         };
         let arriving = doc.loaded.is_live()
             && (self.recorder.is_running()
+                || self.proxy.watching_streaming()
                 || self.live_pending.is_some()
                 || self.loading.as_ref().is_some_and(|l| l.live));
         let dialect_override = doc.loaded.dialect_override;

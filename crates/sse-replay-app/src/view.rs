@@ -128,6 +128,10 @@ pub enum Action {
     PickCapturesDir(super::captures::CapturesFor),
     /// Turn hindsight on or off in Replay ([`ViewState::hindsight`]).
     SetHindsight(bool),
+    /// Follow proxy flow `id` in Replay while it streams (the live view).
+    WatchFlow(u64),
+    /// Ask for a file name and save proxy flow `id` there as a HAR entry.
+    SaveFlowHar(u64),
     /// Type call `n`'s card out again from its first fragment, the cursor staying put (`None`:
     /// stop).
     TypeOut(Option<usize>),
