@@ -896,3 +896,104 @@ fn a_file_given_at_start_opens_on_replay() {
     wait_loaded(&mut h);
     assert_eq!(h.state().settings.tab, Tab::Recorder);
 }
+
+fn run_client_test(h: &mut Harness<'_, App>) {
+    h.get_by_label("Run").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().client_test.is_running() {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "run did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+/// A command that does not exist stops at once with the CLI's line: no case runs (the shell's
+/// exit 127 is never counted as a client that refuses broken streams).
+#[test]
+fn test_a_client_stops_at_once_on_a_command_that_does_not_exist() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    h.state_mut().settings.client_test.command = "no-such-client-program-4711 --stream".into();
+    h.run();
+    h.get_by_label("Run").click();
+    h.step();
+    h.step();
+    assert!(!h.state().client_test.is_running());
+    assert!(h.state().client_test.last.is_none(), "no case ran");
+    h.get_by_label("cannot run the client: command not found: no-such-client-program-4711");
+}
+
+/// The CLI's options in the tab: dialects, a random seed shown and settable, jobs, speed, a JUnit
+/// report and the working folder the command runs in.
+#[test]
+fn test_a_client_has_the_clis_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // A client only found from the working folder; it prints no calls.
+    std::fs::write(work.join("client.sh"), "#!/bin/sh\necho '[]'\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(
+            work.join("client.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let junit = dir.path().join("report.xml");
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    {
+        let f = &mut h.state_mut().settings.client_test;
+        f.command = "./client.sh".into();
+        f.working_dir = work.display().to_string();
+        f.dialects = vec![
+            sse_replay_core::dialect::DialectKind::AnthropicMessages
+                .name()
+                .into(),
+        ];
+        f.variants = vec!["random".into()];
+        f.random_seed = Some(4242);
+        f.jobs = 1;
+        f.speed = 4.0;
+        f.junit = junit.display().to_string();
+    }
+    h.run();
+    h.get_by_label("Random seed");
+    h.get_by_label("Parallel jobs");
+    h.get_by_label("Speed (recorded)");
+    h.get_by_label("JUnit report");
+    h.get_by_label("Working folder");
+    run_client_test(&mut h);
+    let last = h.state().client_test.last.as_ref().expect("a run");
+    assert!(!last.results.is_empty());
+    assert_eq!(last.work.random_seed, 4242);
+    for r in &last.results {
+        let rec = &last.work.suite[r.id.recording];
+        assert_eq!(
+            rec.base.dialect,
+            sse_replay_core::dialect::DialectKind::AnthropicMessages,
+            "{}",
+            rec.name
+        );
+        assert!(
+            r.exit.is_some() && !r.start_failed,
+            "the client ran: {:?}",
+            r.verdict
+        );
+    }
+    h.get_by_label_contains("random seed 4242");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testsuite"), "{xml}");
+}
