@@ -997,3 +997,54 @@ fn test_a_client_has_the_clis_options() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<testsuite"), "{xml}");
 }
+
+/// The stub builder offers every dialect and every quirk `stub --quirk` has; the title and the
+/// preview follow the edits; a non-streaming stub says its calls are parsed directly.
+#[test]
+fn stub_builder_has_every_dialect_and_quirk_and_follows_the_edits() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Stub builder").click();
+    h.run();
+    h.get_by_label("Provider quirks").click();
+    h.run();
+    for (name, _) in sse_replay_core::stub::QUIRKS {
+        assert!(
+            h.query_all_by_label_contains(name).next().is_some(),
+            "quirk {name} missing"
+        );
+    }
+    h.get_by_label("Dialect").click();
+    h.run();
+    for k in sse_replay_core::dialect::DialectKind::ALL {
+        h.get_by_label(k.title());
+    }
+    h.get_by_label(sse_replay_core::dialect::DialectKind::AnthropicMessages.title())
+        .click();
+    h.run();
+    assert_eq!(
+        h.state().stub.spec.dialect,
+        sse_replay_core::dialect::DialectKind::AnthropicMessages
+    );
+    h.get_by_label_contains("anthropic-messages");
+    // The title follows the calls until the user writes one.
+    h.state_mut().stub.spec.calls[0].name = "get_forecast".into();
+    h.run();
+    assert!(
+        h.state().stub.title().contains("get_forecast"),
+        "{}",
+        h.state().stub.title()
+    );
+    h.state_mut().stub.non_streaming = true;
+    h.run();
+    assert!(
+        h.query_all_by_label_contains("parsed directly — no accumulator")
+            .count()
+            >= 2
+    );
+    assert!(
+        h.query_by_label_contains("accumulated and parsed once")
+            .is_none()
+    );
+    assert!(h.query_by_label_contains("per-fragment:").is_none());
+}
