@@ -201,18 +201,62 @@ fn event_piece(a: &Analysis, e: &EventRecord) -> String {
         .collect()
 }
 
-/// One row's text: `e{n}  {time}  {type}  {size} B  {call}  {piece}`.
+/// An SSE event's own `id:` and `retry:` fields (the last of each in its lines), as received.
+pub fn sse_fields(a: &Analysis, e: &EventRecord) -> (Option<String>, Option<String>) {
+    if a.framing != Framing::Sse {
+        return (None, None);
+    }
+    let (mut id, mut retry) = (None, None);
+    for line in a.bytes(&e.span).split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let value = |field: &[u8]| {
+            line.strip_prefix(field).map(|v| {
+                let v = v.strip_prefix(b" ").unwrap_or(v);
+                String::from_utf8_lossy(v).into_owned()
+            })
+        };
+        if let Some(v) = value(b"id:") {
+            id = Some(v);
+        } else if let Some(v) = value(b"retry:") {
+            retry = Some(v);
+        }
+    }
+    (id, retry)
+}
+
+/// The column heads of [`row_text`] (SSE streams have the `id` and `retry` columns).
+pub fn row_head(a: &Analysis) -> String {
+    let mut s = format!("{:<8} {:>10}  {:<22}", "#", "time", "type");
+    if a.framing == Framing::Sse {
+        s.push_str(&format!(" {:<12} {:>6}", "id", "retry"));
+    }
+    s.push_str(&format!(" {:>8}  call, arguments piece", "size"));
+    s
+}
+
+/// One row's text: `e{n}  {time}  {type}  [{id}  {retry}]  {size} B  {call}  {piece}`.
 pub fn row_text(a: &Analysis, n: u32) -> String {
     let Some(e) = a.events.get(n as usize) else {
         return String::new();
     };
     let t = a.chunks.get(e.chunk as usize).map_or(0, |c| c.t_micros);
     let mut s = format!(
-        "e{n:<7} {:>10}  {:<22} {:>6} B",
+        "e{n:<7} {:>10}  {:<22}",
         style::time_of(a, t),
         style::visible(a.event_type(e), 22),
-        e.span.end.saturating_sub(e.span.start)
     );
+    if a.framing == Framing::Sse {
+        let (id, retry) = sse_fields(a, e);
+        s.push_str(&format!(
+            " {:<12} {:>6}",
+            style::visible(id.as_deref().unwrap_or("—"), 12),
+            style::visible(retry.as_deref().unwrap_or("—"), 6)
+        ));
+    }
+    s.push_str(&format!(
+        " {:>6} B",
+        e.span.end.saturating_sub(e.span.start)
+    ));
     if e.fragment_count > 0 {
         let call = a
             .fragments
@@ -341,6 +385,7 @@ fn list_ui(
     shown_event: Option<u32>,
     queue: &mut ActionQueue,
 ) {
+    ui.add(egui::Label::new(RichText::new(row_head(a)).monospace().weak()).truncate());
     let row_h = ui.spacing().interact_size.y;
     let count = st.shown_count(a);
     let mut clicked = None;
@@ -453,6 +498,7 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
     let Some(e) = a.events.get(n as usize) else {
         return;
     };
+    let (text, parsed) = event_json(a, e);
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(format!("Event {n}")).strong());
         ui.weak(format!(
@@ -463,6 +509,21 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
             e.chunk,
             if pinned { "" } else { " · at the cursor" }
         ));
+        if ui
+            .small_button("Copy raw")
+            .on_hover_text("This event as it was received (its field lines)")
+            .clicked()
+        {
+            ui.ctx()
+                .copy_text(String::from_utf8_lossy(a.bytes(&e.span)).into_owned());
+        }
+        if ui
+            .small_button("Copy pretty")
+            .on_hover_text("This event's data as pretty JSON (as received when it is not JSON)")
+            .clicked()
+        {
+            ui.ctx().copy_text(text.clone());
+        }
     });
     let piece = event_piece(a, e);
     if e.fragment_count > 0 {
@@ -479,7 +540,6 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
             );
         });
     }
-    let (text, parsed) = event_json(a, e);
     if !parsed {
         ui.weak("(not JSON: shown as received)");
     }

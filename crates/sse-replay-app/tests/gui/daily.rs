@@ -375,8 +375,10 @@ fn an_untimed_recording_shows_no_times() {
     h.run();
     let rows: Vec<String> = h
         .query_all_by(|n| {
-            n.label()
-                .is_some_and(|l| l.starts_with("e0 ") || l.starts_with("e1 "))
+            n.label().is_some_and(|l| {
+                let mut c = l.chars();
+                c.next() == Some('e') && c.next().is_some_and(|d| d.is_ascii_digit())
+            })
         })
         .map(|n| {
             use egui_kittest::kittest::NodeT as _;
@@ -431,4 +433,62 @@ fn clicking_the_seek_track_seeks() {
         cursor > 0 && cursor < last / 2,
         "cursor {cursor} after clicking a quarter along 0..={last}"
     );
+}
+
+/// The event list shows each SSE event's `id` and `retry`, and the selected event copies as it
+/// was received or as pretty JSON.
+#[test]
+fn the_event_list_shows_id_and_retry_and_copies_an_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ids.sse");
+    std::fs::write(
+        &path,
+        concat!(
+            "id: ev-1\nretry: 2500\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n",
+            "id: ev-2\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        ),
+    )
+    .unwrap();
+    let app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
+        .with_initial(Source::File(path));
+    let mut h = harness_sized(app, 1500.0, 940.0, true);
+    wait_loaded(&mut h);
+    h.get_by_label("Event list").click();
+    h.run();
+    let row = |h: &egui_kittest::Harness<'_, App>, n: u32| -> String {
+        use egui_kittest::kittest::NodeT as _;
+        let head = format!("e{n:<7} ");
+        h.query_all_by(|node| node.label().is_some_and(|l| l.starts_with(&head)))
+            .next()
+            .map(|node| node.accesskit_node().label().unwrap_or_default())
+            .unwrap_or_default()
+    };
+    let first = row(&h, 0);
+    assert!(first.contains("ev-1") && first.contains("2500"), "{first}");
+    let second = row(&h, 1);
+    assert!(second.contains("ev-2"), "{second}");
+    // Select the first event and copy it both ways.
+    h.query_all_by(|node| node.label().is_some_and(|l| l.starts_with("e0 ")))
+        .next()
+        .unwrap()
+        .click();
+    h.run();
+    let copied = |h: &mut egui_kittest::Harness<'_, App>, label: &str| -> String {
+        h.get_by_label(label).click();
+        h.step();
+        h.output()
+            .platform_output
+            .commands
+            .iter()
+            .rev()
+            .find_map(|c| match c {
+                egui::OutputCommand::CopyText(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("copied")
+    };
+    let raw = copied(&mut h, "Copy raw");
+    assert!(raw.starts_with("id: ev-1\nretry: 2500\ndata: {"), "{raw}");
+    let pretty = copied(&mut h, "Copy pretty");
+    assert!(pretty.starts_with("{\n  \"choices\""), "{pretty}");
 }
