@@ -1048,3 +1048,57 @@ fn stub_builder_has_every_dialect_and_quirk_and_follows_the_edits() {
     );
     assert!(h.query_by_label_contains("per-fragment:").is_none());
 }
+
+/// The Recorder says which environment variables its `$VAR`s need and whether they are set (a
+/// reference is shown, not masked: it is not the secret), and keeps a named list of saved
+/// requests, written without their secrets.
+#[test]
+fn recorder_names_its_variables_and_saves_requests() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Recorder").click();
+    h.run();
+    {
+        let r = &mut h.state_mut().settings.recorder;
+        r.headers[0].value = "Bearer $SSE_REPLAY_SURELY_UNSET_VAR_7".into();
+        r.url = "https://example.invalid/v1/chat?key=$HOME".into();
+    }
+    h.run();
+    h.get_by_label("$SSE_REPLAY_SURELY_UNSET_VAR_7 is not set");
+    h.get_by_label("$HOME is set");
+    // The reference itself is on screen (a secret value would be masked).
+    assert!(
+        h.query_all_by_value("Bearer $SSE_REPLAY_SURELY_UNSET_VAR_7")
+            .count()
+            >= 1
+    );
+
+    // Save the request under a name, change the form, load it back.
+    h.state_mut().settings.recorder.save_name = "weather".into();
+    h.state_mut()
+        .settings
+        .recorder
+        .headers
+        .push(sse_replay_app::recorder::HeaderRow {
+            name: "x-api-key".into(),
+            value: "sk-saved-secret-123456".into(),
+            secret: true,
+        });
+    h.run();
+    h.get_by_label("Save request").click();
+    h.run();
+    assert_eq!(h.state().settings.recorder.saved.len(), 1);
+    h.state_mut().settings.recorder.url = "https://changed.invalid/".into();
+    h.run();
+    h.get_by_label("Saved requests").click();
+    h.run();
+    h.get_by_label("weather").click();
+    h.run();
+    assert_eq!(
+        h.state().settings.recorder.url,
+        "https://example.invalid/v1/chat?key=$HOME"
+    );
+    let text = ron::to_string(&h.state().settings).unwrap();
+    assert!(text.contains("weather"), "{text}");
+    assert!(!text.contains("sk-saved-secret-123456"), "{text}");
+}
