@@ -170,7 +170,7 @@ impl App {
         self.loading = Some(loading);
     }
 
-    /// Show the Recorder's recording so far in the Replay panels. While a load runs, only the
+    /// Show a stream as it arrives (the Recorder's recording, a watched proxy flow) in Replay. While a load runs, only the
     /// newest update waits; it starts when the loader is free.
     pub(super) fn show_live(&mut self, rec: Box<Recording>) {
         if !self.live_follow {

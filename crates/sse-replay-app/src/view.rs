@@ -112,7 +112,7 @@ pub enum Action {
     ClosePicker,
     /// Analyse the open recording again with this dialect forced (`None`: detect it).
     SetDialect(Option<DialectKind>),
-    /// Show the Recorder's recording so far in the Replay panels.
+    /// Show a stream arriving (the Recorder's recording, a watched proxy flow) in the Replay panels.
     ShowLive(Box<Recording>),
     /// Ask for a file name and save this recording there.
     SaveRecordingAs(Box<Recording>),
