@@ -49,6 +49,8 @@ pub struct InspectorState {
     refiltered: bool,
     /// The event whose detail was last scrolled to its arguments piece.
     detail_scrolled: Option<u32>,
+    /// Whether the analysis (its body's address and length) has SSE id/retry fields.
+    fields: Option<((usize, usize), bool)>,
 }
 
 /// The filtered rows for one filter over one analysis.
@@ -224,18 +226,37 @@ pub fn sse_fields(a: &Analysis, e: &EventRecord) -> (Option<String>, Option<Stri
     (id, retry)
 }
 
-/// The column heads of [`row_text`] (SSE streams have the `id` and `retry` columns).
-pub fn row_head(a: &Analysis) -> String {
+/// Whether any event of `a` has an `id:` or `retry:` field: the list shows those columns only
+/// then (most LLM streams have neither, and the room goes to the call and its piece).
+pub fn has_sse_fields(a: &Analysis) -> bool {
+    if a.framing != Framing::Sse {
+        return false;
+    }
+    let at_line_start = |field: &[u8]| {
+        a.body.starts_with(field)
+            || memchr::memmem::find_iter(&a.body, field).any(|i| i > 0 && a.body[i - 1] == b'\n')
+    };
+    at_line_start(b"id:") || at_line_start(b"retry:")
+}
+
+/// The column heads of [`row_text`] (`fields`: with the `id` and `retry` columns).
+pub fn row_head(fields: bool) -> String {
     let mut s = format!("{:<8} {:>10}  {:<22}", "#", "time", "type");
-    if a.framing == Framing::Sse {
+    if fields {
         s.push_str(&format!(" {:<12} {:>6}", "id", "retry"));
     }
     s.push_str(&format!(" {:>8}  call, arguments piece", "size"));
     s
 }
 
-/// One row's text: `e{n}  {time}  {type}  [{id}  {retry}]  {size} B  {call}  {piece}`.
+/// One row's text: `e{n}  {time}  {type}  {size} B  {call}  {piece}`, with the `id` and `retry`
+/// columns when the stream has them ([`has_sse_fields`]).
 pub fn row_text(a: &Analysis, n: u32) -> String {
+    row_text_with(a, n, has_sse_fields(a))
+}
+
+/// [`row_text`] with the `id`/`retry` columns decided by the caller (`fields`).
+pub fn row_text_with(a: &Analysis, n: u32, fields: bool) -> String {
     let Some(e) = a.events.get(n as usize) else {
         return String::new();
     };
@@ -245,7 +266,7 @@ pub fn row_text(a: &Analysis, n: u32) -> String {
         style::time_of(a, t),
         style::visible(a.event_type(e), 22),
     );
-    if a.framing == Framing::Sse {
+    if fields {
         let (id, retry) = sse_fields(a, e);
         s.push_str(&format!(
             " {:<12} {:>6}",
@@ -385,7 +406,17 @@ fn list_ui(
     shown_event: Option<u32>,
     queue: &mut ActionQueue,
 ) {
-    ui.add(egui::Label::new(RichText::new(row_head(a)).monospace().weak()).truncate());
+    // Whether the stream has id/retry fields: once per analysis (a scan of the body).
+    let key = (a.body.as_ptr() as usize, a.body.len());
+    let fields = match st.fields {
+        Some((k, f)) if k == key => f,
+        _ => {
+            let f = has_sse_fields(a);
+            st.fields = Some((key, f));
+            f
+        }
+    };
+    ui.add(egui::Label::new(RichText::new(row_head(fields)).monospace().weak()).truncate());
     let row_h = ui.spacing().interact_size.y;
     let count = st.shown_count(a);
     let mut clicked = None;
@@ -428,7 +459,7 @@ fn list_ui(
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
         for i in range {
             let Some(n) = event_at(i) else { continue };
-            let text = RichText::new(row_text(a, n)).monospace();
+            let text = RichText::new(row_text_with(a, n, fields)).monospace();
             let r = ui.add(
                 egui::Button::selectable(shown_event == Some(n), text)
                     .min_size(egui::vec2(ui.available_width(), row_h)),

@@ -64,12 +64,26 @@ const HEADERS: [&str; 8] = [
     "size",
     "calls",
 ];
-const WIDTHS: [f32; 8] = [70.0, 250.0, 50.0, 150.0, 75.0, 75.0, 70.0, 240.0];
+/// The columns' widths for a window `window_w` points wide: fixed ones for times, status and
+/// sizes; the request and the calls share the rest, so no column is cut off at 1024 points.
+fn widths(window_w: f32) -> [f32; 8] {
+    let fixed = [70.0, 0.0, 50.0, 130.0, 75.0, 70.0, 65.0, 0.0];
+    // Item spacing between eight cells and the panel's margins.
+    let rest = (window_w - fixed.iter().sum::<f32>() - 8.0 * 8.0 - 40.0).max(260.0);
+    let request = (rest * 0.55).clamp(140.0, 420.0);
+    let mut w = fixed;
+    w[1] = request;
+    w[7] = rest - request;
+    w
+}
 
 /// Column `i` of a row: its fixed width, one line, longer text elided (`…`; the full text is in
 /// the cell's hover where it can be long).
 fn cell(ui: &mut Ui, i: usize, add: impl FnOnce(&mut Ui)) {
-    let w = WIDTHS.get(i).copied().unwrap_or(80.0);
+    let w = widths(ui.ctx().content_rect().width())
+        .get(i)
+        .copied()
+        .unwrap_or(80.0);
     let h = ui.spacing().interact_size.y;
     ui.allocate_ui_with_layout(
         egui::vec2(w, h),
