@@ -438,15 +438,14 @@ async fn forward(
                 drop(p);
                 request = request.body(bytes);
             }
+            // As when the body streams through: the upstream request is given up (502).
             Ok(Err(e)) => {
                 let reason = format!("the client's request body could not be read: {e}");
-                report_failed(&shared, begun, 400, &reason);
-                return error_response(400, format!("sse-replay proxy: {reason}: {path}\n"));
+                return upstream_failed(&shared, begun, method, path, &safe_url, 502, reason);
             }
             Err(_) => {
                 let reason = "the client's request body stalled (idle timeout)".to_owned();
-                report_failed(&shared, begun, 408, &reason);
-                return error_response(408, format!("sse-replay proxy: {reason}: {path}\n"));
+                return upstream_failed(&shared, begun, method, path, &safe_url, 502, reason);
             }
         }
     } else {
