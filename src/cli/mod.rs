@@ -263,6 +263,68 @@ pub fn dialect_parser() -> impl TypedValueParser<Value = DialectKind> {
     LenientEnum::<DialectArg>(std::marker::PhantomData).map(DialectKind::from)
 }
 
+/// Before clap and before any window: a first argument that is neither a subcommand, an option
+/// nor an existing file is a mistyped subcommand (`sse-replay chek x`) or a missing file
+/// (`sse-replay missing.ron`); say which, on one line, exit 2. `None`: go on.
+pub fn preflight(args: &[std::ffi::OsString]) -> Option<ExitCode> {
+    use clap::CommandFactory as _;
+    let first = args.get(1)?;
+    let text = first.to_string_lossy();
+    if text.starts_with('-') || Path::new(first).exists() {
+        return None;
+    }
+    let cmd = Cli::command();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .map(str::to_owned)
+        .chain(["help".to_owned()])
+        .collect();
+    if names.iter().any(|n| *n == text) || cmd.get_subcommands().any(|c| c.get_name() == text) {
+        return None;
+    }
+    let nearest = names
+        .iter()
+        .map(|n| (edit_distance(&text, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n.clone());
+    let path_like = text.contains(['.', '/', std::path::MAIN_SEPARATOR]);
+    let msg = match nearest {
+        Some(n) if !path_like || args.len() > 2 => {
+            format!("unknown subcommand '{text}' (did you mean '{n}'?); see sse-replay --help")
+        }
+        _ if args.len() > 2 => format!(
+            "unknown subcommand '{text}' (subcommands: {}); see sse-replay --help",
+            names.join(", ")
+        ),
+        _ if path_like => format!("no such file: {text}"),
+        _ => format!("no such file or subcommand: {text}"),
+    };
+    Some(fail(EXIT_INPUT, msg))
+}
+
+/// Levenshtein distance (short words: subcommand names).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// Entry point: parse arguments and run. `open_app` opens the GUI for `sse-replay [FILE]`.
 pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> ExitCode {
     match cli.command {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{EXIT_FAILED, InputArgs, fail, open_failed, verdict};
+use super::{EXIT_FAILED, EXIT_INPUT, InputArgs, fail, open_failed, verdict};
 
 /// `preview` arguments.
 #[derive(Debug, Args)]
@@ -26,6 +26,19 @@ pub(super) fn run(a: &PreviewArgs) -> ExitCode {
         Ok(x) => x,
         Err(e) => return open_failed(&e),
     };
+    // A call that is not there is a usage error, not an empty answer.
+    if let Some(call) = a.call
+        && call as usize >= analysis.calls.len()
+    {
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "no call {call} ({}) in {}",
+                sse_replay_core::text::plural(analysis.calls.len(), "call"),
+                sse_replay_core::input::display_name(&a.input.file)
+            ),
+        );
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut written = Ok(());
     sse_replay_core::preview::each_fragment(&analysis, a.call, |p| {

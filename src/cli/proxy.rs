@@ -120,7 +120,10 @@ fn print_event(e: proxy::ProxyEvent) {
             sse_replay_core::text::visible(&reason)
         ),
         // The request list is the app's; standard error already has one line per request.
-        proxy::ProxyEvent::Exchange(_) | proxy::ProxyEvent::ExchangeEnded(_) => {}
+        proxy::ProxyEvent::Exchange(_)
+        | proxy::ProxyEvent::ExchangeEnded(_)
+        | proxy::ProxyEvent::FirstByte { .. }
+        | proxy::ProxyEvent::CaptureProgress { .. } => {}
         proxy::ProxyEvent::CaptureStarted { path, .. } => {
             sse_replay_core::log_line!("recording {}", path.display())
         }

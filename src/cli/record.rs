@@ -177,25 +177,26 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     if terminal {
         sse_replay_core::log_line!();
     }
-    if to_stdout {
-        sse_replay_core::log_line!("{}", outcome.summary());
-    } else {
-        println!("{}", outcome.summary());
+    // The reason first; and no summary when the request was refused before it was sent (bad
+    // usage, an existing output file): there is nothing to sum up.
+    let problem = outcome.problem();
+    if outcome.error.is_some()
+        && let Some(p) = &problem
+    {
+        sse_replay_core::log_line!("sse-replay: {}", sse_replay_core::text::visible(p));
     }
-    if let Some(e) = &outcome.error {
-        sse_replay_core::log_line!(
-            "sse-replay: {}",
-            sse_replay_core::text::visible(&e.to_string())
-        );
-    } else if let Some(m) = &outcome.provider_error {
-        let m = sse_replay_core::text::visible(m);
-        sse_replay_core::log_line!("sse-replay: provider error in the stream: {m}");
-    } else if !outcome.stream_complete && !outcome.stopped {
-        sse_replay_core::log_line!(
-            "sse-replay: the stream ended early (no finish signal, or an event was cut off)"
-        );
-    } else if !outcome.stream_complete {
-        sse_replay_core::log_line!("sse-replay: stopped before the stream finished");
+    let refused = record_exit_code(&outcome) == EXIT_INPUT;
+    if !refused {
+        if to_stdout {
+            sse_replay_core::log_line!("{}", outcome.summary());
+        } else {
+            println!("{}", outcome.summary());
+        }
+    }
+    if outcome.error.is_none()
+        && let Some(p) = &problem
+    {
+        sse_replay_core::log_line!("sse-replay: {}", sse_replay_core::text::visible(p));
     }
     ExitCode::from(record_exit_code(&outcome))
 }

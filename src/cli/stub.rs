@@ -134,25 +134,32 @@ pub enum Quirk {
 }
 
 impl Quirk {
-    /// Set this quirk in `quirks`.
+    /// Set this quirk in `quirks` (the core's one table, [`stub::QUIRKS`], as the app does).
     fn apply(self, quirks: &mut Quirks) {
-        match self {
-            Quirk::RepeatName => quirks.repeat_name = true,
-            Quirk::EmptyId => quirks.empty_id_continuations = true,
-            Quirk::NoIndex => quirks.no_index = true,
-            Quirk::IndexFrom1 => quirks.index_base = 1,
-            Quirk::AllAtIndex0 => quirks.all_at_index_zero = true,
-            Quirk::ObjectArguments => quirks.object_arguments = true,
-            Quirk::Cumulative => quirks.cumulative = true,
-            Quirk::Crlf => quirks.crlf = true,
-            Quirk::NoSpace => quirks.no_space = true,
-            Quirk::Keepalive => quirks.keepalive_every = 3,
-            Quirk::Truncate => quirks.truncate = true,
-            Quirk::FinishWithLast => quirks.finish_with_last_fragment = true,
-            Quirk::Error => quirks.error_after = Some(2),
-            Quirk::PartialArgs => quirks.partial_args = true,
-            Quirk::ArgsInStart => quirks.args_in_start = true,
-            Quirk::CrcError => quirks.crc_error = true,
+        if let Some(v) = self.to_possible_value() {
+            quirks.set(v.get_name(), true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod quirk_tests {
+    use super::*;
+
+    /// The flag's values are the core's quirks, each one setting its quirk.
+    #[test]
+    fn the_quirk_flag_is_the_cores_list() {
+        let flag: Vec<String> = Quirk::value_variants()
+            .iter()
+            .filter_map(|q| q.to_possible_value())
+            .map(|v| v.get_name().to_owned())
+            .collect();
+        let core: Vec<String> = stub::QUIRKS.iter().map(|(n, _)| (*n).to_owned()).collect();
+        assert_eq!(flag, core);
+        for q in Quirk::value_variants() {
+            let mut quirks = Quirks::default();
+            q.apply(&mut quirks);
+            assert_ne!(quirks, Quirks::default(), "{q:?}");
         }
     }
 }

@@ -732,3 +732,86 @@ fn a_huge_valid_index_is_a_key_not_a_failure() {
     let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v[0]["index"], json!(18446744073709551615u64));
 }
+
+// --- mistakes said plainly ---------------------------------------------------------------------
+
+/// A mistyped subcommand or a missing file is named as such before any window is tried (no
+/// display here: the app could not start anyway).
+#[test]
+fn a_mistyped_subcommand_or_a_missing_file_is_named_before_any_window() {
+    let run_bare = |args: &[&str]| {
+        common::bin_in(&manifest())
+            .args(args)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WAYLAND_SOCKET")
+            .output()
+            .expect("the binary runs")
+    };
+    let o = run_bare(&["chek", "x"]);
+    assert_one_line(&o, &[2], "chek x");
+    let err = stderr(&o);
+    assert!(err.contains("unknown subcommand 'chek'"), "{err}");
+    assert!(err.contains("did you mean 'check'?"), "{err}");
+    let o = run_bare(&["missing.ron"]);
+    assert_one_line(&o, &[2], "missing.ron");
+    let err = stderr(&o);
+    assert!(err.contains("no such file: missing.ron"), "{err}");
+    assert!(!err.contains("cannot start the app"), "{err}");
+    // An existing file without a display: that, plainly (not winit's source path).
+    let o = run_bare(&[SEED]);
+    assert_one_line(&o, &[2], "no display");
+    let err = stderr(&o);
+    assert!(err.contains("no display"), "{err}");
+    assert!(!err.contains(".rs:"), "{err}");
+}
+
+/// `preview --call N` past the last call is bad usage (exit 2), not an empty answer.
+#[test]
+fn preview_of_a_call_that_is_not_there_is_bad_usage() {
+    let o = run(&["preview", SEED, "--call", "5"]);
+    assert_one_line(&o, &[2], "preview --call 5");
+    assert!(
+        stderr(&o).contains("no call 5 (2 calls) in recordings/seed-example.ron"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+}
+
+/// `record -o EXISTING`: the reason, first and only; nothing about a response on standard output.
+#[test]
+fn record_onto_an_existing_file_says_why_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("taken.ron");
+    std::fs::write(&out, "precious").expect("write");
+    let o = run(&[
+        "record",
+        "http://127.0.0.1:9/v1/chat/completions",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert_one_line(&o, &[2], "record -o existing");
+    assert!(
+        stderr(&o).contains("refusing to overwrite an existing file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "precious");
+}
+
+/// `check` on a broken stream: a strategy that produced exactly the accumulator's calls is not a
+/// difference, and the per-fragment list says how much it left out.
+#[test]
+fn check_on_a_broken_stream_names_the_strategies_that_match_and_counts_the_rest() {
+    let o = run(&["check", "recordings/quirk-truncated.ron"]);
+    assert_eq!(code(&o), 1);
+    let text = stdout(&o);
+    assert!(text.contains("  ✓ next-index-done"), "{text}");
+    assert!(
+        text.contains("same calls as the accumulator — the stream itself is broken"),
+        "{text}"
+    );
+    assert!(text.contains("      … 5 failures more\n"), "{text}");
+}

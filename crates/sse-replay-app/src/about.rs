@@ -28,7 +28,7 @@ pub fn about_ui(ui: &mut Ui, queue: &mut ActionQueue) {
     ui.label("① the reassembled string equals the original verbatim; ② every fragment sits contiguously, in order, in the original; ③ only the first fragment carries id and name.");
     ui.add_space(4.0);
     ui.label(RichText::new("Using the app").strong());
-    ui.label("Left: a naive strategy (pick any) and what it makes of each fragment. Right: the accumulator as it grows. Below: the timeline (click a fragment) and the raw bytes. Badges mark provider quirks; hover one for the explanation.");
+    ui.label("Left: a naive strategy (pick any) and what it makes of each fragment. Right: the accumulator as it grows. Below, as tabs: the timeline (click a fragment), the event list and the bytes as received. Badges mark provider quirks; hover one for the explanation.");
     ui.label("Keys: Space play/pause · ←/→ chunk · Shift+←/→ event · Ctrl+←/→ fragment · Home/End · Ctrl+O open.");
     ui.add_space(6.0);
     if ui.button("Open the seed example").clicked() {

@@ -69,7 +69,12 @@ pub fn accumulator_ui(
         }
     });
     ui.separator();
-    if analysis.calls.is_empty() {
+    // Only the calls that have begun by the cursor: a call still to come has not happened (and
+    // a stream still arriving cannot know of it).
+    let begun =
+        |ci: usize| analysis.call_state_at(ci, cursor).started || (analysis.complete && ended);
+    let shown: Vec<usize> = (0..analysis.calls.len()).filter(|&ci| begun(ci)).collect();
+    if shown.is_empty() {
         ui.label(if ended {
             "No tool calls in this stream."
         } else {
@@ -82,7 +87,7 @@ pub fn accumulator_ui(
             .id_salt("acc-cards")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                for &ci in &tables.client_calls {
+                for &ci in tables.client_calls.iter().filter(|&&ci| begun(ci)) {
                     call_card(ui, analysis, tables, view, queue, ci, ended);
                     ui.add_space(6.0);
                 }
@@ -95,30 +100,35 @@ pub fn accumulator_ui(
         .current_fragment(analysis)
         .and_then(|f| analysis.fragments.get(f as usize))
         .map(|f| f.call as usize);
+    let rows = shown;
     let shown = view
         .selected_call
+        .filter(|c| rows.contains(c))
         .or(current_call)
-        .unwrap_or(0)
-        .min(analysis.calls.len() - 1);
+        .unwrap_or(rows[0]);
     let row_h = ui.spacing().interact_size.y;
     let table_h = (ui.available_height() * 0.4).max(row_h * 4.0);
     egui::ScrollArea::vertical()
         .id_salt("acc-table")
         .max_height(table_h)
         .auto_shrink([false, false])
-        .show_rows(ui, row_h, analysis.calls.len(), |ui, range| {
+        .show_rows(ui, row_h, rows.len(), |ui, range| {
             // Fixed-height rows: never wrap (a wrapped row would overlap the next).
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
-            for ci in range {
+            for &ci in &rows[range] {
                 let c = &analysis.calls[ci];
                 let st = analysis.call_state_at(ci, cursor);
+                // The call's total only once the stream has ended: before, only what arrived.
+                let frags = if ended {
+                    format!("{:>4}/{:<4}", st.fragments.len(), c.fragments.len())
+                } else {
+                    format!("{:>9}", st.fragments.len())
+                };
                 let text = format!(
-                    "{:>5}  {:<14} {:<18} {:>4}/{:<4} frags  {}",
+                    "{:>5}  {:<14} {:<18} {frags} frags  {}",
                     ci,
                     c.key.to_string(),
                     style::visible(&c.name, 18),
-                    st.fragments.len(),
-                    c.fragments.len(),
                     style::visible(st.arguments, 60)
                 );
                 // Server tools stay in stream order here, marked so they read apart.
@@ -156,14 +166,21 @@ fn server_tools_ui(
     queue: &mut ActionQueue,
     ended: bool,
 ) {
-    if d.server_tools.is_empty() {
+    // The ones that have begun by the cursor, as for the client's calls.
+    let begun: Vec<usize> = d
+        .server_tools
+        .iter()
+        .copied()
+        .filter(|&ci| a.call_state_at(ci, v.cursor).started || (a.complete && ended))
+        .collect();
+    if begun.is_empty() {
         return;
     }
     ui.separator();
-    ui.label(RichText::new(format!("Server tools ({})", d.server_tools.len())).strong())
+    ui.label(RichText::new(format!("Server tools ({})", begun.len())).strong())
         .on_hover_text(sse_replay_core::findings::FindingKind::ServerTool.explanation());
     ui.weak("Run by the provider, not calls for the client; left out of exports unless asked for.");
-    for &ci in &d.server_tools {
+    for ci in begun {
         if let Some(kind) = a.calls.get(ci).and_then(|c| c.server_tool.as_deref()) {
             ui.weak(style::visible(kind, 60));
         }
@@ -182,7 +199,29 @@ fn call_card(
     ended: bool,
 ) {
     let Some(c) = a.calls.get(ci) else { return };
-    let st = a.call_state_at(ci, v.cursor);
+    let mut st = a.call_state_at(ci, v.cursor);
+    // "Type it out": this card shows its call as it stood a few fragments in, moving forward at
+    // the recorded timing; the verdict below waits until it has caught up with the cursor.
+    let mut ended = ended;
+    if let Some(t) = v.typing.filter(|t| t.call == ci) {
+        let (k, next) = t.shown(a, d, v.speed);
+        match next {
+            Some(wait) => ui.ctx().request_repaint_after(wait),
+            None => queue.push(Action::TypeOut(None)),
+        }
+        let k = k.min(st.fragments.len());
+        let end = st.fragments[..k]
+            .last()
+            .and_then(|&no| a.fragments.get(no as usize))
+            .map_or(0, |f| f.args_range.end as usize);
+        st = sse_replay_core::analysis::CallAtCursor {
+            fragments: &st.fragments[..k],
+            arguments: c.raw_arguments.get(..end).unwrap_or(""),
+            started: k > 0,
+            finished: false,
+        };
+        ended = ended && next.is_none();
+    }
     // A complete response's calls have no fragments: they are there once the document is.
     let started = st.started || (a.complete && ended);
     let current = v.current_fragment(a);
@@ -226,14 +265,25 @@ fn call_card(
                     ui.label(RichText::new(kind).monospace().weak()).on_hover_text(tip);
                 }
                 let chars = st.arguments.chars().count();
-                ui.label(format!(
-                    "{chars}/{} · {}/{} · {}/{}",
-                    plural(c.char_len(), "char"),
-                    st.arguments.len(),
-                    plural(c.byte_len(), "byte"),
-                    st.fragments.len(),
-                    plural(c.fragments.len(), "fragment")
-                ));
+                // The totals only once the stream has ended: before, what has arrived (all a
+                // stream still arriving can know).
+                if ended {
+                    ui.label(format!(
+                        "{chars}/{} · {}/{} · {}/{}",
+                        plural(c.char_len(), "char"),
+                        st.arguments.len(),
+                        plural(c.byte_len(), "byte"),
+                        st.fragments.len(),
+                        plural(c.fragments.len(), "fragment")
+                    ));
+                } else {
+                    ui.label(format!(
+                        "{} · {} · {} so far",
+                        plural(chars, "char"),
+                        plural(st.arguments.len(), "byte"),
+                        plural(st.fragments.len(), "fragment")
+                    ));
+                }
                 if !ended {
                     ui.label(RichText::new("in progress").italics())
                         .on_hover_text("Parsed once, when the stream has ended: until then these are the arguments so far, with no verdict.");
@@ -243,7 +293,8 @@ fn call_card(
             } else {
                 ui.label(RichText::new("not started yet").weak());
             }
-            if folded && st.finished {
+            // The folded card's verdict, only once the stream has ended (as unfolded).
+            if folded && ended && started {
                 let ok = matches!(c.parsed, Parsed::Ok(_));
                 style::mark(ui, Some(ok));
             }
@@ -253,7 +304,7 @@ fn call_card(
         }
         if st.started {
             arguments_job(ui, a, &st, current);
-            super::preview_panel::preview_ui(ui, a, v, queue, ci, &st);
+            super::preview_panel::preview_ui(ui, a, v, queue, ci, &st, ended);
         }
         if ended && started {
             match &c.parsed {
@@ -287,11 +338,12 @@ fn call_card(
                 }
             }
         }
+        // The preview summary compares with the final arguments: a verdict, once ended.
         let preview = a
             .preview
             .as_ref()
             .and_then(|list| list.get(ci))
-            .filter(|p| p.call == c.position && p.contradicted > 0);
+            .filter(|p| ended && p.call == c.position && p.contradicted > 0);
         if let Some(p) = preview {
             ui.horizontal_wrapped(|ui| preview_badge(ui, p, queue));
         }
@@ -358,7 +410,9 @@ fn preview_badge(ui: &mut Ui, p: &sse_replay_core::analysis::CallPreview, queue:
     if r.clicked()
         && let Some(f) = &p.first_contradiction
     {
+        // Back to where the preview was contradicted, with hindsight on to mark it there.
         queue.push(Action::FocusFragment(f.fragment));
+        queue.push(Action::SetHindsight(true));
     }
 }
 

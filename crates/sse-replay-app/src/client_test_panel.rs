@@ -11,6 +11,7 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 
 use super::view::{Action, ActionQueue};
+use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::recording::Recording;
 use sse_replay_net::harness::{
     self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict,
@@ -28,6 +29,18 @@ pub struct ClientTestForm {
     /// Variant names that are ticked.
     pub variants: Vec<String>,
     pub timeout_secs: f64,
+    /// Only recordings of these dialects (their stable names; empty = all), as `--dialect`.
+    pub dialects: Vec<String>,
+    /// The `random` variant's seed (`--random-seed`); `None`: a new one each run (shown after it).
+    pub random_seed: Option<u64>,
+    /// Cases run in parallel (`-j`).
+    pub jobs: usize,
+    /// Speed of the `recorded` variant's timing (`--speed`).
+    pub speed: f64,
+    /// Also write a JUnit XML report here (`--junit`; empty: none). Replaced if it exists.
+    pub junit: String,
+    /// The folder the command runs in (empty: the app's own).
+    pub working_dir: String,
 }
 
 /// The "Test a client" runtime: the run in progress (its thread and channels) and the last
@@ -55,6 +68,12 @@ impl Default for ClientTestForm {
             recordings: String::new(),
             variants: Variant::FRAMING.map(|v| v.name().to_owned()).to_vec(),
             timeout_secs: 30.0,
+            dialects: Vec::new(),
+            random_seed: None,
+            jobs: std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            speed: 1.0,
+            junit: String::new(),
+            working_dir: String::new(),
         }
     }
 }
@@ -68,6 +87,23 @@ pub struct Work {
     pub unreadable: Vec<String>,
 }
 
+/// The shell's "command not found" (exit 127) for a case, as the CLI says it.
+fn not_found_line(r: &CaseResult) -> Option<String> {
+    if r.exit != Some(harness::Exit::Code(127)) {
+        return None;
+    }
+    let line = r.stderr.lines().rev().find(|l| l.contains("not found"))?;
+    // `sh: 1: NAME: not found` (dash), `sh: NAME: command not found` (bash).
+    let name = line
+        .trim_end_matches(": not found")
+        .trim_end_matches(": command not found")
+        .rsplit(": ")
+        .next()
+        .unwrap_or(line)
+        .trim();
+    Some(format!("cannot run the client: command not found: {name}"))
+}
+
 /// A finished run: its work (to open a case) and the results in case order.
 pub struct Finished {
     pub work: Arc<Work>,
@@ -78,9 +114,67 @@ pub struct Finished {
 struct Run {
     work: Arc<Work>,
     cancel: Arc<AtomicBool>,
-    progress: mpsc::Receiver<(usize, usize)>,
+    progress: mpsc::Receiver<Progress>,
     done: mpsc::Receiver<Vec<CaseResult>>,
     shown: (usize, usize),
+    started: std::time::Instant,
+    /// Where the JUnit report goes when the run ends.
+    junit: Option<PathBuf>,
+}
+
+/// A case finished: counts, and the shell's "not found" line when the command was not there.
+struct Progress {
+    done: usize,
+    total: usize,
+    not_found: Option<String>,
+}
+
+/// Shell builtins and keywords: a command line starting with one cannot be checked beforehand.
+const SHELL_WORDS: [&str; 22] = [
+    "cd", "exec", "eval", "export", "env", "command", "time", "nice", "nohup", "if", "for",
+    "while", "until", "case", "{", "(", "!", ".", "source", "set", "unset", "true",
+];
+
+/// The program a `sh -c` command line runs first (after `NAME=value` assignments), when it can
+/// be told: a plain word, quotes removed; `None` for a shell builtin or keyword.
+pub fn first_program(command: &str) -> Option<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut in_word = false;
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, ';' | '|' | '&' | '<' | '>') => break,
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    let is_assignment = |w: &str| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        })
+    };
+    let program = words.into_iter().find(|w| !is_assignment(w))?;
+    (!SHELL_WORDS.contains(&program.as_str()) && !program.is_empty()).then_some(program)
 }
 
 impl ClientTestRun {
@@ -89,13 +183,40 @@ impl ClientTestRun {
         self.run.is_some()
     }
 
-    /// Starts a run (loading the suite happens here, it is small; the cases run on a thread).
+    /// Starts a run (loading the suite happens here, it is small; the cases run on a thread). A
+    /// command that cannot be found stops here, before any case, with the CLI's line.
     pub fn start(&mut self, form: &ClientTestForm, ctx: &egui::Context) {
         self.error = None;
         let command = form.command.trim().to_owned();
         if command.is_empty() {
             self.error = Some("Enter the command that runs your client".into());
             return;
+        }
+        let work_dir = form.working_dir.trim();
+        let work_dir = (!work_dir.is_empty()).then(|| PathBuf::from(work_dir));
+        if let Some(d) = &work_dir
+            && !d.is_dir()
+        {
+            self.error = Some(format!(
+                "the working folder is not a folder: {}",
+                d.display()
+            ));
+            return;
+        }
+        if let Some(program) = first_program(&command) {
+            // As the shell will look it up: a path from the working folder, a name on PATH.
+            let resolved = match &work_dir {
+                Some(d) if program.contains('/') && !program.starts_with('/') => {
+                    d.join(&program).display().to_string()
+                }
+                _ => program.clone(),
+            };
+            if !harness::run::program_exists(&resolved) {
+                self.error = Some(format!(
+                    "cannot run the client: command not found: {program}"
+                ));
+                return;
+            }
         }
         let paths: Vec<PathBuf> = form
             .recordings
@@ -114,19 +235,36 @@ impl ClientTestRun {
             .chain(Variant::FAULTS)
             .filter(|v| form.variants.iter().any(|n| n == v.name()))
             .collect();
+        let dialects: Vec<DialectKind> = DialectKind::ALL
+            .into_iter()
+            .filter(|k| form.dialects.iter().any(|n| n == k.name()))
+            .collect();
+        // In the working folder: `cd` there, then the command line as typed.
+        let args = match &work_dir {
+            Some(d) => vec![
+                "-c".into(),
+                "cd -- \"$1\" || exit 126; eval \"$2\"".into(),
+                "sse-replay-client".into(),
+                d.display().to_string(),
+                command,
+            ],
+            None => vec!["-c".into(), command],
+        };
         let config = Config {
             command: harness::ClientCommand {
                 program: "sh".into(),
-                args: vec!["-c".into(), command],
+                args,
             },
             variants: variants.clone(),
-            dialects: Vec::new(),
-            jobs: std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            dialects,
+            jobs: form.jobs.clamp(1, 1024),
             timeout: Duration::from_secs_f64(form.timeout_secs.clamp(0.1, 86_400.0)),
-            speed: 1.0,
-            random_seed: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000),
+            speed: form.speed.clamp(0.01, 1e6),
+            random_seed: form.random_seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
+            }),
         };
         let cases = harness::plan_cases(&suite, &config);
         let work = Arc::new(Work {
@@ -145,8 +283,12 @@ impl ClientTestRun {
         let spawned = std::thread::Builder::new()
             .name("sse-replay-client-test".into())
             .spawn(move || {
-                let progress = |n: usize, total: usize, _: &CaseResult| {
-                    let _ = progress_tx.send((n, total));
+                let progress = |n: usize, total: usize, r: &CaseResult| {
+                    let _ = progress_tx.send(Progress {
+                        done: n,
+                        total,
+                        not_found: not_found_line(r),
+                    });
                     repaint.request_repaint();
                 };
                 let results = harness::run_suite(
@@ -164,12 +306,15 @@ impl ClientTestRun {
             return;
         }
         let total = work.cases.len();
+        let junit = form.junit.trim();
         self.run = Some(Run {
             work,
             cancel,
             progress,
             done,
             shown: (0, total),
+            started: std::time::Instant::now(),
+            junit: (!junit.is_empty()).then(|| PathBuf::from(junit)),
         });
     }
 
@@ -184,12 +329,29 @@ impl ClientTestRun {
     pub fn poll(&mut self, ctx: &egui::Context) {
         let Some(run) = self.run.as_mut() else { return };
         while let Ok(p) = run.progress.try_recv() {
-            run.shown = p;
+            run.shown = (p.done, p.total);
+            if let Some(line) = p.not_found
+                && self.error.is_none()
+            {
+                // The shell could not find a command: every case would "pass" as a client
+                // refusing the stream. Stop at once and say so.
+                run.cancel.store(true, Ordering::Relaxed);
+                self.error = Some(line);
+            }
         }
         match run.done.try_recv() {
             Ok(results) => {
                 let cancelled = run.cancel.load(Ordering::Relaxed);
                 let work = run.work.clone();
+                if let Some(path) = run.junit.take() {
+                    let xml = harness::junit::render(&results, run.started.elapsed());
+                    let options = sse_replay_core::recording::WriteOptions::public(true);
+                    if let Err(e) =
+                        sse_replay_core::recording::write_file(&path, xml.as_bytes(), options)
+                    {
+                        self.error = Some(format!("cannot write the JUnit report: {e}"));
+                    }
+                }
                 self.run = None;
                 self.last = Some(Finished {
                     work,
@@ -263,6 +425,65 @@ impl ClientTestRun {
                 ui.add(egui::DragValue::new(&mut form.timeout_secs).range(0.1..=3600.0))
                     .labelled_by(label.id);
                 ui.end_row();
+                ui.label("Dialects")
+                    .on_hover_text("Only recordings of these dialects (none ticked: all)");
+                ui.horizontal_wrapped(|ui| {
+                    for k in DialectKind::ALL {
+                        let mut on = form.dialects.iter().any(|n| n == k.name());
+                        if ui.checkbox(&mut on, k.title()).changed() {
+                            form.dialects.retain(|n| n != k.name());
+                            if on {
+                                form.dialects.push(k.name().to_owned());
+                            }
+                        }
+                    }
+                });
+                ui.end_row();
+                let label = ui.label("Random seed");
+                ui.horizontal(|ui| {
+                    let mut fresh = form.random_seed.is_none();
+                    if ui
+                        .checkbox(&mut fresh, "new each run")
+                        .on_hover_text("The random variant's write sizes come from this seed; the run shows the one it used, so a failure reproduces")
+                        .changed()
+                    {
+                        form.random_seed = if fresh { None } else { Some(1) };
+                    }
+                    if let Some(seed) = &mut form.random_seed {
+                        ui.add(egui::DragValue::new(seed)).labelled_by(label.id);
+                    }
+                });
+                ui.end_row();
+                let label = ui.label("Parallel jobs");
+                ui.add(egui::DragValue::new(&mut form.jobs).range(1..=1024))
+                    .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("Speed (recorded)");
+                ui.add(
+                    egui::DragValue::new(&mut form.speed)
+                        .range(0.01..=1000.0)
+                        .speed(0.1)
+                        .suffix("×"),
+                )
+                .labelled_by(label.id)
+                .on_hover_text("Timing of the recorded variant: 2 = twice as fast");
+                ui.end_row();
+                let label = ui.label("JUnit report");
+                ui.add(
+                    egui::TextEdit::singleline(&mut form.junit)
+                        .hint_text("none (a path writes one, replacing it)")
+                        .desired_width(500.0),
+                )
+                .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("Working folder");
+                ui.add(
+                    egui::TextEdit::singleline(&mut form.working_dir)
+                        .hint_text("the app's (the command runs in this folder)")
+                        .desired_width(500.0),
+                )
+                .labelled_by(label.id);
+                ui.end_row();
             });
         ui.horizontal(|ui| {
             if let Some(run) = &self.run {
@@ -296,6 +517,18 @@ impl ClientTestRun {
             summary.error,
             if last.cancelled { " (cancelled)" } else { "" }
         ));
+        let seed = last.work.random_seed;
+        ui.horizontal(|ui| {
+            ui.weak(format!("random seed {seed}"));
+            if form.random_seed != Some(seed)
+                && ui
+                    .small_button("Use this seed")
+                    .on_hover_text("Run the random variant with the same write sizes again")
+                    .clicked()
+            {
+                form.random_seed = Some(seed);
+            }
+        });
         for u in &last.work.unreadable {
             ui.colored_label(ui.visuals().error_fg_color, u);
         }
@@ -528,4 +761,28 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
                 ui.label(RichText::new(tail.join("\n")).monospace());
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_program_of_a_command_line() {
+        assert_eq!(
+            first_program("python3 c.py --x").as_deref(),
+            Some("python3")
+        );
+        assert_eq!(
+            first_program("  A=1 B='x y' node c.mjs").as_deref(),
+            Some("node")
+        );
+        assert_eq!(
+            first_program("'./my client' -v").as_deref(),
+            Some("./my client")
+        );
+        assert_eq!(first_program("cd x && python c.py"), None);
+        assert_eq!(first_program("./c.sh|tee log").as_deref(), Some("./c.sh"));
+        assert_eq!(first_program(""), None);
+    }
 }

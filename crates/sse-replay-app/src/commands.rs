@@ -23,6 +23,8 @@ pub(super) enum DialogPurpose {
     ExportReport,
     SaveStub,
     SaveRecording(Box<Recording>),
+    /// Text (a HAR document) to write, and what it is for the status line.
+    SaveText(String, &'static str),
     CapturesDir(CapturesFor),
 }
 
@@ -237,6 +239,30 @@ impl App {
                 self.pending_dialog = Some((DialogPurpose::CapturesDir(which), rx));
                 self.poll_background();
             }
+            Action::WatchFlow(id) => {
+                if self.proxy.watch(id) {
+                    self.live_follow = true;
+                    self.settings.tab = Tab::Replay;
+                } else {
+                    self.set_status("That flow is no longer streaming: open its capture", true);
+                }
+            }
+            Action::SaveFlowHar(id) => {
+                let Some(row) = self.proxy.exchanges().iter().find(|r| r.exchange.id == id) else {
+                    return self.set_status("That flow is no longer listed", true);
+                };
+                let rec = super::proxy_list::flow_recording(row);
+                let doc = super::proxy_list::har(row, rec.as_ref());
+                let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+                text.push('\n');
+                let spec = DialogSpec {
+                    save: true,
+                    title: "Export the flow as a HAR entry".into(),
+                    file_name: format!("flow-{id}.har"),
+                    filters: vec![("HAR".into(), vec!["har".into()])],
+                };
+                self.ask(ctx, spec, DialogPurpose::SaveText(text, "the HAR entry"));
+            }
             Action::SelectStrategy(s) => {
                 self.settings.strategy = s.name().into();
                 if let Some(v) = self.view_mut() {
@@ -250,6 +276,10 @@ impl App {
     fn apply_player(&mut self, action: Action) {
         let Some(doc) = &mut self.doc else { return };
         let (a, v) = (&doc.loaded.analysis, &mut doc.view);
+        if !matches!(action, Action::TypeOut(_) | Action::SetHindsight(_)) {
+            // The cursor moves: a card typing its call out shows the cursor's state again.
+            v.typing = None;
+        }
         match action {
             Action::Seek(k) => v.seek(a, k),
             Action::StepCursor(unit, dir) => {
@@ -266,6 +296,14 @@ impl App {
                 self.settings.speed = v.speed;
             }
             Action::FocusFragment(no) => v.focus(a, no),
+            Action::SetHindsight(on) => v.hindsight = on,
+            Action::TypeOut(call) => {
+                v.typing = call.map(|ci| super::view::Typing {
+                    call: ci,
+                    started: std::time::Instant::now(),
+                    upto: a.call_state_at(ci, v.cursor).fragments.len(),
+                });
+            }
             _ => {}
         }
         v.play_anchor = None;
@@ -334,6 +372,14 @@ impl App {
             DialogPurpose::Import => {
                 self.settings.tab = Tab::Replay;
                 self.open(Source::Import(path), OpenTarget::Primary);
+            }
+            DialogPurpose::SaveText(text, what) => {
+                // It may hold a request's secrets (a proxy told to keep them): private.
+                let options = sse_replay_core::recording::WriteOptions::private(true);
+                match sse_replay_core::recording::write_file(&path, text.as_bytes(), options) {
+                    Ok(()) => self.set_status(format!("Saved {what} to {}", path.display()), false),
+                    Err(e) => self.set_status(format!("Cannot write {what}: {e}"), true),
+                }
             }
             DialogPurpose::SaveRecording(rec) => {
                 match sse_replay_core::recording::save(&path, &rec) {

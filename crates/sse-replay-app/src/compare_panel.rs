@@ -147,10 +147,16 @@ fn stream_ui(ui: &mut Ui, cmp: &Comparison) {
                 };
                 for v in [&r.a, &r.b] {
                     let text = RichText::new(v);
-                    ui.label(match color {
+                    let resp = ui.label(match color {
                         Some(c) => text.color(c),
                         None => text,
                     });
+                    if r.same && r.a != r.b {
+                        // Different words for the same thing (a finish reason per dialect).
+                        resp.on_hover_text(
+                            "The same meaning in another provider's words: not a difference",
+                        );
+                    }
                 }
                 ui.end_row();
             }

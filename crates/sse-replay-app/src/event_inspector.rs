@@ -13,15 +13,8 @@ use sse_replay_core::analysis::Analysis;
 use sse_replay_core::framing::Framing;
 use sse_replay_core::pipeline::EventRecord;
 
-/// Which view the lower panel shows (a persisted choice).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum LowerView {
-    /// The event list and the selected event's detail.
-    #[default]
-    Events,
-    /// The body as received, one row per network read.
-    Bytes,
-}
+/// Which view the lower area shows (kept here too for older callers).
+pub use super::layout::LowerView;
 
 /// At most this many characters of an arguments piece on a row.
 const PIECE_CHARS: usize = 80;
@@ -56,6 +49,8 @@ pub struct InspectorState {
     refiltered: bool,
     /// The event whose detail was last scrolled to its arguments piece.
     detail_scrolled: Option<u32>,
+    /// Whether the analysis (its body's address and length) has SSE id/retry fields.
+    fields: Option<((usize, usize), bool)>,
 }
 
 /// The filtered rows for one filter over one analysis.
@@ -208,18 +203,81 @@ fn event_piece(a: &Analysis, e: &EventRecord) -> String {
         .collect()
 }
 
-/// One row's text: `e{n}  {time}  {type}  {size} B  {call}  {piece}`.
+/// An SSE event's own `id:` and `retry:` fields (the last of each in its lines), as received.
+pub fn sse_fields(a: &Analysis, e: &EventRecord) -> (Option<String>, Option<String>) {
+    if a.framing != Framing::Sse {
+        return (None, None);
+    }
+    let (mut id, mut retry) = (None, None);
+    for line in a.bytes(&e.span).split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let value = |field: &[u8]| {
+            line.strip_prefix(field).map(|v| {
+                let v = v.strip_prefix(b" ").unwrap_or(v);
+                String::from_utf8_lossy(v).into_owned()
+            })
+        };
+        if let Some(v) = value(b"id:") {
+            id = Some(v);
+        } else if let Some(v) = value(b"retry:") {
+            retry = Some(v);
+        }
+    }
+    (id, retry)
+}
+
+/// Whether any event of `a` has an `id:` or `retry:` field: the list shows those columns only
+/// then (most LLM streams have neither, and the room goes to the call and its piece).
+pub fn has_sse_fields(a: &Analysis) -> bool {
+    if a.framing != Framing::Sse {
+        return false;
+    }
+    let at_line_start = |field: &[u8]| {
+        a.body.starts_with(field)
+            || memchr::memmem::find_iter(&a.body, field).any(|i| i > 0 && a.body[i - 1] == b'\n')
+    };
+    at_line_start(b"id:") || at_line_start(b"retry:")
+}
+
+/// The column heads of [`row_text`] (`fields`: with the `id` and `retry` columns).
+pub fn row_head(fields: bool) -> String {
+    let mut s = format!("{:<8} {:>10}  {:<22}", "#", "time", "type");
+    if fields {
+        s.push_str(&format!(" {:<12} {:>6}", "id", "retry"));
+    }
+    s.push_str(&format!(" {:>8}  call, arguments piece", "size"));
+    s
+}
+
+/// One row's text: `e{n}  {time}  {type}  {size} B  {call}  {piece}`, with the `id` and `retry`
+/// columns when the stream has them ([`has_sse_fields`]).
 pub fn row_text(a: &Analysis, n: u32) -> String {
+    row_text_with(a, n, has_sse_fields(a))
+}
+
+/// [`row_text`] with the `id`/`retry` columns decided by the caller (`fields`).
+pub fn row_text_with(a: &Analysis, n: u32, fields: bool) -> String {
     let Some(e) = a.events.get(n as usize) else {
         return String::new();
     };
     let t = a.chunks.get(e.chunk as usize).map_or(0, |c| c.t_micros);
     let mut s = format!(
-        "e{n:<7} {:>10}  {:<22} {:>6} B",
-        style::ms(t),
+        "e{n:<7} {:>10}  {:<22}",
+        style::time_of(a, t),
         style::visible(a.event_type(e), 22),
-        e.span.end.saturating_sub(e.span.start)
     );
+    if fields {
+        let (id, retry) = sse_fields(a, e);
+        s.push_str(&format!(
+            " {:<12} {:>6}",
+            style::visible(id.as_deref().unwrap_or("—"), 12),
+            style::visible(retry.as_deref().unwrap_or("—"), 6)
+        ));
+    }
+    s.push_str(&format!(
+        " {:>6} B",
+        e.span.end.saturating_sub(e.span.start)
+    ));
     if e.fragment_count > 0 {
         let call = a
             .fragments
@@ -348,6 +406,17 @@ fn list_ui(
     shown_event: Option<u32>,
     queue: &mut ActionQueue,
 ) {
+    // Whether the stream has id/retry fields: once per analysis (a scan of the body).
+    let key = (a.body.as_ptr() as usize, a.body.len());
+    let fields = match st.fields {
+        Some((k, f)) if k == key => f,
+        _ => {
+            let f = has_sse_fields(a);
+            st.fields = Some((key, f));
+            f
+        }
+    };
+    ui.add(egui::Label::new(RichText::new(row_head(fields)).monospace().weak()).truncate());
     let row_h = ui.spacing().interact_size.y;
     let count = st.shown_count(a);
     let mut clicked = None;
@@ -390,7 +459,7 @@ fn list_ui(
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
         for i in range {
             let Some(n) = event_at(i) else { continue };
-            let text = RichText::new(row_text(a, n)).monospace();
+            let text = RichText::new(row_text_with(a, n, fields)).monospace();
             let r = ui.add(
                 egui::Button::selectable(shown_event == Some(n), text)
                     .min_size(egui::vec2(ui.available_width(), row_h)),
@@ -485,6 +554,7 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
     let Some(e) = a.events.get(n as usize) else {
         return;
     };
+    let (text, parsed) = event_json(a, e);
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new(format!("Event {n}")).strong());
         ui.weak(format!(
@@ -495,6 +565,21 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
             e.chunk,
             if pinned { "" } else { " · at the cursor" }
         ));
+        if ui
+            .small_button("Copy raw")
+            .on_hover_text("This event as it was received (its field lines)")
+            .clicked()
+        {
+            ui.ctx()
+                .copy_text(String::from_utf8_lossy(a.bytes(&e.span)).into_owned());
+        }
+        if ui
+            .small_button("Copy pretty")
+            .on_hover_text("This event's data as pretty JSON (as received when it is not JSON)")
+            .clicked()
+        {
+            ui.ctx().copy_text(text.clone());
+        }
     });
     let piece = event_piece(a, e);
     if e.fragment_count > 0 {
@@ -511,7 +596,6 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
             );
         });
     }
-    let (text, parsed) = event_json(a, e);
     if !parsed {
         ui.weak("(not JSON: shown as received)");
     }

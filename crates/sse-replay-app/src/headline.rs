@@ -66,10 +66,11 @@ pub fn headline(a: &Analysis, tables: &CursorTables, cursor: u32, arriving: bool
                 continue;
             }
             so_far += 1;
-            // Closed only when the dialect closed it and all of it is here (at the live edge the
-            // analysis knows which calls the dialect has closed so far).
-            let all_here = st.fragments.len() == a.calls[ci].fragments.len();
-            let closed = closes_calls && a.calls[ci].complete && all_here;
+            // Closed only once the dialect's closing event has arrived by the cursor (and all
+            // of the call with it): the same at the live edge as in a replay of the whole stream.
+            let c = &a.calls[ci];
+            let all_here = st.fragments.len() == c.fragments.len();
+            let closed = closes_calls && all_here && c.done_chunk.is_some_and(|d| d <= cursor);
             if !closed {
                 open += 1;
             }

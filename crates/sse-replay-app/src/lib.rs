@@ -34,6 +34,7 @@ pub mod json_tree;
 pub mod layout;
 pub mod loader;
 pub mod naive_panel;
+pub mod persist;
 pub mod player;
 pub mod preview_panel;
 pub mod proxy_list;
@@ -145,6 +146,10 @@ pub struct App {
     pub hold_load: bool,
     /// Test seam: while set, a finished second stage (strategies, previews) is not put in.
     pub hold_later: bool,
+    /// Where the settings are saved ([`persist`]); `None`: not saved (tests, no data folder).
+    pub settings_path: Option<PathBuf>,
+    /// The settings file's text as last written (an unchanged one is not written again).
+    settings_written: Option<String>,
 }
 
 /// When the process started ([`mark_process_start`]), for `timing: first full frame`.
@@ -196,29 +201,50 @@ impl App {
             stage_min_bytes: loader::STAGE_MIN_BYTES,
             hold_load: false,
             hold_later: false,
+            settings_path: None,
+            settings_written: None,
         }
     }
 
     /// Open `source` on the first frame (the CLI argument, or the bundled seed).
+    /// A file named at start is what the user wants to see: the Replay tab, whatever tab was
+    /// last used.
     pub fn with_initial(mut self, source: Source) -> Self {
+        if matches!(source, Source::File(_)) {
+            self.settings.tab = view::Tab::Replay;
+        }
         self.initial = Some(source);
         self
     }
 
-    /// For eframe: fonts, persisted settings, the first source.
-    pub fn from_creation(cc: &eframe::CreationContext<'_>, source: Source) -> Self {
+    /// For eframe: fonts, the saved settings (`persisted`, else an older version's from eframe's
+    /// storage), egui's saved memory, the first source.
+    pub fn from_creation(
+        cc: &eframe::CreationContext<'_>,
+        source: Source,
+        persisted: Option<persist::Persisted>,
+    ) -> Self {
         style::install_fonts(&cc.egui_ctx);
-        let mut settings: Settings = cc
-            .storage
-            .and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY))
-            .unwrap_or_default();
+        let dir = persist::default_dir();
+        let (mut settings, memory) = match persisted {
+            Some(p) => (p.settings, p.memory),
+            None => {
+                let old = dir
+                    .as_deref()
+                    .and_then(|d| persist::take_over_old(d, cc.storage));
+                (old.unwrap_or_default(), None)
+            }
+        };
         captures::upgrade(&mut settings.recorder.out_dir);
         captures::upgrade(&mut settings.proxy.out_dir);
-        // Scroll offsets are view state: never restored from a previous run (eframe persists
-        // egui's memory, panel sizes included, which stay).
+        if let Some(memory) = memory {
+            cc.egui_ctx.memory_mut(|m| *m = memory);
+        }
+        // Scroll offsets are view state: never restored from a previous run (panel sizes stay).
         cc.egui_ctx
             .data_mut(|d| d.remove_by_type::<egui::scroll_area::State>());
         let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
+        app.settings_path = dir.as_deref().map(persist::settings_path);
         app.fonts_installed = true;
         app.ctx = Some(cc.egui_ctx.clone());
         app
@@ -260,8 +286,14 @@ impl eframe::App for App {
         self.ui_root(ui);
     }
 
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, eframe::APP_KEY, &self.settings);
+    fn save(&mut self, _storage: &mut dyn eframe::Storage) {
+        // The app's own file, not eframe's storage (see `persist`).
+        self.save_settings();
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        // Saved in the app's own settings file.
+        false
     }
 }
 
@@ -273,9 +305,15 @@ pub(crate) fn process_start() -> Instant {
 /// Start the desktop app on `file`, or on the bundled seed example; returns when its window
 /// closes, or the reason it could not start.
 pub fn run(file: Option<PathBuf>) -> Result<(), eframe::Error> {
+    let persisted = persist::default_dir().and_then(|d| persist::load(&persist::settings_path(&d)));
+    let size = persisted
+        .as_ref()
+        .and_then(|p| p.window)
+        .filter(|[w, h]| *w >= 400.0 && *h >= 300.0)
+        .unwrap_or([1500.0, 940.0]);
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("sse-replay")
-        .with_inner_size([1500.0, 940.0])
+        .with_inner_size(size)
         .with_min_inner_size([800.0, 500.0])
         .with_drag_and_drop(true);
     if let Ok(icon) = eframe::icon_data::from_png_bytes(style::ICON_PNG) {
@@ -283,12 +321,14 @@ pub fn run(file: Option<PathBuf>) -> Result<(), eframe::Error> {
     }
     let options = eframe::NativeOptions {
         viewport,
+        // The window's size is in the app's own settings file.
+        persist_window: false,
         ..Default::default()
     };
     let source = file.map_or(Source::Seed, Source::File);
     eframe::run_native(
-        "sse-replay",
+        persist::APP_ID,
         options,
-        Box::new(move |cc| Ok(Box::new(App::from_creation(cc, source)))),
+        Box::new(move |cc| Ok(Box::new(App::from_creation(cc, source, persisted)))),
     )
 }

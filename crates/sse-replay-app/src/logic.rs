@@ -143,6 +143,7 @@ impl App {
         if target == OpenTarget::Primary && !matches!(source, Source::Live(_)) {
             self.live_follow = false;
             self.live_pending = None;
+            self.proxy.unwatch();
         }
         self.load(source, target, None, false);
     }
@@ -169,7 +170,7 @@ impl App {
         self.loading = Some(loading);
     }
 
-    /// Show the Recorder's recording so far in the Replay panels. While a load runs, only the
+    /// Show a stream as it arrives (the Recorder's recording, a watched proxy flow) in Replay. While a load runs, only the
     /// newest update waits; it starts when the loader is free.
     pub(super) fn show_live(&mut self, rec: Box<Recording>) {
         if !self.live_follow {
@@ -337,7 +338,7 @@ impl App {
             OpenTarget::CompareA | OpenTarget::Second => return,
         }
         if live {
-            self.set_status("Showing the Recorder's recording as it arrives", false);
+            self.set_status("Showing the stream as it arrives", false);
         } else {
             self.set_status(text, false);
         }

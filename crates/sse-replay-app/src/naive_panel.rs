@@ -73,6 +73,10 @@ pub fn naive_ui(
     };
     let s = &analysis.strategies[si];
     let r = &s.report;
+    let cursor = view.cursor;
+    // The strategy's verdict only once the stream has ended: while a recording is still
+    // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
+    let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.horizontal(|ui| {
         ui.heading("Naive");
         egui::ComboBox::from_label("strategy")
@@ -80,12 +84,17 @@ pub fn naive_ui(
             .width(170.0)
             .show_ui(ui, |ui| {
                 for st in &analysis.strategies {
-                    let ok = st.verdict.matches_correct;
-                    let text = format!(
-                        "{} {}",
-                        if ok { "✓" } else { "✗" },
-                        st.report.strategy.name()
-                    );
+                    // Each strategy's mark is a verdict: only once the stream has ended.
+                    let text = if finished {
+                        let ok = st.verdict.matches_correct;
+                        format!(
+                            "{} {}",
+                            if ok { "✓" } else { "✗" },
+                            st.report.strategy.name()
+                        )
+                    } else {
+                        st.report.strategy.name().to_owned()
+                    };
                     if ui
                         .selectable_label(st.report.strategy == view.strategy, text)
                         .clicked()
@@ -100,14 +109,16 @@ pub fn naive_ui(
         ui.colored_label(style::warn_color(ui), format!("Not run: {why}"));
         return;
     }
-    let cursor = view.cursor;
-    // The strategy's verdict only once the stream has ended: while a recording is still
-    // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
-    let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.separator();
+    // The height is shared so that the verdict (once there is one) always has a few lines: the
+    // attempts first, the calls produced, then the verdict; each list scrolls within its share.
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let verdict_min = if finished { 4.0 * line } else { 0.0 };
+    let calls_min = 3.0 * line;
 
-    // Attempts (steps) up to the cursor.
-    if !r.steps.is_empty() {
+    // Attempts (steps) up to the cursor: for the strategies that attempt a parse per fragment,
+    // whether or not one has arrived yet.
+    if matches!(r.strategy, Strategy::PerFragment | Strategy::ParseWhenValid) {
         let n_at = r.steps.rows().partition_point(|st| st.chunk <= cursor);
         let parsed = tables
             .parsed_prefix
@@ -122,24 +133,40 @@ pub fn naive_ui(
             (false, true) => "re-parse succeeds",
             (false, false) => "re-parses succeed",
         };
-        let color = if parsed < n_at {
-            style::err_color(ui)
+        if n_at == 0 {
+            // Nothing attempted yet: neither a success nor a failure.
+            let text = if finished {
+                "no fragments in this stream"
+            } else {
+                "no fragment so far"
+            };
+            ui.label(
+                RichText::new(format!("{}: {text}", r.strategy.name()))
+                    .strong()
+                    .size(16.0)
+                    .weak(),
+            );
         } else {
-            style::ok_color(ui)
-        };
-        ui.label(
-            RichText::new(format!("{}: {parsed} of {n_at} {what}", r.strategy.name()))
-                .strong()
-                .size(16.0)
-                .color(color),
-        );
-        steps_list(ui, analysis, tables, view, queue, si, n_at);
+            let color = if parsed < n_at {
+                style::err_color(ui)
+            } else {
+                style::ok_color(ui)
+            };
+            ui.label(
+                RichText::new(format!("{}: {parsed} of {n_at} {what}", r.strategy.name()))
+                    .strong()
+                    .size(16.0)
+                    .color(color),
+            );
+        }
+        let room = ui.available_height() - calls_min - verdict_min;
+        steps_list(ui, analysis, tables, view, queue, (si, n_at), room);
     } else if r.strategy == Strategy::ConcatAll {
         concat_all_live(ui, analysis, view);
     }
 
     ui.separator();
-    let emitted = calls_emitted(analysis, tables, si, cursor);
+    let emitted = calls_emitted(analysis, tables, si, cursor, finished);
     ui.label(
         RichText::new(format!(
             "Calls it has produced by chunk {cursor}: {}",
@@ -148,13 +175,11 @@ pub fn naive_ui(
         .strong(),
     );
     let row_h = ui.text_style_height(&egui::TextStyle::Body) * 2.0 + 4.0;
-    let max_h = if finished {
-        ui.available_height() * 0.55
-    } else {
-        ui.available_height()
-    };
+    let room = (ui.available_height() - verdict_min).max(row_h);
+    let max_h = if finished { room * 0.55 } else { room };
     egui::ScrollArea::vertical()
         .id_salt("naive-calls")
+        .min_scrolled_height(row_h.min(max_h))
         .max_height(max_h)
         .auto_shrink([false, true])
         .show_rows(ui, row_h, emitted.len(), |ui, range| {
@@ -168,9 +193,19 @@ pub fn naive_ui(
         ui.separator();
         egui::ScrollArea::vertical()
             .id_salt("naive-verdict")
+            .min_scrolled_height(line)
+            .max_height(ui.available_height())
             .auto_shrink([false, true])
             .show(ui, |ui| {
-                if s.verdict.matches_correct {
+                if s.verdict.matches_correct && !tables.verdict.ok() {
+                    // The accumulator's calls fail too: the stream is what is broken.
+                    ui.label(
+                        RichText::new("✓ same as the accumulator — the stream itself is broken")
+                            .strong()
+                            .color(style::warn_color(ui)),
+                    )
+                    .on_hover_text(tables.verdict.line());
+                } else if s.verdict.matches_correct {
                     ui.label(
                         RichText::new("✓ same calls as the accumulator")
                             .strong()
@@ -197,13 +232,20 @@ pub fn naive_ui(
     }
 }
 
-fn calls_emitted(a: &Analysis, d: &CursorTables, si: usize, cursor: u32) -> Vec<u32> {
+/// The strategy's calls produced by chunk `cursor`. Before the end (`ended` false) not the ones it
+/// only takes as finished because the stream ended: a stream still arriving has not ended, and a
+/// cursor before the end has not reached it.
+fn calls_emitted(a: &Analysis, d: &CursorTables, si: usize, cursor: u32, ended: bool) -> Vec<u32> {
     let Some(order) = d.call_order.get(si) else {
         return Vec::new();
     };
     let calls = &a.strategies[si].report.calls;
     let n = order.partition_point(|&i| calls.get(i as usize).is_some_and(|c| c.chunk <= cursor));
-    order[..n].to_vec()
+    order[..n]
+        .iter()
+        .copied()
+        .filter(|&i| ended || calls.get(i as usize).is_some_and(|c| !c.at_end))
+        .collect()
 }
 
 fn steps_list(
@@ -212,8 +254,8 @@ fn steps_list(
     d: &CursorTables,
     v: &mut ViewState,
     queue: &mut ActionQueue,
-    si: usize,
-    n_at: usize,
+    (si, n_at): (usize, usize),
+    room: f32,
 ) {
     let steps = &a.strategies[si].report.steps;
     let current = v.current_fragment(a);
@@ -223,11 +265,12 @@ fn steps_list(
         .y
         .max(ui.text_style_height(&egui::TextStyle::Monospace) + 4.0);
     let row_full = row_h + ui.spacing().item_spacing.y;
-    let max_h = (ui.available_height() * 0.6).max(row_full * 3.0);
+    let max_h = (room * 0.6).max(row_full * 2.0);
     // Vertical only: a row is as wide as the panel, and a long error is elided (the full text
     // on hover) rather than running past the edge out of sight.
     let mut area = egui::ScrollArea::vertical()
         .id_salt("naive-steps")
+        .min_scrolled_height(row_full * 2.0)
         .max_height(max_h)
         .auto_shrink([false, true]);
     // The cursor's row: the focused fragment's latest attempt, else the latest attempt.

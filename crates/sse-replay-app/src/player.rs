@@ -75,6 +75,20 @@ pub fn transport_ui(
                     view.instant = true;
                 }
             });
+        ui.separator();
+        // Hindsight: the whole recording's knowledge at a cursor before the end. Not while a
+        // stream is arriving (there is none), and off by default so that a cursor shows what
+        // had arrived by it, as the live view did.
+        let r = ui.add_enabled(
+            !view.arriving,
+            egui::Checkbox::new(&mut view.hindsight, "hindsight"),
+        );
+        let r = if view.arriving {
+            r.on_disabled_hover_text("The stream is still arriving: its end is not known yet")
+        } else {
+            r.on_hover_text("Before the end, mark the values a typewriter preview shows that the final arguments contradict (the live view could not know them yet)")
+        };
+        let _ = r;
     });
     ui.horizontal(|ui| {
         let mut k = view.cursor;
@@ -87,7 +101,7 @@ pub fn transport_ui(
         let time = if tables.timed {
             format!("t = {}", style::ms(t))
         } else {
-            "no timing (raw body)".to_owned()
+            "no timing".to_owned()
         };
         let counters = format!(
             "of {} · {time} · events {events}/{} · fragments {frags}/{}",
@@ -117,9 +131,37 @@ pub fn transport_ui(
         );
         if r.changed() && k != view.cursor {
             queue.push(Action::Seek(k));
+        } else if let Some(k) = clicked_on_rail(ui, r.rect, width, last) {
+            // egui's slider moves only on a drag: a quick click on the track (pressed and
+            // released within one frame, as most clicks are) seeks too.
+            if k != view.cursor {
+                queue.push(Action::Seek(k));
+            }
         }
         ui.add(egui::Label::new(counters).truncate());
     });
+}
+
+/// The chunk under a click on the seek slider's rail (its first `width` points from the left of
+/// `rect`), if there was one this frame: where egui's slider puts a dragged handle.
+fn clicked_on_rail(ui: &Ui, rect: egui::Rect, width: f32, last: u32) -> Option<u32> {
+    let pos = ui.input(|i| {
+        i.pointer
+            .button_clicked(egui::PointerButton::Primary)
+            .then(|| i.pointer.interact_pos())
+            .flatten()
+    })?;
+    let rail = egui::Rect::from_min_size(rect.min, egui::vec2(width, rect.height()));
+    if !rail.contains(pos) {
+        return None;
+    }
+    // egui's slider geometry: the handle's centre travels the rail inset by its radius.
+    let thickness = ui
+        .text_style_height(&egui::TextStyle::Body)
+        .max(ui.spacing().interact_size.y);
+    let track = rail.x_range().shrink(thickness / 2.5);
+    let fraction = egui::remap_clamp(pos.x, track, 0.0..=1.0);
+    Some((fraction * last as f32).round() as u32)
 }
 
 fn step_buttons(ui: &mut Ui, q: &mut ActionQueue, dir: i32) {

@@ -27,6 +27,7 @@ pub fn preview_ui(
     queue: &mut ActionQueue,
     call_no: usize,
     state: &CallAtCursor<'_>,
+    ended: bool,
 ) {
     let (a, v, ci, st) = (analysis, &mut *view, call_no, state);
     let n = st.fragments.len();
@@ -49,28 +50,22 @@ pub fn preview_ui(
             .on_hover_text(
                 "What a typewriter UI shows now: jiter's partial mode (trailing strings, as openai-python uses) on the arguments so far. A view: the accumulator still parses once at the finish.",
             );
-        let label = if v.playing {
-            "⏸ Pause typing"
+        let typing = v.typing.is_some_and(|t| t.call == ci);
+        let (label, tip) = if typing {
+            ("⏸ Stop typing", "Show the call as it stands at the cursor again")
         } else {
-            "⏵ Type it out"
+            (
+                "⏵ Type it out",
+                "Type this call out again in its card, from its first fragment to the cursor, at the recorded timing (the cursor stays)",
+            )
         };
-        let r = ui
-            .button(label)
-            .on_hover_text("Play this call from its first fragment at the recorded timing");
-        if r.clicked() {
-            if !v.playing {
-                let first = a
-                    .calls
-                    .get(ci)
-                    .and_then(|c| c.fragments.first())
-                    .and_then(|&no| a.fragments.get(no as usize))
-                    .map_or(0, |f| f.pos.chunk);
-                queue.push(Action::Seek(first.saturating_sub(1)));
-            }
-            queue.push(Action::TogglePlay);
+        if ui.button(label).on_hover_text(tip).clicked() {
+            queue.push(Action::TypeOut((!typing).then_some(ci)));
         }
+        // What the final arguments contradict is known only at the end — or with hindsight.
+        let judged = ended || v.hindsight;
         match p.as_ref() {
-            Some(p) if !p.contradicted.is_empty() => {
+            Some(p) if judged && !p.contradicted.is_empty() => {
                 ui.label(
                     RichText::new(format!(
                         "✗ shows {} value(s) the final arguments contradict",
@@ -86,8 +81,10 @@ pub fn preview_ui(
             None => {}
         }
     });
-    // At the finish the last preview is usually the parsed result itself, shown just below.
-    let same_as_final = st.finished
+    // At the end the last preview is usually the parsed result itself, shown just below (only
+    // then: before the end nothing is shown below).
+    let judged = ended || v.hindsight;
+    let same_as_final = ended
         && matches!(
             (p.as_ref(), a.calls.get(ci).and_then(|c| c.value())),
             (Some(FragmentPreview { value: Some(shown), .. }), Some(fin)) if shown == fin
@@ -104,7 +101,7 @@ pub fn preview_ui(
             ui,
             ui.scope_id().with(("preview-json", ci)),
             value,
-            contradicted,
+            if judged { contradicted } else { &[] },
             CONTRADICTED,
         ),
         Some(_) => {

@@ -10,15 +10,18 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 use serde::{Deserialize, Serialize};
 
-use super::view::ActionQueue;
+use super::view::{Action, ActionQueue};
+use sse_replay_core::recording::{Meta, Recording, RequestInfo, ResponseInfo};
 use sse_replay_net::exchange::{Exchange, ExchangeEnd};
 use sse_replay_net::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 
-/// One request through the proxy: what [`sse_replay_net::exchange`] reports, joined with its body's
-/// end and its capture.
+/// One request through the proxy (a flow): what [`sse_replay_net::exchange`] reports, joined with
+/// its first byte, its body's end and its capture.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExchangeRow {
     pub exchange: Exchange,
+    /// Microseconds from the forward to the first body byte, as soon as it arrived.
+    pub first_byte_micros: Option<u64>,
     /// `None` while the response body is still arriving.
     pub end: Option<ExchangeEnd>,
     /// The capture of an event stream (or of a complete LLM response).
@@ -31,6 +34,9 @@ pub struct Capture {
     pub path: PathBuf,
     /// `None` while the stream is still arriving.
     pub result: Option<SessionResult>,
+    /// The stream so far, while it arrives (for the detail's event list and the live view);
+    /// dropped at its end, when the saved file has it all.
+    pub live: Option<Recording>,
 }
 
 /// How a captured stream ended.
@@ -55,7 +61,13 @@ struct Running {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ProxyForm {
+    /// Keep the requests' secrets in the captures, their HAR entries and curl commands
+    /// (`--keep-secrets`): off at every start, never persisted.
+    #[serde(skip)]
+    pub keep_secrets: bool,
     pub listen: String,
+    /// Written with its credentials redacted (query, user name and password, path).
+    #[serde(serialize_with = "super::persist::redacted::url")]
     pub upstream: String,
     pub out_dir: PathBuf,
     pub timeout_secs: f64,
@@ -71,6 +83,17 @@ pub struct ProxyRun {
     /// The request whose detail is shown.
     selected: Option<u64>,
     error: Option<String>,
+    /// The flow shown live in Replay, while it streams.
+    watching: Option<u64>,
+    /// The watched flow changed since it was last handed to Replay, and when that was.
+    watch_dirty: bool,
+    last_live: Option<std::time::Instant>,
+    /// Which flows the list shows.
+    pub filter: super::proxy_list::FlowFilter,
+    /// The watched flow, whole, once it has ended: handed to Replay on the next poll.
+    finished_watch: Option<Recording>,
+    /// The selected finished flow's capture read back from its file, for the detail's event list.
+    pub(crate) loaded: Option<(u64, Option<super::proxy_list::FlowBody>)>,
 }
 
 impl Default for ProxyForm {
@@ -80,6 +103,7 @@ impl Default for ProxyForm {
             upstream: "https://api.openai.com".into(),
             out_dir: super::captures::default_dir(),
             timeout_secs: 300.0,
+            keep_secrets: false,
         }
     }
 }
@@ -112,6 +136,61 @@ impl ProxyRun {
         self.selected = Some(id);
     }
 
+    /// Follow flow `id` in Replay while it streams; `false` when it is not streaming (a finished
+    /// one opens from its file).
+    pub fn watch(&mut self, id: u64) -> bool {
+        let streaming = self
+            .exchanges
+            .iter()
+            .any(|r| r.exchange.id == id && r.capture.as_ref().is_some_and(|c| c.live.is_some()));
+        if streaming {
+            self.watching = Some(id);
+            self.watch_dirty = true;
+            self.last_live = None;
+        }
+        streaming
+    }
+
+    /// A watched flow is still streaming (Replay shows it as arriving).
+    pub fn watching_streaming(&self) -> bool {
+        self.watching.is_some()
+    }
+
+    /// Stop following a flow in Replay (the user opened something else).
+    pub fn unwatch(&mut self) {
+        self.watching = None;
+    }
+
+    /// Take the proxy's events and hand Replay the watched flow (at most ~10 times a second).
+    /// Called every frame, whichever tab is shown.
+    pub fn poll(&mut self, ctx: &egui::Context, queue: &mut ActionQueue) {
+        if let Some(r) = &self.running {
+            let events: Vec<_> = r.rx.try_iter().take(1000).collect();
+            self.apply(events);
+        }
+        if let Some(rec) = self.finished_watch.take() {
+            queue.push(Action::ShowLive(Box::new(rec)));
+        }
+        let Some(id) = self.watching else { return };
+        let due = self
+            .last_live
+            .is_none_or(|t| t.elapsed() >= Duration::from_millis(100));
+        let row = self.exchanges.iter().find(|r| r.exchange.id == id);
+        let live = row
+            .and_then(|r| r.capture.as_ref())
+            .and_then(|c| c.live.as_ref());
+        match live {
+            Some(rec) if self.watch_dirty && due => {
+                queue.push(Action::ShowLive(Box::new(rec.clone())));
+                self.watch_dirty = false;
+                self.last_live = Some(std::time::Instant::now());
+            }
+            Some(_) if self.watch_dirty => ctx.request_repaint_after(Duration::from_millis(100)),
+            Some(_) => {}
+            None => self.watching = None,
+        }
+    }
+
     /// Starts the proxy `form` describes; `ctx` is woken on each event.
     pub fn start(&mut self, form: &ProxyForm, ctx: &egui::Context) {
         let listen = match form.listen.trim().parse() {
@@ -126,7 +205,7 @@ impl ProxyRun {
             upstream: form.upstream.trim().to_owned(),
             out_dir: form.out_dir.clone(),
             timeout: Duration::from_secs_f64(form.timeout_secs.clamp(1.0, 3600.0)),
-            keep_secrets: false,
+            keep_secrets: form.keep_secrets,
             limits: sse_replay_net::ServerLimits::default(),
         };
         let (tx, rx) = mpsc::channel();
@@ -163,6 +242,7 @@ impl ProxyRun {
                 ProxyEvent::Exchange(x) => {
                     self.exchanges.push(ExchangeRow {
                         exchange: *x,
+                        first_byte_micros: None,
                         end: None,
                         capture: None,
                     });
@@ -172,12 +252,36 @@ impl ProxyRun {
                 }
                 ProxyEvent::ExchangeEnded(end) => {
                     if let Some(row) = self.row_mut(end.id) {
+                        row.first_byte_micros = row.first_byte_micros.or(end.first_byte_micros);
                         row.end = Some(end);
+                    }
+                }
+                ProxyEvent::FirstByte { id, micros } => {
+                    if let Some(row) = self.row_mut(id) {
+                        row.first_byte_micros = Some(micros);
                     }
                 }
                 ProxyEvent::CaptureStarted { id, path, .. } => {
                     if let Some(row) = self.row_mut(id) {
-                        row.capture = Some(Capture { path, result: None });
+                        let live = Some(flow_head(&row.exchange));
+                        row.capture = Some(Capture {
+                            path,
+                            result: None,
+                            live,
+                        });
+                    }
+                }
+                ProxyEvent::CaptureProgress { id, chunks, .. } => {
+                    let watched = self.watching == Some(id);
+                    if let Some(live) = self
+                        .row_mut(id)
+                        .and_then(|r| r.capture.as_mut())
+                        .and_then(|c| c.live.as_mut())
+                    {
+                        live.chunks.extend(chunks);
+                        if watched {
+                            self.watch_dirty = true;
+                        }
                     }
                 }
                 ProxyEvent::CaptureFinished {
@@ -197,17 +301,29 @@ impl ProxyRun {
                         error,
                         ended_normally,
                     };
+                    let watched = self.watching == Some(id);
+                    let mut last_live = None;
                     if let Some(row) = self.row_mut(id) {
                         match &mut row.capture {
-                            Some(c) => c.result = Some(result),
+                            Some(c) => {
+                                c.result = Some(result);
+                                // The file has it all now: the copy in memory goes.
+                                last_live = c.live.take();
+                            }
                             // A complete JSON response is captured after it has passed.
                             None => {
                                 row.capture = Some(Capture {
                                     path: path.unwrap_or_default(),
                                     result: Some(result),
+                                    live: None,
                                 });
                             }
                         }
+                    }
+                    if watched {
+                        // Its end: Replay gets it whole, no longer arriving.
+                        self.watching = None;
+                        self.finished_watch = last_live;
                     }
                 }
             }
@@ -223,10 +339,7 @@ impl ProxyRun {
 
     /// Draws the panel; a session's Open queues opening it in Replay on `queue`.
     pub fn ui(&mut self, ui: &mut Ui, form: &mut ProxyForm, queue: &mut ActionQueue) {
-        if let Some(r) = &self.running {
-            let events: Vec<_> = r.rx.try_iter().take(1000).collect();
-            self.apply(events);
-        }
+        self.poll(ui.ctx(), queue);
         let running = self.running.is_some();
         ui.heading("Proxy");
         ui.add_enabled_ui(!running, |ui| {
@@ -246,6 +359,10 @@ impl ProxyRun {
                 let label = ui.label("Upstream timeout (s)");
                 ui.add(egui::DragValue::new(&mut form.timeout_secs).range(1.0..=3600.0))
                     .labelled_by(label.id);
+                ui.end_row();
+                ui.label("");
+                ui.checkbox(&mut form.keep_secrets, "Keep secrets")
+                    .on_hover_text("Write the requests' auth headers, ?key= and body secrets to the captures, HAR entries and curl commands as they are (normally redacted; never remembered)");
                 ui.end_row();
             });
             super::captures::folder_ui(
@@ -277,6 +394,50 @@ impl ProxyRun {
             ui.label(RichText::new(e).color(ui.visuals().error_fg_color));
         }
         ui.separator();
-        super::proxy_list::list_ui(ui, &self.exchanges, &mut self.selected, queue);
+        super::proxy_list::list_ui(ui, self, queue);
+    }
+
+    /// The flows, oldest first, with the selection, for the list (`proxy_list`).
+    pub(crate) fn parts(&mut self) -> FlowParts<'_> {
+        (
+            &self.exchanges,
+            &mut self.selected,
+            &mut self.filter,
+            &mut self.loaded,
+        )
+    }
+}
+
+/// The flows and the list's state, borrowed together: rows, selection, filter, loaded body.
+pub(crate) type FlowParts<'a> = (
+    &'a [ExchangeRow],
+    &'a mut Option<u64>,
+    &'a mut super::proxy_list::FlowFilter,
+    &'a mut Option<(u64, Option<super::proxy_list::FlowBody>)>,
+);
+
+/// A flow's recording before its first read: the (redacted) request and the response head, as
+/// its capture starts.
+fn flow_head(x: &Exchange) -> Recording {
+    Recording {
+        version: sse_replay_core::recording::FORMAT_VERSION,
+        meta: Meta {
+            title: format!("{} {} (proxy)", x.method, x.path),
+            source: "proxy".into(),
+            created: x.started.clone(),
+            timing_known: true,
+            ..Default::default()
+        },
+        request: Some(RequestInfo {
+            method: x.method.clone(),
+            url: x.url.clone(),
+            headers: x.request_headers.clone(),
+            body: x.request_body.clone(),
+        }),
+        response: Some(ResponseInfo {
+            status: x.status,
+            headers: x.response_headers.clone(),
+        }),
+        ..Default::default()
     }
 }

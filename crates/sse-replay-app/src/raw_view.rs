@@ -99,7 +99,7 @@ pub fn raw_ui(
             let Some(c) = analysis.chunks.get(k) else { continue };
             let is_cursor = k as u32 == view.cursor;
             ui.horizontal(|ui| {
-                let head = RichText::new(format!("{k:>6} {:>9}", style::ms(c.t_micros))).monospace();
+                let head = RichText::new(format!("{k:>6} {:>9}", style::time_of(analysis, c.t_micros))).monospace();
                 let head = if is_cursor { head.background_color(style::fragment_bg(ui, 0, true)).strong() } else { head.weak() };
                 if ui.add(egui::Button::new(head).frame(false)).on_hover_text("Move the cursor to this chunk").clicked() {
                     queue.push(Action::Seek(k as u32));

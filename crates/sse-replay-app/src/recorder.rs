@@ -40,10 +40,12 @@ struct StoredHeader {
 
 impl Serialize for HeaderRow {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let value = if self.secret {
-            String::new()
-        } else {
+        let kept =
+            super::persist::redacted::header_value_kept(&self.name, &self.value, self.secret);
+        let value = if kept {
             self.value.clone()
+        } else {
+            String::new()
         };
         StoredHeader {
             name: self.name.clone(),
@@ -57,10 +59,11 @@ impl Serialize for HeaderRow {
 impl<'de> Deserialize<'de> for HeaderRow {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let h = StoredHeader::deserialize(d)?;
+        let kept = super::persist::redacted::header_value_kept(&h.name, &h.value, h.secret);
         Ok(Self {
-            value: if h.secret { String::new() } else { h.value },
+            value: if kept { h.value } else { String::new() },
+            secret: h.secret || redact::is_secret_header(&h.name),
             name: h.name,
-            secret: h.secret,
         })
     }
 }
@@ -164,9 +167,13 @@ impl Drop for Run {
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
 pub struct RecorderForm {
+    /// Written with its credentials redacted (query, user name and password, path).
+    #[serde(serialize_with = "super::persist::redacted::url")]
     pub url: String,
     pub method: String,
     pub headers: Vec<HeaderRow>,
+    /// Written with its secret fields redacted.
+    #[serde(serialize_with = "super::persist::redacted::body")]
     pub body: String,
     /// Where recordings are written as they arrive.
     pub out_dir: PathBuf,
@@ -175,6 +182,34 @@ pub struct RecorderForm {
     /// persisted, so a forgotten tick cannot leak keys into later recordings).
     #[serde(skip)]
     pub keep_secrets: bool,
+    /// Saved requests, by name (written without their secrets, as the form is).
+    pub saved: Vec<SavedRequest>,
+    /// The name the next "Save request" uses.
+    #[serde(skip)]
+    pub save_name: String,
+}
+
+/// A request saved under a name: what the form sends, secrets redacted when written.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SavedRequest {
+    pub name: String,
+    #[serde(serialize_with = "super::persist::redacted::url")]
+    pub url: String,
+    pub method: String,
+    pub headers: Vec<HeaderRow>,
+    #[serde(serialize_with = "super::persist::redacted::body")]
+    pub body: String,
+}
+
+/// The environment variables `text` refers to (`$VAR`, `${VAR}`), as the recorder expands them.
+pub fn env_names(text: &str) -> Vec<String> {
+    let names = std::cell::RefCell::new(Vec::new());
+    let _ = sse_replay_net::headers::expand_env(text, &|name: &str| {
+        names.borrow_mut().push(name.to_owned());
+        Some(String::new())
+    });
+    names.into_inner()
 }
 
 /// The Recorder's runtime: the recording in progress (its thread, channel and handle) and the
@@ -197,6 +232,8 @@ impl Default for RecorderForm {
             out_dir: super::captures::default_dir(),
             timeout_secs: 60.0,
             keep_secrets: false,
+            saved: Vec::new(),
+            save_name: String::new(),
         }
     }
 }
@@ -229,7 +266,8 @@ impl RecorderForm {
         self.body = body;
     }
 
-    /// The request the form describes, `$VAR` expanded through `lookup`, or why not.
+    /// The request the form describes, `$VAR` expanded through `lookup` (in the URL and the
+    /// header values), or why not.
     pub fn build_request(
         &self,
         lookup: impl Fn(&str) -> Option<String>,
@@ -238,6 +276,9 @@ impl RecorderForm {
         if url.is_empty() {
             return Err("enter a URL".into());
         }
+        let url = sse_replay_net::headers::expand_env(url, &lookup)
+            .map_err(|name| format!("the URL needs ${name}, which is not set"))?;
+        let url = url.as_str();
         let lines: Vec<(String, bool)> = self
             .headers
             .iter()
@@ -288,6 +329,7 @@ impl RecorderForm {
                     .desired_width(f32::INFINITY),
             );
         });
+        self.saved_ui(ui);
         ui.horizontal(|ui| {
             let template_label = ui.label("Template:");
             let mut chosen = None;
@@ -329,9 +371,11 @@ impl RecorderForm {
                     if redact::is_secret_header(&row.name) {
                         row.secret = true;
                     }
+                    // A `$VAR` reference is where the key comes from, not the key: shown.
+                    let masked = row.secret && !redact::is_env_reference(&row.value);
                     ui.add(
                         egui::TextEdit::singleline(&mut row.value)
-                            .password(row.secret)
+                            .password(masked)
                             .hint_text("value or $ENV_VAR")
                             .min_size(egui::vec2(320.0, 0.0))
                             .desired_width(320.0),
@@ -349,6 +393,7 @@ impl RecorderForm {
         if ui.small_button("+ header").clicked() {
             self.headers.push(HeaderRow::default());
         }
+        self.env_ui(ui);
         let body_label = ui.label(RichText::new("Body").strong());
         egui::ScrollArea::vertical()
             .id_salt("recorder-body")
@@ -369,6 +414,93 @@ impl RecorderForm {
             super::captures::CapturesFor::Recorder,
             queue,
         );
+    }
+}
+
+impl RecorderForm {
+    /// The environment variables the URL and headers refer to, each said set or not set (read at
+    /// Start: a missing one stops it).
+    fn env_ui(&self, ui: &mut Ui) {
+        let mut names = env_names(&self.url);
+        for h in &self.headers {
+            names.extend(env_names(&h.value));
+        }
+        names.dedup();
+        if names.is_empty() {
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.weak("Environment:");
+            for name in names {
+                let set = std::env::var_os(&name).is_some_and(|v| !v.is_empty());
+                let (text, color) = if set {
+                    (format!("${name} is set"), super::style::ok_color(ui))
+                } else {
+                    (format!("${name} is not set"), super::style::err_color(ui))
+                };
+                ui.label(RichText::new(text).color(color)).on_hover_text(
+                    "Read from the app's environment at Start; its value is never shown or saved",
+                );
+            }
+        });
+    }
+
+    /// The saved requests: choose one to fill the form, save the form under a name, delete.
+    fn saved_ui(&mut self, ui: &mut Ui) {
+        ui.horizontal_wrapped(|ui| {
+            let mut chosen = None;
+            let label = ui.label("Saved requests");
+            egui::ComboBox::from_id_salt("recorder-saved")
+                .selected_text(if self.saved.is_empty() {
+                    "none yet"
+                } else {
+                    "choose…"
+                })
+                .show_ui(ui, |ui| {
+                    for (i, r) in self.saved.iter().enumerate() {
+                        if ui.selectable_label(false, &r.name).clicked() {
+                            chosen = Some(i);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(label.id);
+            if let Some(r) = chosen.and_then(|i| self.saved.get(i)).cloned() {
+                self.url = r.url;
+                self.method = r.method;
+                self.headers = r.headers;
+                self.body = r.body;
+                self.save_name = r.name;
+            }
+            ui.add(
+                egui::TextEdit::singleline(&mut self.save_name)
+                    .hint_text("name")
+                    .desired_width(140.0),
+            );
+            let name = self.save_name.trim().to_owned();
+            if ui
+                .add_enabled(!name.is_empty(), egui::Button::new("Save request"))
+                .on_hover_text(
+                    "Keep this request under this name (secrets are not written to disk)",
+                )
+                .clicked()
+            {
+                let saved = SavedRequest {
+                    name: name.clone(),
+                    url: self.url.clone(),
+                    method: self.method.clone(),
+                    headers: self.headers.clone(),
+                    body: self.body.clone(),
+                };
+                match self.saved.iter_mut().find(|r| r.name == name) {
+                    Some(r) => *r = saved,
+                    None => self.saved.push(saved),
+                }
+            }
+            if self.saved.iter().any(|r| r.name == name) && ui.small_button("Delete").clicked() {
+                self.saved.retain(|r| r.name != name);
+            }
+        });
     }
 }
 
@@ -449,9 +581,11 @@ impl RecorderRun {
                     run.dirty = true;
                 }
                 RecorderUpdate::Finished(outcome) => {
-                    // The summary already names the file ("…; saved PATH").
-                    self.status = Some(match &outcome.error {
-                        Some(e) => (false, e.to_string()),
+                    // The summary names the file ("…; saved PATH"); a problem (`record`'s exit 1 or
+                    // 2: an error, a provider error, a stream cut short) comes first.
+                    self.status = Some(match outcome.problem() {
+                        Some(p) if outcome.error.is_some() => (false, p),
+                        Some(p) => (false, format!("{p} — {}", outcome.summary())),
                         None => (true, outcome.summary()),
                     });
                     run.progress = outcome.progress;
@@ -657,6 +791,49 @@ mod tests {
             "{:?}",
             panel.status
         );
+        server.stop();
+    }
+
+    /// A stream cut before its end is flagged as `record` flags it (exit 1 there): not a success.
+    #[test]
+    fn a_truncated_stream_is_flagged() {
+        use sse_replay_net::serve::{self, Pacing, Plan, ServeConfig};
+        let mut spec = sse_replay_core::stub::seed_example();
+        spec.quirks.truncate = true;
+        let cut = sse_replay_core::stub::build(&spec);
+        let plan = std::sync::Arc::new(Plan::new(&cut, Pacing::Instant, None));
+        let server = serve::start(ServeConfig {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            plan,
+            log: false,
+            limits: Default::default(),
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut form = RecorderForm {
+            url: format!("http://{}/v1/chat/completions", server.addr()),
+            headers: vec![],
+            body: "{}".into(),
+            out_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let ctx = egui::Context::default();
+        let mut panel = RecorderRun::default();
+        panel.start(&form, &ctx);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while panel.run.as_ref().is_none_or(|r| r.outcome.is_none()) {
+            assert!(Instant::now() < deadline, "the recorder did not finish");
+            let mut queue = ActionQueue::default();
+            let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+                panel.ui(ui, &mut form, &mut queue)
+            });
+            out.textures_delta.clear();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (ok, text) = panel.status.clone().unwrap();
+        assert!(!ok, "{text}");
+        assert!(text.contains("ended early"), "{text}");
+        assert!(text.contains("saved"), "it is still saved: {text}");
         server.stop();
     }
 

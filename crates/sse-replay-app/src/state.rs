@@ -26,12 +26,9 @@ pub struct Settings {
     pub strategy: String,
     /// The tab shown at start.
     pub tab: Tab,
-    pub show_timeline: bool,
-    pub show_raw: bool,
-    /// The lower panel's view: the event list or the bytes as received.
-    pub lower_view: super::event_inspector::LowerView,
-    /// The lower panels folded to their one-line headers.
-    pub timeline_folded: bool,
+    /// The Replay tab's lower area: the timeline, the event list or the bytes as received.
+    pub lower_view: super::layout::LowerView,
+    /// The lower area folded to its tab row.
     pub lower_folded: bool,
     /// The Recorder form (URL, headers without secret values, body, output folder).
     pub recorder: RecorderForm,
@@ -48,10 +45,7 @@ impl Default for Settings {
             speed: 0.25,
             strategy: Strategy::PerFragment.name().into(),
             tab: Tab::Replay,
-            show_timeline: true,
-            show_raw: true,
             lower_view: Default::default(),
-            timeline_folded: false,
             lower_folded: false,
             recorder: RecorderForm::default(),
             proxy: ProxyForm::default(),

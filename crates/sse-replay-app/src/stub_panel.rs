@@ -23,6 +23,8 @@ pub struct StubForm {
     pub non_streaming: bool,
     /// `non_streaming` as it was when the preview was built.
     preview_non_streaming: bool,
+    /// The user wrote the title: it no longer follows the calls and choices.
+    pub title_edited: bool,
     preview: Option<(StubSpec, Recording, Analysis)>,
 }
 
@@ -37,12 +39,48 @@ impl Default for StubForm {
             spec,
             non_streaming: false,
             preview_non_streaming: false,
+            title_edited: false,
             preview: None,
         }
     }
 }
 
 impl StubForm {
+    /// The recording's title: the user's, else one that says what the form builds.
+    pub fn title(&self) -> String {
+        if self.title_edited {
+            return self.spec.title.clone();
+        }
+        let names: Vec<&str> = self.spec.calls.iter().map(|c| c.name.as_str()).collect();
+        let names = if names.is_empty() {
+            "no calls".to_owned()
+        } else {
+            names.join(" + ")
+        };
+        if self.non_streaming {
+            return format!(
+                "{names}: one complete response ({})",
+                self.spec.dialect.title()
+            );
+        }
+        let mut t = format!(
+            "{names}, arguments cut every {} characters",
+            self.fragment_text.trim()
+        );
+        if self.spec.layout == Layout::Interleaved {
+            t.push_str(", interleaved");
+        }
+        let quirks: Vec<&str> = sse_replay_core::stub::QUIRKS
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| self.spec.quirks.get(n) == Some(true))
+            .collect();
+        if !quirks.is_empty() {
+            t.push_str(&format!(", {}", quirks.join(", ")));
+        }
+        format!("{t} ({})", self.spec.dialect.title())
+    }
+
     /// The spec as the form describes it, or why not.
     pub fn current_spec(&self) -> Result<StubSpec, String> {
         let lens: Result<Vec<usize>, _> = self
@@ -63,6 +101,7 @@ impl StubForm {
             return Err("add at least one call".into());
         }
         Ok(StubSpec {
+            title: self.title(),
             fragment_chars: lens,
             read_bytes: self.split_reads.then_some(self.read_bytes.max(1)),
             ..self.spec.clone()
@@ -139,8 +178,35 @@ fn form_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
     ui.label("Build a stream from calls and a fragment length, the seed's method. The preview updates as you type.");
     ui.horizontal(|ui| {
         let l = ui.label("Title");
-        ui.add(egui::TextEdit::singleline(&mut form.spec.title).desired_width(400.0))
-            .labelled_by(l.id);
+        if !form.title_edited {
+            form.spec.title = form.title();
+        }
+        let r = ui
+            .add(egui::TextEdit::singleline(&mut form.spec.title).desired_width(400.0))
+            .labelled_by(l.id)
+            .on_hover_text("Follows the calls and choices until you write your own");
+        if r.changed() {
+            form.title_edited = true;
+        }
+        if form.title_edited
+            && ui
+                .small_button("Follow")
+                .on_hover_text("Let the title follow the calls and choices again")
+                .clicked()
+        {
+            form.title_edited = false;
+        }
+    });
+    ui.horizontal(|ui| {
+        egui::ComboBox::from_label("Dialect")
+            .selected_text(form.spec.dialect.title())
+            .show_ui(ui, |ui| {
+                for k in sse_replay_core::dialect::DialectKind::ALL {
+                    ui.selectable_value(&mut form.spec.dialect, k, k.title());
+                }
+            })
+            .response
+            .on_hover_text("Which provider's stream to build");
     });
     ui.separator();
     let mut remove = None;
@@ -215,23 +281,31 @@ fn form_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
         .on_hover_text("Microseconds between events");
     });
     ui.collapsing("Provider quirks", |ui| {
-        let q = &mut form.spec.quirks;
-        ui.checkbox(&mut q.repeat_name, "repeat the name in every fragment");
-        ui.checkbox(
-            &mut q.empty_id_continuations,
-            "continuations carry \"id\": \"\"",
-        );
-        ui.checkbox(&mut q.no_index, "no index");
-        ui.checkbox(&mut q.all_at_index_zero, "all calls at index 0");
-        ui.checkbox(&mut q.object_arguments, "arguments as a JSON object");
-        ui.checkbox(&mut q.cumulative, "cumulative arguments (re-send so far)");
-        ui.checkbox(&mut q.crlf, "CRLF line endings");
-        ui.checkbox(&mut q.no_space, "data: without a space");
-        ui.checkbox(&mut q.truncate, "truncated (no finish)");
-        ui.checkbox(
-            &mut q.finish_with_last_fragment,
-            "finish in the last fragment's chunk",
-        );
+        // Every quirk `stub --quirk` has (the core's one list); the ones another dialect has no
+        // place for are greyed out.
+        let dialect = form.spec.dialect;
+        for (name, what) in sse_replay_core::stub::QUIRKS {
+            let mut on = form.spec.quirks.get(name) == Some(true);
+            let mut probe = sse_replay_core::stub::Quirks::default();
+            probe.set(name, true);
+            let chat_only = !probe.chat_only().is_empty();
+            let gemini_only = name == "partial-args";
+            let applies = match dialect {
+                sse_replay_core::dialect::DialectKind::OpenAiChat => !gemini_only,
+                sse_replay_core::dialect::DialectKind::Gemini => !chat_only,
+                _ => !chat_only && !gemini_only,
+            };
+            let r = ui.add_enabled(
+                applies,
+                egui::Checkbox::new(&mut on, format!("{name} — {what}")),
+            );
+            if r.changed() {
+                form.spec.quirks.set(name, on);
+            }
+            if !applies {
+                r.on_disabled_hover_text(format!("Not in {} streams", dialect.title()));
+            }
+        }
     });
     ui.separator();
     ui.horizontal(|ui| {
@@ -253,6 +327,7 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
     let Some((_, rec, a)) = &form.preview else {
         return;
     };
+    ui.label(RichText::new(form.title()).strong());
     ui.label(format!(
         "{} · {} · {} · {} · {}",
         sse_replay_core::text::plural(rec.chunks.len(), "chunk"),
@@ -278,15 +353,25 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
             .map(|f| format!("{:?}", a.fragment_text(f)))
             .collect();
         ui.label(RichText::new(pieces.join("  |  ")).monospace());
-        match c.value() {
-            Some(v) => ui.colored_label(
+        match (c.value(), a.complete) {
+            (Some(v), false) => ui.colored_label(
                 style::ok_color(ui),
                 format!("✓ accumulated and parsed once: {v}"),
             ),
-            None => ui.colored_label(style::err_color(ui), format!("✗ {}", c.parsed)),
+            (Some(v), true) => ui.colored_label(
+                style::ok_color(ui),
+                format!("✓ parsed directly — no accumulator: {v}"),
+            ),
+            (None, _) => ui.colored_label(style::err_color(ui), format!("✗ {}", c.parsed)),
         };
     }
     ui.separator();
+    if a.complete {
+        // One JSON document: no fragments, so nothing for the naive strategies to get wrong.
+        ui.weak("One complete response: its calls are parsed directly — no accumulator, no fragments, no naive strategies.");
+        body_lines_ui(ui, a);
+        return;
+    }
     if let Some(s) = a.strategy(Strategy::PerFragment) {
         let n = s.report.steps.len();
         let ok = s.report.steps_parsed();
@@ -317,6 +402,10 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
             ui.label(s.report.strategy.name());
         });
     }
+    body_lines_ui(ui, a);
+}
+
+fn body_lines_ui(ui: &mut Ui, a: &Analysis) {
     ui.separator();
     ui.label(RichText::new("Body (first 30 lines)").strong());
     let body = String::from_utf8_lossy(&a.body);

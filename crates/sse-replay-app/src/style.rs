@@ -14,11 +14,15 @@ const SYMBOLS_FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans-sym
 /// Media controls DejaVu lacks: ⏵ ⏸ ⏹ ⏺ (a subset of Noto Sans Symbols 2).
 const MEDIA_FONT: &[u8] = include_bytes!("../../../assets/fonts/NotoSansSymbols2-media-subset.ttf");
 
+/// Emoji egui's own faces lack (🌧 🌤 🌡 🙂 🤖 🥶, skin tones, U+FE0F): a subset of Noto Emoji.
+const EMOJI_FONT: &[u8] = include_bytes!("../../../assets/fonts/NotoEmoji-Regular-subset.ttf");
+
 /// The app icon.
 pub const ICON_PNG: &[u8] = include_bytes!("../../../assets/icon.png");
 
 /// Add the CJK face, then the two symbol subsets, as fallbacks to both families, so `深圳`, `�`,
-/// `✓` and `⏸` render everywhere. Called once at start (and by the tests' context setup).
+/// `✓` and `⏸` render everywhere; then egui's emoji faces and, last, the emoji they lack, so any
+/// single emoji a model writes is drawn. Called once at start (and by the tests' context setup).
 pub fn install_fonts(ctx: &egui::Context) {
     let mut fonts = egui::FontDefinitions::default();
     let faces: [(&str, &'static [u8]); 3] = [
@@ -44,11 +48,16 @@ pub fn install_fonts(ctx: &egui::Context) {
     // egui's monochrome emoji faces go last, behind every face above, so the text they drew
     // before is drawn the same; they only fill in the in-app file browser's icons (📂 💾 🗀 🗋).
     let emoji = ["emoji-icon-font", "NotoEmoji-Regular"];
+    fonts.font_data.insert(
+        "noto-emoji-rest".into(),
+        std::sync::Arc::new(egui::FontData::from_static(EMOJI_FONT)),
+    );
     for list in fonts.families.values_mut() {
         list.retain(|f| !emoji.contains(&f.as_str()));
         if fonts.font_data.contains_key(emoji[0]) {
             list.extend(emoji.iter().map(|f| f.to_string()));
         }
+        list.push("noto-emoji-rest".into());
     }
     ctx.set_fonts(fonts);
 }
@@ -206,4 +215,40 @@ pub fn marked_label(ui: &mut Ui, text: &str, color: Color32, monospace: bool) ->
 /// Format microseconds as milliseconds.
 pub fn ms(t_micros: u64) -> String {
     format!("{:.1} ms", t_micros as f64 / 1000.0)
+}
+
+/// Whether `a`'s times are real: recorded reads with their arrival times (a raw body, or an import
+/// without times, has none: every time would be 0).
+pub fn timed(a: &sse_replay_core::analysis::Analysis) -> bool {
+    a.source.timing_known && a.chunks.last().is_some_and(|c| c.t_micros > 0)
+}
+
+/// A time of `a` for people: milliseconds, or `—` when `a` has no timing ([`timed`]).
+pub fn time_of(a: &sse_replay_core::analysis::Analysis, t_micros: u64) -> String {
+    if timed(a) {
+        ms(t_micros)
+    } else {
+        "—".to_owned()
+    }
+}
+#[cfg(test)]
+mod tests {
+    /// Emoji from model answers (weather, faces, hands, marks; with U+FE0F, the emoji
+    /// presentation selector) are drawn, in both families, never as the empty box.
+    #[test]
+    fn emoji_have_glyphs() {
+        let ctx = egui::Context::default();
+        super::install_fonts(&ctx);
+        let mut out = ctx.run_ui(Default::default(), |_| {});
+        out.textures_delta.clear();
+        let text = "☀️ 🌤 ⛅ 🌧 🌦 ❄️ 🌡️ 🗓️ 🔥 😀 🙂 🤖 🥶 👍 👍🏽 ✅ ❌ ⚠️ 🚀 💡 📍 深圳 ✓ ⏵ �";
+        for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+            let id = egui::FontId::new(14.0, family.clone());
+            let missing: String = text
+                .chars()
+                .filter(|c| *c != ' ' && !ctx.fonts_mut(|f| f.has_glyph(&id, *c)))
+                .collect();
+            assert!(missing.is_empty(), "{family:?} lacks {missing:?}");
+        }
+    }
 }

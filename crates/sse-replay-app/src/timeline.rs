@@ -19,23 +19,15 @@ pub fn timeline_ui(
     tables: &CursorTables,
     view: &mut ViewState,
     queue: &mut ActionQueue,
-    folded: &mut bool,
 ) {
     let axis_of = |k: u32| -> f64 { ViewState::clock_of(analysis, tables, k) };
     let last = ViewState::last_chunk(analysis);
     let total = axis_of(last).max(1.0);
     ui.horizontal(|ui| {
-        if ui
-            .add(egui::Button::new(RichText::new("▾ Timeline").strong()).frame(false))
-            .on_hover_text("Fold this panel to one line")
-            .clicked()
-        {
-            *folded = true;
-        }
         ui.weak(if tables.timed {
             "x: recorded arrival time"
         } else {
-            "x: chunk number (no timing in a raw body)"
+            "x: chunk number (this recording has no timing)"
         });
         ui.separator();
         if ui.button("－").on_hover_text("Zoom out").clicked() {
@@ -256,7 +248,7 @@ pub fn timeline_ui(
                         "fragment {} of {full_label}: {} at {} (read {}). Click to move the cursor there.",
                         f.no,
                         style::visible(analysis.fragment_text(f), 200),
-                        style::ms(f.pos.t_micros),
+                        style::time_of(analysis, f.pos.t_micros),
                         f.pos.chunk
                     ),
                     None => format!(

@@ -89,9 +89,14 @@ impl App {
             // The recording keeps flowing to the Replay tab while its panel is hidden.
             self.recorder.poll(&ctx, &mut self.actions);
         }
+        if self.settings.tab != Tab::Proxy {
+            // So do the proxy's flows (a watched one to Replay).
+            self.proxy.poll(&ctx, &mut self.actions);
+        }
         let running = self.recorder.is_running();
         if running && !self.recorder_was_running {
             self.live_follow = true;
+            self.proxy.unwatch();
         }
         self.recorder_was_running = running;
         self.picker_ui(&ctx);
@@ -239,8 +244,18 @@ impl App {
                     }
                 });
                 ui.menu_button("View", |ui| {
-                    ui.checkbox(&mut self.settings.show_timeline, "Timeline");
-                    ui.checkbox(&mut self.settings.show_raw, "Events and bytes");
+                    // The Replay tab's lower area: one view at a time, or folded.
+                    for view in super::layout::LowerView::ALL {
+                        let on = self.settings.lower_view == view && !self.settings.lower_folded;
+                        if ui.selectable_label(on, view.label()).clicked() {
+                            self.settings.lower_view = view;
+                            self.settings.lower_folded = false;
+                        }
+                    }
+                    let folded = self.settings.lower_folded;
+                    if ui.selectable_label(folded, "Fold the lower area").clicked() {
+                        self.settings.lower_folded = !folded;
+                    }
                 });
                 ui.menu_button("Help", |ui| {
                     if ui.button("About the fragment problem").clicked() {
@@ -287,12 +302,14 @@ impl App {
                     ui.label(format!("computing strategies… {:.0}%", p.progress() * 100.0));
                     ui.separator();
                 }
+                // One line, cut at the window's edge: the full text on hover.
                 match &self.status {
                     Some(s) if s.error => {
-                        ui.label(RichText::new(format!("✗ {}", s.text)).color(style::err_color(ui)));
+                        let text = RichText::new(format!("✗ {}", s.text)).color(style::err_color(ui));
+                        ui.add(egui::Label::new(text).truncate()).on_hover_text(&s.text);
                     }
                     Some(s) => {
-                        ui.label(&s.text);
+                        ui.add(egui::Label::new(&s.text).truncate()).on_hover_text(&s.text);
                     }
                     None => {
                         ui.weak("Drop a recording (.ron) or a raw stream body (.sse, .txt) on the window to open it.");
@@ -330,6 +347,7 @@ impl App {
         };
         let arriving = doc.loaded.is_live()
             && (self.recorder.is_running()
+                || self.proxy.watching_streaming()
                 || self.live_pending.is_some()
                 || self.loading.as_ref().is_some_and(|l| l.live));
         let dialect_override = doc.loaded.dialect_override;
@@ -337,6 +355,11 @@ impl App {
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
         );
         let (a, d, v) = (&doc.loaded.analysis, &doc.loaded.derived, &mut doc.view);
+        // A stream still arriving has no end to look back from: no hindsight.
+        v.arriving = arriving;
+        if arriving {
+            v.hindsight = false;
+        }
         let later = &doc.loaded.later;
         let queue = &mut self.actions;
         egui::Panel::top("replay-head").show(ui, |ui| {
@@ -344,37 +367,38 @@ impl App {
             player::transport_ui(ui, a, d, v, queue);
         });
         let choices = super::layout::LowerChoices {
-            show_timeline: self.settings.show_timeline,
-            show_raw: self.settings.show_raw,
             view: &mut self.settings.lower_view,
-            timeline_folded: &mut self.settings.timeline_folded,
-            lower_folded: &mut self.settings.lower_folded,
+            folded: &mut self.settings.lower_folded,
         };
-        super::layout::lower_panels(ui, choices, a, d, v, queue);
+        super::layout::lower_panel(ui, choices, a, d, v, queue);
         let half = ui.available_width() * 0.46;
         egui::Panel::left("naive")
             .resizable(true)
             .default_size(half)
             .min_size(240.0)
             .show(ui, |ui| {
-                if let Some(c) = client {
-                    ui.horizontal(|ui| {
-                        if ui.selectable_label(c.shown, "Your client").clicked() {
-                            queue.push(Action::ShowClientOutput(true));
+                super::layout::fixed(ui, |ui| {
+                    if let Some(c) = client {
+                        ui.horizontal(|ui| {
+                            if ui.selectable_label(c.shown, "Your client").clicked() {
+                                queue.push(Action::ShowClientOutput(true));
+                            }
+                            if ui.selectable_label(!c.shown, "Naive strategies").clicked() {
+                                queue.push(Action::ShowClientOutput(false));
+                            }
+                        });
+                        if c.shown {
+                            client_test_panel::client_ui(ui, a, c);
+                            return;
                         }
-                        if ui.selectable_label(!c.shown, "Naive strategies").clicked() {
-                            queue.push(Action::ShowClientOutput(false));
-                        }
-                    });
-                    if c.shown {
-                        client_test_panel::client_ui(ui, a, c);
-                        return;
                     }
-                }
-                naive_panel::naive_ui(ui, a, later, d, v, queue, arriving);
+                    naive_panel::naive_ui(ui, a, later, d, v, queue, arriving);
+                });
             });
         egui::CentralPanel::default().show(ui, |ui| {
-            accumulator_panel::accumulator_ui(ui, a, d, v, queue, arriving)
+            super::layout::fixed(ui, |ui| {
+                accumulator_panel::accumulator_ui(ui, a, d, v, queue, arriving)
+            })
         });
     }
 

@@ -112,7 +112,7 @@ pub enum Action {
     ClosePicker,
     /// Analyse the open recording again with this dialect forced (`None`: detect it).
     SetDialect(Option<DialectKind>),
-    /// Show the Recorder's recording so far in the Replay panels.
+    /// Show a stream arriving (the Recorder's recording, a watched proxy flow) in the Replay panels.
     ShowLive(Box<Recording>),
     /// Ask for a file name and save this recording there.
     SaveRecordingAs(Box<Recording>),
@@ -126,6 +126,15 @@ pub enum Action {
     CompareUseReplay(OpenTarget),
     /// Ask for a folder (the folder picker) for the Recorder's or the Proxy's captures.
     PickCapturesDir(super::captures::CapturesFor),
+    /// Turn hindsight on or off in Replay ([`ViewState::hindsight`]).
+    SetHindsight(bool),
+    /// Follow proxy flow `id` in Replay while it streams (the live view).
+    WatchFlow(u64),
+    /// Ask for a file name and save proxy flow `id` there as a HAR entry.
+    SaveFlowHar(u64),
+    /// Type call `n`'s card out again from its first fragment, the cursor staying put (`None`:
+    /// stop).
+    TypeOut(Option<usize>),
 }
 
 /// The one queue every intent goes through: menus, keys, drops and every panel push here while
@@ -233,8 +242,7 @@ impl CursorTables {
                 None => stream_findings.push(i),
             }
         }
-        let timed =
-            analysis.source.timing_known && analysis.chunks.last().is_some_and(|c| c.t_micros > 0);
+        let timed = super::style::timed(analysis);
         let (client_calls, server_tools): (Vec<usize>, Vec<usize>) =
             (0..analysis.calls.len()).partition(|&i| analysis.calls[i].is_client_call());
         Self {
@@ -279,6 +287,61 @@ pub struct ViewState {
     pub steps_scroll: RowScroll,
     /// The event inspector's filter, selection and cached rows.
     pub inspector: super::event_inspector::InspectorState,
+    /// Hindsight: before the end, mark what the whole recording knows (the values a typewriter
+    /// preview shows that the final arguments contradict). Off by default, so that a cursor shows
+    /// only what had arrived by it — exactly what the live view showed then; never while a
+    /// stream is still arriving.
+    pub hindsight: bool,
+    /// The stream is still arriving (set by the Replay tab each frame): its latest read is not
+    /// its end, and there is no hindsight to have.
+    pub arriving: bool,
+    /// "Type it out": one call card replaying its own fragments while the cursor stays put.
+    pub typing: Option<Typing>,
+}
+
+/// A call card typing its call out again ("Type it out"): from the call's first fragment to the
+/// ones that had arrived by the cursor, at the recorded timing and the player's speed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Typing {
+    /// The call (its position).
+    pub call: usize,
+    /// When it started.
+    pub started: Instant,
+    /// How many of the call's fragments it types (those at the cursor when it started).
+    pub upto: usize,
+}
+
+impl Typing {
+    /// How many of the call's fragments are shown now, and when the next one is due (`None`:
+    /// done), at `speed` × recorded timing (or 10 chunks a second without timing).
+    pub fn shown(
+        &self,
+        analysis: &Analysis,
+        tables: &CursorTables,
+        speed: f32,
+    ) -> (usize, Option<std::time::Duration>) {
+        let Some(c) = analysis.calls.get(self.call) else {
+            return (0, None);
+        };
+        let frags = &c.fragments[..self.upto.min(c.fragments.len())];
+        let clock = |no: u32| {
+            analysis
+                .fragments
+                .get(no as usize)
+                .map_or(0.0, |f| ViewState::clock_of(analysis, tables, f.pos.chunk))
+        };
+        let Some(&first) = frags.first() else {
+            return (0, None);
+        };
+        let t0 = clock(first);
+        let elapsed = self.started.elapsed().as_secs_f64() * 1e6 * f64::from(speed.max(0.01));
+        let n = frags.partition_point(|&no| clock(no) - t0 <= elapsed);
+        let next = frags.get(n).map(|&no| {
+            let wait = (clock(no) - t0 - elapsed) / f64::from(speed.max(0.01));
+            std::time::Duration::from_micros(wait.clamp(1_000.0, 250_000.0) as u64)
+        });
+        (n.max(1), next)
+    }
 }
 
 impl Default for ViewState {
@@ -296,6 +359,9 @@ impl Default for ViewState {
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
             inspector: Default::default(),
+            hindsight: false,
+            arriving: false,
+            typing: None,
         }
     }
 }

@@ -67,6 +67,8 @@ pub struct OpenCall {
     pub object_args: bool,
     /// The dialect said this call is complete.
     pub done: bool,
+    /// The chunk where the dialect said so (the first time).
+    pub done_chunk: Option<u32>,
     /// The dialect's authoritative full arguments (Responses `.done` events).
     pub authoritative: Option<String>,
     /// The first fragment that re-sent the arguments so far, and how many did.
@@ -124,6 +126,9 @@ pub struct Call {
     pub object_arguments: bool,
     /// Complete: the dialect marked the call done, or the stream finished normally.
     pub complete: bool,
+    /// The chunk where the dialect marked the call done (a stop or done event), if it did: before
+    /// it the call is still open, whatever [`Call::complete`] says of the whole stream.
+    pub done_chunk: Option<u32>,
     pub fragments: Vec<u32>,
     pub name_conflicts: Vec<NameConflict>,
     pub authoritative: Option<String>,
@@ -274,10 +279,12 @@ impl Accumulator {
         call
     }
 
-    /// The dialect says the call with `key` is complete.
-    pub fn call_done(&mut self, key: &CallKey) {
+    /// The dialect says the call with `key` is complete (in chunk `chunk`).
+    pub fn call_done(&mut self, key: &CallKey, chunk: u32) {
         if let Some(&i) = self.table.get(key) {
-            self.calls[i as usize].done = true;
+            let call = &mut self.calls[i as usize];
+            call.done = true;
+            call.done_chunk.get_or_insert(chunk);
         }
     }
 
@@ -357,6 +364,7 @@ impl Accumulator {
                     empty_arguments: empty,
                     object_arguments: s.object_args,
                     complete: s.done || stream_finished,
+                    done_chunk: s.done_chunk,
                     fragments: s.fragments,
                     name_conflicts: s.name_conflicts,
                     authoritative: s.authoritative,

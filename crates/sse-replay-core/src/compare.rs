@@ -73,12 +73,39 @@ pub struct StreamRow {
     pub a: String,
     pub b: String,
     pub kind: StreamRowKind,
+    /// A and B say the same thing (for most rows: the same text; finish reasons by what they
+    /// mean, [`finish_meaning`]).
+    pub same: bool,
 }
 
 impl StreamRow {
     /// A fact (not a timing) that differs.
     pub fn differs(&self) -> bool {
-        self.kind == StreamRowKind::Fact && self.a != self.b
+        self.kind == StreamRowKind::Fact && !self.same
+    }
+}
+
+/// What a provider's finish reason means, the same words for every dialect: `tool_calls`
+/// (OpenAI), `tool_use` (Anthropic) and `function_call` are "tool calls"; `stop`, `end_turn`,
+/// `STOP`, `completed` are "stop" — or "tool calls" when the stream `has_calls` (Gemini and Ollama
+/// end a tool-calling turn with `STOP`/`stop`); `length`, `max_tokens`, `MAX_TOKENS` are
+/// "length limit"; `content_filter`, `SAFETY`, `refusal` are "filtered". Others are themselves,
+/// lowercased.
+pub fn finish_meaning(reason: &str, has_calls: bool) -> String {
+    let r = reason.trim().to_ascii_lowercase();
+    match r.as_str() {
+        "tool_calls" | "tool_use" | "function_call" | "tool_call" => "tool calls".into(),
+        "stop" | "end_turn" | "stop_sequence" | "completed" | "finish_reason_unspecified" => {
+            if has_calls {
+                "tool calls".into()
+            } else {
+                "stop".into()
+            }
+        }
+        "length" | "max_tokens" | "max_output_tokens" | "model_length" => "length limit".into(),
+        "content_filter" | "safety" | "refusal" | "recitation" | "prohibited_content"
+        | "blocklist" | "spii" => "filtered".into(),
+        _ => r,
     }
 }
 
@@ -178,13 +205,27 @@ pub fn stream_rows(a: &Analysis, b: &Analysis) -> Vec<StreamRow> {
                 .map_or_else(|| "—".to_owned(), |c| ms(c.t_micros))
         }),
     ];
+    let meaning = |x: &Analysis| {
+        x.finish
+            .as_ref()
+            .map(|f| finish_meaning(&f.reason, x.client_calls().next().is_some()))
+    };
     facts
         .into_iter()
-        .map(|(label, kind, f)| StreamRow {
-            label,
-            a: f(a),
-            b: f(b),
-            kind,
+        .map(|(label, kind, f)| {
+            let (va, vb) = (f(a), f(b));
+            let same = if label == "finish reason" {
+                meaning(a) == meaning(b)
+            } else {
+                va == vb
+            };
+            StreamRow {
+                label,
+                a: va,
+                b: vb,
+                kind,
+                same,
+            }
         })
         .collect()
 }
@@ -384,6 +425,7 @@ mod tests {
             empty_arguments: empty,
             object_arguments: false,
             complete: true,
+            done_chunk: None,
             fragments: vec![],
             name_conflicts: vec![],
             authoritative: None,
@@ -491,6 +533,50 @@ mod tests {
             c.findings_only_b
         );
         assert!(c.findings_only_a.iter().all(|f| f.kind != "missing-index"));
+    }
+
+    /// The same calls from OpenAI (`tool_calls`) and Anthropic (`tool_use`), or Gemini (`STOP`
+    /// after calls): the finish reasons say the same thing and are not a difference.
+    #[test]
+    fn finish_reasons_are_compared_by_what_they_mean() {
+        use crate::analysis::SourceInfo;
+        use crate::dialect::DialectKind;
+        let analyse = |dialect: DialectKind| {
+            let spec = crate::stub::StubSpec {
+                dialect,
+                ..crate::stub::seed_example()
+            };
+            let source = SourceInfo {
+                name: spec.title.clone(),
+                timing_known: true,
+                ..Default::default()
+            };
+            Analysis::from_recording(&crate::stub::build(&spec), source, Default::default())
+        };
+        let openai = analyse(DialectKind::OpenAiChat);
+        for other in [DialectKind::AnthropicMessages, DialectKind::Gemini] {
+            let b = analyse(other);
+            let c = compare_analyses(&openai, &b);
+            let row = c
+                .stream
+                .iter()
+                .find(|r| r.label == "finish reason")
+                .unwrap();
+            assert_ne!(row.a, row.b, "{other:?}: the raw reasons are shown");
+            assert!(!row.differs(), "{other:?}: {row:?}");
+        }
+        assert_eq!(
+            finish_meaning("tool_calls", true),
+            finish_meaning("tool_use", true)
+        );
+        assert_ne!(
+            finish_meaning("length", true),
+            finish_meaning("tool_calls", true)
+        );
+        assert_eq!(
+            finish_meaning("max_tokens", false),
+            finish_meaning("length", false)
+        );
     }
 
     #[test]

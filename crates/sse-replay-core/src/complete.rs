@@ -485,6 +485,7 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
                 empty_arguments: empty,
                 object_arguments: r.object_arguments,
                 complete: true,
+                done_chunk: None,
                 fragments: Vec::new(),
                 name_conflicts: Vec::new(),
                 authoritative: None,

@@ -664,7 +664,7 @@ impl<O: SignalObserver> Pipeline<O> {
                 Signal::CallKind { key, kind, text } => {
                     self.acc.call_kind(&key, kind, text);
                 }
-                Signal::CallDone { key } => self.acc.call_done(&key),
+                Signal::CallDone { key } => self.acc.call_done(&key, pos.chunk),
                 Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
                 Signal::ProviderError { message } => {
                     kind = EventKind::Error;

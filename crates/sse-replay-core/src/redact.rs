@@ -146,6 +146,92 @@ fn is_secret_query_param(name: &str) -> bool {
         || is_secret_key(&name)
 }
 
+/// How well-known API keys and tokens begin: a value that starts with one of these (then at least
+/// [`CREDENTIAL_MIN_TAIL`] more token characters) is a credential wherever it appears — an
+/// ordinary header, a URL's path, a user name — whatever the name beside it says.
+const CREDENTIAL_PREFIXES: [&str; 26] = [
+    "sk-",
+    "sk_",
+    "rk_",
+    "pk_live_",
+    "AIza",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxs-",
+    "hf_",
+    "gsk_",
+    "r8_",
+    "pplx-",
+    "nvapi-",
+    "csk-",
+    "AKIA",
+    "ASIA",
+    "ya29.",
+    "xai-",
+];
+
+/// The least number of token characters after a [`CREDENTIAL_PREFIXES`] prefix.
+const CREDENTIAL_MIN_TAIL: usize = 8;
+
+/// Whether `value` is shaped like a well-known credential: an optional auth scheme (`Bearer`),
+/// then one token that starts with a known key prefix (`sk-`, `sk-ant-`, `AIza`, `ghp_`, `hf_`,
+/// `xoxb-`, `AKIA`, …) and goes on for at least eight token characters. Names alone decide most
+/// secrets ([`is_secret_header`], [`is_secret_key`]); this catches a key under an ordinary name.
+pub fn looks_like_credential(value: &str) -> bool {
+    let v = value.trim();
+    let token = match auth_scheme(v) {
+        Some(scheme) => v[scheme.len()..].trim(),
+        None => v,
+    };
+    let token_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    !token.contains(char::is_whitespace)
+        && token.chars().all(token_char)
+        && CREDENTIAL_PREFIXES
+            .iter()
+            .any(|p| token.starts_with(p) && token.len() >= p.len() + CREDENTIAL_MIN_TAIL)
+}
+
+/// Whether `value` only names environment variables (`$OPENAI_API_KEY`, `Bearer ${KEY}`): where
+/// a secret will come from, not the secret, so it is kept wherever secrets are redacted.
+pub fn is_env_reference(value: &str) -> bool {
+    let mut rest = value.trim();
+    if let Some(scheme) = auth_scheme(rest) {
+        rest = rest[scheme.len()..].trim_start();
+    }
+    if rest.is_empty() {
+        return false;
+    }
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    while !rest.is_empty() {
+        let Some(after) = rest.strip_prefix('$') else {
+            return false;
+        };
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(braced) => match braced.split_once('}') {
+                Some((name, tail)) => (name, tail),
+                None => return false,
+            },
+            None => {
+                let end = after.find(|c: char| !name_char(c)).unwrap_or(after.len());
+                (&after[..end], &after[end..])
+            }
+        };
+        if name.is_empty() || !name.chars().all(name_char) {
+            return false;
+        }
+        rest = tail;
+    }
+    true
+}
+
 /// Percent-decodes a URL or form component (`+` is a space), lossily as UTF-8, so `%6Bey` is
 /// matched as `key`.
 fn percent_decode(text: &str) -> String {
@@ -177,12 +263,14 @@ fn percent_decode(text: &str) -> String {
 // Headers and URLs
 // ---------------------------------------------------------------------------------------------
 
-/// Replaces the values of secret headers (see [`is_secret_header`]) with [`REDACTED`], keeping the
-/// scheme of an `authorization` value: `Bearer sk-…` becomes `Bearer ‹redacted›`. Empty values stay
-/// empty. Idempotent.
+/// Replaces the values of secret headers (see [`is_secret_header`]), and values shaped like a
+/// well-known key under any name ([`looks_like_credential`]), with [`REDACTED`], keeping the scheme
+/// of an `authorization` value: `Bearer sk-…` becomes `Bearer ‹redacted›`. Empty values and
+/// `$VAR` references ([`is_env_reference`]) stay. Idempotent.
 pub fn redact_headers(headers: &mut [(String, String)]) {
     for (name, value) in headers.iter_mut() {
-        if !is_secret_header(name) || value.trim().is_empty() {
+        let secret = is_secret_header(name) || looks_like_credential(value);
+        if !secret || value.trim().is_empty() || is_env_reference(value) {
             continue;
         }
         let lower = name.trim().to_ascii_lowercase();
@@ -215,7 +303,10 @@ fn redact_pairs(pairs: &str, out: &mut String) {
         }
         match pair.split_once('=') {
             Some((name, value))
-                if !value.is_empty() && is_secret_query_param(percent_decode(name).trim()) =>
+                if !value.is_empty()
+                    && !is_env_reference(&percent_decode(value))
+                    && (is_secret_query_param(percent_decode(name).trim())
+                        || looks_like_credential(&percent_decode(value))) =>
             {
                 out.push_str(name);
                 out.push('=');
@@ -228,15 +319,17 @@ fn redact_pairs(pairs: &str, out: &mut String) {
 
 /// Redacts credentials in a URL: the values of query parameters such as `key` (Gemini),
 /// `api_key`, `apikey`, `token`, `access_token` — also percent-encoded (`%6Bey`) — become
-/// [`REDACTED_URL_VALUE`], and so does the password of `user:password@`. Everything else,
-/// including order and the fragment, is kept.
+/// [`REDACTED_URL_VALUE`], and so do the password of `user:password@`, a user name or a path
+/// segment shaped like a well-known key ([`looks_like_credential`]: `https://sk-…@host`,
+/// `/v1/sk-…/chat`) and any query value shaped like one. `$VAR` references stay. Everything
+/// else, including order and the fragment, is kept.
 pub fn redact_url(url: &str) -> String {
     let (before_fragment, fragment) = url.split_at(url.find('#').unwrap_or(url.len()));
     let (base, query) = match before_fragment.split_once('?') {
         Some((base, query)) => (base, Some(query)),
         None => (before_fragment, None),
     };
-    let mut out = redact_userinfo(base);
+    let mut out = redact_path(&redact_userinfo(base));
     if let Some(query) = query {
         out.push('?');
         redact_pairs(query, &mut out);
@@ -245,7 +338,36 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
-/// `https://user:pw@host/p` → `https://user:REDACTED@host/p`.
+/// `https://host/v1/sk-…/chat` → `https://host/v1/REDACTED/chat`: path segments shaped like a
+/// well-known key (a gateway that takes the key in the path).
+fn redact_path(base: &str) -> String {
+    let path_start = match base.find("://") {
+        Some(i) => base[i + 3..].find('/').map_or(base.len(), |j| i + 3 + j),
+        None => 0,
+    };
+    let (head, path) = base.split_at(path_start);
+    let segments: Vec<&str> = path.split('/').collect();
+    if !segments
+        .iter()
+        .any(|seg| looks_like_credential(&percent_decode(seg)))
+    {
+        return base.to_owned();
+    }
+    let redacted: Vec<&str> = segments
+        .into_iter()
+        .map(|seg| {
+            if looks_like_credential(&percent_decode(seg)) {
+                REDACTED_URL_VALUE
+            } else {
+                seg
+            }
+        })
+        .collect();
+    format!("{head}{}", redacted.join("/"))
+}
+
+/// `https://user:pw@host/p` → `https://user:REDACTED@host/p`; `https://sk-…@host/p` (a key as
+/// the user name) → `https://REDACTED@host/p`.
 fn redact_userinfo(base: &str) -> String {
     let Some(scheme_end) = base.find("://") else {
         return base.to_string();
@@ -259,6 +381,11 @@ fn redact_userinfo(base: &str) -> String {
         Some((userinfo, host)) => match userinfo.split_once(':') {
             Some((user, _password)) => format!(
                 "{}{user}:{REDACTED_URL_VALUE}@{host}{}",
+                &base[..authority_start],
+                &base[authority_end..]
+            ),
+            None if looks_like_credential(&percent_decode(userinfo)) => format!(
+                "{}{REDACTED_URL_VALUE}@{host}{}",
                 &base[..authority_start],
                 &base[authority_end..]
             ),
@@ -379,6 +506,73 @@ pub fn redact_body(body: &str) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_under_ordinary_names_and_in_url_paths_and_user_names() {
+        for v in [
+            "sk-proj-abcdefgh1234",
+            "Bearer sk-ant-api03-abcdefgh",
+            "AIzaSyA-1234567890abcdef",
+            "ghp_0123456789abcdef",
+            "hf_abcdefghijkl",
+            "xoxb-1234-5678-abcdef",
+        ] {
+            assert!(looks_like_credential(v), "{v}");
+        }
+        for v in [
+            "sk-",
+            "sk-short",
+            "application/json",
+            "gpt-4o-mini",
+            "skip-this-one-please",
+            "Bearer $OPENAI_API_KEY",
+            "2023-06-01",
+        ] {
+            assert!(!looks_like_credential(v), "{v}");
+        }
+        let mut h = vec![
+            ("X-Custom".to_owned(), "sk-live-abcdefgh99".to_owned()),
+            ("X-Request-Id".to_owned(), "req_0123456789".to_owned()),
+            (
+                "Authorization".to_owned(),
+                "Bearer $OPENAI_API_KEY".to_owned(),
+            ),
+        ];
+        redact_headers(&mut h);
+        assert_eq!(h[0].1, REDACTED);
+        assert_eq!(h[1].1, "req_0123456789");
+        assert_eq!(
+            h[2].1, "Bearer $OPENAI_API_KEY",
+            "a reference is not the secret"
+        );
+        assert_eq!(
+            redact_url("https://gw.example/v1/sk-proj-abcdefgh12/chat?x=1"),
+            "https://gw.example/v1/REDACTED/chat?x=1"
+        );
+        assert_eq!(
+            redact_url("https://ghp_0123456789abcdef@github.com/o/r"),
+            "https://REDACTED@github.com/o/r"
+        );
+        assert_eq!(redact_url("https://me@host/p"), "https://me@host/p");
+        assert_eq!(
+            redact_url(
+                "https://h/v1beta/models/gemini-2.0-flash:streamGenerateContent?key=$GEMINI_API_KEY&alt=sse"
+            ),
+            "https://h/v1beta/models/gemini-2.0-flash:streamGenerateContent?key=$GEMINI_API_KEY&alt=sse"
+        );
+        assert_eq!(
+            redact_url("https://h/p?q=sk-ant-abcdefgh12"),
+            "https://h/p?q=REDACTED"
+        );
+        // Idempotent.
+        let once = redact_url("https://u:pw@h/sk-abcdefgh123/x?key=k");
+        assert_eq!(redact_url(&once), once);
+        assert!(is_env_reference("${A_B}$C"));
+        assert!(is_env_reference("Bearer $KEY"));
+        assert!(!is_env_reference("$"));
+        assert!(!is_env_reference("x$KEY"));
+        assert!(!is_env_reference("Bearer"));
+    }
 
     #[test]
     fn secret_headers() {

@@ -224,6 +224,11 @@ pub fn check_text(analysis: &Analysis) -> String {
                     );
                 }
             }
+            // The list is cut: say by how much.
+            let failed = r.report.steps.failures().count();
+            if failed > 6 {
+                out!(s, "      … {} more", plural(failed - 6, "failure"));
+            }
             continue;
         }
         if r.report.strategy == Strategy::ConcatAll {
@@ -246,6 +251,12 @@ pub fn check_text(analysis: &Analysis) -> String {
         }
         for n in &r.report.notes {
             out!(s, "      {n}");
+        }
+        if r.verdict.matches_correct && !analysis.verdict().ok() {
+            out!(
+                s,
+                "      same calls as the accumulator — the stream itself is broken"
+            );
         }
         for d in r.verdict.differences.iter().take(6) {
             out!(s, "      {d}");

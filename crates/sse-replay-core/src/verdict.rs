@@ -280,6 +280,7 @@ mod tests {
             empty_arguments: false,
             object_arguments: false,
             complete: true,
+            done_chunk: None,
             fragments: vec![],
             name_conflicts: vec![],
             authoritative: None,

@@ -72,6 +72,17 @@ pub enum ProxyEvent {
     Exchange(Box<Exchange>),
     /// The response body of an [`Exchange`] ended.
     ExchangeEnded(ExchangeEnd),
+    /// The first byte of an [`Exchange`]'s response body arrived, this many microseconds after
+    /// the request was forwarded (so a list can show it while the body streams).
+    FirstByte { id: u64, micros: u64 },
+    /// Reads of a captured event stream as they arrive (at most every
+    /// [`super::sink::FLUSH_INTERVAL`]): a live view can follow the stream. `id` is its
+    /// [`Exchange`]'s; the reads are as the capture records them (times from the forward).
+    CaptureProgress {
+        id: u64,
+        chunks: Vec<Chunk>,
+        progress: super::sink::Progress,
+    },
     /// An event stream started; it is being journalled next to `path`. `id` is its
     /// [`Exchange`]'s.
     CaptureStarted {
@@ -103,7 +114,7 @@ struct Shared {
     keep_secrets: bool,
     client: reqwest::Client,
     next_id: AtomicU64,
-    on_event: Box<dyn Fn(ProxyEvent) + Send + Sync>,
+    on_event: Arc<dyn Fn(ProxyEvent) + Send + Sync>,
     stop: tokio::sync::watch::Receiver<bool>,
     /// The client's idle timeout, applied to request bodies as they stream upstream.
     idle_timeout: Duration,
@@ -187,7 +198,7 @@ pub fn start(
         keep_secrets: config.keep_secrets,
         client,
         next_id: AtomicU64::new(1),
-        on_event: Box::new(on_event),
+        on_event: Arc::new(on_event),
         stop: stop_rx.clone(),
         idle_timeout: config.limits.idle_timeout,
         captures: InFlight::default(),
@@ -306,7 +317,14 @@ fn stream_body(
                     }
                     Ok(Some(Err(e))) => Err(std::io::Error::other(e)),
                     Ok(Some(Ok(frame))) => match frame.into_data() {
-                        Ok(data) => Ok(data),
+                        Ok(data) => {
+                            // The client sends no more than its Content-Length: the upstream
+                            // side stops asking then, so the end is seen here, not as `None`.
+                            if hyper::body::Body::is_end_stream(&body) {
+                                lock(&prefix).complete = true;
+                            }
+                            Ok(data)
+                        }
                         Err(_) => continue, // trailers: not forwarded
                     },
                 };
@@ -397,22 +415,69 @@ async fn forward(
         .client
         .request(parts.method.clone(), &target)
         .headers(out_headers);
+    // A small body of a known length (an LLM request, usually) is read whole before it is sent:
+    // it is there to show even when the upstream cannot be reached. A larger or chunked one
+    // streams through as it arrives.
+    let small = !parts.headers.contains_key(hyper::header::TRANSFER_ENCODING)
+        && parts
+            .headers
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .is_some_and(|n| n <= exchange::SHOWN_BODY_BYTES as u64);
     if body.is_end_stream() {
         lock(&prefix).complete = true;
+    } else if small {
+        match tokio::time::timeout(shared.idle_timeout, body.collect()).await {
+            Ok(Ok(whole)) => {
+                let bytes = whole.to_bytes();
+                let mut p = lock(&prefix);
+                p.total = bytes.len() as u64;
+                p.bytes = bytes.to_vec();
+                p.complete = true;
+                drop(p);
+                request = request.body(bytes);
+            }
+            // As when the body streams through: the upstream request is given up (502).
+            Ok(Err(e)) => {
+                let reason = format!("the client's request body could not be read: {e}");
+                return upstream_failed(&shared, begun, method, path, &safe_url, 502, reason);
+            }
+            Err(_) => {
+                let reason = "the client's request body stalled (idle timeout)".to_owned();
+                return upstream_failed(&shared, begun, method, path, &safe_url, 502, reason);
+            }
+        }
     } else {
         request = request.body(stream_body(body, prefix.clone(), shared.idle_timeout));
     }
+    // What the request was, for an exchange that gets no response: the body read so far.
+    let attempted = |begun: &mut Exchange| {
+        let p = lock(&prefix);
+        let info = RequestInfo {
+            method: method.clone(),
+            url: target.clone(),
+            headers: recorded_headers.clone(),
+            body: String::from_utf8_lossy(&p.bytes).into_owned(),
+        };
+        drop(p);
+        (begun.request_headers, begun.request_body, begun.model) = exchange::shown_request(&info);
+    };
     let t0 = Instant::now();
     let sent = tokio::time::timeout(shared.timeout, request.send()).await;
     let upstream = match sent {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let message = super::describe_reqwest_error(&e);
-            return upstream_failed(&shared, begun, method, path, &safe_url, 502, message);
+            attempted(&mut begun);
+            let (m, p) = (method.clone(), path.clone());
+            return upstream_failed(&shared, begun, m, p, &safe_url, 502, message);
         }
         Err(_) => {
             let message = format!("no response within {} s", shared.timeout.as_secs_f64());
-            return upstream_failed(&shared, begun, method, path, &safe_url, 504, message);
+            attempted(&mut begun);
+            let (m, p) = (method.clone(), path.clone());
+            return upstream_failed(&shared, begun, m, p, &safe_url, 504, message);
         }
     };
     let (request_info, body_notes) = {
@@ -677,7 +742,18 @@ fn open_capture_with(
     let mut attempt = 0;
     let started = loop {
         let file = capture_path(&shared.out_dir, id);
-        match Sink::start(Some(&file), false, head.clone(), Box::new(|_, _| {})) {
+        // The reads as the writer takes them, for a live view of the flow.
+        let report = shared.on_event.clone();
+        let progress: super::sink::ProgressFn = Box::new(move |chunks, progress| {
+            if !chunks.is_empty() {
+                report(ProxyEvent::CaptureProgress {
+                    id,
+                    chunks: chunks.to_vec(),
+                    progress,
+                });
+            }
+        });
+        match Sink::start(Some(&file), false, head.clone(), progress) {
             Err(RecordingError::JournalExists { .. } | RecordingError::Exists { .. })
                 if attempt < 8 =>
             {
@@ -738,9 +814,11 @@ async fn pump(
         match read {
             Ok(Ok(Some(bytes))) => {
                 body_bytes += bytes.len() as u64;
-                first_byte_micros.get_or_insert_with(|| {
-                    u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX)
-                });
+                if first_byte_micros.is_none() {
+                    let micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    first_byte_micros = Some(micros);
+                    (shared.on_event)(ProxyEvent::FirstByte { id, micros });
+                }
                 if let Some((_, sink)) = &sink {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
                     sink.chunk(Chunk {

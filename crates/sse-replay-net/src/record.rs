@@ -154,6 +154,26 @@ impl RecordOutcome {
         self.error.is_none() && self.provider_error.is_none() && self.stream_complete
     }
 
+    /// What went wrong, in one line, or `None` when the recording is a success ([`Self::ok`]): the
+    /// error, else the provider's error in the stream, else a stream that ended early (or was
+    /// stopped before it finished). The one wording for `record` and the app's Recorder.
+    pub fn problem(&self) -> Option<String> {
+        if let Some(e) = &self.error {
+            return Some(e.to_string());
+        }
+        if let Some(m) = &self.provider_error {
+            return Some(format!("provider error in the stream: {m}"));
+        }
+        if self.stream_complete {
+            return None;
+        }
+        Some(if self.stopped {
+            "stopped before the stream finished".to_owned()
+        } else {
+            "the stream ended early (no finish signal, or an event was cut off)".to_owned()
+        })
+    }
+
     /// One line: what was recorded and where.
     pub fn summary(&self) -> String {
         let p = &self.progress;

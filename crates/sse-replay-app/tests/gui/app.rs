@@ -72,7 +72,7 @@ fn stepping_the_cursor_shows_the_state_at_the_cursor() {
     act(&mut h, Action::Home);
     assert_eq!(h.state().view().unwrap().cursor, 0);
     h.get_by_label_contains("streaming — 0 calls so far, 0 in progress");
-    h.get_by_label_contains("per-fragment: 0 of 0 fragments parse alone");
+    h.get_by_label_contains("per-fragment: no fragment so far");
     // One fragment forward: the first fragment arrives, its error shows.
     h.get_by_label("fragment ▶").click();
     h.run();
@@ -86,12 +86,13 @@ fn stepping_the_cursor_shows_the_state_at_the_cursor() {
     h.get_by_label_contains("per-fragment: 0 of 1 fragment parses alone");
     h.get_by_label_contains("EOF while parsing a string at line 1 column 5");
     h.get_by_label_contains("streaming — 1 call so far, 1 in progress");
-    h.get_by_label_contains("5/22 chars · 5/26 bytes · 1/5 fragments");
+    // What has arrived; the call's totals only once the stream has ended.
+    h.get_by_label_contains("5 chars · 5 bytes · 1 fragment so far");
     // Keyboard: Ctrl+→ is one fragment, → one chunk, End the last chunk.
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::ArrowRight);
     h.run();
     assert_eq!(h.state().view().unwrap().focus_fragment, Some(1));
-    h.get_by_label_contains("10/22 chars · 12/26 bytes · 2/5 fragments");
+    h.get_by_label_contains("10 chars · 12 bytes · 2 fragments so far");
     let before = h.state().view().unwrap().cursor;
     h.key_press(egui::Key::ArrowRight);
     h.run();
@@ -813,13 +814,28 @@ fn typewriter_preview_at_a_cursor_mid_call() {
     h.get_by_label("\"深\"");
     assert!(h.query_by_label_contains("contradict").is_none());
 
-    // "Type it out": back to just before the call's first fragment, playing.
+    // "Type it out": the card types the call out again, from its first fragment to the cursor,
+    // at the recorded timing; the cursor (and the rest of the replay) stays where it is.
     h.get_by_label("⏵ Type it out").click();
     h.step();
-    let v = h.state().view().unwrap();
-    assert!(v.playing);
-    assert!(v.cursor < chunk);
-    act(&mut h, Action::TogglePlay);
+    h.step();
+    {
+        let v = h.state().view().unwrap();
+        assert_eq!(v.cursor, chunk, "the cursor stays");
+        assert!(!v.playing, "the replay is not played");
+        assert!(v.typing.is_some(), "the card is typing");
+    }
+    h.get_by_label("⏸ Stop typing");
+    assert!(
+        h.query_by_label("after fragment 1").is_none(),
+        "the card starts from the call's beginning"
+    );
+    common::step_until(&mut h, "the typing did not finish", |a| {
+        a.view().is_some_and(|v| v.typing.is_none())
+    });
+    assert_eq!(h.state().view().unwrap().cursor, chunk);
+    h.get_by_label("after fragment 1");
+    h.get_by_label("⏵ Type it out");
 
     // A number cut short (`{"days":3` then `1}`): the preview shows 3, flagged as contradicted.
     let dir = tempfile::tempdir().unwrap();
@@ -840,5 +856,249 @@ fn typewriter_preview_at_a_cursor_mid_call() {
     act(&mut h, Action::Seek(chunk));
     h.get_by_label("days: ");
     h.get_by_label("3");
+    // What the final arguments contradict is not known at that cursor (the live view could not
+    // know it): only with hindsight, or once the stream has ended.
+    assert!(h.query_by_label_contains("contradict").is_none());
+    h.get_by_label("hindsight").click();
+    h.run();
     h.get_by_label("✗ shows 1 value(s) the final arguments contradict");
+}
+
+/// `sse-replay FILE` shows that file: the Replay tab, whichever tab was last used.
+#[test]
+fn a_file_given_at_start_opens_on_replay() {
+    let settings = Settings {
+        tab: Tab::Recorder,
+        ..Settings::default()
+    };
+    let app = sse_replay_app::App::new(
+        settings,
+        Box::new(sse_replay_app::ScriptedDialogs::default()),
+    )
+    .with_initial(Source::File(PathBuf::from(manifest_path(
+        "recordings/seed-example.ron",
+    ))));
+    let mut h = harness(app);
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Replay);
+    h.get_by_label_contains("finished: 2 of 2 calls parsed");
+    // Without a file the last tab stays (the seed opens in Replay behind it).
+    let settings = Settings {
+        tab: Tab::Recorder,
+        ..Settings::default()
+    };
+    let app = sse_replay_app::App::new(
+        settings,
+        Box::new(sse_replay_app::ScriptedDialogs::default()),
+    )
+    .with_initial(Source::Seed);
+    let mut h = harness(app);
+    wait_loaded(&mut h);
+    assert_eq!(h.state().settings.tab, Tab::Recorder);
+}
+
+fn run_client_test(h: &mut Harness<'_, App>) {
+    h.get_by_label("Run").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().client_test.is_running() {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "run did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+/// A command that does not exist stops at once with the CLI's line: no case runs (the shell's
+/// exit 127 is never counted as a client that refuses broken streams).
+#[test]
+fn test_a_client_stops_at_once_on_a_command_that_does_not_exist() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    h.state_mut().settings.client_test.command = "no-such-client-program-4711 --stream".into();
+    h.run();
+    h.get_by_label("Run").click();
+    h.step();
+    h.step();
+    assert!(!h.state().client_test.is_running());
+    assert!(h.state().client_test.last.is_none(), "no case ran");
+    h.get_by_label("cannot run the client: command not found: no-such-client-program-4711");
+}
+
+/// The CLI's options in the tab: dialects, a random seed shown and settable, jobs, speed, a JUnit
+/// report and the working folder the command runs in.
+#[test]
+fn test_a_client_has_the_clis_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // A client only found from the working folder; it prints no calls.
+    std::fs::write(work.join("client.sh"), "#!/bin/sh\necho '[]'\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(
+            work.join("client.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let junit = dir.path().join("report.xml");
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    {
+        let f = &mut h.state_mut().settings.client_test;
+        f.command = "./client.sh".into();
+        f.working_dir = work.display().to_string();
+        f.dialects = vec![
+            sse_replay_core::dialect::DialectKind::AnthropicMessages
+                .name()
+                .into(),
+        ];
+        f.variants = vec!["random".into()];
+        f.random_seed = Some(4242);
+        f.jobs = 1;
+        f.speed = 4.0;
+        f.junit = junit.display().to_string();
+    }
+    h.run();
+    h.get_by_label("Random seed");
+    h.get_by_label("Parallel jobs");
+    h.get_by_label("Speed (recorded)");
+    h.get_by_label("JUnit report");
+    h.get_by_label("Working folder");
+    run_client_test(&mut h);
+    let last = h.state().client_test.last.as_ref().expect("a run");
+    assert!(!last.results.is_empty());
+    assert_eq!(last.work.random_seed, 4242);
+    for r in &last.results {
+        let rec = &last.work.suite[r.id.recording];
+        assert_eq!(
+            rec.base.dialect,
+            sse_replay_core::dialect::DialectKind::AnthropicMessages,
+            "{}",
+            rec.name
+        );
+        assert!(
+            r.exit.is_some() && !r.start_failed,
+            "the client ran: {:?}",
+            r.verdict
+        );
+    }
+    h.get_by_label_contains("random seed 4242");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testsuite"), "{xml}");
+}
+
+/// The stub builder offers every dialect and every quirk `stub --quirk` has; the title and the
+/// preview follow the edits; a non-streaming stub says its calls are parsed directly.
+#[test]
+fn stub_builder_has_every_dialect_and_quirk_and_follows_the_edits() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Stub builder").click();
+    h.run();
+    h.get_by_label("Provider quirks").click();
+    h.run();
+    for (name, _) in sse_replay_core::stub::QUIRKS {
+        assert!(
+            h.query_all_by_label_contains(name).next().is_some(),
+            "quirk {name} missing"
+        );
+    }
+    h.get_by_label("Dialect").click();
+    h.run();
+    for k in sse_replay_core::dialect::DialectKind::ALL {
+        h.get_by_label(k.title());
+    }
+    h.get_by_label(sse_replay_core::dialect::DialectKind::AnthropicMessages.title())
+        .click();
+    h.run();
+    assert_eq!(
+        h.state().stub.spec.dialect,
+        sse_replay_core::dialect::DialectKind::AnthropicMessages
+    );
+    h.get_by_label_contains("anthropic-messages");
+    // The title follows the calls until the user writes one.
+    h.state_mut().stub.spec.calls[0].name = "get_forecast".into();
+    h.run();
+    assert!(
+        h.state().stub.title().contains("get_forecast"),
+        "{}",
+        h.state().stub.title()
+    );
+    h.state_mut().stub.non_streaming = true;
+    h.run();
+    assert!(
+        h.query_all_by_label_contains("parsed directly — no accumulator")
+            .count()
+            >= 2
+    );
+    assert!(
+        h.query_by_label_contains("accumulated and parsed once")
+            .is_none()
+    );
+    assert!(h.query_by_label_contains("per-fragment:").is_none());
+}
+
+/// The Recorder says which environment variables its `$VAR`s need and whether they are set (a
+/// reference is shown, not masked: it is not the secret), and keeps a named list of saved
+/// requests, written without their secrets.
+#[test]
+fn recorder_names_its_variables_and_saves_requests() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Recorder").click();
+    h.run();
+    {
+        let r = &mut h.state_mut().settings.recorder;
+        r.headers[0].value = "Bearer $SSE_REPLAY_SURELY_UNSET_VAR_7".into();
+        r.url = "https://example.invalid/v1/chat?key=$HOME".into();
+    }
+    h.run();
+    h.get_by_label("$SSE_REPLAY_SURELY_UNSET_VAR_7 is not set");
+    h.get_by_label("$HOME is set");
+    // The reference itself is on screen (a secret value would be masked).
+    assert!(
+        h.query_all_by_value("Bearer $SSE_REPLAY_SURELY_UNSET_VAR_7")
+            .count()
+            >= 1
+    );
+
+    // Save the request under a name, change the form, load it back.
+    h.state_mut().settings.recorder.save_name = "weather".into();
+    h.state_mut()
+        .settings
+        .recorder
+        .headers
+        .push(sse_replay_app::recorder::HeaderRow {
+            name: "x-api-key".into(),
+            value: "sk-saved-secret-123456".into(),
+            secret: true,
+        });
+    h.run();
+    h.get_by_label("Save request").click();
+    h.run();
+    assert_eq!(h.state().settings.recorder.saved.len(), 1);
+    h.state_mut().settings.recorder.url = "https://changed.invalid/".into();
+    h.run();
+    h.get_by_label("Saved requests").click();
+    h.run();
+    h.get_by_label("weather").click();
+    h.run();
+    assert_eq!(
+        h.state().settings.recorder.url,
+        "https://example.invalid/v1/chat?key=$HOME"
+    );
+    let text = ron::to_string(&h.state().settings).unwrap();
+    assert!(text.contains("weather"), "{text}");
+    assert!(!text.contains("sk-saved-secret-123456"), "{text}");
 }

@@ -179,27 +179,23 @@ fn at_1024_by_700_the_first_calls_checkpoints_are_visible_without_scrolling() {
         let r = node.rect();
         // Inside the window and not clipped away by the cards' scroll area.
         assert!(viewport.contains_rect(r), "{label} at {r:?}");
-        let panel_bottom = h
-            .query_all_by_label_contains("▾ Timeline")
-            .chain(h.query_all_by_label_contains("▸ Timeline"))
-            .map(|n| n.rect().top())
-            .fold(f32::INFINITY, f32::min);
+        // The lower area's tab row is its top.
+        let panel_bottom = h.get_by_label("Event list").rect().top();
         assert!(
             r.bottom() <= panel_bottom,
             "{label} at {r:?} under the lower panels ({panel_bottom})"
         );
     }
-    // The comparison keeps at least half of the height: the lower panels start below the middle.
-    let lower_top = h
-        .query_all_by_label_contains("Timeline")
-        .map(|n| n.rect().top())
-        .fold(f32::INFINITY, f32::min);
+    // The comparison keeps at least half of the height: the lower area starts below the middle.
+    let lower_top = h.get_by_label("Timeline").rect().top();
     assert!(lower_top >= 350.0, "lower panels start at {lower_top}");
 }
 
 #[test]
 fn timeline_lanes_use_the_cards_call_names() {
-    let h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    h.get_by_label("Timeline").click();
+    h.run();
     // The lane's accessible text (its hover text) names the call as the cards do: key, then name.
     h.get_by_label_contains("index 0 get_weather: 5 fragments");
     h.get_by_label_contains("index 1 get_time: 5 fragments");
@@ -242,6 +238,8 @@ fn the_transport_counters_are_not_cut_on_a_laptop_screen() {
 #[test]
 fn hovering_a_timeline_fragment_shows_its_text_and_time() {
     let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    h.get_by_label("Timeline").click();
+    h.run();
     // Where the first call's third fragment is drawn: the lane's track starts 150 px in and ends
     // 10 px before the lane's right edge; zoom 1 spans the whole stream.
     let (t, total, text, chunk, ms) = {
@@ -358,4 +356,139 @@ fn the_byte_view_scrolls_sideways_and_its_gutter_stays() {
     assert!(h.state().view().unwrap().inspector.bytes_x > 0.0);
     // The read number and time did not move.
     assert_eq!(gutter(&h), before);
+}
+
+/// A recording without timing (a raw body, an import without times) shows no made-up times:
+/// "—" in the event list, the bytes and the transport, never "0.0 ms".
+#[test]
+fn an_untimed_recording_shows_no_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("body.sse");
+    let seed = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
+    std::fs::write(&path, seed.body()).unwrap();
+    let app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
+        .with_initial(Source::File(path));
+    let mut h = harness_sized(app, 1500.0, 940.0, true);
+    wait_loaded(&mut h);
+    assert!(!h.state().analysis().unwrap().source.timing_known);
+    h.get_by_label("Event list").click();
+    h.run();
+    let rows: Vec<String> = h
+        .query_all_by(|n| {
+            n.label().is_some_and(|l| {
+                let mut c = l.chars();
+                c.next() == Some('e') && c.next().is_some_and(|d| d.is_ascii_digit())
+            })
+        })
+        .map(|n| {
+            use egui_kittest::kittest::NodeT as _;
+            n.accesskit_node().label().unwrap_or_default()
+        })
+        .collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(!r.contains(" ms "), "{r}");
+        assert!(r.contains('—'), "{r}");
+    }
+    h.get_by_label("Bytes as received").click();
+    h.run();
+    assert_eq!(h.query_all_by_label_contains("0.0 ms").count(), 0);
+    h.get_by_label_contains("no timing");
+}
+
+/// A click on the seek track moves the cursor there (the track, not only the handle).
+#[test]
+fn clicking_the_seek_track_seeks() {
+    use egui::accesskit::Role;
+    let mut h = seed(ScriptedDialogs::default(), 1500.0, 940.0);
+    h.state_mut().actions.push(sse_replay_app::Action::End);
+    h.run();
+    let last = h.state().view().unwrap().cursor;
+    assert!(last > 8);
+    let track = h
+        .query_all_by_role(Role::Slider)
+        .find(|n| {
+            use egui_kittest::kittest::NodeT as _;
+            n.accesskit_node().label().as_deref() == Some("chunk")
+        })
+        .unwrap()
+        .rect();
+    // A quarter of the way along the track: the pointer arrives, then a quick click (pressed and
+    // released within one frame, as a real mouse click usually is).
+    let at = egui::pos2(track.left() + track.width() * 0.25, track.center().y);
+    h.input_mut().events.push(egui::Event::PointerMoved(at));
+    h.step();
+    for pressed in [true, false] {
+        h.input_mut().events.push(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    h.step();
+    h.run();
+    let cursor = h.state().view().unwrap().cursor;
+    assert!(
+        cursor > 0 && cursor < last / 2,
+        "cursor {cursor} after clicking a quarter along 0..={last}"
+    );
+}
+
+/// The event list shows each SSE event's `id` and `retry`, and the selected event copies as it
+/// was received or as pretty JSON.
+#[test]
+fn the_event_list_shows_id_and_retry_and_copies_an_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ids.sse");
+    std::fs::write(
+        &path,
+        concat!(
+            "id: ev-1\nretry: 2500\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n",
+            "id: ev-2\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        ),
+    )
+    .unwrap();
+    let app = App::new(Settings::default(), Box::new(ScriptedDialogs::default()))
+        .with_initial(Source::File(path));
+    let mut h = harness_sized(app, 1500.0, 940.0, true);
+    wait_loaded(&mut h);
+    h.get_by_label("Event list").click();
+    h.run();
+    let row = |h: &egui_kittest::Harness<'_, App>, n: u32| -> String {
+        use egui_kittest::kittest::NodeT as _;
+        let head = format!("e{n:<7} ");
+        h.query_all_by(|node| node.label().is_some_and(|l| l.starts_with(&head)))
+            .next()
+            .map(|node| node.accesskit_node().label().unwrap_or_default())
+            .unwrap_or_default()
+    };
+    let first = row(&h, 0);
+    assert!(first.contains("ev-1") && first.contains("2500"), "{first}");
+    let second = row(&h, 1);
+    assert!(second.contains("ev-2"), "{second}");
+    // Select the first event and copy it both ways.
+    h.query_all_by(|node| node.label().is_some_and(|l| l.starts_with("e0 ")))
+        .next()
+        .unwrap()
+        .click();
+    h.run();
+    let copied = |h: &mut egui_kittest::Harness<'_, App>, label: &str| -> String {
+        h.get_by_label(label).click();
+        h.step();
+        h.output()
+            .platform_output
+            .commands
+            .iter()
+            .rev()
+            .find_map(|c| match c {
+                egui::OutputCommand::CopyText(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("copied")
+    };
+    let raw = copied(&mut h, "Copy raw");
+    assert!(raw.starts_with("id: ev-1\nretry: 2500\ndata: {"), "{raw}");
+    let pretty = copied(&mut h, "Copy pretty");
+    assert!(pretty.starts_with("{\n  \"choices\""), "{pretty}");
 }

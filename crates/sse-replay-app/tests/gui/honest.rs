@@ -212,3 +212,233 @@ fn a_complete_response_is_not_framed_as_a_stream() {
     );
     h.get_by_label_contains("finished: 2 of 2 calls parsed · OK");
 }
+
+/// A server that sends the response head, then one of `writes` each time `step` receives, and
+/// closes after the last.
+fn stepping_server(writes: Vec<Vec<u8>>) -> (String, mpsc::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (step, steps) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Ok((mut s, _)) = listener.accept() else {
+            return;
+        };
+        let mut buf = [0u8; 4096];
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        let _ = s.read(&mut buf);
+        let _ = s.set_nodelay(true);
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        );
+        let _ = s.flush();
+        for w in writes {
+            if steps.recv_timeout(Duration::from_secs(60)).is_err() {
+                return;
+            }
+            let _ = write!(s, "{:x}\r\n", w.len());
+            let _ = s.write_all(&w);
+            let _ = s.write_all(b"\r\n");
+            let _ = s.flush();
+        }
+        let _ = steps.recv_timeout(Duration::from_secs(60));
+        let _ = s.write_all(b"0\r\n\r\n");
+        let _ = s.flush();
+    });
+    (format!("http://{addr}/v1/chat/completions"), step)
+}
+
+/// Every text the comparison shows (the naive panel, then the accumulator's), in drawing order:
+/// labels, buttons, and the values of other widgets.
+fn comparison_texts(h: &Harness<'_, App>) -> Vec<String> {
+    use egui::accesskit::Role;
+    use egui_kittest::kittest::NodeT as _;
+    fn texts(n: egui_kittest::Node<'_>, out: &mut Vec<String>) {
+        let ak = n.accesskit_node();
+        let text = if ak.role() == Role::Label {
+            ak.value()
+        } else {
+            ak.label().or_else(|| ak.value())
+        };
+        if let Some(t) = text.filter(|t| !t.is_empty()) {
+            out.push(t);
+            if ak.role() == Role::Label {
+                return;
+            }
+        }
+        for c in n.children() {
+            texts(c, out);
+        }
+    }
+    fn panes(n: egui_kittest::Node<'_>, out: &mut Vec<Vec<String>>) {
+        for c in n.children() {
+            if c.accesskit_node().role() == Role::Pane {
+                let mut t = Vec::new();
+                texts(c, &mut t);
+                out.push(t);
+            } else {
+                panes(c, out);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    panes(h.root(), &mut all);
+    let mut out = Vec::new();
+    for heading in ["Naive", "Accumulator (correct)"] {
+        let pane = all
+            .iter()
+            .find(|p| p.iter().any(|t| t == heading))
+            .unwrap_or_else(|| panic!("no {heading} pane"));
+        out.push(format!("--- {heading}"));
+        out.extend(pane.iter().cloned());
+    }
+    out
+}
+
+/// The strategies compared: the fragment ones, one that emits mid-stream, and a per-read one.
+const COMPARED: [sse_replay_core::naive::Strategy; 5] = [
+    sse_replay_core::naive::Strategy::PerFragment,
+    sse_replay_core::naive::Strategy::ConcatFields,
+    sse_replay_core::naive::Strategy::NextIndexDone,
+    sse_replay_core::naive::Strategy::ParseWhenValid,
+    sse_replay_core::naive::Strategy::PerReadUtf8,
+];
+
+/// What the comparison shows for each compared strategy, the first call card folded.
+fn snapshot(h: &mut Harness<'_, App>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for s in COMPARED {
+        h.state_mut().actions.push(Action::SelectStrategy(s));
+        h.run();
+        out.push(comparison_texts(h));
+    }
+    out
+}
+
+fn fold_first_card(h: &mut Harness<'_, App>) {
+    let clicked = match h.query_all_by_label("▾").next() {
+        Some(fold) => {
+            fold.click();
+            true
+        }
+        None => false,
+    };
+    if clicked {
+        h.run();
+    }
+}
+
+/// The live view (Recorder → Watch in Replay) is exactly what Replay shows for the same bytes at
+/// the same cursor, read by read: the folded card's header, the naive panel (no call a strategy
+/// only takes as finished because the stream ended), the open card's preview.
+#[test]
+fn the_live_view_is_what_replay_shows_at_the_same_cursor() {
+    let spec = sse_replay_core::stub::StubSpec {
+        minimal: false,
+        read_bytes: None,
+        ..sse_replay_core::stub::seed_example()
+    };
+    let built = sse_replay_core::stub::build(&spec);
+    let writes: Vec<Vec<u8>> = built.chunks.iter().map(|c| c.bytes.clone()).collect();
+    let n = writes.len();
+    let (url, step) = stepping_server(writes.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let mut live = harness(app());
+    live.run();
+    {
+        let r = &mut live.state_mut().settings.recorder;
+        r.url = url;
+        r.headers.clear();
+        r.body = "{}".into();
+        r.out_dir = dir.path().join("captures");
+    }
+    live.get_by_label("Recorder").click();
+    live.run();
+    live.get_by_label("⏺ Start").click();
+    live.step();
+    live.get_by_label("Replay").click();
+    live.step();
+    let mut seen: Vec<(u32, Vec<Vec<String>>)> = Vec::new();
+    let mut folded = false;
+    for (i, _) in writes.iter().enumerate() {
+        step.send(()).unwrap();
+        let want: usize = writes[..=i].iter().map(Vec::len).sum();
+        step_until(&mut live, "the write did not arrive", |a| {
+            !a.is_loading() && a.analysis().is_some_and(|x| x.body.len() == want)
+        });
+        if i + 1 == n {
+            break; // the last write: the stream is still open until the server closes it
+        }
+        if !folded && live.query_all_by_label("▾").next().is_some() {
+            fold_first_card(&mut live);
+            folded = true;
+        }
+        let cursor = live.state().view().unwrap().cursor;
+        assert_eq!(
+            cursor as usize,
+            live.state().analysis().unwrap().chunks.len() - 1
+        );
+        live.get_by_label("● live");
+        let shot = snapshot(&mut live);
+        seen.push((cursor, shot));
+    }
+    assert!(folded, "a card was folded");
+    step.send(()).unwrap();
+    step_until(&mut live, "the stream did not end", |a| {
+        !a.recorder.is_running() && !a.is_loading()
+    });
+    let rec = live.state().recorder.recording().unwrap().clone();
+    assert_eq!(rec.body(), built.body());
+    assert_eq!(rec.chunks.len(), n, "one read per write");
+
+    // Replay of the same bytes.
+    let mut replay = harness(app().with_initial(sse_replay_app::Source::Memory {
+        name: "the same bytes".into(),
+        recording: Box::new(rec),
+    }));
+    step_until(&mut replay, "replay did not load", |a| a.doc.is_some());
+    replay.state_mut().actions.push(Action::Home);
+    replay.run();
+    let mut folded = false;
+    for (cursor, live_shot) in &seen {
+        replay.state_mut().actions.push(Action::Seek(*cursor));
+        replay.run();
+        if !folded && replay.query_all_by_label("▾").next().is_some() {
+            fold_first_card(&mut replay);
+            folded = true;
+        }
+        let shot = snapshot(&mut replay);
+        for (s, (l, r)) in COMPARED.iter().zip(live_shot.iter().zip(&shot)) {
+            assert_eq!(
+                l,
+                r,
+                "at chunk {cursor}, strategy {}: live (left) and Replay (right) differ",
+                s.name()
+            );
+        }
+    }
+}
+
+/// A broken stream (cut before its end): a strategy that produced exactly the accumulator's
+/// calls is not said to differ from them; the stream is what failed.
+#[test]
+fn a_strategy_that_matches_a_broken_stream_is_not_blamed() {
+    let mut h = harness(app());
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("recordings/quirk-truncated.ron");
+    open(&mut h, p);
+    h.state_mut().actions.push(Action::SelectStrategy(
+        sse_replay_core::naive::Strategy::NextIndexDone,
+    ));
+    h.run();
+    h.get_by_label("✓ same as the accumulator — the stream itself is broken");
+    assert!(
+        h.query_by_label_contains("differs from the correct calls")
+            .is_none()
+    );
+    // One that did worse still differs.
+    h.state_mut().actions.push(Action::SelectStrategy(
+        sse_replay_core::naive::Strategy::Overwrite,
+    ));
+    h.run();
+    h.get_by_label_contains("differs from the correct calls");
+}

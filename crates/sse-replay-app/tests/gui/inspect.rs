@@ -237,3 +237,301 @@ fn compare_two_frame_time_with_many_rows() {
         times[times.len() - 1]
     );
 }
+
+/// A server answering one request with an event stream: the head and `first`, then `rest` when
+/// `release` receives. It reads the whole request first.
+fn pausing_upstream(
+    first: &'static str,
+    rest: &'static str,
+) -> (std::net::SocketAddr, std::sync::mpsc::Sender<()>) {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Ok((mut s, _)) = listener.accept() else {
+            return;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut buf = [0u8; 8192];
+        let _ = s.read(&mut buf);
+        let chunk = |s: &mut std::net::TcpStream, text: &str| {
+            let _ = write!(s, "{:x}\r\n{text}\r\n", text.len());
+            let _ = s.flush();
+        };
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+        chunk(&mut s, first);
+        let _ = released.recv_timeout(Duration::from_secs(60));
+        chunk(&mut s, rest);
+        let _ = s.write_all(b"0\r\n\r\n");
+        let _ = s.flush();
+    });
+    (addr, release)
+}
+
+/// Sends `body` (JSON) through the proxy at `addr` on a thread; the response is read to its end.
+fn post_in_background(addr: std::net::SocketAddr, body: String) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        use std::io::{Read as _, Write as _};
+        let mut sock = std::net::TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        write!(
+            sock,
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk-flow-secret-1234\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let _ = sock.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    })
+}
+
+fn start_proxy(
+    h: &mut egui_kittest::Harness<'_, sse_replay_app::App>,
+    upstream: String,
+    out: &std::path::Path,
+) -> std::net::SocketAddr {
+    {
+        let p = &mut h.state_mut().settings.proxy;
+        p.listen = "127.0.0.1:0".into();
+        p.upstream = upstream;
+        p.out_dir = out.to_path_buf();
+    }
+    h.get_by_label("Proxy").click();
+    h.run();
+    h.get_by_label("▶ Start proxy").click();
+    h.run();
+    h.state().proxy.addr().expect("the proxy started")
+}
+
+/// An upstream that cannot be reached (502): the row still shows the request (its body and
+/// model), and says there was no response rather than a response head after 0 ms.
+#[test]
+fn a_failed_upstream_still_shows_the_request() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    let addr = start_proxy(
+        &mut h,
+        format!("http://{closed}"),
+        &dir.path().join("captures"),
+    );
+    let response = post_in_background(
+        addr,
+        r#"{"model":"gpt-unreachable","stream":true,"messages":[]}"#.into(),
+    )
+    .join()
+    .unwrap();
+    assert!(response.starts_with("HTTP/1.1 502"), "{response}");
+    let t0 = Instant::now();
+    while h
+        .state()
+        .proxy
+        .exchanges()
+        .first()
+        .is_none_or(|r| r.end.is_none())
+    {
+        h.step();
+        assert!(t0.elapsed() < Duration::from_secs(30), "not reported");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    h.get_by_label("gpt-unreachable");
+    h.get_by_label("POST /v1/chat/completions").click();
+    h.run();
+    h.get_by_label_contains("\"model\":\"gpt-unreachable\"");
+    assert!(h.query_by_label_contains("response head after").is_none());
+    h.get_by_label_contains("no response:");
+    h.state_mut().proxy.stop();
+}
+
+/// A flow is listed and can be watched live while it streams (the honest live view: no verdict
+/// before its end), its first byte's time is shown as soon as it is known, its detail lists the
+/// response's events, and the capture carries no false note about the request body.
+#[test]
+fn a_flow_is_inspectable_and_watchable_while_it_streams() {
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Shen\"}}]},\"finish_reason\":null}]}\n\n";
+    let rest = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"zhen\\\"}\"}}]},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let (upstream, release) = pausing_upstream(first, rest);
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    let addr = start_proxy(
+        &mut h,
+        format!("http://{upstream}"),
+        &dir.path().join("captures"),
+    );
+    let client = post_in_background(
+        addr,
+        r#"{"model":"gpt-live","stream":true,"messages":[]}"#.into(),
+    );
+    common::step_until(&mut h, "the first part did not arrive", |a| {
+        a.proxy.exchanges().first().is_some_and(|r| {
+            r.first_byte_micros.is_some()
+                && r.capture
+                    .as_ref()
+                    .and_then(|c| c.live.as_ref())
+                    .is_some_and(|l| !l.chunks.is_empty())
+        })
+    });
+    // Streaming: the first byte's time is there, the row is not finished.
+    assert!(h.state().proxy.exchanges()[0].end.is_none());
+    h.get_by_label("streaming…");
+    h.get_by_label("POST /v1/chat/completions").click();
+    h.run();
+    // The detail lists the response's events so far.
+    h.get_by_label_contains("Response body (1 event so far)");
+    // Watch it live in Replay: honest while it streams.
+    h.get_by_label("Watch live in Replay").click();
+    h.step();
+    common::step_until(&mut h, "the live flow did not show", |a| {
+        !a.is_loading() && a.analysis().is_some_and(|x| x.body.len() == first.len())
+    });
+    assert_eq!(h.state().settings.tab, sse_replay_app::Tab::Replay);
+    h.get_by_label("● live");
+    h.get_by_label("streaming — 1 call so far, 1 in progress");
+    assert!(h.query_by_label_contains("finished:").is_none());
+    assert!(h.query_by_label_contains("FAILED").is_none());
+    release.send(()).unwrap();
+    common::step_until(&mut h, "the flow did not end", |a| {
+        !a.is_loading()
+            && a.analysis()
+                .is_some_and(|x| x.body.len() == first.len() + rest.len())
+            && a.proxy.exchanges()[0].end.is_some()
+            && !a.proxy.watching_streaming()
+    });
+    h.run();
+    h.get_by_label("finished: 1 of 1 call parsed · OK");
+    assert!(h.query_by_label("● live").is_none());
+    let response = client.join().unwrap();
+    assert!(response.contains("[DONE]"), "{response}");
+    // The capture: no false note about the request body.
+    common::step_until(&mut h, "the capture was not saved", |a| {
+        a.proxy.exchanges()[0]
+            .capture
+            .as_ref()
+            .is_some_and(|c| c.result.as_ref().is_some_and(|r| r.saved))
+    });
+    let path = h.state().proxy.exchanges()[0].capture.clone().unwrap().path;
+    let rec = sse_replay_core::recording::load(&path).unwrap();
+    assert!(
+        rec.meta
+            .notes
+            .iter()
+            .all(|n| !n.contains("before the request body ended")),
+        "{:?}",
+        rec.meta.notes
+    );
+    assert!(rec.request.unwrap().body.contains("gpt-live"));
+    h.state_mut().proxy.stop();
+}
+
+/// Flows filter by text, host, status and model; a flow exports as a HAR entry and copies as a
+/// curl command, its secrets redacted.
+#[test]
+fn flows_filter_and_export_as_har_and_curl() {
+    use sse_replay_net::serve::{self, Pacing, Plan, ServeConfig};
+    let seed = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
+    let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Instant, None));
+    let upstream = serve::start(ServeConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        plan,
+        log: false,
+        limits: Default::default(),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let har = dir.path().join("flow.har");
+    let mut h = harness(app_with(vec![Some(har.clone())]));
+    h.run();
+    let addr = start_proxy(
+        &mut h,
+        format!("http://{}", upstream.addr()),
+        &dir.path().join("captures"),
+    );
+    for model in ["gpt-alpha", "gpt-beta"] {
+        post_in_background(
+            addr,
+            format!(r#"{{"model":"{model}","stream":true,"messages":[]}}"#),
+        )
+        .join()
+        .unwrap();
+    }
+    common::step_until(&mut h, "both flows", |a| {
+        a.proxy.exchanges().len() == 2
+            && a.proxy
+                .exchanges()
+                .iter()
+                .all(|r| r.capture.as_ref().is_some_and(|c| c.result.is_some()))
+    });
+    h.get_by_label("gpt-alpha");
+    h.get_by_label("gpt-beta");
+    h.state_mut().proxy.filter.model = Some("gpt-beta".into());
+    h.run();
+    assert!(h.query_by_label("gpt-alpha").is_none());
+    h.get_by_label("gpt-beta");
+    h.state_mut().proxy.filter.model = None;
+    h.state_mut().proxy.filter.status = sse_replay_app::proxy_list::StatusFilter::Failed;
+    h.run();
+    assert!(h.query_by_label("gpt-beta").is_none());
+    h.state_mut().proxy.filter.status = sse_replay_app::proxy_list::StatusFilter::All;
+    h.state_mut().proxy.filter.text = "alpha".into();
+    h.run();
+    assert!(h.query_by_label("gpt-beta").is_none());
+    h.get_by_label("gpt-alpha");
+    let host = upstream.addr().to_string();
+    h.state_mut().proxy.filter.text.clear();
+    h.state_mut().proxy.filter.host = Some("elsewhere.example".into());
+    h.run();
+    assert!(h.query_by_label("gpt-alpha").is_none());
+    h.state_mut().proxy.filter.host = Some(host);
+    h.run();
+    h.get_by_label("gpt-alpha");
+    h.state_mut().proxy.filter.host = None;
+
+    h.query_all_by_label("POST /v1/chat/completions")
+        .next()
+        .unwrap()
+        .click();
+    h.run();
+    h.get_by_label("Copy as curl").click();
+    h.step();
+    let copied: Vec<String> = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    let curl = copied.last().expect("a curl command was copied");
+    assert!(curl.starts_with("curl -N "), "{curl}");
+    assert!(curl.contains("/v1/chat/completions"), "{curl}");
+    assert!(curl.contains("--data-raw"), "{curl}");
+    assert!(!curl.contains("sk-flow-secret-1234"), "{curl}");
+    h.get_by_label("Export HAR entry…").click();
+    h.run();
+    let text = std::fs::read_to_string(&har).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let entry = &doc["log"]["entries"][0];
+    assert_eq!(entry["request"]["method"], "POST");
+    assert_eq!(entry["response"]["status"], 200);
+    assert!(
+        entry["response"]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("data: ")
+    );
+    assert!(!text.contains("sk-flow-secret-1234"));
+    h.state_mut().proxy.stop();
+    upstream.stop();
+}

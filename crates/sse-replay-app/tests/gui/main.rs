@@ -9,4 +9,6 @@ mod daily;
 mod forms;
 mod honest;
 mod inspect;
+mod layout;
+mod secrets;
 mod staged;

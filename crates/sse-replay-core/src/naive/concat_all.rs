@@ -37,6 +37,7 @@ impl NaiveStrategy for ConcatAll {
             raw_arguments: self.joined,
             parsed,
             chunk: end.end_chunk,
+            at_end: true,
         });
         r
     }

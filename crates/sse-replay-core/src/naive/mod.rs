@@ -128,6 +128,10 @@ pub struct NaiveCall {
     pub parsed: Parsed,
     /// The chunk at which the strategy considered the call finished.
     pub chunk: u32,
+    /// The strategy took the call as finished only because the stream ended (its `finish`), not
+    /// on anything it read: at a cursor before the end (or while the stream is still arriving) it
+    /// has not produced it yet.
+    pub at_end: bool,
 }
 
 /// What one strategy produced.
@@ -311,8 +315,9 @@ struct Entry {
 }
 
 impl Entry {
-    /// The call as the strategy ends up with it, finished at `chunk`: its arguments parsed once.
-    fn into_call(self, chunk: u32) -> NaiveCall {
+    /// The call as the strategy ends up with it, finished at `chunk` (`at_end`: because the
+    /// stream ended there): its arguments parsed once.
+    fn into_call(self, chunk: u32, at_end: bool) -> NaiveCall {
         let parsed = parse_value(&self.args);
         NaiveCall {
             label: self.label,
@@ -321,6 +326,7 @@ impl Entry {
             raw_arguments: self.args,
             parsed,
             chunk,
+            at_end,
         }
     }
 
@@ -376,11 +382,12 @@ impl Table {
         self.map.len()
     }
 
+    /// The calls still open, taken as finished because the stream ended at `chunk`.
     fn into_calls(mut self, chunk: u32) -> Vec<NaiveCall> {
         self.order
             .iter()
             .filter_map(|k| self.map.remove(k))
-            .map(|e| e.into_call(chunk))
+            .map(|e| e.into_call(chunk, true))
             .collect()
     }
 }

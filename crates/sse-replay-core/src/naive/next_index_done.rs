@@ -26,7 +26,7 @@ impl NaiveStrategy for NextIndexDone {
             if let Some(prev) = self.current.take()
                 && let Some(e) = self.open.remove(&prev)
             {
-                self.done.push(e.into_call(at.pos.chunk));
+                self.done.push(e.into_call(at.pos.chunk, false));
                 self.closed.insert(prev, ());
             }
             self.current = Some(fragment.key.clone());

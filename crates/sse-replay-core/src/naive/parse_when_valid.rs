@@ -105,6 +105,7 @@ impl NaiveStrategy for ParseWhenValid {
                 raw_arguments: e.args,
                 parsed,
                 chunk: at.pos.chunk,
+                at_end: false,
             });
             self.done_buffers.push(track.buffer);
             self.closed.insert(fragment.key.clone(), at.pos.chunk);

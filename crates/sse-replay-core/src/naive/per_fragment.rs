@@ -42,6 +42,7 @@ impl NaiveStrategy for PerFragment {
                 raw_arguments: text.to_owned(),
                 parsed: parsed.clone(),
                 chunk: at.pos.chunk,
+                at_end: false,
             });
         }
         self.steps.push(

@@ -77,6 +77,8 @@ fn output_calls(out: PipelineOutput) -> Vec<NaiveCall> {
             raw_arguments: c.raw_arguments,
             parsed: c.parsed,
             chunk: end,
+            // Re-framed and parsed after the whole body was read.
+            at_end: true,
         })
         .collect()
 }

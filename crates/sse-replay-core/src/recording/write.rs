@@ -418,7 +418,9 @@ mod tests {
         assert!(matches!(err, RecordingError::Exists { .. }), "{err:?}");
         assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
         assert_eq!(names_in(dir.path()), ["out.json"], "no temporary file left");
-        assert!(pending_temps().is_empty());
+        // This output's temporary file is forgotten (other tests running at the same time may
+        // have theirs pending: the list is the process's).
+        assert!(pending_temps().iter().all(|p| !p.starts_with(dir.path())));
     }
 
     #[test]
