@@ -1,15 +1,17 @@
 """instructor, partial streaming: `client.chat.completions.create_partial(response_model=M, ...)` on
 `instructor.from_openai(OpenAI(base_url=...))` (Mode.TOOLS), as instructor's "Streaming Partial
 Responses" docs show; the last partial object is printed as ONE call named after the response model.
+Usage: .venv-openai2/bin/python instructor_partial.py openai-chat | openai-responses
+(Mode.TOOLS on Chat Completions, Mode.RESPONSES_TOOLS on the Responses API)
 
 What it can express: one structured object, sent as one forced tool call whose name is the model's
 (here get_weather, the first call of every bundled recording, or else the first name in
 SSE_REPLAY_TOOLS; every field optional; the arguments are the non-null fields,
-`model_dump(exclude_none=True)`, as a partial object has every field set). What it cannot: a second call (the
-PARALLEL_TOOLS mode, `Iterable[Union[...]]`, refuses stream=True), a call id, the name the stream
-actually sent, or any field the model does not declare. A recording with two calls therefore fails
-by construction (one call printed); the cases worth reading are where the first call's arguments
-come out wrong. instructor validates the final object; a ValidationError exits 1."""
+`model_dump(exclude_none=True)`, as a partial object has every field set). What it cannot: a second
+call (the PARALLEL_TOOLS mode, `Iterable[Union[...]]`, refuses stream=True), a call id, the name the
+stream actually sent, or any field the model does not declare. A recording with two calls therefore
+fails by construction (one call printed); the cases worth reading are where the first call's
+arguments come out wrong. instructor validates the final object; a ValidationError exits 1."""
 
 import json
 import os

@@ -15,7 +15,9 @@ from llama_index.llms.openai import OpenAI, OpenAIResponses
 from tools import PROMPT, emit, openai_base_url, tool_names
 
 
-def get_weather(city: str = None, location: str = None, unit: str = None, days: int = None, hourly: bool = None) -> str:
+def get_weather(
+    city: str = None, location: str = None, unit: str = None, days: int = None, hourly: bool = None
+) -> str:
     """get_weather"""
     return "not run"
 
