@@ -26,6 +26,18 @@ export const PARAMETERS = {
   },
 };
 
+/** The tools to declare: SSE_REPLAY_TOOLS (a JSON array of names, set by `sse-replay test`) and the
+ * bundled recordings' get_weather and get_time. */
+export function toolNames() {
+  const declared = JSON.parse(process.env.SSE_REPLAY_TOOLS || '[]');
+  return [...new Set([...Object.keys(PARAMETERS), ...declared])];
+}
+
+/** A tool's loose JSON schema: the one above, else an object with any properties. */
+export function parameters(name) {
+  return PARAMETERS[name] ?? { type: 'object', properties: {} };
+}
+
 /** OPENAI_BASE_URL (with /v1), else SSE_REPLAY_URL + v1. */
 export function openaiBaseURL() {
   if (process.env.OPENAI_BASE_URL) return process.env.OPENAI_BASE_URL;

@@ -33,6 +33,18 @@ PARAMETERS = {
 }
 
 
+def tool_names():
+    """The tools to declare: SSE_REPLAY_TOOLS (a JSON array of names, set by `sse-replay test`) and
+    the bundled recordings' get_weather and get_time."""
+    names = json.loads(os.environ.get("SSE_REPLAY_TOOLS") or "[]")
+    return list(dict.fromkeys([*PARAMETERS, *names]))
+
+
+def parameters(name):
+    """A tool's loose JSON schema: the one above, else an object with any properties."""
+    return PARAMETERS.get(name, {"type": "object", "properties": {}})
+
+
 def chat_tools():
     """Tools in the Chat Completions shape."""
     return [
