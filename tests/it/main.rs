@@ -15,6 +15,7 @@ mod net_hardening;
 mod open;
 mod preview;
 mod proxy;
+mod scan;
 mod secrets;
 mod verdict;
 mod zero_calls;

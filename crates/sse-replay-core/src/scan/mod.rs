@@ -237,3 +237,87 @@ fn rows_of(
     };
     StreamRows::from_analysis(analysis, &ctx)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw body is analysed as it is read (its body not kept); the rows are those of the
+    /// ordinary open-then-analyse path, for every raw body of the test data and odd ones.
+    #[test]
+    fn a_raw_body_read_as_it_comes_gives_the_ordinary_rows() {
+        let root = crate::repo_root();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let odd = dir.path().join("odd.sse");
+        std::fs::write(
+            &odd,
+            ": hi\r\ndata: {\"model\":\"m1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":3\"}}]}}]}\r\n\r\ndata: {\"choices\"",
+        )
+        .expect("write");
+        let empty = dir.path().join("empty.sse");
+        std::fs::write(&empty, "").expect("write");
+        let mut paths = vec![odd, empty];
+        for e in std::fs::read_dir(root.join("tests/data/fixtures"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            paths.push(e.path());
+        }
+        let options = ScanOptions::default();
+        let mut compared = 0;
+        for p in &paths {
+            let name = p.display().to_string();
+            let Ok(Some(streamed)) = scan_raw_body(p, &name, &options) else {
+                continue;
+            };
+            let (rec, kind) = match open::open(p, OpenOptions::default(), |_| true).expect("opens")
+            {
+                Opened::One { recording, kind } => (*recording, kind),
+                Opened::Several { .. } => panic!("{name}: one stream"),
+            };
+            assert_eq!(streamed, analyse(rec, kind, &name, 1, &options), "{name}");
+            compared += 1;
+        }
+        assert!(compared >= 7, "{compared} raw bodies compared");
+    }
+
+    #[test]
+    fn every_file_is_rows_even_a_missing_one() {
+        let root = crate::repo_root();
+        let mut rows = Vec::new();
+        let n = scan_file(
+            &root.join("tests/data/import/two-streams.har"),
+            "two.har",
+            &ScanOptions::default(),
+            |r| rows.push(r),
+        );
+        assert_eq!(n, 2);
+        assert_eq!(
+            rows.iter().map(|r| r.stream.stream).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert!(
+            rows.iter()
+                .all(|r| r.stream.source_kind.as_deref() == Some("har import"))
+        );
+        let mut missing = Vec::new();
+        scan_file(
+            Path::new("/no/such/file.ron"),
+            "gone.ron",
+            &ScanOptions::default(),
+            |r| missing.push(r),
+        );
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].stream.verdict, RowVerdict::Unreadable);
+        assert!(
+            missing[0]
+                .stream
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("/no/such/file.ron")),
+            "{:?}",
+            missing[0].stream.error
+        );
+    }
+}
