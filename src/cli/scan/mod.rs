@@ -326,60 +326,17 @@ fn list(paths: &[PathBuf], files_from: Option<&Path>, tx: &SyncSender<Job>, foun
     }
 }
 
-/// Send `path` (a file) or the scanned files under it (a folder, in name order). `named`: the
-/// path was named by the user (scanned whatever its extension; a missing one is a row). `false`
-/// when the receiver is gone.
+/// Send the files to scan under `path` ([`scan::walk`]); `false` when the receiver is gone.
 fn walk(path: &Path, named: bool, send: &mut impl FnMut(Job) -> bool) -> bool {
-    let name = path.display().to_string();
-    let meta = if named {
-        std::fs::metadata(path)
-    } else {
-        std::fs::symlink_metadata(path)
-    };
-    let meta = match meta {
-        Ok(m) => m,
-        Err(e) => {
-            let error = format!("cannot read {name}: {e}");
-            return send(Job::Failed { name, error });
+    scan::walk(path, named, &mut |found| match found {
+        scan::Found::File(path) => {
+            let name = path.display().to_string();
+            send(Job::Scan { path, name })
         }
-    };
-    if meta.is_dir() {
-        let entries = match std::fs::read_dir(path) {
-            Ok(d) => d,
-            Err(e) => {
-                return send(Job::Failed {
-                    name: name.clone(),
-                    error: format!("cannot list {name}: {e}"),
-                });
-            }
-        };
-        let mut children: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .map(|e| e.path())
-            .collect();
-        children.sort();
-        for child in children {
-            if !walk(&child, false, send) {
-                return false;
-            }
-        }
-        return true;
-    }
-    if !named {
-        // Found in a folder: a link is followed to a file, never to a folder (no cycles).
-        let is_file = if meta.file_type().is_symlink() {
-            std::fs::metadata(path).is_ok_and(|m| m.is_file())
-        } else {
-            meta.is_file()
-        };
-        if !is_file || !scan::is_scanned_name(path) {
-            return true;
-        }
-    }
-    send(Job::Scan {
-        path: path.to_path_buf(),
-        name,
+        scan::Found::Failed { path, error } => send(Job::Failed {
+            name: path.display().to_string(),
+            error,
+        }),
     })
 }
 

@@ -4,6 +4,7 @@
 mod common;
 
 mod app;
+mod corpus;
 mod daily;
 mod honest;
 mod inspect;

@@ -15,7 +15,7 @@ pub mod schema;
 mod summary;
 
 use std::hash::Hasher as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::input;
@@ -45,6 +45,68 @@ pub fn is_scanned_name(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
+/// What [`walk`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A file to scan.
+    File(PathBuf),
+    /// A path that could not be read or listed, and why (one line).
+    Failed { path: PathBuf, error: String },
+}
+
+/// Hand `each` the files to scan under `path`: the file itself, or every file under a folder
+/// (recursively, in name order) with a scanned extension ([`is_scanned_name`]), hidden entries
+/// (`.name`) skipped, links followed to files but never to folders (no cycles). `named`: the
+/// path was named by the user: scanned whatever its extension, and a missing one is reported.
+/// Stops, returning `false`, when `each` does. `scan` and the app's Corpus tab list files here.
+pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bool {
+    let meta = if named {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) => {
+            let error = format!("cannot read {}: {e}", path.display());
+            return each(Found::Failed {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
+    };
+    if meta.is_dir() {
+        let entries = match std::fs::read_dir(path) {
+            Ok(d) => d,
+            Err(e) => {
+                let error = format!("cannot list {}: {e}", path.display());
+                return each(Found::Failed {
+                    path: path.to_path_buf(),
+                    error,
+                });
+            }
+        };
+        let mut children: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        children.sort();
+        return children.iter().all(|child| walk(child, false, each));
+    }
+    if !named {
+        let is_file = if meta.file_type().is_symlink() {
+            std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        } else {
+            meta.is_file()
+        };
+        if !is_file || !is_scanned_name(path) {
+            return true;
+        }
+    }
+    each(Found::File(path.to_path_buf()))
 }
 
 /// How files are read.
