@@ -160,6 +160,8 @@ pub struct CorpusPanel {
     pub sort: (SortBy, bool),
     pub group_by: GroupBy,
     charts: Charts,
+    /// The filters' choices (dialects, models, finding kinds of all rows), kept with the view.
+    choices: [Vec<String>; 3],
     /// The row selected (an index into `rows`).
     pub selected: Option<usize>,
     /// When the first rows were shown after the scan started (`SSE_REPLAY_TIMING`).
@@ -182,6 +184,7 @@ impl Default for CorpusPanel {
             sort: (SortBy::File, false),
             group_by: GroupBy::Dialect,
             charts: Charts::default(),
+            choices: Default::default(),
             selected: None,
             first_rows: None,
             timing: std::env::var_os("SSE_REPLAY_TIMING").is_some(),
@@ -250,20 +253,10 @@ impl CorpusPanel {
             self.view_dirty = true;
             self.selected = self.selected.filter(|&i| i < self.rows.len());
         }
-        let (loading, started) = (!l.first_pass_done, l.started);
+        let loading = !l.first_pass_done;
         let due = !loading || self.last_review.is_none_or(|t| t.elapsed() >= REVIEW_EVERY);
         if self.view_dirty && due {
             self.review();
-        }
-        if self.first_rows.is_none() && !self.view.is_empty() {
-            let t = started.elapsed();
-            self.first_rows = Some(t);
-            if self.timing {
-                sse_replay_core::log_line!(
-                    "timing: corpus first rows {:.0} ms",
-                    t.as_secs_f64() * 1000.0
-                );
-            }
         }
     }
 
@@ -300,6 +293,11 @@ impl CorpusPanel {
             view.reverse();
         }
         self.charts = charts(rows, &view, self.group_by);
+        self.choices = [
+            distinct(rows, |r| r.dialect.clone()),
+            distinct(rows, |r| r.model.clone()),
+            distinct_kinds(rows),
+        ];
         self.view = view;
         self.view_dirty = false;
         self.last_review = Some(Instant::now());
@@ -307,8 +305,16 @@ impl CorpusPanel {
 
     /// The tab. `captures` is the captures folder (the default folder).
     pub fn ui(&mut self, ui: &mut Ui, captures: &Path, queue: &mut ActionQueue) {
-        if !self.started && self.folder.as_os_str().is_empty() {
-            self.folder = captures.to_path_buf();
+        if !self.started {
+            // First shown: the captures folder (or the folder set before), scanned at once when
+            // it exists.
+            if self.folder.as_os_str().is_empty() {
+                self.folder = captures.to_path_buf();
+            }
+            if self.folder.is_dir() {
+                let folder = self.folder.clone();
+                self.open(folder, ui.ctx());
+            }
         }
         self.poll();
         if self.loading.as_ref().is_some_and(|l| !l.first_pass_done) {
@@ -374,11 +380,9 @@ impl CorpusPanel {
         });
         ui.horizontal_wrapped(|ui| {
             let before = self.filter.clone();
-            let dialects = distinct(&self.rows, |r| r.dialect.clone());
-            let models = distinct(&self.rows, |r| r.model.clone());
-            let kinds = distinct_kinds(&self.rows);
-            choice(ui, "Dialect", &mut self.filter.dialect, &dialects);
-            choice(ui, "Model", &mut self.filter.model, &models);
+            let [dialects, models, kinds] = &self.choices;
+            choice(ui, "Dialect", &mut self.filter.dialect, dialects);
+            choice(ui, "Model", &mut self.filter.model, models);
             let label = ui.label("Verdict");
             egui::ComboBox::from_id_salt("corpus-verdict")
                 .selected_text(self.filter.verdict.map_or("any", RowVerdict::name))
@@ -390,7 +394,7 @@ impl CorpusPanel {
                 })
                 .response
                 .labelled_by(label.id);
-            choice(ui, "Finding", &mut self.filter.kind, &kinds);
+            choice(ui, "Finding", &mut self.filter.kind, kinds);
             let label = ui.label("Text");
             ui.add(
                 egui::TextEdit::singleline(&mut self.filter.text)
@@ -572,6 +576,20 @@ impl CorpusPanel {
                     }
                 }
             });
+        if self.first_rows.is_none()
+            && !self.view.is_empty()
+            && let Some(l) = &self.loading
+        {
+            // The first rows were drawn in this frame.
+            let t = l.started.elapsed();
+            self.first_rows = Some(t);
+            if self.timing {
+                sse_replay_core::log_line!(
+                    "timing: corpus first rows drawn {:.0} ms after the scan started",
+                    t.as_secs_f64() * 1000.0
+                );
+            }
+        }
         if let Some(i) = clicked {
             self.selected = Some(i);
         }

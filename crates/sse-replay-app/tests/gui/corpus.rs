@@ -37,11 +37,11 @@ fn corpus_of(dir: &Path) -> Harness<'static, App> {
         .with_max_steps(30)
         .with_context_setup(sse_replay_app::style::install_fonts)
         .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app());
+    // The folder the tab scans when first shown (the captures folder when none was set).
+    h.state_mut().corpus.folder = dir.to_path_buf();
     h.get_by_label("Corpus").click();
     h.run();
     assert_eq!(h.state().settings.tab, Tab::Corpus);
-    h.state_mut().corpus.folder = dir.to_path_buf();
-    h.get_by_label("Scan").click();
     step_until(&mut h, "the corpus did not load", |a| {
         !a.corpus.is_loading() && !a.corpus.rows.is_empty()
     });
