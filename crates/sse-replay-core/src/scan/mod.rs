@@ -219,24 +219,30 @@ fn analyse(
 ) -> StreamRows {
     let mut hash = BodyHash::default();
     let mut probe = ModelProbe::default();
-    for c in &rec.chunks {
-        hash.add(&c.bytes);
-    }
     let source = SourceInfo {
         name: name.to_owned(),
         timing_known: kind.may_have_timing() && rec.meta.timing_known,
         kind,
     };
-    let analysis = Analysis::from_recording_owned(
-        rec,
-        source,
-        Options {
-            dialect: None,
-            framing: None,
-            detail: true,
-        },
-        options.max_event_bytes,
-    );
+    let opts = Options {
+        dialect: None,
+        framing: None,
+        detail: true,
+    };
+    // As `Analysis::from_recording_owned`, with the strategies on this thread: `scan` runs an
+    // analysis per core already. Each chunk is freed once fed (the body is held once).
+    let mut rec = rec;
+    let chunks = std::mem::take(&mut rec.chunks);
+    let body_len = chunks.iter().map(|c| c.bytes.len() as u64).sum();
+    let mut feed = Feed::new_inline(&rec, opts, options.max_event_bytes, Some(body_len));
+    for c in chunks {
+        if feed.overflow().is_some() {
+            break;
+        }
+        hash.add(&c.bytes);
+        feed.feed(&c.bytes, c.t_micros);
+    }
+    let analysis = feed.finish(&rec, source);
     for e in analysis.events.iter().take(MODEL_EVENTS) {
         probe.event(analysis.bytes(&e.span));
     }
@@ -262,7 +268,7 @@ fn scan_raw_body(
     // The recording's metadata is only known at the end (it names the file). The feed starts
     // with the first event: most files are no raw body, and they need none.
     let empty = Recording::default();
-    let start = || Feed::new(&empty, opts, options.max_event_bytes, None);
+    let start = || Feed::new_inline(&empty, opts, options.max_event_bytes, None);
     let mut feed = None;
     let mut hash = BodyHash::default();
     let mut probe = ModelProbe::default();
