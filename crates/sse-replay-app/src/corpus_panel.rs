@@ -620,26 +620,24 @@ impl CorpusPanel {
         if c.kinds.is_empty() {
             ui.weak("No findings in the streams shown.");
         } else {
+            // Horizontal bars: one row per kind (its name on the axis, one mark per row), one
+            // bar per group in it.
             let n_groups = c.groups.len().max(1) as f64;
             let width = 0.8 / n_groups;
             let kinds: Vec<String> = c.kinds.iter().map(|(k, _)| k.clone()).collect();
+            let rows = kinds.len();
+            let names: Vec<String> = kinds.iter().rev().cloned().collect();
             Plot::new("corpus-kinds")
-                .height(260.0)
-                .legend(Legend::default())
+                .height(40.0 + 26.0 * rows as f32)
+                .legend(Legend::default().position(egui_plot::Corner::RightBottom))
                 .allow_zoom(false)
                 .allow_drag(false)
                 .allow_scroll(false)
-                .include_y(0.0)
-                .include_y(100.0)
-                .y_axis_label("% of streams")
-                .x_axis_formatter(move |m, _| {
-                    let i = m.value.round();
-                    if (m.value - i).abs() < 1e-6 && i >= 0.0 {
-                        kinds.get(i as usize).cloned().unwrap_or_default()
-                    } else {
-                        String::new()
-                    }
-                })
+                .include_x(0.0)
+                .include_x(100.0)
+                .x_axis_label("% of the group's streams")
+                .y_grid_spacer(egui_plot::uniform_grid_spacer(|_| [1.0, 5.0, 10.0]))
+                .y_axis_formatter(move |m, _| axis_name(&names, m.value))
                 .show(ui, |p| {
                     for (g, name) in c.groups.iter().enumerate() {
                         let bars = c
@@ -647,45 +645,43 @@ impl CorpusPanel {
                             .iter()
                             .enumerate()
                             .map(|(k, (kind, shares))| {
-                                let x = k as f64 - 0.4 + width * (g as f64 + 0.5);
-                                Bar::new(x, shares.get(g).copied().unwrap_or(0.0))
+                                // The first row on top.
+                                let y = (rows - 1 - k) as f64 + 0.4 - width * (g as f64 + 0.5);
+                                Bar::new(y, shares.get(g).copied().unwrap_or(0.0))
                                     .width(width * 0.95)
                                     .name(kind)
                             })
                             .collect();
-                        p.bar_chart(BarChart::new(name.clone(), bars));
+                        p.bar_chart(BarChart::new(name.clone(), bars).horizontal());
                     }
                 });
         }
         ui.add_space(8.0);
         ui.strong("Naive strategies: share of streams they get wrong");
-        let names: Vec<&'static str> = c.naive.iter().map(|(n, _, _)| *n).collect();
+        let names: Vec<String> = c
+            .naive
+            .iter()
+            .rev()
+            .map(|(n, _, _)| (*n).to_owned())
+            .collect();
         Plot::new("corpus-naive")
-            .height(200.0)
+            .height(40.0 + 26.0 * c.naive.len() as f32)
             .allow_zoom(false)
             .allow_drag(false)
             .allow_scroll(false)
             .include_x(0.0)
             .include_x(100.0)
             .x_axis_label("% of the streams it ran on")
-            .y_axis_formatter(move |m, _| {
-                let i = m.value.round();
-                if (m.value - i).abs() < 1e-6 && i >= 0.0 {
-                    names
-                        .get(i as usize)
-                        .map(|s| (*s).to_owned())
-                        .unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .y_grid_spacer(egui_plot::uniform_grid_spacer(|_| [1.0, 5.0, 10.0]))
+            .y_axis_formatter(move |m, _| axis_name(&names, m.value))
             .show(ui, |p| {
                 let bars = c
                     .naive
                     .iter()
                     .enumerate()
                     .map(|(i, (name, share, ran))| {
-                        Bar::new(i as f64, *share)
+                        // The first strategy on top.
+                        Bar::new((c.naive.len() - 1 - i) as f64, *share)
                             .width(0.7)
                             .name(format!("{name} ({ran} streams)"))
                     })
@@ -720,6 +716,16 @@ impl CorpusPanel {
                     .collect();
                 p.bar_chart(BarChart::new("streams", bars));
             });
+    }
+}
+
+/// The name of row `value` of a bar chart (at whole numbers only).
+fn axis_name(names: &[String], value: f64) -> String {
+    let i = value.round();
+    if (value - i).abs() < 1e-6 && i >= 0.0 {
+        names.get(i as usize).cloned().unwrap_or_default()
+    } else {
+        String::new()
     }
 }
 

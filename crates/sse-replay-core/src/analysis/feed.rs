@@ -70,7 +70,13 @@ impl Feed {
         max_event_bytes: u64,
         keep_body: Option<u64>,
     ) -> Self {
-        Self::with_strategies(rec, opts, max_event_bytes, keep_body, StrategyFeed::inline())
+        Self::with_strategies(
+            rec,
+            opts,
+            max_event_bytes,
+            keep_body,
+            StrategyFeed::inline(),
+        )
     }
 
     fn with_strategies(
