@@ -350,7 +350,7 @@ enum ColumnBuf {
 }
 
 /// A table written as Parquet: the low-level column writer of the `parquet` crate (no Arrow
-/// arrays in between), one row group per [`ROW_GROUP_ROWS`] rows.
+/// arrays in between), Snappy-compressed, one row group per [`ROW_GROUP_ROWS`] rows.
 struct ParquetTable {
     writer: SerializedFileWriter<BufWriter<OutputFile>>,
     table: Table,
@@ -383,7 +383,7 @@ impl ParquetTable {
             .with_fields(fields)
             .build()?;
         let props = WriterProperties::builder()
-            .set_compression(Compression::UNCOMPRESSED)
+            .set_compression(Compression::SNAPPY)
             .set_created_by(format!("sse-replay {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("schema_version".into(), SCHEMA_VERSION.to_string()),
