@@ -336,10 +336,12 @@ fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
 // Parquet
 // ---------------------------------------------------------------------------------------------
 
-/// Rows in a row group before it is written.
-const ROW_GROUP_ROWS: usize = 64 * 1024;
+/// Rows in a row group before it is written: small enough that the rows held before a flush
+/// are a few megabytes (memory must not grow with the number of files), large enough for
+/// dictionary encoding and compression to pay.
+const ROW_GROUP_ROWS: usize = 2 * 1024;
 /// Text bytes held before the row group is written, whatever its rows.
-const ROW_GROUP_TEXT_BYTES: usize = 16 << 20;
+const ROW_GROUP_TEXT_BYTES: usize = 1 << 20;
 
 /// One column's values of the row group being filled; `defs` are Parquet's definition levels
 /// (1 = a value, 0 = null) for a nullable column.
