@@ -21,6 +21,7 @@ mod import;
 mod preview;
 mod proxy;
 mod record;
+mod scan;
 mod serve;
 mod signals;
 mod stub;
@@ -41,10 +42,11 @@ use sse_replay_core::recording::RecordingError;
 pub use check::CheckArgs;
 pub use events::EventsArgs;
 pub use export::ExportArgs;
-pub use generate::GenerateArgs;
+pub use generate::{GenerateArgs, GenerateCorpusArgs};
 pub use import::ImportArgs;
 pub use proxy::ProxyArgs;
 pub use record::RecordArgs;
+pub use scan::ScanArgs;
 pub use serve::{LimitArgs, ServeArgs, parse_seconds};
 pub use stub::StubArgs;
 pub use test::TestArgs;
@@ -82,6 +84,10 @@ pub enum Command {
     /// Generate a large synthetic OpenAI stream for benchmarks (raw SSE body).
     #[command(hide = true)]
     GenerateLarge(GenerateArgs),
+    /// Generate a folder of small captures across the dialects and quirks, deterministic from a
+    /// seed (for scan's tests and benchmarks, and trying the Corpus tab).
+    #[command(hide = true)]
+    GenerateCorpus(GenerateCorpusArgs),
     /// Serve a recording over HTTP as a streaming endpoint (a mock LLM API).
     Serve(ServeArgs),
     /// Send a request and record the streamed response (crash-safe, secrets redacted).
@@ -92,6 +98,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Run a client program against every recording × chunking variant and judge its tool calls.
     Test(TestArgs),
+    /// Analyse every capture under folders in parallel: a summary per dialect, host and model, or
+    /// three tables (streams, calls, findings) as Parquet, JSON lines or CSV.
+    Scan(ScanArgs),
 }
 
 /// Options shared by commands that read a file.
@@ -335,11 +344,13 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
         Some(Command::Preview(a)) => preview::run(&a),
         Some(Command::Stub(a)) => stub::run(&a),
         Some(Command::GenerateLarge(a)) => generate::run(&a),
+        Some(Command::GenerateCorpus(a)) => generate::run_corpus(&a),
         Some(Command::Serve(a)) => serve::run(&a),
         Some(Command::Record(a)) => record::run(&a),
         Some(Command::Proxy(a)) => proxy::run(&a),
         Some(Command::Import(a)) => import::run(&a),
         Some(Command::Test(a)) => test::run(&a),
+        Some(Command::Scan(a)) => scan::run(&a),
     }
 }
 

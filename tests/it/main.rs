@@ -17,6 +17,7 @@ mod net_hardening;
 mod open;
 mod preview;
 mod proxy;
+mod scan;
 mod secrets;
 mod verdict;
 mod zero_calls;

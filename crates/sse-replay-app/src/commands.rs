@@ -65,6 +65,10 @@ impl App {
                 self.ask(ctx, spec, DialogPurpose::Open(target));
             }
             Action::OpenPath(p, target) => self.open(Source::File(p), target),
+            Action::OpenStream(p, n) => {
+                self.pick_stream = Some((p.clone(), n));
+                self.open(Source::File(p), OpenTarget::Primary);
+            }
             Action::OpenSeed => {
                 self.settings.tab = Tab::Replay;
                 self.open(Source::Seed, OpenTarget::Primary);

@@ -27,6 +27,7 @@ pub mod captures;
 pub mod client_test_panel;
 pub mod compare_docs;
 pub mod compare_panel;
+pub mod corpus_panel;
 pub mod dialogs;
 pub mod event_inspector;
 pub mod headline;
@@ -131,6 +132,11 @@ pub struct App {
     /// The "Test a client" run in progress and the last finished one (its form is
     /// `settings.client_test`).
     pub client_test: client_test_panel::ClientTestRun,
+    /// The Corpus tab: a folder of captures as a table and charts (runtime only).
+    pub corpus: corpus_panel::CorpusPanel,
+    /// Stream `n` of this capture is to be opened once its streams are listed
+    /// ([`Action::OpenStream`]).
+    pick_stream: Option<(PathBuf, usize)>,
     /// The one action queue: menus, keys, drops, every panel and the background polls push
     /// here while a frame is drawn; [`App::ui_root`] applies it after drawing.
     pub actions: ActionQueue,
@@ -192,6 +198,8 @@ impl App {
             recorder: RecorderRun::default(),
             proxy: ProxyRun::default(),
             client_test: client_test_panel::ClientTestRun::default(),
+            corpus: corpus_panel::CorpusPanel::default(),
+            pick_stream: None,
             actions: ActionQueue::default(),
             initial: None,
             ctx: None,

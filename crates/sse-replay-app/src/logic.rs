@@ -230,6 +230,13 @@ impl App {
                         ),
                         false,
                     );
+                    // The Corpus tab asked for one stream of it: open that one.
+                    if let Some((want, n)) = self.pick_stream.take()
+                        && want == path
+                        && (1..=recordings.len()).contains(&n)
+                    {
+                        self.actions.push(super::view::Action::PickStream(n - 1));
+                    }
                     self.picker = Some(StreamPicker { path, recordings });
                 }
                 Err(LoadError::Cancelled) => self.set_status(

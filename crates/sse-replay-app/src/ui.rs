@@ -83,6 +83,14 @@ impl App {
                 );
                 egui::CentralPanel::default().show(ui, |ui| panel.ui(ui, form, queue));
             }
+            Tab::Corpus => {
+                let (panel, captures, queue) = (
+                    &mut self.corpus,
+                    &self.settings.proxy.out_dir,
+                    &mut self.actions,
+                );
+                panel.ui(ui, captures, queue);
+            }
         }
         self.client_test.poll(&ctx);
         if self.settings.tab != Tab::Recorder {

@@ -32,17 +32,19 @@ pub enum Tab {
     Recorder,
     Proxy,
     TestClient,
+    Corpus,
 }
 
 impl Tab {
     /// All tabs, in switcher order.
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Replay,
         Tab::CompareTwo,
         Tab::StubBuilder,
         Tab::Recorder,
         Tab::Proxy,
         Tab::TestClient,
+        Tab::Corpus,
     ];
 
     /// The switcher label.
@@ -54,6 +56,7 @@ impl Tab {
             Tab::Recorder => "Recorder",
             Tab::Proxy => "Proxy",
             Tab::TestClient => "Test a client",
+            Tab::Corpus => "Corpus",
         }
     }
 }
@@ -73,6 +76,8 @@ pub enum Action {
     OpenDialog(OpenTarget),
     /// Open a file into the target (Ctrl+O, drag-and-drop, recent files, CLI argument all end here).
     OpenPath(PathBuf, OpenTarget),
+    /// Open stream `n` (from 1) of a capture in Replay (the Corpus tab's rows).
+    OpenStream(PathBuf, usize),
     /// Open the bundled seed example.
     OpenSeed,
     /// Stop the background load.

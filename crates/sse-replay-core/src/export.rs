@@ -300,12 +300,7 @@ impl serde::Serialize for CheckReport<'_> {
         m.serialize_entry("file", &a.source.name)?;
         m.serialize_entry("source", &a.source.kind.label())?;
         m.serialize_entry("timing_known", &a.source.timing_known)?;
-        // Nothing matched and no dialect was forced: no dialect, rather than the default's guess.
-        let unrecognised = !a.dialect_known
-            && a.findings
-                .iter()
-                .any(|f| f.kind == crate::findings::FindingKind::NothingRecognised);
-        m.serialize_entry("dialect", &(!unrecognised).then(|| a.dialect.name()))?;
+        m.serialize_entry("dialect", &a.reported_dialect().map(|d| d.name()))?;
         m.serialize_entry("framing", a.framing.name())?;
         if a.framing == crate::framing::Framing::JsonArray && !a.complete {
             // What the framing means for this file (present only for a JSON array).

@@ -140,7 +140,7 @@ fn input_kind(kind: InputKind, rec: &Recording) -> SourceKind {
 }
 
 /// The kind of one imported stream (`meta.source` is `import:<format>`).
-fn imported_kind(rec: &Recording) -> SourceKind {
+pub(crate) fn imported_kind(rec: &Recording) -> SourceKind {
     SourceKind::Imported {
         format: rec
             .meta

@@ -5,6 +5,7 @@ mod common;
 
 mod app;
 mod bedrock;
+mod corpus;
 mod daily;
 mod forms;
 mod honest;

@@ -58,7 +58,35 @@ impl Feed {
         max_event_bytes: u64,
         keep_body: Option<u64>,
     ) -> Self {
-        let (pipeline, opts) = pipeline_for(rec, opts, max_event_bytes, StrategyFeed::spawn());
+        Self::with_strategies(rec, opts, max_event_bytes, keep_body, StrategyFeed::spawn())
+    }
+
+    /// [`Feed::new`] with the naive strategies fed on this thread: for a caller that already
+    /// runs one analysis per core (`scan`), where a thread per analysis would only add its
+    /// start-up and compete for the same cores.
+    pub fn new_inline(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: u64,
+        keep_body: Option<u64>,
+    ) -> Self {
+        Self::with_strategies(
+            rec,
+            opts,
+            max_event_bytes,
+            keep_body,
+            StrategyFeed::inline(),
+        )
+    }
+
+    fn with_strategies(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: u64,
+        keep_body: Option<u64>,
+        strategies: StrategyFeed,
+    ) -> Self {
+        let (pipeline, opts) = pipeline_for(rec, opts, max_event_bytes, strategies);
         Self {
             pipeline,
             body: keep_body.map(|n| Vec::with_capacity(usize::try_from(n).unwrap_or(0))),

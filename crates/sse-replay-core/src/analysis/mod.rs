@@ -225,6 +225,17 @@ pub struct CallAtCursor<'a> {
 }
 
 impl Analysis {
+    /// The dialect the reports name: none when nothing matched and none was forced (rather than
+    /// the default's guess). `check --json`, `export` and `scan` all say this one.
+    pub fn reported_dialect(&self) -> Option<DialectKind> {
+        let unrecognised = !self.dialect_known
+            && self
+                .findings
+                .iter()
+                .any(|f| f.kind == crate::findings::FindingKind::NothingRecognised);
+        (!unrecognised).then_some(self.dialect)
+    }
+
     /// Analyse a recording; `source` says where it came from (name, kind, whether the timing is
     /// real) for the report and messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {

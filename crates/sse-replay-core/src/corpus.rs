@@ -1,0 +1,291 @@
+//! A generated corpus of small captures, for `scan`'s tests and benchmarks and the app's Corpus
+//! tab (`sse-replay generate-corpus`): capture `n` of corpus `seed` is built by the stub builder
+//! from a spec drawn from a generator seeded with `(seed, n)` alone, so any capture can be made
+//! on its own, in any order or in parallel, and the same seed always gives the same files.
+//!
+//! The captures look like what the Proxy writes: a recording with the request (a provider's
+//! host, a model in the body or in the URL) and the response head, read boundaries and times
+//! (a first byte after 0.1–2 s, then events 5–80 ms apart), and no ground truth. They cover every
+//! dialect the stub builder knows ([`DialectKind::ALL`]) and, in about half of them, one quirk
+//! (the ones a dialect does not have are ignored by the builder, as in `sse-replay stub`).
+
+use crate::dialect::DialectKind;
+use crate::recording::{Recording, RequestInfo, ResponseInfo};
+use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
+
+/// One generated capture: its file name and the recording.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capture {
+    /// `NNNNNN-<dialect>[-<quirk>].ron`.
+    pub file_name: String,
+    pub recording: Recording,
+}
+
+/// The quirks drawn from, by name (the name goes into the file name).
+const QUIRKS: &[&str] = &[
+    "repeat-name",
+    "empty-id",
+    "no-index",
+    "index-from-1",
+    "all-at-index-0",
+    "object-arguments",
+    "cumulative",
+    "crlf",
+    "no-space",
+    "keep-alive",
+    "truncated",
+    "finish-with-last",
+    "provider-error",
+    "partial-args",
+    "split-reads",
+];
+
+/// Provider hosts and models per dialect (by name, so a dialect added later gets the local
+/// fallback until it is given its own).
+fn providers(dialect: DialectKind) -> &'static [(&'static str, &'static [&'static str])] {
+    match dialect.name() {
+        "openai-chat" => &[
+            ("api.openai.com", &["gpt-4o", "gpt-4.1-mini"]),
+            (
+                "openrouter.ai",
+                &["qwen/qwen3-coder", "mistralai/mistral-large"],
+            ),
+        ],
+        "openai-responses" => &[("api.openai.com", &["gpt-4.1", "o4-mini"])],
+        "anthropic-messages" => &[(
+            "api.anthropic.com",
+            &["claude-sonnet-4", "claude-3-5-haiku"],
+        )],
+        "gemini" => &[(
+            "generativelanguage.googleapis.com",
+            &["gemini-2.5-flash", "gemini-2.0-flash"],
+        )],
+        "ollama" => &[("localhost:11434", &["llama3.2", "qwen2.5"])],
+        "cohere" => &[("api.cohere.com", &["command-a-03-2025", "command-r-plus"])],
+        "openai-assistants" => &[("api.openai.com", &["gpt-4o", "gpt-4o-mini"])],
+        "bedrock-converse" => &[(
+            "bedrock-runtime.us-east-1.amazonaws.com",
+            &["anthropic.claude-3-5-sonnet", "moonshotai.kimi-k2"],
+        )],
+        _ => &[("localhost:8080", &["local-model"])],
+    }
+}
+
+/// The request path of a dialect's streaming endpoint, and whether the model goes into the URL
+/// (Gemini) rather than the body.
+fn endpoint(dialect: DialectKind, model: &str) -> (String, bool) {
+    match dialect.name() {
+        "openai-chat" => ("/v1/chat/completions".into(), false),
+        "openai-responses" => ("/v1/responses".into(), false),
+        "anthropic-messages" => ("/v1/messages".into(), false),
+        "gemini" => (
+            format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
+            true,
+        ),
+        "ollama" => ("/api/chat".into(), false),
+        "cohere" => ("/v2/chat".into(), false),
+        "openai-assistants" => ("/v1/threads/runs".into(), false),
+        "bedrock-converse" => (format!("/model/{model}/converse-stream"), true),
+        _ => ("/v1/stream".into(), false),
+    }
+}
+
+const NAMES: &[&str] = &[
+    "get_weather",
+    "get_time",
+    "search_flights",
+    "lookup_order",
+    "send_email",
+    "create_ticket",
+];
+const CITIES: &[&str] = &["Paris", "深圳", "São Paulo", "Zürich", "東京", "New York"];
+
+fn arguments(rng: &mut fastrand::Rng, name: &str) -> String {
+    let city = CITIES[rng.usize(..CITIES.len())];
+    let v = match name {
+        "get_weather" => {
+            serde_json::json!({"location": city, "unit": if rng.bool() {"celsius"} else {"fahrenheit"}, "days": rng.u32(1..8)})
+        }
+        "get_time" => serde_json::json!({"city": city}),
+        "search_flights" => {
+            serde_json::json!({"from": city, "to": CITIES[rng.usize(..CITIES.len())], "passengers": rng.u32(1..5), "flexible": rng.bool()})
+        }
+        "lookup_order" => serde_json::json!({"order_id": format!("A-{}", rng.u32(10_000..99_999))}),
+        "send_email" => {
+            serde_json::json!({"to": "someone@example.com", "subject": format!("Re: {city} \"trip\""), "body": "Line one.\nLine two: ✓"})
+        }
+        _ => {
+            serde_json::json!({"title": format!("Issue in {city}"), "priority": rng.u32(1..4), "tags": ["a", "b"]})
+        }
+    };
+    v.to_string()
+}
+
+/// Capture `n` of the corpus of `seed`.
+pub fn capture(seed: u64, n: u64) -> Capture {
+    // SplitMix64-style mixing: neighbouring `n` give unrelated generators.
+    let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let mut rng = fastrand::Rng::with_seed(z ^ (z >> 31));
+    let dialect = DialectKind::ALL[rng.usize(..DialectKind::ALL.len())];
+    let hosts = providers(dialect);
+    let (host, models) = hosts[rng.usize(..hosts.len())];
+    let model = models[rng.usize(..models.len())];
+    let calls = (0..rng.usize(1..=3))
+        .map(|i| {
+            let name = NAMES[rng.usize(..NAMES.len())];
+            StubCall {
+                id: format!("call_{}", rng.u32(100_000..999_999) as usize * 10 + i),
+                name: name.into(),
+                arguments: arguments(&mut rng, name),
+            }
+        })
+        .collect::<Vec<_>>();
+    // Only the quirks this dialect's stream can carry: Vertex AI's partialArgs are Gemini's, and a
+    // binary AWS event stream has no line endings, `data:` lines or comments.
+    let binary = dialect == DialectKind::BedrockConverse;
+    let applies = |q: &str| match q {
+        "partial-args" => dialect == DialectKind::Gemini,
+        "crlf" | "no-space" | "keep-alive" => !binary,
+        _ => true,
+    };
+    let candidates: Vec<&str> = QUIRKS.iter().copied().filter(|q| applies(q)).collect();
+    let quirk = rng
+        .bool()
+        .then(|| candidates[rng.usize(..candidates.len())]);
+    let mut quirks = Quirks::default();
+    let mut read_bytes = None;
+    match quirk {
+        Some("repeat-name") => quirks.repeat_name = true,
+        Some("empty-id") => quirks.empty_id_continuations = true,
+        Some("no-index") => quirks.no_index = true,
+        Some("index-from-1") => quirks.index_base = 1,
+        Some("all-at-index-0") => quirks.all_at_index_zero = true,
+        Some("object-arguments") => quirks.object_arguments = true,
+        Some("cumulative") => quirks.cumulative = true,
+        Some("crlf") => quirks.crlf = true,
+        Some("no-space") => quirks.no_space = true,
+        Some("keep-alive") => quirks.keepalive_every = rng.usize(2..5),
+        Some("truncated") => quirks.truncate = true,
+        Some("finish-with-last") => quirks.finish_with_last_fragment = true,
+        Some("provider-error") => quirks.error_after = Some(rng.usize(1..6)),
+        Some("partial-args") => quirks.partial_args = true,
+        Some("split-reads") => read_bytes = Some(rng.usize(17..90)),
+        _ => {}
+    }
+    let spec = StubSpec {
+        title: format!(
+            "Generated capture {n} (seed {seed}): {} via {host}",
+            dialect.title()
+        ),
+        calls,
+        fragment_chars: (0..rng.usize(1..4)).map(|_| rng.usize(3..16)).collect(),
+        layout: if rng.u8(..4) == 0 {
+            Layout::Interleaved
+        } else {
+            Layout::Sequential
+        },
+        read_bytes,
+        gap_micros: rng.u64(5_000..80_000),
+        quirks,
+        dialect,
+        minimal: false,
+        framing: None,
+        invoke_model_stream: false,
+    };
+    let mut rec = stub::build(&spec);
+    // A capture, not a stub: no ground truth, the request and response head, a first byte after
+    // the model's thinking time.
+    let first_byte = rng.u64(100_000..2_000_000);
+    for c in &mut rec.chunks {
+        c.t_micros += first_byte;
+    }
+    rec.truth.clear();
+    let (path, model_in_url) = endpoint(dialect, model);
+    let scheme = if host.starts_with("localhost") {
+        "http"
+    } else {
+        "https"
+    };
+    let body = if dialect == DialectKind::BedrockConverse {
+        serde_json::json!({"messages": [{"role": "user", "content": [{"text": "Plan my trip"}]}]})
+    } else if model_in_url {
+        serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "Plan my trip"}]}]})
+    } else {
+        serde_json::json!({"model": model, "stream": true, "messages": [{"role": "user", "content": "Plan my trip"}]})
+    };
+    rec.request = Some(RequestInfo {
+        method: "POST".into(),
+        url: format!("{scheme}://{host}{path}"),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.to_string(),
+    });
+    let content_type = match dialect {
+        DialectKind::Ollama => "application/x-ndjson",
+        DialectKind::BedrockConverse => crate::aws_eventstream::CONTENT_TYPE,
+        _ => "text/event-stream",
+    };
+    rec.response = Some(ResponseInfo {
+        status: 200,
+        headers: vec![("content-type".into(), content_type.into())],
+    });
+    rec.meta.source = "generated".into();
+    rec.meta.created = "2025-01-01T00:00:00Z".into();
+    rec.meta.notes = vec![format!(
+        "Generated by `sse-replay generate-corpus --seed {seed}` (capture {n}): a stub with a capture's request, response head and timing; no ground truth."
+    )];
+    let file_name = match quirk {
+        Some(q) => format!("{n:06}-{}-{q}.ron", dialect.name()),
+        None => format!("{n:06}-{}.ron", dialect.name()),
+    };
+    Capture {
+        file_name,
+        recording: rec,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_captures_and_another_seed_others() {
+        for n in [0, 1, 7, 9999] {
+            assert_eq!(capture(42, n), capture(42, n));
+        }
+        let names: Vec<String> = (0..50).map(|n| capture(42, n).file_name).collect();
+        let other: Vec<String> = (0..50).map(|n| capture(43, n).file_name).collect();
+        assert_ne!(names, other);
+    }
+
+    #[test]
+    fn the_corpus_covers_every_dialect_and_quirk_and_each_capture_is_small() {
+        let mut dialects = std::collections::HashSet::new();
+        let mut quirks = std::collections::HashSet::new();
+        for n in 0..3000 {
+            let c = capture(7, n);
+            dialects.insert(c.recording.meta.dialect.clone());
+            if let Some(q) = c
+                .file_name
+                .strip_suffix(".ron")
+                .and_then(|s| s.split_once('-'))
+                .and_then(|(_, rest)| rest.strip_prefix(&format!("{}-", c.recording.meta.dialect)))
+            {
+                quirks.insert(q.to_owned());
+            }
+            let len = c.recording.to_ron_string().len();
+            // A binary (AWS event stream) body is written as a list of numbers, about four
+            // characters a byte.
+            let limit = if c.recording.meta.dialect == "bedrock-converse" {
+                96_000
+            } else {
+                40_000
+            };
+            assert!(len < limit, "{} is {len} bytes", c.file_name);
+            assert!(c.recording.request.is_some());
+        }
+        assert_eq!(dialects.len(), DialectKind::ALL.len(), "{dialects:?}");
+        assert_eq!(quirks.len(), QUIRKS.len(), "{quirks:?}");
+    }
+}

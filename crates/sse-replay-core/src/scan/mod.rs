@@ -1,0 +1,391 @@
+//! A folder of captures as a data set: each stream of each file analysed completely, then turned
+//! into rows of three tables ([`Table::Streams`], [`Table::Calls`], [`Table::Findings`]: the one
+//! schema in [`schema`]) and counted into a [`Summary`]. `sse-replay scan` runs [`scan_file`] on
+//! many files at once and writes the rows (Parquet, JSON lines, CSV); the app's Corpus tab shows
+//! them.
+//!
+//! A file is opened by the one opener ([`crate::open`]) and analysed by the one analysis
+//! ([`Analysis`]), as `check` does: the rows say what `check` would say about each stream. The
+//! analysis of a stream is dropped once its rows are made, so memory depends on the largest
+//! stream, never on the number of files. A file that cannot be read is one row with its error,
+//! never a stop.
+
+mod rows;
+pub mod schema;
+mod summary;
+
+use std::hash::Hasher as _;
+use std::path::{Path, PathBuf};
+
+use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
+use crate::input;
+use crate::open::{self, OpenOptions, Opened};
+use crate::pipeline::Options;
+use crate::recording::Recording;
+
+pub use rows::{
+    CallRow, FindingRow, RowVerdict, StreamContext, StreamRow, StreamRows, model_in_event,
+    request_host_model, stream_key,
+};
+pub use schema::{AnyRow, Column, Kind, Row, SCHEMA_VERSION, Table, Value, strategy_column};
+pub use summary::{GroupKey, GroupStats, Summary, quantile_disc};
+
+/// The model is looked for in this many events at the start of a stream whose request did not
+/// name one (providers send it in the first event, or the first few).
+const MODEL_EVENTS: usize = 8;
+
+/// File extensions `scan` picks up when it walks a folder (files named explicitly are always
+/// scanned): recordings and journals, raw bodies, complete responses and captures.
+pub const EXTENSIONS: &[&str] = &[
+    "ron", "partial", "sse", "txt", "ndjson", "jsonl", "json", "har", "yaml", "yml",
+];
+
+/// Whether a file found in a folder is one `scan` reads (by its extension, any case).
+pub fn is_scanned_name(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
+/// What [`walk`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A file to scan.
+    File(PathBuf),
+    /// A path that could not be read or listed, and why (one line).
+    Failed { path: PathBuf, error: String },
+}
+
+/// Hand `each` the files to scan under `path`: the file itself, or every file under a folder
+/// (recursively, in name order) with a scanned extension ([`is_scanned_name`]), hidden entries
+/// (`.name`) skipped, links followed to files but never to folders (no cycles). `named`: the
+/// path was named by the user: scanned whatever its extension, and a missing one is reported.
+/// Stops, returning `false`, when `each` does. `scan` and the app's Corpus tab list files here.
+pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bool {
+    let meta = if named {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) => {
+            let error = format!("cannot read {}: {e}", path.display());
+            return each(Found::Failed {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
+    };
+    if meta.is_dir() {
+        let entries = match std::fs::read_dir(path) {
+            Ok(d) => d,
+            Err(e) => {
+                let error = format!("cannot list {}: {e}", path.display());
+                return each(Found::Failed {
+                    path: path.to_path_buf(),
+                    error,
+                });
+            }
+        };
+        let mut children: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        children.sort();
+        return children.iter().all(|child| walk(child, false, each));
+    }
+    if !named {
+        let is_file = if meta.file_type().is_symlink() {
+            std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        } else {
+            meta.is_file()
+        };
+        if !is_file || !is_scanned_name(path) {
+            return true;
+        }
+    }
+    each(Found::File(path.to_path_buf()))
+}
+
+/// How files are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// The longest line or event accepted (as `check --max-event-bytes`).
+    pub max_event_bytes: u64,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: input::DEFAULT_MAX_EVENT_BYTES,
+        }
+    }
+}
+
+/// XXH64 of a body fed in pieces (the same whatever the pieces), as the `content_hash` column
+/// writes it.
+#[derive(Default)]
+struct BodyHash(twox_hash::XxHash64);
+
+impl BodyHash {
+    fn add(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+
+    fn hex(&self) -> String {
+        format!("{:016x}", self.0.finish())
+    }
+}
+
+/// The model named by the first [`MODEL_EVENTS`] events of a stream.
+#[derive(Default)]
+struct ModelProbe {
+    seen: usize,
+    model: Option<String>,
+}
+
+impl ModelProbe {
+    fn event(&mut self, bytes: &[u8]) {
+        if self.model.is_none() && self.seen < MODEL_EVENTS {
+            self.seen += 1;
+            self.model = model_in_event(bytes);
+        }
+    }
+}
+
+/// Analyse every stream of the file at `path` and hand each stream's rows to `emit`, naming the
+/// file `name` (`source_file`). A file that cannot be read is handed out as one
+/// [`StreamRow::unreadable`] row. Returns the number of rows of the `streams` table handed out.
+pub fn scan_file(
+    path: &Path,
+    name: &str,
+    options: &ScanOptions,
+    mut emit: impl FnMut(StreamRows),
+) -> usize {
+    match scan_raw_body(path, name, options) {
+        Ok(Some(rows)) => {
+            emit(rows);
+            return 1;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            emit(unreadable(name, &e));
+            return 1;
+        }
+    }
+    let open_options = OpenOptions {
+        max_event_bytes: options.max_event_bytes,
+        ..OpenOptions::default()
+    };
+    match open::open(path, open_options, |_| true) {
+        Err(e) => {
+            emit(unreadable(name, &e));
+            1
+        }
+        Ok(Opened::One { recording, kind }) => {
+            emit(analyse(*recording, kind, name, 1, options));
+            1
+        }
+        Ok(Opened::Several { recordings }) => {
+            let n = recordings.len();
+            for (i, recording) in recordings.into_iter().enumerate() {
+                let kind = open::imported_kind(&recording);
+                emit(analyse(recording, kind, name, i as u32 + 1, options));
+            }
+            n
+        }
+    }
+}
+
+fn unreadable(name: &str, e: &dyn std::fmt::Display) -> StreamRows {
+    // The first line: a capture with several streams lists them on the lines after it.
+    let text = e.to_string();
+    StreamRows {
+        stream: StreamRow::unreadable(name, text.lines().next().unwrap_or_default()),
+        calls: Vec::new(),
+        findings: Vec::new(),
+    }
+}
+
+/// One recording (or one stream of a capture), analysed as `check` analyses it.
+fn analyse(
+    rec: Recording,
+    kind: SourceKind,
+    name: &str,
+    stream: u32,
+    options: &ScanOptions,
+) -> StreamRows {
+    let mut hash = BodyHash::default();
+    let mut probe = ModelProbe::default();
+    let source = SourceInfo {
+        name: name.to_owned(),
+        timing_known: kind.may_have_timing() && rec.meta.timing_known,
+        kind,
+    };
+    let opts = Options {
+        dialect: None,
+        framing: None,
+        detail: true,
+    };
+    // As `Analysis::from_recording_owned`, with the strategies on this thread: `scan` runs an
+    // analysis per core already. Each chunk is freed once fed (the body is held once).
+    let mut rec = rec;
+    let chunks = std::mem::take(&mut rec.chunks);
+    let body_len = chunks.iter().map(|c| c.bytes.len() as u64).sum();
+    let mut feed = Feed::new_inline(&rec, opts, options.max_event_bytes, Some(body_len));
+    for c in chunks {
+        if feed.overflow().is_some() {
+            break;
+        }
+        hash.add(&c.bytes);
+        feed.feed(&c.bytes, c.t_micros);
+    }
+    let analysis = feed.finish(&rec, source);
+    for e in analysis.events.iter().take(MODEL_EVENTS) {
+        probe.event(analysis.bytes(&e.span));
+    }
+    rows_of(&analysis, name, stream, &hash, probe)
+}
+
+/// A raw stream body in a regular file, analysed as it is read without keeping the body (as
+/// `check` reads one: [`open::analyse_for_report`]). `Ok(None)` when the file is not one (the
+/// caller opens it the ordinary way).
+fn scan_raw_body(
+    path: &Path,
+    name: &str,
+    options: &ScanOptions,
+) -> Result<Option<StreamRows>, input::InputError> {
+    if open::capture_format(path).is_some() {
+        return Ok(None);
+    }
+    let opts = Options {
+        dialect: None,
+        framing: None,
+        detail: true,
+    };
+    // The recording's metadata is only known at the end (it names the file). The feed starts
+    // with the first event: most files are no raw body, and they need none.
+    let empty = Recording::default();
+    let start = || Feed::new_inline(&empty, opts, options.max_event_bytes, None);
+    let mut feed = None;
+    let mut hash = BodyHash::default();
+    let mut probe = ModelProbe::default();
+    let read = input::each_raw_event(path, options.max_event_bytes, |event| {
+        hash.add(event);
+        probe.event(event);
+        feed.get_or_insert_with(start).feed(event, 0);
+    });
+    // A line or event over the limit is an error here as in `check` (its one line, exit 1).
+    let Some(rec) = read? else {
+        return Ok(None);
+    };
+    let source = SourceInfo {
+        name: name.to_owned(),
+        timing_known: false,
+        kind: SourceKind::RawBody,
+    };
+    let analysis = feed.unwrap_or_else(start).finish(&rec, source);
+    Ok(Some(rows_of(&analysis, name, 1, &hash, probe)))
+}
+
+fn rows_of(
+    analysis: &Analysis,
+    name: &str,
+    stream: u32,
+    hash: &BodyHash,
+    probe: ModelProbe,
+) -> StreamRows {
+    let ctx = StreamContext {
+        source_file: name.to_owned(),
+        stream,
+        content_hash: hash.hex(),
+        stream_model: probe.model,
+    };
+    StreamRows::from_analysis(analysis, &ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw body is analysed as it is read (its body not kept); the rows are those of the
+    /// ordinary open-then-analyse path, for every raw body of the test data and odd ones.
+    #[test]
+    fn a_raw_body_read_as_it_comes_gives_the_ordinary_rows() {
+        let root = crate::repo_root();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let odd = dir.path().join("odd.sse");
+        std::fs::write(
+            &odd,
+            ": hi\r\ndata: {\"model\":\"m1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":3\"}}]}}]}\r\n\r\ndata: {\"choices\"",
+        )
+        .expect("write");
+        let empty = dir.path().join("empty.sse");
+        std::fs::write(&empty, "").expect("write");
+        let mut paths = vec![odd, empty];
+        for e in std::fs::read_dir(root.join("tests/data/fixtures"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            paths.push(e.path());
+        }
+        let options = ScanOptions::default();
+        let mut compared = 0;
+        for p in &paths {
+            let name = p.display().to_string();
+            let Ok(Some(streamed)) = scan_raw_body(p, &name, &options) else {
+                continue;
+            };
+            let (rec, kind) = match open::open(p, OpenOptions::default(), |_| true).expect("opens")
+            {
+                Opened::One { recording, kind } => (*recording, kind),
+                Opened::Several { .. } => panic!("{name}: one stream"),
+            };
+            assert_eq!(streamed, analyse(rec, kind, &name, 1, &options), "{name}");
+            compared += 1;
+        }
+        assert!(compared >= 7, "{compared} raw bodies compared");
+    }
+
+    #[test]
+    fn every_file_is_rows_even_a_missing_one() {
+        let root = crate::repo_root();
+        let mut rows = Vec::new();
+        let n = scan_file(
+            &root.join("tests/data/import/two-streams.har"),
+            "two.har",
+            &ScanOptions::default(),
+            |r| rows.push(r),
+        );
+        assert_eq!(n, 2);
+        assert_eq!(
+            rows.iter().map(|r| r.stream.stream).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert!(
+            rows.iter()
+                .all(|r| r.stream.source_kind.as_deref() == Some("har import"))
+        );
+        let mut missing = Vec::new();
+        scan_file(
+            Path::new("/no/such/file.ron"),
+            "gone.ron",
+            &ScanOptions::default(),
+            |r| missing.push(r),
+        );
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].stream.verdict, RowVerdict::Unreadable);
+        assert!(
+            missing[0]
+                .stream
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("/no/such/file.ron")),
+            "{:?}",
+            missing[0].stream.error
+        );
+    }
+}

@@ -1,0 +1,419 @@
+//! The three tables `scan` writes, described once: each column's name, type, whether it can be
+//! null, what it means, and how it is read from a row. Every writer (Parquet, JSON lines, CSV),
+//! the README's schema table and the app's Corpus table read this description, so a column is
+//! added or renamed in one place. [`SCHEMA_VERSION`] is written into each file's metadata and
+//! goes up whenever a column changes meaning, type or name (adding one at the end does too).
+
+use std::sync::OnceLock;
+
+use crate::naive::Strategy;
+
+use super::rows::{CallRow, FindingRow, StreamRow};
+
+/// The version of the tables' schema (the `schema_version` key of each file's metadata).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One of the three tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Table {
+    /// One row per stream (or per file that could not be read).
+    Streams,
+    /// One row per call (client calls and server tools).
+    Calls,
+    /// One row per finding (aggregated per kind and call, as `check` reports them).
+    Findings,
+}
+
+impl Table {
+    /// The three tables, in the order they are written.
+    pub const ALL: [Table; 3] = [Table::Streams, Table::Calls, Table::Findings];
+
+    /// The table's name: the file stem (`streams.parquet`) and the `table` tag of a JSON line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Streams => "streams",
+            Table::Calls => "calls",
+            Table::Findings => "findings",
+        }
+    }
+
+    /// One sentence: what a row is.
+    pub fn description(self) -> &'static str {
+        match self {
+            Table::Streams => {
+                "One row per stream (each stream of a capture is its own row), or per file that could not be read."
+            }
+            Table::Calls => "One row per tool call of a stream, server tools included.",
+            Table::Findings => {
+                "One row per finding of a stream: each kind once per call (or once for the stream), with how often it was seen and where first."
+            }
+        }
+    }
+
+    /// The table's columns, in order.
+    pub fn columns(self) -> &'static [Column] {
+        match self {
+            Table::Streams => &stream_fields().columns,
+            Table::Calls => &call_fields().columns,
+            Table::Findings => &finding_fields().columns,
+        }
+    }
+}
+
+/// A column's type, as every format stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `true`/`false` (Parquet BOOLEAN, JSON boolean, CSV `true`/`false`).
+    Bool,
+    /// A signed 64-bit integer (Parquet INT64; counts, numbers and microseconds).
+    Int,
+    /// UTF-8 text (Parquet BYTE_ARRAY annotated as a string).
+    Text,
+}
+
+impl Kind {
+    /// The name the schema documentation uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bool => "bool",
+            Kind::Int => "int64",
+            Kind::Text => "string",
+        }
+    }
+}
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub kind: Kind,
+    /// The value may be null (empty in CSV, `null` in JSON).
+    pub nullable: bool,
+    /// What it holds.
+    pub doc: String,
+}
+
+/// One value of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Text(&'a str),
+}
+
+impl Value<'_> {
+    /// The value as text, as CSV writes it and the app shows it (`""` for null).
+    pub fn to_text(&self) -> String {
+        match self {
+            Value::Null => String::new(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(n) => n.to_string(),
+            Value::Text(s) => (*s).to_owned(),
+        }
+    }
+}
+
+/// A row of one of the tables, read column by column.
+pub trait Row {
+    /// Which table it belongs to.
+    const TABLE: Table;
+    /// The value of column `i` (in [`Table::columns`] order); [`Value::Null`] past the end.
+    fn value(&self, i: usize) -> Value<'_>;
+}
+
+/// A row of any of the three tables, for writers that take them in any order.
+#[derive(Clone, Copy, Debug)]
+pub enum AnyRow<'a> {
+    Stream(&'a StreamRow),
+    Call(&'a CallRow),
+    Finding(&'a FindingRow),
+}
+
+impl AnyRow<'_> {
+    /// The row's table.
+    pub fn table(&self) -> Table {
+        match self {
+            AnyRow::Stream(_) => Table::Streams,
+            AnyRow::Call(_) => Table::Calls,
+            AnyRow::Finding(_) => Table::Findings,
+        }
+    }
+
+    /// The value of column `i` of the row's table.
+    pub fn value(&self, i: usize) -> Value<'_> {
+        match self {
+            AnyRow::Stream(r) => r.value(i),
+            AnyRow::Call(r) => r.value(i),
+            AnyRow::Finding(r) => r.value(i),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The columns: each with its accessor, so the order is written once.
+// ---------------------------------------------------------------------------------------------
+
+type Getter<R> = Box<dyn Fn(&R) -> Value<'_> + Send + Sync>;
+
+/// A table's columns and how each is read from its row type.
+struct Fields<R> {
+    columns: Vec<Column>,
+    getters: Vec<Getter<R>>,
+}
+
+impl<R> Fields<R> {
+    fn new() -> Self {
+        Self {
+            columns: Vec::new(),
+            getters: Vec::new(),
+        }
+    }
+
+    fn add(
+        &mut self,
+        name: &str,
+        kind: Kind,
+        nullable: bool,
+        doc: &str,
+        get: impl Fn(&R) -> Value<'_> + Send + Sync + 'static,
+    ) {
+        self.columns.push(Column {
+            name: name.to_owned(),
+            kind,
+            nullable,
+            doc: doc.to_owned(),
+        });
+        self.getters.push(Box::new(get));
+    }
+
+    fn value<'r>(&self, row: &'r R, i: usize) -> Value<'r> {
+        self.getters.get(i).map_or(Value::Null, |g| g(row))
+    }
+}
+
+fn text(s: &str) -> Value<'_> {
+    Value::Text(s)
+}
+
+fn opt_text(s: &Option<String>) -> Value<'_> {
+    s.as_deref().map_or(Value::Null, Value::Text)
+}
+
+fn int(n: u64) -> Value<'static> {
+    Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+fn opt_int(n: Option<u64>) -> Value<'static> {
+    n.map_or(Value::Null, int)
+}
+
+fn opt_bool(b: Option<bool>) -> Value<'static> {
+    b.map_or(Value::Null, Value::Bool)
+}
+
+/// The column of a naive strategy's agreement: `agrees_` and its name with `_` for `-`.
+pub fn strategy_column(strategy: Strategy) -> String {
+    format!("agrees_{}", strategy.name().replace('-', "_"))
+}
+
+fn stream_fields() -> &'static Fields<StreamRow> {
+    static FIELDS: OnceLock<Fields<StreamRow>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        use Kind::{Bool, Int, Text};
+        let mut f = Fields::<StreamRow>::new();
+        f.add("stream_key", Text, false, "The stream's key in the three tables: `source_file#stream`.", |r| text(&r.stream_key));
+        f.add("source_file", Text, false, "The file, as found under the scanned paths (or as named in `--files-from`).", |r| text(&r.source_file));
+        f.add("stream", Int, false, "The stream's number in its file, from 1 (a HAR or cassette holds several); 0 for a file that could not be read.", |r| Value::Int(i64::from(r.stream)));
+        f.add("source_kind", Text, true, "What the file is: `recording`, `journal (interrupted recording)`, `raw body`, `har import`, `cassette import`, `jsonl import` (as `check --json`'s `source`).", |r| opt_text(&r.source_kind));
+        f.add("content_hash", Text, true, "XXH64 of the stream's body bytes, 16 hex digits: the same stream captured twice (or copied) has the same hash whatever its read boundaries.", |r| opt_text(&r.content_hash));
+        f.add("dialect", Text, true, "The dialect's name (`openai-chat`, `anthropic-messages`, …): the one the recording names, else the one detected.", |r| opt_text(&r.dialect));
+        f.add("provider_host", Text, true, "The request URL's host (and port), when the capture has the request.", |r| opt_text(&r.provider_host));
+        f.add("model", Text, true, "The model: the request body's `model`, else the URL's `/models/NAME`, else the stream's own (`model`, `message.model`, `response.model`, `modelVersion`).", |r| opt_text(&r.model));
+        f.add("complete", Bool, true, "Not a stream: one complete (non-streaming) response, its calls read directly.", |r| opt_bool(r.complete));
+        f.add("ending", Text, true, "How the stream ended: `finished`, `calls-complete`, `provider-error`, `ended-without-finish`.", |r| opt_text(&r.ending));
+        f.add("finish_reason", Text, true, "The finish reason the stream gave (`tool_calls`, `stop`, `[DONE]`, …).", |r| opt_text(&r.finish_reason));
+        f.add("verdict", Text, false, "`ok` (no error-severity finding: `check` exits 0), `not-ok` (`check` exits 1), `unreadable` (the file could not be read: see `error`).", |r| text(r.verdict.name()));
+        f.add("problems", Text, true, "Why the stream is not OK, on one line (`check`'s reason).", |r| opt_text(&r.problems));
+        f.add("error", Text, true, "Why the file could not be read, on one line.", |r| opt_text(&r.error));
+        f.add("calls", Int, true, "Calls the client must execute (server tools not counted).", |r| opt_int(r.calls));
+        f.add("server_tools", Int, true, "Tools the provider ran itself.", |r| opt_int(r.server_tools));
+        f.add("events", Int, true, "Framed events (SSE events or JSON lines).", |r| opt_int(r.events));
+        f.add("fragments", Int, true, "Tool-call fragments.", |r| opt_int(r.fragments));
+        f.add("reads", Int, true, "Network reads, when the capture kept them (null for raw bodies and imports without timing).", |r| opt_int(r.reads));
+        f.add("bytes", Int, true, "Body bytes.", |r| opt_int(r.bytes));
+        f.add("first_byte_us", Int, true, "Time to the first read, in microseconds from the request (when the timing is real).", |r| opt_int(r.first_byte_us));
+        f.add("first_call_us", Int, true, "Time to the first call's first fragment, in microseconds (when the timing is real and there is a call).", |r| opt_int(r.first_call_us));
+        f.add("end_us", Int, true, "Time to the last read, in microseconds (when the timing is real).", |r| opt_int(r.end_us));
+        f.add("finding_kinds", Text, true, "The kinds of the stream's findings, sorted, comma-separated (the `findings` table has one row each).", |r| opt_text(&r.finding_kinds));
+        for (i, s) in Strategy::ALL.into_iter().enumerate() {
+            f.add(
+                &strategy_column(s),
+                Bool,
+                true,
+                &format!(
+                    "Naive strategy `{}` ends with the correct calls (null when it cannot run on this input, e.g. per-read strategies without read boundaries, or a complete response). {}",
+                    s.name(),
+                    s.description()
+                ),
+                move |r| opt_bool(r.naive.get(i).copied().flatten()),
+            );
+        }
+        f
+    })
+}
+
+fn call_fields() -> &'static Fields<CallRow> {
+    static FIELDS: OnceLock<Fields<CallRow>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        use Kind::{Bool, Int, Text};
+        let mut f = Fields::<CallRow>::new();
+        f.add("stream_key", Text, false, "The stream (`streams.stream_key`).", |r| text(&r.stream_key));
+        f.add("call", Int, false, "The call's number in its stream, from 0, in order of its first fragment.", |r| Value::Int(i64::from(r.call)));
+        f.add("name", Text, false, "The function name.", |r| text(&r.name));
+        f.add("id_present", Bool, false, "Some fragment carried a call id.", |r| Value::Bool(r.id_present));
+        f.add("server_tool", Text, true, "For a tool the provider ran itself, its type (`server_tool_use`, `web_search_call`, …).", |r| opt_text(&r.server_tool));
+        f.add("argument_bytes", Int, false, "Length of the reassembled arguments, in bytes.", |r| int(r.argument_bytes));
+        f.add("fragments", Int, false, "Fragments the call arrived in.", |r| int(r.fragments));
+        f.add("parsed", Bool, false, "The arguments parsed as JSON (empty arguments count as `{}`).", |r| Value::Bool(r.parsed));
+        f.add("complete", Bool, false, "The call was finished (the dialect closed it or the stream finished).", |r| Value::Bool(r.complete));
+        f.add("verbatim", Bool, true, "Checkpoint 1: the reassembled arguments equal the original (null when there is no original to compare).", |r| opt_bool(r.verbatim));
+        f.add("contiguous", Bool, true, "Checkpoint 2: every fragment sits at its offset in the original (null without an original).", |r| opt_bool(r.contiguous));
+        f.add("first_only", Bool, true, "Checkpoint 3: only the first fragment carried id and name.", |r| opt_bool(r.first_only));
+        f.add("first_fragment_us", Int, true, "Arrival of the call's first fragment, in microseconds (when the timing is real).", |r| opt_int(r.first_fragment_us));
+        f.add("last_fragment_us", Int, true, "Arrival of its last fragment, in microseconds (when the timing is real).", |r| opt_int(r.last_fragment_us));
+        f.add("parse_error", Text, true, "The JSON parser's error when the arguments did not parse.", |r| opt_text(&r.parse_error));
+        f
+    })
+}
+
+fn finding_fields() -> &'static Fields<FindingRow> {
+    static FIELDS: OnceLock<Fields<FindingRow>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        use Kind::{Int, Text};
+        let mut f = Fields::<FindingRow>::new();
+        f.add(
+            "stream_key",
+            Text,
+            false,
+            "The stream (`streams.stream_key`).",
+            |r| text(&r.stream_key),
+        );
+        f.add(
+            "kind",
+            Text,
+            false,
+            "The finding's kind (`repeated-name`, `split-utf8`, …; the README's quirk table).",
+            |r| text(r.kind.label()),
+        );
+        f.add(
+            "severity",
+            Text,
+            false,
+            "`info`, `warn` or `error` (an error makes the stream not OK).",
+            |r| text(r.severity()),
+        );
+        f.add(
+            "call",
+            Int,
+            true,
+            "The call it concerns (`calls.call`), null for the stream as a whole.",
+            |r| r.call.map_or(Value::Null, |c| Value::Int(i64::from(c))),
+        );
+        f.add(
+            "count",
+            Int,
+            false,
+            "How many times it was seen (same kind, same call).",
+            |r| int(r.count),
+        );
+        f.add(
+            "chunk",
+            Int,
+            true,
+            "Where it was first seen: the read (chunk) number, from 0.",
+            |r| opt_int(r.chunk.map(u64::from)),
+        );
+        f.add("event", Int, true, "The event number, from 0.", |r| {
+            opt_int(r.event.map(u64::from))
+        });
+        f.add("fragment", Int, true, "The fragment number, from 0.", |r| {
+            opt_int(r.fragment.map(u64::from))
+        });
+        f.add("offset", Int, true, "The byte offset in the body.", |r| {
+            opt_int(r.offset)
+        });
+        f.add("message", Text, false, "What was seen, on one line.", |r| {
+            text(&r.message)
+        });
+        f
+    })
+}
+
+impl Row for StreamRow {
+    const TABLE: Table = Table::Streams;
+    fn value(&self, i: usize) -> Value<'_> {
+        stream_fields().value(self, i)
+    }
+}
+
+impl Row for CallRow {
+    const TABLE: Table = Table::Calls;
+    fn value(&self, i: usize) -> Value<'_> {
+        call_fields().value(self, i)
+    }
+}
+
+impl Row for FindingRow {
+    const TABLE: Table = Table::Findings;
+    fn value(&self, i: usize) -> Value<'_> {
+        finding_fields().value(self, i)
+    }
+}
+
+/// The schema as one JSON document (`schema.json` beside JSON-lines and CSV tables): the
+/// version, and each table's columns with their types and meaning.
+pub fn schema_json() -> serde_json::Value {
+    let tables: serde_json::Map<String, serde_json::Value> = Table::ALL
+        .into_iter()
+        .map(|t| {
+            let cols: Vec<serde_json::Value> = t
+                .columns()
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "name": c.name,
+                        "type": c.kind.name(),
+                        "nullable": c.nullable,
+                        "doc": c.doc,
+                    })
+                })
+                .collect();
+            (
+                t.name().to_owned(),
+                serde_json::json!({"description": t.description(), "columns": cols}),
+            )
+        })
+        .collect();
+    serde_json::json!({"schema_version": SCHEMA_VERSION, "tables": tables})
+}
+
+/// The schema as Markdown: one table per table (the README's schema section is this text).
+pub fn schema_markdown() -> String {
+    let mut s = String::new();
+    for t in Table::ALL {
+        s.push_str(&format!("#### `{}`\n\n{}\n\n", t.name(), t.description()));
+        s.push_str("| column | type | null | meaning |\n|---|---|---|---|\n");
+        for c in t.columns() {
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                c.name,
+                c.kind.name(),
+                if c.nullable { "yes" } else { "no" },
+                c.doc.replace('|', "\\|")
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}

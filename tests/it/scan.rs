@@ -1,0 +1,647 @@
+//! `scan` through the binary: the summary equals what the written rows say (recomputed here from
+//! the `streams` and `findings` tables, as the DuckDB queries do), Parquet, JSON lines and CSV
+//! hold the same rows, `-o -` with `--files-from -` (a cluster's map step) gives them too, any
+//! `-j` gives the same rows, unreadable files are rows, the rows agree with `check --json`, and
+//! the exit codes. The corpus is generated (`generate-corpus`), plus the bundled recordings and
+//! the test data.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use common::{BIN, Kid, manifest, stderr, wait_bounded};
+
+type Row = Map<String, Value>;
+
+/// Runs `sse-replay ARGS` (at most 180 s) with `stdin` as its standard input. Its standard
+/// output goes to a file (it can be megabytes: a pipe nobody reads until the exit would stall it)
+/// and comes back in `Output::stdout`.
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let out_file = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(manifest())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(out_file.reopen().unwrap()))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let mut out = wait_bounded(
+        Kid(child),
+        &format!("sse-replay {args:?}"),
+        Duration::from_secs(180),
+    );
+    feeder.join().unwrap();
+    out.stdout = std::fs::read(out_file.path()).unwrap();
+    out
+}
+
+/// A generated corpus of `n` captures (seed 5) in a temporary folder.
+fn corpus(n: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &[
+            "generate-corpus",
+            "-o",
+            dir.path().to_str().unwrap(),
+            "--count",
+            &n.to_string(),
+            "--seed",
+            "5",
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    dir
+}
+
+/// The scanned inputs: the corpus, the bundled recordings and the test data (captures, raw
+/// bodies, complete responses, malformed files).
+fn inputs(corpus: &Path) -> Vec<String> {
+    vec![
+        corpus.display().to_string(),
+        "recordings".into(),
+        "tests/data".into(),
+    ]
+}
+
+fn args<'a>(head: &[&'a str], inputs: &'a [String]) -> Vec<&'a str> {
+    let mut v = head.to_vec();
+    v.extend(inputs.iter().map(String::as_str));
+    v
+}
+
+fn jsonl(text: &str) -> Vec<Row> {
+    text.lines()
+        .map(|l| match serde_json::from_str::<Value>(l).unwrap() {
+            Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        })
+        .collect()
+}
+
+fn read_jsonl(dir: &Path, table: &str) -> Vec<Row> {
+    jsonl(&std::fs::read_to_string(dir.join(format!("{table}.jsonl"))).unwrap())
+}
+
+/// The `q` quantile as `percentile_disc` defines it (written out again here, not the core's).
+fn percentile_disc(mut v: Vec<i64>, q: f64) -> Value {
+    if v.is_empty() {
+        return Value::Null;
+    }
+    v.sort();
+    let k = ((q * v.len() as f64).ceil() as usize).max(1) - 1;
+    json!(v[k.min(v.len() - 1)])
+}
+
+/// The summary recomputed from the rows: groups by dialect, host and model; finding kinds
+/// counted from the `findings` table (distinct streams per kind); strategies from the
+/// `agrees_*` columns; times from `first_call_us`.
+fn summary_from_rows(streams: &[Row], findings: &[Row], files: usize) -> Value {
+    let strategies: Vec<String> = streams[0]
+        .keys()
+        .filter_map(|k| k.strip_prefix("agrees_").map(|s| s.replace('_', "-")))
+        .collect();
+    let key_of = |r: &Row| {
+        (
+            r["dialect"].as_str().map(str::to_owned),
+            r["provider_host"].as_str().map(str::to_owned),
+            r["model"].as_str().map(str::to_owned),
+        )
+    };
+    let mut kinds_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for f in findings {
+        kinds_of
+            .entry(f["stream_key"].as_str().unwrap())
+            .or_default()
+            .insert(f["kind"].as_str().unwrap());
+    }
+    let group = |rows: &[&Row]| {
+        let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+        for r in rows {
+            for k in kinds_of
+                .get(r["stream_key"].as_str().unwrap())
+                .into_iter()
+                .flatten()
+            {
+                *kinds.entry(k).or_default() += 1;
+            }
+        }
+        let naive: Map<String, Value> = strategies
+            .iter()
+            .map(|s| {
+                let col = format!("agrees_{}", s.replace('-', "_"));
+                let ran = rows.iter().filter(|r| r[&col].is_boolean()).count();
+                let failed = rows.iter().filter(|r| r[&col] == json!(false)).count();
+                (s.clone(), json!({"ran": ran, "failed": failed}))
+            })
+            .collect();
+        let times: Vec<i64> = rows
+            .iter()
+            .filter_map(|r| r["first_call_us"].as_i64())
+            .collect();
+        json!({
+            "streams": rows.len(),
+            "not_ok": rows.iter().filter(|r| r["verdict"] != "ok").count(),
+            "finding_kinds": kinds,
+            "naive_failures": naive,
+            "first_call": {
+                "streams": times.len(),
+                "p50_us": percentile_disc(times.clone(), 0.5),
+                "p95_us": percentile_disc(times, 0.95),
+            },
+        })
+    };
+    let mut by_key: BTreeMap<_, Vec<&Row>> = BTreeMap::new();
+    for r in streams {
+        by_key.entry(key_of(r)).or_default().push(r);
+    }
+    let groups: Vec<Value> = by_key
+        .iter()
+        .map(|((d, h, m), rows)| {
+            let mut g = group(rows);
+            let o = g.as_object_mut().unwrap();
+            o.insert("dialect".into(), json!(d));
+            o.insert("provider_host".into(), json!(h));
+            o.insert("model".into(), json!(m));
+            g
+        })
+        .collect();
+    let all: Vec<&Row> = streams.iter().collect();
+    json!({
+        "schema_version": 1,
+        "files": files,
+        "groups": groups,
+        "total": group(&all),
+    })
+}
+
+#[test]
+fn the_summary_is_what_the_rows_say_in_every_format_and_any_parallelism() {
+    let generated = corpus(300);
+    let inputs = inputs(generated.path());
+    let out = run(&args(&["scan", "--json"], &inputs), b"");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "some streams are not OK: {}",
+        stderr(&out)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let tables = tempfile::tempdir().unwrap();
+    let dir = |f: &str| tables.path().join(f);
+    for (format, j) in [
+        ("jsonl", "1"),
+        ("jsonl", "3"),
+        ("parquet", "2"),
+        ("csv", "2"),
+    ] {
+        let d = dir(&format!("{format}-{j}"));
+        let o = run(
+            &args(
+                &[
+                    "scan",
+                    "-o",
+                    d.to_str().unwrap(),
+                    "--format",
+                    format,
+                    "-j",
+                    j,
+                ],
+                &inputs,
+            ),
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("not OK"), "{}", stderr(&o));
+    }
+    let streams = read_jsonl(&dir("jsonl-1"), "streams");
+    let findings = read_jsonl(&dir("jsonl-1"), "findings");
+    let files = summary["files"].as_u64().unwrap() as usize;
+    assert!(files > 330, "{files} files");
+    let want = summary_from_rows(&streams, &findings, files);
+    assert_eq!(summary["total"], want["total"]);
+    let (got_groups, want_groups) = (
+        summary["groups"].as_array().unwrap(),
+        want["groups"].as_array().unwrap(),
+    );
+    assert_eq!(got_groups.len(), want_groups.len());
+    for (g, w) in got_groups.iter().zip(want_groups) {
+        assert_eq!(g, w);
+    }
+    assert_eq!(summary, want);
+    // Every dialect the corpus draws from is there, and so are unreadable files.
+    let dialects: BTreeSet<&str> = streams
+        .iter()
+        .filter_map(|r| r["dialect"].as_str())
+        .collect();
+    assert!(dialects.len() >= 5, "{dialects:?}");
+    assert!(
+        streams
+            .iter()
+            .any(|r| r["verdict"] == "unreadable" && r["error"].is_string())
+    );
+
+    // The same rows whatever the format and the number of workers.
+    for t in sse_replay_core::scan::Table::ALL {
+        let table = t.name();
+        let want = || read_jsonl(&dir("jsonl-1"), table);
+        assert!(!want().is_empty(), "{table}");
+        let j3 = read_jsonl(&dir("jsonl-3"), table);
+        assert_same_rows(j3, want(), &format!("{table} -j 3"));
+        let pq = read_parquet(&dir("parquet-2").join(format!("{table}.parquet")));
+        assert_same_rows(pq, want(), &format!("{table}.parquet"));
+        let csv = read_csv(&dir("csv-2").join(format!("{table}.csv")), t);
+        assert_same_rows(csv, want(), &format!("{table}.csv"));
+    }
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir("csv-2").join("schema.json")).unwrap())
+            .unwrap();
+    assert_eq!(schema["schema_version"], 1);
+}
+
+/// Rows in a canonical order (each as its sorted columns' JSON), to compare sets of rows.
+fn sorted(rows: Vec<Row>) -> Vec<String> {
+    let mut v: Vec<String> = rows
+        .into_iter()
+        .map(|r| serde_json::to_string(&r.into_iter().collect::<BTreeMap<_, _>>()).unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Two sets of rows are equal; on a difference, only the first differing row is shown.
+fn assert_same_rows(got: Vec<Row>, want: Vec<Row>, what: &str) {
+    let (got, want) = (sorted(got), sorted(want));
+    if let Some((g, w)) = got.iter().zip(&want).find(|(g, w)| g != w) {
+        panic!("{what}: first difference\n got: {g}\nwant: {w}");
+    }
+    assert_eq!(got.len(), want.len(), "{what}: row counts");
+}
+
+/// A Parquet table's rows as JSON objects (through the `parquet` crate's record reader), and its
+/// `schema_version`.
+fn read_parquet(path: &Path) -> Vec<Row> {
+    use parquet::file::reader::FileReader as _;
+    use parquet::record::Field;
+    let file = std::fs::File::open(path).unwrap();
+    let reader = parquet::file::serialized_reader::SerializedFileReader::new(file).unwrap();
+    let kv = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .cloned();
+    let version = kv
+        .unwrap_or_default()
+        .into_iter()
+        .find(|k| k.key == "schema_version")
+        .and_then(|k| k.value);
+    assert_eq!(version.as_deref(), Some("1"), "{}", path.display());
+    reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|row| {
+            row.unwrap()
+                .get_column_iter()
+                .map(|(name, field)| {
+                    let v = match field {
+                        Field::Null => Value::Null,
+                        Field::Bool(b) => json!(b),
+                        Field::Long(n) => json!(n),
+                        Field::Str(s) => json!(s),
+                        other => panic!("unexpected {other:?}"),
+                    };
+                    (name.clone(), v)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A CSV table's rows as JSON objects, typed by the schema.
+fn read_csv(path: &Path, table: sse_replay_core::scan::Table) -> Vec<Row> {
+    use sse_replay_core::scan::Kind;
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut records = parse_csv(&text).into_iter();
+    let head: Vec<String> = records
+        .next()
+        .unwrap()
+        .into_iter()
+        .map(|f| f.unwrap())
+        .collect();
+    let columns = table.columns();
+    assert_eq!(
+        head,
+        columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>()
+    );
+    records
+        .map(|rec| {
+            columns
+                .iter()
+                .zip(rec)
+                .map(|(c, field)| {
+                    let v = match (field, c.kind) {
+                        (None, _) => Value::Null,
+                        (Some(s), Kind::Bool) => json!(s == "true"),
+                        (Some(s), Kind::Int) => json!(s.parse::<i64>().unwrap()),
+                        (Some(s), Kind::Text) => json!(s),
+                    };
+                    (c.name.clone(), v)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// RFC 4180 records; an empty unquoted field is `None` (null), a quoted one `Some("")`.
+fn parse_csv(text: &str) -> Vec<Vec<Option<String>>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let (mut quoted, mut in_quotes, mut chars) = (false, false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, in_quotes) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            ('"', true) => in_quotes = false,
+            ('"', false) => {
+                in_quotes = true;
+                quoted = true;
+            }
+            (',', false) => {
+                record.push((quoted || !field.is_empty()).then(|| std::mem::take(&mut field)));
+                quoted = false;
+            }
+            ('\r', false) => {}
+            ('\n', false) => {
+                record.push((quoted || !field.is_empty()).then(|| std::mem::take(&mut field)));
+                quoted = false;
+                records.push(std::mem::take(&mut record));
+            }
+            (c, _) => field.push(c),
+        }
+    }
+    records
+}
+
+#[test]
+fn paths_on_standard_input_give_tagged_rows_on_standard_output() {
+    let generated = corpus(40);
+    let folder = tempfile::tempdir().unwrap();
+    let mut list = String::new();
+    let mut names = BTreeSet::new();
+    for e in std::fs::read_dir(generated.path()).unwrap() {
+        let p = e.unwrap().path();
+        // A staged copy named by its origin: `PATH<TAB>NAME`.
+        let name = format!(
+            "s3://bucket/captures/{}",
+            p.file_name().unwrap().to_string_lossy()
+        );
+        list.push_str(&format!("{}\t{name}\n", p.display()));
+        names.insert(name);
+    }
+    list.push_str("recordings/seed-example.ron\n\n");
+    names.insert("recordings/seed-example.ron".into());
+    let out = run(
+        &[
+            "scan",
+            "--files-from",
+            "-",
+            "--format",
+            "jsonl",
+            "-o",
+            "-",
+            "-j",
+            "2",
+        ],
+        list.as_bytes(),
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let rows = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let mut by_table: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+    for mut r in rows {
+        let table = r.remove("table").unwrap().as_str().unwrap().to_owned();
+        by_table.entry(table).or_default().push(r);
+    }
+    assert_eq!(
+        by_table.keys().collect::<Vec<_>>(),
+        ["calls", "findings", "streams"]
+    );
+    let seen: BTreeSet<String> = by_table["streams"]
+        .iter()
+        .map(|r| r["source_file"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(seen, names);
+    // The same rows as a folder of JSON lines from the same list.
+    let d = folder.path().join("t");
+    let o = run(
+        &[
+            "scan",
+            "--files-from",
+            "-",
+            "--format",
+            "jsonl",
+            "-o",
+            d.to_str().unwrap(),
+        ],
+        list.as_bytes(),
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    for (table, rows) in by_table {
+        assert_same_rows(rows, read_jsonl(&d, &table), &table);
+    }
+}
+
+#[test]
+fn the_rows_say_what_check_says_about_each_file() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(manifest().join("recordings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for d in ["tests/data/fixtures", "tests/data/complete"] {
+        files.extend(
+            std::fs::read_dir(manifest().join(d))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| sse_replay_core::scan::is_scanned_name(p)),
+        );
+    }
+    files.sort();
+    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    let out = run(
+        &args(&["scan", "-o", "-", "--format", "jsonl"], &names),
+        b"",
+    );
+    let rows = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let mut compared = 0;
+    for (path, name) in files.iter().zip(&names) {
+        let check = run(&["check", "--json", "--no-preview", name], b"");
+        let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+        let stream = rows
+            .iter()
+            .find(|r| r["table"] == "streams" && r["source_file"] == name.as_str())
+            .unwrap_or_else(|| panic!("no row for {}", path.display()));
+        assert_eq!(stream["verdict"] == "ok", report["ok"] == true, "{name}");
+        assert_eq!(
+            stream["verdict"] == "ok",
+            check.status.code() == Some(0),
+            "{name}"
+        );
+        assert_eq!(stream["dialect"], report["dialect"], "{name}");
+        assert_eq!(
+            stream["calls"],
+            json!(report["calls"].as_array().unwrap().len()),
+            "{name}"
+        );
+        assert_eq!(stream["events"], report["stats"]["events"], "{name}");
+        assert_eq!(stream["bytes"], report["stats"]["bytes"], "{name}");
+        assert_eq!(stream["ending"], report["ending"]["status"], "{name}");
+        let kinds: BTreeSet<&str> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap())
+            .collect();
+        let listed: BTreeSet<&str> = stream["finding_kinds"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .filter(|k| !k.is_empty())
+            .collect();
+        assert_eq!(listed, kinds, "{name}");
+        let finding_rows = rows
+            .iter()
+            .filter(|r| r["table"] == "findings" && r["stream_key"] == stream["stream_key"])
+            .count();
+        assert_eq!(
+            finding_rows,
+            report["findings"].as_array().unwrap().len(),
+            "{name}"
+        );
+        for s in report["strategies"].as_array().unwrap() {
+            let col = format!("agrees_{}", s["name"].as_str().unwrap().replace('-', "_"));
+            let want = if s["not_applicable"].is_string() {
+                Value::Null
+            } else {
+                s["matches_correct"].clone()
+            };
+            assert_eq!(stream[&col], want, "{name} {col}");
+        }
+        compared += 1;
+    }
+    assert!(compared > 30, "{compared}");
+}
+
+#[test]
+fn exit_codes_unreadable_files_and_usage() {
+    // All OK: 0.
+    let out = run(
+        &[
+            "scan",
+            "recordings/seed-example.ron",
+            "recordings/openai-chat-weather.ron",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 streams in 2 files; 0 not OK"));
+    // A missing file and a folder entry that is not a capture are rows, not a stop: exit 1.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("garbage.sse"),
+        "<html>502 Bad Gateway</html>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("notes.md"),
+        "not scanned: not a capture's extension",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".hidden.ron"), "skipped").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = run(
+        &[
+            "scan",
+            "--json",
+            d,
+            "no/such/file.ron",
+            "recordings/seed-example.ron",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["files"], 3, "{summary}");
+    assert_eq!(summary["total"]["streams"], 3);
+    assert_eq!(summary["total"]["not_ok"], 2);
+    // Usage: exit 2.
+    for bad in [
+        vec!["scan"],
+        vec!["scan", "-o", "-", "recordings"],
+        vec!["scan", "-j", "0", "recordings"],
+        vec!["scan", "--json", "-o", "x", "recordings"],
+    ] {
+        let out = run(&bad, b"");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+    }
+    // An existing table is refused without --force, replaced with it.
+    let t = dir.path().join("tables");
+    let t = t.to_str().unwrap();
+    let first = run(&["scan", "-o", t, "recordings/seed-example.ron"], b"");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let again = run(&["scan", "-o", t, "recordings/seed-example.ron"], b"");
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    let forced = run(
+        &["scan", "-o", t, "--force", "recordings/seed-example.ron"],
+        b"",
+    );
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    // The schema, for other tools.
+    let schema = run(&["scan", "--schema"], b"");
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert_eq!(schema["schema_version"], 1);
+    assert!(
+        schema["tables"]["streams"]["columns"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 20
+    );
+}
+
+#[test]
+fn the_corpus_generator_is_deterministic() {
+    let (a, b) = (corpus(25), corpus(25));
+    let files = |d: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let fa = files(a.path());
+    assert_eq!(fa.len(), 25);
+    assert_eq!(fa, files(b.path()));
+}
