@@ -474,6 +474,8 @@ fn a_client_that_hangs_is_killed_with_everything_it_started() {
     let o = run_test(
         &[
             "--json",
+            "--dialect",
+            "openai-chat",
             "--timeout",
             "1",
             "--variants",

@@ -13,7 +13,8 @@ use egui::{RichText, Ui};
 use super::view::{Action, ActionQueue};
 use sse_replay_core::recording::Recording;
 use sse_replay_net::harness::{
-    self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict,
+    self, CaseCall, CaseId, CaseResult, Config, NotSpoken, SuiteRecording, SuiteRun, Variant,
+    Verdict,
 };
 
 /// The "Test a client" form: what to run against which recordings. Persisted in the settings; the
@@ -72,6 +73,8 @@ pub struct Work {
 pub struct Finished {
     pub work: Arc<Work>,
     pub results: Vec<CaseResult>,
+    /// Dialects the client does not speak: skipped, reported once.
+    pub not_spoken: Vec<NotSpoken>,
     pub cancelled: bool,
 }
 
@@ -79,7 +82,7 @@ struct Run {
     work: Arc<Work>,
     cancel: Arc<AtomicBool>,
     progress: mpsc::Receiver<(usize, usize)>,
-    done: mpsc::Receiver<Vec<CaseResult>>,
+    done: mpsc::Receiver<SuiteRun>,
     shown: (usize, usize),
 }
 
@@ -149,14 +152,8 @@ impl ClientTestRun {
                     let _ = progress_tx.send((n, total));
                     repaint.request_repaint();
                 };
-                let results = harness::run_suite(
-                    &thread_work.suite,
-                    &thread_work.cases,
-                    &config,
-                    &thread_cancel,
-                    &progress,
-                );
-                let _ = done_tx.send(results);
+                let run = harness::run_plan(&thread_work.suite, &config, &thread_cancel, &progress);
+                let _ = done_tx.send(run);
                 repaint.request_repaint();
             });
         if let Err(e) = spawned {
@@ -187,13 +184,20 @@ impl ClientTestRun {
             run.shown = p;
         }
         match run.done.try_recv() {
-            Ok(results) => {
+            Ok(done) => {
                 let cancelled = run.cancel.load(Ordering::Relaxed);
                 let work = run.work.clone();
                 self.run = None;
+                if let Some(why) = done.start_failure {
+                    // A command that cannot start is never a client's verdict.
+                    self.error = Some(format!("could not start the client: {why}"));
+                    self.last = None;
+                    return;
+                }
                 self.last = Some(Finished {
                     work,
-                    results,
+                    results: done.results,
+                    not_spoken: done.not_spoken,
                     cancelled,
                 });
             }
@@ -288,14 +292,22 @@ impl ClientTestRun {
         let Some(last) = &self.last else { return };
         let summary = harness::Summary::of(&last.results);
         ui.separator();
+        let not_judged = if summary.not_judged > 0 {
+            format!(", {} not judged", summary.not_judged)
+        } else {
+            String::new()
+        };
         ui.label(format!(
-            "{}: {} pass, {} fail, {} error{}",
+            "{}: {} pass, {} fail, {} error{not_judged}{}",
             sse_replay_core::text::plural(summary.cases, "case"),
             summary.pass,
             summary.fail,
             summary.error,
             if last.cancelled { " (cancelled)" } else { "" }
         ));
+        for n in &last.not_spoken {
+            ui.label(n.line());
+        }
         for u in &last.work.unreadable {
             ui.colored_label(ui.visuals().error_fg_color, u);
         }
@@ -334,6 +346,9 @@ impl ClientTestRun {
                                             Verdict::Error(_) => {
                                                 ("!", super::style::warn_color(ui))
                                             }
+                                            Verdict::NotJudged(_) => {
+                                                ("○", ui.visuals().weak_text_color())
+                                            }
                                         };
                                         let mut hover = r.verdict.name().to_owned();
                                         if !r.verdict.detail().is_empty() {
@@ -359,7 +374,7 @@ impl ClientTestRun {
                 let failures: Vec<&CaseResult> = last
                     .results
                     .iter()
-                    .filter(|r| r.verdict != Verdict::Pass)
+                    .filter(|r| matches!(r.verdict, Verdict::Fail(_) | Verdict::Error(_)))
                     .collect();
                 if !failures.is_empty() {
                     ui.separator();
@@ -420,10 +435,13 @@ impl ClientTestRun {
 
 fn same_call(got: &CaseCall, want: &sse_replay_core::accumulate::Call) -> bool {
     let args = match (&got.arguments, want.value()) {
-        (harness::verdict::Args::Value(g), Some(w)) => g == w,
+        (harness::verdict::Args::Value(g), Some(w)) => harness::verdict::json_eq(g, w),
         _ => false,
     };
-    let ids = match (&got.id, want.id.as_deref().filter(|s| !s.is_empty())) {
+    let ids = match (
+        got.id.as_deref(),
+        want.id.as_deref().filter(|s| !s.is_empty()),
+    ) {
         (Some(g), Some(w)) => g == w,
         _ => true,
     };
@@ -445,6 +463,7 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
         Verdict::Pass => super::style::ok_color(ui),
         Verdict::Fail(_) => super::style::err_color(ui),
         Verdict::Error(_) => super::style::warn_color(ui),
+        Verdict::NotJudged(_) => ui.visuals().weak_text_color(),
     };
     ui.heading("What your client printed");
     ui.label(
@@ -469,8 +488,11 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
                 }
                 Some(calls) => {
                     ui.label(RichText::new(format!("Calls it printed: {}", calls.len())).strong());
+                    // The client's calls: the provider's server tools are not among them.
+                    let client: Vec<&sse_replay_core::accumulate::Call> =
+                        analysis.client_calls().collect();
                     for (i, c) in calls.iter().enumerate() {
-                        let want = analysis.calls.get(i);
+                        let want = client.get(i).copied();
                         let ok = want.is_some_and(|w| same_call(c, w));
                         let color = if ok {
                             super::style::ok_color(ui)
@@ -508,11 +530,11 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
                             );
                         }
                     }
-                    if calls.len() < analysis.calls.len() {
+                    if calls.len() < client.len() {
                         ui.label(format!(
                             "{} of the stream's {} not printed",
-                            analysis.calls.len() - calls.len(),
-                            sse_replay_core::text::plural(analysis.calls.len(), "call")
+                            client.len() - calls.len(),
+                            sse_replay_core::text::plural(client.len(), "call")
                         ));
                     }
                 }
