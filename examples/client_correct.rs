@@ -89,7 +89,8 @@ async fn run() -> std::process::ExitCode {
         problems.push("the stream ended without a finish signal".into());
     }
     let mut printed = Vec::new();
-    for call in &outcome.calls {
+    // The provider's own tools (a web search it ran) are not the client's to run.
+    for call in outcome.calls.iter().filter(|c| c.is_client_call()) {
         match (&call.parsed, call.complete) {
             (Parsed::Ok(arguments), true) => printed.push(serde_json::json!({
                 "name": call.name,
