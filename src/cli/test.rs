@@ -64,7 +64,8 @@ pub struct TestArgs {
     pub command: Vec<String>,
 }
 
-fn parse_variant(s: &str) -> Result<Variant, String> {
+/// A framing variant name (faults go to `--faults`).
+pub(super) fn parse_variant(s: &str) -> Result<Variant, String> {
     Variant::from_name(s)
         .filter(|v| !v.is_fault())
         .ok_or_else(|| {
@@ -400,7 +401,8 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     }
 }
 
-fn fresh_seed() -> u64 {
+/// A new random seed per run (printed, so a failure reproduces).
+pub(super) fn fresh_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)

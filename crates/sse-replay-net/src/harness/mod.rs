@@ -214,7 +214,7 @@ pub struct Config {
 }
 
 /// One case to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CaseId {
     /// Index into the suite.
     pub recording: usize,

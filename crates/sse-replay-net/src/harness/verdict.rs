@@ -573,9 +573,6 @@ fn naive_client_calls(calls: &[NaiveCall], analysis: &Analysis) -> Vec<CaseCall>
         .map(|c| c.name.as_str())
         .filter(|n| !analysis.client_calls().any(|c| c.name == *n))
         .collect();
-    let stream_has_ids = analysis
-        .client_calls()
-        .any(|c| c.id.as_deref().is_some_and(|s| !s.is_empty()));
     calls
         .iter()
         .filter(|n| !server_ids.contains(&n.id.as_str()))
@@ -590,22 +587,21 @@ fn naive_client_calls(calls: &[NaiveCall], analysis: &Analysis) -> Vec<CaseCall>
                     Parsed::Err { .. } => Args::Raw(n.raw_arguments.clone()),
                 }
             },
-            // A strategy that lost the id prints it empty, where the stream gave ids at all.
-            id: Some(n.id.clone()).filter(|s| !s.is_empty() || stream_has_ids),
+            id: Some(n.id.clone()).filter(|s| !s.is_empty()),
         })
         .collect()
 }
 
-/// The same calls, compared as two printed lists (ids only where both sides have one).
-fn same_list(a: &[CaseCall], b: &[CaseCall]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            let ids = match (&x.id, &y.id) {
-                (Some(p), Some(q)) => p == q,
-                _ => true,
-            };
-            x.name == y.name && ids && x.arguments.same(&y.arguments)
-        })
+/// The printed calls `got` are `model`'s calls, by name and arguments: what a diagnosis compares.
+/// Ids are left out: a strategy's id is its table's, not what a client built on the same mistake
+/// prints (one keeps the first id, another the last). A model call without a name (a strategy
+/// that does not track names, such as `concat-all`) says nothing about the name.
+fn same_list(got: &[CaseCall], model: &[CaseCall]) -> bool {
+    got.len() == model.len()
+        && got
+            .iter()
+            .zip(model)
+            .all(|(g, m)| (m.name.is_empty() || g.name == m.name) && g.arguments.same(&m.arguments))
 }
 
 /// What a diagnosis looks at: the case, its bytes and the same recording in one read.
@@ -645,9 +641,37 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
         ));
     }
     let as_received: Vec<CaseCall> = expected.calls.iter().map(|(c, _)| c.clone()).collect();
-    if expected.failure_allowed() && same_list(got, &as_received) {
+    if same_list(got, &as_received) {
+        if expected.failure_allowed() {
+            return Some(
+                "prints the calls as received, broken or unfinished ones included: it checks neither that the arguments parse nor how the stream ended".into(),
+            );
+        }
+        // Names and arguments are right: only the ids differ.
+        let blanked = got.iter().any(|g| g.id.as_deref() == Some(""));
+        let empty_ids_sent = analysis
+            .fragments
+            .iter()
+            .any(|f| f.id == sse_replay_core::signal::Presence::Empty);
+        return Some(match (blanked, empty_ids_sent) {
+            (true, true) => "only the ids are wrong: a later fragment's empty `id` replaced the real one (empty means absent)".into(),
+            (true, false) => "only the ids are wrong: it prints them empty".into(),
+            _ => "only the ids are wrong".into(),
+        });
+    }
+    // A nameless, argument-less call the stream does not hold, before the right ones: the
+    // call's `index` used as a position in a list (a stream whose indexes do not start at 0).
+    let placeholder = |g: &CaseCall| {
+        g.name.is_empty()
+            && match &g.arguments {
+                Args::Value(v) => json_eq(v, &json!({})),
+                Args::Raw(r) => r.trim().is_empty(),
+            }
+    };
+    let without: Vec<CaseCall> = got.iter().filter(|g| !placeholder(g)).cloned().collect();
+    if without.len() < got.len() && same_list(&without, &as_received) {
         return Some(
-            "prints the calls as received, broken or unfinished ones included: it checks neither that the arguments parse nor how the stream ended".into(),
+            "prints an empty call with no name before the real ones: it uses the call's `index` as a position in a list, and this stream's indexes do not start at 0".into(),
         );
     }
     let outputs: Vec<(&StrategyResult, Vec<CaseCall>)> = analysis
@@ -678,10 +702,12 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
             names.join(", ")
         ));
     }
+    // A strategy that prints the right names and arguments explains nothing about a wrong print.
     let candidates = || {
         outputs
             .iter()
             .filter(|(r, _)| !r.verdict.matches_correct)
+            .filter(|(_, calls)| !same_list(calls, &as_received))
             .filter(|(_, calls)| matches(calls))
     };
     let (result, _) = candidates()
