@@ -353,6 +353,10 @@ pub fn run_plan(
             .collect();
         let all: Vec<CaseId> = probes.iter().flat_map(|(_, p)| p.iter().copied()).collect();
         let probed = super::run_cases(suite, &all, config, cancel, &stop, &report);
+        if let Some(r) = probed.iter().find(|r| r.start_failed) {
+            run.start_failure = Some(r.verdict.detail().to_owned());
+            return run;
+        }
         for (d, cases) in &probes {
             let mine: Vec<&CaseResult> = probed.iter().filter(|r| cases.contains(&r.id)).collect();
             // No clean recording of the dialect: nothing tells, so it runs.
@@ -391,11 +395,6 @@ pub fn run_plan(
                 .into_iter()
                 .filter(|r| !skip.contains(&suite[r.id.recording].base.dialect)),
         );
-    }
-    if let Some(r) = results.iter().find(|r| r.start_failed) {
-        run.start_failure = Some(r.verdict.detail().to_owned());
-        run.not_spoken.clear();
-        return run;
     }
     let rest: Vec<CaseId> = planned
         .iter()
