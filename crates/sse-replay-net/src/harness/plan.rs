@@ -241,6 +241,17 @@ pub fn gate_results(
     }
 }
 
+/// The dialects of the suite's recordings, in suite order (for a dialect picker).
+pub fn dialects_of(suite: &[SuiteRecording]) -> Vec<DialectKind> {
+    let mut v: Vec<DialectKind> = Vec::new();
+    for r in suite {
+        if !v.contains(&r.base.dialect) {
+            v.push(r.base.dialect);
+        }
+    }
+    v
+}
+
 /// A dialect the client does not speak: its cases were skipped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotSpoken {
