@@ -48,9 +48,11 @@ pub struct SuiteOptions {
     pub random_seed: u64,
     /// Speed of the `recorded` variant's timing (`None`: no waiting).
     pub speed: Option<f64>,
+    /// Where to listen (`127.0.0.1:0`: a free port on loopback).
     pub addr: SocketAddr,
     /// Log each request and verdict on standard error.
     pub log: bool,
+    /// Time-outs and the connection cap.
     pub limits: ServerLimits,
 }
 
@@ -337,11 +339,13 @@ impl State {
 pub struct CaseOutcome {
     /// `<recording>/<variant>`.
     pub case: String,
+    /// The verdict, a pass on a fault or broken case gated by its clean form.
     pub verdict: Verdict,
     /// What the client behaves like (for a failure).
     pub diagnosis: Option<String>,
     /// The calls as read (`None`: not the contract's JSON).
     pub got: Option<Vec<CaseCall>>,
+    /// What the case's bytes give.
     pub expected: Expected,
 }
 
@@ -390,13 +394,17 @@ pub struct SuiteServer {
 pub struct SuiteCase {
     /// `<recording>/<variant>`.
     pub id: String,
+    /// The recording's name as a path segment (its file stem).
     pub recording: String,
+    /// How its bytes are cut into writes.
     pub variant: Variant,
+    /// The recording's dialect.
     pub dialect: DialectKind,
     /// Where the case is served: the SDK's base URL (append `/v1` for OpenAI SDKs).
     pub base_url: String,
     /// The tools the recording calls.
     pub tools: Vec<String>,
+    /// What the case's bytes give: the calls with their status.
     pub expected: Expected,
     index: usize,
     state: Arc<State>,

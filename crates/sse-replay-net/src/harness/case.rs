@@ -13,12 +13,15 @@ use super::{SuiteRecording, Variant, Wire};
 /// A case's bytes and what they must give.
 #[derive(Debug)]
 pub struct CaseContext<'a> {
+    /// The recording the case serves.
     pub recording: &'a SuiteRecording,
+    /// How its bytes are cut into writes.
     pub variant: Variant,
     /// What the case's server sends.
     pub wire: Wire,
     /// The analysis of exactly those reads (the expected result and the naive strategies).
     pub analysis: Analysis,
+    /// The calls those bytes give, with their status.
     pub expected: Expected,
     /// Where the stream carries a provider error: what a client that reads past it would see.
     pub error_skipped: Option<ErrorSkipped>,
@@ -27,6 +30,7 @@ pub struct CaseContext<'a> {
 /// A verdict with what it was drawn from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Judgement {
+    /// Pass, fail or error (the gate by clean forms comes after, over the whole run).
     pub verdict: Verdict,
     /// What the client behaves like, for a failure (see [`verdict::diagnose`]).
     pub diagnosis: Option<String>,

@@ -440,9 +440,13 @@ pub fn run_suite(
 /// Counts per verdict.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
+    /// Cases run.
     pub cases: usize,
+    /// Passed.
     pub pass: usize,
+    /// Printed wrong calls.
     pub fail: usize,
+    /// Crashed, timed out, printed no JSON, or exited non-zero on a clean stream.
     pub error: usize,
     /// Passes that carry no signal (see [`Verdict::NotJudged`]), counted apart.
     pub not_judged: usize,

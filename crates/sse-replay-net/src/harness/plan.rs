@@ -255,6 +255,7 @@ pub fn dialects_of(suite: &[SuiteRecording]) -> Vec<DialectKind> {
 /// A dialect the client does not speak: its cases were skipped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotSpoken {
+    /// The dialect.
     pub dialect: DialectKind,
     /// The dialect's cases left out (those run to find out included).
     pub skipped: usize,
@@ -279,7 +280,9 @@ impl NotSpoken {
 pub struct SuiteRun {
     /// The cases planned (before dialects were left out).
     pub planned: Vec<CaseId>,
+    /// The results in case order, gated by clean forms.
     pub results: Vec<CaseResult>,
+    /// Dialects left out, once each.
     pub not_spoken: Vec<NotSpoken>,
     /// The client could not be started (not found, not executable, exit 127/126 from a shell):
     /// the run stopped at once and no case was judged.

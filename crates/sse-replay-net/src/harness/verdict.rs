@@ -106,6 +106,7 @@ impl Args {
 pub struct CaseCall {
     /// The name as printed: `""` is a name (a wrong one), never a wildcard.
     pub name: String,
+    /// The arguments, parsed when they are JSON.
     pub arguments: Args,
     /// `None` when not given (the key absent, or `null`). A printed `""` is kept: it is a value.
     /// Expected calls carry `None` where the stream gave no id (Gemini, Ollama).
@@ -140,6 +141,7 @@ impl CaseCall {
 /// The expected result of a case.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expected {
+    /// The client calls in stream order, each with how it stands.
     pub calls: Vec<(CaseCall, CallStatus)>,
     /// Why the stream itself is not clean (`check`'s problems); non-empty = exiting non-zero is fine.
     pub problems: Vec<String>,
@@ -303,7 +305,9 @@ pub enum Exit {
 /// `event: error` reads on): the error's message and the calls it would then see.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorSkipped {
+    /// The provider error's message.
     pub message: String,
+    /// The calls of the bytes without the error event.
     pub expected: Expected,
 }
 
