@@ -1026,4 +1026,70 @@ mod tests {
         let v = judge(&e, &Exit::Code(0), &Ok(whole));
         assert!(v.detail().contains("repaired"), "{v:?}");
     }
+
+    fn analysis_of(file: &str) -> Analysis {
+        let b = sse_replay_core::bundled::all()
+            .into_iter()
+            .find(|b| b.file == file)
+            .unwrap();
+        let rec = b.build();
+        Analysis::from_recording(
+            &rec,
+            sse_replay_core::analysis::SourceInfo::default(),
+            sse_replay_core::pipeline::Options::default(),
+        )
+    }
+
+    fn scene<'a>(e: &'a Expected, a: &'a Analysis) -> Scene<'a> {
+        Scene {
+            expected: e,
+            analysis: a,
+            baseline: Some(a),
+            recording: "r",
+            variant: Variant::OneRead,
+        }
+    }
+
+    /// An empty output used to be labelled with whatever strategy also printed nothing (or a
+    /// strategy that lost names): it is said as it is, with the dialect.
+    #[test]
+    fn an_empty_output_is_printed_no_calls_never_a_strategy() {
+        let a = analysis_of("gemini-weather.ron");
+        let e = Expected::from_analysis(&a);
+        assert_eq!(
+            diagnose(&[], &scene(&e, &a)).as_deref(),
+            Some("printed no calls on this gemini stream (2 calls expected)")
+        );
+    }
+
+    #[test]
+    fn a_strategy_is_named_when_the_output_is_exactly_its_own() {
+        let a = analysis_of("quirk-repeated-name.ron");
+        let e = Expected::from_analysis(&a);
+        let concat_fields = a.strategy(Strategy::ConcatFields).unwrap();
+        let got = naive_client_calls(&concat_fields.report.calls, &a);
+        let d = diagnose(&got, &scene(&e, &a)).unwrap();
+        assert!(d.starts_with("behaves like `concat-fields`"), "{d}");
+        // Right names and arguments, a blanked id: no strategy explains that.
+        let mut ids_blanked: Vec<CaseCall> = e.calls.iter().map(|(c, _)| c.clone()).collect();
+        ids_blanked[0].id = Some(String::new());
+        let d = diagnose(&ids_blanked, &scene(&e, &a)).unwrap();
+        assert!(d.starts_with("only the ids are wrong"), "{d}");
+        // Something no strategy prints: no diagnosis at all.
+        let odd = vec![call("get_weather", json!({"city": "x"}))];
+        assert_eq!(diagnose(&odd, &scene(&e, &a)), None);
+    }
+
+    /// The provider's server tools are not among a strategy's client calls either.
+    #[test]
+    fn strategies_are_compared_on_client_calls() {
+        let a = analysis_of("anthropic-server-tool.ron");
+        let concat_all = a.strategy(Strategy::ConcatAll).unwrap();
+        let calls = naive_client_calls(&concat_all.report.calls, &a);
+        // concat-all joins the search's input and the client call's: one nameless call, kept.
+        assert_eq!(calls.len(), 1);
+        let per_fragment = a.strategy(Strategy::Overwrite).unwrap();
+        let calls = naive_client_calls(&per_fragment.report.calls, &a);
+        assert!(calls.iter().all(|c| c.name != "web_search"), "{calls:?}");
+    }
 }
