@@ -167,10 +167,16 @@ impl Expected {
                 (call, status)
             })
             .collect();
-        Self {
-            calls,
-            problems: analysis.problems(),
+        let mut problems = analysis.problems();
+        // Every call closed, the response never: `check` is satisfied (the calls are whole), but
+        // a client may well refuse a response that did not finish (more calls could have come).
+        if analysis.ending == sse_replay_core::analysis::StreamEnding::CallsComplete {
+            problems.push(
+                "the stream ended without its final event: every call was closed, the response was not"
+                    .into(),
+            );
         }
+        Self { calls, problems }
     }
 
     /// Exiting non-zero (or printing nothing) is an acceptable outcome: the stream ended badly.
@@ -1091,5 +1097,35 @@ mod tests {
         let per_fragment = a.strategy(Strategy::Overwrite).unwrap();
         let calls = naive_client_calls(&per_fragment.report.calls, &a);
         assert!(calls.iter().all(|c| c.name != "web_search"), "{calls:?}");
+    }
+
+    /// A Responses stream cut before `response.completed`, every call closed by its
+    /// `output_item.done`: a client that refuses the unfinished response (openai-python raises
+    /// "Didn't receive a `response.completed` event") is not wrong; one that prints the calls is
+    /// right too.
+    #[test]
+    fn a_response_that_never_finished_may_be_refused() {
+        let a = analysis_of("openai-responses-weather.ron");
+        let body = a.body.clone();
+        let at = memchr::memmem::find(&body, b"event: response.completed").unwrap();
+        let rec = sse_replay_core::recording::Recording {
+            chunks: vec![sse_replay_core::recording::Chunk {
+                t_micros: 0,
+                bytes: body[..at].to_vec(),
+            }],
+            ..Default::default()
+        };
+        let cut = Analysis::from_recording(
+            &rec,
+            sse_replay_core::analysis::SourceInfo::default(),
+            sse_replay_core::pipeline::Options::default(),
+        );
+        assert!(cut.problems().is_empty(), "check is satisfied");
+        let e = Expected::from_analysis(&cut);
+        assert!(e.failure_allowed());
+        assert!(e.calls.iter().all(|(_, s)| *s == CallStatus::Ok));
+        assert_eq!(judge(&e, &Exit::Code(1), &Ok(vec![])), Verdict::Pass);
+        let both: Vec<CaseCall> = e.calls.iter().map(|(c, _)| c.clone()).collect();
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(both)), Verdict::Pass);
     }
 }
