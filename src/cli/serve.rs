@@ -15,7 +15,31 @@ use sse_replay_net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, ser
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The recording (`.ron`, a journal) or raw SSE body to serve.
-    pub file: PathBuf,
+    #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+    pub file: Option<PathBuf>,
+    /// Serve every case of `sse-replay test`'s suite on one server: each at its own base URL
+    /// (`/cases/<recording>/<variant>/`, the SDK's paths below it), `GET /cases` lists them with
+    /// their expected calls, `POST /cases/<recording>/<variant>/verdict` judges what a client
+    /// assembled. For pytest, vitest/jest and `cargo test`.
+    #[arg(long, conflicts_with = "rechunk")]
+    pub suite: bool,
+    /// With --suite: the recordings (files or folders, searched recursively). Default: the
+    /// built-in suite.
+    #[arg(long, num_args = 1.., value_name = "PATH", requires = "suite")]
+    pub recordings: Vec<PathBuf>,
+    /// With --suite: framing variants (comma list). Default: all that apply to each recording.
+    #[arg(long, value_delimiter = ',', value_parser = super::test::parse_variant, requires = "suite")]
+    pub variants: Vec<sse_replay_net::harness::Variant>,
+    /// With --suite: fault variants to add (comma list): cut, no-terminator, or all.
+    #[arg(long, value_delimiter = ',', value_parser = ["cut", "no-terminator", "all"], requires = "suite")]
+    pub faults: Vec<String>,
+    /// With --suite: only recordings of these dialects (comma list or repeated).
+    #[arg(long, value_delimiter = ',', value_parser = super::dialect_parser(), requires = "suite")]
+    pub dialect: Vec<sse_replay_core::dialect::DialectKind>,
+    /// With --suite: the seed of the `random` variant's write sizes (listed in `GET /cases`).
+    /// Default: new each run.
+    #[arg(long, value_name = "N", requires = "suite")]
+    pub random_seed: Option<u64>,
     /// Address to listen on; loopback unless told otherwise. Port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0")]
     pub addr: SocketAddr,
@@ -86,7 +110,10 @@ impl LimitArgs {
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
 /// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
 pub(super) fn run(args: &ServeArgs) -> ExitCode {
-    let (rec, _kind) = match sse_replay_core::input::open_path(&args.file, |_| true) {
+    let Some(file) = args.file.as_ref().filter(|_| !args.suite) else {
+        return run_suite(args);
+    };
+    let (rec, _kind) = match sse_replay_core::input::open_path(file, |_| true) {
         Ok(x) => x,
         Err(e) => return fail(EXIT_INPUT, e),
     };
@@ -125,7 +152,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
     println!("listening on http://{addr}/");
     sse_replay_core::log_line!(
         "serving {} ({} in {} over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
-        args.file.display(),
+        file.display(),
         sse_replay_core::text::plural(rec.body_len(), "byte"),
         sse_replay_core::text::plural(plan.writes.len(), "write"),
         total.as_secs_f64(),
@@ -136,6 +163,90 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         signal.stop_on_signal(stop);
         serve::run(listener, plan, true, args.limits.limits(), stop_rx).await;
     });
+    sse_replay_core::log_line!("stopped");
+    ExitCode::from(EXIT_OK)
+}
+
+/// `sse-replay serve --suite`: the suite's cases on one server (see [`sse_replay_net::suite`]).
+/// Prints `listening on http://ADDR/` first, like `serve`. Exit 2 when a recording cannot be read
+/// (nothing is served), 1 when the address cannot be bound.
+fn run_suite(args: &ServeArgs) -> ExitCode {
+    use sse_replay_net::harness::{self, Variant};
+    let (suite, unreadable) = if args.recordings.is_empty() {
+        harness::builtin_suite()
+    } else {
+        harness::load_paths(&args.recordings)
+    };
+    if let Some(u) = unreadable.first() {
+        return fail(
+            EXIT_INPUT,
+            format!(
+                "{} recording(s) could not be read, the first: {}",
+                unreadable.len(),
+                u.error.replace(['\n', '\r'], " ")
+            ),
+        );
+    }
+    let mut variants: Vec<Variant> = if args.variants.is_empty() {
+        Variant::FRAMING.to_vec()
+    } else {
+        args.variants.clone()
+    };
+    for f in &args.faults {
+        match Variant::from_name(f) {
+            Some(v) => variants.push(v),
+            None => variants.extend(Variant::FAULTS),
+        }
+    }
+    variants.sort();
+    variants.dedup();
+    let random_seed = args.random_seed.unwrap_or_else(super::test::fresh_seed);
+    let opts = sse_replay_net::suite::SuiteOptions {
+        suite,
+        variants,
+        dialects: args.dialect.clone(),
+        random_seed,
+        speed: if args.instant {
+            None
+        } else {
+            Some(args.speed.unwrap_or(1.0))
+        },
+        addr: args.addr,
+        log: true,
+        limits: args.limits.limits(),
+    };
+    let cases = sse_replay_net::suite::count_cases(&opts);
+    let listener = match sse_replay_net::bind(args.addr) {
+        Ok(l) => l,
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => return fail(EXIT_FAILED, e),
+    };
+    let rt = match sse_replay_net::multi_thread_runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
+    };
+    if let Some(w) = sse_replay_net::exposure_warning(addr, "download the served recordings") {
+        sse_replay_core::log_line!("sse-replay: {w}");
+    }
+    let signal = match super::signals::install(&rt) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    println!("listening on http://{addr}/");
+    sse_replay_core::log_line!(
+        "serving the suite: {} at http://{addr}/cases (random seed {random_seed}); Ctrl+C or SIGTERM stops",
+        sse_replay_core::text::plural(cases, "case")
+    );
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    {
+        // The signal watch is a task on the runtime.
+        let _entered = rt.enter();
+        signal.stop_on_signal(stop);
+    }
+    sse_replay_net::suite::serve_blocking(listener, opts, stop_rx, &rt);
     sse_replay_core::log_line!("stopped");
     ExitCode::from(EXIT_OK)
 }

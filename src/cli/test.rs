@@ -1,7 +1,9 @@
 //! `sse-replay test [OPTIONS] -- CMD [ARGS…]`: run a client program against every recording ×
-//! variant and judge the tool calls it prints (see [`sse_replay_net::harness`]). Exit 0 when every case
-//! passed, 1 when any failed or errored, 2 when the command could not start or a recording could
-//! not be read (the readable ones still run).
+//! variant and judge the tool calls it prints (see [`sse_replay_net::harness`]). Exit 0 when no case
+//! failed or errored (a case not judged is neither), 1 when any did, 2 when the command could not
+//! start (the run stops at once with one line) or a recording could not be read (the readable ones
+//! still run). Without `--dialect`, dialects the client does not speak are reported once and
+//! skipped.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -22,7 +24,9 @@ pub struct TestArgs {
     /// the built-in suite (every bundled recording).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub recordings: Vec<PathBuf>,
-    /// Only recordings of these dialects (comma list or repeated).
+    /// Only recordings of these dialects (comma list or repeated). Without it, a dialect on whose
+    /// clean recordings the client prints no call is reported once as not spoken and skipped;
+    /// naming it here runs it anyway.
     #[arg(long, value_delimiter = ',', value_parser = super::dialect_parser())]
     pub dialect: Vec<DialectKind>,
     /// Framing variants (comma list): recorded, one-read, bytewise, utf8-split, random, crlf,
@@ -60,7 +64,8 @@ pub struct TestArgs {
     pub command: Vec<String>,
 }
 
-fn parse_variant(s: &str) -> Result<Variant, String> {
+/// A framing variant name (faults go to `--faults`).
+pub(super) fn parse_variant(s: &str) -> Result<Variant, String> {
     Variant::from_name(s)
         .filter(|v| !v.is_fault())
         .ok_or_else(|| {
@@ -104,6 +109,7 @@ fn mark(v: &Verdict) -> &'static str {
         Verdict::Pass => "✓",
         Verdict::Fail(_) => "✗",
         Verdict::Error(_) => "!",
+        Verdict::NotJudged(_) => "○",
     }
 }
 
@@ -146,10 +152,10 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    out.push_str("✓ pass  ✗ fail  ! error  · does not apply\n");
+    out.push_str("✓ pass  ✗ fail  ! error  ○ not judged  · does not apply\n");
     let bad: Vec<&CaseResult> = results
         .iter()
-        .filter(|r| r.verdict != Verdict::Pass)
+        .filter(|r| matches!(r.verdict, Verdict::Fail(_) | Verdict::Error(_)))
         .collect();
     if !bad.is_empty() {
         out.push_str("\nFailures:\n");
@@ -174,6 +180,21 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
                     out.push_str(&format!("    stderr: {}\n", visible(l)));
                 }
             }
+        }
+    }
+    let unjudged: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::NotJudged(_)))
+        .collect();
+    if !unjudged.is_empty() {
+        out.push_str("\nNot judged (a pass that carries no signal):\n");
+        for r in unjudged {
+            out.push_str(&format!(
+                "○ {} × {}: {}\n",
+                visible(&r.recording),
+                r.id.variant.name(),
+                visible(r.verdict.detail())
+            ));
         }
     }
     out
@@ -232,21 +253,27 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
         speed: a.speed,
         random_seed: a.random_seed.unwrap_or_else(fresh_seed),
     };
-    let cases = harness::plan_cases(&suite, &config);
-    let mut in_cases: Vec<usize> = cases.iter().map(|id| id.recording).collect();
+    let planned = harness::plan_cases(&suite, &config);
+    let mut in_cases: Vec<usize> = planned.iter().map(|id| id.recording).collect();
     in_cases.dedup();
-    eprintln!(
+    let header = format!(
         "sse-replay test: {}, {}, -j {}, random seed {}",
         sse_replay_core::text::plural(in_cases.len(), "recording"),
-        sse_replay_core::text::plural(cases.len(), "case"),
+        sse_replay_core::text::plural(planned.len(), "case"),
         config.jobs,
         config.random_seed
     );
+    // Said once the client has started: a client that cannot start gets one line, nothing else.
+    let header_said = std::sync::Once::new();
     let tty = std::io::stderr().is_terminal();
     let progress = |done: usize, total: usize, r: &CaseResult| {
+        if r.start_failed {
+            return;
+        }
+        header_said.call_once(|| eprintln!("{header}"));
         if tty {
             let width = 30;
-            let filled = done * width / total.max(1);
+            let filled = (done * width / total.max(1)).min(width);
             eprint!(
                 "\r[{}{}] {done}/{total} {} {} × {}\x1b[K",
                 "#".repeat(filled),
@@ -261,11 +288,18 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
         }
     };
     let cancel = AtomicBool::new(false);
-    let results = harness::run_suite(&suite, &cases, &config, &cancel, &progress);
+    let run = harness::run_plan(&suite, &config, &cancel, &progress);
+    if tty && header_said.is_completed() {
+        eprint!("\r\x1b[K");
+    }
+    if let Some(why) = &run.start_failure {
+        return fail(EXIT_INPUT, format!("could not start the client: {why}"));
+    }
+    header_said.call_once(|| eprintln!("{header}"));
+    let results = run.results;
     let total = started.elapsed();
     let names: Vec<String> = suite.iter().map(|r| r.name.clone()).collect();
     let summary = Summary::of(&results);
-    let start_failed = results.iter().find(|r| r.start_failed);
     let client: Duration = results.iter().map(|r| r.client_time).sum();
     let case: Duration = results.iter().map(|r| r.case_time).sum();
     let overhead_ms = if results.is_empty() {
@@ -274,8 +308,20 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
         (case.saturating_sub(client)).as_secs_f64() * 1e3 / results.len() as f64
     };
     let mut text = matrix_text(&names, &variants, &results);
+    if !run.not_spoken.is_empty() {
+        text.push('\n');
+        for n in &run.not_spoken {
+            text.push_str(&n.line());
+            text.push('\n');
+        }
+    }
+    let not_judged = if summary.not_judged > 0 {
+        format!(", {} not judged", summary.not_judged)
+    } else {
+        String::new()
+    };
     text.push_str(&format!(
-        "\n{}: {} pass, {} fail, {} error in {:.1} s (harness {:.2} ms per case over the client's run time)\n",
+        "\n{}: {} pass, {} fail, {} error{not_judged} in {:.1} s (harness {:.2} ms per case over the client's run time)\n",
         sse_replay_core::text::plural(summary.cases, "case"),
         summary.pass,
         summary.fail,
@@ -306,6 +352,8 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "pass": summary.pass,
                 "fail": summary.fail,
                 "error": summary.error,
+                "not_judged": summary.not_judged,
+                "not_spoken": run.not_spoken.iter().map(|n| serde_json::json!({"dialect": n.dialect.name(), "skipped": n.skipped, "example": n.example})).collect::<Vec<_>>(),
                 "unreadable": unreadable.iter().map(|u| serde_json::json!({"path": u.path.display().to_string(), "error": u.error})).collect::<Vec<_>>(),
                 "random_seed": config.random_seed,
                 "seconds": total.as_secs_f64(),
@@ -321,12 +369,6 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     if let Err(e) = written {
         return fail(EXIT_FAILED, format!("cannot write the report: {e}"));
     }
-    if let Some(r) = start_failed {
-        return fail(
-            EXIT_INPUT,
-            format!("could not start the client: {}", r.verdict.detail()),
-        );
-    }
     if !unreadable.is_empty() {
         return fail(
             EXIT_INPUT,
@@ -341,14 +383,26 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
             ),
         );
     }
-    if summary.pass == summary.cases {
+    if results.is_empty()
+        && let Some(first) = run.not_spoken.first()
+    {
+        return fail(
+            EXIT_FAILED,
+            format!(
+                "the client printed no call on any clean recording: it speaks none of the suite's dialects (--dialect runs one anyway); e.g. {}",
+                sse_replay_core::text::truncate(&first.example, 300)
+            ),
+        );
+    }
+    if summary.fail == 0 && summary.error == 0 {
         ExitCode::from(EXIT_OK)
     } else {
         ExitCode::from(EXIT_FAILED)
     }
 }
 
-fn fresh_seed() -> u64 {
+/// A new random seed per run (printed, so a failure reproduces).
+pub(super) fn fresh_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)

@@ -1632,7 +1632,7 @@ fn bundled_recordings_are_rebuilt_from_their_specs() {
     let entries = sse_replay_core::bundled::all();
     let mut failures = Vec::new();
     for b in &entries {
-        let path = manifest().join("recordings").join(b.file);
+        let path = manifest().join("recordings").join(&b.file);
         let text = b.build().to_ron_string();
         if update {
             std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -1718,12 +1718,12 @@ fn quirk_recordings_differ_from_their_clean_twin_only_in_the_quirk() {
         );
         let (built, stored_twin) = (
             stub::build(&clean),
-            recording::load(&manifest().join("recordings").join(twin.file)).expect("twin"),
+            recording::load(&manifest().join("recordings").join(&twin.file)).expect("twin"),
         );
         assert_eq!(built.chunks, stored_twin.chunks, "{name}: the twin's bytes");
         assert_eq!(built.truth, stored_twin.truth, "{name}: the twin's calls");
         // And the quirk recording itself carries the same ground truth.
-        let stored = recording::load(&manifest().join("recordings").join(b.file)).expect("quirk");
+        let stored = recording::load(&manifest().join("recordings").join(&b.file)).expect("quirk");
         assert_eq!(
             stored.truth, stored_twin.truth,
             "{name}: same calls as the twin"
@@ -2191,5 +2191,77 @@ fn import_cli_malformed_exits_2_and_writes_nothing() {
             0,
             "{file}: nothing written"
         );
+    }
+}
+
+/// Every dialect has every shape of real traffic that applies to it, bundled, clean, and showing
+/// the shape it is named for: reasoning or text before the calls, four parallel calls with one
+/// that takes no arguments, whole calls, long arguments in many fragments, server tools beside a
+/// client call.
+#[test]
+fn every_dialect_has_the_shapes_of_real_traffic() {
+    use sse_replay_core::bundled::{Shape, shape_spec};
+    let on_disk: Vec<(String, Recording)> = bundled();
+    for dialect in DialectKind::ALL {
+        for shape in Shape::ALL {
+            if !shape.applies(dialect) {
+                continue;
+            }
+            let spec = shape_spec(shape, dialect);
+            let name = on_disk
+                .iter()
+                .find(|(_, r)| r.meta.title == spec.title && r.meta.dialect == dialect.name())
+                .map(|(n, _)| n.clone())
+                .unwrap_or_else(|| panic!("{} × {shape:?}: no bundled recording", dialect.name()));
+            let rec = &on_disk.iter().find(|(n, _)| *n == name).expect("found").1;
+            let a = Analysis::from_recording(rec, SourceInfo::default(), Options::default());
+            assert_eq!(a.dialect, dialect, "{name}");
+            assert!(a.problems().is_empty(), "{name}: {:?}", a.problems());
+            let client: Vec<&Call> = a.client_calls().collect();
+            assert_eq!(client.len(), spec.calls.len(), "{name}");
+            let first_call_event = client[0]
+                .fragments
+                .first()
+                .and_then(|&f| a.fragments.get(f as usize))
+                .map_or(0, |f| f.pos.event);
+            match shape {
+                Shape::ReasoningOneCall => {
+                    assert_eq!(client.len(), 1, "{name}");
+                    assert!(first_call_event >= 5, "{name}: reasoning comes first");
+                }
+                Shape::TextFourParallel => {
+                    assert!(client.len() >= 3, "{name}");
+                    if sse_replay_core::stub::writes_lead(dialect) {
+                        assert!(first_call_event >= 5, "{name}: text comes first");
+                    }
+                    assert_eq!(client[3].value(), Some(&json!({})), "{name}: no arguments");
+                }
+                Shape::WholeCalls => {
+                    for c in &client {
+                        let with_args = c
+                            .fragments
+                            .iter()
+                            .filter(|&&f| {
+                                a.fragments[f as usize].has_args
+                                    && !a.fragment_text(&a.fragments[f as usize]).is_empty()
+                            })
+                            .count();
+                        assert_eq!(with_args, 1, "{name}: {} whole in one fragment", c.name);
+                    }
+                }
+                Shape::LongArguments => {
+                    assert!(client[0].raw_arguments.chars().count() >= 500, "{name}");
+                    if sse_replay_core::stub::streams_argument_pieces(dialect)
+                        || dialect == DialectKind::Gemini
+                    {
+                        assert!(client[0].fragments.len() >= 100, "{name}");
+                    }
+                }
+                Shape::ServerTool => {
+                    assert_eq!(a.server_tools().count(), 1, "{name}");
+                    assert_eq!(client[0].name, "get_weather", "{name}");
+                }
+            }
+        }
     }
 }

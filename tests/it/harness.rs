@@ -49,6 +49,8 @@ fn example(name: &str) -> PathBuf {
                 "client_correct",
                 "--example",
                 "client_naive",
+                "--example",
+                "client_openai_chat",
             ])
             .arg("--target-dir")
             .arg(profile_dir.parent().expect("target folder"));
@@ -518,6 +520,8 @@ fn a_client_that_hangs_is_killed_with_everything_it_started() {
     let o = run_test(
         &[
             "--json",
+            "--dialect",
+            "openai-chat",
             "--timeout",
             "1",
             "--variants",
@@ -629,4 +633,374 @@ fn a_missing_command_is_one_line_and_exit_2() {
         "{err}"
     );
     assert!(o.stdout.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A verdict and a diagnosis you can trust
+// ---------------------------------------------------------------------------------------------
+
+/// Our own OpenAI Chat client on the whole suite, without `--dialect`: every OpenAI Chat case
+/// passes, every other dialect is reported once as not spoken (not as dozens of failures), and no
+/// strategy is named on an empty output.
+#[test]
+fn an_openai_client_without_dialect_is_judged_on_openai_and_skips_the_rest() {
+    let client = example("client_openai_chat");
+    let o = run_test(
+        &["--json", "--faults", "all", "--random-seed", "3"],
+        &[client.to_str().expect("path")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = json_of(&o);
+    let cases = doc["cases"].as_array().expect("cases");
+    let openai_chat: Vec<String> = harness::builtin_suite()
+        .0
+        .iter()
+        .filter(|r| r.base.dialect == sse_replay_core::dialect::DialectKind::OpenAiChat)
+        .map(|r| r.name.clone())
+        .collect();
+    assert!(cases.len() > 100, "{} cases", cases.len());
+    for c in cases {
+        let name = c["recording"].as_str().expect("name");
+        assert!(
+            openai_chat.iter().any(|n| n == name),
+            "{name} is not OpenAI Chat"
+        );
+        assert_eq!(c["verdict"], "pass", "{c:#}");
+    }
+    let not_spoken: Vec<&str> = doc["summary"]["not_spoken"]
+        .as_array()
+        .expect("not_spoken")
+        .iter()
+        .map(|n| n["dialect"].as_str().expect("dialect"))
+        .collect();
+    let mut sorted = not_spoken.clone();
+    sorted.sort_unstable();
+    // Every other dialect the suite holds, each once.
+    let mut others: Vec<&str> = sse_replay_core::dialect::DialectKind::ALL
+        .iter()
+        .map(|d| d.name())
+        .filter(|n| *n != "openai-chat")
+        .collect();
+    others.sort_unstable();
+    assert_eq!(sorted, others);
+    let err = stderr(&o);
+    for d in not_spoken {
+        let line = format!("{d}: not spoken (");
+        assert_eq!(err.matches(&line).count(), 1, "{d} once: {err}");
+        assert!(
+            err.contains(&format!("pass --dialect {d} to include it")),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("behaves like"), "{err}");
+}
+
+/// Runs `client` on the OpenAI Chat cases (faults included) and returns the cases.
+fn forced_openai_chat(client: &[&str]) -> (Output, Vec<Value>) {
+    let o = run_test(
+        &[
+            "--json",
+            "--dialect",
+            "openai-chat",
+            "--faults",
+            "all",
+            "--random-seed",
+            "3",
+        ],
+        client,
+    );
+    let cases = json_of(&o)["cases"].as_array().expect("cases").clone();
+    (o, cases)
+}
+
+/// A client that prints `[]` used to pass every fault case and every broken recording (46 of the
+/// default cases): printing nothing is right there, and says nothing. Now a pass there counts only
+/// when the client passes the same recording's clean form: it passes nothing.
+#[test]
+fn a_client_that_prints_nothing_passes_no_case() {
+    let (o, cases) = forced_openai_chat(&["sh", "-c", "echo '[]'"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        cases.iter().all(|c| c["verdict"] != "pass"),
+        "a case passed"
+    );
+    let not_judged: Vec<&Value> = cases
+        .iter()
+        .filter(|c| c["verdict"] == "not-judged")
+        .collect();
+    assert!(not_judged.len() > 20, "{}", not_judged.len());
+    for c in &not_judged {
+        assert!(
+            c["detail"]
+                .as_str()
+                .expect("detail")
+                .contains("the client does not pass its clean form"),
+            "{c:#}"
+        );
+    }
+    assert_eq!(json_of(&o)["summary"]["not_judged"], not_judged.len());
+    // Empty output is said as such, with the dialect, never as a naive strategy.
+    for c in cases.iter().filter(|c| c["verdict"] == "fail") {
+        assert_eq!(
+            c["diagnosis"].as_str().expect("diagnosis"),
+            format!(
+                "printed no calls on this openai-chat stream ({} expected)",
+                match c["expected"].as_array().expect("expected").len() {
+                    1 => "1 call".to_owned(),
+                    n => format!("{n} calls"),
+                }
+            )
+        );
+    }
+    assert!(stderr(&o).contains("not judged"), "{}", stderr(&o));
+}
+
+/// The same for a client that always crashes: exiting non-zero is right on a broken stream, and
+/// says nothing unless the client passes the clean form.
+#[test]
+fn a_client_that_always_exits_1_passes_no_case() {
+    let (o, cases) = forced_openai_chat(&["sh", "-c", "exit 1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        cases.iter().all(|c| c["verdict"] != "pass"),
+        "a case passed"
+    );
+    assert!(cases.iter().any(|c| c["verdict"] == "not-judged"));
+    assert!(cases.iter().any(|c| c["verdict"] == "error"));
+}
+
+/// A command the shell cannot run (exit 127, or 126 for a file that is not executable) is not a
+/// client's verdict: the run stops at once with one line and exit 2.
+#[test]
+fn a_command_the_shell_cannot_start_stops_the_run_with_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_executable = dir.path().join("client.sh");
+    std::fs::write(&not_executable, "#!/bin/sh\necho '[]'\n").expect("write");
+    for (script, code) in [
+        ("sse-replay-no-such-command --flag".to_owned(), "127"),
+        (not_executable.display().to_string(), "126"),
+    ] {
+        let t = Instant::now();
+        let o = run_test(&["--json", "--faults", "all"], &["sh", "-c", &script]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            o.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("could not start the client"), "{err}");
+        assert!(err.contains(&format!("exit {code}")), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    }
+}
+
+/// The provider's own tools are not the client's calls, in `test` as in `export`: the expected
+/// calls of a recording with a web search beside a client call are the client call alone.
+#[test]
+fn server_tools_are_not_expected_from_the_client() {
+    let (suite, _) = harness::builtin_suite();
+    for name in ["anthropic-server-tool", "openai-responses-server-tool"] {
+        let r = suite.iter().find(|r| r.name == name).expect(name);
+        assert_eq!(r.base.server_tools().count(), 1, "{name}");
+        let e = Expected::from_analysis(&r.one_read);
+        let names: Vec<&str> = e.calls.iter().map(|(c, _)| c.name.as_str()).collect();
+        assert_eq!(names, ["get_weather"], "{name}");
+        // export writes the same calls.
+        let export = bin()
+            .args(["export", &rec(&format!("{name}.ron"))])
+            .output()
+            .expect("export");
+        let exported: Value = serde_json::from_slice(&export.stdout).expect("JSON");
+        assert_eq!(exported.as_array().map(Vec::len), Some(1), "{name}");
+        assert_eq!(exported[0]["name"], "get_weather");
+    }
+    let client = r#"echo '[{"name":"get_weather","arguments":{"location":"Paris, France","unit":"celsius"},"id":"call_s1"}]'"#;
+    let o = run_test(
+        &[
+            "--json",
+            "--dialect",
+            "anthropic-messages",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("anthropic-server-tool.ron"),
+        ],
+        &["sh", "-c", client],
+    );
+    assert_eq!(json_of(&o)["cases"][0]["verdict"], "pass", "{}", stderr(&o));
+}
+
+/// A client that reads on past `event: error` is told so, not that it repaired arguments.
+#[test]
+fn a_client_that_ignores_the_error_event_is_told_so() {
+    let whole = r#"echo '[{"name":"get_weather","arguments":{"city":"深圳","days":3},"id":"call_1"},{"name":"get_time","arguments":{"city":"杭州","days":1},"id":"call_2"}]'"#;
+    let o = run_test(
+        &[
+            "--json",
+            "--dialect",
+            "openai-chat",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("quirk-provider-error.ron"),
+            &rec("openai-chat-weather.ron"),
+        ],
+        &["sh", "-c", whole],
+    );
+    let doc = json_of(&o);
+    let case = doc["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|c| {
+            c["recording"]
+                .as_str()
+                .is_some_and(|r| r.ends_with("quirk-provider-error.ron"))
+        })
+        .expect("the error case")
+        .clone();
+    assert_eq!(case["verdict"], "fail", "{case:#}");
+    let detail = case["detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("ignored the provider's error event (overloaded_error: Overloaded)"),
+        "{detail}"
+    );
+    assert!(!detail.contains("repaired"), "{detail}");
+}
+
+/// `serve --suite` lists the cases `test` runs and judges a posted output exactly as `test` judges
+/// a client that printed it.
+#[test]
+fn serve_suite_lists_the_cases_and_judges_like_test() {
+    use std::io::BufRead as _;
+    let mut server = common::Kid(
+        bin()
+            .args([
+                "serve",
+                "--suite",
+                "--dialect",
+                "openai-chat",
+                "--faults",
+                "all",
+                "--random-seed",
+                "5",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("serve --suite"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(server.0.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("first line");
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("listening on …")
+        .trim_end_matches('/')
+        .to_owned();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    sse_replay_net::install_crypto_provider();
+    let http = reqwest::Client::new();
+    let get = |u: String| {
+        rt.block_on(async {
+            http.get(u)
+                .send()
+                .await
+                .expect("GET")
+                .text()
+                .await
+                .expect("body")
+        })
+    };
+    let listing: Value = serde_json::from_str(&get(format!("{url}/cases"))).expect("JSON");
+    let listed = listing["cases"].as_array().expect("cases");
+    // The same cases as `test --dialect openai-chat --faults all` plans.
+    let (suite, _) = harness::builtin_suite();
+    let config = harness::Config {
+        command: harness::ClientCommand {
+            program: "x".into(),
+            args: Vec::new(),
+        },
+        variants: Variant::FRAMING
+            .into_iter()
+            .chain(Variant::FAULTS)
+            .collect(),
+        dialects: vec![sse_replay_core::dialect::DialectKind::OpenAiChat],
+        jobs: 1,
+        timeout: Duration::from_secs(1),
+        speed: 1.0,
+        random_seed: 5,
+    };
+    assert_eq!(listed.len(), harness::plan_cases(&suite, &config).len());
+    let first_case = &listed[0];
+    for key in [
+        "id",
+        "base_url",
+        "dialect",
+        "tools",
+        "expected",
+        "kind",
+        "verdict_url",
+    ] {
+        assert!(first_case.get(key).is_some(), "{key}: {first_case:#}");
+    }
+    assert_eq!(first_case["kind"], "clean", "clean cases first");
+    assert!(
+        listed
+            .iter()
+            .flat_map(|c| c["expected"].as_array().expect("expected"))
+            .any(|e| e["status"] == "broken")
+    );
+    // A case's bytes under its base URL, with the SDK's own path below it.
+    let case = listed
+        .iter()
+        .find(|c| c["id"] == "quirk-repeated-name/bytewise")
+        .expect("case");
+    let body = get(format!(
+        "{}/v1/chat/completions",
+        case["base_url"].as_str().expect("url")
+    ));
+    assert!(
+        body.contains("get_weather") && body.ends_with("data: [DONE]\n\n"),
+        "{body}"
+    );
+    // The verdict on an output equals `test`'s on a client that prints it.
+    let printed = r#"[{"name":"get_weather","arguments":{"city":"深圳","days":3.0}},{"name":"get_tim","arguments":"{}","id":""}]"#;
+    let posted: Value = serde_json::from_str(&rt.block_on(async {
+        http.post(case["verdict_url"].as_str().expect("url"))
+            .body(printed)
+            .send()
+            .await
+            .expect("POST")
+            .text()
+            .await
+            .expect("body")
+    }))
+    .expect("JSON");
+    let o = run_test(
+        &[
+            "--json",
+            "--dialect",
+            "openai-chat",
+            "--variants",
+            "bytewise",
+            "--random-seed",
+            "5",
+            "--recordings",
+            &rec("quirk-repeated-name.ron"),
+        ],
+        &["sh", "-c", &format!("echo '{printed}'")],
+    );
+    let tested = &json_of(&o)["cases"][0];
+    for key in ["verdict", "detail", "diagnosis", "expected", "got"] {
+        assert_eq!(posted[key], tested[key], "{key}");
+    }
+    assert_eq!(posted["verdict"], "fail");
 }

@@ -14,7 +14,8 @@ use super::view::{Action, ActionQueue};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::recording::Recording;
 use sse_replay_net::harness::{
-    self, CaseCall, CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict,
+    self, CaseCall, CaseId, CaseResult, Config, NotSpoken, SuiteRecording, SuiteRun, Variant,
+    Verdict,
 };
 
 /// The "Test a client" form: what to run against which recordings. Persisted in the settings; the
@@ -108,6 +109,8 @@ fn not_found_line(r: &CaseResult) -> Option<String> {
 pub struct Finished {
     pub work: Arc<Work>,
     pub results: Vec<CaseResult>,
+    /// Dialects the client does not speak: skipped, reported once.
+    pub not_spoken: Vec<NotSpoken>,
     pub cancelled: bool,
 }
 
@@ -115,7 +118,7 @@ struct Run {
     work: Arc<Work>,
     cancel: Arc<AtomicBool>,
     progress: mpsc::Receiver<Progress>,
-    done: mpsc::Receiver<Vec<CaseResult>>,
+    done: mpsc::Receiver<SuiteRun>,
     shown: (usize, usize),
     started: std::time::Instant,
     /// Where the JUnit report goes when the run ends.
@@ -291,14 +294,8 @@ impl ClientTestRun {
                     });
                     repaint.request_repaint();
                 };
-                let results = harness::run_suite(
-                    &thread_work.suite,
-                    &thread_work.cases,
-                    &config,
-                    &thread_cancel,
-                    &progress,
-                );
-                let _ = done_tx.send(results);
+                let run = harness::run_plan(&thread_work.suite, &config, &thread_cancel, &progress);
+                let _ = done_tx.send(run);
                 repaint.request_repaint();
             });
         if let Err(e) = spawned {
@@ -340,11 +337,11 @@ impl ClientTestRun {
             }
         }
         match run.done.try_recv() {
-            Ok(results) => {
+            Ok(done) => {
                 let cancelled = run.cancel.load(Ordering::Relaxed);
                 let work = run.work.clone();
                 if let Some(path) = run.junit.take() {
-                    let xml = harness::junit::render(&results, run.started.elapsed());
+                    let xml = harness::junit::render(&done.results, run.started.elapsed());
                     let options = sse_replay_core::recording::WriteOptions::public(true);
                     if let Err(e) =
                         sse_replay_core::recording::write_file(&path, xml.as_bytes(), options)
@@ -353,9 +350,16 @@ impl ClientTestRun {
                     }
                 }
                 self.run = None;
+                if let Some(why) = done.start_failure {
+                    // A command that cannot start is never a client's verdict.
+                    self.error = Some(format!("could not start the client: {why}"));
+                    self.last = None;
+                    return;
+                }
                 self.last = Some(Finished {
                     work,
-                    results,
+                    results: done.results,
+                    not_spoken: done.not_spoken,
                     cancelled,
                 });
             }
@@ -509,8 +513,13 @@ impl ClientTestRun {
         let Some(last) = &self.last else { return };
         let summary = harness::Summary::of(&last.results);
         ui.separator();
+        let not_judged = if summary.not_judged > 0 {
+            format!(", {} not judged", summary.not_judged)
+        } else {
+            String::new()
+        };
         ui.label(format!(
-            "{}: {} pass, {} fail, {} error{}",
+            "{}: {} pass, {} fail, {} error{not_judged}{}",
             sse_replay_core::text::plural(summary.cases, "case"),
             summary.pass,
             summary.fail,
@@ -529,6 +538,9 @@ impl ClientTestRun {
                 form.random_seed = Some(seed);
             }
         });
+        for n in &last.not_spoken {
+            ui.label(n.line());
+        }
         for u in &last.work.unreadable {
             ui.colored_label(ui.visuals().error_fg_color, u);
         }
@@ -567,6 +579,9 @@ impl ClientTestRun {
                                             Verdict::Error(_) => {
                                                 ("!", super::style::warn_color(ui))
                                             }
+                                            Verdict::NotJudged(_) => {
+                                                ("○", ui.visuals().weak_text_color())
+                                            }
                                         };
                                         let mut hover = r.verdict.name().to_owned();
                                         if !r.verdict.detail().is_empty() {
@@ -592,7 +607,7 @@ impl ClientTestRun {
                 let failures: Vec<&CaseResult> = last
                     .results
                     .iter()
-                    .filter(|r| r.verdict != Verdict::Pass)
+                    .filter(|r| matches!(r.verdict, Verdict::Fail(_) | Verdict::Error(_)))
                     .collect();
                 if !failures.is_empty() {
                     ui.separator();
@@ -653,10 +668,13 @@ impl ClientTestRun {
 
 fn same_call(got: &CaseCall, want: &sse_replay_core::accumulate::Call) -> bool {
     let args = match (&got.arguments, want.value()) {
-        (harness::verdict::Args::Value(g), Some(w)) => g == w,
+        (harness::verdict::Args::Value(g), Some(w)) => harness::verdict::json_eq(g, w),
         _ => false,
     };
-    let ids = match (&got.id, want.id.as_deref().filter(|s| !s.is_empty())) {
+    let ids = match (
+        got.id.as_deref(),
+        want.id.as_deref().filter(|s| !s.is_empty()),
+    ) {
         (Some(g), Some(w)) => g == w,
         _ => true,
     };
@@ -678,6 +696,7 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
         Verdict::Pass => super::style::ok_color(ui),
         Verdict::Fail(_) => super::style::err_color(ui),
         Verdict::Error(_) => super::style::warn_color(ui),
+        Verdict::NotJudged(_) => ui.visuals().weak_text_color(),
     };
     ui.heading("What your client printed");
     ui.label(
@@ -702,8 +721,11 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
                 }
                 Some(calls) => {
                     ui.label(RichText::new(format!("Calls it printed: {}", calls.len())).strong());
+                    // The client's calls: the provider's server tools are not among them.
+                    let client: Vec<&sse_replay_core::accumulate::Call> =
+                        analysis.client_calls().collect();
                     for (i, c) in calls.iter().enumerate() {
-                        let want = analysis.calls.get(i);
+                        let want = client.get(i).copied();
                         let ok = want.is_some_and(|w| same_call(c, w));
                         let color = if ok {
                             super::style::ok_color(ui)
@@ -741,11 +763,11 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
                             );
                         }
                     }
-                    if calls.len() < analysis.calls.len() {
+                    if calls.len() < client.len() {
                         ui.label(format!(
                             "{} of the stream's {} not printed",
-                            analysis.calls.len() - calls.len(),
-                            sse_replay_core::text::plural(analysis.calls.len(), "call")
+                            client.len() - calls.len(),
+                            sse_replay_core::text::plural(client.len(), "call")
                         ));
                     }
                 }

@@ -11,13 +11,13 @@ use crate::framing::Framing;
 /// works from any folder after `cargo install`: (file name, bytes).
 pub const BUILTIN: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/builtin_recordings.rs"));
 use crate::recording::Recording;
-use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
+use crate::stub::{self, Layout, Lead, Quirks, StubCall, StubSpec};
 
 /// One bundled recording.
 #[derive(Clone, Debug)]
 pub struct Bundled {
     /// File name under `recordings/`.
-    pub file: &'static str,
+    pub file: String,
     pub spec: StubSpec,
     /// Notes after the stub builder's own.
     pub notes: Vec<String>,
@@ -146,14 +146,22 @@ fn notes(lines: &[&str]) -> Vec<String> {
     lines.iter().map(|s| (*s).to_owned()).collect()
 }
 
-/// Every bundled recording, by file name.
+/// Every bundled recording, by file name: the weather recordings, the quirks, and every shape of
+/// real traffic for every dialect ([`shapes`]).
 pub fn all() -> Vec<Bundled> {
+    let mut all = weather_and_quirks();
+    all.extend(shapes());
+    all
+}
+
+/// The weather recordings and the quirk recordings.
+fn weather_and_quirks() -> Vec<Bundled> {
     let clean = Some(OPENAI_CHAT_CLEAN);
     let q = Quirks::default;
     let seq = Layout::Sequential;
     vec![
         Bundled {
-            file: "seed-example.ron",
+            file: "seed-example.ron".into(),
             spec: stub::seed_example(),
             notes: notes(&[
                 "Kept exactly in the seed's own minimal lines: each chunk has only id and choices, each tool-call delta only index, id, function.name and function.arguments (no object, created, model or system_fingerprint, no first delta with role, no opening delta with type and \"arguments\": \"\"). Continuation fragments carry no name, as the seed's prose and its checkpoint ③ say. Real SDKs that need OpenAI's full chunk shape reject it (openai-node: missing role for choice 0); openai-chat-weather.ron is the same calls in the shape OpenAI sends. check exits 0.",
@@ -161,7 +169,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: OPENAI_CHAT_CLEAN,
+            file: OPENAI_CHAT_CLEAN.into(),
             spec: openai_chat_clean(),
             notes: notes(&[
                 "Built in the shape OpenAI sends (as in tests/data/fixtures/openai-chat-*): every chunk has id, object, created, model and system_fingerprint; the first delta is role assistant with content null; each call opens with a delta of index, id, type function, name and \"arguments\": \"\", then the argument fragments; a chunk with finish_reason tool_calls; data: [DONE].",
@@ -170,7 +178,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "quirk-repeated-name.ron",
+            file: "quirk-repeated-name.ron".into(),
             spec: quirk(
                 "Function name repeated in every fragment (NIM, Fireworks, LiteLLM proxy, old llama.cpp)",
                 seq,
@@ -182,7 +190,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-empty-id-continuations.ron",
+            file: "quirk-empty-id-continuations.ron".into(),
             spec: quirk(
                 "Continuation fragments with \"id\": \"\" (Qwen via DashScope)",
                 seq,
@@ -194,7 +202,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-index-from-1.ron",
+            file: "quirk-index-from-1.ron".into(),
             spec: quirk(
                 "First tool call at index 1 (Claude behind an OpenAI-compatible gateway)",
                 seq,
@@ -206,7 +214,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-all-at-index-0.ron",
+            file: "quirk-all-at-index-0.ron".into(),
             spec: quirk(
                 "Parallel calls all at index 0, told apart by a new id + name (Ollama /v1, Copilot proxy, SGLang)",
                 seq,
@@ -218,7 +226,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-interleaved.ron",
+            file: "quirk-interleaved.ron".into(),
             spec: quirk(
                 "Interleaved fragments of two parallel calls (0,1,0,1…)",
                 Layout::Interleaved,
@@ -230,7 +238,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-object-arguments.ron",
+            file: "quirk-object-arguments.ron".into(),
             spec: quirk(
                 "arguments as a JSON object, not a string (llama.cpp server, TGI)",
                 seq,
@@ -242,7 +250,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-cumulative.ron",
+            file: "quirk-cumulative.ron".into(),
             spec: quirk(
                 "Cumulative arguments: each fragment re-sends everything so far (reported for DeepSeek / Baidu Qianfan)",
                 seq,
@@ -254,7 +262,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-truncated.ron",
+            file: "quirk-truncated.ron".into(),
             spec: quirk(
                 "Stream truncated inside the arguments (max_tokens, dropped connection)",
                 seq,
@@ -266,7 +274,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "quirk-provider-error.ron",
+            file: "quirk-provider-error.ron".into(),
             spec: quirk(
                 "Provider error mid-stream (event: error, overloaded_error)",
                 seq,
@@ -278,7 +286,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: clean,
         },
         Bundled {
-            file: "openai-responses-weather.ron",
+            file: "openai-responses-weather.ron".into(),
             spec: other(
                 "OpenAI Responses: two function_call items with .done cross-checks",
                 DialectKind::OpenAiResponses,
@@ -292,7 +300,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "anthropic-weather.ron",
+            file: "anthropic-weather.ron".into(),
             spec: other(
                 "Anthropic Messages: two tool_use blocks after a text block",
                 DialectKind::AnthropicMessages,
@@ -306,7 +314,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "gemini-weather.ron",
+            file: "gemini-weather.ron".into(),
             spec: other(
                 "Google Gemini: whole-object args, no call id, CRLF framing",
                 DialectKind::Gemini,
@@ -320,7 +328,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "gemini-vertex-partial-args.ron",
+            file: "gemini-vertex-partial-args.ron".into(),
             spec: StubSpec {
                 calls: vec![
                     StubCall {
@@ -346,7 +354,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: GEMINI_ARRAY_CLEAN,
+            file: GEMINI_ARRAY_CLEAN.into(),
             spec: gemini_array_clean(),
             notes: notes(&[
                 "Built by the stub builder in the shape of streamGenerateContent without ?alt=sse, the REST default: the body is one JSON array, each element a pretty-printed GenerateContentResponse, elements separated by \"\\n,\\r\\n\" and the array closed by \"\\n]\"; served as application/json. Each functionCall part carries its args as a whole object and no id, then an empty text part with finishReason STOP.",
@@ -355,7 +363,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: BEDROCK_CLEAN,
+            file: BEDROCK_CLEAN.into(),
             spec: bedrock_clean(),
             notes: notes(&[
                 "Built by the stub builder in the shape Bedrock's ConverseStream sends (as in tests/data/bedrock/binary/): binary AWS event stream frames (application/vnd.amazon.eventstream) with :event-type, :content-type and :message-type headers and correct prelude and message CRC32s; messageStart, a text block at contentBlockIndex 0, each toolUse block opened by contentBlockStart (toolUseId, name), its input as contentBlockDelta string fragments, contentBlockStop for every block, messageStop with stopReason tool_use, metadata with usage; the p padding field in every payload.",
@@ -364,7 +372,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "quirk-gemini-array-truncated.ron",
+            file: "quirk-gemini-array-truncated.ron".into(),
             spec: StubSpec {
                 title: "Gemini JSON array cut inside an element (a dropped connection, no closing ])".into(),
                 quirks: Quirks { truncate: true, ..q() },
@@ -376,7 +384,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: Some(GEMINI_ARRAY_CLEAN),
         },
         Bundled {
-            file: COHERE_CLEAN,
+            file: COHERE_CLEAN.into(),
             spec: cohere_clean(),
             notes: notes(&[
                 "Built by the stub builder in the shape of Cohere's /v2/chat stream (as in the cassettes of tests/data/cohere-v2): event: lines, message-start, tool-plan-delta pieces, per call tool-call-start with id, type function, name and arguments \"\", a tool-call-delta per fragment and tool-call-end, keyed by index; message-end with finish_reason TOOL_CALL and usage; data: [DONE].",
@@ -385,7 +393,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "quirk-cohere-args-in-start.ron",
+            file: "quirk-cohere-args-in-start.ron".into(),
             spec: StubSpec {
                 title: "Cohere v2: the first arguments fragment rides on tool-call-start".into(),
                 quirks: Quirks { args_in_start: true, ..q() },
@@ -397,7 +405,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: Some(COHERE_CLEAN),
         },
         Bundled {
-            file: "openai-assistants-weather.ron",
+            file: "openai-assistants-weather.ron".into(),
             spec: other(
                 "OpenAI Assistants v2 run: function calls in thread.run.step.delta, whole in requires_action",
                 DialectKind::OpenAiAssistants,
@@ -411,7 +419,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "ai-sdk-ui-weather.ron",
+            file: "ai-sdk-ui-weather.ron".into(),
             spec: other(
                 "Vercel AI SDK UI message stream: tool-input-start, -delta, -available",
                 DialectKind::AiSdkUi,
@@ -425,7 +433,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "quirk-bedrock-truncated.ron",
+            file: "quirk-bedrock-truncated.ron".into(),
             spec: bedrock_quirk(
                 "Bedrock ConverseStream truncated inside the arguments (a dropped connection)",
                 Quirks { truncate: true, ..q() },
@@ -436,7 +444,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: Some(BEDROCK_CLEAN),
         },
         Bundled {
-            file: "quirk-bedrock-exception.ron",
+            file: "quirk-bedrock-exception.ron".into(),
             spec: bedrock_quirk(
                 "Bedrock ConverseStream with an exception mid-stream (modelStreamErrorException)",
                 Quirks { error_after: Some(2), ..q() },
@@ -447,7 +455,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: Some(BEDROCK_CLEAN),
         },
         Bundled {
-            file: "quirk-bedrock-crc-error.ron",
+            file: "quirk-bedrock-crc-error.ron".into(),
             spec: bedrock_quirk(
                 "Bedrock ConverseStream with a corrupted frame (message CRC32 mismatch)",
                 Quirks { crc_error: true, ..q() },
@@ -458,7 +466,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: Some(BEDROCK_CLEAN),
         },
         Bundled {
-            file: "bedrock-converse-no-arguments.ron",
+            file: "bedrock-converse-no-arguments.ron".into(),
             spec: StubSpec {
                 calls: vec![
                     paris_calls().remove(0),
@@ -481,7 +489,7 @@ pub fn all() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "ollama-weather.ron",
+            file: "ollama-weather.ron".into(),
             spec: other(
                 "Ollama /api/chat: NDJSON, complete tool_calls with object arguments",
                 DialectKind::Ollama,
@@ -497,6 +505,275 @@ pub fn all() -> Vec<Bundled> {
     ]
 }
 
+// ---------------------------------------------------------------------------------------------
+// Shapes of real traffic
+// ---------------------------------------------------------------------------------------------
+
+/// A shape real streams have (beyond the two parallel calls every weather recording holds), built
+/// by the stub builder for every dialect that has it, from the shapes of public recordings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// Reasoning before one call (DeepSeek-reasoner's `reasoning_content`, Claude's thinking
+    /// block, a Responses reasoning summary, Gemini thought parts, Ollama `thinking`).
+    ReasoningOneCall,
+    /// A text reply, then four parallel calls (two to the same tool), the last without arguments.
+    TextFourParallel,
+    /// Each call whole in one chunk: id, name and all its arguments at once (Groq, Mistral).
+    WholeCalls,
+    /// One call whose long arguments (nested arrays, CJK, escapes) come in hundreds of fragments.
+    LongArguments,
+    /// A tool the provider runs itself (a web search) beside a client call.
+    ServerTool,
+}
+
+impl Shape {
+    /// Every shape, in file order.
+    pub const ALL: [Shape; 5] = [
+        Shape::ReasoningOneCall,
+        Shape::TextFourParallel,
+        Shape::WholeCalls,
+        Shape::LongArguments,
+        Shape::ServerTool,
+    ];
+
+    /// The file name's tail.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Shape::ReasoningOneCall => "reasoning-one-call",
+            Shape::TextFourParallel => "text-four-parallel",
+            Shape::WholeCalls => "whole-calls",
+            Shape::LongArguments => "long-arguments",
+            Shape::ServerTool => "server-tool",
+        }
+    }
+
+    /// Whether the dialect has this shape: server tools only where the dialect reports them,
+    /// whole calls only where calls otherwise come in pieces (Gemini and Ollama send every call
+    /// whole, so their other recordings already are that shape).
+    pub fn applies(self, dialect: DialectKind) -> bool {
+        match self {
+            Shape::ServerTool => stub::has_server_tools(dialect),
+            // Reasoning is the point of this shape: only where the builder writes it.
+            Shape::ReasoningOneCall => stub::writes_lead(dialect),
+            Shape::WholeCalls => stub::streams_argument_pieces(dialect),
+            _ => true,
+        }
+    }
+}
+
+/// The file-name prefix of a dialect's recordings.
+fn file_prefix(dialect: DialectKind) -> &'static str {
+    match dialect {
+        DialectKind::AnthropicMessages => "anthropic",
+        other => other.name(),
+    }
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> StubCall {
+    StubCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+/// Long arguments for one call: a report with nested sections, CJK text, escaped quotes and a
+/// newline, numbers, booleans and null (about 650 characters).
+pub fn long_arguments() -> String {
+    let sections: Vec<serde_json::Value> = (1..=4)
+        .map(|i| {
+            serde_json::json!({
+                "heading": format!("Section {i}: 深圳 → 杭州 route"),
+                "body": format!("Day {i}: take the \"G{}\" train at 0{i}:15; 天气晴朗.\nBring water.", 1000 + i * 7),
+                "score": f64::from(i) * 1.5,
+                "done": i % 2 == 0,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "title": "Trip report — 深圳/杭州",
+        "sections": sections,
+        "tags": ["travel", "rail", "中国"],
+        "priority": 2,
+        "draft": false,
+        "reviewer": null
+    })
+    .to_string()
+}
+
+/// The spec of `shape` for `dialect`.
+pub fn shape_spec(shape: Shape, dialect: DialectKind) -> StubSpec {
+    let title = |what: &str| format!("{}: {what}", dialect.title());
+    let base = StubSpec {
+        dialect,
+        fragment_chars: match dialect {
+            DialectKind::AnthropicMessages => vec![6, 3],
+            _ => vec![5],
+        },
+        // Tokens 10 ms apart, as fast providers stream them: the `recorded` variant stays short.
+        gap_micros: 10_000,
+        ..StubSpec::default()
+    };
+    match shape {
+        Shape::ReasoningOneCall => StubSpec {
+            title: title("reasoning before one call, arguments in 1–4 character fragments"),
+            lead: Lead::Reasoning(
+                "The user wants the weather in Berlin. I should call get_weather with the city and Celsius, since they are in Europe."
+                    .into(),
+            ),
+            calls: vec![call(
+                "call_r1",
+                "get_weather",
+                r#"{"location":"Berlin, Germany","unit":"celsius"}"#,
+            )],
+            fragment_chars: vec![1, 3, 2, 4],
+            ..base
+        },
+        Shape::TextFourParallel => {
+            // Responses sends a parameterless call's arguments as "{}"; the others send nothing.
+            let none = if dialect == DialectKind::OpenAiResponses {
+                "{}"
+            } else {
+                ""
+            };
+            let (title, lead) = if stub::writes_lead(dialect) {
+                (
+                    title("a text reply, then four parallel calls, the last without arguments"),
+                    Lead::Text(
+                        "I'll check the weather in both cities, the time in Tokyo and today's alerts."
+                            .into(),
+                    ),
+                )
+            } else {
+                (
+                    title("four parallel calls, the last without arguments"),
+                    Lead::None,
+                )
+            };
+            StubSpec {
+                title,
+                lead,
+                calls: vec![
+                    call(
+                        "call_p1",
+                        "get_weather",
+                        r#"{"location":"Paris, France","unit":"celsius"}"#,
+                    ),
+                    call(
+                        "call_p2",
+                        "get_weather",
+                        r#"{"location":"東京","unit":"celsius"}"#,
+                    ),
+                    call("call_p3", "get_time", r#"{"timezone":"Asia/Tokyo"}"#),
+                    call("call_p4", "list_alerts", none),
+                ],
+                fragment_chars: vec![7, 4],
+                ..base
+            }
+        }
+        Shape::WholeCalls => StubSpec {
+            title: title("each call whole in one chunk"),
+            calls: vec![
+                call(
+                    "call_w1",
+                    "get_weather",
+                    r#"{"location":"Austin, TX","unit":"fahrenheit"}"#,
+                ),
+                call("call_w2", "get_time", "{}"),
+            ],
+            whole_calls: true,
+            quirks: Quirks {
+                // Mistral sends the finish reason in the chunk with the (last) whole call.
+                finish_with_last_fragment: dialect == DialectKind::OpenAiChat,
+                ..Quirks::default()
+            },
+            ..base
+        },
+        Shape::LongArguments => StubSpec {
+            title: title("one call with long arguments in hundreds of fragments"),
+            calls: vec![call("call_l1", "create_report", &long_arguments())],
+            fragment_chars: vec![4, 2, 6, 3],
+            gap_micros: 5_000,
+            quirks: Quirks {
+                // Gemini streams arguments in pieces only as Vertex AI's partialArgs.
+                partial_args: dialect == DialectKind::Gemini,
+                ..Quirks::default()
+            },
+            ..base
+        },
+        Shape::ServerTool => StubSpec {
+            title: title("a web search the provider runs, then a client call"),
+            server_tools: vec![if dialect == DialectKind::OpenAiResponses {
+                call(
+                    "ws_stub_1",
+                    "web_search",
+                    r#"{"type":"search","query":"Paris weather today"}"#,
+                )
+            } else {
+                call(
+                    "srvtoolu_01WebSearch",
+                    "web_search",
+                    r#"{"query":"Paris weather today"}"#,
+                )
+            }],
+            calls: vec![call(
+                "call_s1",
+                "get_weather",
+                r#"{"location":"Paris, France","unit":"celsius"}"#,
+            )],
+            ..base
+        },
+    }
+}
+
+/// Where each shape comes from, for the recording's notes.
+fn shape_notes(shape: Shape, dialect: DialectKind) -> Vec<String> {
+    let source = match shape {
+        Shape::ReasoningOneCall => {
+            "The shape of DeepSeek-reasoner's stream (tests/data/fixtures/vercel-deepseek-reasoner-reasoning-then-call.jsonl): a run of reasoning tokens before a single call whose arguments arrive in tiny pieces; written in this dialect's own reasoning form."
+        }
+        Shape::TextFourParallel => {
+            "Parallel calls as gpt-4o sends them (tests/data/fixtures/openai-chat-gpt4o-two-parallel-calls.sse), four instead of two, two of them to the same tool, after a short text reply; the last takes no arguments, as in tests/data/fixtures/vercel-anthropic-tool-no-args.jsonl (a single empty fragment: the arguments are {})."
+        }
+        Shape::WholeCalls => {
+            "Each call arrives whole in one chunk, as Groq and Mistral send them (tests/data/fixtures/vercel-groq-llama-whole-call-empty-args.jsonl, vercel-mistral-no-index.jsonl); the second takes \"{}\"."
+        }
+        Shape::LongArguments => {
+            "Long arguments (nested sections, CJK, escaped quotes and a newline, numbers, booleans, null) cut into 1–4 character fragments, as DeepSeek and Qwen stream them; hundreds of events."
+        }
+        Shape::ServerTool => {
+            "A web search the provider runs itself (Anthropic server_tool_use with its web_search_tool_result block, Responses web_search_call item), then a client call: only the client call is the client's to run (export, check and test leave the search out)."
+        }
+    };
+    let partial = if shape == Shape::TextFourParallel && !stub::writes_lead(dialect) {
+        " This dialect's stream is built without the text reply."
+    } else if shape == Shape::LongArguments && dialect == DialectKind::Gemini {
+        " Gemini streams arguments in pieces only as Vertex AI partialArgs, so that is the form here."
+    } else {
+        ""
+    };
+    vec![format!("{source}{partial} check exits 0.")]
+}
+
+/// Every shape of real traffic for every dialect that has it (`<dialect>-<shape>.ron`).
+pub fn shapes() -> Vec<Bundled> {
+    let mut v = Vec::new();
+    for dialect in DialectKind::ALL {
+        for shape in Shape::ALL {
+            if !shape.applies(dialect) {
+                continue;
+            }
+            v.push(Bundled {
+                file: format!("{}-{}.ron", file_prefix(dialect), shape.slug()),
+                spec: shape_spec(shape, dialect),
+                notes: shape_notes(shape, dialect),
+                clean_twin: None,
+            });
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,7 +781,7 @@ mod tests {
     #[test]
     fn file_names_are_unique_and_twins_exist() {
         let all = all();
-        let mut names: Vec<&str> = all.iter().map(|b| b.file).collect();
+        let mut names: Vec<&str> = all.iter().map(|b| b.file.as_str()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len());

@@ -191,8 +191,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         quirks,
         dialect,
         minimal: false,
-        framing: None,
-        invoke_model_stream: false,
+        ..StubSpec::default()
     };
     let mut rec = stub::build(&spec);
     // A capture, not a stub: no ground truth, the request and response head, a first byte after

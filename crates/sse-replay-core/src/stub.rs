@@ -68,6 +68,21 @@ pub struct Quirks {
     pub crc_error: bool,
 }
 
+/// What the model streams before its calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Lead {
+    /// Nothing (an Anthropic stream keeps its short text block, as it always had).
+    #[default]
+    None,
+    /// A text reply, streamed word by word (chat `content`, a Responses message item, an Anthropic
+    /// text block, a Gemini text part, Ollama `content`).
+    Text(String),
+    /// Reasoning, streamed word by word (DeepSeek's `reasoning_content`, a Responses reasoning
+    /// summary, an Anthropic thinking block with its signature, a Gemini `thought` part, Ollama
+    /// `thinking`).
+    Reasoning(String),
+}
+
 /// What to build.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StubSpec {
@@ -101,6 +116,15 @@ pub struct StubSpec {
     /// whose payload is `{"bytes": "<base64 of the event JSON>"}`, as Bedrock's
     /// InvokeModelWithResponseStream sends Claude's stream.
     pub invoke_model_stream: bool,
+    /// Text or reasoning streamed before the calls.
+    pub lead: Lead,
+    /// Every call whole in one chunk (id, name and all its arguments in one delta or event), as
+    /// Groq and Mistral send them, instead of cut into `fragment_chars` pieces.
+    pub whole_calls: bool,
+    /// Tools the provider runs itself, streamed before the client calls (Anthropic
+    /// `server_tool_use` with its `web_search_tool_result`, Responses `web_search_call` items; the
+    /// arguments are the search's input). Ignored by dialects that have none.
+    pub server_tools: Vec<StubCall>,
 }
 
 impl Default for StubSpec {
@@ -117,8 +141,54 @@ impl Default for StubSpec {
             minimal: false,
             framing: None,
             invoke_model_stream: false,
+            lead: Lead::None,
+            whole_calls: false,
+            server_tools: Vec::new(),
         }
     }
+}
+
+/// `text` cut into words, each with the space before it (`"The"`, `" user"`, `" is"`), as
+/// providers stream text and reasoning tokens.
+pub fn word_pieces(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, w) in text.split(' ').enumerate() {
+        if i == 0 {
+            out.push(w.to_owned());
+        } else {
+            out.push(format!(" {w}"));
+        }
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+/// Which dialects report tools the provider runs itself (their stub builder writes
+/// [`StubSpec::server_tools`]).
+pub fn has_server_tools(dialect: DialectKind) -> bool {
+    matches!(
+        dialect,
+        DialectKind::OpenAiResponses | DialectKind::AnthropicMessages
+    )
+}
+
+/// Which dialects' builders write [`StubSpec::lead`] (text or reasoning before the calls); the
+/// others leave it out.
+pub fn writes_lead(dialect: DialectKind) -> bool {
+    matches!(
+        dialect,
+        DialectKind::OpenAiChat
+            | DialectKind::OpenAiResponses
+            | DialectKind::AnthropicMessages
+            | DialectKind::Gemini
+            | DialectKind::Ollama
+    )
+}
+
+/// Whether the dialect streams a call's arguments in pieces at all (Gemini and Ollama send each
+/// call whole: for them every call is a "whole call").
+pub fn streams_argument_pieces(dialect: DialectKind) -> bool {
+    !matches!(dialect, DialectKind::Gemini | DialectKind::Ollama)
 }
 
 /// Split `s` into pieces of `lens` characters (cycled), cutting anywhere, mid-string included.
@@ -163,8 +233,7 @@ pub fn seed_example() -> StubSpec {
         quirks: Quirks::default(),
         dialect: DialectKind::OpenAiChat,
         minimal: true,
-        framing: None,
-        invoke_model_stream: false,
+        ..StubSpec::default()
     }
 }
 
@@ -196,7 +265,7 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
         .calls
         .iter()
         .map(|c| {
-            if q.object_arguments {
+            if q.object_arguments || spec.whole_calls {
                 vec![c.arguments.clone()]
             } else {
                 let mut pieces = split_chars(&c.arguments, &spec.fragment_chars);
@@ -257,12 +326,30 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
         }
         tc
     };
-    let separate_opening = !spec.minimal && !q.object_arguments;
+    let separate_opening = !spec.minimal && !q.object_arguments && !spec.whole_calls;
     if !spec.minimal {
         events.push(data_event(&chunk(
             json!({"role": "assistant", "content": null}),
             Value::Null,
         )));
+    }
+    // Text or reasoning first, as DeepSeek-reasoner streams `reasoning_content` (in
+    // tests/data/fixtures/vercel-deepseek-reasoner-reasoning-then-call.jsonl).
+    match &spec.lead {
+        Lead::None => {}
+        Lead::Text(text) => {
+            for p in word_pieces(text) {
+                events.push(data_event(&chunk(json!({"content": p}), Value::Null)));
+            }
+        }
+        Lead::Reasoning(text) => {
+            for p in word_pieces(text) {
+                events.push(data_event(&chunk(
+                    json!({"content": null, "reasoning_content": p}),
+                    Value::Null,
+                )));
+            }
+        }
     }
     let last = order.len().saturating_sub(1);
     for (n, &(c, f)) in order.iter().enumerate() {
@@ -288,6 +375,11 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
                 Value::Null,
             )));
         }
+        let piece = &per_call[c][f];
+        // A call without arguments: its opening delta's `"arguments": ""` was all of them.
+        if first && separate_opening && piece.is_empty() && per_call[c].len() == 1 {
+            continue;
+        }
         let mut tc = if first && !separate_opening {
             opening(c)
         } else {
@@ -304,7 +396,6 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
         if (first && !separate_opening) || q.repeat_name {
             function.insert("name".into(), json!(call.name));
         }
-        let piece = &per_call[c][f];
         if q.object_arguments {
             let v: Value = serde_json::from_str(piece).unwrap_or_else(|_| json!(piece));
             function.insert("arguments".into(), v);
@@ -464,7 +555,14 @@ fn assemble(spec: &StubSpec, events: Vec<Vec<u8>>) -> Recording {
         request: None,
         response: None,
         chunks,
-        truth: spec.calls.iter().map(|c| truth_call(spec, c)).collect(),
+        // By call position, as the stream orders them: the provider's own tools come first.
+        truth: spec
+            .server_tools
+            .iter()
+            .filter(|_| has_server_tools(spec.dialect))
+            .chain(&spec.calls)
+            .map(|c| truth_call(spec, c))
+            .collect(),
     }
 }
 
@@ -612,6 +710,10 @@ impl Quirks {
 
 /// The arguments as a JSON value (a string value when they are not JSON).
 fn args_value(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        // No arguments: the providers that send objects send `{}`.
+        return json!({});
+    }
     serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()))
 }
 
@@ -767,7 +869,11 @@ fn fragment_plan(spec: &StubSpec) -> (Vec<Vec<String>>, Vec<(usize, usize)>) {
         .calls
         .iter()
         .map(|c| {
-            let mut pieces = split_chars(&c.arguments, &spec.fragment_chars);
+            let mut pieces = if spec.whole_calls {
+                vec![c.arguments.clone()]
+            } else {
+                split_chars(&c.arguments, &spec.fragment_chars)
+            };
             if pieces.is_empty() {
                 pieces.push(String::new());
             }
@@ -1074,19 +1180,69 @@ fn responses_events(w: &mut Writer<'_>) {
         );
     }
     let mut done_items = Vec::new();
+    // Reasoning or a message first, then the provider's own tools, then the function calls.
+    let mut output_index = 0usize;
+    match &spec.lead {
+        Lead::None => {}
+        Lead::Reasoning(text) => {
+            let (id, oi) = ("rs_stub", output_index);
+            output_index += 1;
+            let added = json!({"id": id, "type": "reasoning", "summary": []});
+            w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": oi, "item": added}), false);
+            w.push(Some("response.reasoning_summary_part.added"), &json!({"type": "response.reasoning_summary_part.added", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}), false);
+            for p in word_pieces(text) {
+                w.push(Some("response.reasoning_summary_text.delta"), &json!({"type": "response.reasoning_summary_text.delta", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "summary_index": 0, "delta": p}), false);
+            }
+            w.push(Some("response.reasoning_summary_text.done"), &json!({"type": "response.reasoning_summary_text.done", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "summary_index": 0, "text": text}), false);
+            w.push(Some("response.reasoning_summary_part.done"), &json!({"type": "response.reasoning_summary_part.done", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "summary_index": 0, "part": {"type": "summary_text", "text": text}}), false);
+            let it = json!({"id": id, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}]});
+            w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": oi, "item": it.clone()}), false);
+            done_items.push(it);
+        }
+        Lead::Text(text) => {
+            let (id, oi) = ("msg_stub", output_index);
+            output_index += 1;
+            let added = json!({"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []});
+            w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": oi, "item": added}), false);
+            w.push(Some("response.content_part.added"), &json!({"type": "response.content_part.added", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "content_index": 0, "part": {"type": "output_text", "annotations": [], "text": ""}}), false);
+            for p in word_pieces(text) {
+                w.push(Some("response.output_text.delta"), &json!({"type": "response.output_text.delta", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "content_index": 0, "delta": p}), false);
+            }
+            w.push(Some("response.output_text.done"), &json!({"type": "response.output_text.done", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "content_index": 0, "text": text}), false);
+            let part = json!({"type": "output_text", "annotations": [], "text": text});
+            w.push(Some("response.content_part.done"), &json!({"type": "response.content_part.done", "sequence_number": next_seq(), "item_id": id, "output_index": oi, "content_index": 0, "part": part}), false);
+            let it = json!({"id": id, "type": "message", "status": "completed", "role": "assistant", "content": [part]});
+            w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": oi, "item": it.clone()}), false);
+            done_items.push(it);
+        }
+    }
+    for t in &spec.server_tools {
+        let oi = output_index;
+        output_index += 1;
+        let added = json!({"id": t.id, "type": "web_search_call", "status": "in_progress"});
+        w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": oi, "item": added}), false);
+        for step in ["in_progress", "searching", "completed"] {
+            let kind = format!("response.web_search_call.{step}");
+            w.push(Some(&kind), &json!({"type": kind, "sequence_number": next_seq(), "output_index": oi, "item_id": t.id}), false);
+        }
+        let it = json!({"id": t.id, "type": "web_search_call", "status": "completed", "action": args_value(&t.arguments)});
+        w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": oi, "item": it.clone()}), false);
+        done_items.push(it);
+    }
+    let at = |c: usize| output_index + c;
     for &(c, f) in &order {
         let call = &spec.calls[c];
         if f == 0 {
             let it = json!({"id": item(c), "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call.id, "name": call.name});
-            w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": c, "item": it}), false);
+            w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": at(c), "item": it}), false);
         }
-        let delta = json!({"type": "response.function_call_arguments.delta", "sequence_number": next_seq(), "item_id": item(c), "output_index": c, "delta": per_call[c][f]});
+        let delta = json!({"type": "response.function_call_arguments.delta", "sequence_number": next_seq(), "item_id": item(c), "output_index": at(c), "delta": per_call[c][f]});
         w.push(Some("response.function_call_arguments.delta"), &delta, true);
         let last_of_call = f + 1 == per_call[c].len();
         if last_of_call {
             let it = json!({"id": item(c), "type": "function_call", "status": "completed", "arguments": call.arguments, "call_id": call.id, "name": call.name});
-            w.push(Some("response.function_call_arguments.done"), &json!({"type": "response.function_call_arguments.done", "sequence_number": next_seq(), "item_id": item(c), "output_index": c, "arguments": call.arguments}), false);
-            w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": c, "item": it.clone()}), false);
+            w.push(Some("response.function_call_arguments.done"), &json!({"type": "response.function_call_arguments.done", "sequence_number": next_seq(), "item_id": item(c), "output_index": at(c), "arguments": call.arguments}), false);
+            w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": at(c), "item": it.clone()}), false);
             done_items.push(it);
         }
     }
@@ -1109,27 +1265,76 @@ fn anthropic_events(w: &mut Writer<'_>) {
         &json!({"type": "message_start", "message": message}),
         false,
     );
-    w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}), false);
+    // A thinking block (with its signature) before the text, when the model reasons first.
+    let mut index = 0usize;
+    if let Lead::Reasoning(text) = &spec.lead {
+        w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}), false);
+        for p in word_pieces(text) {
+            w.push(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}}), false);
+        }
+        w.push(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}), false);
+        w.push(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+            false,
+        );
+        index += 1;
+    }
+    w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}), false);
     w.push(Some("ping"), &json!({"type": "ping"}), false);
-    w.push(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me look that up."}}), false);
+    let text_pieces = match &spec.lead {
+        Lead::Text(text) => word_pieces(text),
+        _ => vec!["Let me look that up.".to_owned()],
+    };
+    for p in text_pieces {
+        w.push(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}), false);
+    }
     w.push(
         Some("content_block_stop"),
-        &json!({"type": "content_block_stop", "index": 0}),
+        &json!({"type": "content_block_stop", "index": index}),
         false,
     );
+    index += 1;
     let delta = |index: usize, p: &str| json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}});
+    // The provider's own tools: a server_tool_use block streamed like a call, then its result.
+    for t in &spec.server_tools {
+        w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "server_tool_use", "id": t.id, "name": t.name, "input": {}}}), false);
+        w.push(Some("content_block_delta"), &delta(index, ""), false);
+        for p in split_chars(&t.arguments, &spec.fragment_chars) {
+            w.push(Some("content_block_delta"), &delta(index, &p), false);
+        }
+        w.push(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+            false,
+        );
+        index += 1;
+        let result = json!([{"type": "web_search_result", "title": "Weather forecast", "url": "https://weather.example.com/forecast", "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2M", "page_age": null}]);
+        w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "web_search_tool_result", "tool_use_id": t.id, "content": result}}), false);
+        w.push(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+            false,
+        );
+        index += 1;
+    }
+    let first_tool = index;
     for &(c, f) in &order {
         let call = &spec.calls[c];
-        let index = c + 1;
+        let index = first_tool + c;
         if f == 0 {
             w.push(Some("content_block_start"), &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}), false);
             w.push(Some("content_block_delta"), &delta(index, ""), true);
         }
-        w.push(
-            Some("content_block_delta"),
-            &delta(index, &per_call[c][f]),
-            true,
-        );
+        // A call without arguments: the opening `""` was all of them (as in
+        // tests/data/fixtures/vercel-anthropic-tool-no-args.jsonl).
+        if !(f == 0 && per_call[c].len() == 1 && per_call[c][0].is_empty()) {
+            w.push(
+                Some("content_block_delta"),
+                &delta(index, &per_call[c][f]),
+                true,
+            );
+        }
         if f + 1 == per_call[c].len() {
             w.push(
                 Some("content_block_stop"),
@@ -1139,7 +1344,12 @@ fn anthropic_events(w: &mut Writer<'_>) {
         }
     }
     if !spec.quirks.truncate {
-        w.push(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 20}}), false);
+        let usage = if spec.server_tools.is_empty() {
+            json!({"output_tokens": 20})
+        } else {
+            json!({"output_tokens": 20, "server_tool_use": {"web_search_requests": spec.server_tools.len()}})
+        };
+        w.push(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": usage}), false);
         w.push(
             Some("message_stop"),
             &json!({"type": "message_stop"}),
@@ -1166,6 +1376,7 @@ fn gemini_chunk(parts: Vec<Value>, finish: Option<&str>) -> Value {
 /// tests/data/fixtures/vercel-google-gemini3-*).
 fn gemini_events(w: &mut Writer<'_>) {
     let spec = w.spec;
+    gemini_lead(w);
     let mut calls: Vec<&StubCall> = spec.calls.iter().collect();
     if spec.quirks.truncate && calls.len() > 1 {
         calls.pop();
@@ -1181,6 +1392,32 @@ fn gemini_events(w: &mut Writer<'_>) {
             &gemini_chunk(vec![json!({"text": ""})], Some("STOP")),
             false,
         );
+    }
+}
+
+/// Words grouped a few to a piece, as Gemini and Ollama stream text.
+fn word_groups(text: &str) -> Vec<String> {
+    word_pieces(text)
+        .chunks(3)
+        .map(|group| group.concat())
+        .collect()
+}
+
+/// Gemini's text before the calls: `text` parts, marked `"thought": true` for reasoning (as
+/// Gemini 2.5 streams its thought summaries).
+fn gemini_lead(w: &mut Writer<'_>) {
+    let (text, thought) = match &w.spec.lead {
+        Lead::None => return,
+        Lead::Text(t) => (t.clone(), false),
+        Lead::Reasoning(t) => (t.clone(), true),
+    };
+    for p in word_groups(&text) {
+        let part = if thought {
+            json!({"text": p, "thought": true})
+        } else {
+            json!({"text": p})
+        };
+        w.push(None, &gemini_chunk(vec![part], None), false);
     }
 }
 
@@ -1213,6 +1450,7 @@ fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
 /// `willContinue`), then an empty `functionCall` that closes the call.
 fn gemini_partial_events(w: &mut Writer<'_>) {
     let spec = w.spec;
+    gemini_lead(w);
     let mut parts: Vec<(Value, bool)> = Vec::new();
     for call in &spec.calls {
         parts.push((
@@ -1281,6 +1519,22 @@ fn ollama_events(w: &mut Writer<'_>) {
         calls.pop();
     }
     let created = CREATED_RFC3339;
+    // Text or thinking first (Ollama's `thinking` field for reasoning models).
+    let lead = match &spec.lead {
+        Lead::None => None,
+        Lead::Text(t) => Some((t, "content")),
+        Lead::Reasoning(t) => Some((t, "thinking")),
+    };
+    if let Some((text, field)) = lead {
+        for p in word_groups(text) {
+            let mut message = json!({"role": "assistant", "content": ""});
+            if let Some(m) = message.as_object_mut() {
+                m.insert(field.to_owned(), json!(p));
+            }
+            let line = json!({"model": "llama3.2", "created_at": created, "message": message, "done": false});
+            w.push(None, &line, false);
+        }
+    }
     for (i, call) in calls {
         let tc = json!({"function": {"index": i, "name": call.name, "arguments": args_value(&call.arguments)}});
         let line = json!({"model": "llama3.2", "created_at": created, "message": {"role": "assistant", "content": "", "tool_calls": [tc]}, "done": false});

@@ -18,6 +18,7 @@ pub mod proxy;
 pub mod record;
 pub mod serve;
 pub mod sink;
+pub mod suite;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

@@ -242,7 +242,8 @@ async fn drain_body(
     }
 }
 
-async fn respond(
+/// Answers one request with `plan` (the request body read and dropped first).
+pub(crate) async fn respond(
     req: hyper::Request<hyper::body::Incoming>,
     peer: SocketAddr,
     plan: Arc<Plan>,
@@ -364,7 +365,7 @@ async fn respond_whole(
     resp
 }
 
-fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
+pub(crate) fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
     let mut resp = hyper::Response::new(super::boxed_full(text));
     *resp.status_mut() =
         hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);

@@ -746,6 +746,74 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
     h.get_by_label_contains("per-fragment: 0 of 10 fragments parse alone");
 }
 
+/// "Test a client" with a command the shell cannot find: no verdict at all (it used to count as
+/// passes on the broken streams), one line saying why.
+#[test]
+fn test_a_client_tab_stops_on_a_command_that_cannot_start() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    {
+        let panel = &mut h.state_mut().settings.client_test;
+        // Past the tab's own check of the first word (a builtin first): the run finds it.
+        panel.command = "cd . && sse-replay-no-such-client --flag".into();
+        panel.recordings = manifest_path("recordings/quirk-truncated.ron");
+        panel.variants = vec!["one-read".into(), "bytewise".into()];
+    }
+    h.run();
+    h.get_by_label("Run").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().client_test.is_running() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    assert!(
+        h.state().client_test.last.is_none(),
+        "no matrix, no verdicts"
+    );
+    h.get_by_label_contains(
+        "could not start the client: cannot run sh: exit 127 (command not found)",
+    );
+}
+
+/// "Test a client" with a client that prints no call on a dialect: the dialect is reported once as
+/// not spoken instead of as failures.
+#[test]
+fn test_a_client_tab_reports_a_dialect_the_client_does_not_speak() {
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Test a client").click();
+    h.run();
+    {
+        let panel = &mut h.state_mut().settings.client_test;
+        panel.command = "echo '[]'".into();
+        panel.recordings = manifest_path("recordings/openai-chat-weather.ron");
+        panel.variants = vec!["one-read".into()];
+    }
+    h.run();
+    h.get_by_label("Run").click();
+    let t0 = Instant::now();
+    loop {
+        h.step();
+        if !h.state().client_test.is_running() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    h.get_by_label("0 cases: 0 pass, 0 fail, 0 error");
+    h.get_by_label(
+        "openai-chat: not spoken (1 case skipped) — pass --dialect openai-chat to include it",
+    );
+}
+
 fn manifest_path(rel: &str) -> String {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join(rel)

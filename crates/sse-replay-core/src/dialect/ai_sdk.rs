@@ -266,8 +266,13 @@ impl AiSdk {
                 }));
             }
         } else if let Some(v) = &value {
-            // The original for checkpoint ①: the streamed text when it means the same value.
-            let same = serde_json::from_str::<Value>(&state.streamed).is_ok_and(|s| &s == v);
+            // The original for checkpoint ①: the streamed text when it means the same value (no
+            // text at all means `{}`, as an empty arguments string does everywhere).
+            let same = if state.streamed.trim().is_empty() {
+                v.as_object().is_some_and(serde_json::Map::is_empty)
+            } else {
+                serde_json::from_str::<Value>(&state.streamed).is_ok_and(|s| &s == v)
+            };
             out.push(Signal::Authoritative {
                 key: key.clone(),
                 arguments: if same {

@@ -1,6 +1,6 @@
 //! JUnit XML for CI systems: one `<testcase>` per case (class = recording, name = variant), a
-//! `<failure>` or `<error>` with the difference and diagnosis, the client's standard error in
-//! `<system-err>`.
+//! `<failure>` or `<error>` with the difference and diagnosis, a `<skipped>` with the reason for a
+//! case that was not judged, the client's standard error in `<system-err>`.
 
 use std::fmt::Write as _;
 
@@ -25,10 +25,11 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
     let s = Summary::of(results);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let head = format!(
-        "name=\"sse-replay test\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{:.3}\"",
+        "name=\"sse-replay test\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\"",
         s.cases,
         s.fail,
         s.error,
+        s.not_judged,
         total.as_secs_f64()
     );
     let _ = writeln!(out, "<testsuites {head}>");
@@ -52,6 +53,7 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
                 Some(("failure", d, text))
             }
             Verdict::Error(d) => Some(("error", d, d.clone())),
+            Verdict::NotJudged(d) => Some(("skipped", d, d.clone())),
         };
         let stderr = (!r.stderr.is_empty())
             .then(|| format!("      <system-err>{}</system-err>\n", xml(&r.stderr)));

@@ -7,7 +7,9 @@
 //! No clap, no exit codes, no drawing here: the `test` command is the command line, the app can
 //! drive [`run_suite`] the same way.
 
+pub mod case;
 pub mod junit;
+pub mod plan;
 pub mod run;
 pub mod variants;
 pub mod verdict;
@@ -22,6 +24,8 @@ use sse_replay_core::input::InputError;
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::Recording;
 
+pub use case::{CaseContext, Judgement};
+pub use plan::{CleanForm, NotSpoken, SuiteRun, plan_cases, run_plan};
 pub use run::{ClientCommand, ClientRun, RunError};
 pub use variants::{Variant, Wire};
 pub use verdict::{CaseCall, Exit, Expected, Verdict};
@@ -39,6 +43,11 @@ pub struct SuiteRecording {
     pub base: Analysis,
     /// The body in one read: tells whether a naive strategy's failure comes from the variant.
     pub one_read: Analysis,
+    /// The stream is clean: every call parses and it ends well (exiting non-zero on it is wrong).
+    pub clean: bool,
+    /// For a broken recording: the clean recording of the suite with the same calls, its twin
+    /// (set by [`plan::link_twins`]).
+    pub twin: Option<usize>,
 }
 
 impl SuiteRecording {
@@ -61,11 +70,14 @@ impl SuiteRecording {
         }
         .to_recording(&recording);
         let one_read = Analysis::from_recording(&one, source(true), opts);
+        let clean = !Expected::from_analysis(&base).failure_allowed();
         Self {
             name,
             recording,
             base,
             one_read,
+            clean,
+            twin: None,
         }
     }
 }
@@ -121,6 +133,7 @@ pub fn builtin_suite() -> (Vec<SuiteRecording>, Vec<Unreadable>) {
             }),
         }
     }
+    plan::link_twins(&mut suite);
     (suite, bad)
 }
 
@@ -148,6 +161,7 @@ pub fn load_paths(paths: &[PathBuf]) -> (Vec<SuiteRecording>, Vec<Unreadable>) {
             Err(e) => bad.push(unreadable(&f, &e)),
         }
     }
+    plan::link_twins(&mut suite);
     (suite, bad)
 }
 
@@ -205,7 +219,7 @@ pub struct Config {
 }
 
 /// One case to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CaseId {
     /// Index into the suite.
     pub recording: usize,
@@ -234,26 +248,6 @@ pub struct CaseResult {
     pub start_failed: bool,
 }
 
-/// The cases of `suite` for `config.variants`, dialect filter applied, variants that do not apply
-/// skipped. Cheap: each case's bytes are built when it runs.
-pub fn plan_cases(suite: &[SuiteRecording], config: &Config) -> Vec<CaseId> {
-    let mut cases = Vec::new();
-    for (ri, r) in suite.iter().enumerate() {
-        if !config.dialects.is_empty() && !config.dialects.contains(&r.base.dialect) {
-            continue;
-        }
-        for &v in &config.variants {
-            if variants::applies(v, &r.base) {
-                cases.push(CaseId {
-                    recording: ri,
-                    variant: v,
-                });
-            }
-        }
-    }
-    cases
-}
-
 impl SuiteRecording {
     /// The bytes case `variant` puts on the wire (`None`: the variant does not apply).
     pub fn wire(&self, variant: Variant, random_seed: u64) -> Option<Wire> {
@@ -264,37 +258,16 @@ impl SuiteRecording {
 /// The most standard error shown per case in reports.
 pub const STDERR_TAIL_CHARS: usize = 2000;
 
+/// Exit codes a shell gives when it cannot start the command (126: found but not executable,
+/// 127: not found): never a client's verdict.
+pub const SHELL_CANNOT_START: [i32; 2] = [126, 127];
+
 /// Runs one case.
 pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
     let started = Instant::now();
-    let wire = recording
-        .wire(id.variant, config.random_seed)
-        .unwrap_or_default();
-    let analysis = Analysis::from_recording(
-        &wire.to_recording(&recording.recording),
-        SourceInfo {
-            name: recording.name.clone(),
-            kind: sse_replay_core::analysis::SourceKind::Recording,
-            timing_known: true,
-        },
-        Options {
-            dialect: Some(recording.base.dialect),
-            framing: None,
-            detail: true,
-        },
-    );
-    let expected = Expected::from_analysis(&analysis);
+    let ctx = CaseContext::new(recording, id.variant, config.random_seed);
     let head = recording.response_head();
-    let tools: Vec<&str> = {
-        let mut names: Vec<&str> = recording
-            .base
-            .client_calls()
-            .map(|c| c.name.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
-    };
+    let tools = recording.tool_names();
     let extra_env = [
         (
             "SSE_REPLAY_DIALECT",
@@ -314,7 +287,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         recording: recording.name.clone(),
         random_seed,
         verdict,
-        expected: expected.clone(),
+        expected: ctx.expected.clone(),
         got: None,
         diagnosis: None,
         stderr,
@@ -325,7 +298,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
     };
     let run = match run::run_client(
         &config.command,
-        &wire,
+        &ctx.wire,
         head,
         speed,
         &extra_env,
@@ -337,53 +310,53 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
             return base(Verdict::Error(e.to_string()), String::new(), start_failed);
         }
     };
-    let got = verdict::parse_output(&run.stdout);
-    let mut verdict = verdict::judge(&expected, &run.exit, &got);
     let stderr = stderr_tail(&run.stderr);
-    if let Verdict::Error(msg) = &mut verdict
-        && let Some(last) = telling_line(&stderr)
+    if let Exit::Code(code) = run.exit
+        && SHELL_CANNOT_START.contains(&code)
     {
-        msg.push_str(": ");
-        msg.push_str(&sse_replay_core::text::truncate(last.trim(), 200));
+        let why = if code == 127 {
+            "command not found"
+        } else {
+            "not executable"
+        };
+        let said = case::telling_line(&stderr)
+            .map(|l| format!(": {}", sse_replay_core::text::truncate(l.trim(), 200)))
+            .unwrap_or_default();
+        return CaseResult {
+            exit: Some(run.exit),
+            ..base(
+                Verdict::Error(format!(
+                    "cannot run {}: exit {code} ({why}){said}",
+                    config.command.program
+                )),
+                stderr,
+                true,
+            )
+        };
     }
-    if let Verdict::Fail(msg) = &mut verdict
-        && !expected.problems.is_empty()
-    {
-        msg.push_str(&format!("; the stream: {}", expected.problems.join("; ")));
-    }
-    let got = got.ok();
-    let diagnosis = match (&verdict, &got) {
-        (Verdict::Fail(_), Some(g)) => verdict::diagnose(
-            g,
-            &expected,
-            &analysis,
-            Some(&recording.one_read),
-            &recording.name,
-            id.variant,
-        ),
-        _ => None,
-    };
+    let judged = ctx.judge(&run.exit, &run.stdout, &stderr);
     CaseResult {
-        got,
-        diagnosis,
-        stderr,
+        got: judged.got,
+        diagnosis: judged.diagnosis,
         exit: Some(run.exit),
         client_time: run.client_time,
         case_time: started.elapsed(),
-        ..base(verdict, String::new(), false)
+        ..base(judged.verdict, stderr, false)
+    }
+}
+
+impl SuiteRecording {
+    /// The names of the tools the recording calls (client calls only), sorted: what a client
+    /// must declare to be offered them.
+    pub fn tool_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.base.client_calls().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 }
 
 /// The last [`STDERR_TAIL_CHARS`] characters of `bytes`, lossily decoded.
-/// The stderr line that says most about a crash: the last one naming an error (Node prints its
-/// version last after an uncaught exception, Python the exception last), else the last non-empty.
-fn telling_line(stderr: &str) -> Option<&str> {
-    let lines = || stderr.lines().rev().filter(|l| !l.trim().is_empty());
-    lines()
-        .find(|l| l.contains("Error") || l.contains("error") || l.contains("Exception"))
-        .or_else(|| lines().next())
-}
-
 fn stderr_tail(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let n = text.chars().count();
@@ -398,17 +371,18 @@ fn stderr_tail(bytes: &[u8]) -> String {
 /// Progress: (cases done, cases total, the case just finished).
 pub type ProgressFn<'a> = dyn Fn(usize, usize, &CaseResult) + Sync + 'a;
 
-/// Runs every case on `config.jobs` threads; results in case order. `cancel` stops handing out new
-/// cases (running ones finish). `progress` is called from the worker threads as cases finish.
-pub fn run_suite(
+/// Runs exactly `cases` on `config.jobs` threads; results in case order. `cancel` stops handing
+/// out new cases (running ones finish); so does a client that cannot be started (and sets
+/// `stop`). `report` is called from the worker threads as cases finish.
+pub(crate) fn run_cases(
     suite: &[SuiteRecording],
     cases: &[CaseId],
     config: &Config,
     cancel: &AtomicBool,
-    progress: &ProgressFn<'_>,
+    stop: &AtomicBool,
+    report: &(dyn Fn(&CaseResult) + Sync),
 ) -> Vec<CaseResult> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let results: std::sync::Mutex<Vec<Option<CaseResult>>> =
         std::sync::Mutex::new(vec![None; cases.len()]);
     let jobs = config.jobs.clamp(1, cases.len().max(1));
@@ -416,7 +390,7 @@ pub fn run_suite(
         for _ in 0..jobs {
             scope.spawn(|| {
                 loop {
-                    if cancel.load(Ordering::Relaxed) {
+                    if cancel.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -427,8 +401,10 @@ pub fn run_suite(
                         break;
                     };
                     let result = run_case(r, *id, config);
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress(n, cases.len(), &result);
+                    if result.start_failed {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    report(&result);
                     if let Ok(mut all) = results.lock()
                         && let Some(slot) = all.get_mut(i)
                     {
@@ -447,13 +423,38 @@ pub fn run_suite(
         .collect()
 }
 
+/// Runs every case on `config.jobs` threads; results in case order, not gated by clean forms
+/// (see [`run_plan`] for a whole run). `cancel` stops handing out new cases (running ones
+/// finish), as does a client that cannot be started. `progress` is called from the worker
+/// threads as cases finish.
+pub fn run_suite(
+    suite: &[SuiteRecording],
+    cases: &[CaseId],
+    config: &Config,
+    cancel: &AtomicBool,
+    progress: &ProgressFn<'_>,
+) -> Vec<CaseResult> {
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    run_cases(suite, cases, config, cancel, &stop, &|r| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(n, cases.len(), r);
+    })
+}
+
 /// Counts per verdict.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
+    /// Cases run.
     pub cases: usize,
+    /// Passed.
     pub pass: usize,
+    /// Printed wrong calls.
     pub fail: usize,
+    /// Crashed, timed out, printed no JSON, or exited non-zero on a clean stream.
     pub error: usize,
+    /// Passes that carry no signal (see [`Verdict::NotJudged`]), counted apart.
+    pub not_judged: usize,
 }
 
 impl Summary {
@@ -468,6 +469,7 @@ impl Summary {
                 Verdict::Pass => s.pass += 1,
                 Verdict::Fail(_) => s.fail += 1,
                 Verdict::Error(_) => s.error += 1,
+                Verdict::NotJudged(_) => s.not_judged += 1,
             }
         }
         s
@@ -495,23 +497,4 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
         "client_ms": result.client_time.as_secs_f64() * 1e3,
         "case_ms": result.case_time.as_secs_f64() * 1e3,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::telling_line;
-
-    #[test]
-    fn the_telling_stderr_line_names_the_error_not_the_runtime_version() {
-        let node = "file:///c.mjs:9\n    throw new Error('tool call snapshot missing `type`');\n\nError: tool call snapshot missing `type`\n    at x (c.mjs:9:11)\n\nNode.js v20.20.2\n";
-        assert_eq!(
-            telling_line(node),
-            Some("Error: tool call snapshot missing `type`")
-        );
-        let python =
-            "Traceback (most recent call last):\n  File \"c.py\", line 3\nAssertionError\n";
-        assert_eq!(telling_line(python), Some("AssertionError"));
-        assert_eq!(telling_line("just a line\n\n"), Some("just a line"));
-        assert_eq!(telling_line("\n \n"), None);
-    }
 }

@@ -100,12 +100,24 @@ pub fn serve_wire(
     head: (u16, String),
     speed: Option<f64>,
 ) -> Result<crate::serve::ServeHandle, crate::NetError> {
+    serve::start(ServeConfig {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        plan: Arc::new(wire_plan(wire, head, speed)),
+        log: false,
+        limits: crate::ServerLimits::default(),
+    })
+}
+
+/// What a server answers with to put `wire` on the wire: the response head `(status, content
+/// type)`, each write as its own chunk due at its time scaled by `speed` (`None` = no waiting),
+/// aborted at the end for a `cut`.
+pub fn wire_plan(wire: &Wire, head: (u16, String), speed: Option<f64>) -> Plan {
     let pacing = speed.map_or(Pacing::Instant, |speed| Pacing::Recorded { speed });
     let due = |t_us: u64| match pacing {
         Pacing::Instant => Duration::ZERO,
-        Pacing::Recorded { speed } => Duration::from_secs_f64(t_us as f64 / 1e6 / speed),
+        Pacing::Recorded { speed } => crate::secs(t_us as f64 / 1e6 / speed),
     };
-    let plan = Plan {
+    Plan {
         status: head.0,
         content_type: head.1,
         writes: wire
@@ -117,13 +129,7 @@ pub fn serve_wire(
         complete: sse_replay_core::complete::chunks_are_complete(
             wire.writes.iter().map(|(_, b)| b.as_slice()),
         ),
-    };
-    serve::start(ServeConfig {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        plan: Arc::new(plan),
-        log: false,
-        limits: crate::ServerLimits::default(),
-    })
+    }
 }
 
 /// Serves `wire` (with `status`/`content_type`) on `127.0.0.1:0`, runs the client against it with

@@ -1,17 +1,21 @@
-//! Judging a client: its printed calls against the expected result (what `export` gives for the
-//! case's bytes), and, when it fails, which naive strategy it behaves like.
+//! Judging a client: its printed calls against the expected result (the client calls `export`
+//! gives for the case's bytes, server tools left out), and, when it fails, what it behaves like.
 //!
 //! The rule: a client passes when it prints exactly the parseable calls; for a broken (unparseable)
 //! or unfinished call it may leave it out or exit non-zero; printing a call with partial, repaired
 //! or invented arguments fails. When the stream itself ends badly (provider error, no finish, a call
-//! that does not parse) exiting non-zero is an expected outcome too, as long as whatever it printed
-//! is right.
+//! that does not parse) exiting non-zero, or printing nothing, is an expected outcome too; whatever
+//! it does print must be right, and must hold every call the stream completed before it failed.
+//!
+//! Printed values are taken as printed: an absent (or `null`) `id` is "not given", but `"id": ""`
+//! is an id, and a wrong one where the stream gave one; `"name": ""` is a wrong name. Arguments
+//! compare as JSON values, numbers as numbers (`3.0` equals `3`).
 
 use serde_json::{Value, json};
 
 use super::Variant;
 use sse_replay_core::accumulate::Parsed;
-use sse_replay_core::analysis::Analysis;
+use sse_replay_core::analysis::{Analysis, StrategyResult};
 use sse_replay_core::naive::{NaiveCall, Strategy};
 
 /// How a call of the expected result stands.
@@ -26,7 +30,8 @@ pub enum CallStatus {
 }
 
 impl CallStatus {
-    fn name(self) -> &'static str {
+    /// `ok`, `unfinished` or `broken` (JSON reports, `GET /cases`).
+    pub fn name(self) -> &'static str {
         match self {
             CallStatus::Ok => "ok",
             CallStatus::Unfinished => "unfinished",
@@ -35,9 +40,33 @@ impl CallStatus {
     }
 }
 
-/// Arguments as printed or expected: a JSON value, or text that is not JSON. Two values are the
-/// same when they are the same JSON: numbers by their value, so `7006652.0` in a stream and the
-/// `7006652` a JavaScript client prints (it has no other way to write it) are one number.
+/// Two JSON values are the same value: objects by key whatever the order, numbers as numbers (an
+/// integer equals the same float, `3` and `3.0`), everything else exactly.
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
+                i == j
+            } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
+                i == j
+            } else {
+                x.as_f64().zip(y.as_f64()).is_some_and(|(f, g)| f == g)
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| json_eq(v, w))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Arguments as printed or expected: a JSON value, or text that is not JSON. Two are the same
+/// when they are the same JSON value ([`json_eq`]).
 #[derive(Clone, Debug)]
 pub enum Args {
     Value(Value),
@@ -48,58 +77,50 @@ pub enum Args {
 impl PartialEq for Args {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Args::Value(a), Args::Value(b)) => same_json(a, b),
+            (Args::Value(a), Args::Value(b)) => json_eq(a, b),
             (Args::Raw(a), Args::Raw(b)) => a == b,
             _ => false,
         }
     }
 }
 
-/// JSON equality with numbers compared by value: integers exactly, anything else as `f64`.
-fn same_json(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-                (Some(p), Some(q), _, _) => p == q,
-                (_, _, Some(p), Some(q)) => p == q,
-                _ => x.as_f64().is_some_and(|p| y.as_f64() == Some(p)),
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
 impl Args {
-    fn to_json(&self) -> Value {
+    /// The arguments as JSON (raw text as a string).
+    pub fn to_json(&self) -> Value {
         match self {
             Args::Value(v) => v.clone(),
             Args::Raw(s) => Value::String(s.clone()),
         }
     }
-    fn show(&self) -> String {
+
+    /// The arguments in a few words, for messages.
+    pub fn show(&self) -> String {
         let text = match self {
             Args::Value(v) => v.to_string(),
             Args::Raw(s) => format!("{s:?} (not JSON)"),
         };
         sse_replay_core::text::truncate(&text, 120)
     }
+
+    /// The same arguments: equal JSON values ([`json_eq`]) or the same raw text.
+    pub fn same(&self, other: &Args) -> bool {
+        match (self, other) {
+            (Args::Value(a), Args::Value(b)) => json_eq(a, b),
+            (Args::Raw(a), Args::Raw(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// One call: expected (from the stream) or printed (by the client, or a naive strategy).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaseCall {
-    /// Empty for a naive strategy that loses names (matches any name).
+    /// The name as printed: `""` is a name (a wrong one), never a wildcard.
     pub name: String,
+    /// The arguments, parsed when they are JSON.
     pub arguments: Args,
-    /// `None` when not given (absent, `null` or `""`).
+    /// `None` when not given (the key absent, or `null`). A printed `""` is kept: it is a value.
+    /// Expected calls carry `None` where the stream gave no id (Gemini, Ollama).
     pub id: Option<String>,
 }
 
@@ -112,14 +133,14 @@ impl CaseCall {
         )
     }
 
-    /// Same name and arguments; ids compared only when both sides have one.
-    fn same(&self, other: &CaseCall) -> bool {
-        let names = self.name == other.name || self.name.is_empty() || other.name.is_empty();
-        let ids = match (&self.id, &other.id) {
-            (Some(a), Some(b)) => a == b,
+    /// The printed call `got` is this expected call: the same name and arguments, and the same id
+    /// when both sides have one (a client may leave the id out, not print a different one).
+    pub fn accepts(&self, got: &CaseCall) -> bool {
+        let ids = match (&self.id, &got.id) {
+            (Some(want), Some(printed)) => want == printed,
             _ => true,
         };
-        names && ids && self.arguments == other.arguments
+        self.name == got.name && ids && self.arguments.same(&got.arguments)
     }
 
     /// The contract's JSON shape.
@@ -131,13 +152,15 @@ impl CaseCall {
 /// The expected result of a case.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expected {
+    /// The client calls in stream order, each with how it stands.
     pub calls: Vec<(CaseCall, CallStatus)>,
     /// Why the stream itself is not clean (`check`'s problems); non-empty = exiting non-zero is fine.
     pub problems: Vec<String>,
 }
 
 impl Expected {
-    /// From the analysis of the case's bytes.
+    /// From the analysis of the case's bytes: the client calls, as `export` writes them (the
+    /// provider's server tools are not the client's calls, here as in `export` and `check`).
     pub fn from_analysis(analysis: &Analysis) -> Self {
         // What `export` gives: the calls the client must execute, not the tools the provider
         // ran itself (Anthropic `server_tool_use`, Bedrock's code interpreter, Responses
@@ -158,13 +181,19 @@ impl Expected {
                 (call, status)
             })
             .collect();
-        Self {
-            calls,
-            problems: analysis.problems(),
+        let mut problems = analysis.problems();
+        // Every call closed, the response never: `check` is satisfied (the calls are whole), but
+        // a client may well refuse a response that did not finish (more calls could have come).
+        if analysis.ending == sse_replay_core::analysis::StreamEnding::CallsComplete {
+            problems.push(
+                "the stream ended without its final event: every call was closed, the response was not"
+                    .into(),
+            );
         }
+        Self { calls, problems }
     }
 
-    /// Exiting non-zero is an acceptable outcome.
+    /// Exiting non-zero (or printing nothing) is an acceptable outcome: the stream ended badly.
     pub fn failure_allowed(&self) -> bool {
         !self.problems.is_empty() || self.calls.iter().any(|(_, s)| *s != CallStatus::Ok)
     }
@@ -197,7 +226,8 @@ pub enum OutputError {
 
 /// Parses a client's standard output: a JSON array, or JSON lines, of `{"name", "arguments", "id"?}`.
 /// `arguments` may be a JSON value or a string holding one (a string that is not JSON is kept as
-/// raw text: the client printed arguments that do not parse). Empty output is no calls.
+/// raw text: the client printed arguments that do not parse). Empty output is no calls. An `id`
+/// that is absent or `null` is not given; any other value is kept as printed (`""` included).
 pub fn parse_output(stdout: &[u8]) -> Result<Vec<CaseCall>, OutputError> {
     let text = String::from_utf8_lossy(stdout);
     let text = text.trim();
@@ -217,35 +247,34 @@ pub fn parse_output(stdout: &[u8]) -> Result<Vec<CaseCall>, OutputError> {
             .map_err(|e| OutputError::NotJson(e.to_string()))?
     };
     values
-        .into_iter()
+        .iter()
         .enumerate()
-        .map(|(i, v)| {
-            let name = v
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or(OutputError::NotACall(i))?
-                .to_owned();
-            let arguments = match v.get("arguments") {
-                None | Some(Value::Null) => Args::Value(json!({})),
-                Some(Value::String(s)) if s.trim().is_empty() => Args::Value(json!({})),
-                Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                    Ok(v) => Args::Value(v),
-                    Err(_) => Args::Raw(s.clone()),
-                },
-                Some(other) => Args::Value(other.clone()),
-            };
-            let id = v
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned);
-            Ok(CaseCall {
-                name,
-                arguments,
-                id,
-            })
-        })
+        .map(|(i, v)| call_from_json(v).ok_or(OutputError::NotACall(i)))
         .collect()
+}
+
+/// One printed call from its JSON object (`None`: not an object with a `"name"` string).
+pub fn call_from_json(v: &Value) -> Option<CaseCall> {
+    let name = v.get("name").and_then(Value::as_str)?.to_owned();
+    let arguments = match v.get("arguments") {
+        None | Some(Value::Null) => Args::Value(json!({})),
+        Some(Value::String(s)) if s.trim().is_empty() => Args::Value(json!({})),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(v) => Args::Value(v),
+            Err(_) => Args::Raw(s.clone()),
+        },
+        Some(other) => Args::Value(other.clone()),
+    };
+    let id = match v.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+    };
+    Some(CaseCall {
+        name,
+        arguments,
+        id,
+    })
 }
 
 /// The outcome of a case.
@@ -256,22 +285,27 @@ pub enum Verdict {
     Fail(String),
     /// Crashed, timed out, printed no parseable JSON (or could not be started).
     Error(String),
+    /// A pass that carries no signal: the case is a fault or a broken stream, where printing
+    /// nothing or crashing is right, and the client does not pass the same recording's clean form
+    /// (or there is none to compare with). The reason says which.
+    NotJudged(String),
 }
 
 impl Verdict {
-    /// `pass`, `fail` or `error`.
+    /// `pass`, `fail`, `error` or `not-judged`.
     pub fn name(&self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Fail(_) => "fail",
             Verdict::Error(_) => "error",
+            Verdict::NotJudged(_) => "not-judged",
         }
     }
     /// The explanation (empty for a pass).
     pub fn detail(&self) -> &str {
         match self {
             Verdict::Pass => "",
-            Verdict::Fail(d) | Verdict::Error(d) => d,
+            Verdict::Fail(d) | Verdict::Error(d) | Verdict::NotJudged(d) => d,
         }
     }
 }
@@ -287,11 +321,32 @@ pub enum Exit {
     TimedOut,
 }
 
+/// What the case's bytes hold when the provider's error event is skipped (a client that ignores
+/// `event: error` reads on): the error's message and the calls it would then see.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorSkipped {
+    /// The provider error's message.
+    pub message: String,
+    /// The calls of the bytes without the error event.
+    pub expected: Expected,
+}
+
 /// Judges one case (see the module documentation for the rule).
 pub fn judge(
     expected: &Expected,
     exit: &Exit,
     got: &Result<Vec<CaseCall>, OutputError>,
+) -> Verdict {
+    judge_with(expected, exit, got, None)
+}
+
+/// [`judge`], telling a client that read past the provider's error event (`error_skipped`: what
+/// it would then see) that it did, instead of blaming its arguments.
+pub fn judge_with(
+    expected: &Expected,
+    exit: &Exit,
+    got: &Result<Vec<CaseCall>, OutputError>,
+    error_skipped: Option<&ErrorSkipped>,
 ) -> Verdict {
     let failed_how = match exit {
         Exit::TimedOut => return Verdict::Error("timed out: killed".into()),
@@ -299,36 +354,59 @@ pub fn judge(
         Exit::Code(c) => Some(format!("exited with code {c}")),
         Exit::Signal(s) => Some(format!("killed by signal {s}")),
     };
-    match (failed_how, got) {
-        (None, Err(e)) => Verdict::Error(format!("printed no parseable JSON ({e})")),
-        (None, Ok(got)) => match align(expected, got) {
-            Ok(()) => Verdict::Pass,
-            Err(d) => Verdict::Fail(d),
-        },
-        (Some(how), got) if expected.failure_allowed() => {
-            // Non-zero is expected here; whatever it did print must still be right.
-            match got.as_ref().map(|g| subsequence(expected, g)) {
-                Ok(Err(d)) => Verdict::Fail(format!("{d} (and {how})")),
-                _ => Verdict::Pass,
-            }
+    if let Some(how) = &failed_how
+        && !expected.failure_allowed()
+    {
+        return Verdict::Error(format!("{how} on a stream whose calls all parse"));
+    }
+    let got = match got {
+        Ok(g) => g,
+        // Crashing is an expected outcome here, whatever it printed before.
+        Err(_) if failed_how.is_some() => return Verdict::Pass,
+        Err(e) => return Verdict::Error(format!("printed no parseable JSON ({e})")),
+    };
+    // The stream ended badly: printing nothing is a choice the client may make.
+    if got.is_empty() && expected.failure_allowed() {
+        return Verdict::Pass;
+    }
+    match align(expected, got) {
+        Ok(()) => Verdict::Pass,
+        Err(d) => {
+            let d = match error_skipped {
+                Some(skip) if align(&skip.expected, got).is_ok() => format!(
+                    "ignored the provider's error event ({}) and read on: printed {} the stream only holds past the error",
+                    sse_replay_core::text::truncate(&skip.message, 120),
+                    if got.len() == 1 {
+                        "a call".to_owned()
+                    } else {
+                        format!("{} calls", got.len())
+                    }
+                ),
+                _ => d,
+            };
+            Verdict::Fail(match failed_how {
+                Some(how) => format!("{d} (and {how})"),
+                None => d,
+            })
         }
-        (Some(how), _) => Verdict::Error(format!("{how} on a stream whose calls all parse")),
     }
 }
 
-/// Exit 0: the printed calls must be the expected ones, broken calls left out, unfinished ones
-/// optional.
+/// The printed calls must be the expected ones in order: every `Ok` call, unfinished ones as
+/// parsed or left out, broken ones left out.
 fn align(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
     let mut gi = 0;
-    let mut skipped: Vec<(usize, &CaseCall, CallStatus)> = Vec::new();
+    // Calls passed over since the last match (unfinished or broken): what a stray print may be.
+    let mut skipped: Vec<usize> = Vec::new();
     for (ei, (e, status)) in expected.calls.iter().enumerate() {
+        let g = got.get(gi);
         match status {
-            CallStatus::Ok => match got.get(gi) {
-                Some(g) if g.same(e) => {
+            CallStatus::Ok => match g {
+                Some(g) if e.accepts(g) => {
                     gi += 1;
                     skipped.clear();
                 }
-                Some(g) => return Err(mismatch(ei, e, gi, g, &skipped)),
+                Some(_) => return Err(explain(expected, got, ei, gi, &skipped)),
                 None => {
                     return Err(format!(
                         "call {ei}: expected {}, got nothing ({} printed)",
@@ -337,49 +415,70 @@ fn align(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
                     ));
                 }
             },
-            CallStatus::Unfinished if got.get(gi).is_some_and(|g| g.same(e)) => gi += 1,
-            _ => skipped.push((ei, e, *status)),
+            CallStatus::Unfinished if g.is_some_and(|g| e.accepts(g)) => {
+                gi += 1;
+                skipped.clear();
+            }
+            _ => skipped.push(ei),
         }
     }
     match got.get(gi) {
         None => Ok(()),
-        Some(g) => Err(match skipped.iter().find(|(_, e, _)| e.name == g.name) {
-            Some((ei, e, status)) => broken_printed(*ei, e, *status, gi, g),
-            None => format!(
-                "call {gi}: printed {} that the stream does not hold (its calls: {})",
-                g.show(),
-                stream_calls(expected)
-            ),
-        }),
+        Some(g) => Err(
+            match skipped
+                .iter()
+                .copied()
+                .find(|&ei| expected.calls[ei].0.name == g.name)
+            {
+                Some(ei) => unparseable_printed(expected, ei, gi, g),
+                None => match expected.calls.iter().position(|(e, _)| e.accepts(g)) {
+                    Some(ei) => format!("call {gi}: printed {} again (call {ei})", g.show()),
+                    None => format!(
+                        "call {gi}: printed {} that the stream does not hold (its calls: {})",
+                        g.show(),
+                        stream_calls(expected)
+                    ),
+                },
+            },
+        ),
     }
 }
 
-/// Non-zero exit: every printed call must be an expected parseable call, in order.
-fn subsequence(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
-    let mut candidates = expected
-        .calls
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, s))| *s != CallStatus::Broken);
-    for (gi, g) in got.iter().enumerate() {
-        if !candidates.any(|(_, (e, _))| e.same(g)) {
-            return Err(
-                match expected
-                    .calls
-                    .iter()
-                    .enumerate()
-                    .find(|(_, (e, _))| e.name == g.name)
-                {
-                    Some((ei, (e, status))) => broken_printed(ei, e, *status, gi, g),
-                    None => format!(
-                        "call {gi}: printed {} that the stream does not hold",
-                        g.show()
-                    ),
-                },
+/// Why printed call `gi` is not the expected `Ok` call `ei`.
+fn explain(
+    expected: &Expected,
+    got: &[CaseCall],
+    ei: usize,
+    gi: usize,
+    skipped: &[usize],
+) -> String {
+    let (e, _) = &expected.calls[ei];
+    let g = &got[gi];
+    if g.name != e.name {
+        // A print standing for a call passed over (broken or unfinished) with its name.
+        if let Some(&bi) = skipped
+            .iter()
+            .find(|&&bi| expected.calls[bi].0.name == g.name)
+        {
+            return unparseable_printed(expected, bi, gi, g);
+        }
+        // The right call, at the wrong place: this one is missing (or comes later).
+        if let Some(later) = expected
+            .calls
+            .iter()
+            .enumerate()
+            .skip(ei + 1)
+            .find(|(_, (c, _))| c.accepts(g))
+            .map(|(i, _)| i)
+        {
+            return format!(
+                "call {ei}: expected {}, got {} (call {later}) in its place",
+                e.show(),
+                g.show()
             );
         }
     }
-    Ok(())
+    mismatch(ei, e, gi, g)
 }
 
 /// The expected calls in a few words: `get_weather, get_time (broken)`.
@@ -402,33 +501,39 @@ fn stream_calls(expected: &Expected) -> String {
         .join(", ")
 }
 
-fn broken_printed(ei: usize, e: &CaseCall, status: CallStatus, gi: usize, g: &CaseCall) -> String {
-    let what = match status {
-        CallStatus::Broken => "whose arguments do not parse",
-        _ => "that the stream never finished",
-    };
-    format!(
-        "call {gi}: printed {} for call {ei} {what} (its arguments as received: {}): partial, repaired or invented arguments",
-        g.show(),
-        e.arguments.show()
-    )
+/// Printed call `gi` stands for expected call `ei`, which is broken or unfinished, with other
+/// arguments than the stream gave: said for what it is (as received, repaired, or different).
+fn unparseable_printed(expected: &Expected, ei: usize, gi: usize, g: &CaseCall) -> String {
+    let (e, status) = &expected.calls[ei];
+    match (status, &g.arguments) {
+        (CallStatus::Broken, Args::Raw(_)) if g.arguments.same(&e.arguments) => format!(
+            "call {gi}: printed call {ei} {} whose arguments do not parse, as received: a call that does not parse must be left out",
+            sse_replay_core::text::truncate(&g.name, 60)
+        ),
+        (CallStatus::Broken, Args::Value(_)) => format!(
+            "call {gi}: printed {} for call {ei} whose arguments do not parse (as received: {}): partial, repaired or invented arguments",
+            g.show(),
+            e.arguments.show()
+        ),
+        (CallStatus::Broken, Args::Raw(_)) => format!(
+            "call {gi}: printed {} for call {ei} whose arguments do not parse (as received: {}): not what was received, and a call that does not parse must be left out",
+            g.show(),
+            e.arguments.show()
+        ),
+        _ => format!(
+            "call {gi}: printed {} for call {ei}, which the stream never finished: it holds {} (print that, or leave the call out)",
+            g.show(),
+            e.arguments.show()
+        ),
+    }
 }
 
-fn mismatch(
-    ei: usize,
-    e: &CaseCall,
-    gi: usize,
-    g: &CaseCall,
-    skipped: &[(usize, &CaseCall, CallStatus)],
-) -> String {
-    if let Some((bi, b, status)) = skipped.iter().find(|(_, b, _)| b.name == g.name) {
-        return broken_printed(*bi, b, *status, gi, g);
-    }
+fn mismatch(ei: usize, e: &CaseCall, gi: usize, g: &CaseCall) -> String {
     let mut parts = Vec::new();
     if e.name != g.name {
         parts.push(format!("name {:?} instead of {:?}", g.name, e.name));
     }
-    if e.arguments != g.arguments {
+    if !e.arguments.same(&g.arguments) {
         parts.push(format!(
             "arguments {} instead of {}",
             g.arguments.show(),
@@ -466,9 +571,36 @@ fn strategy_phrase(s: Strategy) -> &'static str {
     }
 }
 
-fn naive_case_calls(calls: &[NaiveCall]) -> Vec<CaseCall> {
+/// The strategies that append each call's fragments (whatever else they get wrong). On a stream
+/// whose calls end unparseable (truncated, cumulative) they all print the same thing, so such a
+/// stream cannot tell them apart.
+pub const APPENDING: [Strategy; 6] = [
+    Strategy::ConcatAll,
+    Strategy::ConcatFields,
+    Strategy::NextIndexDone,
+    Strategy::ParseWhenValid,
+    Strategy::PerReadUtf8,
+    Strategy::PerReadLines,
+];
+
+/// A strategy's calls as the client contract prints them, the provider's server tools left out
+/// (a strategy does not know them: its calls with a server tool's id, or with a name only server
+/// tools have, are dropped).
+fn naive_client_calls(calls: &[NaiveCall], analysis: &Analysis) -> Vec<CaseCall> {
+    let server_ids: Vec<&str> = analysis
+        .server_tools()
+        .filter_map(|c| c.id.as_deref())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let server_only_names: Vec<&str> = analysis
+        .server_tools()
+        .map(|c| c.name.as_str())
+        .filter(|n| !analysis.client_calls().any(|c| c.name == *n))
+        .collect();
     calls
         .iter()
+        .filter(|n| !server_ids.contains(&n.id.as_str()))
+        .filter(|n| n.name.is_empty() || !server_only_names.contains(&n.name.as_str()))
         .map(|n| CaseCall {
             name: n.name.clone(),
             arguments: if n.raw_arguments.trim().is_empty() {
@@ -484,52 +616,127 @@ fn naive_case_calls(calls: &[NaiveCall]) -> Vec<CaseCall> {
         .collect()
 }
 
-fn same_list(a: &[CaseCall], b: &[CaseCall]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
+/// The printed calls `got` are `model`'s calls, by name and arguments: what a diagnosis compares.
+/// Ids are left out: a strategy's id is its table's, not what a client built on the same mistake
+/// prints (one keeps the first id, another the last). A model call without a name (a strategy
+/// that does not track names, such as `concat-all`) says nothing about the name.
+fn same_list(got: &[CaseCall], model: &[CaseCall]) -> bool {
+    got.len() == model.len()
+        && got
+            .iter()
+            .zip(model)
+            .all(|(g, m)| (m.name.is_empty() || g.name == m.name) && g.arguments.same(&m.arguments))
 }
 
-/// What a client that printed `got` on this case's bytes (`analysis`, expected result
-/// `expected`) behaves like: printing the calls as received (broken ones included), or one of the
-/// naive strategies (all its calls, or only those whose arguments parse: a client that drops what
-/// it cannot parse). Strategies that keep names are tried before those that lose them.
-/// `baseline` is the same recording in one read: a strategy that is right there was exposed by the
-/// variant, else by the recording's quirk.
-pub fn diagnose(
-    got: &[CaseCall],
-    expected: &Expected,
-    analysis: &Analysis,
-    baseline: Option<&Analysis>,
-    recording: &str,
-    variant: Variant,
-) -> Option<String> {
+/// What a diagnosis looks at: the case, its bytes and the same recording in one read.
+#[derive(Clone, Copy, Debug)]
+pub struct Scene<'a> {
+    pub expected: &'a Expected,
+    /// The analysis of the case's bytes (its naive strategies ran on exactly these reads).
+    pub analysis: &'a Analysis,
+    /// The same recording in one read: a strategy that is right there was exposed by the variant,
+    /// else by the recording's quirk.
+    pub baseline: Option<&'a Analysis>,
+    pub recording: &'a str,
+    pub variant: Variant,
+}
+
+/// What a client that printed `got` on this case behaves like: nothing at all (it printed no
+/// calls: the dialect is named), printing the calls as received, or one naive strategy (all its
+/// calls, or only those whose arguments parse: a client that drops what it cannot parse).
+///
+/// A strategy is named only when the output is not empty, is exactly that strategy's, and is not
+/// what every appending strategy prints alike (truncated or cumulative streams, where they all
+/// agree: then the group is named). Strategies that keep names are tried before those that lose
+/// them.
+pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
+    let Scene {
+        expected,
+        analysis,
+        baseline,
+        recording,
+        variant,
+    } = *scene;
+    if got.is_empty() {
+        return Some(format!(
+            "printed no calls on this {} stream ({} expected)",
+            analysis.dialect.name(),
+            sse_replay_core::text::plural(expected.calls.len(), "call")
+        ));
+    }
     let as_received: Vec<CaseCall> = expected.calls.iter().map(|(c, _)| c.clone()).collect();
-    if expected.failure_allowed() && same_list(got, &as_received) {
+    if same_list(got, &as_received) {
+        if expected.failure_allowed() {
+            return Some(
+                "prints the calls as received, broken or unfinished ones included: it checks neither that the arguments parse nor how the stream ended".into(),
+            );
+        }
+        // Names and arguments are right: only the ids differ.
+        let blanked = got.iter().any(|g| g.id.as_deref() == Some(""));
+        let empty_ids_sent = analysis
+            .fragments
+            .iter()
+            .any(|f| f.id == sse_replay_core::signal::Presence::Empty);
+        return Some(match (blanked, empty_ids_sent) {
+            (true, true) => "only the ids are wrong: a later fragment's empty `id` replaced the real one (empty means absent)".into(),
+            (true, false) => "only the ids are wrong: it prints them empty".into(),
+            _ => "only the ids are wrong".into(),
+        });
+    }
+    // A nameless, argument-less call the stream does not hold, before the right ones: the
+    // call's `index` used as a position in a list (a stream whose indexes do not start at 0).
+    let placeholder = |g: &CaseCall| {
+        g.name.is_empty()
+            && match &g.arguments {
+                Args::Value(v) => json_eq(v, &json!({})),
+                Args::Raw(r) => r.trim().is_empty(),
+            }
+    };
+    let without: Vec<CaseCall> = got.iter().filter(|g| !placeholder(g)).cloned().collect();
+    if without.len() < got.len() && same_list(&without, &as_received) {
         return Some(
-            "prints the calls as received, broken or unfinished ones included: it checks neither that the arguments parse nor how the stream ended".into(),
+            "prints an empty call with no name before the real ones: it uses the call's `index` as a position in a list, and this stream's indexes do not start at 0".into(),
         );
     }
-    let candidates = || {
-        analysis
-            .strategies
-            .iter()
-            .filter(|r| r.report.not_applicable.is_none() && !r.verdict.matches_correct)
-    };
-    let matches = |r: &&sse_replay_core::analysis::StrategyResult| {
-        let all = naive_case_calls(&r.report.calls);
-        let parsed: Vec<CaseCall> = all
+    let outputs: Vec<(&StrategyResult, Vec<CaseCall>)> = analysis
+        .strategies
+        .iter()
+        .filter(|r| r.report.not_applicable.is_none())
+        .map(|r| (r, naive_client_calls(&r.report.calls, analysis)))
+        .collect();
+    let matches = |calls: &[CaseCall]| {
+        let parsed: Vec<CaseCall> = calls
             .iter()
             .filter(|c| matches!(c.arguments, Args::Value(_)))
             .cloned()
             .collect();
-        same_list(got, &all) || same_list(got, &parsed)
+        same_list(got, calls) || same_list(got, &parsed)
     };
-    let keeps_names = |r: &&sse_replay_core::analysis::StrategyResult| {
-        r.report.calls.iter().all(|c| !c.name.is_empty())
+    let appending: Vec<&(&StrategyResult, Vec<CaseCall>)> = outputs
+        .iter()
+        .filter(|(r, _)| APPENDING.contains(&r.report.strategy))
+        .collect();
+    if appending.len() >= 2 && appending.iter().all(|(_, calls)| matches(calls)) {
+        let names: Vec<&str> = appending
+            .iter()
+            .map(|(r, _)| r.report.strategy.name())
+            .collect();
+        return Some(format!(
+            "prints what every appending strategy prints on this stream ({}): the stream does not tell them apart",
+            names.join(", ")
+        ));
+    }
+    // A strategy that prints the right names and arguments explains nothing about a wrong print.
+    let candidates = || {
+        outputs
+            .iter()
+            .filter(|(r, _)| !r.verdict.matches_correct)
+            .filter(|(_, calls)| !same_list(calls, &as_received))
+            .filter(|(_, calls)| matches(calls))
     };
-    let result = candidates()
-        .filter(keeps_names)
-        .find(matches)
-        .or_else(|| candidates().find(matches))?;
+    let (result, _) = candidates()
+        .find(|(_, calls)| calls.iter().all(|c| !c.name.is_empty()))
+        .or_else(|| candidates().next())?;
     let s = result.report.strategy;
     let example = result
         .verdict
@@ -603,6 +810,11 @@ mod tests {
         }
     }
 
+    fn with_id(mut c: CaseCall, id: &str) -> CaseCall {
+        c.id = Some(id.into());
+        c
+    }
+
     fn expected(calls: Vec<(CaseCall, CallStatus)>) -> Expected {
         Expected {
             calls,
@@ -610,12 +822,21 @@ mod tests {
         }
     }
 
+    fn broken(name: &str, raw: &str) -> CaseCall {
+        CaseCall {
+            name: name.into(),
+            arguments: Args::Raw(raw.into()),
+            id: None,
+        }
+    }
+
     #[test]
     fn output_forms() {
-        let a = parse_output(br#"[{"name":"f","arguments":"{\"a\":1}","id":""}]"#).unwrap();
+        let a = parse_output(br#"[{"name":"f","arguments":"{\"a\":1}"}]"#).unwrap();
         assert_eq!(a, vec![call("f", json!({"a":1}))]);
         let b = parse_output(b"{\"name\":\"f\",\"arguments\":{\"a\":1},\"id\":null}\n\n{\"name\":\"g\",\"id\":\"x\"}\n").unwrap();
         assert_eq!(b.len(), 2);
+        assert_eq!(b[0].id, None, "null is not given");
         assert_eq!(b[1].id.as_deref(), Some("x"));
         assert_eq!(b[1].arguments, Args::Value(json!({})));
         assert_eq!(parse_output(b"  \n").unwrap(), vec![]);
@@ -626,6 +847,10 @@ mod tests {
             Err(OutputError::NotJson(_))
         ));
         assert_eq!(parse_output(b"[1]"), Err(OutputError::NotACall(0)));
+        // An empty id or name printed is a value, kept as printed.
+        let empty = parse_output(br#"[{"name":"","arguments":{},"id":""}]"#).unwrap();
+        assert_eq!(empty[0].name, "");
+        assert_eq!(empty[0].id.as_deref(), Some(""));
     }
 
     #[test]
@@ -650,16 +875,71 @@ mod tests {
         ));
     }
 
+    /// A blanked name used to match any expected name, and a blanked id counted as "not given":
+    /// a client that loses names or ids passed.
+    #[test]
+    fn an_empty_name_or_id_printed_is_a_wrong_value_an_absent_id_is_not_given() {
+        let e = expected(vec![(
+            with_id(call("get_weather", json!({"a": 1})), "call_1"),
+            CallStatus::Ok,
+        )]);
+        let v = judge(&e, &Exit::Code(0), &Ok(vec![call("", json!({"a": 1}))]));
+        assert!(
+            v.detail().contains("name \"\" instead of \"get_weather\""),
+            "{v:?}"
+        );
+        let v = judge(
+            &e,
+            &Exit::Code(0),
+            &Ok(vec![with_id(call("get_weather", json!({"a": 1})), "")]),
+        );
+        assert!(
+            v.detail().contains("id \"\" instead of \"call_1\""),
+            "{v:?}"
+        );
+        // Not printing the id at all is fine.
+        assert_eq!(
+            judge(
+                &e,
+                &Exit::Code(0),
+                &Ok(vec![call("get_weather", json!({"a": 1}))])
+            ),
+            Verdict::Pass
+        );
+        // A stream without ids (Gemini): any id printed is the client's own.
+        let no_id = expected(vec![(call("f", json!({})), CallStatus::Ok)]);
+        assert_eq!(
+            judge(
+                &no_id,
+                &Exit::Code(0),
+                &Ok(vec![with_id(call("f", json!({})), "")])
+            ),
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn numbers_compare_as_numbers() {
+        assert!(json_eq(
+            &json!({"a": 3, "b": [1.5, 2]}),
+            &json!({"b": [1.5, 2.0], "a": 3.0})
+        ));
+        assert!(!json_eq(&json!(3), &json!(3.5)));
+        assert!(!json_eq(&json!(3), &json!("3")));
+        assert!(!json_eq(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
+        assert!(json_eq(&json!(u64::MAX), &json!(u64::MAX)));
+        assert!(!json_eq(&json!(-1), &json!(u64::MAX)));
+        let e = expected(vec![(call("f", json!({"days": 3})), CallStatus::Ok)]);
+        let printed = parse_output(br#"[{"name":"f","arguments":"{\"days\": 3.0}"}]"#).unwrap();
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(printed)), Verdict::Pass);
+    }
+
     #[test]
     fn broken_calls_may_be_left_out_but_not_repaired() {
         let e = expected(vec![
             (call("f", json!({"a":1})), CallStatus::Ok),
             (
-                CaseCall {
-                    name: "g".into(),
-                    arguments: Args::Raw("{\"city\":\"杭州\",\"days\":".into()),
-                    id: None,
-                },
+                broken("g", "{\"city\":\"杭州\",\"days\":"),
                 CallStatus::Broken,
             ),
         ]);
@@ -670,7 +950,7 @@ mod tests {
             judge(&e, &Exit::Code(1), &Err(OutputError::NotACall(0))),
             Verdict::Pass
         );
-        let mut repaired = ok;
+        let mut repaired = ok.clone();
         repaired.push(call("g", json!({"city":"杭州"})));
         let v = judge(&e, &Exit::Code(0), &Ok(repaired.clone()));
         assert!(
@@ -681,6 +961,34 @@ mod tests {
             judge(&e, &Exit::Code(1), &Ok(repaired)),
             Verdict::Fail(_)
         ));
+        // Printed as received (not JSON): said so, not "repaired".
+        let mut as_received = ok;
+        as_received.push(broken("g", "{\"city\":\"杭州\",\"days\":"));
+        let v = judge(&e, &Exit::Code(0), &Ok(as_received));
+        assert!(v.detail().contains("as received"), "{v:?}");
+        assert!(!v.detail().contains("repaired"), "{v:?}");
+    }
+
+    /// The "partial, repaired or invented" label used to be given to any print that shared a
+    /// broken call's name; a wrong value for a call that parsed is a plain difference.
+    #[test]
+    fn repaired_is_said_only_when_a_broken_call_was_printed_parsed() {
+        let e = expected(vec![
+            (broken("g", "{\"x\":"), CallStatus::Broken),
+            (call("f", json!({"a": 1})), CallStatus::Ok),
+        ]);
+        let v = judge(&e, &Exit::Code(0), &Ok(vec![call("f", json!({"a": 2}))]));
+        assert!(
+            v.detail()
+                .contains("arguments {\"a\":2} instead of {\"a\":1}"),
+            "{v:?}"
+        );
+        assert!(!v.detail().contains("repaired"), "{v:?}");
+        // An unfinished call printed with other arguments than the stream gave.
+        let u = expected(vec![(call("f", json!({"a": 1})), CallStatus::Unfinished)]);
+        let v = judge(&u, &Exit::Code(0), &Ok(vec![call("f", json!({"a": 2}))]));
+        assert!(v.detail().contains("never finished"), "{v:?}");
+        assert!(!v.detail().contains("repaired"), "{v:?}");
     }
 
     #[test]
@@ -696,20 +1004,163 @@ mod tests {
         assert_eq!(judge(&e, &Exit::Code(0), &Ok(two)), Verdict::Pass);
     }
 
+    /// On a stream that ends badly a client may print nothing (exit 0 or not); once it prints,
+    /// the calls the stream completed before the fault must be there.
+    #[test]
+    fn a_failed_stream_expects_the_completed_calls_once_the_client_prints_any() {
+        let mut e = expected(vec![
+            (call("f", json!({"a": 1})), CallStatus::Ok),
+            (call("g", json!({"b": 2})), CallStatus::Ok),
+            (broken("h", "{\"c\":"), CallStatus::Broken),
+        ]);
+        e.problems.push("the stream was cut".into());
+        for exit in [Exit::Code(0), Exit::Code(1)] {
+            assert_eq!(judge(&e, &exit, &Ok(vec![])), Verdict::Pass);
+            assert_eq!(
+                judge(
+                    &e,
+                    &exit,
+                    &Ok(vec![call("f", json!({"a": 1})), call("g", json!({"b": 2}))])
+                ),
+                Verdict::Pass
+            );
+            let v = judge(&e, &exit, &Ok(vec![call("g", json!({"b": 2}))]));
+            assert!(v.detail().starts_with("call 0: expected f"), "{v:?}");
+        }
+    }
+
     #[test]
     fn ids_count_only_when_given() {
-        let mut want = call("f", json!({}));
-        want.id = Some("call_1".into());
+        let want = with_id(call("f", json!({})), "call_1");
         let e = expected(vec![(want, CallStatus::Ok)]);
         assert_eq!(
             judge(&e, &Exit::Code(0), &Ok(vec![call("f", json!({}))])),
             Verdict::Pass
         );
-        let mut wrong = call("f", json!({}));
-        wrong.id = Some("call_1call_1".into());
+        let wrong = with_id(call("f", json!({})), "call_1call_1");
         assert!(matches!(
             judge(&e, &Exit::Code(0), &Ok(vec![wrong])),
             Verdict::Fail(_)
         ));
+    }
+
+    #[test]
+    fn a_client_that_reads_past_the_error_event_is_told_so() {
+        let mut e = expected(vec![(broken("f", "{\"ci"), CallStatus::Broken)]);
+        e.problems.push("provider error".into());
+        let whole = vec![call("f", json!({"city": "x"})), call("g", json!({}))];
+        let skip = ErrorSkipped {
+            message: "overloaded_error: Overloaded".into(),
+            expected: expected(vec![
+                (call("f", json!({"city": "x"})), CallStatus::Ok),
+                (call("g", json!({})), CallStatus::Ok),
+            ]),
+        };
+        let v = judge_with(&e, &Exit::Code(0), &Ok(whole.clone()), Some(&skip));
+        assert!(
+            v.detail()
+                .starts_with("ignored the provider's error event (overloaded_error"),
+            "{v:?}"
+        );
+        assert!(!v.detail().contains("repaired"), "{v:?}");
+        // Without that knowledge it is a repaired call.
+        let v = judge(&e, &Exit::Code(0), &Ok(whole));
+        assert!(v.detail().contains("repaired"), "{v:?}");
+    }
+
+    fn analysis_of(file: &str) -> Analysis {
+        let b = sse_replay_core::bundled::all()
+            .into_iter()
+            .find(|b| b.file == file)
+            .unwrap();
+        let rec = b.build();
+        Analysis::from_recording(
+            &rec,
+            sse_replay_core::analysis::SourceInfo::default(),
+            sse_replay_core::pipeline::Options::default(),
+        )
+    }
+
+    fn scene<'a>(e: &'a Expected, a: &'a Analysis) -> Scene<'a> {
+        Scene {
+            expected: e,
+            analysis: a,
+            baseline: Some(a),
+            recording: "r",
+            variant: Variant::OneRead,
+        }
+    }
+
+    /// An empty output used to be labelled with whatever strategy also printed nothing (or a
+    /// strategy that lost names): it is said as it is, with the dialect.
+    #[test]
+    fn an_empty_output_is_printed_no_calls_never_a_strategy() {
+        let a = analysis_of("gemini-weather.ron");
+        let e = Expected::from_analysis(&a);
+        assert_eq!(
+            diagnose(&[], &scene(&e, &a)).as_deref(),
+            Some("printed no calls on this gemini stream (2 calls expected)")
+        );
+    }
+
+    #[test]
+    fn a_strategy_is_named_when_the_output_is_exactly_its_own() {
+        let a = analysis_of("quirk-repeated-name.ron");
+        let e = Expected::from_analysis(&a);
+        let concat_fields = a.strategy(Strategy::ConcatFields).unwrap();
+        let got = naive_client_calls(&concat_fields.report.calls, &a);
+        let d = diagnose(&got, &scene(&e, &a)).unwrap();
+        assert!(d.starts_with("behaves like `concat-fields`"), "{d}");
+        // Right names and arguments, a blanked id: no strategy explains that.
+        let mut ids_blanked: Vec<CaseCall> = e.calls.iter().map(|(c, _)| c.clone()).collect();
+        ids_blanked[0].id = Some(String::new());
+        let d = diagnose(&ids_blanked, &scene(&e, &a)).unwrap();
+        assert!(d.starts_with("only the ids are wrong"), "{d}");
+        // Something no strategy prints: no diagnosis at all.
+        let odd = vec![call("get_weather", json!({"city": "x"}))];
+        assert_eq!(diagnose(&odd, &scene(&e, &a)), None);
+    }
+
+    /// The provider's server tools are not among a strategy's client calls either.
+    #[test]
+    fn strategies_are_compared_on_client_calls() {
+        let a = analysis_of("anthropic-server-tool.ron");
+        let concat_all = a.strategy(Strategy::ConcatAll).unwrap();
+        let calls = naive_client_calls(&concat_all.report.calls, &a);
+        // concat-all joins the search's input and the client call's: one nameless call, kept.
+        assert_eq!(calls.len(), 1);
+        let per_fragment = a.strategy(Strategy::Overwrite).unwrap();
+        let calls = naive_client_calls(&per_fragment.report.calls, &a);
+        assert!(calls.iter().all(|c| c.name != "web_search"), "{calls:?}");
+    }
+
+    /// A Responses stream cut before `response.completed`, every call closed by its
+    /// `output_item.done`: a client that refuses the unfinished response (openai-python raises
+    /// "Didn't receive a `response.completed` event") is not wrong; one that prints the calls is
+    /// right too.
+    #[test]
+    fn a_response_that_never_finished_may_be_refused() {
+        let a = analysis_of("openai-responses-weather.ron");
+        let body = a.body.clone();
+        let at = memchr::memmem::find(&body, b"event: response.completed").unwrap();
+        let rec = sse_replay_core::recording::Recording {
+            chunks: vec![sse_replay_core::recording::Chunk {
+                t_micros: 0,
+                bytes: body[..at].to_vec(),
+            }],
+            ..Default::default()
+        };
+        let cut = Analysis::from_recording(
+            &rec,
+            sse_replay_core::analysis::SourceInfo::default(),
+            sse_replay_core::pipeline::Options::default(),
+        );
+        assert!(cut.problems().is_empty(), "check is satisfied");
+        let e = Expected::from_analysis(&cut);
+        assert!(e.failure_allowed());
+        assert!(e.calls.iter().all(|(_, s)| *s == CallStatus::Ok));
+        assert_eq!(judge(&e, &Exit::Code(1), &Ok(vec![])), Verdict::Pass);
+        let both: Vec<CaseCall> = e.calls.iter().map(|(c, _)| c.clone()).collect();
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(both)), Verdict::Pass);
     }
 }

@@ -1,0 +1,169 @@
+//! One case, ready to judge: its bytes, their analysis, the expected result, and the one function
+//! that turns what a client did into a verdict and a diagnosis. `sse-replay test` (a client
+//! process), `serve --suite`'s `POST …/verdict` and the in-process [`crate::suite`] API all judge
+//! through [`CaseContext::judge`].
+
+use sse_replay_core::analysis::{Analysis, SourceInfo, SourceKind};
+use sse_replay_core::pipeline::Options;
+use sse_replay_core::recording::{Chunk, Recording};
+
+use super::verdict::{self, CaseCall, ErrorSkipped, Exit, Expected, Scene, Verdict};
+use super::{SuiteRecording, Variant, Wire};
+
+/// A case's bytes and what they must give.
+#[derive(Debug)]
+pub struct CaseContext<'a> {
+    /// The recording the case serves.
+    pub recording: &'a SuiteRecording,
+    /// How its bytes are cut into writes.
+    pub variant: Variant,
+    /// What the case's server sends.
+    pub wire: Wire,
+    /// The analysis of exactly those reads (the expected result and the naive strategies).
+    pub analysis: Analysis,
+    /// The calls those bytes give, with their status.
+    pub expected: Expected,
+    /// Where the stream carries a provider error: what a client that reads past it would see.
+    pub error_skipped: Option<ErrorSkipped>,
+}
+
+/// A verdict with what it was drawn from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// Pass, fail or error (the gate by clean forms comes after, over the whole run).
+    pub verdict: Verdict,
+    /// What the client behaves like, for a failure (see [`verdict::diagnose`]).
+    pub diagnosis: Option<String>,
+    /// The calls it printed (`None`: no parseable JSON).
+    pub got: Option<Vec<CaseCall>>,
+}
+
+fn source(name: &str) -> SourceInfo {
+    SourceInfo {
+        name: name.to_owned(),
+        kind: SourceKind::Recording,
+        timing_known: true,
+    }
+}
+
+impl<'a> CaseContext<'a> {
+    /// Builds case `variant` of `recording` (`random_seed` for the `random` variant). A variant
+    /// that does not apply gives an empty wire.
+    pub fn new(recording: &'a SuiteRecording, variant: Variant, random_seed: u64) -> Self {
+        let wire = recording.wire(variant, random_seed).unwrap_or_default();
+        let opts = Options {
+            dialect: Some(recording.base.dialect),
+            framing: None,
+            detail: true,
+        };
+        let analysis = Analysis::from_recording(
+            &wire.to_recording(&recording.recording),
+            source(&recording.name),
+            opts,
+        );
+        let expected = Expected::from_analysis(&analysis);
+        let error_skipped = analysis.provider_error.as_ref().and_then(|(message, pos)| {
+            let event = analysis.events.get(pos.event as usize)?;
+            let (start, end) = (event.span.start as usize, event.span.end as usize);
+            let body = &analysis.body;
+            let mut rest = body.get(..start)?.to_vec();
+            rest.extend_from_slice(body.get(end..)?);
+            let rec = Recording {
+                chunks: vec![Chunk {
+                    t_micros: 0,
+                    bytes: rest,
+                }],
+                ..wire.to_recording(&recording.recording)
+            };
+            let without = Analysis::from_recording(&rec, source(&recording.name), opts);
+            Some(ErrorSkipped {
+                message: message.clone(),
+                expected: Expected::from_analysis(&without),
+            })
+        });
+        Self {
+            recording,
+            variant,
+            wire,
+            analysis,
+            expected,
+            error_skipped,
+        }
+    }
+
+    /// The one judge: what a client that ended with `exit`, printed `stdout` and wrote `stderr`
+    /// (its tail) did on this case.
+    pub fn judge(&self, exit: &Exit, stdout: &[u8], stderr: &str) -> Judgement {
+        let got = verdict::parse_output(stdout);
+        self.judge_parsed(exit, got, stderr)
+    }
+
+    /// [`CaseContext::judge`] on output already parsed.
+    pub fn judge_parsed(
+        &self,
+        exit: &Exit,
+        got: Result<Vec<CaseCall>, verdict::OutputError>,
+        stderr: &str,
+    ) -> Judgement {
+        let expected = &self.expected;
+        let mut verdict = verdict::judge_with(expected, exit, &got, self.error_skipped.as_ref());
+        if let Verdict::Error(msg) = &mut verdict
+            && let Some(last) = telling_line(stderr)
+        {
+            msg.push_str(": ");
+            msg.push_str(&sse_replay_core::text::truncate(last.trim(), 200));
+        }
+        if let Verdict::Fail(msg) = &mut verdict
+            && !expected.problems.is_empty()
+        {
+            msg.push_str(&format!("; the stream: {}", expected.problems.join("; ")));
+        }
+        let got = got.ok();
+        let diagnosis = match (&verdict, &got) {
+            (Verdict::Fail(_), Some(g)) => verdict::diagnose(
+                g,
+                &Scene {
+                    expected,
+                    analysis: &self.analysis,
+                    baseline: Some(&self.recording.one_read),
+                    recording: &self.recording.name,
+                    variant: self.variant,
+                },
+            ),
+            _ => None,
+        };
+        Judgement {
+            verdict,
+            diagnosis,
+            got,
+        }
+    }
+}
+
+/// The stderr line that says most about a crash: the last one naming an error (Node prints its
+/// version last after an uncaught exception, Python the exception last), else the last non-empty.
+pub fn telling_line(stderr: &str) -> Option<&str> {
+    let lines = || stderr.lines().rev().filter(|l| !l.trim().is_empty());
+    lines()
+        .find(|l| l.contains("Error") || l.contains("error") || l.contains("Exception"))
+        .or_else(|| lines().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::telling_line;
+
+    #[test]
+    fn the_telling_stderr_line_names_the_error_not_the_runtime_version() {
+        let node = "file:///c.mjs:9\n    throw new Error('tool call snapshot missing `type`');\n\nError: tool call snapshot missing `type`\n    at x (c.mjs:9:11)\n\nNode.js v20.20.2\n";
+        assert_eq!(
+            telling_line(node),
+            Some("Error: tool call snapshot missing `type`")
+        );
+        let python =
+            "Traceback (most recent call last):\n  File \"c.py\", line 3\nAssertionError\n";
+        assert_eq!(telling_line(python), Some("AssertionError"));
+        assert_eq!(telling_line("just a line\n\n"), Some("just a line"));
+        assert_eq!(telling_line("\n \n"), None);
+    }
+}

@@ -1,0 +1,213 @@
+//! The suite inside `cargo test`, as a user would write it: sse-replay-net's in-process suite
+//! server (started like wiremock's `MockServer::start()`) and a real SDK, async-openai, pointed at
+//! every case. Clean recordings pass; a quirk shows a named failure. No network: everything is on
+//! 127.0.0.1.
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::types::chat::{
+    ChatCompletionRequestUserMessage, ChatCompletionTool, ChatCompletionTools,
+    CreateChatCompletionRequestArgs, FunctionObjectArgs,
+};
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_net::harness::Verdict;
+use sse_replay_net::suite::{CaseOutcome, SuiteOptions, SuiteServer};
+
+/// The tools a case's recording calls, with loose schemas.
+fn tools(names: &[String]) -> Vec<ChatCompletionTools> {
+    names
+        .iter()
+        .filter_map(|name| {
+            FunctionObjectArgs::default()
+                .name(name)
+                .description(name)
+                .parameters(json!({"type": "object"}))
+                .build()
+                .ok()
+        })
+        .map(|function| ChatCompletionTools::Function(ChatCompletionTool { function }))
+        .collect()
+}
+
+/// The code under test: stream a chat completion with async-openai and assemble its tool calls
+/// the way the crate's streaming examples do (a list indexed by the chunk's `index`, id and name
+/// replaced when present, arguments appended). Returns the calls in the client contract's JSON.
+async fn assemble(base_url: &str, tool_names: &[String]) -> Result<Value, String> {
+    let config = OpenAIConfig::new()
+        .with_api_base(format!("{base_url}/v1"))
+        .with_api_key("sk-sse-replay-dummy");
+    let client = Client::with_config(config);
+    let request = CreateChatCompletionRequestArgs::default()
+        .model("gpt-stub")
+        .messages(vec![
+            ChatCompletionRequestUserMessage::from("What is the weather in Shenzhen?").into(),
+        ])
+        .tools(tools(tool_names))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut stream = client
+        .chat()
+        .create_stream(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    // (id, name, arguments) per index.
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| e.to_string())?;
+        for choice in chunk.choices {
+            for tc in choice.delta.tool_calls.unwrap_or_default() {
+                let index = tc.index as usize;
+                while calls.len() <= index {
+                    calls.push(Default::default());
+                }
+                let call = &mut calls[index];
+                if let Some(id) = tc.id {
+                    call.0 = id;
+                }
+                if let Some(f) = tc.function {
+                    if let Some(name) = f.name {
+                        call.1 = name;
+                    }
+                    if let Some(args) = f.arguments {
+                        call.2.push_str(&args);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Value::Array(
+        calls
+            .into_iter()
+            .map(|(id, name, arguments)| json!({"name": name, "arguments": arguments, "id": id}))
+            .collect(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_openai_against_every_openai_chat_case() {
+    let suite = SuiteServer::start(
+        SuiteOptions::builtin()
+            .dialect(DialectKind::OpenAiChat)
+            .with_faults()
+            .speed(None),
+    )
+    .expect("start the suite on 127.0.0.1:0");
+    let cases = suite.cases();
+    assert!(cases.len() > 100, "{} cases", cases.len());
+    let mut outcomes: Vec<CaseOutcome> = Vec::new();
+    for case in &cases {
+        let outcome = match assemble(&case.base_url, &case.tools).await {
+            Ok(calls) => case.check(&calls),
+            Err(error) => case.check_failed(&Value::Null, &error),
+        };
+        outcomes.push(outcome);
+    }
+    let find = |id: &str| {
+        outcomes
+            .iter()
+            .find(|o| o.case == id)
+            .unwrap_or_else(|| panic!("{id} not run"))
+    };
+    // Clean recordings without quirks pass, in every variant.
+    for o in &outcomes {
+        let recording = o.case.split('/').next().unwrap_or_default();
+        if [
+            "openai-chat-weather",
+            "openai-chat-text-four-parallel",
+            "openai-chat-long-arguments",
+            "openai-chat-reasoning-one-call",
+        ]
+        .contains(&recording)
+            && !o.case.ends_with("/cut")
+            && !o.case.ends_with("/no-terminator")
+        {
+            assert_eq!(o.verdict, Verdict::Pass, "{}", o.message());
+        }
+    }
+    // A quirk: every call at index 0 → async-openai's list indexed by `index` merges them.
+    let merged = find("quirk-all-at-index-0/one-read");
+    assert!(merged.is_failure(), "{}", merged.message());
+    assert!(
+        merged
+            .diagnosis
+            .as_deref()
+            .is_some_and(|d| d.starts_with("behaves like `concat-all`")),
+        "{}",
+        merged.message()
+    );
+    // Empty ids on continuations overwrite the real one: a printed "" is a wrong id.
+    let blanked = find("quirk-empty-id-continuations/bytewise");
+    assert!(
+        blanked
+            .verdict
+            .detail()
+            .contains("id \"\" instead of \"call_1\""),
+        "{}",
+        blanked.message()
+    );
+    let failures: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.is_failure())
+        .map(CaseOutcome::message)
+        .collect();
+    eprintln!(
+        "async-openai 0.43: {} cases, {} failures:\n{}",
+        outcomes.len(),
+        failures.len(),
+        failures.join("\n")
+    );
+    suite.stop();
+}
+
+/// The in-process listing is what `GET /cases` answers with, and the verdict endpoint judges a
+/// posted body as `check` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listing_and_the_verdict_endpoint_match_the_api() {
+    let suite = SuiteServer::start(
+        SuiteOptions::builtin()
+            .dialect(DialectKind::OpenAiChat)
+            .speed(None),
+    )
+    .expect("start");
+    let http = reqwest::Client::new();
+    let text = http
+        .get(format!("{}/cases", suite.url()))
+        .send()
+        .await
+        .expect("GET /cases")
+        .text()
+        .await
+        .expect("body");
+    let listing: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(listing, suite.listing());
+    let case = suite
+        .cases()
+        .into_iter()
+        .find(|c| c.id == "openai-chat-weather/bytewise")
+        .expect("case");
+    for printed in [
+        json!([]),
+        json!([{"name": "get_weather", "arguments": "{\"city\":\"深圳\",\"days\":3.0}"}]),
+    ] {
+        let text = http
+            .post(format!("{}/verdict", case.base_url))
+            .body(printed.to_string())
+            .send()
+            .await
+            .expect("POST verdict")
+            .text()
+            .await
+            .expect("body");
+        let posted: Value = serde_json::from_str(&text).expect("JSON");
+        let direct = case.check(&printed);
+        assert_eq!(posted, direct.to_json());
+        assert_eq!(posted["verdict"], "fail");
+    }
+    let nothing = case.check(&json!([]));
+    assert_eq!(
+        nothing.diagnosis.as_deref(),
+        Some("printed no calls on this openai-chat stream (2 calls expected)")
+    );
+}
