@@ -27,7 +27,10 @@ fn generate(dir: &Path, calls: usize) -> PathBuf {
 /// The work `check` does: load, analyse, render the text report.
 fn check_in_process(path: &Path) -> (usize, Duration) {
     let t = Instant::now();
-    let a = sse_replay_core::open::analyse_path(path, None).expect("analyse");
+    let a = sse_replay_core::probe::open(path, Default::default())
+        .expect("open")
+        .analyse(true)
+        .expect("analyse");
     let text = sse_replay_core::report::check_text(&a);
     std::hint::black_box(text.len());
     (a.calls.len(), t.elapsed())

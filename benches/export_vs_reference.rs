@@ -3,7 +3,7 @@
 //!
 //! The reference does no SSE compliance work: memchr line splitting, `data: ` prefix, serde_json
 //! into a borrowed struct of only the needed fields, index-keyed append, one parse per call. The
-//! contender is the real `export` path (`input::stream_path`, lean pipeline: WHATWG SSE parser,
+//! contender is the real `export` path (`Probe::stream_calls`, lean pipeline: WHATWG SSE parser,
 //! dialect with every quirk, accumulator). Both read the file in 256 KiB blocks.
 //!
 //! Run: `cargo bench --no-default-features --bench export_vs_reference`
@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use sse_replay_core::pipeline::Options;
 
 #[derive(Deserialize)]
 struct RefChunk<'a> {
@@ -132,8 +131,12 @@ fn reference(path: &Path) -> usize {
 }
 
 fn contender(path: &Path) -> usize {
-    let out = sse_replay_core::input::stream_path(path, Options::default()).expect("export pass");
-    out.calls.iter().filter(|c| c.value().is_some()).count()
+    let mut parsed = 0;
+    sse_replay_core::probe::open(path, Default::default())
+        .expect("open")
+        .stream_calls(|c| parsed += usize::from(c.value().is_some()))
+        .expect("export pass");
+    parsed
 }
 
 /// The fastest round: the least disturbed by other processes on a shared machine.

@@ -24,17 +24,13 @@ pub struct CheckArgs {
 /// Runs `check`.
 pub(super) fn run(a: &CheckArgs) -> ExitCode {
     // A raw body is analysed as it is read, and not kept: the report needs none of its bytes.
-    let opened = sse_replay_core::open::analyse_for_report(
-        &a.input.file,
-        a.input.dialect,
-        a.input.stream(),
-        a.input.max_event_bytes,
-        !a.no_preview,
-    );
-    let analysis = match opened {
+    let mut analysis = match a.input.open().and_then(|p| p.analyse(false)) {
         Ok(x) => x,
         Err(e) => return open_failed(&e),
     };
+    if !a.no_preview {
+        analysis.compute_previews();
+    }
     let written = if a.json {
         // Streamed to standard output piece by piece: no copy of the analysis as JSON values
         // (300,000 calls took 8.8 GB and 52 s that way).

@@ -10,7 +10,6 @@ use clap::{Args, ValueEnum};
 use super::{EXIT_FAILED, EXIT_OK, InputArgs, fail, open_failed, write_failed};
 use sse_replay_core::export::{self, Format};
 use sse_replay_core::input;
-use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::{OutputFile, WriteOptions};
 
 /// `export` arguments.
@@ -73,16 +72,8 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
     let mut judge = sse_replay_core::verdict::Judge::default();
-    let result = sse_replay_core::open::stream_each(
-        &a.input.file,
-        a.input.stream(),
-        Options {
-            dialect: a.input.dialect,
-            framing: None,
-            detail: false,
-        },
-        a.input.max_event_bytes,
-        |c| {
+    let result = a.input.open().and_then(|p| {
+        p.stream_calls(|c| {
             judge.call(&c);
             if write_error.is_none()
                 && (a.include_server_tools || c.is_client_call())
@@ -90,8 +81,8 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
             {
                 write_error = Some(e);
             }
-        },
-    );
+        })
+    });
     // On any error the writer (and with it the temporary file) is dropped: nothing is left.
     let out = match result {
         Ok(o) => o,

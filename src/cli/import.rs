@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, parse_size};
 use sse_replay_core::import;
+use sse_replay_core::probe::{self, Kind, ReadOptions};
 
 /// `import` arguments.
 #[derive(Debug, clap::Args)]
@@ -77,17 +78,24 @@ fn default_output(input: &Path) -> PathBuf {
 /// writing failed. A journal (`x.ron.partial`) is salvaged into `x.ron`, marked interrupted; a
 /// damaged journal head is an error naming the file and the line.
 pub(super) fn run(args: &ImportArgs) -> ExitCode {
-    let limits = import::ImportLimits {
+    let options = ReadOptions {
         max_event_bytes: args.max_event_bytes,
         max_streams: args.max_streams,
+        keep_secrets: args.keep_secrets,
+        ..ReadOptions::default()
     };
-    let (recs, skipped) = if import::is_journal_file(&args.file) {
-        match sse_replay_core::recording::load(&args.file) {
-            Ok(rec) => (vec![rec], 0),
+    let probe = match probe::open(&args.file, options) {
+        Ok(p) => p,
+        Err(e) => return fail(EXIT_INPUT, import::open_error(&args.file, e)),
+    };
+    // A journal is salvaged into the recording it was becoming, marked interrupted.
+    let (recs, skipped) = if probe.kind() == Kind::Journal {
+        match probe.recording(|_, _| true) {
+            Ok((rec, _)) => (vec![rec], 0),
             Err(e) => return fail(EXIT_INPUT, e),
         }
     } else {
-        match import::import_path_with(&args.file, &limits, args.keep_secrets) {
+        match import::import(probe) {
             Ok(i) => (i.recordings, i.skipped_streams),
             Err(e) if e.is_over_limit() => return fail(EXIT_FAILED, e),
             Err(e) => return fail(EXIT_INPUT, e),

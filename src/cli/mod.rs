@@ -6,7 +6,7 @@
 //! …) or a network/HTTP failure; 2 = the input cannot be read (or bad usage). `check`, `export`
 //! and `events` decide it with the one verdict in [`sse_replay_core::verdict`], and say why on exactly one
 //! line of standard error. `-` as the input path is standard input. Files are opened by the one
-//! opener, [`sse_replay_core::open`], as in the app (a HAR or cassette with several streams takes
+//! probe, [`sse_replay_core::probe`], as in the app (a HAR or cassette with several streams takes
 //! `--stream N`).
 //!
 //! One file per command; this module holds the clap [`Cli`], the exit codes, the shared flags and
@@ -36,6 +36,7 @@ use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::input;
 use sse_replay_core::open::OpenError;
+use sse_replay_core::probe::{self, ReadOptions};
 use sse_replay_core::recording::RecordingError;
 
 pub use check::CheckArgs;
@@ -121,14 +122,24 @@ impl InputArgs {
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
     }
 
-    /// Open and analyse the file as `check` and `events` do.
+    /// How these flags read the file.
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            max_event_bytes: self.max_event_bytes,
+            stream: self.stream(),
+            dialect: self.dialect,
+            ..ReadOptions::default()
+        }
+    }
+
+    /// Open the file: once, through the probe.
+    fn open(&self) -> Result<probe::Probe, OpenError> {
+        Ok(probe::open(&self.file, self.read_options())?)
+    }
+
+    /// Open and analyse the file as `events` and `preview` do (the body kept).
     fn analyse(&self) -> Result<Analysis, OpenError> {
-        sse_replay_core::open::analyse(
-            &self.file,
-            self.dialect,
-            self.stream(),
-            self.max_event_bytes,
-        )
+        self.open()?.analyse(true)
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
+use sse_replay_core::open::OpenError;
 use sse_replay_net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, serve};
 
 /// `serve` arguments.
@@ -86,7 +87,10 @@ impl LimitArgs {
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
 /// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
 pub(super) fn run(args: &ServeArgs) -> ExitCode {
-    let (rec, _kind) = match sse_replay_core::input::open_path(&args.file, |_| true) {
+    let opened = sse_replay_core::probe::open(&args.file, Default::default())
+        .map_err(OpenError::from)
+        .and_then(|p| p.recording(|_, _| true));
+    let (rec, _kind) = match opened {
         Ok(x) => x,
         Err(e) => return fail(EXIT_INPUT, e),
     };

@@ -20,9 +20,17 @@ use sse_replay_core::analysis::{Analysis, SourceInfo, StreamEnding};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::import::{self, ImportError};
 use sse_replay_core::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
+use sse_replay_core::probe::{self, ReadOptions};
 use sse_replay_core::recording::{self, Recording};
 
 use common::{assert_snapshots, bin, call_summary, manifest};
+
+/// Import a file with the default options, as `sse-replay import` does.
+fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
+    let probe =
+        probe::open(path, ReadOptions::default()).map_err(|e| import::open_error(path, e))?;
+    import::import(probe).map(|i| i.recordings)
+}
 
 /// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
 fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
@@ -1492,7 +1500,7 @@ fn assert_no_timing(rec: &Recording, what: &str) {
 
 #[test]
 fn import_har_two_streams_redacted() {
-    let recs = import::import_path(&data_file("two-streams.har")).expect("import");
+    let recs = import_path(&data_file("two-streams.har")).expect("import");
     assert_eq!(recs.len(), 2, "the text/html entry is skipped");
     assert_eq!(
         calls_of(&recs[0]),
@@ -1568,7 +1576,7 @@ fn import_har_two_streams_redacted() {
 
 #[test]
 fn import_cassettes() {
-    let recs = import::import_path(&data_file("vcr-two-streams.yaml")).expect("vcr");
+    let recs = import_path(&data_file("vcr-two-streams.yaml")).expect("vcr");
     assert_eq!(recs.len(), 2, "the application/json interaction is skipped");
     assert_eq!(
         calls_of(&recs[0]),
@@ -1602,7 +1610,7 @@ fn import_cassettes() {
         assert_eq!(r.meta.source, "import:cassette");
     }
 
-    let recs = import::import_path(&data_file("pydantic-ai-style.yaml")).expect("pydantic-ai");
+    let recs = import_path(&data_file("pydantic-ai-style.yaml")).expect("pydantic-ai");
     assert_eq!(recs.len(), 1);
     assert_eq!(
         calls_of(&recs[0]),
@@ -1626,7 +1634,7 @@ fn import_cassettes() {
 #[test]
 fn import_jsonl_and_raw_keep_the_bytes() {
     let path = data_file("fixture.jsonl");
-    let recs = import::import_path(&path).expect("jsonl");
+    let recs = import_path(&path).expect("jsonl");
     assert_eq!(recs.len(), 1);
     assert_eq!(
         recs[0].body(),
@@ -1645,7 +1653,7 @@ fn import_jsonl_and_raw_keep_the_bytes() {
     );
 
     let path = data_file("curl-body.txt");
-    let recs = import::import_path(&path).expect("raw");
+    let recs = import_path(&path).expect("raw");
     assert_eq!(recs[0].body(), std::fs::read(&path).expect("read"));
     assert_eq!(recs[0].meta.source, "import:raw");
     assert_no_timing(&recs[0], "raw");
@@ -1653,6 +1661,12 @@ fn import_jsonl_and_raw_keep_the_bytes() {
         calls_of(&recs[0]),
         vec![(Some("call_raw".into()), "ping".into(), Some(json!({})))]
     );
+}
+
+/// The importer the probe's decision picks for `bytes` named `name`.
+fn importer(name: &str, bytes: &[u8]) -> Result<import::ImportFormat, ImportError> {
+    let path = Path::new(name);
+    import::importer(probe::decide(path, bytes), path, bytes)
 }
 
 #[test]
@@ -1679,27 +1693,28 @@ fn import_detects_by_content() {
             import::ImportFormat::RawBody,
         ),
     ] {
-        assert_eq!(
-            import::detect(Path::new(name), &bytes).ok(),
-            Some(want),
-            "{name}"
-        );
+        assert_eq!(importer(name, &bytes).ok(), Some(want), "{name}");
     }
     assert!(matches!(
-        import::detect(Path::new("x"), b"  \n"),
+        importer("x", b"  \n"),
         Err(ImportError::Empty { .. })
     ));
     assert!(matches!(
-        import::detect(Path::new("x.txt"), b"<html>hello</html>"),
+        importer("x.txt", b"<html>hello</html>"),
         Err(ImportError::Unrecognised { .. })
     ));
     assert!(matches!(
-        import::detect(Path::new("r.ron"), b"(version: 1)"),
+        importer("r.ron", b"(version: 1)"),
         Err(ImportError::AlreadyRecording { .. })
+    ));
+    // An empty recording is empty, not already a recording.
+    assert!(matches!(
+        importer("r.ron", b""),
+        Err(ImportError::Empty { .. })
     ));
     let no_stream = br#"{"log":{"entries":[{"request":{"method":"GET","url":"https://x.test/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"<p>"}}}]}}"#;
     assert!(matches!(
-        import::import_bytes(Path::new("x.har"), no_stream),
+        import::import_bytes(Path::new("x.har"), no_stream, &ReadOptions::default()),
         Err(ImportError::NoStreams { .. })
     ));
 }
@@ -1712,13 +1727,13 @@ fn import_malformed_files_fail_clearly() {
         ("malformed.jsonl", "line 3 is not a JSON object"),
     ];
     for (file, want) in cases {
-        let err = import::import_path(&data_file(file)).expect_err(file);
+        let err = import_path(&data_file(file)).expect_err(file);
         let msg = err.to_string();
         assert!(msg.starts_with(want), "{file}: {msg}");
         assert!(msg.ends_with(file), "{file}: the path goes last: {msg}");
         assert_eq!(err.path(), data_file(file));
     }
-    match import::import_path(&data_file("malformed.yaml")) {
+    match import_path(&data_file("malformed.yaml")) {
         Err(ImportError::CassetteSyntax { line: Some(l), .. }) => assert!(l >= 7, "{l}"),
         other => panic!("{other:?}"),
     }

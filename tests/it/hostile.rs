@@ -388,17 +388,17 @@ fn import_max_streams_caps_the_recordings_and_says_how_many_were_skipped() {
     let written = std::fs::read_dir(&out_dir).expect("read_dir").count();
     assert_eq!(written, 5);
     // The library default keeps 1,000.
-    let lim = sse_replay_core::import::ImportLimits::default();
-    assert_eq!(lim.max_streams, 1000);
-    let imported = sse_replay_core::import::import_path_with(
+    let options = sse_replay_core::probe::ReadOptions::default();
+    assert_eq!(options.max_streams, 1000);
+    let probe = sse_replay_core::probe::open(
         &har,
-        &sse_replay_core::import::ImportLimits {
+        sse_replay_core::probe::ReadOptions {
             max_streams: 7,
-            ..lim
+            ..options
         },
-        false,
     )
-    .expect("import");
+    .expect("open");
+    let imported = sse_replay_core::import::import(probe).expect("import");
     assert_eq!(
         (imported.recordings.len(), imported.skipped_streams),
         (7, 23)

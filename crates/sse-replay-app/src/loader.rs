@@ -8,8 +8,10 @@
 //! the findings first (what the first frame needs), then — on the same worker, after the first
 //! result was sent — the naive strategies and the preview summaries ([`Later`], applied by
 //! [`Loaded::poll_later`]). Until then the panels show "computing…". A recording under
-//! [`STAGE_MIN_BYTES`] is analysed whole before it is shown (no "computing…" flash). A raw body
-//! file is read into one buffer ([`sse_replay_core::staged::read_raw_body`]), not one allocation per event.
+//! [`STAGE_MIN_BYTES`] is analysed whole before it is shown (no "computing…" flash). A file is
+//! opened once, through the same probe as the command line ([`sse_replay_core::probe`]); a raw
+//! body is read into one buffer ([`sse_replay_core::probe::Probe::raw_body`]), not one allocation
+//! per event.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -20,8 +22,9 @@ use super::view::{CursorTables, OpenTarget};
 use sse_replay_core::analysis::{Analysis, SourceInfo, SourceKind};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::findings::Finding;
-use sse_replay_core::open::{OpenError, OpenOptions, Opened};
+use sse_replay_core::open::{OpenError, Opened};
 use sse_replay_core::pipeline::Options;
+use sse_replay_core::probe::{self, Kind, ReadOptions};
 use sse_replay_core::recording::Recording;
 use sse_replay_core::staged;
 
@@ -428,61 +431,49 @@ fn load(
         set(0.5 + 0.5 * (done as f64 / total.max(1) as f64) as f32);
         !cancel.load(Ordering::Relaxed)
     };
-    if let Source::File(path) = &source
-        && sse_replay_core::open::capture_format(path).is_none()
-    {
-        let reading = |done: u64, total: u64| {
-            set(0.5 * (done as f64 / total.max(1) as f64) as f32);
-            !cancel.load(Ordering::Relaxed)
-        };
-        let raw = staged::read_raw_body(
-            path,
-            sse_replay_core::input::DEFAULT_MAX_EVENT_BYTES,
-            reading,
-        )
-        .map_err(|e| match e {
-            sse_replay_core::input::InputError::Cancelled => LoadError::Cancelled,
-            e => LoadError::Failed(format!("{e:#}")),
-        })?;
-        if let Some(raw) = raw {
-            stage.store(2, Ordering::Relaxed);
-            let source_info = SourceInfo {
-                name,
-                timing_known: false,
-                kind: SourceKind::RawBody,
-            };
-            let analysis = staged::first_stage_body(
-                &raw.meta,
-                raw.body,
-                raw.chunks,
-                source_info,
-                opts,
-                u64::MAX,
-                analysing,
-            )
-            .ok_or(LoadError::Cancelled)?;
-            return Ok(WorkerResult::Analysed {
-                analysis: Box::new(analysis),
-                path: Some(path.clone()),
-                source: keep,
-                opts,
-            });
+    // Reading is the first half of the bar.
+    let reading = |done: u64, total: u64| {
+        set((0.5 * (done as f64 / total.max(1) as f64)).min(0.5) as f32);
+        if done >= total {
+            stage.store(1, Ordering::Relaxed);
         }
-    }
+        !cancel.load(Ordering::Relaxed)
+    };
     let (rec, kind, path) = match source {
         Source::File(path) | Source::Import(path) => {
-            let options = OpenOptions {
+            let options = ReadOptions {
                 import_only: matches!(keep, Source::Import(_)),
-                ..OpenOptions::default()
+                ..ReadOptions::default()
             };
-            let opened = sse_replay_core::open::open(&path, options, |f| {
-                set(f);
-                if f >= 0.499 {
-                    stage.store(1, Ordering::Relaxed);
-                }
-                !cancel.load(Ordering::Relaxed)
-            })?;
-            match opened {
+            // Opened once; what it is decides how it is read.
+            let probe = probe::open(&path, options).map_err(OpenError::from)?;
+            if matches!(probe.kind(), Kind::Body(_)) && !options.import_only {
+                // A raw body: read into one buffer, cut per event, and analysed from there.
+                let raw = probe.raw_body(reading)?;
+                stage.store(2, Ordering::Relaxed);
+                let source_info = SourceInfo {
+                    name,
+                    timing_known: false,
+                    kind: SourceKind::RawBody,
+                };
+                let analysis = staged::first_stage_body(
+                    &raw.meta,
+                    raw.body,
+                    raw.chunks,
+                    source_info,
+                    opts,
+                    u64::MAX,
+                    analysing,
+                )
+                .ok_or(LoadError::Cancelled)?;
+                return Ok(WorkerResult::Analysed {
+                    analysis: Box::new(analysis),
+                    path: Some(path),
+                    source: keep,
+                    opts,
+                });
+            }
+            match probe.recordings(reading)? {
                 Opened::One { recording, kind } => (*recording, kind, Some(path)),
                 Opened::Several { recordings } => {
                     return Ok(WorkerResult::Several { path, recordings });

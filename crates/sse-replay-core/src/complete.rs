@@ -41,13 +41,6 @@ pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
     Some(doc)
 }
 
-/// The first non-whitespace byte (after a UTF-8 BOM) opens a JSON object: the body may be one
-/// complete response.
-pub fn starts_like_document(head: &[u8]) -> bool {
-    let head = crate::text::strip_bom(head);
-    head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
-}
-
 /// The first JSON document in `bytes` is not finished yet (more bytes may complete it).
 pub fn first_document_unfinished(bytes: &[u8]) -> bool {
     let bytes = crate::text::strip_bom(bytes);

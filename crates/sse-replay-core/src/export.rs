@@ -458,7 +458,8 @@ mod check_report_tests {
         }
         let mut n = 0;
         for p in paths {
-            let Ok(mut a) = crate::open::analyse_path(&p, None) else {
+            let opened = crate::probe::open(&p, crate::probe::ReadOptions::default());
+            let Some(mut a) = opened.ok().and_then(|probe| probe.analyse(true).ok()) else {
                 continue;
             };
             // As `check --json` prints it: with the preview section.

@@ -24,6 +24,7 @@ pub mod naive;
 pub mod open;
 pub mod pipeline;
 pub mod preview;
+pub mod probe;
 pub mod recording;
 pub mod redact;
 pub mod report;

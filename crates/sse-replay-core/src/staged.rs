@@ -14,7 +14,6 @@ use crate::analysis::{Analysis, CallPreview, ChunkSpan, SourceInfo};
 use crate::analysis::{StrategyResult, build_analysis, strategy_results};
 use crate::dialect::DialectKind;
 use crate::findings::Finding;
-use crate::input::{self, InputError};
 use crate::naive::Strategies;
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
@@ -124,7 +123,7 @@ pub fn first_stage(
 }
 
 /// [`first_stage`] of a body already in one piece, read at `chunks` (a raw body cut per event,
-/// see [`read_raw_body`]): the body is moved into the analysis, never copied.
+/// see [`crate::probe::Probe::raw_body`]): the body is moved into the analysis, never copied.
 /// `rec` gives the metadata (its chunks are ignored).
 pub fn first_stage_body(
     rec: &Recording,
@@ -154,42 +153,6 @@ pub fn first_stage_body(
         return None;
     }
     Some(conclude(p, opts, rec, source, body, chunks))
-}
-
-/// A raw body read whole: one buffer and its chunk spans (one per event, as
-/// [`crate::input::raw_to_recording`] cuts it), instead of one allocation per event.
-#[derive(Debug)]
-pub struct RawBody {
-    /// The metadata a raw body's recording has (no chunks).
-    pub meta: Recording,
-    pub body: Vec<u8>,
-    pub chunks: Vec<ChunkSpan>,
-}
-
-/// Read a regular file that holds a raw body (SSE or JSON lines) into one buffer, cut per event
-/// ([`input::read_raw_events`]). `Ok(None)` when it is not one (a recording, or not a regular
-/// file): open it the usual way. Stops at the first line or event longer than `max_event_bytes`
-/// ([`InputError::EventTooLarge`]); `progress` (bytes read, file size) cancels by returning
-/// `false` ([`InputError::Cancelled`]).
-pub fn read_raw_body(
-    path: &std::path::Path,
-    max_event_bytes: u64,
-    progress: impl FnMut(u64, u64) -> bool,
-) -> Result<Option<RawBody>, InputError> {
-    // Room for the whole file at once: growing by doubling would peak at twice the body.
-    let size = std::fs::metadata(path).map_or(0, |m| m.len());
-    let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    let mut chunks = Vec::new();
-    let meta = input::read_raw_events(path, max_event_bytes, true, progress, |event| {
-        let start = body.len() as u64;
-        body.extend_from_slice(event);
-        chunks.push(ChunkSpan {
-            start,
-            end: body.len() as u64,
-            t_micros: 0,
-        });
-    })?;
-    Ok(meta.map(|meta| RawBody { meta, body, chunks }))
 }
 
 /// What the second stage adds to an analysis ([`Later::apply`]).
@@ -321,14 +284,16 @@ mod tests {
         out
     }
 
+    fn probe(p: &std::path::Path) -> crate::probe::Probe {
+        crate::probe::open(p, crate::probe::ReadOptions::default()).unwrap()
+    }
+
     fn recordings() -> Vec<Recording> {
         files()
             .iter()
-            .filter_map(|p| {
-                match crate::open::open(p, crate::open::OpenOptions::default(), |_| true) {
-                    Ok(crate::open::Opened::One { recording, .. }) => Some(*recording),
-                    _ => None,
-                }
+            .filter_map(|p| match probe(p).recordings(|_, _| true) {
+                Ok(crate::open::Opened::One { recording, .. }) => Some(*recording),
+                _ => None,
             })
             .collect()
     }
@@ -342,9 +307,11 @@ mod tests {
     fn a_raw_body_read_whole_is_cut_as_its_recording_is() {
         let mut n = 0;
         for p in files() {
-            let Some(raw) = read_raw_body(&p, u64::MAX, |_, _| true).unwrap() else {
+            let probe = probe(&p);
+            if !matches!(probe.kind(), crate::probe::Kind::Body(_)) {
                 continue;
-            };
+            }
+            let raw = probe.raw_body(|_, _| true).unwrap();
             n += 1;
             let rec = crate::input::raw_to_recording(&raw.body, &raw.meta.meta.title);
             let spans: Vec<&[u8]> = raw
@@ -378,12 +345,6 @@ mod tests {
             assert_eq!(first.findings, whole.findings, "{}", p.display());
         }
         assert!(n > 3, "raw bodies read: {n}");
-    }
-
-    #[test]
-    fn a_recording_is_not_read_as_a_raw_body() {
-        let p = crate::repo_root().join("recordings/seed-example.ron");
-        assert!(read_raw_body(&p, u64::MAX, |_, _| true).unwrap().is_none());
     }
 
     #[test]

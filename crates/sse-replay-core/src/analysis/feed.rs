@@ -1,6 +1,6 @@
 //! An analysis being fed, chunk by chunk: [`Feed`]. [`Analysis::from_recording`] feeds it a
 //! recording's chunks; `check` feeds it a raw body's events straight from the file
-//! ([`crate::open::analyse_for_report`]) without keeping the body, so a 227 MB stream is never
+//! ([`crate::probe::Probe::analyse`]) without keeping the body, so a 227 MB stream is never
 //! held. The naive strategies run beside the correct pass on a worker thread
 //! ([`StrategyFeed`]). [`pipeline_for`] sets up the correct pipeline for both this and the app's
 //! staged analysis ([`crate::staged`]).

@@ -159,7 +159,9 @@ pub(super) fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes.iter().take(offset).filter(|&&b| b == b'\n').count()
 }
 
-pub(super) fn is_journal(bytes: &[u8]) -> bool {
+/// The bytes (after a byte order mark) start with a journal's first line: the one rule telling a
+/// journal from a recording document, for [`Recording::from_bytes`] and [`crate::probe`] alike.
+pub fn is_journal(bytes: &[u8]) -> bool {
     bytes.starts_with(JOURNAL_MAGIC_PREFIX.as_bytes())
 }
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::dialect::DialectKind;
-use sse_replay_core::input::InputError;
+use sse_replay_core::open::OpenError;
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::Recording;
 
@@ -138,7 +138,10 @@ pub fn load_paths(paths: &[PathBuf]) -> (Vec<SuiteRecording>, Vec<Unreadable>) {
     }
     let mut suite = Vec::new();
     for f in files {
-        match sse_replay_core::input::open_path(&f, |_| true) {
+        let opened = sse_replay_core::probe::open(&f, Default::default())
+            .map_err(OpenError::from)
+            .and_then(|p| p.recording(|_, _| true));
+        match opened {
             Ok((rec, _)) => suite.push(SuiteRecording::new(f.display().to_string(), rec, None)),
             Err(e) => bad.push(unreadable(&f, &e)),
         }
@@ -146,7 +149,7 @@ pub fn load_paths(paths: &[PathBuf]) -> (Vec<SuiteRecording>, Vec<Unreadable>) {
     (suite, bad)
 }
 
-fn unreadable(path: &Path, e: &InputError) -> Unreadable {
+fn unreadable(path: &Path, e: &OpenError) -> Unreadable {
     Unreadable {
         path: path.to_path_buf(),
         error: e.to_string(),
