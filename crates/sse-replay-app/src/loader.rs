@@ -181,8 +181,8 @@ pub struct LaterDone {
 
 impl LaterDone {
     /// The second stage of `a`, computed here (the GUI tests' seam, and small recordings).
-    pub fn compute(a: &Analysis, opts: Options) -> Option<Self> {
-        let later = staged::second_stage(a, opts, |_, _| true, || false)?;
+    pub fn compute(a: &Analysis) -> Option<Self> {
+        let later = staged::second_stage(a, |_, _| true, || false)?;
         Some(Self::from_later(a, later))
     }
 
@@ -287,14 +287,13 @@ pub fn spawn(
                     analysis,
                     path,
                     source,
-                    opts,
                 } => {
                     let mut analysis = *analysis;
                     let staged = analysis.body.len() as u64 >= stage_min_bytes;
                     let later = if staged {
                         let cancel = Arc::new(AtomicBool::new(false));
                         let progress = Arc::new(AtomicU32::new(0f32.to_bits()));
-                        later_job = Some((cancel.clone(), progress.clone(), opts));
+                        later_job = Some((cancel.clone(), progress.clone()));
                         LaterState::Pending(Pending {
                             rx: rx_later,
                             cancel,
@@ -303,7 +302,6 @@ pub fn spawn(
                     } else {
                         match staged::second_stage(
                             &analysis,
-                            opts,
                             |_, _| !c.load(Ordering::Relaxed),
                             || c.load(Ordering::Relaxed),
                         ) {
@@ -335,15 +333,14 @@ pub fn spawn(
             };
             let _ = tx.send(result);
             wake();
-            if let (Some(a), Some((cancel, progress, opts))) = (shared, later_job) {
+            if let (Some(a), Some((cancel, progress))) = (shared, later_job) {
                 let report = |done: u64, total: u64| {
                     let f = done as f64 / total.max(1) as f64;
                     progress.store((f as f32).to_bits(), Ordering::Relaxed);
                     !cancel.load(Ordering::Relaxed)
                 };
-                let later =
-                    staged::second_stage(&a, opts, report, || cancel.load(Ordering::Relaxed))
-                        .map(|later| LaterDone::from_later(&a, later));
+                let later = staged::second_stage(&a, report, || cancel.load(Ordering::Relaxed))
+                    .map(|later| LaterDone::from_later(&a, later));
                 // Drop the handle before sending: the app then holds the only one.
                 drop(a);
                 if let Some(done) = later {
@@ -382,8 +379,6 @@ enum WorkerResult {
         analysis: Box<Analysis>,
         path: Option<PathBuf>,
         source: Source,
-        /// The options of the first stage, for the second.
-        opts: Options,
     },
     Several {
         path: PathBuf,
@@ -456,21 +451,13 @@ fn load(
                     timing_known: false,
                     kind: SourceKind::RawBody,
                 };
-                let analysis = staged::first_stage_body(
-                    &raw.meta,
-                    raw.body,
-                    raw.chunks,
-                    source_info,
-                    opts,
-                    u64::MAX,
-                    analysing,
-                )
-                .ok_or(LoadError::Cancelled)?;
+                let analysis =
+                    staged::first_stage_body(raw, source_info, opts, u64::MAX, analysing)
+                        .ok_or(LoadError::Cancelled)?;
                 return Ok(WorkerResult::Analysed {
                     analysis: Box::new(analysis),
                     path: Some(path),
                     source: keep,
-                    opts,
                 });
             }
             match probe.recordings(reading)? {
@@ -506,6 +493,5 @@ fn load(
         analysis: Box::new(analysis),
         path,
         source: keep,
-        opts,
     })
 }

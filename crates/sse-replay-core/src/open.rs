@@ -269,15 +269,17 @@ impl Probe {
                 let empty = Recording::default();
                 // No room reserved for the file's size: reading may stop long before it (a
                 // sparse file, a line over the limit).
-                let mut feed = Feed::new(&empty, opts, mx, keep.then_some(0));
+                let mut feed = Feed::new(&empty, opts, mx);
+                if keep {
+                    feed = feed.keep_body(0);
+                }
                 let rec = input::read_events(
                     self.input,
                     mx,
                     |_, _| true,
                     |event| {
-                        if feed.overflow().is_none() {
-                            feed.feed(event, 0);
-                        }
+                        // No progress hook: nothing asks to stop.
+                        feed.feed(event, 0);
                     },
                 )
                 .map_err(input_error)?;

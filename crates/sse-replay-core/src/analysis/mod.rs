@@ -18,8 +18,8 @@ use crate::signal::{Pos, Presence};
 use crate::sse::{Overflow, Unterminated};
 
 mod feed;
-pub use feed::Feed;
-pub(crate) use feed::{build as build_analysis, pipeline_for};
+pub(crate) use feed::Progress;
+pub use feed::{Feed, FeedObserver, NoProgress};
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +209,10 @@ pub struct Analysis {
     pub complete: bool,
     /// Per-call partial-JSON preview summaries, once [`Analysis::compute_previews`] ran.
     pub preview: Option<Vec<CallPreview>>,
+    /// The options the correct pass ran with (the dialect forced, or the recording's): a second
+    /// pass over the body ([`crate::staged::strategies`]) feeds the naive strategies with them,
+    /// so they see the same signals.
+    pub options: Options,
 }
 
 /// One call as it stands at a cursor.
@@ -256,7 +260,7 @@ impl Analysis {
         opts: Options,
         max_event_bytes: u64,
     ) -> Self {
-        let mut feed = Feed::new(rec, opts, max_event_bytes, Some(body_len));
+        let mut feed = Feed::new(rec, opts, max_event_bytes).keep_body(body_len);
         for (bytes, t_micros) in rec_chunks {
             if feed.overflow().is_some() {
                 break;
@@ -276,8 +280,9 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
+        options: Options,
     ) -> Self {
-        let mut a = Self::build(out, strategies, rec, source, body, chunks);
+        let mut a = Self::build(out, strategies, rec, source, body, chunks, options);
         a.complete = true;
         a.strategies.clear();
         a.findings
@@ -300,6 +305,7 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
+        options: Options,
     ) -> Self {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
@@ -349,6 +355,7 @@ impl Analysis {
             strategies,
             complete: false,
             preview: None,
+            options,
         }
     }
 
