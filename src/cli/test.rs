@@ -13,7 +13,7 @@ use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
 use sse_replay_core::dialect::DialectKind;
-use sse_replay_net::harness::{self, CaseResult, Config, Summary, Variant, Verdict};
+use sse_replay_net::harness::{self, CaseOutcome, CaseResult, Config, Summary, Variant};
 
 /// `test` arguments.
 #[derive(Debug, Args)]
@@ -99,11 +99,11 @@ fn visible(s: &str) -> String {
         .collect()
 }
 
-fn mark(v: &Verdict) -> &'static str {
+fn mark(v: &CaseOutcome) -> &'static str {
     match v {
-        Verdict::Pass => "✓",
-        Verdict::Fail(_) => "✗",
-        Verdict::Error(_) => "!",
+        CaseOutcome::Pass => "✓",
+        CaseOutcome::Fail(_) => "✗",
+        CaseOutcome::Error(_) => "!",
     }
 }
 
@@ -132,7 +132,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
             let cell = row
                 .iter()
                 .find(|r| r.id.variant == *v)
-                .map_or("·", |r| mark(&r.verdict));
+                .map_or("·", |r| mark(&r.outcome));
             let w = v.name().chars().count();
             let pad = w.saturating_sub(1);
             line.push_str(&format!(
@@ -149,7 +149,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
     out.push_str("✓ pass  ✗ fail  ! error  · does not apply\n");
     let bad: Vec<&CaseResult> = results
         .iter()
-        .filter(|r| r.verdict != Verdict::Pass)
+        .filter(|r| r.outcome != CaseOutcome::Pass)
         .collect();
     if !bad.is_empty() {
         out.push_str("\nFailures:\n");
@@ -160,15 +160,15 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
                 .unwrap_or_default();
             out.push_str(&format!(
                 "{} {} × {}{seed}: {}\n",
-                mark(&r.verdict),
+                mark(&r.outcome),
                 visible(&r.recording),
                 r.id.variant.name(),
-                visible(r.verdict.detail())
+                visible(r.outcome.detail())
             ));
             if let Some(d) = &r.diagnosis {
                 out.push_str(&format!("    {}\n", visible(d)));
             }
-            if matches!(r.verdict, Verdict::Error(_)) && !r.stderr.trim().is_empty() {
+            if matches!(r.outcome, CaseOutcome::Error(_)) && !r.stderr.trim().is_empty() {
                 let lines: Vec<&str> = r.stderr.trim_end().lines().collect();
                 for l in &lines[lines.len().saturating_sub(5)..] {
                     out.push_str(&format!("    stderr: {}\n", visible(l)));
@@ -251,7 +251,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "\r[{}{}] {done}/{total} {} {} × {}\x1b[K",
                 "#".repeat(filled),
                 " ".repeat(width - filled),
-                mark(&r.verdict),
+                mark(&r.outcome),
                 visible(&r.recording),
                 r.id.variant.name()
             );
@@ -324,7 +324,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     if let Some(r) = start_failed {
         return fail(
             EXIT_INPUT,
-            format!("could not start the client: {}", r.verdict.detail()),
+            format!("could not start the client: {}", r.outcome.detail()),
         );
     }
     if !unreadable.is_empty() {

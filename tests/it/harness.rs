@@ -206,7 +206,7 @@ fn fault_variants_cut_inside_arguments_and_drop_the_terminator() {
     assert!(
         e.calls
             .iter()
-            .any(|(_, s)| *s == harness::verdict::CallStatus::Broken),
+            .any(|(_, s)| *s == harness::judge::CallStatus::Broken),
         "{e:?}"
     );
     let nt =

@@ -1,6 +1,7 @@
 //! The left half of the comparison: one naive strategy (picked from all of the core's), its
 //! per-fragment attempts up to the cursor (fragment text, then serde_json's error in red or the
-//! parsed value), the calls it has emitted by the cursor, and its verdict at the end.
+//! parsed value), the calls it has emitted by the cursor, and at the end whether they agree with
+//! the correct calls.
 
 use egui::{RichText, Ui};
 
@@ -80,7 +81,7 @@ pub fn naive_ui(
             .width(170.0)
             .show_ui(ui, |ui| {
                 for st in &analysis.strategies {
-                    let ok = st.verdict.matches_correct;
+                    let ok = st.agreement.matches_correct;
                     let text = format!(
                         "{} {}",
                         if ok { "✓" } else { "✗" },
@@ -101,8 +102,9 @@ pub fn naive_ui(
         return;
     }
     let cursor = view.cursor;
-    // The strategy's verdict only once the stream has ended: while a recording is still
-    // arriving, its latest read is not the end (the accumulator's rule, `headline::ended_at`).
+    // Whether the strategy agrees with the correct calls, only once the stream has ended: while a
+    // recording is still arriving, its latest read is not the end (the accumulator's rule,
+    // `headline::ended_at`).
     let finished = super::headline::ended_at(analysis, cursor, arriving);
     ui.separator();
 
@@ -170,7 +172,7 @@ pub fn naive_ui(
             .id_salt("naive-verdict")
             .auto_shrink([false, true])
             .show(ui, |ui| {
-                if s.verdict.matches_correct {
+                if s.agreement.matches_correct {
                     ui.label(
                         RichText::new("✓ same calls as the accumulator")
                             .strong()
@@ -182,12 +184,12 @@ pub fn naive_ui(
                             .strong()
                             .color(style::err_color(ui)),
                     );
-                    for diff in s.verdict.differences.iter().take(30) {
+                    for diff in s.agreement.differences.iter().take(30) {
                         let text = format!("• {}", style::visible(diff, 400));
                         style::marked_label(ui, &text, style::err_color(ui), false);
                     }
-                    if s.verdict.differences.len() > 30 {
-                        ui.weak(format!("… {} more", s.verdict.differences.len() - 30));
+                    if s.agreement.differences.len() > 30 {
+                        ui.weak(format!("… {} more", s.agreement.differences.len() - 30));
                     }
                 }
                 for note in &r.notes {

@@ -10,11 +10,11 @@
 //! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
 //! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
 //! saw only in a done event reach it as one ordinary fragment
-//! ([`crate::signal::Signal::ArgumentsOnlyInDone`]), so even then it just concatenates.
+//! ([`crate::fact::Fact::ArgumentsOnlyInDone`]), so even then it just concatenates.
 
 use std::ops::Range;
 
-use crate::signal::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
+use crate::fact::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
 use rustc_hash::FxHashMap;
 
 /// One fragment as the accumulator recorded it.

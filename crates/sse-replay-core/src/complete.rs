@@ -13,10 +13,10 @@ use serde_json::{Map, Value};
 
 use crate::accumulate::{Call, Parsed, parse_once};
 use crate::dialect::DialectKind;
+use crate::fact::{CallKey, Pos};
 use crate::findings::Findings;
 use crate::framing::Framing;
 use crate::pipeline::{EventKind, EventRecord, FinishMark, PipelineOutput};
-use crate::signal::{CallKey, Pos};
 
 /// The event type name given to the one event of a complete response.
 pub const EVENT_TYPE: &str = "complete-response";

@@ -366,12 +366,12 @@ struct StrategyReport<'a>(&'a crate::analysis::StrategyResult);
 impl serde::Serialize for StrategyReport<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
-        let (r, verdict) = (&self.0.report, &self.0.verdict);
+        let (r, agreement) = (&self.0.report, &self.0.agreement);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("name", r.strategy.name())?;
         m.serialize_entry("description", r.strategy.description())?;
-        m.serialize_entry("matches_correct", &verdict.matches_correct)?;
-        m.serialize_entry("differences", &verdict.differences)?;
+        m.serialize_entry("matches_correct", &agreement.matches_correct)?;
+        m.serialize_entry("differences", &agreement.differences)?;
         m.serialize_entry("notes", &r.notes)?;
         if let Some(why) = &r.not_applicable {
             m.serialize_entry("not_applicable", why)?;

@@ -2,7 +2,7 @@
 //! Push-based: [`Pipeline::feed`] per network read, [`Pipeline::finish`] at the end. Used lean (no
 //! records) by `export`, and in full by [`crate::analysis`].
 //!
-//! Every signal the dialect emits is also handed to the pipeline's [`SignalObserver`] before the
+//! Every fact the dialect emits is also handed to the pipeline's [`FactObserver`] before the
 //! pipeline acts on it: that hook is how the analysis feeds the naive strategies
 //! ([`Pipeline::observed`]). The pipeline knows nothing of what observes it; a pipeline built
 //! with [`Pipeline::new`] has [`NoObserver`], which compiles to nothing.
@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use crate::accumulate::{Accumulator, Call, FragmentRecord};
 use crate::dialect::{Dialect, DialectKind};
+use crate::fact::{ArgsPiece, Fact, FactObserver, Fragment, NoObserver, Pos, Raw};
 use crate::findings::{FindingKind, Findings, Location};
 use crate::framing::{Framed, Framer, Framing};
-use crate::signal::{ArgsPiece, Fragment, NoObserver, Pos, Raw, Signal, SignalObserver};
 use crate::sse::{EventFlags, Overflow, Unterminated};
 use crate::text::truncate;
 
@@ -168,8 +168,8 @@ struct HeldEvent {
     t_micros: u64,
 }
 
-/// The engine. See the module documentation. `O` watches every signal ([`SignalObserver`]).
-pub struct Pipeline<O: SignalObserver = NoObserver> {
+/// The engine. See the module documentation. `O` watches every fact ([`FactObserver`]).
+pub struct Pipeline<O: FactObserver = NoObserver> {
     opts: Options,
     framer: Framer,
     dialect: Option<Dialect>,
@@ -181,7 +181,7 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     /// many distinct names).
     event_type_ids: std::collections::HashMap<String, u16>,
     acc: Accumulator,
-    signals: Vec<Signal>,
+    facts: Vec<Fact>,
     observer: O,
     out: PipelineOutput,
     chunk: u32,
@@ -189,7 +189,7 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     stopped: bool,
     /// Ground-truth arguments by call position (stub recordings), for `arguments-mismatch`.
     truth: Vec<String>,
-    /// Some event matched the dialect (a signal, or an event the dialect's detection names);
+    /// Some event matched the dialect (a fact, or an event the dialect's detection names);
     /// without one, `nothing-recognised`.
     recognised: bool,
     /// Another dialect an unmatched event looked like (for the `nothing-recognised` message).
@@ -198,7 +198,7 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
 
 const MAX_PENDING: usize = 64;
 /// Events sniffed with [`crate::dialect::detect`] for `nothing-recognised` before only the
-/// dialect's signals count.
+/// dialect's facts count.
 const MAX_SNIFFED_EVENTS: u32 = 1000;
 /// Bytes of event data held while the dialect is not known: past this, the default is assumed
 /// (so the held copies never grow with a hostile input).
@@ -211,8 +211,8 @@ impl Pipeline {
     }
 }
 
-impl<O: SignalObserver> Pipeline<O> {
-    /// A pipeline at the start of a stream that hands every signal to `observer` (get it back with
+impl<O: FactObserver> Pipeline<O> {
+    /// A pipeline at the start of a stream that hands every fact to `observer` (get it back with
     /// [`Pipeline::finish_observed`]).
     pub fn observed(opts: Options, observer: O) -> Self {
         Self {
@@ -222,7 +222,7 @@ impl<O: SignalObserver> Pipeline<O> {
             pending_bytes: 0,
             event_type_ids: std::collections::HashMap::new(),
             acc: Accumulator::new(opts.detail),
-            signals: Vec::new(),
+            facts: Vec::new(),
             observer,
             out: PipelineOutput::default(),
             chunk: 0,
@@ -393,22 +393,21 @@ impl<O: SignalObserver> Pipeline<O> {
         let Some(dialect) = self.dialect.as_mut() else {
             return;
         };
-        let mut signals = std::mem::take(&mut self.signals);
-        dialect.on_event(event_type, data, &mut signals);
+        let mut facts = std::mem::take(&mut self.facts);
+        dialect.on_event(event_type, data, &mut facts);
         if !self.recognised {
             let kind = dialect.kind();
-            self.recognise(kind, event_type, data, &signals);
+            self.recognise(kind, event_type, data, &facts);
         }
         let pos = Pos {
             event: event_no,
             chunk: self.chunk,
             t_micros: self.t_micros,
         };
-        for sig in signals.drain(..) {
-            self.observer
-                .on_signal(&sig, pos, self.acc.fragment_count());
-            match sig {
-                Signal::Fragment(frag) => {
+        for fact in facts.drain(..) {
+            self.observer.on_fact(&fact, pos, self.acc.fragment_count());
+            match fact {
+                Fact::Fragment(frag) => {
                     kind = EventKind::ToolCall;
                     if self.out.finish.is_some() || self.out.done.is_some() {
                         let call = self.acc.position_of(&frag.key);
@@ -425,7 +424,7 @@ impl<O: SignalObserver> Pipeline<O> {
                     }
                     self.acc.push(frag, pos);
                 }
-                Signal::Finish { reason } => {
+                Fact::Finish { reason } => {
                     if kind == EventKind::Other {
                         kind = EventKind::Finish;
                     }
@@ -433,7 +432,7 @@ impl<O: SignalObserver> Pipeline<O> {
                         self.out.finish = Some(FinishMark { reason, pos });
                     }
                 }
-                Signal::Done => {
+                Fact::Done => {
                     kind = EventKind::Done;
                     if self.out.done.is_none() {
                         self.out.done = Some(pos);
@@ -444,7 +443,7 @@ impl<O: SignalObserver> Pipeline<O> {
                             });
                     }
                 }
-                Signal::ArgumentsOnlyInDone { key, arguments } => {
+                Fact::ArgumentsOnlyInDone { key, arguments } => {
                     kind = EventKind::ToolCall;
                     let len = arguments.len();
                     let call = self.acc.push(
@@ -473,7 +472,7 @@ impl<O: SignalObserver> Pipeline<O> {
                         },
                     );
                 }
-                Signal::ServerTool { key, kind: tool } => {
+                Fact::ServerTool { key, kind: tool } => {
                     self.acc.server_tool(&key, tool.clone());
                     let call = self.acc.position_of(&key);
                     let open = call.and_then(|c| self.acc.open_calls().get(c as usize));
@@ -488,9 +487,9 @@ impl<O: SignalObserver> Pipeline<O> {
                         .findings
                         .add(FindingKind::ServerTool, call, at, || message);
                 }
-                Signal::CallDone { key } => self.acc.call_done(&key),
-                Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
-                Signal::ProviderError { message } => {
+                Fact::CallDone { key } => self.acc.call_done(&key),
+                Fact::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
+                Fact::ProviderError { message } => {
                     kind = EventKind::Error;
                     let m = message.clone();
                     self.out
@@ -501,7 +500,7 @@ impl<O: SignalObserver> Pipeline<O> {
                     }
                     self.stopped = true;
                 }
-                Signal::Finding {
+                Fact::Finding {
                     kind: fk,
                     key,
                     message,
@@ -532,17 +531,17 @@ impl<O: SignalObserver> Pipeline<O> {
                 }
             }
         }
-        self.signals = signals;
+        self.facts = facts;
         self.record_event(event_type, span, kind, first_fragment);
     }
 
-    /// Whether this event matched the dialect: it gave a tool-call, finish, done or error signal,
+    /// Whether this event matched the dialect: it gave a tool-call, finish, done or error fact,
     /// or the dialect's detection names this dialect. Only until one has (then it costs nothing).
-    fn recognise(&mut self, kind: DialectKind, event_type: &str, data: &str, signals: &[Signal]) {
-        let decisive = signals.iter().any(|s| {
+    fn recognise(&mut self, kind: DialectKind, event_type: &str, data: &str, facts: &[Fact]) {
+        let decisive = facts.iter().any(|s| {
             !matches!(
                 s,
-                Signal::Finding {
+                Fact::Finding {
                     kind: FindingKind::NonJsonData
                         | FindingKind::UnexpectedShape
                         | FindingKind::PingEvent,
@@ -555,7 +554,7 @@ impl<O: SignalObserver> Pipeline<O> {
             return;
         }
         // Sniffing costs a JSON parse: on a long stream of another dialect, the first thousand
-        // events decide it (the signals above are still looked at on every event).
+        // events decide it (the facts above are still looked at on every event).
         if self.out.event_count > MAX_SNIFFED_EVENTS {
             return;
         }
@@ -688,7 +687,7 @@ impl<O: SignalObserver> Pipeline<O> {
     }
 
     /// [`Pipeline::finish`], handing back the observer too (after its
-    /// [`SignalObserver::on_finish`]).
+    /// [`FactObserver::on_finish`]).
     pub fn finish_observed(self) -> (PipelineOutput, O) {
         let mut calls = Vec::new();
         let (mut out, observer) = self.finish_each_observed(|c| calls.push(c));

@@ -165,7 +165,7 @@ pub fn check_text(analysis: &Analysis) -> String {
     for r in analysis.strategies.iter().filter(|_| !no_fragments) {
         let status = if r.report.not_applicable.is_some() {
             "–"
-        } else if r.verdict.matches_correct {
+        } else if r.agreement.matches_correct {
             "✓"
         } else {
             "✗"
@@ -229,14 +229,14 @@ pub fn check_text(analysis: &Analysis) -> String {
         for n in &r.report.notes {
             out!(s, "      {n}");
         }
-        for d in r.verdict.differences.iter().take(6) {
+        for d in r.agreement.differences.iter().take(6) {
             out!(s, "      {d}");
         }
-        if r.verdict.differences.len() > 6 {
+        if r.agreement.differences.len() > 6 {
             out!(
                 s,
                 "      … {} more",
-                plural(r.verdict.differences.len() - 6, "difference")
+                plural(r.agreement.differences.len() - 6, "difference")
             );
         }
     }

@@ -6,18 +6,18 @@
 //! still uses that.
 //!
 //! The second stage re-feeds the analysis's body, read by read, through a lean pipeline observed
-//! by [`Strategies`] — the same signals in the same order as the first pass, so the same reports.
+//! by [`Strategies`] — the same facts in the same order as the first pass, so the same reports.
 //! Both stages take a `progress` callback (bytes done, bytes in all) that cancels by returning
 //! `false`; a cancelled stage returns `None`.
 
 use crate::analysis::{Analysis, CallPreview, Feed, SourceInfo, StrategyResult};
 use crate::analysis::{Progress, strategy_results};
+use crate::fact::NoObserver;
 use crate::findings::Finding;
 use crate::naive::Strategies;
 use crate::open::RawBody;
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
-use crate::signal::NoObserver;
 
 /// The first stage of a recording: the analysis with [`Analysis::strategies`] empty and no
 /// previews. Each chunk's bytes are freed once copied into the body (held once). `None` when
@@ -96,7 +96,7 @@ impl Later {
 }
 
 /// The naive strategies of a first-stage analysis `a`, fed with the options its correct pass
-/// ran with ([`Analysis::options`]), so they see the same signals. `None` when cancelled.
+/// ran with ([`Analysis::options`]), so they see the same facts. `None` when cancelled.
 pub fn strategies(
     a: &Analysis,
     progress: impl FnMut(u64, u64) -> bool,

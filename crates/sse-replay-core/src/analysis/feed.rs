@@ -10,14 +10,14 @@
 
 use super::{Analysis, ChunkSpan, SourceInfo};
 use crate::dialect::DialectKind;
+use crate::fact::{FactObserver, NoObserver};
 use crate::naive::{Strategies, StrategyFeed};
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
-use crate::signal::{NoObserver, SignalObserver};
 use crate::sse::Overflow;
 
 /// The observer of a [`Feed`]'s correct pass, and what it gives the analysis at the end.
-pub trait FeedObserver: SignalObserver {
+pub trait FeedObserver: FactObserver {
     /// The naive strategies, fed, for the analysis; `None` leaves [`Analysis::strategies`] empty
     /// (a first stage: they are computed later from the analysis's body).
     fn into_strategies(self) -> Option<Strategies>;
@@ -37,7 +37,7 @@ impl FeedObserver for NoObserver {
 
 /// The options the correct pass runs with for `rec`: detail records on, the recording's dialect
 /// when none is forced. The app's second stage feeds the strategies with the same options
-/// ([`Analysis::options`]), so they see the same signals.
+/// ([`Analysis::options`]), so they see the same facts.
 fn run_options(rec: &Recording, opts: Options) -> Options {
     let mut opts = Options {
         detail: true,

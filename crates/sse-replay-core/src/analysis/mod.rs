@@ -8,13 +8,13 @@ use std::ops::Range;
 
 use crate::accumulate::{Call, FragmentRecord, Parsed};
 use crate::dialect::DialectKind;
+use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
 use crate::naive::{NaiveCall, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
 use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
-use crate::signal::{Pos, Presence};
 use crate::sse::{Overflow, Unterminated};
 
 mod feed;
@@ -77,20 +77,20 @@ pub struct Checkpoints {
     pub original_source: Option<String>,
 }
 
-/// How a strategy's final calls compare with the accumulator's.
+/// How a strategy's final calls agree with the accumulator's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Agreement {
     /// Same number of calls, same ids, names and parsed arguments.
     pub matches_correct: bool,
     /// What differs, one line each.
     pub differences: Vec<String>,
 }
 
-/// A naive strategy's report plus its verdict.
+/// A naive strategy's report plus how it agrees with the correct calls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StrategyResult {
     pub report: Report,
-    pub verdict: Verdict,
+    pub agreement: Agreement,
 }
 
 /// Where the input came from.
@@ -211,7 +211,7 @@ pub struct Analysis {
     pub preview: Option<Vec<CallPreview>>,
     /// The options the correct pass ran with (the dialect forced, or the recording's): a second
     /// pass over the body ([`crate::staged::strategies`]) feeds the naive strategies with them,
-    /// so they see the same signals.
+    /// so they see the same facts.
     pub options: Options,
 }
 
@@ -707,7 +707,7 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
     }
 }
 
-/// The strategies' reports with their verdicts against the correct `calls`: the per-read ones
+/// The strategies' reports with how they agree with the correct `calls`: the per-read ones
 /// re-frame the recorded reads, when they are real (and the body was kept: see [`Feed`]).
 pub(crate) fn strategy_results(
     strategies: Strategies,
@@ -729,8 +729,8 @@ pub(crate) fn strategy_results(
     reports
         .into_iter()
         .map(|report| {
-            let verdict = verdict(&report, calls);
-            StrategyResult { report, verdict }
+            let agreement = agreement(&report, calls);
+            StrategyResult { report, agreement }
         })
         .collect()
 }
@@ -742,10 +742,10 @@ fn same_value(a: &Parsed, b: &Parsed) -> bool {
     }
 }
 
-fn verdict(report: &Report, correct: &[Call]) -> Verdict {
+fn agreement(report: &Report, correct: &[Call]) -> Agreement {
     let mut differences = Vec::new();
     if let Some(why) = &report.not_applicable {
-        return Verdict {
+        return Agreement {
             matches_correct: false,
             differences: vec![format!("not run: {why}")],
         };
@@ -816,7 +816,7 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
             }
         }
     }
-    Verdict {
+    Agreement {
         matches_correct: differences.is_empty(),
         differences,
     }

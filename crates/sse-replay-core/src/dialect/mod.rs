@@ -1,7 +1,7 @@
-//! Dialects turn framed events (SSE events, or NDJSON lines) into tool-call [`Signal`]s: fragments
+//! Dialects turn framed events (SSE events, or NDJSON lines) into tool-call [`Fact`]s: fragments
 //! with their call key, finish signals, provider errors and the findings only the dialect can see.
-//! The vocabulary they speak ([`Signal`], [`crate::signal::Fragment`], [`crate::signal::CallKey`],
-//! [`Raw`]…) is [`crate::signal`]'s, shared with the accumulator and the naive strategies. One
+//! The vocabulary they speak ([`Fact`], [`crate::fact::Fragment`], [`crate::fact::CallKey`],
+//! [`Raw`]…) is [`crate::fact`]'s, shared with the accumulator and the naive strategies. One
 //! file per dialect. Dialects route (decide which call a fragment belongs to) but never
 //! accumulate: that is [`crate::accumulate`]'s job, and it does not know which dialect fed it.
 
@@ -15,8 +15,8 @@ use std::fmt;
 
 use serde::Deserialize;
 
+use crate::fact::{ArgsPiece, Fact, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, Raw, Signal};
 use crate::text::truncate;
 
 /// The supported dialects.
@@ -142,7 +142,7 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
     None
 }
 
-/// A running dialect decoder. Each event goes to [`Dialect::on_event`]; signals are appended to `out`.
+/// A running dialect decoder. Each event goes to [`Dialect::on_event`]; facts are appended to `out`.
 #[derive(Debug)]
 pub enum Dialect {
     OpenAiChat(openai_chat::OpenAiChat),
@@ -176,7 +176,7 @@ impl Dialect {
     }
 
     /// Decode one event (for NDJSON framing, `event_type` is `"message"` and `data` is the line).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         match self {
             Dialect::OpenAiChat(d) => d.on_event(event_type, data, out),
             Dialect::OpenAiResponses(d) => d.on_event(event_type, data, out),
@@ -277,13 +277,13 @@ pub(crate) fn parse_index(v: Option<&serde_json::value::RawValue>) -> Result<Opt
 
 /// The finding for event data a dialect could not decode: `unexpected-shape` when it is JSON of
 /// another shape (e.g. an index that is not a number), `non-json-data` when it is not JSON at all.
-pub(crate) fn undecodable(data: &str, err: &serde_json::Error) -> Signal {
+pub(crate) fn undecodable(data: &str, err: &serde_json::Error) -> Fact {
     let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
         FindingKind::UnexpectedShape
     } else {
         FindingKind::NonJsonData
     };
-    Signal::Finding {
+    Fact::Finding {
         kind,
         key: None,
         message: format!("{err}: {}", truncate(data.trim(), 80)),

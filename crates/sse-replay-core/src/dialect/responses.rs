@@ -5,9 +5,9 @@
 //!
 //! Two deviations are handled here. Some compatible servers send a call's arguments only in the
 //! `.done` events, with no `.delta`: the done text then becomes the call's one fragment
-//! ([`Signal::ArgumentsOnlyInDone`]). Items the provider runs itself (`web_search_call`,
+//! ([`Fact::ArgumentsOnlyInDone`]). Items the provider runs itself (`web_search_call`,
 //! `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`,
-//! `tool_search_call`) are reported as server tools ([`Signal::ServerTool`]), apart from the
+//! `tool_search_call`) are reported as server tools ([`Fact::ServerTool`]), apart from the
 //! `function_call` items the client must execute.
 
 use std::collections::HashMap;
@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{error_message, raw_string, undecodable};
+use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Ev<'a> {
@@ -106,12 +106,12 @@ pub struct Responses {
 
 impl Responses {
     /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         let ev: Ev<'_> = match serde_json::from_str(data) {
             Ok(ev) => ev,
             Err(e) => {
                 if event_type == "error" {
-                    out.push(Signal::ProviderError {
+                    out.push(Fact::ProviderError {
                         message: error_message(data),
                     });
                 } else {
@@ -135,7 +135,7 @@ impl Responses {
                     return;
                 };
                 let Some(item_id) = item.id else {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: None,
                         message: "function_call item without an id".into(),
@@ -146,7 +146,7 @@ impl Responses {
                 let state = self.items.entry(item_id.as_ref().to_owned()).or_default();
                 state.announced = true;
                 state.piece_bytes += piece_bytes;
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: CallKey::Item(item_id.into_owned()),
                     stated_index: ev.output_index,
                     id: raw_string(item.call_id),
@@ -160,7 +160,7 @@ impl Responses {
             }
             "response.function_call_arguments.delta" => {
                 let Some(item_id) = ev.item_id else {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: None,
                         message: "arguments delta without an item_id".into(),
@@ -185,7 +185,7 @@ impl Responses {
                     }
                 };
                 let key = CallKey::Item(item_id.into_owned());
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: key.clone(),
                     stated_index: ev.output_index,
                     id: Raw::Absent,
@@ -196,7 +196,7 @@ impl Responses {
                     },
                 }));
                 if !known {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(key),
                         message: "arguments delta for an item no output_item.added announced (no call_id, no name)".into(),
@@ -206,7 +206,7 @@ impl Responses {
             "response.function_call_arguments.done" => {
                 if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments) {
                     self.done_arguments(&item_id, &args, out);
-                    out.push(Signal::Authoritative {
+                    out.push(Fact::Authoritative {
                         key: CallKey::Item(item_id.into_owned()),
                         arguments: args.into_owned(),
                     });
@@ -230,15 +230,15 @@ impl Responses {
                 }
                 let key = CallKey::Item(item_id.into_owned());
                 if let Some(args) = item.arguments {
-                    out.push(Signal::Authoritative {
+                    out.push(Fact::Authoritative {
                         key: key.clone(),
                         arguments: args.into_owned(),
                     });
                 }
-                out.push(Signal::CallDone { key });
+                out.push(Fact::CallDone { key });
             }
             "response.completed" | "response.done" => {
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: kind.trim_start_matches("response.").to_owned(),
                 });
             }
@@ -249,12 +249,12 @@ impl Responses {
                     .and_then(|r| r.incomplete_details)
                     .and_then(|d| d.reason)
                     .map_or_else(|| "no reason given".to_owned(), |r| r.into_owned());
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::AbnormalFinish,
                     key: None,
                     message: format!("response.incomplete ({reason})"),
                 });
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: "incomplete".into(),
                 });
             }
@@ -268,9 +268,9 @@ impl Responses {
                         || "response.failed (no error object)".to_owned(),
                         |e| error_text(e.get()),
                     );
-                out.push(Signal::ProviderError { message });
+                out.push(Fact::ProviderError { message });
             }
-            "error" | "response.error" => out.push(Signal::ProviderError {
+            "error" | "response.error" => out.push(Fact::ProviderError {
                 message: error_text(data),
             }),
             _ => {}
@@ -282,14 +282,14 @@ impl Responses {
     /// A `.done` event carries the full arguments: when no piece of them came before (no `.delta`,
     /// nothing on `added`), they become the call's fragment, once. When pieces did come, the done
     /// text is only the authoritative copy (and a difference is an `arguments-mismatch`).
-    fn done_arguments(&mut self, item_id: &str, args: &str, out: &mut Vec<Signal>) {
+    fn done_arguments(&mut self, item_id: &str, args: &str, out: &mut Vec<Fact>) {
         if args.is_empty() {
             return;
         }
         let state = self.items.entry(item_id.to_owned()).or_default();
         if state.piece_bytes == 0 && !state.from_done {
             state.from_done = true;
-            out.push(Signal::ArgumentsOnlyInDone {
+            out.push(Fact::ArgumentsOnlyInDone {
                 key: CallKey::Item(item_id.to_owned()),
                 arguments: args.to_owned(),
             });
@@ -302,7 +302,7 @@ impl Responses {
         &mut self,
         item: &Item<'_>,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let (Some(id), Some(kind)) = (item.id.as_deref(), item.kind) else {
             return;
@@ -313,14 +313,14 @@ impl Responses {
             _ => kind.trim_end_matches("_call").to_owned(),
         };
         let key = CallKey::Item(id.to_owned());
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: key.clone(),
             stated_index: output_index,
             id: Raw::Value(id.to_owned()),
             name: Raw::Value(name),
             args: Raw::Absent,
         }));
-        out.push(Signal::ServerTool {
+        out.push(Fact::ServerTool {
             key,
             kind: kind.to_owned(),
         });
@@ -332,7 +332,7 @@ impl Responses {
         &mut self,
         item: &Item<'_>,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let Some(id) = item.id.as_deref() else { return };
         if !self.server_items.contains_key(id) {
@@ -351,7 +351,7 @@ impl Responses {
             item.code.map(|c| ArgsPiece::Object(field("code", c)))
         };
         if let Some(args) = args {
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index: output_index,
                 id: Raw::Absent,
@@ -359,7 +359,7 @@ impl Responses {
                 args: Raw::Value(args),
             }));
         }
-        out.push(Signal::CallDone { key });
+        out.push(Fact::CallDone { key });
     }
 }
 
@@ -397,7 +397,7 @@ fn error_text(data: &str) -> String {
 mod tests {
     use super::*;
 
-    fn run(lines: &[&str]) -> Vec<Signal> {
+    fn run(lines: &[&str]) -> Vec<Fact> {
         let mut d = Responses::default();
         let mut out = Vec::new();
         for l in lines {
@@ -413,7 +413,7 @@ mod tests {
         ]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "server_error: The model failed".into()
             }]
         );
@@ -421,15 +421,15 @@ mod tests {
             r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}"#,
         ]);
         assert!(
-            matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, message, .. } if message.contains("max_output_tokens"))
+            matches!(&s[0], Fact::Finding { kind: FindingKind::AbnormalFinish, message, .. } if message.contains("max_output_tokens"))
         );
-        assert!(matches!(&s[1], Signal::Finish { reason } if reason == "incomplete"));
+        assert!(matches!(&s[1], Fact::Finish { reason } if reason == "incomplete"));
         let s = run(&[
             r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#,
         ]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "rate_limit_exceeded: Slow down".into()
             }]
         );
@@ -441,13 +441,13 @@ mod tests {
         let args_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"a\":1}"}"#;
         let item_done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"{\"a\":1}"}}"#;
         let s = run(&[added, args_done, item_done]);
-        let from_done: Vec<&Signal> = s
+        let from_done: Vec<&Fact> = s
             .iter()
-            .filter(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+            .filter(|s| matches!(s, Fact::ArgumentsOnlyInDone { .. }))
             .collect();
         assert_eq!(
             from_done,
-            vec![&Signal::ArgumentsOnlyInDone {
+            vec![&Fact::ArgumentsOnlyInDone {
                 key: CallKey::Item("fc_1".into()),
                 arguments: r#"{"a":1}"#.into()
             }],
@@ -458,9 +458,9 @@ mod tests {
         let s = run(&[added, delta, args_done, item_done]);
         assert!(
             !s.iter()
-                .any(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+                .any(|s| matches!(s, Fact::ArgumentsOnlyInDone { .. }))
         );
-        assert!(s.iter().any(|s| matches!(s, Signal::Authoritative { .. })));
+        assert!(s.iter().any(|s| matches!(s, Fact::Authoritative { .. })));
     }
 
     #[test]
@@ -474,7 +474,7 @@ mod tests {
         let kinds: Vec<&str> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::ServerTool { kind, .. } => Some(kind.as_str()),
+                Fact::ServerTool { kind, .. } => Some(kind.as_str()),
                 _ => None,
             })
             .collect();
@@ -482,7 +482,7 @@ mod tests {
         let texts: Vec<(String, &str)> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => match &f.args {
+                Fact::Fragment(f) => match &f.args {
                     Raw::Value(p) => Some((f.key.to_string(), p.text())),
                     _ => None,
                 },
@@ -499,7 +499,7 @@ mod tests {
         let names: Vec<&str> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => f.name.non_empty(),
+                Fact::Fragment(f) => f.name.non_empty(),
                 _ => None,
             })
             .collect();
@@ -511,10 +511,10 @@ mod tests {
         let s = run(&[
             r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#,
         ]);
-        assert!(matches!(&s[0], Signal::Fragment(_)));
+        assert!(matches!(&s[0], Fact::Fragment(_)));
         assert!(matches!(
             &s[1],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 ..
             }

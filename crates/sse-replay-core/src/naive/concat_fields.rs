@@ -2,7 +2,7 @@
 //! `accumulate_delta`): `get_weatherget_weather`.
 
 use super::{FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
-use crate::signal::Fragment;
+use crate::fact::Fragment;
 
 /// Per call key, every id, name and arguments piece appended.
 #[derive(Clone, Debug, Default)]

@@ -9,7 +9,7 @@
 //! boundaries ([`per_read`]).
 //!
 //! Direction: the pipeline knows nothing of this module. The analysis hands a [`Strategies`]
-//! driver to the pipeline as its [`SignalObserver`] ([`crate::pipeline::Pipeline::observed`]); the
+//! driver to the pipeline as its [`FactObserver`] ([`crate::pipeline::Pipeline::observed`]); the
 //! driver numbers the calls and feeds every strategy. Only [`per_read`] imports
 //! [`crate::pipeline`], to run the correct parser on the reads as it re-framed them.
 
@@ -25,8 +25,8 @@ mod steps;
 
 use crate::accumulate::{Parsed, parse_value};
 use crate::dialect::{DialectKind, FxHashMap};
+use crate::fact::{CallKey, Fact, FactObserver, Fragment, Pos};
 use crate::framing::Framing;
-use crate::signal::{CallKey, Fragment, Pos, Signal, SignalObserver};
 
 pub use feed::StrategyFeed;
 pub use parse_when_valid::STEP_TAIL_CHARS;
@@ -183,7 +183,7 @@ pub struct FragmentAt {
 /// What a strategy gets at the end of the stream.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamEnd<'a> {
-    /// The chunk where the stream said it finished, else the chunk of the last signal: where the
+    /// The chunk where the stream said it finished, else the chunk of the last fact: where the
     /// calls a strategy still holds are taken as finished.
     pub end_chunk: u32,
     /// The recorded network reads with their times, when the chunk boundaries are real (`None`
@@ -225,7 +225,7 @@ pub fn new_strategy(strategy: Strategy) -> Box<dyn NaiveStrategy> {
 
 // --- the driver
 
-/// Every strategy, fed from the pipeline's signal hook: it numbers the calls (in order of their
+/// Every strategy, fed from the pipeline's fact hook: it numbers the calls (in order of their
 /// key's first fragment), hands each fragment to each strategy, and remembers where the stream
 /// ended. [`Strategies::reports`] then builds the reports in [`Strategy::ALL`] order.
 pub struct Strategies {
@@ -273,10 +273,10 @@ impl Strategies {
     }
 }
 
-impl SignalObserver for Strategies {
-    fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
+impl FactObserver for Strategies {
+    fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
         self.last_chunk = pos.chunk;
-        let Signal::Fragment(fragment) = signal else {
+        let Fact::Fragment(fragment) = fact else {
             return;
         };
         let next = self.calls_by_key.len() as u32;
@@ -388,10 +388,10 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signal::{ArgsPiece, Raw};
+    use crate::fact::{ArgsPiece, Raw};
 
-    fn fragment(index: u64, id: Option<&str>, args: &str) -> Signal {
-        Signal::Fragment(Fragment {
+    fn fragment(index: u64, id: Option<&str>, args: &str) -> Fact {
+        Fact::Fragment(Fragment {
             key: CallKey::Index {
                 choice: 0,
                 index,
@@ -413,20 +413,20 @@ mod tests {
     }
 
     /// Two interleaved calls, then a finish at chunk 5.
-    fn feed(observer: &mut impl SignalObserver) {
-        let signals = [
+    fn feed(observer: &mut impl FactObserver) {
+        let facts = [
             fragment(0, Some("a"), "{\"x\":"),
             fragment(1, Some("b"), "{\"y\":"),
             fragment(0, None, "1}"),
             fragment(1, None, "2}"),
         ];
-        for (no, s) in signals.iter().enumerate() {
-            observer.on_signal(s, pos(no as u32), no as u32);
+        for (no, s) in facts.iter().enumerate() {
+            observer.on_fact(s, pos(no as u32), no as u32);
         }
-        let finish = Signal::Finish {
+        let finish = Fact::Finish {
             reason: "tool_calls".into(),
         };
-        observer.on_signal(&finish, pos(5), 4);
+        observer.on_fact(&finish, pos(5), 4);
         observer.on_finish(Some(pos(5)));
     }
 
@@ -454,9 +454,9 @@ mod tests {
     fn a_strategy_fed_on_its_own_reports_what_the_driver_reports() {
         /// Feeds one strategy alone, numbering calls as the driver does.
         struct Alone(Box<dyn NaiveStrategy>, FxHashMap<CallKey, u32>, Option<Pos>);
-        impl SignalObserver for Alone {
-            fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
-                if let Signal::Fragment(f) = signal {
+        impl FactObserver for Alone {
+            fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
+                if let Fact::Fragment(f) = fact {
                     let next = self.1.len() as u32;
                     let call = *self.1.entry(f.key.clone()).or_insert(next);
                     let at = FragmentAt {

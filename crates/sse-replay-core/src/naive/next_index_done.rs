@@ -3,7 +3,7 @@
 
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
 use crate::dialect::FxHashMap;
-use crate::signal::{CallKey, Fragment};
+use crate::fact::{CallKey, Fragment};
 
 /// The call being filled, the calls declared done, and how many fragments came too late.
 #[derive(Clone, Debug, Default)]

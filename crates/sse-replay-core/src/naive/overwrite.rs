@@ -2,7 +2,7 @@
 //! fragments erase earlier ones.
 
 use super::{FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table};
-use crate::signal::{Fragment, Raw};
+use crate::fact::{Fragment, Raw};
 
 /// Per call key, the fields of the last fragment that had them.
 #[derive(Clone, Debug, Default)]

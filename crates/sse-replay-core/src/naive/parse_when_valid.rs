@@ -10,7 +10,7 @@ use super::steps::{Balance, Steps, TextAt};
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
 use crate::accumulate::{Parsed, parse_value};
 use crate::dialect::FxHashMap;
-use crate::signal::{CallKey, Fragment};
+use crate::fact::{CallKey, Fragment};
 
 /// How much of a re-parsed buffer a `parse-when-valid` step keeps.
 pub const STEP_TAIL_CHARS: usize = 64;

@@ -3,7 +3,7 @@
 use super::steps::{Balance, Steps};
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, args_text};
 use crate::accumulate::{Parsed, parse_value};
-use crate::signal::{Fragment, Raw};
+use crate::fact::{Fragment, Raw};
 
 /// Every fragment that carries arguments text, parsed on its own; a fragment that parses is a call.
 /// The texts go to one arena (the steps' only buffer); a fragment that cannot be a JSON document

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{CaseResult, Summary, Verdict};
+use super::{CaseOutcome, CaseResult, Summary};
 
 /// Text that is safe in XML 1.0: characters XML cannot carry at all (most control characters,
 /// e.g. a client's ANSI colour codes) become U+FFFD, then markup characters are escaped.
@@ -41,9 +41,9 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
             xml(r.id.variant.name()),
             r.case_time.as_secs_f64()
         );
-        let body = match &r.verdict {
-            Verdict::Pass => None,
-            Verdict::Fail(d) => {
+        let body = match &r.outcome {
+            CaseOutcome::Pass => None,
+            CaseOutcome::Fail(d) => {
                 let mut text = d.clone();
                 if let Some(diag) = &r.diagnosis {
                     text.push('\n');
@@ -51,7 +51,7 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
                 }
                 Some(("failure", d, text))
             }
-            Verdict::Error(d) => Some(("error", d, d.clone())),
+            CaseOutcome::Error(d) => Some(("error", d, d.clone())),
         };
         let stderr = (!r.stderr.is_empty())
             .then(|| format!("      <system-err>{}</system-err>\n", xml(&r.stderr)));

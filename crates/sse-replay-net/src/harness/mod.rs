@@ -7,10 +7,10 @@
 //! No clap, no exit codes, no drawing here: the `test` command is the command line, the app can
 //! drive [`run_suite`] the same way.
 
+pub mod judge;
 pub mod junit;
 pub mod run;
 pub mod variants;
-pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,9 +22,9 @@ use sse_replay_core::open::OpenError;
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::Recording;
 
+pub use judge::{CaseCall, CaseOutcome, Exit, Expected};
 pub use run::{ClientCommand, ClientRun, RunError};
 pub use variants::{Variant, Wire};
-pub use verdict::{CaseCall, Exit, Expected, Verdict};
 
 /// Every bundled recording (`recordings/*.ron`): (file name, bytes).
 pub use sse_replay_core::bundled::BUILTIN;
@@ -216,7 +216,7 @@ pub struct CaseResult {
     pub id: CaseId,
     pub recording: String,
     pub random_seed: Option<u64>,
-    pub verdict: Verdict,
+    pub outcome: CaseOutcome,
     pub expected: Expected,
     /// What the client printed (`None` when it printed no parseable JSON or did not run).
     pub got: Option<Vec<CaseCall>>,
@@ -308,11 +308,11 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
     ];
     let speed = (id.variant == Variant::Recorded).then_some(config.speed);
     let random_seed = (id.variant == Variant::Random).then_some(config.random_seed);
-    let base = |verdict, stderr: String, start_failed| CaseResult {
+    let base = |outcome, stderr: String, start_failed| CaseResult {
         id,
         recording: recording.name.clone(),
         random_seed,
-        verdict,
+        outcome,
         expected: expected.clone(),
         got: None,
         diagnosis: None,
@@ -333,26 +333,30 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         Ok(run) => run,
         Err(e) => {
             let start_failed = matches!(e, RunError::Spawn { .. });
-            return base(Verdict::Error(e.to_string()), String::new(), start_failed);
+            return base(
+                CaseOutcome::Error(e.to_string()),
+                String::new(),
+                start_failed,
+            );
         }
     };
-    let got = verdict::parse_output(&run.stdout);
-    let mut verdict = verdict::judge(&expected, &run.exit, &got);
+    let got = judge::parse_output(&run.stdout);
+    let mut outcome = judge::judge(&expected, &run.exit, &got);
     let stderr = stderr_tail(&run.stderr);
-    if let Verdict::Error(msg) = &mut verdict
+    if let CaseOutcome::Error(msg) = &mut outcome
         && let Some(last) = telling_line(&stderr)
     {
         msg.push_str(": ");
         msg.push_str(&sse_replay_core::text::truncate(last.trim(), 200));
     }
-    if let Verdict::Fail(msg) = &mut verdict
+    if let CaseOutcome::Fail(msg) = &mut outcome
         && !expected.problems.is_empty()
     {
         msg.push_str(&format!("; the stream: {}", expected.problems.join("; ")));
     }
     let got = got.ok();
-    let diagnosis = match (&verdict, &got) {
-        (Verdict::Fail(_), Some(g)) => verdict::diagnose(
+    let diagnosis = match (&outcome, &got) {
+        (CaseOutcome::Fail(_), Some(g)) => judge::diagnose(
             g,
             &expected,
             &analysis,
@@ -369,7 +373,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         exit: Some(run.exit),
         client_time: run.client_time,
         case_time: started.elapsed(),
-        ..base(verdict, String::new(), false)
+        ..base(outcome, String::new(), false)
     }
 }
 
@@ -446,7 +450,7 @@ pub fn run_suite(
         .collect()
 }
 
-/// Counts per verdict.
+/// Counts per outcome.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
     pub cases: usize,
@@ -463,10 +467,10 @@ impl Summary {
             ..Self::default()
         };
         for r in results {
-            match r.verdict {
-                Verdict::Pass => s.pass += 1,
-                Verdict::Fail(_) => s.fail += 1,
-                Verdict::Error(_) => s.error += 1,
+            match r.outcome {
+                CaseOutcome::Pass => s.pass += 1,
+                CaseOutcome::Fail(_) => s.fail += 1,
+                CaseOutcome::Error(_) => s.error += 1,
             }
         }
         s
@@ -479,8 +483,8 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
         "recording": result.recording,
         "variant": result.id.variant.name(),
         "random_seed": result.random_seed,
-        "verdict": result.verdict.name(),
-        "detail": result.verdict.detail(),
+        "verdict": result.outcome.name(),
+        "detail": result.outcome.detail(),
         "expected": result.expected.to_json(),
         "got": result.got.as_ref().map(|g| g.iter().map(CaseCall::to_json).collect::<Vec<_>>()),
         "diagnosis": result.diagnosis,

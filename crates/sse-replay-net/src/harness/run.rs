@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::judge::Exit;
 use super::variants::Wire;
-use super::verdict::Exit;
 use crate::serve::{self, Pacing, Plan, ServeConfig};
 
 /// Most standard output kept from a client (the rest is read and dropped).

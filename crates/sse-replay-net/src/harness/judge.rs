@@ -214,7 +214,7 @@ pub fn parse_output(stdout: &[u8]) -> Result<Vec<CaseCall>, OutputError> {
 
 /// The outcome of a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CaseOutcome {
     Pass,
     /// The difference: which call, expected vs got.
     Fail(String),
@@ -222,20 +222,20 @@ pub enum Verdict {
     Error(String),
 }
 
-impl Verdict {
+impl CaseOutcome {
     /// `pass`, `fail` or `error`.
     pub fn name(&self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail(_) => "fail",
-            Verdict::Error(_) => "error",
+            CaseOutcome::Pass => "pass",
+            CaseOutcome::Fail(_) => "fail",
+            CaseOutcome::Error(_) => "error",
         }
     }
     /// The explanation (empty for a pass).
     pub fn detail(&self) -> &str {
         match self {
-            Verdict::Pass => "",
-            Verdict::Fail(d) | Verdict::Error(d) => d,
+            CaseOutcome::Pass => "",
+            CaseOutcome::Fail(d) | CaseOutcome::Error(d) => d,
         }
     }
 }
@@ -256,27 +256,27 @@ pub fn judge(
     expected: &Expected,
     exit: &Exit,
     got: &Result<Vec<CaseCall>, OutputError>,
-) -> Verdict {
+) -> CaseOutcome {
     let failed_how = match exit {
-        Exit::TimedOut => return Verdict::Error("timed out: killed".into()),
+        Exit::TimedOut => return CaseOutcome::Error("timed out: killed".into()),
         Exit::Code(0) => None,
         Exit::Code(c) => Some(format!("exited with code {c}")),
         Exit::Signal(s) => Some(format!("killed by signal {s}")),
     };
     match (failed_how, got) {
-        (None, Err(e)) => Verdict::Error(format!("printed no parseable JSON ({e})")),
+        (None, Err(e)) => CaseOutcome::Error(format!("printed no parseable JSON ({e})")),
         (None, Ok(got)) => match align(expected, got) {
-            Ok(()) => Verdict::Pass,
-            Err(d) => Verdict::Fail(d),
+            Ok(()) => CaseOutcome::Pass,
+            Err(d) => CaseOutcome::Fail(d),
         },
         (Some(how), got) if expected.failure_allowed() => {
             // Non-zero is expected here; whatever it did print must still be right.
             match got.as_ref().map(|g| subsequence(expected, g)) {
-                Ok(Err(d)) => Verdict::Fail(format!("{d} (and {how})")),
-                _ => Verdict::Pass,
+                Ok(Err(d)) => CaseOutcome::Fail(format!("{d} (and {how})")),
+                _ => CaseOutcome::Pass,
             }
         }
-        (Some(how), _) => Verdict::Error(format!("{how} on a stream whose calls all parse")),
+        (Some(how), _) => CaseOutcome::Error(format!("{how} on a stream whose calls all parse")),
     }
 }
 
@@ -476,7 +476,7 @@ pub fn diagnose(
         analysis
             .strategies
             .iter()
-            .filter(|r| r.report.not_applicable.is_none() && !r.verdict.matches_correct)
+            .filter(|r| r.report.not_applicable.is_none() && !r.agreement.matches_correct)
     };
     let matches = |r: &&sse_replay_core::analysis::StrategyResult| {
         let all = naive_case_calls(&r.report.calls);
@@ -496,14 +496,14 @@ pub fn diagnose(
         .or_else(|| candidates().find(matches))?;
     let s = result.report.strategy;
     let example = result
-        .verdict
+        .agreement
         .differences
         .first()
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
     let right_in_one_read = baseline
         .and_then(|b| b.strategy(s))
-        .is_some_and(|b| b.verdict.matches_correct);
+        .is_some_and(|b| b.agreement.matches_correct);
     let exposed = if right_in_one_read && variant.is_fault() {
         format!("exposed by the `{}` fault", variant.name())
     } else if right_in_one_read {
@@ -576,20 +576,20 @@ mod tests {
         let e = expected(vec![(call("f", json!({"a":1})), CallStatus::Ok)]);
         assert_eq!(
             judge(&e, &Exit::Code(0), &Ok(vec![call("f", json!({"a":1}))])),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         let v = judge(&e, &Exit::Code(0), &Ok(vec![call("ff", json!({"a":1}))]));
         assert!(v.detail().contains("name \"ff\" instead of \"f\""), "{v:?}");
         let v = judge(&e, &Exit::Code(0), &Ok(vec![]));
-        assert!(matches!(v, Verdict::Fail(_)));
+        assert!(matches!(v, CaseOutcome::Fail(_)));
         // Non-zero exit on a clean stream is an error.
         assert!(matches!(
             judge(&e, &Exit::Code(1), &Ok(vec![])),
-            Verdict::Error(_)
+            CaseOutcome::Error(_)
         ));
         assert!(matches!(
             judge(&e, &Exit::TimedOut, &Ok(vec![])),
-            Verdict::Error(_)
+            CaseOutcome::Error(_)
         ));
     }
 
@@ -607,11 +607,17 @@ mod tests {
             ),
         ]);
         let ok = vec![call("f", json!({"a":1}))];
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(ok.clone())), Verdict::Pass);
-        assert_eq!(judge(&e, &Exit::Code(1), &Ok(ok.clone())), Verdict::Pass);
+        assert_eq!(
+            judge(&e, &Exit::Code(0), &Ok(ok.clone())),
+            CaseOutcome::Pass
+        );
+        assert_eq!(
+            judge(&e, &Exit::Code(1), &Ok(ok.clone())),
+            CaseOutcome::Pass
+        );
         assert_eq!(
             judge(&e, &Exit::Code(1), &Err(OutputError::NotACall(0))),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         let mut repaired = ok;
         repaired.push(call("g", json!({"city":"杭州"})));
@@ -622,7 +628,7 @@ mod tests {
         );
         assert!(matches!(
             judge(&e, &Exit::Code(1), &Ok(repaired)),
-            Verdict::Fail(_)
+            CaseOutcome::Fail(_)
         ));
     }
 
@@ -635,8 +641,8 @@ mod tests {
         let one = vec![call("f", json!({"a":1}))];
         let mut two = one.clone();
         two.push(call("g", json!({})));
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(one)), Verdict::Pass);
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(two)), Verdict::Pass);
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(one)), CaseOutcome::Pass);
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(two)), CaseOutcome::Pass);
     }
 
     #[test]
@@ -646,13 +652,13 @@ mod tests {
         let e = expected(vec![(want, CallStatus::Ok)]);
         assert_eq!(
             judge(&e, &Exit::Code(0), &Ok(vec![call("f", json!({}))])),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         let mut wrong = call("f", json!({}));
         wrong.id = Some("call_1call_1".into());
         assert!(matches!(
             judge(&e, &Exit::Code(0), &Ok(vec![wrong])),
-            Verdict::Fail(_)
+            CaseOutcome::Fail(_)
         ));
     }
 }
