@@ -7,6 +7,11 @@
 //! Prints, for each size, the in-process analysis + text report time and its time per call (flat
 //! when linear), then `sse-replay check` and `check --json` as child processes on the top size:
 //! wall time and peak RSS.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench reports its figures on standard output"
+)]
 
 mod common;
 use common::child_peak_rss_kib;

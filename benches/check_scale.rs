@@ -8,6 +8,11 @@
 //! Run: `cargo bench --no-default-features --bench check_scale`. `BENCH_SMALL` / `BENCH_LARGE`
 //! give existing files instead of generating them (e.g. `BENCH_LARGE=/tmp/big.sse`);
 //! `BENCH_RUNS` the runs per figure (3).
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench reports its figures on standard output"
+)]
 
 mod common;
 

@@ -9,6 +9,11 @@
 //! Run: `cargo bench --no-default-features --bench export_vs_reference`
 //! (`BENCH_CALLS=200` for a quick run; `BENCH_ROUNDS=N` rounds, default 5). Prints MB/s for both,
 //! the ratio of medians, and the peak RSS of `sse-replay export` run as a child process.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench reports its figures on standard output"
+)]
 
 mod common;
 use common::child_peak_rss_kib;

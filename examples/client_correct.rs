@@ -13,6 +13,11 @@
 //! the calls that are finished and parse. A call whose arguments do not parse, a stream that ends
 //! without its finish signal, a provider error or a cut connection: what is sound is printed, the
 //! problem goes to stderr, and the exit code is 1.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a client under test prints its calls on standard output and its complaints on standard error"
+)]
 
 use futures_util::StreamExt as _;
 use sse_replay_core::accumulate::Parsed;

@@ -12,6 +12,11 @@
 //!
 //! Only the standard library and serde_json (`support/http.rs`: one HTTP/1.1 POST, the body read
 //! to the end), then split into lines.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a client under test prints its calls on standard output and its complaints on standard error"
+)]
 
 #[path = "support/http.rs"]
 mod http;

@@ -16,6 +16,11 @@
 //! - Only when the stream finished and every call parsed does it print the calls and exit 0.
 //!   Otherwise it prints the calls that are sound — none, if the stream never finished — names the
 //!   problem on stderr and exits 1. It never repairs or invents arguments.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a client under test prints its calls on standard output and its complaints on standard error"
+)]
 
 #[path = "support/http.rs"]
 mod http;

@@ -49,6 +49,10 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
     drop(out);
     let code = verdict(&analysis, &a.input.file);
     // As in `check`: the process ends here, so skip freeing every allocation one by one.
+    #[allow(
+        clippy::mem_forget,
+        reason = "the process ends here: freeing is left to the OS"
+    )]
     std::mem::forget(analysis);
     code
 }

@@ -107,7 +107,7 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
             // Not an error (a text answer), but an empty export should not pass unremarked.
             sse_replay_core::log_line!(
                 "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
-                sse_replay_core::text::visible(&name.to_string())
+                sse_replay_core::text::visible(&name)
             );
         }
         ExitCode::from(EXIT_OK)

@@ -77,6 +77,11 @@ fn default_output(input: &Path) -> PathBuf {
 /// input cannot be imported or an output exists without `--force` (nothing is written); 1 when
 /// writing failed. A journal (`x.ron.partial`) is salvaged into `x.ron`, marked interrupted; a
 /// damaged journal head is an error naming the file and the line.
+#[allow(
+    clippy::print_stderr,
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(args: &ImportArgs) -> ExitCode {
     let options = ReadOptions {
         max_event_bytes: args.max_event_bytes,
@@ -153,7 +158,7 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
         if let Err(e) = sse_replay_core::recording::write_file(p, text.as_bytes(), options) {
             // Undo this run's new files (never a file that was there before).
             for w in written {
-                let _ = std::fs::remove_file(w);
+                std::fs::remove_file(w).ok();
             }
             let code = match e {
                 sse_replay_core::recording::RecordingError::Exists { .. } => EXIT_INPUT,

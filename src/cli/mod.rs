@@ -263,6 +263,10 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
 /// Print one line on standard error and return `code`. Control characters in the message (line
 /// breaks or ESC from a provider's error text or a hostile function name) are escaped
 /// ([`sse_replay_core::text::visible`]), so scripts can rely on one line and the terminal is left alone.
+#[allow(
+    clippy::print_stderr,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     eprintln!(
         "sse-replay: {}",
@@ -296,6 +300,10 @@ fn write_failed(e: &RecordingError) -> u8 {
 /// past a limit (the stream is at fault, like a truncated one), 2 when it could not be read, is not
 /// a capture, or is a capture with several streams and no `--stream`. The first line is the error;
 /// for a capture with several streams one line per stream follows (each escaped like the error).
+#[allow(
+    clippy::print_stderr,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn open_failed(e: &OpenError) -> ExitCode {
     let code = if e.is_over_limit() {
         EXIT_FAILED

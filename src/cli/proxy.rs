@@ -17,6 +17,10 @@ pub struct ProxyArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// The real API base, e.g. https://api.openai.com (a path prefix is kept).
+    #[allow(
+        rustdoc::bare_urls,
+        reason = "clap prints this comment as the flag's help, where a URL is plain text"
+    )]
     #[arg(long)]
     pub upstream: String,
     /// Directory for the captured event streams.
@@ -35,6 +39,10 @@ pub struct ProxyArgs {
 
 /// `sse-replay proxy`: prints `listening on http://ADDR/` first, then one line per captured stream
 /// on standard output (requests on standard error); Ctrl+C or SIGTERM stops and saves open captures.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(a: &ProxyArgs) -> ExitCode {
     let config = proxy::ProxyConfig {
         listen: a.listen,
@@ -90,6 +98,10 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
 }
 
 /// One line on standard error per request and capture; the finished captures on standard output.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn print_event(e: proxy::ProxyEvent) {
     match e {
         proxy::ProxyEvent::Forwarded {

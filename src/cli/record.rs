@@ -114,6 +114,11 @@ pub fn request_from_args(
 
 /// `sse-replay record`: progress on standard error, the summary on standard output, Ctrl+C or
 /// SIGTERM stops and saves. Exit codes: see [`record_exit_code`].
+#[allow(
+    clippy::print_stderr,
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(a: &RecordArgs) -> ExitCode {
     let req = match request_from_args(a, sse_replay_net::headers::env_lookup) {
         Ok(r) => r,

@@ -86,6 +86,10 @@ impl LimitArgs {
 
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
 /// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(args: &ServeArgs) -> ExitCode {
     let opened = sse_replay_core::probe::open(&args.file, Default::default())
         .map_err(OpenError::from)

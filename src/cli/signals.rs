@@ -55,7 +55,7 @@ impl ShutdownSignal {
     pub fn stop_on_signal(mut self, stop: tokio::sync::watch::Sender<bool>) {
         tokio::spawn(async move {
             self.recv().await;
-            let _ = stop.send(true);
+            stop.send(true).ok();
         });
     }
 }
@@ -93,6 +93,10 @@ pub fn remove_temp_files_on_interrupt() {
             .spawn(move || {
                 let code = rt.block_on(signals.recv());
                 sse_replay_core::recording::remove_pending_temps();
+                #[allow(
+                    clippy::exit,
+                    reason = "Ctrl+C during export: the temporary files are gone, the process ends with the signal's code"
+                )]
                 std::process::exit(code);
             });
         drop(spawned);

@@ -180,6 +180,10 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
 }
 
 /// Runs `sse-replay test`.
+#[allow(
+    clippy::print_stderr,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(a: &TestArgs) -> ExitCode {
     let Some((program, args)) = a.command.split_first() else {
         return fail(EXIT_INPUT, "no command to test: give it after --");
@@ -297,7 +301,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
         }
     }
     let written = if a.json {
-        let _ = std::io::stderr().write_all(text.as_bytes());
+        std::io::stderr().write_all(text.as_bytes()).ok();
         let doc = serde_json::json!({
             "schema_version": 1,
             "cases": results.iter().map(harness::case_json).collect::<Vec<_>>(),

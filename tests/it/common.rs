@@ -104,8 +104,8 @@ pub struct Kid(pub std::process::Child);
 
 impl Drop for Kid {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.0.kill().ok();
+        self.0.wait().ok();
     }
 }
 
@@ -155,10 +155,10 @@ pub fn wait_bounded(mut kid: Kid, what: &str, limit: std::time::Duration) -> Out
             let mut stdout = Vec::new();
             let mut stderr = Vec::new();
             if let Some(mut o) = kid.0.stdout.take() {
-                let _ = o.read_to_end(&mut stdout);
+                o.read_to_end(&mut stdout).ok();
             }
             if let Some(mut e) = kid.0.stderr.take() {
-                let _ = e.read_to_end(&mut stderr);
+                e.read_to_end(&mut stderr).ok();
             }
             return Output {
                 status,
@@ -208,16 +208,19 @@ pub fn canned_upstream(
     std::thread::spawn(move || {
         for sock in listener.incoming() {
             let Ok(mut sock) = sock else { return };
-            let _ = sock.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            sock.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                .ok();
             let (text, len) = read_request_head(&mut sock);
             let mut request_body = vec![0u8; len.min(1 << 20)];
-            let _ = sock.read_exact(&mut request_body);
-            let _ = tx.send(format!("{text}{}", String::from_utf8_lossy(&request_body)));
-            let _ = write!(
+            sock.read_exact(&mut request_body).ok();
+            tx.send(format!("{text}{}", String::from_utf8_lossy(&request_body)))
+                .ok();
+            write!(
                 sock,
                 "{head}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
-            );
+            )
+            .ok();
         }
     });
     (format!("http://127.0.0.1:{port}"), rx)

@@ -324,7 +324,7 @@ fn post(url: &str, path: &str, body: &str) -> String {
     )
     .unwrap();
     let mut response = Vec::new();
-    let _ = sock.read_to_end(&mut response);
+    sock.read_to_end(&mut response).ok();
     String::from_utf8_lossy(&response).into_owned()
 }
 

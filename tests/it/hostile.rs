@@ -29,7 +29,7 @@ fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> 
         let mut pipe = child.stdin.take().expect("stdin");
         std::thread::spawn(move || {
             // The child may stop reading early (that is the point of some tests).
-            let _ = pipe.write_all(&bytes);
+            pipe.write_all(&bytes).ok();
         })
     });
     // Drain the outputs on threads so a chatty child cannot block on a full pipe.
@@ -37,12 +37,12 @@ fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> 
     let mut err = child.stderr.take().expect("stderr");
     let out_t = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut out, &mut v);
+        std::io::Read::read_to_end(&mut out, &mut v).ok();
         v
     });
     let err_t = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut err, &mut v);
+        std::io::Read::read_to_end(&mut err, &mut v).ok();
         v
     });
     let start = Instant::now();
@@ -51,14 +51,14 @@ fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> 
             break s;
         }
         if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+            child.kill().ok();
+            child.wait().ok();
             panic!("still running after {deadline:?}: {cmd:?}");
         }
         std::thread::sleep(Duration::from_millis(10));
     };
     if let Some(f) = feeder {
-        let _ = f.join();
+        f.join().ok();
     }
     Output {
         status,

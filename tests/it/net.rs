@@ -165,11 +165,11 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
             .unwrap();
         let (head, len) = common::read_request_head(&mut sock);
         let mut body = vec![0u8; len];
-        let _ = sock.read_exact(&mut body);
-        let _ = tx.send(head);
-        let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
+        sock.read_exact(&mut body).ok();
+        tx.send(head).ok();
+        sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n").ok();
         for step in script {
-            let _ = match step {
+            match step {
                 Step::Write(b) => sock
                     .write_all(format!("{:x}\r\n", b.len()).as_bytes())
                     .and_then(|()| sock.write_all(b))
@@ -179,7 +179,8 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
                     Ok(())
                 }
                 Step::End => sock.write_all(b"0\r\n\r\n"),
-            };
+            }
+            .ok();
         }
         // Dropping the socket closes the connection (abruptly when the body was not ended).
     });
@@ -593,7 +594,8 @@ fn an_https_url_without_a_tls_server_fails_cleanly() {
     let url = format!("https://{}/", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         if let Ok((mut sock, _)) = listener.accept() {
-            let _ = sock.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            sock.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .ok();
             std::thread::sleep(Duration::from_millis(500));
         }
     });

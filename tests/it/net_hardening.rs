@@ -38,7 +38,7 @@ fn start_listening(args: &[&str]) -> (Kid, String, mpsc::Receiver<String>, mpsc:
             // child's next print fail.
             for line in BufReader::new(r).lines() {
                 let Ok(line) = line else { break };
-                let _ = tx.send(line);
+                tx.send(line).ok();
             }
         });
         rx
@@ -274,7 +274,7 @@ fn a_slowloris_connection_is_closed_after_the_header_timeout() {
     let mut n = 0;
     let took = time_until_closed(&mut sock, Duration::from_secs(10), |s| {
         n += 1;
-        let _ = s.write_all(format!("X-Slow-{n}: a\r\n").as_bytes());
+        s.write_all(format!("X-Slow-{n}: a\r\n").as_bytes()).ok();
     });
     assert!(
         took >= Duration::from_millis(400),
@@ -370,7 +370,7 @@ fn connections_over_the_limit_are_refused_at_once() {
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let started = Instant::now();
     let mut answer = Vec::new();
-    let _ = c.read_to_end(&mut answer);
+    c.read_to_end(&mut answer).ok();
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "the third connection waited"
@@ -391,7 +391,7 @@ fn connections_over_the_limit_are_refused_at_once() {
         .unwrap();
     d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut got = Vec::new();
-    let _ = d.read_to_end(&mut got);
+    d.read_to_end(&mut got).ok();
     assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
 }
 
@@ -403,7 +403,7 @@ fn wait_for_line(lines: &mut mpsc::Receiver<String>, needle: &str) -> String {
         match lines.recv_timeout(left) {
             Ok(l) if l.contains(needle) => return l,
             Ok(_) => {}
-            Err(_) => panic!("no line containing {needle:?}"),
+            Err(e) => panic!("no line containing {needle:?}: {e}"),
         }
     }
 }
@@ -422,7 +422,7 @@ fn path_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
     std::thread::spawn(move || {
         for sock in listener.incoming() {
             let Ok(mut sock) = sock else { continue };
-            let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
+            sock.set_read_timeout(Some(Duration::from_secs(5))).ok();
             let mut head = Vec::new();
             let mut byte = [0u8; 1];
             while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
@@ -432,9 +432,9 @@ fn path_recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
             if let Some(target) = head.split_whitespace().nth(1) {
                 log.lock().unwrap().push(target.to_owned());
             }
-            let _ = sock.write_all(
+            sock.write_all(
                 b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-            );
+            ).ok();
         }
     });
     (format!("http://{addr}"), seen)
@@ -451,7 +451,7 @@ fn raw_status(addr: &str, target: &str) -> u16 {
     )
     .unwrap();
     let mut got = Vec::new();
-    let _ = sock.read_to_end(&mut got);
+    sock.read_to_end(&mut got).ok();
     let text = String::from_utf8_lossy(&got);
     text.split_whitespace()
         .nth(1)
@@ -534,7 +534,7 @@ fn hashing_upstream() -> String {
         for sock in listener.incoming() {
             let Ok(mut sock) = sock else { continue };
             std::thread::spawn(move || {
-                let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
+                sock.set_read_timeout(Some(Duration::from_secs(30))).ok();
                 let (_, len) = common::read_request_head(&mut sock);
                 let mut hash = 0xcbf2_9ce4_8422_2325u64;
                 let mut left = len;
@@ -553,13 +553,13 @@ fn hashing_upstream() -> String {
                     "data: {{\"len\":{},\"fnv\":{hash}}}\n\ndata: [DONE]\n\n",
                     len - left
                 );
-                let _ = sock.write_all(
+                sock.write_all(
                     format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
                     )
                     .as_bytes(),
-                );
+                ).ok();
             });
         }
     });
@@ -806,7 +806,7 @@ fn sigterm_stops_the_proxy_and_saves_open_captures() {
         )
         .unwrap();
         let mut got = Vec::new();
-        let _ = sock.read_to_end(&mut got);
+        sock.read_to_end(&mut got).ok();
         got
     });
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -904,7 +904,7 @@ fn send_stalled_body(url: &str) -> (String, Duration) {
         .unwrap();
     let started = Instant::now();
     let mut got = Vec::new();
-    let _ = sock.read_to_end(&mut got);
+    sock.read_to_end(&mut got).ok();
     (
         String::from_utf8_lossy(&got).into_owned(),
         started.elapsed(),

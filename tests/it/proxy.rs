@@ -99,7 +99,7 @@ fn every_request_is_reported_as_an_exchange() {
                 limits: Default::default(),
             },
             move |e| {
-                let _ = tx.send(e);
+                tx.send(e).ok();
             },
         )
         .unwrap();

@@ -639,6 +639,7 @@ fn the_report_says_when_a_recording_was_interrupted() {
     w.flush().expect("flush");
     let journal = w.journal_path().to_path_buf();
     // As if SIGKILLed: no destructor, no final file.
+    #[allow(clippy::mem_forget, reason = "a killed process runs no destructor")]
     std::mem::forget(w);
     let o = run(&["check", journal.to_str().expect("path")]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));

@@ -146,7 +146,7 @@ impl ClientTestRun {
             .name("sse-replay-client-test".into())
             .spawn(move || {
                 let progress = |n: usize, total: usize, _: &CaseResult| {
-                    let _ = progress_tx.send((n, total));
+                    progress_tx.send((n, total)).ok();
                     repaint.request_repaint();
                 };
                 let results = harness::run_suite(
@@ -156,7 +156,7 @@ impl ClientTestRun {
                     &thread_cancel,
                     &progress,
                 );
-                let _ = done_tx.send(results);
+                done_tx.send(results).ok();
                 repaint.request_repaint();
             });
         if let Err(e) = spawned {

@@ -6,7 +6,7 @@
 //!
 //! A big recording comes in two stages ([`sse_replay_core::staged`]): the recording, the correct calls and
 //! the findings first (what the first frame needs), then — on the same worker, after the first
-//! result was sent — the naive strategies and the preview summaries ([`Later`], applied by
+//! result was sent — the naive strategies and the preview summaries ([`staged::Later`], applied by
 //! [`Loaded::poll_later`]). Until then the panels show "computing…". A recording under
 //! [`STAGE_MIN_BYTES`] is analysed whole before it is shown (no "computing…" flash). A file is
 //! opened once, through the same probe as the command line ([`sse_replay_core::probe`]); a raw
@@ -331,7 +331,7 @@ pub fn spawn(
                 (Ok(LoadResult::Loaded(l)), Some(_)) => Some(l.analysis.clone()),
                 _ => None,
             };
-            let _ = tx.send(result);
+            tx.send(result).ok();
             wake();
             if let (Some(a), Some((cancel, progress))) = (shared, later_job) {
                 let report = |done: u64, total: u64| {
@@ -344,7 +344,7 @@ pub fn spawn(
                 // Drop the handle before sending: the app then holds the only one.
                 drop(a);
                 if let Some(done) = later {
-                    let _ = tx_later.send(done);
+                    tx_later.send(done).ok();
                 }
                 wake();
             }
@@ -354,9 +354,10 @@ pub fn spawn(
         Err(e) => {
             // No thread: report through a channel that already holds the error.
             let (tx, rx2) = mpsc::channel();
-            let _ = tx.send(Err(LoadError::Failed(format!(
+            tx.send(Err(LoadError::Failed(format!(
                 "cannot start the loader thread: {e}"
-            ))));
+            ))))
+            .ok();
             rx2
         }
     };

@@ -404,7 +404,7 @@ impl RecorderRun {
         let (tx, rx) = mpsc::channel();
         let waker = ctx.clone();
         let handle = record::start(req, move |u| {
-            let _ = tx.send(u);
+            tx.send(u).ok();
             waker.request_repaint_after(Duration::from_millis(10));
         });
         self.status = None;

@@ -183,7 +183,7 @@ pub fn render_with(calls: &[Call], format: Format, include_server_tools: bool) -
         .filter(|c| include_server_tools || c.is_client_call())
     {
         // Writing to a Vec cannot fail.
-        let _ = w.call(c);
+        w.call(c).ok();
     }
     let bytes = w.finish().unwrap_or_default();
     String::from_utf8(bytes).unwrap_or_default()

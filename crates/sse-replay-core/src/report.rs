@@ -1,5 +1,5 @@
 //! The human-readable `check` report: a compact table a person can read in a terminal. Every line
-//! goes through [`out!`], which escapes control characters ([`crate::text::visible`]): names, ids,
+//! goes through `out!`, which escapes control characters ([`crate::text::visible`]): names, ids,
 //! error texts and comments come from the stream and must not reach the terminal raw.
 
 /// Append one report line, control characters escaped, then the newline.

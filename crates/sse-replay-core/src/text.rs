@@ -14,7 +14,7 @@
 macro_rules! log_line {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        writeln!(std::io::stderr(), $($arg)*).ok();
     }};
 }
 
@@ -37,7 +37,7 @@ pub fn push_visible(out: &mut String, ch: char) {
         '\t' => out.push_str("\\t"),
         c if needs_escape(c) => {
             use std::fmt::Write as _;
-            let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+            write!(out, "\\u{{{:04x}}}", c as u32).ok();
         }
         c => out.push(c),
     }
@@ -66,7 +66,7 @@ pub fn escape_bytes(bytes: &[u8]) -> String {
         }
         for b in piece.invalid() {
             use std::fmt::Write as _;
-            let _ = write!(out, "\\x{b:02x}");
+            write!(out, "\\x{b:02x}").ok();
         }
     }
     out

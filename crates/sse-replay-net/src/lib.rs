@@ -35,7 +35,9 @@ pub fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Err means another provider is already installed: that one is used, which is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        rustls::crypto::ring::default_provider()
+            .install_default()
+            .ok();
     });
 }
 
@@ -213,9 +215,9 @@ impl ServerHandle {
     }
 
     fn shutdown(&mut self) {
-        let _ = self.stop.send(true);
+        self.stop.send(true).ok();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            t.join().ok();
         }
     }
 }
@@ -265,7 +267,7 @@ pub struct ServerLimits {
     /// A connection on which no byte moved either way for this long, while the server was not
     /// itself busy with it (waiting for the upstream, or pacing a replay), is closed.
     pub idle_timeout: Duration,
-    /// Connections served at once; one more is accepted and closed at once (see [`accept_loop`]).
+    /// Connections served at once; one more is accepted and closed at once (see `accept_loop`).
     pub max_connections: usize,
 }
 
@@ -459,7 +461,7 @@ fn refuse(stream: &tokio::net::TcpStream, limit: usize) {
          content-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{text}",
         text.len()
     );
-    let _ = stream.try_write(head.as_bytes());
+    stream.try_write(head.as_bytes()).ok();
 }
 
 /// The HTTP/1.1 accept loop shared by `serve` and `proxy`: one task per connection (concurrent
@@ -521,7 +523,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             }
             continue;
         };
-        let _ = stream.set_nodelay(true);
+        stream.set_nodelay(true).ok();
         let activity = Arc::new(Activity::new());
         let handler = handler.clone();
         let service_activity = activity.clone();

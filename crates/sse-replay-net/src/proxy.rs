@@ -697,7 +697,7 @@ async fn pump(
             biased;
             () = super::stopped(&mut stop) => {
                 notes.push("the proxy was stopped during the stream".to_owned());
-                let _ = tx.send(Err(std::io::Error::other("proxy stopping"))).await;
+                tx.send(Err(std::io::Error::other("proxy stopping"))).await.ok();
                 break;
             }
             r = tokio::time::timeout(shared.timeout, upstream.chunk()) => r,
@@ -736,7 +736,7 @@ async fn pump(
                 let message = super::describe_reqwest_error(&e);
                 notes.push(format!("the upstream failed during the stream: {message}"));
                 error = Some(message.clone());
-                let _ = tx.send(Err(std::io::Error::other(message))).await;
+                tx.send(Err(std::io::Error::other(message))).await.ok();
                 break;
             }
             Err(_) => {
@@ -746,7 +746,7 @@ async fn pump(
                 );
                 notes.push(message.clone());
                 error = Some(message.clone());
-                let _ = tx.send(Err(std::io::Error::other(message))).await;
+                tx.send(Err(std::io::Error::other(message))).await.ok();
                 break;
             }
         }

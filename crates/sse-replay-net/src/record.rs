@@ -185,7 +185,7 @@ pub struct RecorderHandle {
 impl RecorderHandle {
     /// Asks the recorder to stop; it saves what arrived and sends [`RecorderUpdate::Finished`].
     pub fn stop(&self) {
-        let _ = self.stop.send(true);
+        self.stop.send(true).ok();
     }
 
     /// Whether the recorder thread has ended.
@@ -196,7 +196,7 @@ impl RecorderHandle {
     /// Waits for the recorder thread to end.
     pub fn join(mut self) {
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            t.join().ok();
         }
     }
 }

@@ -271,7 +271,7 @@ async fn respond(
                 tokio::select! {
                     biased;
                     () = super::stopped(&mut stop) => {
-                        let _ = tx.send(Err(std::io::Error::other("server stopping"))).await;
+                        tx.send(Err(std::io::Error::other("server stopping"))).await.ok();
                         return;
                     }
                     () = tokio::time::sleep_until(start + *due) => {}
@@ -282,7 +282,7 @@ async fn respond(
             }
         }
         if plan.abort_at_end {
-            let _ = tx.send(Err(std::io::Error::other("stream cut"))).await;
+            tx.send(Err(std::io::Error::other("stream cut"))).await.ok();
         }
     });
     let mut resp = hyper::Response::new(super::boxed_channel(body));

@@ -130,12 +130,12 @@ impl Sink {
 
     /// Records the response head.
     pub fn response(&self, resp: ResponseInfo) {
-        let _ = self.tx.send(Msg::Response(resp));
+        self.tx.send(Msg::Response(resp)).ok();
     }
 
     /// Hands over one read. Never blocks.
     pub fn chunk(&self, chunk: Chunk) {
-        let _ = self.tx.send(Msg::Chunk(chunk));
+        self.tx.send(Msg::Chunk(chunk)).ok();
     }
 
     /// Writes nothing: stops the writer and removes the journal. For an exchange that never got a
@@ -149,7 +149,7 @@ impl Sink {
         } = self;
         // Without a Finish message the writer flushes the journal and ends without saving.
         drop(tx);
-        let _ = thread.join();
+        thread.join().ok();
         let path = journal?;
         match std::fs::remove_file(&path) {
             Ok(()) => None,
@@ -165,7 +165,7 @@ impl Sink {
     /// Adds `notes` to the recording, saves it atomically and removes the journal. Blocks until the
     /// file is written (call from a blocking context).
     pub fn finish(self, notes: Vec<String>) -> SinkDone {
-        let _ = self.tx.send(Msg::Finish(notes));
+        self.tx.send(Msg::Finish(notes)).ok();
         match self.thread.join() {
             Ok(done) => done,
             Err(_) => SinkDone {
@@ -215,7 +215,7 @@ impl Syncer {
     }
 
     fn poke(&self) {
-        let _ = self.poke.send(());
+        self.poke.send(()).ok();
     }
 
     /// Stops the thread; the first sync error, if any.

@@ -82,7 +82,7 @@ fn post_through(addr: std::net::SocketAddr, model: &str) -> String {
     )
     .unwrap();
     let mut out = Vec::new();
-    let _ = sock.read_to_end(&mut out);
+    sock.read_to_end(&mut out).ok();
     String::from_utf8_lossy(&out).into_owned()
 }
 

@@ -82,7 +82,7 @@ impl StrategyFeed {
         if !batch.is_empty() {
             let full = std::mem::replace(batch, Vec::with_capacity(BATCH));
             // The worker only stops early by panicking, which `into_strategies` reports.
-            let _ = tx.send(Msg::Facts(full));
+            tx.send(Msg::Facts(full)).ok();
         }
     }
 }
@@ -120,7 +120,8 @@ impl FactObserver for StrategyFeed {
             Mode::Inline(s) => s.on_finish(finished_at),
             Mode::Worker { batch, tx, .. } => {
                 Self::send(tx, batch);
-                let _ = tx.send(Msg::Finish(finished_at));
+                // As above: a worker gone early is reported by `into_strategies`.
+                tx.send(Msg::Finish(finished_at)).ok();
             }
         }
     }

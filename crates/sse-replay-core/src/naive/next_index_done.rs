@@ -2,8 +2,8 @@
 //! SDK helpers' done events); what arrives for it later is lost.
 
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
-use crate::dialect::FxHashMap;
 use crate::fact::{CallKey, Fragment};
+use rustc_hash::FxHashSet;
 
 /// The call being filled, the calls declared done, and how many fragments came too late.
 #[derive(Clone, Debug, Default)]
@@ -11,7 +11,7 @@ pub(super) struct NextIndexDone {
     current: Option<CallKey>,
     open: Table,
     done: Vec<NaiveCall>,
-    closed: FxHashMap<CallKey, ()>,
+    closed: FxHashSet<CallKey>,
     dropped: u64,
 }
 
@@ -27,11 +27,11 @@ impl NaiveStrategy for NextIndexDone {
                 && let Some(e) = self.open.remove(&prev)
             {
                 self.done.push(e.into_call(at.pos.chunk));
-                self.closed.insert(prev, ());
+                self.closed.insert(prev);
             }
             self.current = Some(fragment.key.clone());
         }
-        if self.closed.contains_key(&fragment.key) {
+        if self.closed.contains(&fragment.key) {
             self.dropped += 1;
         } else {
             self.open

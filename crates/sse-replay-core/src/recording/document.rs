@@ -550,7 +550,7 @@ mod tests {
         }
         // Byte-level truncation through load's UTF-8 check.
         for cut in 0..text.len() {
-            let _ = Recording::from_bytes(&text.as_bytes()[..cut]);
+            Recording::from_bytes(&text.as_bytes()[..cut]).ok();
         }
     }
 
@@ -560,8 +560,8 @@ mod tests {
         for _ in 0..2000 {
             let len = rng.below(200);
             let bytes = rng.bytes(len);
-            let _ = Recording::from_bytes(&bytes);
-            let _ = Recording::from_ron_str(&String::from_utf8_lossy(&rng.texty(len)));
+            Recording::from_bytes(&bytes).ok();
+            Recording::from_ron_str(&String::from_utf8_lossy(&rng.texty(len))).ok();
         }
         // RON-ish token soup.
         const TOKENS: &[&str] = &[
@@ -608,8 +608,8 @@ mod tests {
                     s.push(' ');
                 }
             }
-            let _ = Recording::from_ron_str(&s);
-            let _ = salvage_journal(&format!("{JOURNAL_MAGIC}\n{s}\n{s}"));
+            Recording::from_ron_str(&s).ok();
+            salvage_journal(&format!("{JOURNAL_MAGIC}\n{s}\n{s}")).ok();
         }
         // Mutations of a valid document.
         let text = rec_with_chunks(chunks_of(&[b"data: x\n\n", b"\xe6"])).to_ron_string();
@@ -620,7 +620,7 @@ mod tests {
                 let i = rng.below(m.len());
                 m[i] = TOKENS[rng.below(TOKENS.len())].as_bytes()[0];
             }
-            let _ = Recording::from_bytes(&m);
+            Recording::from_bytes(&m).ok();
         }
     }
 
@@ -636,7 +636,7 @@ mod tests {
             ] {
                 assert!(Recording::from_ron_str(&text).is_err());
             }
-            let _ = salvage_journal(&format!("{JOURNAL_MAGIC}\n{deep}\n{deep}\n"));
+            salvage_journal(&format!("{JOURNAL_MAGIC}\n{deep}\n{deep}\n")).ok();
         }
     }
 }

@@ -430,6 +430,7 @@ mod tests {
         w.append_chunk(&chunks[3]).unwrap(); // buffered only
         let journal = w.journal_path().to_path_buf();
         // SIGKILL: no destructor, the buffered chunk is lost.
+        #[allow(clippy::mem_forget, reason = "a killed process runs no destructor")]
         std::mem::forget(w);
 
         let rec = load(&journal).unwrap();
@@ -510,8 +511,8 @@ mod tests {
             assert_eq!(rec.chunks, chunks[..expect], "cut {cut}");
             assert!(rec.meta.interrupted);
             assert!(rec.meta.notes.contains(&format!(
-                "recorder was interrupted: {}",
-                crate::text::plural(expect, "chunk") + " salvaged"
+                "recorder was interrupted: {} salvaged",
+                crate::text::plural(expect, "chunk")
             )));
         }
         // Any cut after the head salvages without error; cuts before it never panic.
@@ -622,6 +623,7 @@ mod tests {
         let rec = salvage_journal(&fs::read_to_string(w.journal_path()).unwrap()).unwrap();
         assert_eq!(rec.chunks.len(), 2);
         assert_eq!(w.chunk_count(), 2);
+        #[allow(clippy::mem_forget, reason = "a killed process runs no destructor")]
         std::mem::forget(w);
     }
 }

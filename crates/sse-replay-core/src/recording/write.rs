@@ -24,7 +24,8 @@ pub(super) fn sync_parent_dir(path: &Path) {
     };
     // Opening a directory fails on some platforms (Windows): nothing to do there.
     if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
+        // Best effort: some file systems cannot sync a directory, and the file itself is synced.
+        dir.sync_all().ok();
     }
 }
 /// Who may read a file this program creates.
@@ -144,7 +145,8 @@ pub(super) fn pending_temps() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// handler calls this before it exits, so an interrupted `export -o` leaves no temporary file).
 pub fn remove_pending_temps() {
     for path in pending_temps().drain(..) {
-        let _ = fs::remove_file(path);
+        // Best effort on the way out: a file already gone is what we want anyway.
+        fs::remove_file(path).ok();
     }
 }
 

@@ -31,16 +31,17 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
         s.error,
         total.as_secs_f64()
     );
-    let _ = writeln!(out, "<testsuites {head}>");
-    let _ = writeln!(out, "  <testsuite {head}>");
+    writeln!(out, "<testsuites {head}>").ok();
+    writeln!(out, "  <testsuite {head}>").ok();
     for r in results {
-        let _ = write!(
+        write!(
             out,
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
             xml(&r.recording),
             xml(r.id.variant.name()),
             r.case_time.as_secs_f64()
-        );
+        )
+        .ok();
         let body = match &r.outcome {
             CaseOutcome::Pass => None,
             CaseOutcome::Fail(d) => {
@@ -61,12 +62,13 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
         }
         out.push_str(">\n");
         if let Some((tag, message, text)) = body {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "      <{tag} message=\"{}\" type=\"{tag}\">{}</{tag}>",
                 xml(&sse_replay_core::text::truncate(message, 300)),
                 xml(&text)
-            );
+            )
+            .ok();
         }
         if let Some(e) = stderr {
             out.push_str(&e);

@@ -140,14 +140,14 @@ pub fn run_client(
     let waiter = std::thread::Builder::new()
         .name("sse-replay-client-wait".into())
         .spawn(move || {
-            let _ = tx.send(child.wait());
+            tx.send(child.wait()).ok();
         });
     let status = if waiter.is_ok() {
         match rx.recv_timeout(timeout) {
             Ok(s) => Some(s),
             Err(_) => {
                 kill_group(group);
-                let _ = rx.recv_timeout(REAP_WAIT);
+                rx.recv_timeout(REAP_WAIT).ok();
                 None
             }
         }
@@ -189,7 +189,7 @@ pub fn run_client(
 /// is fine.
 fn kill_group(group: Option<rustix::process::Pid>) {
     if let Some(pid) = group {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).ok();
     }
 }
 
@@ -224,11 +224,11 @@ fn drain(
                     Err(_) => break,
                 }
             }
-            let _ = tx.send(kept);
+            tx.send(kept).ok();
         });
     if spawned.is_err() {
         let (tx, rx) = mpsc::channel();
-        let _ = tx.send(Vec::new());
+        tx.send(Vec::new()).ok();
         return rx;
     }
     rx
