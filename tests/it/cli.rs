@@ -13,28 +13,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use common::{BIN, manifest, stderr};
-
-/// Run the binary in `dir` with `args`.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    common::bin_in(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&manifest(), args)
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{code, manifest, run, run_in, stderr, stdout};
 
 /// Exactly one line on standard error, no panic, and the exit code is one of `codes`.
 fn assert_one_line(o: &Output, codes: &[i32], what: &str) {

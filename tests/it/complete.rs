@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sse_replay_core::dialect::DialectKind;
 
-use common::{bin, stderr};
+use common::{run, stderr};
 
 /// The documented non-streaming bodies, pretty-printed, and the dialect each must be read as.
 const BODIES: [(&str, &str); 5] = [
@@ -29,10 +29,6 @@ const BODIES: [(&str, &str); 5] = [
 
 fn data(name: &str) -> PathBuf {
     common::manifest().join("tests/data/complete").join(name)
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run sse-replay")
 }
 
 fn check_json(path: &Path) -> (Output, Value) {

@@ -23,32 +23,13 @@ use sse_replay_core::pipeline::{EventRecord, Options, PipelineOutput, run_chunks
 use sse_replay_core::probe::{self, ReadOptions};
 use sse_replay_core::recording::{self, Recording};
 
-use common::{assert_snapshots, bin, call_summary, manifest};
+use common::{analyse_raw, assert_snapshots, bin, call_summary, manifest};
 
 /// Import a file with the default options, as `sse-replay import` does.
 fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
     let probe =
         probe::open(path, ReadOptions::default()).map_err(|e| import::open_error(path, e))?;
     import::import(probe).map(|i| i.recordings)
-}
-
-/// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
-fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
-    let rec = sse_replay_core::input::raw_to_recording(body.as_bytes(), "inline");
-    let source = SourceInfo {
-        name: "inline".into(),
-        kind: "raw body".into(),
-        timing_known: false,
-    };
-    Analysis::from_recording(
-        &rec,
-        source,
-        Options {
-            dialect,
-            framing: None,
-            detail: true,
-        },
-    )
 }
 
 /// `event: NAME` + `data: DATA` + blank line.
@@ -514,7 +495,7 @@ fn ollama_cases() -> Vec<Case> {
 }
 
 fn check_case(c: &Case) {
-    let a = analyse(&c.body, None);
+    let a = analyse_raw(c.body.as_bytes(), None);
     assert_eq!(a.dialect, c.dialect, "{}: dialect", c.name);
     assert!(
         a.dialect_known,
@@ -555,7 +536,7 @@ fn check_case(c: &Case) {
         a.ending
     );
     // Forcing the right dialect changes nothing.
-    let forced = analyse(&c.body, Some(c.dialect));
+    let forced = analyse_raw(c.body.as_bytes(), Some(c.dialect));
     assert_eq!(
         call_summary(&forced.calls),
         call_summary(&a.calls),
@@ -587,7 +568,7 @@ fn ollama_table() {
 #[test]
 fn responses_done_is_the_original_for_checkpoint_one() {
     let case = &responses_cases()[0];
-    let a = analyse(&case.body, None);
+    let a = analyse_raw(case.body.as_bytes(), None);
     let cp = &a.checkpoints[0];
     assert!(
         cp.original_source
@@ -598,7 +579,7 @@ fn responses_done_is_the_original_for_checkpoint_one() {
     );
     assert_eq!(cp.verbatim.passed(), Some(true));
     assert_eq!(cp.contiguous.passed(), Some(true));
-    let a = analyse(&responses_cases()[1].body, None);
+    let a = analyse_raw(responses_cases()[1].body.as_bytes(), None);
     assert_eq!(
         a.checkpoints[0].verbatim.passed(),
         Some(false),
@@ -608,7 +589,7 @@ fn responses_done_is_the_original_for_checkpoint_one() {
 
 #[test]
 fn provider_error_messages_are_the_providers() {
-    let msg = |body: &str| match analyse(body, None).ending {
+    let msg = |body: &str| match analyse_raw(body.as_bytes(), None).ending {
         StreamEnding::ProviderError { message } => message,
         other => panic!("{other:?}"),
     };

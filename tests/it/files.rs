@@ -12,24 +12,11 @@ use std::time::{Duration, Instant};
 
 use sse_replay_core::recording::{JOURNAL_MAGIC, Recording};
 
-use common::{BIN, Kid, stderr, wait_bounded};
+use common::{BIN, Kid, code, stderr, wait_bounded};
 
-/// Runs `sse-replay ARGS` in `dir` (at most 60 s). Output is collected after the exit, so it
-/// must be small (these commands print a few lines).
+/// Runs `sse-replay ARGS` in `dir` (at most 60 s).
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    let child = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_bounded(
-        Kid(child),
-        &format!("sse-replay {args:?}"),
-        Duration::from_secs(60),
-    )
+    common::run_env(dir, args, &[], Duration::from_secs(60))
 }
 
 /// The names in `dir`, sorted.
@@ -40,10 +27,6 @@ fn names_in(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
 }
 
 fn seed() -> PathBuf {
@@ -384,12 +367,13 @@ fn ctrl_c_during_export_leaves_no_temporary_file() {
         .open(&input)
         .unwrap();
     std::io::Write::write_all(&mut writer, b"data: {\"choices\":[]}\n\n").unwrap();
+    // Once the temporary file is there, export has its Ctrl+C handler (installed first) and the
+    // file is on the list the handler removes (registered as it is created, under one lock).
     let deadline = Instant::now() + Duration::from_secs(30);
     while names_in(&out_dir).is_empty() {
         assert!(Instant::now() < deadline, "export never opened its output");
         std::thread::sleep(Duration::from_millis(10));
     }
-    std::thread::sleep(Duration::from_millis(100));
     let killed = Command::new("kill")
         .args(["-INT", &kid.0.id().to_string()])
         .status()

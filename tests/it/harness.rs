@@ -8,66 +8,21 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::Output;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::{bin, manifest, stderr};
 use serde_json::Value;
 use sse_replay_net::harness::{self, Expected, Variant, variants};
 
-/// Builds the example clients once (`cargo test --test harness` alone does not build examples)
-/// and returns the path of `name`.
+/// The example client `name` (`client_correct`, …): a binary of this package
+/// (`src/bin/sse-replay-example-client-*.rs`), built by cargo before the tests run.
 fn example(name: &str) -> PathBuf {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
-    let exe = std::env::current_exe().expect("test binary path");
-    // target/<profile>/deps/harness-… → target/<profile>
-    let profile_dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .expect("target profile folder")
-        .to_path_buf();
-    let built = BUILT.get_or_init(|| {
-        let mut cmd = std::process::Command::new(env!("CARGO"));
-        // Not the variables cargo set for this test run (OUT_DIR, CARGO_PKG_*, the library path):
-        // build scripts notice them and the next ordinary build would start over.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            let cargo_run_var = key.starts_with("CARGO_")
-                && !["CARGO_HOME", "CARGO_TARGET_DIR"].contains(&key.as_ref())
-                && !key.starts_with("CARGO_BUILD_")
-                && !key.starts_with("CARGO_REGISTRIES_")
-                && !key.starts_with("CARGO_NET_");
-            if cargo_run_var || key == "OUT_DIR" || key == "LD_LIBRARY_PATH" {
-                cmd.env_remove(key.as_ref());
-            }
-        }
-        cmd.current_dir(manifest())
-            .args([
-                "build",
-                "--quiet",
-                "--example",
-                "client_correct",
-                "--example",
-                "client_naive",
-            ])
-            .arg("--target-dir")
-            .arg(profile_dir.parent().expect("target folder"));
-        if !cfg!(feature = "gui") {
-            cmd.arg("--no-default-features");
-        }
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        match cmd.output() {
-            Ok(o) if o.status.success() => Ok(()),
-            Ok(o) => Err(stderr(&o)),
-            Err(e) => Err(e.to_string()),
-        }
-    });
-    if let Err(e) = built {
-        panic!("cannot build the example clients: {e}");
-    }
-    profile_dir.join("examples").join(name)
+    PathBuf::from(match name {
+        "client_correct" => env!("CARGO_BIN_EXE_sse-replay-example-client-correct"),
+        "client_naive" => env!("CARGO_BIN_EXE_sse-replay-example-client-naive"),
+        "client_openai_chat" => env!("CARGO_BIN_EXE_sse-replay-example-client-openai-chat"),
+        other => panic!("no example client {other}"),
+    })
 }
 
 fn run_test(args: &[&str], client: &[&str]) -> Output {

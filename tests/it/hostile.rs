@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{BIN, manifest, stderr};
+use common::{BIN, code, manifest, stderr};
 
 /// Address space for a child that must stay bounded: ample for the binary and a small
 /// `--max-event-bytes`, far below what reading `/dev/zero` without a limit reaches in a second.
@@ -81,10 +81,6 @@ fn bin(args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(args);
     c
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
 }
 
 /// Exactly one line on standard error.

@@ -32,46 +32,7 @@ fn serve(file: &Path, extra: &[&str]) -> (Kid, String) {
 
 /// Runs `sse-replay ARGS` to completion (at most `limit`), with extra environment variables.
 fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = Kid(cmd.spawn().expect("spawn"));
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            let mut stdout = Vec::new();
-            let mut stderr = Vec::new();
-            child
-                .0
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_end(&mut stdout)
-                .unwrap();
-            child
-                .0
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_end(&mut stderr)
-                .unwrap();
-            return Output {
-                status,
-                stdout,
-                stderr,
-            };
-        }
-        assert!(
-            Instant::now() < deadline,
-            "sse-replay {args:?} did not finish within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::run_env(&common::manifest(), args, env, limit)
 }
 
 fn tmp() -> tempfile::TempDir {

@@ -6,9 +6,8 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Output;
 
-use common::{manifest, stderr};
+use common::{code, manifest, run, stderr};
 use sse_replay_core::analysis::SourceKind;
 use sse_replay_core::open::{OpenError, Opened};
 use sse_replay_core::probe::{self, Probe, ReadOptions};
@@ -16,17 +15,6 @@ use sse_replay_core::probe::{self, Probe, ReadOptions};
 const TWO_HAR: &str = "tests/data/import/two-streams.har";
 const TWO_CASSETTE: &str = "tests/data/import/vcr-two-streams.yaml";
 const ONE_CASSETTE: &str = "tests/data/import/pydantic-ai-style.yaml";
-
-fn run(args: &[&str]) -> Output {
-    common::bin_in(&manifest())
-        .args(args)
-        .output()
-        .expect("run the binary")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
 
 #[test]
 fn a_capture_with_several_streams_needs_stream_n() {

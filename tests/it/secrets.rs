@@ -8,13 +8,13 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use sse_replay_core::recording::Recording;
 
-use common::{BIN, Kid, canned_upstream, start_server, stderr, wait_bounded};
+use common::{canned_upstream, start_server, stderr};
 
 /// Where each secret is planted, and the secret itself (unique, so a grep names the leak).
 const TABLE: &[(&str, &str)] = &[
@@ -85,21 +85,9 @@ fn all_text(dir: &Path) -> String {
     out
 }
 
+/// Runs `sse-replay ARGS` to completion (at most 60 s), with extra environment variables.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let kid = Kid(cmd.spawn().unwrap());
-    wait_bounded(
-        kid,
-        &format!("sse-replay {args:?}"),
-        Duration::from_secs(60),
-    )
+    common::run_env(&common::manifest(), args, env, Duration::from_secs(60))
 }
 
 const SSE_HEAD: &str =

@@ -11,47 +11,14 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
 use serde_json::{Value, json};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::findings::{FindingKind, Severity};
 use sse_replay_core::pipeline::Options;
 
-use common::{BIN, stderr};
-
-fn run(args: &[&str]) -> Output {
-    common::bin()
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, body).expect("write");
-    p
-}
-
-fn analyse(body: &[u8]) -> Analysis {
-    let rec = sse_replay_core::input::raw_to_recording(body, "inline");
-    let source = SourceInfo {
-        name: "inline".into(),
-        kind: "raw body".into(),
-        timing_known: false,
-    };
-    Analysis::from_recording(&rec, source, Options::default())
-}
+use common::{analyse_raw, code, run, stderr, stdout, write};
 
 fn check_json(path: &Path) -> (Value, i32, String) {
     let o = run(&["check", "--json", path.to_str().expect("path")]);
@@ -201,7 +168,7 @@ fn every_error_kind_makes_every_verdict_fail() {
         let body = stream_raising(kind)
             .unwrap_or_else(|| panic!("no stream raises the error kind {label}: add one"));
         // The library's one verdict.
-        let a = analyse(&body);
+        let a = analyse_raw(&body, None);
         assert!(
             a.findings.iter().any(|f| f.kind == kind),
             "{label}: not raised: {:?}",
@@ -532,7 +499,7 @@ fn responses_web_search_call_is_apart_from_client_calls() {
 fn a_failing_server_tool_never_fails_the_verdict() {
     // The server tool's input is cut (does not parse); the client call is fine.
     let body = anthropic_server_then_client().replace(" Oslo\\\"}", " Oslo");
-    let a = analyse(body.as_bytes());
+    let a = analyse_raw(body.as_bytes(), None);
     assert_eq!(a.server_tools().count(), 1);
     assert!(
         a.server_tools().all(|c| c.value().is_none()),

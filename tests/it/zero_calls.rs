@@ -9,34 +9,9 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
 use serde_json::Value;
 
-use common::{BIN, stderr};
-
-fn run(args: &[&str]) -> Output {
-    common::bin_in(&common::manifest())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, body).expect("write");
-    p
-}
+use common::{code, run, stderr, stdout, write};
 
 /// A plain text answer: content deltas, `finish_reason: stop`, `[DONE]`.
 const TEXT_ANSWER: &str = concat!(

@@ -214,10 +214,15 @@ impl OutputFile {
                     };
                     builder.permissions(fs::Permissions::from_mode(mode));
                 }
+                // Created and registered under the list's lock: the Ctrl+C handler
+                // ([`remove_pending_temps`]) waits for it, so a temporary file on disk is always one
+                // it removes, however early the interrupt comes.
+                let mut pending = pending_temps();
                 let tmp = builder
                     .tempfile_in(dir)
                     .map_err(|e| RecordingError::io("creating a temporary file for", path, e))?;
-                pending_temps().push(tmp.path().to_path_buf());
+                pending.push(tmp.path().to_path_buf());
+                drop(pending);
                 OutputInner::Temp(BufWriter::new(tmp))
             }
         };
