@@ -557,7 +557,10 @@ fn an_https_url_without_a_tls_server_fails_cleanly() {
         if let Ok((mut sock, _)) = listener.accept() {
             sock.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
                 .ok();
-            std::thread::sleep(Duration::from_millis(500));
+            // Keep the connection until the client gives up on it (it has read the answer then).
+            sock.set_read_timeout(Some(Duration::from_secs(30))).ok();
+            let mut sink = [0u8; 4096];
+            while sock.read(&mut sink).is_ok_and(|n| n > 0) {}
         }
     });
     let dir = tmp();
