@@ -1,7 +1,7 @@
-//! `check` at scale (issues 11 and 12): `export`, `check --no-preview`, `check` and `check --json`
+//! `check` at scale: `export`, `check --no-preview`, `check` and `check --json`
 //! as child processes on the generated benchmark stream at two sizes (200 calls, about 22.6 MB,
 //! and 2,000 calls, about 227 MB / 680,000 events), medians of 3 runs: wall time, peak RSS
-//! (`VmHWM`), and the ratios the issues set (each figure against `export`'s in the same run,
+//! (`VmHWM`), and the ratios to read (each figure against `export`'s in the same run,
 //! `check` against `check --no-preview`, the large size against the small one). Measured, not
 //! asserted: the machine's load moves the times, so the ratios are what to read.
 //!

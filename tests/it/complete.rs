@@ -1,4 +1,4 @@
-//! Non-streaming responses (issue 12, part 2): one complete JSON document per dialect is detected,
+//! Non-streaming responses: one complete JSON document per dialect is detected,
 //! its calls read directly ("no accumulator needed"), exported in the same shape as a stream's;
 //! a malformed arguments string fails as it does in a stream; the single-line Ollama reply reads
 //! the same both ways; `serve` answers with the whole body and its Content-Length; `record` and

@@ -246,7 +246,7 @@ fn responses_cases() -> Vec<Case> {
             calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
             findings: &["arguments-mismatch"],
             absent: &["arguments-only-in-done"],
-            // An error-severity finding: the verdict is not OK (it was, before issue 8).
+            // An error-severity finding: the verdict is not OK.
             ok: false,
         },
         Case {
@@ -1021,7 +1021,7 @@ fn check_json(name: &str) -> (Value, i32) {
     (v, out.status.code().unwrap_or(-1))
 }
 
-/// Key facts of `check --json` on the recordings this issue added: dialect, exit code, ending,
+/// Key facts of `check --json` on bundled recordings of the dialects and quirks: dialect, exit code, ending,
 /// calls, and the finding that makes each one interesting.
 #[test]
 fn bundled_recordings_check_json() {

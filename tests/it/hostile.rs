@@ -1,4 +1,4 @@
-//! Hostile inputs (issue 8, items 7 and 8): endless lines, FIFOs without a writer, standard input,
+//! Hostile inputs: endless lines, FIFOs without a writer, standard input,
 //! sparse files, deep YAML, captures with too many streams. Every test here is bounded in time (a
 //! child that runs past its deadline is killed and the test fails) and, where memory is the
 //! point, the child runs under `ulimit -v`.

@@ -1,4 +1,4 @@
-//! Hostile clients and arguments against `serve`, `proxy` and `record` (issue 8): argument ranges,
+//! Hostile clients and arguments against `serve`, `proxy` and `record`: argument ranges,
 //! slowloris / silent / surplus connections, path escapes through the proxy, large request bodies
 //! streamed rather than buffered, SIGTERM treated like Ctrl+C, and the non-loopback warning.
 //! Every server is on 127.0.0.1 port 0, every wait is bounded, child processes are killed on drop.
@@ -130,7 +130,7 @@ fn time_until_closed(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 10: every numeric argument is range-checked by clap (exit 2, no panic)
+// Every numeric argument is range-checked by clap (exit 2, no panic)
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -249,7 +249,7 @@ fn out_of_range_numbers_are_usage_errors_not_panics() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 9: header-read timeout, idle timeout, connection cap
+// Header-read timeout, idle timeout, connection cap
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -429,7 +429,7 @@ fn wait_for_line(lines: &mut mpsc::Receiver<String>, needle: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 13: the proxy keeps requests inside the upstream's path prefix
+// The proxy keeps requests inside the upstream's path prefix
 // ---------------------------------------------------------------------------------------------
 
 /// An upstream that answers every request `200 ok` (closing the connection) and records the
@@ -541,7 +541,7 @@ fn proxy_paths_cannot_climb_out_of_the_upstream_prefix() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 7: request bodies stream through serve and proxy instead of being buffered
+// Request bodies stream through serve and proxy instead of being buffered
 // ---------------------------------------------------------------------------------------------
 
 /// An upstream that reads each request body (Content-Length or chunked is not needed: reqwest
@@ -734,7 +734,7 @@ fn large_concurrent_posts_to_serve_are_drained_not_held() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 12: SIGTERM is Ctrl+C; a non-loopback address is warned about
+// SIGTERM is Ctrl+C; a non-loopback address is warned about
 // ---------------------------------------------------------------------------------------------
 
 /// The number of `Chunk(` lines in a journal.

@@ -1,4 +1,4 @@
-//! The partial-JSON preview (issue 12, part 1): jiter's partial-mode value after every fragment,
+//! The partial-JSON preview: jiter's partial-mode value after every fragment,
 //! preview honesty (contradictions against the final arguments), the `preview` command's lines,
 //! and `check`'s Preview section.
 

@@ -1,4 +1,4 @@
-//! Issue 8's "wrong answers", end to end through the binary and the library:
+//! Wrong answers a stream can lead to, end to end through the binary and the library:
 //!
 //! - one verdict: every error-severity finding kind makes `check` (text and `--json`), `events` and
 //!   `export` fail with exit 1, and info findings never do;

@@ -1,4 +1,4 @@
-//! Zero calls is not success, and counts agree with their nouns (issue 13, items 2 and 4), through
+//! Zero calls is not success, and counts agree with their nouns, through
 //! the binary:
 //!
 //! - nothing recognisable (a text file, an empty body) or a forced dialect that matches nothing:

@@ -1,4 +1,4 @@
-//! Honest state in the app (issue 13, items 1 and 2), through egui_kittest:
+//! Honest state in the app, through egui_kittest:
 //!
 //! - a stream still arriving (the Recorder following a live response that pauses mid-call) says
 //!   "streaming — N calls so far, M in progress", with no verdict and no end-of-stream finding;

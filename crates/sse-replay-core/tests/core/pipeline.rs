@@ -204,7 +204,7 @@ fn quirks() -> Vec<Quirk> {
             calls: vec![call(Some("c1"), "g", a1())],
             labels: &["name-conflict"],
             absent: &[],
-            // name-conflict has error severity: the one verdict is not OK (issue 8).
+            // name-conflict has error severity: the one verdict is not OK.
             ok: false,
             breaks: &[],
         },
