@@ -495,7 +495,7 @@ fn stub_bad_arguments_exit_2() {
         assert_one_line(&o, &[2], &format!("{args:?}"));
     }
     // Numbers out of range are clap's usage errors (exit 2, `error: invalid value …`), like
-    // every numeric argument (tests/net_hardening.rs has the full table).
+    // every numeric argument (tests/it/net_hardening.rs has the full table).
     for args in [
         &["stub", "--seed", "--fragment", "0"][..],
         &["stub", "--seed", "--fragment", "x"],

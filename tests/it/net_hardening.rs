@@ -700,7 +700,7 @@ fn large_concurrent_posts_stream_through_the_proxy_whole_and_captures_keep_a_pre
 fn large_concurrent_posts_to_serve_are_drained_not_held() {
     let seed = seed();
     let original = Recording::load(Path::new(&seed)).unwrap();
-    let (server, url, _, _) =
+    let (server, url, _, errs) =
         start_listening(&["serve", &seed, "--addr", "127.0.0.1:0", "--instant"]);
     let answers = runtime().block_on(async {
         let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
@@ -712,16 +712,22 @@ fn large_concurrent_posts_to_serve_are_drained_not_held() {
                     .post(url)
                     .body(streamed_body(BIG_POST_BYTES, seed))
                     .send()
-                    .await
-                    .unwrap();
-                assert_eq!(resp.status(), 200);
-                resp.bytes().await.unwrap()
+                    .await?;
+                let status = resp.status();
+                Ok::<_, reqwest::Error>((status, resp.bytes().await?))
             }
         });
         futures_util::future::join_all(posts).await
     });
     for a in &answers {
-        assert_eq!(a.as_ref(), original.body().as_slice());
+        // The server's own lines say why, if it turned a request down.
+        let said = || errs.try_iter().collect::<Vec<_>>().join("\n");
+        let (status, body) = match a {
+            Ok(x) => x,
+            Err(e) => panic!("{e:?}; the server said:\n{}", said()),
+        };
+        assert_eq!(*status, 200, "the server said:\n{}", said());
+        assert_eq!(body.as_ref(), original.body().as_slice());
     }
     let peak = server.peak_rss_kib();
     eprintln!(
