@@ -28,7 +28,7 @@ pub(super) fn run(a: &CheckArgs) -> ExitCode {
         &a.input.file,
         a.input.dialect,
         a.input.stream(),
-        a.input.max_event_bytes,
+        a.input.limits(),
         !a.no_preview,
     );
     let analysis = match opened {

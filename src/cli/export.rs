@@ -81,7 +81,7 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
             framing: None,
             detail: false,
         },
-        a.input.max_event_bytes,
+        a.input.limits(),
         |c| {
             judge.call(&c);
             if write_error.is_none()

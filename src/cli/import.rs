@@ -32,6 +32,10 @@ pub struct ImportArgs {
     /// stops the import with exit 1.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
+    /// The most bytes read from the input (suffixes K, M, G): past it the import stops with exit 1
+    /// and one line saying where, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    pub max_input_bytes: u64,
 }
 
 fn parse_max_streams(s: &str) -> Result<usize, String> {
@@ -80,8 +84,20 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
     let limits = import::ImportLimits {
         max_event_bytes: args.max_event_bytes,
         max_streams: args.max_streams,
+        max_input_bytes: args.max_input_bytes,
     };
     let (recs, skipped) = if import::is_journal_file(&args.file) {
+        // A journal is a regular file (that is how it is recognised): its size says it all.
+        let len = std::fs::metadata(&args.file).map_or(0, |m| m.len());
+        if len > args.max_input_bytes {
+            return fail(
+                EXIT_FAILED,
+                import::ImportError::InputTooLong {
+                    path: args.file.clone(),
+                    limit: args.max_input_bytes,
+                },
+            );
+        }
         match sse_replay_core::recording::load(&args.file) {
             Ok(rec) => (vec![rec], 0),
             Err(e) => return fail(EXIT_INPUT, e),

@@ -108,6 +108,11 @@ pub struct InputArgs {
     /// one stops the read with exit 1, so an endless input ends at bounded memory.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
+    /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
+    /// device, a capture; suffixes K, M, G): past it the read stops with exit 1 and one line
+    /// saying where, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    pub max_input_bytes: u64,
     /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
     /// capture is refused with exit 2 and the list of its streams.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
@@ -121,14 +126,17 @@ impl InputArgs {
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    /// Both read limits, as the readers take them.
+    fn limits(&self) -> input::ReadLimits {
+        input::ReadLimits {
+            max_event_bytes: self.max_event_bytes,
+            max_input_bytes: self.max_input_bytes,
+        }
+    }
+
     /// Open and analyse the file as `check` and `events` do.
     fn analyse(&self) -> Result<Analysis, OpenError> {
-        sse_replay_core::open::analyse(
-            &self.file,
-            self.dialect,
-            self.stream(),
-            self.max_event_bytes,
-        )
+        sse_replay_core::open::analyse(&self.file, self.dialect, self.stream(), self.limits())
     }
 }
 

@@ -43,6 +43,12 @@ pub enum InputError {
         flag: &'static str,
         limit: u64,
     },
+    /// The input went past `--max-input-bytes`: nothing after that byte was read.
+    #[error(
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {path}",
+        crate::text::plural(*.limit, "byte")
+    )]
+    InputTooLong { path: String, limit: u64 },
     /// The caller's progress callback asked to stop.
     #[error("cancelled")]
     Cancelled,
@@ -54,8 +60,95 @@ impl InputError {
     pub fn is_over_limit(&self) -> bool {
         matches!(
             self,
-            InputError::EventTooLarge { .. } | InputError::RecordingLineTooLong { .. }
+            InputError::EventTooLarge { .. }
+                | InputError::RecordingLineTooLong { .. }
+                | InputError::InputTooLong { .. }
         )
+    }
+}
+
+/// The default `--max-input-bytes` of the commands that read an input: generous for any real
+/// stream, and small enough that an endless input (a pipe, a FIFO, `/dev/urandom`) ends before
+/// the analysis holds a gigabyte (see the measurements in the README).
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How much of one input is read: the one place the bounds travel together, from the command
+/// line down to where bytes are read ([`open_input`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// The longest line or event accepted (`--max-event-bytes`): a longer one stops the read.
+    pub max_event_bytes: u64,
+    /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
+    /// device, a capture): `--max-input-bytes`. Checked by the reader itself, so every reading
+    /// path stops at the same byte ([`InputError::InputTooLong`]).
+    pub max_input_bytes: u64,
+}
+
+impl ReadLimits {
+    /// `max_event_bytes` per line or event, the input unbounded (library callers that read
+    /// files a person chose, such as the app).
+    pub const fn events(max_event_bytes: u64) -> Self {
+        Self {
+            max_event_bytes,
+            max_input_bytes: u64::MAX,
+        }
+    }
+}
+
+/// The default event limit; the input unbounded (the command line passes its own
+/// `--max-input-bytes`, [`DEFAULT_MAX_INPUT_BYTES`] unless told otherwise).
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self::events(DEFAULT_MAX_EVENT_BYTES)
+    }
+}
+
+/// The payload of the I/O error [`LimitedReader`] returns past the input limit, turned into
+/// [`InputError::InputTooLong`] by the readers' error mapping.
+#[derive(Debug, thiserror::Error)]
+#[error("input longer than {limit} bytes (--max-input-bytes)")]
+pub struct OverInputLimit {
+    /// The limit.
+    pub limit: u64,
+}
+
+/// Whether an I/O error is the input limit's (see [`LimitedReader`]), and which limit.
+pub fn over_input_limit(e: &std::io::Error) -> Option<u64> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<OverInputLimit>())
+        .map(|o| o.limit)
+}
+
+/// The reader under every input: hands out at most `limit` bytes, then an [`OverInputLimit`]
+/// error if the input goes on (an input exactly `limit` bytes long ends normally).
+pub struct LimitedReader {
+    inner: Box<dyn Read + Send>,
+    read: u64,
+    limit: u64,
+}
+
+impl Read for LimitedReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.read >= self.limit {
+            // At the limit: the input may end here; one more byte means it goes on.
+            let mut one = [0u8; 1];
+            loop {
+                return match self.inner.read(&mut one) {
+                    Ok(0) => Ok(0),
+                    Ok(_) => Err(std::io::Error::other(OverInputLimit { limit: self.limit })),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+            }
+        }
+        let room = usize::try_from(self.limit - self.read).unwrap_or(usize::MAX);
+        let n = buf.len().min(room);
+        let got = self.inner.read(&mut buf[..n])?;
+        self.read += got as u64;
+        Ok(got)
     }
 }
 
@@ -116,27 +209,40 @@ pub fn display_name(path: &Path) -> String {
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> InputError {
-    InputError::Io {
-        path: display_name(path),
-        source,
+    match over_input_limit(&source) {
+        Some(limit) => InputError::InputTooLong {
+            path: display_name(path),
+            limit,
+        },
+        None => InputError::Io {
+            path: display_name(path),
+            source,
+        },
     }
 }
 
 /// An opened input: a reader, and the size when it is a regular file (which bounds the read, so
 /// a file that grows while it is read is read up to the size it had).
 pub struct OpenInput {
-    /// The bytes.
-    pub reader: Box<dyn Read + Send>,
+    /// The bytes, at most the input limit of them (see [`LimitedReader`]).
+    pub reader: LimitedReader,
     /// The size of a regular file; `None` for pipes, terminals, devices and `/proc` files.
     pub len: Option<u64>,
 }
 
 /// Open an input for reading: a file, a pipe, a device, or standard input (`-`). A FIFO is opened
 /// without blocking, so one with no writer reads as empty input instead of hanging in `open`.
-pub fn open_input(path: &Path) -> Result<OpenInput, InputError> {
+/// At most `max_input_bytes` are read from it ([`LimitedReader`]); a regular file longer than
+/// that is refused at once ([`InputError::InputTooLong`]), nothing of it read.
+pub fn open_input(path: &Path, max_input_bytes: u64) -> Result<OpenInput, InputError> {
+    let limited = |inner: Box<dyn Read + Send>| LimitedReader {
+        inner,
+        read: 0,
+        limit: max_input_bytes,
+    };
     if is_stdin(path) {
         return Ok(OpenInput {
-            reader: Box::new(std::io::stdin()),
+            reader: limited(Box::new(std::io::stdin())),
             len: None,
         });
     }
@@ -146,13 +252,22 @@ pub fn open_input(path: &Path) -> Result<OpenInput, InputError> {
             path: display_name(path),
         });
     }
-    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
     let len = (meta.is_file() && meta.len() > 0).then_some(meta.len());
+    if len.is_some_and(|n| n > max_input_bytes) {
+        return Err(InputError::InputTooLong {
+            path: display_name(path),
+            limit: max_input_bytes,
+        });
+    }
+    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
     let reader: Box<dyn Read + Send> = match len {
         Some(n) => Box::new(file.take(n)),
         None => Box::new(file),
     };
-    Ok(OpenInput { reader, len })
+    Ok(OpenInput {
+        reader: limited(reader),
+        len,
+    })
 }
 
 /// `open(O_NONBLOCK)` (a FIFO's open does not wait for a writer), then back to blocking reads:
@@ -184,7 +299,7 @@ pub fn read_bounded(
     what: &'static str,
     flag: &'static str,
 ) -> Result<Vec<u8>, InputError> {
-    let input = open_input(path)?;
+    let input = open_input(path, u64::MAX)?;
     let mut bytes = Vec::new();
     if let Some(n) = input.len {
         bytes.reserve(n.min(limit) as usize);
@@ -354,10 +469,10 @@ fn raw_title(path: &Path) -> String {
 /// pipe or device): the caller opens it the ordinary way then.
 pub fn each_raw_event(
     path: &Path,
-    max_event_bytes: u64,
+    limits: ReadLimits,
     each: impl FnMut(&[u8]),
 ) -> Result<Option<Recording>, InputError> {
-    read_raw_events(path, max_event_bytes, false, |_, _| true, each)
+    read_raw_events(path, limits, false, |_, _| true, each)
 }
 
 /// [`each_raw_event`], also taking a body that is one complete JSON document when
@@ -366,7 +481,7 @@ pub fn each_raw_event(
 /// ([`InputError::Cancelled`]).
 pub fn read_raw_events(
     path: &Path,
-    max_event_bytes: u64,
+    limits: ReadLimits,
     documents: bool,
     mut progress: impl FnMut(u64, u64) -> bool,
     mut each: impl FnMut(&[u8]),
@@ -374,12 +489,12 @@ pub fn read_raw_events(
     if is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Ok(None);
     }
-    let mut input = open_input(path)?;
+    let mut input = open_input(path, limits.max_input_bytes)?;
     let Some(total) = input.len else {
         return Ok(None);
     };
     let mut buf = vec![0u8; 1 << 20];
-    let mut n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+    let mut n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     let head = crate::text::strip_bom(&buf[..n]);
     if sniff(path, &buf[..n.min(256)]) != InputKind::RawBody
         || (!documents
@@ -392,7 +507,7 @@ pub fn read_raw_events(
         path: display_name(path),
         overflow,
     };
-    let mut cutter = EventCutter::new(max_event_bytes);
+    let mut cutter = EventCutter::new(limits.max_event_bytes);
     let mut read = 0u64;
     while n > 0 {
         cutter.feed(&buf[..n], &mut each);
@@ -403,7 +518,7 @@ pub fn read_raw_events(
         if !progress(read, total) {
             return Err(InputError::Cancelled);
         }
-        n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+        n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     }
     cutter.finish(&mut each).map_err(too_large)?;
     Ok(Some(raw_recording(&raw_title(path))))
@@ -489,7 +604,7 @@ fn read_recording_text(
     check(&bytes, 0)?;
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+        let n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
         if n == 0 {
             break;
         }
@@ -510,21 +625,23 @@ pub fn open_path(
     path: &Path,
     progress: impl FnMut(f32) -> bool,
 ) -> Result<(Recording, InputKind), InputError> {
-    open_path_limited(path, DEFAULT_MAX_EVENT_BYTES, progress)
+    open_path_limited(path, ReadLimits::default(), progress)
 }
 
-/// [`open_path`] with an explicit limit on one line or event (`--max-event-bytes`). A raw body is
-/// cut into events while it is read, so it is held once and reading stops at the first line or
-/// event over the limit (`/dev/zero` ends at once); `-` is standard input.
+/// [`open_path`] within `limits`: one line or event (`--max-event-bytes`) and the whole input
+/// (`--max-input-bytes`). A raw body is cut into events while it is read, so it is held once and
+/// reading stops at the first line or event over the limit (`/dev/zero` ends at once); `-` is
+/// standard input.
 pub fn open_path_limited(
     path: &Path,
-    max_event_bytes: u64,
+    limits: ReadLimits,
     mut progress: impl FnMut(f32) -> bool,
 ) -> Result<(Recording, InputKind), InputError> {
-    let mut input = open_input(path)?;
+    let max_event_bytes = limits.max_event_bytes;
+    let mut input = open_input(path, limits.max_input_bytes)?;
     let total = input.len.unwrap_or(0).max(1);
     let mut buf = vec![0u8; 1 << 20];
-    let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+    let n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     let kind = sniff(path, &buf[..n.min(256)]);
     let rec = match kind {
         InputKind::Recording => {
@@ -549,7 +666,7 @@ pub fn open_path_limited(
                 if !progress((read as f64 / total as f64).min(1.0) as f32 * 0.5) {
                     return Err(InputError::Cancelled);
                 }
-                n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+                n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
                 read += n as u64;
             }
             let title = raw_title(path);
@@ -580,7 +697,7 @@ pub fn stream_path_each(
     opts: Options,
     each: impl FnMut(crate::accumulate::Call),
 ) -> Result<PipelineOutput, InputError> {
-    stream_path_each_limited(path, opts, DEFAULT_MAX_EVENT_BYTES, each)
+    stream_path_each_limited(path, opts, ReadLimits::default(), each)
 }
 
 /// The lean streaming pass over a recording already in memory (a `.ron` file, or one stream of a
@@ -620,17 +737,18 @@ pub fn stream_recording_each(
     Ok(p.finish_each(each))
 }
 
-/// [`stream_path_each`] with an explicit limit on one line or event: reading stops at the first
-/// line or event longer than `max_event_bytes` (an error; no call is handed out then).
+/// [`stream_path_each`] within `limits`: reading stops at the first line or event longer than
+/// `max_event_bytes`, or at `max_input_bytes` (an error; no call is handed out then).
 pub fn stream_path_each_limited(
     path: &Path,
     opts: Options,
-    max_event_bytes: u64,
+    limits: ReadLimits,
     each: impl FnMut(crate::accumulate::Call),
 ) -> Result<PipelineOutput, InputError> {
-    let mut input = open_input(path)?;
+    let max_event_bytes = limits.max_event_bytes;
+    let mut input = open_input(path, limits.max_input_bytes)?;
     let mut buf = vec![0u8; 256 * 1024];
-    let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+    let n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     let lean = Options {
         detail: false,
         ..opts
@@ -662,7 +780,7 @@ pub fn stream_path_each_limited(
                 }
                 next_check = whole.len() * 2;
             }
-            let m = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+            let m = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
             whole.extend_from_slice(&buf[..m]);
             eof = m < buf.len();
         }
@@ -677,7 +795,7 @@ pub fn stream_path_each_limited(
         n = if eof {
             0
         } else {
-            read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?
+            read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?
         };
     }
     while n > 0 {
@@ -685,7 +803,7 @@ pub fn stream_path_each_limited(
         if let Some(o) = p.overflow() {
             return Err(too_large(o));
         }
-        n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+        n = read_some(&mut input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     }
     let out = p.finish_each(each);
     match out.overflow {

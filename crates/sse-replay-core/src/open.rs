@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::dialect::DialectKind;
 use crate::import::{self, ImportError, ImportFormat};
-use crate::input::{self, InputError, InputKind};
+use crate::input::{self, InputError, InputKind, ReadLimits};
 use crate::pipeline::{Options, PipelineOutput};
 use crate::recording::Recording;
 
@@ -72,6 +72,8 @@ impl OpenError {
 pub struct OpenOptions {
     /// The longest line or event accepted (`--max-event-bytes`).
     pub max_event_bytes: u64,
+    /// The most bytes read from the file (`--max-input-bytes`); unbounded by default.
+    pub max_input_bytes: u64,
     /// File → Import…: the file must be a capture (a recording still opens as one); errors say
     /// why it is not. Otherwise a capture is recognised by its content.
     pub import_only: bool,
@@ -81,7 +83,27 @@ impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             max_event_bytes: input::DEFAULT_MAX_EVENT_BYTES,
+            max_input_bytes: u64::MAX,
             import_only: false,
+        }
+    }
+}
+
+impl OpenOptions {
+    /// Both limits as the readers take them.
+    pub fn read_limits(&self) -> ReadLimits {
+        ReadLimits {
+            max_event_bytes: self.max_event_bytes,
+            max_input_bytes: self.max_input_bytes,
+        }
+    }
+
+    /// The default options within `limits`.
+    pub fn within(limits: ReadLimits) -> Self {
+        Self {
+            max_event_bytes: limits.max_event_bytes,
+            max_input_bytes: limits.max_input_bytes,
+            ..Self::default()
         }
     }
 }
@@ -108,7 +130,7 @@ pub fn capture_format(path: &Path) -> Option<ImportFormat> {
         return None;
     }
     let mut head = Vec::with_capacity(64 * 1024);
-    let file = input::open_input(path).ok()?.reader;
+    let file = input::open_input(path, u64::MAX).ok()?.reader;
     file.take(64 * 1024).read_to_end(&mut head).ok()?;
     if input::sniff(path, &head) == InputKind::Recording {
         return None;
@@ -160,12 +182,12 @@ pub fn open(
     };
     if !capture {
         let (recording, kind) =
-            input::open_path_limited(path, options.max_event_bytes, &mut progress).map_err(
-                |e| match e {
+            input::open_path_limited(path, options.read_limits(), &mut progress).map_err(|e| {
+                match e {
                     InputError::Cancelled => OpenError::Cancelled,
                     e => OpenError::Input(e),
-                },
-            )?;
+                }
+            })?;
         // Read: the first half of a load (a small file never reached a progress report).
         if !progress(0.5) {
             return Err(OpenError::Cancelled);
@@ -178,6 +200,7 @@ pub fn open(
     }
     let limits = import::ImportLimits {
         max_event_bytes: options.max_event_bytes,
+        max_input_bytes: options.max_input_bytes,
         ..Default::default()
     };
     let mut recordings = match import::import_path_with(path, &limits, false) {
@@ -252,17 +275,16 @@ pub fn open_stream(
 
 /// Open and analyse a file, as `check` and `events` do: stream `stream` of a capture (see
 /// [`open_stream`]), the dialect forced when `dialect` is set, reading stopped at the first line
-/// or event longer than `max_event_bytes` ([`InputError::EventTooLarge`]).
+/// or event longer than `limits.max_event_bytes` ([`InputError::EventTooLarge`]) or at
+/// `limits.max_input_bytes` ([`InputError::InputTooLong`]).
 pub fn analyse(
     path: &Path,
     dialect: Option<DialectKind>,
     stream: Option<usize>,
-    max_event_bytes: u64,
+    limits: ReadLimits,
 ) -> Result<Analysis, OpenError> {
-    let options = OpenOptions {
-        max_event_bytes,
-        ..OpenOptions::default()
-    };
+    let max_event_bytes = limits.max_event_bytes;
+    let options = OpenOptions::within(limits);
     let (rec, kind) = open_stream(path, stream, options, |_| true)?;
     let source = SourceInfo {
         name: input::display_name(path),
@@ -298,11 +320,12 @@ pub fn analyse_for_report(
     path: &Path,
     dialect: Option<DialectKind>,
     stream: Option<usize>,
-    max_event_bytes: u64,
+    limits: ReadLimits,
     previews: bool,
 ) -> Result<Analysis, OpenError> {
+    let max_event_bytes = limits.max_event_bytes;
     let ordinary = || {
-        let mut a = analyse(path, dialect, stream, max_event_bytes)?;
+        let mut a = analyse(path, dialect, stream, limits)?;
         if previews {
             a.compute_previews();
         }
@@ -320,8 +343,7 @@ pub fn analyse_for_report(
     // empty until then.
     let empty = Recording::default();
     let mut feed = Feed::new(&empty, opts, max_event_bytes, None);
-    let Some(rec) = input::each_raw_event(path, max_event_bytes, |event| feed.feed(event, 0))?
-    else {
+    let Some(rec) = input::each_raw_event(path, limits, |event| feed.feed(event, 0))? else {
         drop(feed);
         return ordinary();
     };
@@ -346,7 +368,7 @@ pub fn analyse_for_report(
 
 /// [`analyse`] with the default event limit and no stream choice (benches and tests).
 pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysis, OpenError> {
-    analyse(path, dialect, None, input::DEFAULT_MAX_EVENT_BYTES)
+    analyse(path, dialect, None, ReadLimits::default())
 }
 
 /// The lean streaming pass of `export`: a raw body is read in blocks and never held whole
@@ -356,31 +378,19 @@ pub fn stream_each(
     path: &Path,
     stream: Option<usize>,
     opts: Options,
-    max_event_bytes: u64,
+    limits: ReadLimits,
     each: impl FnMut(crate::accumulate::Call),
 ) -> Result<PipelineOutput, OpenError> {
+    let options = OpenOptions::within(limits);
     if capture_format(path).is_none() {
         if stream.is_some_and(|k| k != 1) {
             // Not a capture: one stream only; say so the way a capture would.
-            let options = OpenOptions {
-                max_event_bytes,
-                ..OpenOptions::default()
-            };
             open_stream(path, stream, options, |_| true)?;
         }
-        return Ok(input::stream_path_each_limited(
-            path,
-            opts,
-            max_event_bytes,
-            each,
-        )?);
+        return Ok(input::stream_path_each_limited(path, opts, limits, each)?);
     }
-    let options = OpenOptions {
-        max_event_bytes,
-        ..OpenOptions::default()
-    };
     let (rec, _) = open_stream(path, stream, options, |_| true)?;
-    input::stream_recording_each(&rec, opts, max_event_bytes, each).map_err(|overflow| {
+    input::stream_recording_each(&rec, opts, limits.max_event_bytes, each).map_err(|overflow| {
         InputError::EventTooLarge {
             path: input::display_name(path),
             overflow,
@@ -426,9 +436,8 @@ mod tests {
                 if previews {
                     want.compute_previews();
                 }
-                let got =
-                    analyse_for_report(p, None, None, input::DEFAULT_MAX_EVENT_BYTES, previews)
-                        .expect("opens as it did");
+                let got = analyse_for_report(p, None, None, ReadLimits::default(), previews)
+                    .expect("opens as it did");
                 assert_eq!(
                     crate::report::check_text(&got),
                     crate::report::check_text(&want),

@@ -180,7 +180,8 @@ pub fn read_raw_body(
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
     let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     let mut chunks = Vec::new();
-    let meta = input::read_raw_events(path, max_event_bytes, true, progress, |event| {
+    let limits = input::ReadLimits::events(max_event_bytes);
+    let meta = input::read_raw_events(path, limits, true, progress, |event| {
         let start = body.len() as u64;
         body.extend_from_slice(event);
         chunks.push(ChunkSpan {

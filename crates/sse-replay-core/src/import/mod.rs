@@ -95,6 +95,13 @@ pub enum ImportError {
     /// Read from a pipe or device, the input went past its size limit.
     #[error("input longer than {limit} bytes ({} × --max-event-bytes) in {}", crate::input::RECORDING_LINE_FACTOR, .path.display())]
     TooLong { path: PathBuf, limit: u64 },
+    /// The input went past `--max-input-bytes`: nothing after that byte was read.
+    #[error(
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {}",
+        crate::text::plural(*.limit, "byte"),
+        .path.display()
+    )]
+    InputTooLong { path: PathBuf, limit: u64 },
     /// The cassette nests deeper than any real cassette (and than the YAML reader accepts).
     #[error("cassette nests brackets more than {limit} levels deep at line {line}; refused before parsing in {}", .path.display())]
     TooDeep {
@@ -120,6 +127,7 @@ impl ImportError {
             | Self::NoStreams { path, .. }
             | Self::EventTooLarge { path, .. }
             | Self::TooLong { path, .. }
+            | Self::InputTooLong { path, .. }
             | Self::TooDeep { path, .. } => path,
         }
     }
@@ -127,7 +135,10 @@ impl ImportError {
     /// The input went past a size limit (the stream is at fault, as for `check`), rather than
     /// being unreadable or not a capture.
     pub fn is_over_limit(&self) -> bool {
-        matches!(self, Self::EventTooLarge { .. } | Self::TooLong { .. })
+        matches!(
+            self,
+            Self::EventTooLarge { .. } | Self::TooLong { .. } | Self::InputTooLong { .. }
+        )
     }
 }
 
@@ -138,6 +149,8 @@ pub struct ImportLimits {
     pub max_event_bytes: u64,
     /// Recordings made from one file at most (`--max-streams`); the rest are counted, not made.
     pub max_streams: usize,
+    /// The most bytes read from the file (`--max-input-bytes`); unbounded by default.
+    pub max_input_bytes: u64,
 }
 
 /// `--max-streams` default: far more than a real capture holds, far fewer than a hostile one.
@@ -148,6 +161,7 @@ impl Default for ImportLimits {
         Self {
             max_event_bytes: crate::input::DEFAULT_MAX_EVENT_BYTES,
             max_streams: DEFAULT_MAX_STREAMS,
+            max_input_bytes: u64::MAX,
         }
     }
 }
@@ -282,18 +296,29 @@ pub fn import_path_with(
     keep_secrets: bool,
 ) -> Result<Imported, ImportError> {
     use std::io::Read as _;
-    let io = |source: std::io::Error| ImportError::Io {
-        path: path.to_owned(),
-        source,
+    let io = |source: std::io::Error| match crate::input::over_input_limit(&source) {
+        Some(limit) => ImportError::InputTooLong {
+            path: path.to_owned(),
+            limit,
+        },
+        None => ImportError::Io {
+            path: path.to_owned(),
+            source,
+        },
     };
-    let mut input = crate::input::open_input(path).map_err(|e| match e {
-        crate::input::InputError::IsDirectory { .. } => io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "is a directory",
-        )),
-        crate::input::InputError::Io { source, .. } => io(source),
-        other => io(std::io::Error::other(other.to_string())),
-    })?;
+    let mut input =
+        crate::input::open_input(path, limits.max_input_bytes).map_err(|e| match e {
+            crate::input::InputError::IsDirectory { .. } => io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is a directory",
+            )),
+            crate::input::InputError::InputTooLong { limit, .. } => ImportError::InputTooLong {
+                path: path.to_owned(),
+                limit,
+            },
+            crate::input::InputError::Io { source, .. } => io(source),
+            other => io(std::io::Error::other(other.to_string())),
+        })?;
     let head_len = 1usize << 20;
     let mut bytes = Vec::new();
     (&mut input.reader)
