@@ -44,7 +44,9 @@ pub(super) fn run(a: &CheckArgs) -> ExitCode {
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush())
     } else {
-        std::io::stdout().write_all(sse_replay_core::report::check_text(&analysis).as_bytes())
+        // Line by line: the report of a stream with many calls is larger than its input.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        sse_replay_core::report::write_check_text(&analysis, &mut out).and_then(|()| out.flush())
     };
     if let Err(e) = written {
         return fail(EXIT_FAILED, format!("cannot write the report: {e}"));

@@ -431,7 +431,7 @@ pub fn outcome(
 /// `text` parses to the value `parsed` holds.
 fn same_value(text: &str, parsed: &Parsed) -> bool {
     match parsed {
-        Parsed::Ok(v) => serde_json::from_str::<Value>(text).is_ok_and(|t| &t == v),
+        Parsed::Ok(v) => serde_json::from_str::<Value>(text).is_ok_and(|t| t == **v),
         Parsed::Err { .. } => false,
     }
 }

@@ -416,7 +416,7 @@ impl serde::Serialize for StrategyReport<'_> {
                             let mut v = json!({"key": c.label, "id": c.id, "name": c.name, "raw_arguments": c.raw_arguments});
                             if let Some(o) = v.as_object_mut() {
                                 match &c.parsed {
-                                    Parsed::Ok(val) => o.insert("arguments".into(), val.clone()),
+                                    Parsed::Ok(val) => o.insert("arguments".into(), Value::clone(val)),
                                     Parsed::Err { error, .. } => {
                                         o.insert("error".into(), json!(error))
                                     }

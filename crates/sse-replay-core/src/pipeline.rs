@@ -690,7 +690,8 @@ impl<O: SignalObserver> Pipeline<O> {
     /// [`Pipeline::finish`], handing back the observer too (after its
     /// [`SignalObserver::on_finish`]).
     pub fn finish_observed(self) -> (PipelineOutput, O) {
-        let mut calls = Vec::new();
+        // Room for every call at once: growing by doubling copies them over and over.
+        let mut calls = Vec::with_capacity(self.acc.open_calls().len());
         let (mut out, observer) = self.finish_each_observed(|c| calls.push(c));
         out.calls = calls;
         (out, observer)

@@ -110,8 +110,8 @@ impl Expected {
             .iter()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
-                    Parsed::Ok(v) if c.complete => (Args::Value(v.clone()), CallStatus::Ok),
-                    Parsed::Ok(v) => (Args::Value(v.clone()), CallStatus::Unfinished),
+                    Parsed::Ok(v) if c.complete => (Args::Value(serde_json::Value::clone(v)), CallStatus::Ok),
+                    Parsed::Ok(v) => (Args::Value(serde_json::Value::clone(v)), CallStatus::Unfinished),
                     Parsed::Err { .. } => (Args::Raw(c.raw_arguments.clone()), CallStatus::Broken),
                 };
                 let call = CaseCall {
@@ -439,7 +439,7 @@ fn naive_case_calls(calls: &[NaiveCall]) -> Vec<CaseCall> {
                 Args::Value(json!({}))
             } else {
                 match &n.parsed {
-                    Parsed::Ok(v) => Args::Value(v.clone()),
+                    Parsed::Ok(v) => Args::Value(serde_json::Value::clone(v)),
                     Parsed::Err { .. } => Args::Raw(n.raw_arguments.clone()),
                 }
             },
