@@ -34,7 +34,7 @@ pub struct ImportArgs {
     pub max_event_bytes: u64,
     /// The most bytes read from the input (suffixes K, M, G): past it the import stops with exit 1
     /// and one line saying where, so an endless input ends at bounded memory.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
     pub max_input_bytes: u64,
 }
 

@@ -111,7 +111,7 @@ pub struct InputArgs {
     /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
     /// device, a capture; suffixes K, M, G): past it the read stops with exit 1 and one line
     /// saying where, so an endless input ends at bounded memory.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
+    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
     pub max_input_bytes: u64,
     /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
     /// capture is refused with exit 2 and the list of its streams.
@@ -379,6 +379,32 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_input_limit_defaults_to_the_documented_constant() {
+        for args in [
+            vec!["sse-replay", "check", "x"],
+            vec!["sse-replay", "events", "x"],
+            vec!["sse-replay", "preview", "x"],
+            vec!["sse-replay", "export", "x"],
+        ] {
+            let limit = match Cli::try_parse_from(&args).unwrap().command {
+                Some(Command::Check(a)) => a.input.max_input_bytes,
+                Some(Command::Events(a)) => a.input.max_input_bytes,
+                Some(Command::Preview(a)) => a.input.max_input_bytes,
+                Some(Command::Export(a)) => a.input.max_input_bytes,
+                _ => 0,
+            };
+            assert_eq!(limit, input::DEFAULT_MAX_INPUT_BYTES, "{args:?}");
+        }
+        let Some(Command::Import(a)) = Cli::try_parse_from(["sse-replay", "import", "x"])
+            .unwrap()
+            .command
+        else {
+            panic!("not import");
+        };
+        assert_eq!(a.max_input_bytes, input::DEFAULT_MAX_INPUT_BYTES);
     }
 
     #[test]

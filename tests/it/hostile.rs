@@ -697,16 +697,16 @@ fn a_file_or_capture_over_max_input_bytes_is_refused_before_it_is_read() {
 }
 
 #[test]
-fn the_default_input_limit_is_64_mib_and_applies_to_files_too() {
+fn the_default_input_limit_is_32_mib_and_applies_to_files_too() {
     let dir = tempfile::tempdir().expect("tempdir");
     let big = dir.path().join("big.sse");
     let f = std::fs::File::create(&big).expect("create");
-    // Sparse: 64 MiB + 1 byte of nothing, refused before a byte is read.
-    f.set_len((64 << 20) + 1).expect("set_len");
+    // Sparse: 32 MiB + 1 byte of nothing, refused before a byte is read.
+    f.set_len((32 << 20) + 1).expect("set_len");
     for cmd in READERS {
         let mut args = cmd.to_vec();
         args.push(big.to_str().unwrap_or(""));
         let o = run_bounded(bin(&args), None, LONG);
-        assert_stopped_at_limit(&o, &format!("{cmd:?}"), "big.sse", 64 << 20);
+        assert_stopped_at_limit(&o, &format!("{cmd:?}"), "big.sse", 32 << 20);
     }
 }

@@ -70,7 +70,7 @@ impl InputError {
 /// The default `--max-input-bytes` of the commands that read an input: generous for any real
 /// stream, and small enough that an endless input (a pipe, a FIFO, `/dev/urandom`) ends before
 /// the analysis holds a gigabyte (see the measurements in the README).
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
 
 /// How much of one input is read: the one place the bounds travel together, from the command
 /// line down to where bytes are read ([`open_input`]).

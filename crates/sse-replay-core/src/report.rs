@@ -14,10 +14,9 @@ fn push_line(s: &mut Out<'_>, line: &str) {
         return;
     }
     let line = crate::text::visible(line);
-    if let Err(e) = s
-        .w
-        .write_all(line.as_bytes())
-        .and_then(|()| s.w.write_all(b"\n"))
+    if let Err(e) =
+        s.w.write_all(line.as_bytes())
+            .and_then(|()| s.w.write_all(b"\n"))
     {
         s.error = Some(e);
     }

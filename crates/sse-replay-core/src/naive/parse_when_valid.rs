@@ -78,19 +78,13 @@ impl NaiveStrategy for ParseWhenValid {
         if e.args.trim().is_empty() || e.args.len() > MAX_BUFFER {
             return;
         }
-        let parsed =
-            track.balance.may_parse() && matches!(parse_value(&e.args), Parsed::Ok(_));
+        let parsed = track.balance.may_parse() && matches!(parse_value(&e.args), Parsed::Ok(_));
         let where_ = TextAt {
             buffer: track.buffer,
             end: e.args.len(),
         };
-        self.steps.push(
-            at.fragment_no,
-            Some(at.call),
-            at.pos.chunk,
-            where_,
-            parsed,
-        );
+        self.steps
+            .push(at.fragment_no, Some(at.call), at.pos.chunk, where_, parsed);
         if parsed && let Some(e) = self.open.remove(&fragment.key) {
             self.done.push((e, at.pos.chunk));
             self.done_buffers.push(track.buffer);

@@ -33,13 +33,8 @@ impl NaiveStrategy for PerFragment {
             self.calls
                 .push((at.fragment_no, text.to_owned(), at.pos.chunk));
         }
-        self.steps.push(
-            at.fragment_no,
-            Some(at.call),
-            at.pos.chunk,
-            where_,
-            parsed,
-        );
+        self.steps
+            .push(at.fragment_no, Some(at.call), at.pos.chunk, where_, parsed);
     }
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {

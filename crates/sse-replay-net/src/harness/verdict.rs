@@ -110,8 +110,13 @@ impl Expected {
             .iter()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
-                    Parsed::Ok(v) if c.complete => (Args::Value(serde_json::Value::clone(v)), CallStatus::Ok),
-                    Parsed::Ok(v) => (Args::Value(serde_json::Value::clone(v)), CallStatus::Unfinished),
+                    Parsed::Ok(v) if c.complete => {
+                        (Args::Value(serde_json::Value::clone(v)), CallStatus::Ok)
+                    }
+                    Parsed::Ok(v) => (
+                        Args::Value(serde_json::Value::clone(v)),
+                        CallStatus::Unfinished,
+                    ),
                     Parsed::Err { .. } => (Args::Raw(c.raw_arguments.clone()), CallStatus::Broken),
                 };
                 let call = CaseCall {
