@@ -132,8 +132,16 @@ fn dev_zero_ends_at_the_event_limit_for_every_reading_command() {
 
 #[test]
 fn dev_zero_default_limit_is_bounded_too() {
-    // The default (64 MiB) still ends in well under the deadline, under the memory limit.
+    // The defaults still end it in well under the deadline, under the memory limit: the input
+    // limit (32 MiB) comes before the line limit (64 MiB).
     let o = run_bounded(limited(&["check", "/dev/zero"]), None, LONG);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(one_line(&o).contains("33554432 bytes (--max-input-bytes)"));
+    let o = run_bounded(
+        limited(&["check", "/dev/zero", "--max-input-bytes", "1G"]),
+        None,
+        LONG,
+    );
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(one_line(&o).contains("67108864 bytes"));
 }

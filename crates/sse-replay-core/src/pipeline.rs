@@ -194,6 +194,9 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     recognised: bool,
     /// Another dialect an unmatched event looked like (for the `nothing-recognised` message).
     looks_like: Option<DialectKind>,
+    /// A finish that announced tool calls (its reason, where): with no call assembled by the
+    /// end, a call was lost.
+    announced: Option<(String, Location)>,
 }
 
 const MAX_PENDING: usize = 64;
@@ -231,6 +234,7 @@ impl<O: SignalObserver> Pipeline<O> {
             truth: Vec::new(),
             recognised: false,
             looks_like: None,
+            announced: None,
             opts,
         }
     }
@@ -395,6 +399,7 @@ impl<O: SignalObserver> Pipeline<O> {
         };
         let mut signals = std::mem::take(&mut self.signals);
         dialect.on_event(event_type, data, &mut signals);
+        let dialect_kind = dialect.kind();
         if !self.recognised {
             let kind = dialect.kind();
             self.recognise(kind, event_type, data, &signals);
@@ -404,12 +409,16 @@ impl<O: SignalObserver> Pipeline<O> {
             chunk: self.chunk,
             t_micros: self.t_micros,
         };
+        // The event could not be read (and gave no call): if it names a tool call, one was lost.
+        let mut unreadable = false;
+        let mut gave_call = false;
         for sig in signals.drain(..) {
             self.observer
                 .on_signal(&sig, pos, self.acc.fragment_count());
             match sig {
                 Signal::Fragment(frag) => {
                     kind = EventKind::ToolCall;
+                    gave_call = true;
                     if self.out.finish.is_some() || self.out.done.is_some() {
                         let call = self.acc.position_of(&frag.key);
                         let no = self.acc.fragment_count();
@@ -429,6 +438,9 @@ impl<O: SignalObserver> Pipeline<O> {
                     if kind == EventKind::Other {
                         kind = EventKind::Finish;
                     }
+                    if self.announced.is_none() && dialect_kind.finish_announces_calls(&reason) {
+                        self.announced = Some((reason.clone(), at));
+                    }
                     if self.out.finish.is_none() {
                         self.out.finish = Some(FinishMark { reason, pos });
                     }
@@ -446,6 +458,7 @@ impl<O: SignalObserver> Pipeline<O> {
                 }
                 Signal::ArgumentsOnlyInDone { key, arguments } => {
                     kind = EventKind::ToolCall;
+                    gave_call = true;
                     let len = arguments.len();
                     let call = self.acc.push(
                         Fragment {
@@ -508,6 +521,7 @@ impl<O: SignalObserver> Pipeline<O> {
                 } => {
                     if matches!(fk, FindingKind::NonJsonData | FindingKind::UnexpectedShape) {
                         kind = EventKind::Bad;
+                        unreadable |= key.is_none();
                     } else if fk == FindingKind::PingEvent && kind == EventKind::Other {
                         kind = EventKind::Ping;
                     }
@@ -533,6 +547,16 @@ impl<O: SignalObserver> Pipeline<O> {
             }
         }
         self.signals = signals;
+        if unreadable && !gave_call && dialect_kind.names_tool_call(event_type, data) {
+            self.out
+                .findings
+                .add(FindingKind::LostToolCall, None, at, || {
+                    format!(
+                        "event {event_no} names a tool call but cannot be read: {}",
+                        truncate(data.trim(), 80)
+                    )
+                });
+        }
         self.record_event(event_type, span, kind, first_fragment);
     }
 
@@ -772,6 +796,15 @@ impl<O: SignalObserver> Pipeline<O> {
         self.nothing_recognised();
         let finished = self.out.finished();
         let acc = std::mem::take(&mut self.acc);
+        if let Some((reason, at)) = self.announced.take()
+            && acc.open_calls().iter().all(|c| c.server_tool.is_some())
+        {
+            self.out
+                .findings
+                .add(FindingKind::LostToolCall, None, at, || {
+                    format!("the stream finished with \"{reason}\", announcing tool calls, but no tool call was read")
+                });
+        }
         self.out.all_calls_complete =
             !acc.open_calls().is_empty() && acc.open_calls().iter().all(|c| c.done);
         let truth = std::mem::take(&mut self.truth);
