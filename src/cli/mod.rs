@@ -299,10 +299,10 @@ fn open_failed(e: &OpenError) -> ExitCode {
     } else {
         EXIT_INPUT
     };
-    if let OpenError::ChooseStream { titles, .. } = e {
+    if let OpenError::ChooseStream { .. } = e {
         let code = fail(code, e.to_string().lines().next().unwrap_or_default());
-        for (i, title) in titles.iter().enumerate() {
-            eprintln!("  {}: {}", i + 1, sse_replay_core::text::visible(title));
+        for line in e.stream_lines() {
+            eprintln!("{}", sse_replay_core::text::visible(&line));
         }
         return code;
     }

@@ -718,3 +718,73 @@ fn the_default_input_limit_is_32_mib_and_applies_to_files_too() {
         assert_stopped_at_limit(&o, &format!("{cmd:?}"), "big.sse", 32 << 20);
     }
 }
+
+#[test]
+fn the_stream_list_is_capped_and_says_the_true_total() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let har = dir.path().join("huge.har");
+    // More streams than a capture is read for (1,000): the list says how many the file holds.
+    std::fs::write(&har, har_with_streams(1500)).expect("write");
+    for cmd in [&["check"][..], &["events"], &["export"]] {
+        let mut args = cmd.to_vec();
+        args.push(har.to_str().unwrap_or(""));
+        let o = run_bounded(bin(&args), None, LONG);
+        assert_eq!(code(&o), 2, "{cmd:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        let lines: Vec<&str> = e.lines().collect();
+        assert!(lines.len() <= 25, "{cmd:?}: {} lines", lines.len());
+        assert!(
+            lines[0].contains("holds 1500 streams"),
+            "{cmd:?}: {}",
+            lines[0]
+        );
+        assert!(lines[0].contains("1 to 1000"), "{cmd:?}: {}", lines[0]);
+        assert!(
+            lines.last().is_some_and(|l| l.contains("1480 more")),
+            "{cmd:?}: {:?}",
+            lines.last()
+        );
+    }
+    // Asked for one that is not there: the same, with the number asked for.
+    let o = run_bounded(
+        bin(&["check", har.to_str().unwrap_or(""), "--stream", "1200"]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).lines().count() <= 25);
+    assert!(
+        stderr(&o).starts_with("sse-replay: no stream 1200"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_deeply_nested_recording_gets_a_message_for_people_not_developers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir.path().join("deep.ron");
+    std::fs::write(
+        &deep,
+        format!("(version: 1, chunks: {})", "[".repeat(10_000)),
+    )
+    .expect("write");
+    let journal = dir.path().join("deep.ron.partial");
+    std::fs::write(
+        &journal,
+        format!(
+            "# sse-replay journal v1\nHead((extra: {}))\n",
+            "[".repeat(10_000)
+        ),
+    )
+    .expect("write");
+    for p in [&deep, &journal] {
+        let o = run_bounded(bin(&["check", p.to_str().unwrap_or("")]), None, LONG);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let e = one_line(&o);
+        for developer_words in ["serde_stacker", "recursion_limit", "ron::Options"] {
+            assert!(!e.contains(developer_words), "{e}");
+        }
+        assert!(e.contains("nested more than 64 levels"), "{e}");
+    }
+}

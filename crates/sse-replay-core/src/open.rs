@@ -29,33 +29,70 @@ pub enum OpenError {
     #[error("cancelled")]
     Cancelled,
     /// A capture holds several streams and none was chosen (or the chosen number is not one of
-    /// them). The first line of the message is the error; one line per stream follows.
-    #[error("{} in {path}{}", why(*.asked, .titles.len()), list(.titles))]
+    /// them). The first line of the message is the error; a line per stream follows, at most
+    /// [`SHOWN_STREAMS`] of them ([`OpenError::stream_lines`]).
+    #[error("{} in {path}{}", why(*.asked, .titles.len(), *.total), list(.titles, *.total))]
     ChooseStream {
         path: String,
         /// The number asked for (1-based), if any.
         asked: Option<usize>,
-        /// Each stream's title, in order.
+        /// Each stream's title, in order: the streams read (at most the import's stream limit).
         titles: Vec<String>,
+        /// How many streams the file holds (more than `titles` when it holds more than are read).
+        total: usize,
     },
 }
 
-fn why(asked: Option<usize>, n: usize) -> String {
+/// The most streams listed when one must be chosen; the rest are counted.
+pub const SHOWN_STREAMS: usize = 20;
+
+fn why(asked: Option<usize>, n: usize, total: usize) -> String {
+    let range = if total > n {
+        format!("1 to {n}: only the first {n} are read")
+    } else {
+        format!("1 to {n}")
+    };
     match asked {
-        Some(k) => format!("no stream {k}: the capture holds {n} streams (give --stream 1 to {n})"),
-        None => format!("the capture holds {n} streams: give --stream N (1 to {n})"),
+        Some(k) => {
+            format!("no stream {k}: the capture holds {total} streams (give --stream {range})")
+        }
+        None => format!("the capture holds {total} streams: give --stream N ({range})"),
     }
 }
 
-fn list(titles: &[String]) -> String {
-    titles
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!("\n  {}: {t}", i + 1))
+fn list(titles: &[String], total: usize) -> String {
+    stream_list(titles, total)
+        .into_iter()
+        .map(|l| format!("\n{l}"))
         .collect()
 }
 
+/// `  1: title` for the first [`SHOWN_STREAMS`] titles, then `  … and N more` (of `total`).
+fn stream_list(titles: &[String], total: usize) -> Vec<String> {
+    let mut lines: Vec<String> = titles
+        .iter()
+        .take(SHOWN_STREAMS)
+        .enumerate()
+        .map(|(i, t)| format!("  {}: {t}", i + 1))
+        .collect();
+    let shown = lines.len();
+    let total = total.max(titles.len());
+    if total > shown {
+        lines.push(format!("  … and {} more", total - shown));
+    }
+    lines
+}
+
 impl OpenError {
+    /// For [`OpenError::ChooseStream`]: the lines listing the streams after the first line of the
+    /// message (at most [`SHOWN_STREAMS`] and a count of the rest); empty for any other error.
+    pub fn stream_lines(&self) -> Vec<String> {
+        match self {
+            OpenError::ChooseStream { titles, total, .. } => stream_list(titles, *total),
+            _ => Vec::new(),
+        }
+    }
+
     /// The input was read but went past a limit (the stream is at fault, like a truncated one),
     /// rather than being unreadable, unrecognised or ambiguous.
     pub fn is_over_limit(&self) -> bool {
@@ -173,8 +210,17 @@ fn imported_kind(rec: &Recording) -> SourceKind {
 pub fn open(
     path: &Path,
     options: OpenOptions,
-    mut progress: impl FnMut(f32) -> bool,
+    progress: impl FnMut(f32) -> bool,
 ) -> Result<Opened, OpenError> {
+    open_counted(path, options, progress).map(|(opened, _)| opened)
+}
+
+/// [`open`], with how many streams the file holds past those read (the import's stream limit).
+fn open_counted(
+    path: &Path,
+    options: OpenOptions,
+    mut progress: impl FnMut(f32) -> bool,
+) -> Result<(Opened, usize), OpenError> {
     let capture = if options.import_only {
         true
     } else {
@@ -193,42 +239,52 @@ pub fn open(
             return Err(OpenError::Cancelled);
         }
         let kind = input_kind(kind, &recording);
-        return Ok(Opened::One {
-            recording: Box::new(recording),
-            kind,
-        });
+        return Ok((
+            Opened::One {
+                recording: Box::new(recording),
+                kind,
+            },
+            0,
+        ));
     }
     let limits = import::ImportLimits {
         max_event_bytes: options.max_event_bytes,
         max_input_bytes: options.max_input_bytes,
         ..Default::default()
     };
-    let mut recordings = match import::import_path_with(path, &limits, false) {
+    let (mut recordings, skipped) = match import::import_path_with(path, &limits, false) {
         Err(ImportError::AlreadyRecording { .. }) => {
-            let recording = crate::recording::load(path).map_err(InputError::from)?;
+            // Read as any recording is, within the same limits.
+            let (recording, _) = input::open_path_limited(path, options.read_limits(), |_| true)?;
             let kind = input_kind(InputKind::Recording, &recording);
-            return Ok(Opened::One {
-                recording: Box::new(recording),
-                kind,
-            });
+            return Ok((
+                Opened::One {
+                    recording: Box::new(recording),
+                    kind,
+                },
+                0,
+            ));
         }
         Err(e) => return Err(e.into()),
-        Ok(imported) => imported.recordings,
+        Ok(imported) => (imported.recordings, imported.skipped_streams),
     };
     if !progress(0.5) {
         return Err(OpenError::Cancelled);
     }
     match recordings.pop() {
-        Some(recording) if recordings.is_empty() => {
+        Some(recording) if recordings.is_empty() && skipped == 0 => {
             let kind = imported_kind(&recording);
-            Ok(Opened::One {
-                recording: Box::new(recording),
-                kind,
-            })
+            Ok((
+                Opened::One {
+                    recording: Box::new(recording),
+                    kind,
+                },
+                0,
+            ))
         }
         Some(last) => {
             recordings.push(last);
-            Ok(Opened::Several { recordings })
+            Ok((Opened::Several { recordings }, skipped))
         }
         None => Err(ImportError::NoStreams {
             path: path.to_owned(),
@@ -247,15 +303,17 @@ pub fn open_stream(
     options: OpenOptions,
     progress: impl FnMut(f32) -> bool,
 ) -> Result<(Recording, SourceKind), OpenError> {
-    let choose = |titles: Vec<String>| OpenError::ChooseStream {
+    let choose = |titles: Vec<String>, skipped: usize| OpenError::ChooseStream {
         path: input::display_name(path),
         asked: stream,
+        total: titles.len() + skipped,
         titles,
     };
-    match open(path, options, progress)? {
+    let (opened, skipped) = open_counted(path, options, progress)?;
+    match opened {
         Opened::One { recording, kind } => match stream {
             None | Some(1) => Ok((*recording, kind)),
-            Some(_) => Err(choose(vec![recording.meta.title.clone()])),
+            Some(_) => Err(choose(vec![recording.meta.title.clone()], 0)),
         },
         Opened::Several { mut recordings } => {
             let n = recordings.len();
@@ -267,6 +325,7 @@ pub fn open_stream(
                 }
                 _ => Err(choose(
                     recordings.into_iter().map(|r| r.meta.title).collect(),
+                    skipped,
                 )),
             }
         }

@@ -149,15 +149,28 @@ impl RecordingError {
             path: None,
             line: pos.line + line_offset,
             col: pos.col,
-            message: err.code.to_string(),
+            message: ron_message(&err.code),
         }
     }
 
     pub(super) fn serialize(err: &ron::Error) -> Self {
         Self::Serialize {
             path: None,
-            message: err.to_string(),
+            message: ron_message(err),
         }
+    }
+}
+
+/// A `ron` error as a person reading about their file should see it: the parser's own words,
+/// except where they are advice to the program's developer (its recursion limit's message tells
+/// the reader to raise `ron::Options::recursion_limit` and use `serde_stacker`).
+pub(super) fn ron_message(err: &ron::Error) -> String {
+    match err {
+        ron::Error::ExceededRecursionLimit => format!(
+            "brackets nested more than {} levels deep (a recording nests about 6); not read any further",
+            super::RECURSION_LIMIT
+        ),
+        other => other.to_string(),
     }
 }
 

@@ -311,7 +311,8 @@ pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
                     line: line_no,
                     message: format!(
                         "the head record is damaged (column {}: {})",
-                        pos.col, err.code
+                        pos.col,
+                        super::error::ron_message(&err.code)
                     ),
                 });
             }
