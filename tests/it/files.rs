@@ -514,3 +514,53 @@ fn default_recorder_names_never_collide() {
             .all(|n| n.starts_with("recording-") && n.ends_with(".ron"))
     );
 }
+
+#[test]
+fn export_to_a_file_writes_nothing_when_it_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing =
+        common::manifest().join("tests/data/fixtures/anthropic-messages-tool-use-invalid-json.sse");
+    assert!(failing.exists(), "{}", failing.display());
+    for format in ["json", "jsonl", "openai", "anthropic"] {
+        let out = format!("out.{format}");
+        let o = run_in(
+            dir.path(),
+            &[
+                "export",
+                failing.to_str().unwrap(),
+                "-o",
+                &out,
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(code(&o), 1, "{format}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(
+            names_in(dir.path()).is_empty(),
+            "{format}: {:?}",
+            names_in(dir.path())
+        );
+    }
+    // A lost call too (nothing parsed at all): no `[]` left behind.
+    std::fs::write(
+        dir.path().join("lost.sse"),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["export", "lost.sse", "-o", "out.json"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(names_in(dir.path()), ["lost.sse"]);
+    // Standard output keeps what it always printed: the calls, the failed one's raw text too.
+    let o = run_in(dir.path(), &["export", failing.to_str().unwrap()]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v[0]["raw_arguments"].is_string(), "{v}");
+    // And a stream that passes is written as before.
+    let o = run_in(
+        dir.path(),
+        &["export", seed().to_str().unwrap(), "-o", "ok.json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(dir.path().join("ok.json").exists());
+}

@@ -231,6 +231,22 @@ impl OutputFile {
         &self.path
     }
 
+    /// Gives the output up: a file is not written at all (its temporary file is removed), while
+    /// standard output and a device or FIFO keep what already went to them (flushed; they are
+    /// streams, there is nothing to take back).
+    pub fn discard(mut self) {
+        match &mut self.inner {
+            OutputInner::Stdout(w) => {
+                let _ = w.flush();
+            }
+            OutputInner::Direct(w) => {
+                let _ = w.flush();
+            }
+            // Dropped below: the temporary file goes with it.
+            OutputInner::Temp(_) => {}
+        }
+    }
+
     /// Finishes the write: flushes, and for a file syncs it and renames it into place.
     pub fn commit(mut self) -> Result<(), RecordingError> {
         let inner = std::mem::replace(
