@@ -39,8 +39,7 @@ pub(super) fn run(a: &CheckArgs) -> ExitCode {
         // Streamed to standard output piece by piece: no copy of the analysis as JSON values
         // (300,000 calls took 8.8 GB and 52 s that way).
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, &export::CheckReport(&analysis))
-            .map_err(std::io::Error::from)
+        sse_replay_core::text::write_json_pretty(&mut out, &export::CheckReport(&analysis))
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush())
     } else {

@@ -312,7 +312,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "harness_ms_per_case": overhead_ms,
             },
         });
-        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        let mut s = sse_replay_core::text::json_pretty(&doc);
         s.push('\n');
         std::io::stdout().write_all(s.as_bytes())
     } else {
