@@ -440,7 +440,7 @@ impl RecorderRun {
             }
             let Ok(update) = run.rx.try_recv() else { break };
             match update {
-                RecorderUpdate::Sent { .. } => {}
+                RecorderUpdate::Sent { .. } | RecorderUpdate::WaitingForReader { .. } => {}
                 RecorderUpdate::Response(r) => run.live.response = Some(r),
                 RecorderUpdate::Chunks { chunks, progress } => {
                     run.live.chunks.extend(chunks);
@@ -457,8 +457,15 @@ impl RecorderRun {
                     run.progress = outcome.progress;
                     // No response: nothing was written and there is nothing to show in Replay.
                     let arrived = outcome.recording.response.is_some()
-                        || !outcome.recording.chunks.is_empty();
+                        || !outcome.recording.chunks.is_empty()
+                        || !run.live.chunks.is_empty();
+                    // The outcome's recording is the head (its chunks are in the saved file):
+                    // the chunks are the ones the updates brought.
+                    let chunks = std::mem::take(&mut run.live.chunks);
                     run.live = outcome.recording.clone();
+                    if run.live.chunks.is_empty() {
+                        run.live.chunks = chunks;
+                    }
                     run.outcome = Some(outcome);
                     run.dirty = arrived;
                     run.last_live = None; // hand over the final state at once

@@ -710,10 +710,11 @@ async fn pump(
                 });
                 if let Some((_, sink)) = &sink {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-                    sink.chunk(Chunk {
+                    sink.send(Chunk {
                         t_micros,
                         bytes: bytes.to_vec(),
-                    });
+                    })
+                    .await;
                 }
                 if let Some(p) = pending.as_mut() {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -770,8 +771,8 @@ async fn pump(
             Ok(done) => ProxyEvent::CaptureFinished {
                 id,
                 path: done.saved,
-                bytes: done.recording.body_len(),
-                chunks: done.recording.chunks.len() as u64,
+                bytes: done.progress.bytes,
+                chunks: done.progress.chunks,
                 calls: done.outcome.calls.len(),
                 error: error.or(done.write_error.map(|e| e.to_string())),
                 ended_normally: done.outcome.ended_normally(),
