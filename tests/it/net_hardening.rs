@@ -1445,3 +1445,48 @@ fn serve_logs_what_a_client_that_left_actually_got() {
     assert!(line.contains(&format!("of {writes} writes")), "{line}");
     assert!(!line.contains(&format!("200 in {writes} writes")), "{line}");
 }
+
+#[test]
+fn proxy_refuses_smuggled_dot_segments_and_connect() {
+    let (upstream, seen) = path_recording_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let (_kid, url, _, _) = start_listening(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &format!("{upstream}/api/v1"),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let addr = authority(&url);
+    for path in [
+        "/..;/..;/admin/json",
+        "/x/..;jsessionid=1/..;/admin/json",
+        "/%252e%252e/%252e%252e/admin/json",
+        "/%25252e%25252e/admin/json",
+        "/%c0%ae%c0%ae/%c0%ae%c0%ae/admin/json",
+        "/%C0%AE%C0%AE%c0%afadmin/json",
+        "/%e0%80%ae%e0%80%ae/admin/json",
+        "/ok/%2e%2e;x/%252e%252e/admin",
+    ] {
+        assert_eq!(raw_status(&addr, path), 400, "{path}");
+    }
+    // CONNECT: not a tunnel.
+    let mut sock = TcpStream::connect(&addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    sock.write_all(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        .unwrap();
+    let mut got = [0u8; 12];
+    sock.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"HTTP/1.1 405", "{}", String::from_utf8_lossy(&got));
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing reached the upstream: {:?}",
+        seen.lock().unwrap()
+    );
+    // A plain encoded character is still passed on as it is.
+    assert_eq!(raw_status(&addr, "/models/a%252Fb"), 200);
+    assert_eq!(seen.lock().unwrap().clone(), ["/api/v1/models/a%252Fb"]);
+}

@@ -371,8 +371,19 @@ async fn forward(
         head_micros: 0,
         error: None,
     };
+    if parts.method == hyper::Method::CONNECT {
+        let reason = "CONNECT is not forwarded: this proxy sends requests to its upstream, it is not a tunnel".to_owned();
+        report_failed(&shared, begun, 405, &reason);
+        (shared.on_event)(ProxyEvent::Refused {
+            method,
+            path: path.clone(),
+            status: 405,
+            reason: reason.clone(),
+        });
+        return error_response(405, format!("sse-replay proxy: {reason}\n"));
+    }
     let Some(confined) = confine_path(&path) else {
-        let reason = "the path leaves the upstream's prefix".to_owned();
+        let reason = "the path leaves the upstream's prefix, or hides a dot segment (an encoded or `;`-parameter `..`)".to_owned();
         report_failed(&shared, begun, 400, &reason);
         (shared.on_event)(ProxyEvent::Refused {
             method,
