@@ -254,6 +254,8 @@ pub enum Exit {
     Signal(i32),
     /// Killed by the harness at the timeout.
     TimedOut,
+    /// Killed by the harness because the run was stopped (Ctrl+C, SIGTERM, the app's Stop).
+    Stopped,
 }
 
 /// Judges one case (see the module documentation for the rule).
@@ -264,6 +266,7 @@ pub fn judge(
 ) -> Verdict {
     let failed_how = match exit {
         Exit::TimedOut => return Verdict::Error("timed out: killed".into()),
+        Exit::Stopped => return Verdict::Error("stopped: the run was interrupted".into()),
         Exit::Code(0) => None,
         Exit::Code(c) => Some(format!("exited with code {c}")),
         Exit::Signal(s) => Some(format!("killed by signal {s}")),
