@@ -150,7 +150,7 @@ impl DocumentWriter {
     pub fn chunk(&mut self, out: &mut dyn std::io::Write, chunk: &Chunk) -> std::io::Result<()> {
         if !self.started {
             self.started = true;
-            out.write_all(self.empty[..self.at].as_bytes())?;
+            out.write_all(&self.empty.as_bytes()[..self.at])?;
             out.write_all(format!("\n{FIELD_INDENT}chunks: [\n").as_bytes())?;
         }
         let mut line = String::with_capacity(chunk.bytes.len() + 32);
@@ -167,7 +167,7 @@ impl DocumentWriter {
             return out.write_all(self.empty.as_bytes());
         }
         out.write_all(format!("{FIELD_INDENT}],\n").as_bytes())?;
-        out.write_all(self.empty[self.at + Self::empty_list().len()..].as_bytes())
+        out.write_all(&self.empty.as_bytes()[self.at + Self::empty_list().len()..])
     }
 }
 
