@@ -448,7 +448,12 @@ impl RecorderRun {
                     run.progress = progress;
                     run.dirty = true;
                 }
-                RecorderUpdate::Finished(outcome) => {
+                RecorderUpdate::Finished(mut outcome) => {
+                    // The outcome's recording is the head (its chunks are in the saved file, not
+                    // held by the recorder): the chunks are the ones the updates brought.
+                    if outcome.recording.chunks.is_empty() {
+                        outcome.recording.chunks = std::mem::take(&mut run.live.chunks);
+                    }
                     // The summary already names the file ("…; saved PATH").
                     self.status = Some(match &outcome.error {
                         Some(e) => (false, e.to_string()),
@@ -457,15 +462,8 @@ impl RecorderRun {
                     run.progress = outcome.progress;
                     // No response: nothing was written and there is nothing to show in Replay.
                     let arrived = outcome.recording.response.is_some()
-                        || !outcome.recording.chunks.is_empty()
-                        || !run.live.chunks.is_empty();
-                    // The outcome's recording is the head (its chunks are in the saved file):
-                    // the chunks are the ones the updates brought.
-                    let chunks = std::mem::take(&mut run.live.chunks);
+                        || !outcome.recording.chunks.is_empty();
                     run.live = outcome.recording.clone();
-                    if run.live.chunks.is_empty() {
-                        run.live.chunks = chunks;
-                    }
                     run.outcome = Some(outcome);
                     run.dirty = arrived;
                     run.last_live = None; // hand over the final state at once
