@@ -69,7 +69,14 @@ fn main() {
     let exe = env!("CARGO_BIN_EXE_sse-replay");
     for extra in [None, Some("--json")] {
         let mut cmd = std::process::Command::new(exe);
-        cmd.args(["check", path.to_str().unwrap_or("")]).args(extra);
+        // Past the default input limit (32 MiB): the point is to measure the large size.
+        cmd.args([
+            "check",
+            path.to_str().unwrap_or(""),
+            "--max-input-bytes",
+            "4G",
+        ])
+        .args(extra);
         let (rss, wall, code) = child_peak_rss_kib(&mut cmd);
         println!(
             "sse-replay check{} (child process) on {top} calls: exit {code:?}, wall {:.2} s (target <= 20 s), peak RSS {:.1} MB",

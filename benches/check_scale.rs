@@ -37,7 +37,11 @@ fn stream(env: &str, calls: usize) -> PathBuf {
 /// Wall time and peak RSS (KiB) of one child process.
 fn run(args: &[&str], path: &Path) -> (Duration, u64) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sse-replay"));
-    cmd.args(args).arg(path).stderr(Stdio::null());
+    // Past the default input limit (32 MiB): the large stream is 227 MB.
+    cmd.args(args)
+        .arg(path)
+        .args(["--max-input-bytes", "4G"])
+        .stderr(Stdio::null());
     let (peak, wall, _) = common::child_peak_rss_kib(&mut cmd);
     (wall, peak)
 }

@@ -213,6 +213,9 @@ fn main() {
         path.to_str().unwrap_or(""),
         "-o",
         "/dev/null",
+        // The 227 MB stream is past the default input limit (32 MiB).
+        "--max-input-bytes",
+        "4G",
     ]));
     println!(
         "sse-replay export (child process): peak RSS {:.1} MB, wall {:.0} ms (target <= 64 MB)",

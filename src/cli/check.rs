@@ -35,12 +35,13 @@ pub(super) fn run(a: &CheckArgs) -> ExitCode {
         // Streamed to standard output piece by piece: no copy of the analysis as JSON values
         // (300,000 calls took 8.8 GB and 52 s that way).
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, &export::CheckReport(&analysis))
-            .map_err(std::io::Error::from)
+        sse_replay_core::text::write_json_pretty(&mut out, &export::CheckReport(&analysis))
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush())
     } else {
-        std::io::stdout().write_all(sse_replay_core::report::check_text(&analysis).as_bytes())
+        // Line by line: the report of a stream with many calls is larger than its input.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        sse_replay_core::report::write_check_text(&analysis, &mut out).and_then(|()| out.flush())
     };
     if let Err(e) = written {
         return fail(EXIT_FAILED, format!("cannot write the report: {e}"));

@@ -39,7 +39,7 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
             "kind": e.kind,
             "fragments": e.fragment_count,
         });
-        if let Err(e) = writeln!(out, "{v}") {
+        if let Err(e) = writeln!(out, "{}", sse_replay_core::text::json_compact(&v)) {
             return fail(EXIT_FAILED, format!("cannot write to standard output: {e}"));
         }
     }

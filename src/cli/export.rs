@@ -97,21 +97,24 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
             );
         }
     };
+    // The same verdict as `check`, from the findings the lean pass computed; one line on stderr.
+    let verdict = judge.verdict(out.findings.list());
+    if !verdict.ok() {
+        // A file gets nothing rather than calls a script would take for the whole answer;
+        // standard output (or a FIFO) has had them as they were parsed, failed ones with their
+        // raw text.
+        file.discard();
+        return fail(EXIT_FAILED, format!("{} in {name}", verdict.line()));
+    }
     if let Err(e) = file.commit() {
         return fail(write_failed(&e), e);
     }
-    // The same verdict as `check`, from the findings the lean pass computed; one line on stderr.
-    let verdict = judge.verdict(out.findings.list());
-    if verdict.ok() {
-        if judge.client_calls() == 0 {
-            // Not an error (a text answer), but an empty export should not pass unremarked.
-            sse_replay_core::log_line!(
-                "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
-                sse_replay_core::text::visible(&name)
-            );
-        }
-        ExitCode::from(EXIT_OK)
-    } else {
-        fail(EXIT_FAILED, format!("{} in {name}", verdict.line()))
+    if judge.client_calls() == 0 {
+        // Not an error (a text answer), but an empty export should not pass unremarked.
+        sse_replay_core::log_line!(
+            "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
+            sse_replay_core::text::visible(&name)
+        );
     }
+    ExitCode::from(EXIT_OK)
 }

@@ -33,6 +33,10 @@ pub struct ImportArgs {
     /// stops the import with exit 1.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
+    /// The most bytes read from the input (suffixes K, M, G): past it the import stops with exit 1
+    /// and one line saying where, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
+    pub max_input_bytes: u64,
 }
 
 fn parse_max_streams(s: &str) -> Result<usize, String> {
@@ -86,17 +90,24 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
     let options = ReadOptions {
         max_event_bytes: args.max_event_bytes,
         max_streams: args.max_streams,
+        max_input_bytes: args.max_input_bytes,
         keep_secrets: args.keep_secrets,
         ..ReadOptions::default()
     };
     let probe = match probe::open(&args.file, options) {
         Ok(p) => p,
+        // A file longer than --max-input-bytes is refused before it is read: the input is at
+        // fault, as for a stream cut off by the limit.
+        Err(e) if e.is_over_limit() => {
+            return fail(EXIT_FAILED, import::open_error(&args.file, e));
+        }
         Err(e) => return fail(EXIT_INPUT, import::open_error(&args.file, e)),
     };
     // A journal is salvaged into the recording it was becoming, marked interrupted.
     let (recs, skipped) = if probe.kind() == Kind::Journal {
         match probe.recording(|_, _| true) {
             Ok((rec, _)) => (vec![rec], 0),
+            Err(e) if e.is_over_limit() => return fail(EXIT_FAILED, e),
             Err(e) => return fail(EXIT_INPUT, e),
         }
     } else {

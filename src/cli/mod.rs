@@ -109,6 +109,11 @@ pub struct InputArgs {
     /// one stops the read with exit 1, so an endless input ends at bounded memory.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
+    /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
+    /// device, a capture; suffixes K, M, G): past it the read stops with exit 1 and one line
+    /// saying where, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
+    pub max_input_bytes: u64,
     /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
     /// capture is refused with exit 2 and the list of its streams.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
@@ -126,6 +131,7 @@ impl InputArgs {
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
             max_event_bytes: self.max_event_bytes,
+            max_input_bytes: self.max_input_bytes,
             stream: self.stream(),
             dialect: self.dialect,
             ..ReadOptions::default()
@@ -310,10 +316,10 @@ fn open_failed(e: &OpenError) -> ExitCode {
     } else {
         EXIT_INPUT
     };
-    if let OpenError::ChooseStream { titles, .. } = e {
+    if let OpenError::ChooseStream { .. } = e {
         let code = fail(code, e.to_string().lines().next().unwrap_or_default());
-        for (i, title) in titles.iter().enumerate() {
-            eprintln!("  {}: {}", i + 1, sse_replay_core::text::visible(title));
+        for line in e.stream_lines() {
+            eprintln!("{}", sse_replay_core::text::visible(&line));
         }
         return code;
     }
@@ -390,6 +396,32 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_input_limit_defaults_to_the_documented_constant() {
+        for args in [
+            vec!["sse-replay", "check", "x"],
+            vec!["sse-replay", "events", "x"],
+            vec!["sse-replay", "preview", "x"],
+            vec!["sse-replay", "export", "x"],
+        ] {
+            let limit = match Cli::try_parse_from(&args).unwrap().command {
+                Some(Command::Check(a)) => a.input.max_input_bytes,
+                Some(Command::Events(a)) => a.input.max_input_bytes,
+                Some(Command::Preview(a)) => a.input.max_input_bytes,
+                Some(Command::Export(a)) => a.input.max_input_bytes,
+                _ => 0,
+            };
+            assert_eq!(limit, input::DEFAULT_MAX_INPUT_BYTES, "{args:?}");
+        }
+        let Some(Command::Import(a)) = Cli::try_parse_from(["sse-replay", "import", "x"])
+            .unwrap()
+            .command
+        else {
+            panic!("not import");
+        };
+        assert_eq!(a.max_input_bytes, input::DEFAULT_MAX_INPUT_BYTES);
     }
 
     #[test]

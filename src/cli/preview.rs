@@ -37,7 +37,7 @@ pub(super) fn run(a: &PreviewArgs) -> ExitCode {
                 "preview": p.value,
                 "contradicted": !p.contradicted.is_empty(),
             });
-            written = writeln!(out, "{line}");
+            written = writeln!(out, "{}", sse_replay_core::text::json_compact(&line));
         }
     });
     if let Err(e) = written.and_then(|()| out.flush()) {

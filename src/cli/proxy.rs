@@ -33,6 +33,10 @@ pub struct ProxyArgs {
     /// captures as they are, instead of redacting them.
     #[arg(long)]
     pub keep_secrets: bool,
+    /// Bytes one capture holds at most (suffixes K, M, G): a longer (or endless) stream's
+    /// capture ends there, saved with a note, while the client still gets the whole stream.
+    #[arg(long, value_name = "N", default_value = "1G", value_parser = super::parse_size)]
+    pub max_capture_bytes: u64,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -50,7 +54,10 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         out_dir: a.out.clone(),
         timeout: sse_replay_net::secs(a.timeout),
         keep_secrets: a.keep_secrets,
-        limits: a.limits.limits(),
+        limits: sse_replay_net::ServerLimits {
+            max_capture_bytes: a.max_capture_bytes,
+            ..a.limits.limits()
+        },
     };
     let handle = match proxy::start(config, print_event) {
         Ok(h) => h,
@@ -115,9 +122,10 @@ fn print_event(e: proxy::ProxyEvent) {
         proxy::ProxyEvent::UpstreamFailed {
             method,
             path,
+            status,
             message,
         } => sse_replay_core::log_line!(
-            "{method} {} → 502: {}",
+            "{method} {} → {status}: {}",
             sse_replay_core::text::visible(&path),
             sse_replay_core::text::visible(&message)
         ),

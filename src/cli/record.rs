@@ -140,6 +140,12 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     // Named once the response head arrives: without a response nothing is written.
     let journal = std::sync::Mutex::new(None);
     let on_update = move |u: record::RecorderUpdate| match u {
+        record::RecorderUpdate::WaitingForReader { path } => {
+            sse_replay_core::log_line!(
+                "sse-replay: waiting for a process to read the FIFO {} (nothing is sent until one does; Ctrl+C or SIGTERM gives up)",
+                sse_replay_core::text::visible(&path.display().to_string())
+            );
+        }
         record::RecorderUpdate::Sent { journal: j } => {
             if let Ok(mut slot) = journal.lock() {
                 *slot = j;

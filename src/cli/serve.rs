@@ -71,6 +71,14 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = 256,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,
+    /// Seconds a request body has to arrive whole; a slower one is cut off (serve answers 408,
+    /// the proxy aborts the upstream request) and its connection slot freed.
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub body_timeout: f64,
+    /// Bytes per second a request body must average after its first 5 seconds (suffixes K, M);
+    /// a body trickled slower is cut off like one past --body-timeout.
+    #[arg(long, value_name = "N", default_value = "1K", value_parser = super::parse_size)]
+    pub min_body_rate: u64,
 }
 
 impl LimitArgs {
@@ -80,6 +88,9 @@ impl LimitArgs {
             header_timeout: secs(self.header_timeout),
             idle_timeout: secs(self.idle_timeout),
             max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            body_timeout: secs(self.body_timeout),
+            min_body_rate: self.min_body_rate,
+            ..ServerLimits::default()
         }
     }
 }

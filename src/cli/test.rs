@@ -6,7 +6,6 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -264,8 +263,29 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
             }
         }
     };
-    let cancel = AtomicBool::new(false);
-    let results = harness::run_suite(&suite, &cases, &config, &cancel, &progress);
+    // Ctrl+C or SIGTERM: the running cases' clients, and everything they started, are killed,
+    // and no case starts after; what finished is reported.
+    let stop = match super::signals::stop_on_signal_flag() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let results = harness::run_suite(&suite, &cases, &config, &stop.flag, &progress);
+    if let Some(code) = stop.code() {
+        let ran = results
+            .iter()
+            .filter(|r| r.exit != Some(harness::Exit::Stopped))
+            .count();
+        if tty {
+            eprint!("\r\x1b[K");
+        }
+        return fail(
+            code,
+            format!(
+                "stopped after {ran} of {}: the clients still running were killed, with every process they started",
+                sse_replay_core::text::plural(cases.len(), "case")
+            ),
+        );
+    }
     let total = started.elapsed();
     let names: Vec<String> = suite.iter().map(|r| r.name.clone()).collect();
     let summary = Summary::of(&results);
@@ -316,7 +336,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "harness_ms_per_case": overhead_ms,
             },
         });
-        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        let mut s = sse_replay_core::text::json_pretty(&doc);
         s.push('\n');
         std::io::stdout().write_all(s.as_bytes())
     } else {

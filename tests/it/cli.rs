@@ -679,7 +679,8 @@ fn hostile_input_messages_are_clear() {
         ("empty.sse", 1, "nothing recognised: the input is empty"),
         ("absurd-index.sse", 1, "invalid-index"),
         ("deep-arguments.sse", 1, "recursion limit exceeded"),
-        ("line-64mb.sse", 1, "nothing recognised: its one event"),
+        // 64 MiB: past the input limit (32 MiB) before the line's own limit.
+        ("line-64mb.sse", 1, "--max-input-bytes"),
     ] {
         let p = find(name);
         let o = run(&["check", &p]);
@@ -710,4 +711,59 @@ fn a_huge_valid_index_is_a_key_not_a_failure() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v[0]["index"], json!(18446744073709551615u64));
+}
+
+#[test]
+fn json_output_escapes_c1_bidi_and_line_separators() {
+    // A call whose id, name and arguments carry C1 controls (NEL, CSI), bidi overrides and
+    // isolates, the Arabic letter mark and the JavaScript line terminators U+2028/U+2029.
+    let nasty = "a\u{85}b\u{9b}31mc\u{202e}d\u{2066}e\u{61c}f\u{2028}g\u{2029}h\u{7f}i";
+    let args = serde_json::to_string(&json!({"text": nasty})).expect("json");
+    let event = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": format!("call_{nasty}"), "type": "function", "function": {"name": format!("f{nasty}"), "arguments": args}}]}, "finish_reason": "tool_calls"}]});
+    let body = format!("data: {event}\n\ndata: [DONE]\n\n");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("nasty.sse");
+    std::fs::write(&p, body).expect("write");
+    let p = p.to_str().expect("path");
+    let raw: Vec<char> = nasty
+        .chars()
+        .filter(|c| !c.is_ascii_alphanumeric())
+        .collect();
+    let mut outputs = vec![
+        ("check --json", run(&["check", "--json", p])),
+        ("events", run(&["events", p])),
+        ("preview", run(&["preview", p])),
+    ];
+    for format in ["json", "jsonl", "openai", "anthropic"] {
+        outputs.push((format, run(&["export", p, "--format", format])));
+    }
+    for (what, o) in outputs {
+        assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
+        let text = stdout(&o);
+        for c in &raw {
+            assert!(
+                !text.contains(*c),
+                "{what}: raw U+{:04X} in the output",
+                *c as u32
+            );
+        }
+        assert!(
+            text.contains("\\u202e") && text.contains("\\u2028"),
+            "{what}"
+        );
+        // Still JSON, and the values are the same characters.
+        for doc in text
+            .lines()
+            .filter(|_| matches!(what, "events" | "preview" | "jsonl"))
+        {
+            serde_json::from_str::<Value>(doc).expect("each line is JSON");
+        }
+        if !matches!(what, "events" | "preview" | "jsonl") {
+            let v: Value = serde_json::from_str(&text).expect("JSON");
+            assert!(
+                v.to_string().contains('\u{202e}'),
+                "{what}: the value is kept"
+            );
+        }
+    }
 }

@@ -368,13 +368,14 @@ fn gemini_cases() -> Vec<Case> {
             ok: true,
         },
         Case {
-            name: "gemini: finishReason MALFORMED_FUNCTION_CALL is an abnormal finish",
+            // The model tried to call a function and no call came out of it: a lost call.
+            name: "gemini: finishReason MALFORMED_FUNCTION_CALL with no call is a lost tool call",
             body: chunk(json!([{"text": ""}]), Some("MALFORMED_FUNCTION_CALL")),
             dialect: DialectKind::Gemini,
             calls: vec![],
-            findings: &["abnormal-finish", "no-tool-calls"],
+            findings: &["abnormal-finish", "lost-tool-call"],
             absent: &[],
-            ok: true,
+            ok: false,
         },
         Case {
             name: "gemini: an error object mid-stream is a provider error",

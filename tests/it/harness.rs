@@ -541,3 +541,138 @@ fn a_missing_command_is_one_line_and_exit_2() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// Live `sleep` processes whose duration starts with `mark` (what `ps` would list).
+fn processes_with(mark: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let is_sleep = args
+            .first()
+            .is_some_and(|a| a == "sleep" || a.ends_with("/sleep"));
+        if is_sleep && args.get(1).is_some_and(|d| d.starts_with(mark)) && alive(pid) {
+            found.push((pid, args.join(" ")));
+        }
+    }
+    found
+}
+
+/// `sse-replay test` stopped by a signal while its clients run: every process a case started is
+/// killed — the client, its background child, and a `setsid` grandchild in a session of its own.
+#[test]
+fn stopping_the_test_command_kills_every_process_its_cases_started() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pids = dir.path().join("pids");
+        // Durations no other process on the machine has: the marker `ps` is searched for.
+        let mark = format!("9{}7", std::process::id());
+        let script = format!(
+            "echo $$ >> {p}; setsid sh -c 'echo $$ >> {p}; exec sleep {mark}1' & sleep {mark}2 & echo $! >> {p}; wait",
+            p = pids.display()
+        );
+        let mut kid = common::Kid(
+            bin()
+                .args([
+                    "test",
+                    "--timeout",
+                    "600",
+                    "--variants",
+                    "one-read",
+                    "--recordings",
+                    &rec("seed-example.ron"),
+                    "--",
+                    "sh",
+                    "-c",
+                    &script,
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let started = loop {
+            let pids: Vec<u32> = std::fs::read_to_string(&pids)
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if pids.len() >= 3 {
+                break pids;
+            }
+            assert!(Instant::now() < deadline, "the client never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(
+            processes_with(&mark).len(),
+            2,
+            "{:?}",
+            processes_with(&mark)
+        );
+        kid.signal(signal);
+        assert_eq!(
+            kid.wait_exit(Duration::from_secs(20)),
+            Some(code),
+            "{signal}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while started.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for p in &started {
+            assert!(!alive(*p), "{signal}: process {p} still running");
+        }
+        assert_eq!(
+            processes_with(&mark),
+            Vec::new(),
+            "{signal}: ps still lists them"
+        );
+    }
+}
+
+/// A client that prints its calls and exits, leaving a `setsid` grandchild that holds its
+/// standard output open: judged on what it printed (PASS), at once, and the grandchild killed.
+#[test]
+fn a_client_whose_grandchild_keeps_stdout_open_is_judged_on_what_it_printed() {
+    let client = example("client_correct");
+    let mark = format!("9{}3", std::process::id());
+    let script = format!("\"$0\"; setsid sleep {mark} & exit 0");
+    let t = Instant::now();
+    let o = bin()
+        .args([
+            "test",
+            "--json",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("seed-example.ron"),
+            "--",
+            "sh",
+            "-c",
+            &script,
+            client.to_str().expect("path"),
+        ])
+        .output()
+        .expect("run");
+    let took = t.elapsed();
+    let doc = json_of(&o);
+    assert_eq!(doc["cases"][0]["verdict"], "pass", "{:#}", doc["cases"][0]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        processes_with(&mark),
+        Vec::new(),
+        "ps still lists the grandchild"
+    );
+}

@@ -144,6 +144,14 @@ fn stream_raising(kind: FindingKind) -> Option<Vec<u8>> {
         ]
         .concat()
         .into_bytes(),
+        // An event carrying a tool call, cut short; the finish says calls were made.
+        FindingKind::LostToolCall => [
+            ok_call.clone(),
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\"\n\n".to_owned(),
+            chat_finish(),
+        ]
+        .concat()
+        .into_bytes(),
         // A text file: no event at all.
         FindingKind::NothingRecognised => b"Sorry, I cannot help with that.\n".to_vec(),
         _ => return None,
@@ -562,7 +570,15 @@ fn a_hundred_thousand_failing_calls_give_a_short_error_line() {
     }
     body.push_str(&chat_finish());
     let p = write(dir.path(), "many.sse", body.as_bytes());
-    let o = run(&["export", p.to_str().expect("path"), "-o", "/dev/null"]);
+    // 33 MB: past the default input limit, which is not what this is about.
+    let o = run(&[
+        "export",
+        p.to_str().expect("path"),
+        "-o",
+        "/dev/null",
+        "--max-input-bytes",
+        "64M",
+    ]);
     assert_eq!(code(&o), 1);
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1);

@@ -440,7 +440,7 @@ impl RecorderRun {
             }
             let Ok(update) = run.rx.try_recv() else { break };
             match update {
-                RecorderUpdate::Sent { .. } => {}
+                RecorderUpdate::Sent { .. } | RecorderUpdate::WaitingForReader { .. } => {}
                 RecorderUpdate::Response(r) => run.live.response = Some(r),
                 RecorderUpdate::Chunks { chunks, progress } => {
                     run.live.chunks.extend(chunks);
@@ -448,7 +448,12 @@ impl RecorderRun {
                     run.progress = progress;
                     run.dirty = true;
                 }
-                RecorderUpdate::Finished(outcome) => {
+                RecorderUpdate::Finished(mut outcome) => {
+                    // The outcome's recording is the head (its chunks are in the saved file, not
+                    // held by the recorder): the chunks are the ones the updates brought.
+                    if outcome.recording.chunks.is_empty() {
+                        outcome.recording.chunks = std::mem::take(&mut run.live.chunks);
+                    }
                     // The summary already names the file ("…; saved PATH").
                     self.status = Some(match &outcome.error {
                         Some(e) => (false, e.to_string()),

@@ -128,7 +128,7 @@ impl<W: std::io::Write> CallWriter<W> {
         let v = element(call, self.format);
         if self.format == Format::Jsonl {
             self.written += 1;
-            return writeln!(self.out, "{v}");
+            return writeln!(self.out, "{}", crate::text::json_compact(&v));
         }
         if self.written == 0 {
             match self.format {
@@ -190,7 +190,7 @@ pub fn render_with(calls: &[Call], format: Format, include_server_tools: bool) -
 }
 
 fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    crate::text::json_pretty(v)
 }
 
 fn parsed_json(p: &Parsed) -> Value {
@@ -416,7 +416,7 @@ impl serde::Serialize for StrategyReport<'_> {
                             let mut v = json!({"key": c.label, "id": c.id, "name": c.name, "raw_arguments": c.raw_arguments});
                             if let Some(o) = v.as_object_mut() {
                                 match &c.parsed {
-                                    Parsed::Ok(val) => o.insert("arguments".into(), val.clone()),
+                                    Parsed::Ok(val) => o.insert("arguments".into(), Value::clone(val)),
                                     Parsed::Err { error, .. } => {
                                         o.insert("error".into(), json!(error))
                                     }

@@ -44,6 +44,12 @@ pub enum InputError {
         flag: &'static str,
         limit: u64,
     },
+    /// The input went past `--max-input-bytes`: nothing after that byte was read.
+    #[error(
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {path}",
+        crate::text::plural(*.limit, "byte")
+    )]
+    InputTooLong { path: String, limit: u64 },
     /// The caller's progress callback asked to stop.
     #[error("cancelled")]
     Cancelled,
@@ -55,8 +61,64 @@ impl InputError {
     pub fn is_over_limit(&self) -> bool {
         matches!(
             self,
-            InputError::EventTooLarge { .. } | InputError::RecordingLineTooLong { .. }
+            InputError::EventTooLarge { .. }
+                | InputError::RecordingLineTooLong { .. }
+                | InputError::InputTooLong { .. }
         )
+    }
+}
+
+/// The default `--max-input-bytes` of the commands that read an input: generous for any real
+/// stream, and small enough that an endless input (a pipe, a FIFO, `/dev/urandom`) ends before
+/// the analysis holds a gigabyte (see the measurements in the README).
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The payload of the I/O error [`LimitedReader`] returns past the input limit, turned into
+/// [`InputError::InputTooLong`] by the readers' error mapping.
+#[derive(Debug, thiserror::Error)]
+#[error("input longer than {limit} bytes (--max-input-bytes)")]
+pub struct OverInputLimit {
+    /// The limit.
+    pub limit: u64,
+}
+
+/// Whether an I/O error is the input limit's (see [`LimitedReader`]), and which limit.
+pub fn over_input_limit(e: &std::io::Error) -> Option<u64> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<OverInputLimit>())
+        .map(|o| o.limit)
+}
+
+/// The reader under every input: hands out at most `limit` bytes, then an [`OverInputLimit`]
+/// error if the input goes on (an input exactly `limit` bytes long ends normally).
+pub struct LimitedReader {
+    inner: Box<dyn Read + Send>,
+    read: u64,
+    limit: u64,
+}
+
+impl Read for LimitedReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.read >= self.limit {
+            // At the limit: the input may end here; one more byte means it goes on.
+            let mut one = [0u8; 1];
+            loop {
+                return match self.inner.read(&mut one) {
+                    Ok(0) => Ok(0),
+                    Ok(_) => Err(std::io::Error::other(OverInputLimit { limit: self.limit })),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+            }
+        }
+        let room = usize::try_from(self.limit - self.read).unwrap_or(usize::MAX);
+        let n = buf.len().min(room);
+        let got = self.inner.read(&mut buf[..n])?;
+        self.read += got as u64;
+        Ok(got)
     }
 }
 
@@ -78,28 +140,43 @@ pub fn display_name(path: &Path) -> String {
     }
 }
 
-fn io_err(path: &Path, source: std::io::Error) -> InputError {
-    InputError::Io {
-        path: display_name(path),
-        source,
+/// An I/O error reading `path`; the input limit's ([`LimitedReader`]) is
+/// [`InputError::InputTooLong`].
+pub(crate) fn io_err(path: &Path, source: std::io::Error) -> InputError {
+    match over_input_limit(&source) {
+        Some(limit) => InputError::InputTooLong {
+            path: display_name(path),
+            limit,
+        },
+        None => InputError::Io {
+            path: display_name(path),
+            source,
+        },
     }
 }
 
 /// An opened input: a reader, and the size when it is a regular file (which bounds the read, so
 /// a file that grows while it is read is read up to the size it had).
 struct OpenInput {
-    /// The bytes.
-    reader: Box<dyn Read + Send>,
+    /// The bytes, at most the input limit of them (see [`LimitedReader`]).
+    reader: LimitedReader,
     /// The size of a regular file; `None` for pipes, terminals, devices and `/proc` files.
     len: Option<u64>,
 }
 
 /// Open an input for reading: a file, a pipe, a device, or standard input (`-`). A FIFO is opened
 /// without blocking, so one with no writer reads as empty input instead of hanging in `open`.
-fn open_input(path: &Path) -> Result<OpenInput, InputError> {
+/// At most `max_input_bytes` are read from it ([`LimitedReader`]); a regular file longer than
+/// that is refused at once ([`InputError::InputTooLong`]), nothing of it read.
+fn open_input(path: &Path, max_input_bytes: u64) -> Result<OpenInput, InputError> {
+    let limited = |inner: Box<dyn Read + Send>| LimitedReader {
+        inner,
+        read: 0,
+        limit: max_input_bytes,
+    };
     if is_stdin(path) {
         return Ok(OpenInput {
-            reader: Box::new(std::io::stdin()),
+            reader: limited(Box::new(std::io::stdin())),
             len: None,
         });
     }
@@ -109,13 +186,22 @@ fn open_input(path: &Path) -> Result<OpenInput, InputError> {
             path: display_name(path),
         });
     }
-    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
     let len = (meta.is_file() && meta.len() > 0).then_some(meta.len());
+    if len.is_some_and(|n| n > max_input_bytes) {
+        return Err(InputError::InputTooLong {
+            path: display_name(path),
+            limit: max_input_bytes,
+        });
+    }
+    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
     let reader: Box<dyn Read + Send> = match len {
         Some(n) => Box::new(file.take(n)),
         None => Box::new(file),
     };
-    Ok(OpenInput { reader, len })
+    Ok(OpenInput {
+        reader: limited(reader),
+        len,
+    })
 }
 
 /// `open(O_NONBLOCK)` (a FIFO's open does not wait for a writer), then back to blocking reads:
@@ -157,21 +243,24 @@ pub struct Peeked {
 
 impl Peeked {
     /// Open `path` (`-` is standard input) and read its first block. A FIFO without a writer is
-    /// empty input; a regular file is read up to the size it had when opened.
-    pub fn open(path: &Path) -> Result<Self, InputError> {
-        let mut input = open_input(path)?;
+    /// empty input; a regular file is read up to the size it had when opened. At most
+    /// `max_input_bytes` are read from it, whatever it is (`--max-input-bytes`): past that, a read
+    /// fails with [`InputError::InputTooLong`], and a regular file longer than that is refused at
+    /// once, nothing of it read.
+    pub fn open(path: &Path, max_input_bytes: u64) -> Result<Self, InputError> {
+        let mut input = open_input(path, max_input_bytes)?;
         let cap = input.len.map_or(PEEK_BYTES, |n| {
             usize::try_from(n).map_or(PEEK_BYTES, |n| n.min(PEEK_BYTES))
         });
         let mut head = vec![0u8; cap];
-        let n = read_some(&mut *input.reader, &mut head).map_err(|e| io_err(path, e))?;
+        let n = read_some(&mut input.reader, &mut head).map_err(|e| io_err(path, e))?;
         head.truncate(n);
         let whole = n < cap || input.len == Some(n as u64);
         Ok(Self {
             path: path.to_owned(),
             head,
             consumed: 0,
-            rest: input.reader,
+            rest: Box::new(input.reader),
             len: input.len,
             whole,
         })
@@ -259,7 +348,7 @@ pub fn read_bounded(
     what: &'static str,
     flag: &'static str,
 ) -> Result<Vec<u8>, InputError> {
-    let input = open_input(path)?;
+    let input = open_input(path, u64::MAX)?;
     let mut bytes = Vec::new();
     if let Some(n) = input.len {
         bytes.reserve(n.min(limit) as usize);

@@ -33,33 +33,70 @@ pub enum OpenError {
     #[error("cancelled")]
     Cancelled,
     /// A capture holds several streams and none was chosen (or the chosen number is not one of
-    /// them). The first line of the message is the error; one line per stream follows.
-    #[error("{} in {path}{}", why(*.asked, .titles.len()), list(.titles))]
+    /// them). The first line of the message is the error; a line per stream follows, at most
+    /// [`SHOWN_STREAMS`] of them ([`OpenError::stream_lines`]).
+    #[error("{} in {path}{}", why(*.asked, .titles.len(), *.total), list(.titles, *.total))]
     ChooseStream {
         path: String,
         /// The number asked for (1-based), if any.
         asked: Option<usize>,
-        /// Each stream's title, in order.
+        /// Each stream's title, in order: the streams read (at most the import's stream limit).
         titles: Vec<String>,
+        /// How many streams the file holds (more than `titles` when it holds more than are read).
+        total: usize,
     },
 }
 
-fn why(asked: Option<usize>, n: usize) -> String {
+/// The most streams listed when one must be chosen; the rest are counted.
+pub const SHOWN_STREAMS: usize = 20;
+
+fn why(asked: Option<usize>, n: usize, total: usize) -> String {
+    let range = if total > n {
+        format!("1 to {n}: only the first {n} are read")
+    } else {
+        format!("1 to {n}")
+    };
     match asked {
-        Some(k) => format!("no stream {k}: the capture holds {n} streams (give --stream 1 to {n})"),
-        None => format!("the capture holds {n} streams: give --stream N (1 to {n})"),
+        Some(k) => {
+            format!("no stream {k}: the capture holds {total} streams (give --stream {range})")
+        }
+        None => format!("the capture holds {total} streams: give --stream N ({range})"),
     }
 }
 
-fn list(titles: &[String]) -> String {
-    titles
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!("\n  {}: {t}", i + 1))
+fn list(titles: &[String], total: usize) -> String {
+    stream_list(titles, total)
+        .into_iter()
+        .map(|l| format!("\n{l}"))
         .collect()
 }
 
+/// `  1: title` for the first [`SHOWN_STREAMS`] titles, then `  … and N more` (of `total`).
+fn stream_list(titles: &[String], total: usize) -> Vec<String> {
+    let mut lines: Vec<String> = titles
+        .iter()
+        .take(SHOWN_STREAMS)
+        .enumerate()
+        .map(|(i, t)| format!("  {}: {t}", i + 1))
+        .collect();
+    let shown = lines.len();
+    let total = total.max(titles.len());
+    if total > shown {
+        lines.push(format!("  … and {} more", total - shown));
+    }
+    lines
+}
+
 impl OpenError {
+    /// For [`OpenError::ChooseStream`]: the lines listing the streams after the first line of the
+    /// message (at most [`SHOWN_STREAMS`] and a count of the rest); empty for any other error.
+    pub fn stream_lines(&self) -> Vec<String> {
+        match self {
+            OpenError::ChooseStream { titles, total, .. } => stream_list(titles, *total),
+            _ => Vec::new(),
+        }
+    }
+
     /// The input was read but went past a limit (the stream is at fault, like a truncated one),
     /// rather than being unreadable, unrecognised or ambiguous.
     pub fn is_over_limit(&self) -> bool {
@@ -145,10 +182,16 @@ impl Probe {
     /// [`crate::probe::ReadOptions::import_only`] a body is imported as a capture would be.
     /// `progress` is told the bytes read and the size (0 for a pipe) and cancels by returning
     /// `false` ([`OpenError::Cancelled`]).
-    pub fn recordings(
+    pub fn recordings(self, progress: impl FnMut(u64, u64) -> bool) -> Result<Opened, OpenError> {
+        self.recordings_counted(progress).map(|(opened, _)| opened)
+    }
+
+    /// [`Probe::recordings`], with how many streams the input holds past those read (the
+    /// import's stream limit, [`crate::probe::ReadOptions::max_streams`]).
+    fn recordings_counted(
         self,
         mut progress: impl FnMut(u64, u64) -> bool,
-    ) -> Result<Opened, OpenError> {
+    ) -> Result<(Opened, usize), OpenError> {
         let mx = self.options.max_event_bytes;
         let size = self.input.size().unwrap_or(0);
         let import_only = self.options.import_only;
@@ -175,21 +218,26 @@ impl Probe {
             }
             Kind::Recording | Kind::Journal | Kind::Body(_) | Kind::Capture(_) => {
                 let path = self.input.path().to_owned();
-                let mut recordings = import::import(self)?.recordings;
+                let imported = import::import(self)?;
+                let (mut recordings, skipped) = (imported.recordings, imported.skipped_streams);
                 if !progress(size, size) {
                     return Err(OpenError::Cancelled);
                 }
                 return match recordings.pop() {
-                    Some(recording) if recordings.is_empty() => {
+                    // One stream read and none left out: the capture's only stream.
+                    Some(recording) if recordings.is_empty() && skipped == 0 => {
                         let kind = imported_kind(&recording);
-                        Ok(Opened::One {
-                            recording: Box::new(recording),
-                            kind,
-                        })
+                        Ok((
+                            Opened::One {
+                                recording: Box::new(recording),
+                                kind,
+                            },
+                            0,
+                        ))
                     }
                     Some(last) => {
                         recordings.push(last);
-                        Ok(Opened::Several { recordings })
+                        Ok((Opened::Several { recordings }, skipped))
                     }
                     None => Err(ImportError::NoStreams {
                         path,
@@ -203,10 +251,13 @@ impl Probe {
         if !progress(size, size) {
             return Err(OpenError::Cancelled);
         }
-        Ok(Opened::One {
-            recording: Box::new(one.0),
-            kind: one.1,
-        })
+        Ok((
+            Opened::One {
+                recording: Box::new(one.0),
+                kind: one.1,
+            },
+            0,
+        ))
     }
 
     /// [`Probe::recordings`] down to one recording: stream
@@ -219,15 +270,17 @@ impl Probe {
     ) -> Result<(Recording, SourceKind), OpenError> {
         let stream = self.options.stream;
         let name = self.input.name();
-        let choose = |titles: Vec<String>| OpenError::ChooseStream {
+        let choose = |titles: Vec<String>, skipped: usize| OpenError::ChooseStream {
             path: name.clone(),
             asked: stream,
+            total: titles.len() + skipped,
             titles,
         };
-        match self.recordings(progress)? {
+        let (opened, skipped) = self.recordings_counted(progress)?;
+        match opened {
             Opened::One { recording, kind } => match stream {
                 None | Some(1) => Ok((*recording, kind)),
-                Some(_) => Err(choose(vec![recording.meta.title.clone()])),
+                Some(_) => Err(choose(vec![recording.meta.title.clone()], 0)),
             },
             Opened::Several { mut recordings } => {
                 let n = recordings.len();
@@ -239,6 +292,7 @@ impl Probe {
                     }
                     _ => Err(choose(
                         recordings.into_iter().map(|r| r.meta.title).collect(),
+                        skipped,
                     )),
                 }
             }
@@ -378,10 +432,9 @@ fn stream_body(
         path: name.clone(),
         overflow,
     };
-    let io = |source| InputError::Io {
-        path: name.clone(),
-        source,
-    };
+    // Through the input layer's mapping, so the input limit reads as `InputTooLong`.
+    let at = input.path().to_owned();
+    let io = |source| input::io_err(&at, source);
     let mut buf = vec![0u8; STREAM_BLOCK];
     let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
     let mut n = input::read_some(&mut input, &mut buf).map_err(io)?;

@@ -194,6 +194,9 @@ pub struct Pipeline<O: FactObserver = NoObserver> {
     recognised: bool,
     /// Another dialect an unmatched event looked like (for the `nothing-recognised` message).
     looks_like: Option<DialectKind>,
+    /// A finish that announced tool calls (its reason, where): with no call assembled by the
+    /// end, a call was lost.
+    announced: Option<(String, Location)>,
 }
 
 const MAX_PENDING: usize = 64;
@@ -231,6 +234,7 @@ impl<O: FactObserver> Pipeline<O> {
             truth: Vec::new(),
             recognised: false,
             looks_like: None,
+            announced: None,
             opts,
         }
     }
@@ -395,6 +399,7 @@ impl<O: FactObserver> Pipeline<O> {
         };
         let mut facts = std::mem::take(&mut self.facts);
         dialect.on_event(event_type, data, &mut facts);
+        let dialect_kind = dialect.kind();
         if !self.recognised {
             let kind = dialect.kind();
             self.recognise(kind, event_type, data, &facts);
@@ -404,11 +409,15 @@ impl<O: FactObserver> Pipeline<O> {
             chunk: self.chunk,
             t_micros: self.t_micros,
         };
+        // The event could not be read (and gave no call): if it names a tool call, one was lost.
+        let mut unreadable = false;
+        let mut gave_call = false;
         for fact in facts.drain(..) {
             self.observer.on_fact(&fact, pos, self.acc.fragment_count());
             match fact {
                 Fact::Fragment(frag) => {
                     kind = EventKind::ToolCall;
+                    gave_call = true;
                     if self.out.finish.is_some() || self.out.done.is_some() {
                         let call = self.acc.position_of(&frag.key);
                         let no = self.acc.fragment_count();
@@ -428,6 +437,9 @@ impl<O: FactObserver> Pipeline<O> {
                     if kind == EventKind::Other {
                         kind = EventKind::Finish;
                     }
+                    if self.announced.is_none() && dialect_kind.finish_announces_calls(&reason) {
+                        self.announced = Some((reason.clone(), at));
+                    }
                     if self.out.finish.is_none() {
                         self.out.finish = Some(FinishMark { reason, pos });
                     }
@@ -445,6 +457,7 @@ impl<O: FactObserver> Pipeline<O> {
                 }
                 Fact::ArgumentsOnlyInDone { key, arguments } => {
                     kind = EventKind::ToolCall;
+                    gave_call = true;
                     let len = arguments.len();
                     let call = self.acc.push(
                         Fragment {
@@ -507,6 +520,7 @@ impl<O: FactObserver> Pipeline<O> {
                 } => {
                     if matches!(fk, FindingKind::NonJsonData | FindingKind::UnexpectedShape) {
                         kind = EventKind::Bad;
+                        unreadable |= key.is_none();
                     } else if fk == FindingKind::PingEvent && kind == EventKind::Other {
                         kind = EventKind::Ping;
                     }
@@ -532,6 +546,16 @@ impl<O: FactObserver> Pipeline<O> {
             }
         }
         self.facts = facts;
+        if unreadable && !gave_call && dialect_kind.names_tool_call(event_type, data) {
+            self.out
+                .findings
+                .add(FindingKind::LostToolCall, None, at, || {
+                    format!(
+                        "event {event_no} names a tool call but cannot be read: {}",
+                        truncate(data.trim(), 80)
+                    )
+                });
+        }
         self.record_event(event_type, span, kind, first_fragment);
     }
 
@@ -689,7 +713,8 @@ impl<O: FactObserver> Pipeline<O> {
     /// [`Pipeline::finish`], handing back the observer too (after its
     /// [`FactObserver::on_finish`]).
     pub fn finish_observed(self) -> (PipelineOutput, O) {
-        let mut calls = Vec::new();
+        // Room for every call at once: growing by doubling copies them over and over.
+        let mut calls = Vec::with_capacity(self.acc.open_calls().len());
         let (mut out, observer) = self.finish_each_observed(|c| calls.push(c));
         out.calls = calls;
         (out, observer)
@@ -770,6 +795,15 @@ impl<O: FactObserver> Pipeline<O> {
         self.nothing_recognised();
         let finished = self.out.finished();
         let acc = std::mem::take(&mut self.acc);
+        if let Some((reason, at)) = self.announced.take()
+            && acc.open_calls().iter().all(|c| c.server_tool.is_some())
+        {
+            self.out
+                .findings
+                .add(FindingKind::LostToolCall, None, at, || {
+                    format!("the stream finished with \"{reason}\", announcing tool calls, but no tool call was read")
+                });
+        }
         self.out.all_calls_complete =
             !acc.open_calls().is_empty() && acc.open_calls().iter().all(|c| c.done);
         let truth = std::mem::take(&mut self.truth);

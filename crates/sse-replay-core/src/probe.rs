@@ -27,6 +27,13 @@ pub const DEFAULT_MAX_STREAMS: usize = 1000;
 pub struct ReadOptions {
     /// The longest line or event accepted (`--max-event-bytes`); a longer one stops the read.
     pub max_event_bytes: u64,
+    /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
+    /// device, a capture): `--max-input-bytes`. Checked by the reader under every input, so every
+    /// reading path stops at the same byte ([`InputError::InputTooLong`]); a regular file longer
+    /// than this is refused before anything of it is read. Unbounded by default (library callers
+    /// that read files a person chose, such as the app); the command line passes its own,
+    /// [`crate::input::DEFAULT_MAX_INPUT_BYTES`] unless told otherwise.
+    pub max_input_bytes: u64,
     /// Which stream of a capture holding several, from 1 (`--stream`); `None`: the only one.
     pub stream: Option<usize>,
     /// The dialect, forced (`--dialect`); `None`: detected.
@@ -45,6 +52,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         Self {
             max_event_bytes: crate::input::DEFAULT_MAX_EVENT_BYTES,
+            max_input_bytes: u64::MAX,
             stream: None,
             dialect: None,
             import_only: false,
@@ -266,7 +274,10 @@ pub struct Probe {
 
 /// Open `path` (`-` is standard input), read its head and decide what it is.
 pub fn open(path: &Path, options: ReadOptions) -> Result<Probe, InputError> {
-    Ok(Probe::new(Peeked::open(path)?, options))
+    Ok(Probe::new(
+        Peeked::open(path, options.max_input_bytes)?,
+        options,
+    ))
 }
 
 impl Probe {

@@ -34,16 +34,20 @@ pub struct ChunkSpan {
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Check {
     Pass {
-        detail: String,
+        detail: Detail,
     },
     Fail {
-        detail: String,
+        detail: Detail,
     },
     /// Cannot be checked honestly (e.g. no original to compare against).
     NotApplicable {
-        detail: String,
+        detail: Detail,
     },
 }
+
+/// A checkpoint's explanation: most are one of a few fixed sentences, held without a copy per
+/// call (a stream can have hundreds of thousands of calls).
+pub type Detail = std::borrow::Cow<'static, str>;
 
 impl Check {
     /// `Some(true)` pass, `Some(false)` fail, `None` not applicable.
@@ -531,7 +535,8 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                         "reassembled {} ({}), identical to the original",
                         crate::text::plural(call.char_len(), "character"),
                         crate::text::plural(call.byte_len(), "byte")
-                    ),
+                    )
+                    .into(),
                 }
             } else {
                 let at = orig
@@ -544,7 +549,8 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                         "reassembled {} vs original {}; first difference at byte {at}",
                         crate::text::plural(call.byte_len(), "byte"),
                         crate::text::plural(orig.len(), "byte")
-                    ),
+                    )
+                    .into(),
                 }
             };
             let text_frags: Vec<&&FragmentRecord> = own.iter().filter(|f| f.has_args).collect();
@@ -555,19 +561,21 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             let contiguous = match bad {
                 None => Check::Pass {
                     detail: if text_frags.len() == 1 {
-                        "its one fragment found at its offset in the original".to_owned()
+                        "its one fragment found at its offset in the original".into()
                     } else {
                         format!(
                             "all {} fragments found in order at their offsets in the original",
                             text_frags.len()
                         )
+                        .into()
                     },
                 },
                 Some(i) => Check::Fail {
                     detail: format!(
                         "fragment {} is not at its offset in the original",
                         text_frags[i].no
-                    ),
+                    )
+                    .into(),
                 },
             };
             (verbatim, contiguous)
@@ -584,12 +592,13 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
         if with_id == 0 && with_name == 0 {
             Check::Pass {
                 detail: if later.len() == 1 {
-                    "the 1 continuation fragment carries no id and no name".to_owned()
+                    "the 1 continuation fragment carries no id and no name".into()
                 } else {
                     format!(
                         "{} continuation fragments carry no id and no name",
                         later.len()
                     )
+                    .into()
                 },
             }
         } else {
@@ -598,7 +607,8 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                     "{with_name} of {} {} the name, {with_id} the id (a provider quirk: the call is still right)",
                     crate::text::plural(later.len(), "continuation fragment"),
                     if with_name == 1 { "repeats" } else { "repeat" }
-                ),
+                )
+                .into(),
             }
         }
     };
@@ -725,7 +735,7 @@ pub(crate) fn strategy_results(
             .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
             .collect()
     });
-    let reports = strategies.reports(reads.as_deref(), dialect, framing);
+    let reports = strategies.reports_sharing(reads.as_deref(), dialect, framing, calls);
     reports
         .into_iter()
         .map(|report| {
@@ -781,7 +791,7 @@ fn agreement(report: &Report, correct: &[Call]) -> Agreement {
     for (i, (n, c)) in calls.iter().zip(correct).enumerate() {
         let want = c.parsed.clone();
         let got_value = if n.raw_arguments.trim().is_empty() {
-            Parsed::Ok(serde_json::json!({}))
+            Parsed::ok(serde_json::json!({}))
         } else {
             n.parsed.clone()
         };

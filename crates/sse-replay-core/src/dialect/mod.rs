@@ -69,6 +69,42 @@ impl DialectKind {
         }
     }
 
+    /// Words that name a tool call in this dialect's events: an event the dialect cannot read and
+    /// that holds one of them lost a call (`lost-tool-call`). Looked for in the event type and the
+    /// data as they are, so they are the wire's spellings.
+    pub fn tool_call_markers(self) -> &'static [&'static str] {
+        match self {
+            DialectKind::OpenAiChat => &["\"tool_calls\"", "\"function_call\""],
+            DialectKind::OpenAiResponses => &["function_call"],
+            DialectKind::AnthropicMessages => &["\"tool_use\"", "input_json_delta"],
+            DialectKind::Gemini => &["\"functionCall\"", "\"function_call\""],
+            DialectKind::Ollama => &["\"tool_calls\""],
+        }
+    }
+
+    /// Whether a finish reason (as the dialect's `Finish` fact carries it) says the response
+    /// ended for the client to call tools, or that a call went wrong: with no call assembled, a
+    /// call was lost. (Responses announces its calls as output items: its decoder compares
+    /// them itself.)
+    pub fn finish_announces_calls(self, reason: &str) -> bool {
+        match self {
+            DialectKind::OpenAiChat => matches!(reason, "tool_calls" | "function_call"),
+            DialectKind::AnthropicMessages => reason == "tool_use",
+            DialectKind::Gemini => matches!(
+                reason,
+                "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS"
+            ),
+            DialectKind::OpenAiResponses | DialectKind::Ollama => false,
+        }
+    }
+
+    /// Whether `event_type` or `data` names a tool call ([`DialectKind::tool_call_markers`]).
+    pub fn names_tool_call(self, event_type: &str, data: &str) -> bool {
+        self.tool_call_markers()
+            .iter()
+            .any(|m| event_type.contains(m) || data.contains(m))
+    }
+
     /// Parse a name as accepted by `--dialect` (a few aliases too).
     pub fn from_name(s: &str) -> Option<Self> {
         Some(match s.trim().to_ascii_lowercase().as_str() {

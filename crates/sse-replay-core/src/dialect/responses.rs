@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use super::{error_message, raw_string, undecodable};
 use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
+use crate::text::truncate;
 
 #[derive(Deserialize)]
 struct Ev<'a> {
@@ -78,6 +79,9 @@ struct ResponseObj<'a> {
     error: Option<&'a RawValue>,
     #[serde(default, borrow)]
     incomplete_details: Option<Incomplete<'a>>,
+    /// The output items (`response.completed`): the calls the response made.
+    #[serde(default, borrow)]
+    output: Option<Vec<Item<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +109,40 @@ pub struct Responses {
 }
 
 impl Responses {
+    /// The `function_call` items the final response lists that no event streamed: calls lost on
+    /// the way (`lost-tool-call`).
+    fn announced_items(&self, response: Option<&RawValue>, out: &mut Vec<Fact>) {
+        let Some(output) = response
+            .and_then(|r| serde_json::from_str::<ResponseObj<'_>>(r.get()).ok())
+            .and_then(|r| r.output)
+        else {
+            return;
+        };
+        let missing: Vec<String> = output
+            .iter()
+            .filter(|i| i.kind == Some("function_call"))
+            .filter(|i| {
+                i.id.as_deref()
+                    .is_none_or(|id| !self.items.contains_key(id))
+            })
+            .map(|i| {
+                let name = raw_string(i.name).non_empty().unwrap_or("?").to_owned();
+                truncate(&name, 60)
+            })
+            .collect();
+        if !missing.is_empty() {
+            out.push(Fact::Finding {
+                kind: FindingKind::LostToolCall,
+                key: None,
+                message: format!(
+                    "the completed response lists {} (function_call items) that no event streamed: {}",
+                    crate::text::plural(missing.len(), "tool call"),
+                    missing.join(", ")
+                ),
+            });
+        }
+    }
+
     /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
     pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         let ev: Ev<'_> = match serde_json::from_str(data) {
@@ -238,6 +276,7 @@ impl Responses {
                 out.push(Fact::CallDone { key });
             }
             "response.completed" | "response.done" => {
+                self.announced_items(ev.response, out);
                 out.push(Fact::Finish {
                     reason: kind.trim_start_matches("response.").to_owned(),
                 });

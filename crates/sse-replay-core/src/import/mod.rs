@@ -99,6 +99,13 @@ pub enum ImportError {
     /// Read from a pipe or device, the input went past its size limit.
     #[error("input longer than {limit} bytes ({} × --max-event-bytes) in {}", crate::input::RECORDING_LINE_FACTOR, .path.display())]
     TooLong { path: PathBuf, limit: u64 },
+    /// The input went past `--max-input-bytes`: nothing after that byte was read.
+    #[error(
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {}",
+        crate::text::plural(*.limit, "byte"),
+        .path.display()
+    )]
+    InputTooLong { path: PathBuf, limit: u64 },
     /// The cassette nests deeper than any real cassette (and than the YAML reader accepts).
     #[error("cassette nests brackets more than {limit} levels deep at line {line}; refused before parsing in {}", .path.display())]
     TooDeep {
@@ -124,6 +131,7 @@ impl ImportError {
             | Self::NoStreams { path, .. }
             | Self::EventTooLarge { path, .. }
             | Self::TooLong { path, .. }
+            | Self::InputTooLong { path, .. }
             | Self::TooDeep { path, .. } => path,
         }
     }
@@ -131,7 +139,10 @@ impl ImportError {
     /// The input went past a size limit (the stream is at fault, as for `check`), rather than
     /// being unreadable or not a capture.
     pub fn is_over_limit(&self) -> bool {
-        matches!(self, Self::EventTooLarge { .. } | Self::TooLong { .. })
+        matches!(
+            self,
+            Self::EventTooLarge { .. } | Self::TooLong { .. } | Self::InputTooLong { .. }
+        )
     }
 }
 
@@ -223,7 +234,8 @@ pub fn importer(kind: Kind, path: &Path, head: &[u8]) -> Result<ImportFormat, Im
 /// `max_event_bytes`, secrets redacted unless `keep_secrets`). The importer is chosen from the
 /// probe's decision before the rest is read, so an input that is not a capture (`/dev/zero`) is
 /// refused at once; a regular file is read up to its size, a pipe or device up to
-/// [`crate::input::RECORDING_LINE_FACTOR`] × the event limit.
+/// [`crate::input::RECORDING_LINE_FACTOR`] × the event limit, and no input past `max_input_bytes`
+/// ([`ImportError::InputTooLong`]).
 pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     use std::io::Read as _;
     let kind = probe.kind();
@@ -231,9 +243,15 @@ pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     let input = probe.into_input();
     let path = input.path().to_owned();
     let format = importer(kind, &path, input.head())?;
-    let io = |source: std::io::Error| ImportError::Io {
-        path: path.clone(),
-        source,
+    let io = |source: std::io::Error| match crate::input::over_input_limit(&source) {
+        Some(limit) => ImportError::InputTooLong {
+            path: path.clone(),
+            limit,
+        },
+        None => ImportError::Io {
+            path: path.clone(),
+            source,
+        },
     };
     let size = input.size();
     let limit = match size {
@@ -263,6 +281,10 @@ pub fn open_error(path: &Path, e: InputError) -> ImportError {
             std::io::ErrorKind::InvalidInput,
             "is a directory",
         )),
+        InputError::InputTooLong { limit, .. } => ImportError::InputTooLong {
+            path: path.to_owned(),
+            limit,
+        },
         InputError::Io { source, .. } => io(source),
         other => io(std::io::Error::other(other.to_string())),
     }

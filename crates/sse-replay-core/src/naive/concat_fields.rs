@@ -28,7 +28,7 @@ impl NaiveStrategy for ConcatFields {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::ConcatFields);
-        r.calls = self.calls.into_calls(end.end_chunk);
+        r.calls = self.calls.into_calls(end.end_chunk, end.parses);
         r
     }
 }

@@ -23,7 +23,7 @@ mod per_fragment;
 pub mod per_read;
 mod steps;
 
-use crate::accumulate::{Parsed, parse_value};
+use crate::accumulate::{Call, Parsed, parse_value};
 use crate::dialect::{DialectKind, FxHashMap};
 use crate::fact::{CallKey, Fact, FactObserver, Fragment, Pos};
 use crate::framing::Framing;
@@ -192,6 +192,39 @@ pub struct StreamEnd<'a> {
     /// The dialect and framing the correct pass settled on.
     pub dialect: DialectKind,
     pub framing: Framing,
+    /// The correct calls' parses, shared with a strategy that ends up with the same text.
+    pub parses: &'a Parses<'a>,
+}
+
+/// The correct calls' parsed arguments by their text: a strategy whose call ends up with the same
+/// text holds the correct call's value ([`Parsed`] shares it) instead of parsing a copy. On a
+/// stream of many small calls the six copies were most of the analysis's memory.
+#[derive(Debug, Default)]
+pub struct Parses<'a> {
+    by_text: FxHashMap<&'a str, &'a Parsed>,
+}
+
+impl<'a> Parses<'a> {
+    /// The parses of `calls` (those whose value is the parse of their text: not the empty
+    /// arguments taken as `{}`).
+    pub fn of(calls: &'a [Call]) -> Self {
+        let by_text = calls
+            .iter()
+            .filter(|c| !c.empty_arguments)
+            .map(|c| (c.raw_arguments.as_str(), &c.parsed))
+            .collect();
+        Self { by_text }
+    }
+
+    /// `text` parsed ([`parse_value`]): the shared value when a correct call has this text.
+    pub fn parse(&self, text: &str) -> Parsed {
+        self.get(text).unwrap_or_else(|| parse_value(text))
+    }
+
+    /// The correct call's value for `text` (what [`parse_value`] gives for it), if one has it.
+    pub fn get(&self, text: &str) -> Option<Parsed> {
+        self.by_text.get(text).map(|p| (*p).clone())
+    }
 }
 
 /// One naive strategy: fed the dialect's fragments in stream order, it builds its report at the
@@ -260,11 +293,25 @@ impl Strategies {
         dialect: DialectKind,
         framing: Framing,
     ) -> Vec<Report> {
+        self.reports_sharing(reads, dialect, framing, &[])
+    }
+
+    /// [`Strategies::reports`], the strategies' calls sharing the parsed values of the correct
+    /// `calls` where their arguments text is the same ([`Parses`]).
+    pub fn reports_sharing(
+        self,
+        reads: Option<&[(&[u8], u64)]>,
+        dialect: DialectKind,
+        framing: Framing,
+        calls: &[Call],
+    ) -> Vec<Report> {
+        let parses = Parses::of(calls);
         let end = StreamEnd {
             end_chunk: self.finished_at.map_or(self.last_chunk, |p| p.chunk),
             reads,
             dialect,
             framing,
+            parses: &parses,
         };
         self.strategies
             .into_iter()
@@ -311,9 +358,10 @@ struct Entry {
 }
 
 impl Entry {
-    /// The call as the strategy ends up with it, finished at `chunk`: its arguments parsed once.
-    fn into_call(self, chunk: u32) -> NaiveCall {
-        let parsed = parse_value(&self.args);
+    /// The call as the strategy ends up with it, finished at `chunk`: its arguments parsed once
+    /// (or the correct call's value shared, see [`Parses`]).
+    fn into_call(self, chunk: u32, parses: &Parses<'_>) -> NaiveCall {
+        let parsed = parses.parse(&self.args);
         NaiveCall {
             label: self.label,
             id: self.id,
@@ -376,11 +424,11 @@ impl Table {
         self.map.len()
     }
 
-    fn into_calls(mut self, chunk: u32) -> Vec<NaiveCall> {
+    fn into_calls(mut self, chunk: u32, parses: &Parses<'_>) -> Vec<NaiveCall> {
         self.order
             .iter()
             .filter_map(|k| self.map.remove(k))
-            .map(|e| e.into_call(chunk))
+            .map(|e| e.into_call(chunk, parses))
             .collect()
     }
 }
@@ -482,6 +530,7 @@ mod tests {
                 reads: None,
                 dialect: DialectKind::OpenAiChat,
                 framing: Framing::Sse,
+                parses: &Parses::default(),
             };
             assert_eq!(alone.0.strategy(), strategy);
             assert_eq!(alone.0.finish(&end), together[i], "{}", strategy.name());

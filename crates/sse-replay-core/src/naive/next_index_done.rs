@@ -1,7 +1,7 @@
 //! `next-index-done`: treat a call as finished when a fragment of another call appears (the OpenAI
 //! SDK helpers' done events); what arrives for it later is lost.
 
-use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
+use super::{Entry, FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
 use crate::fact::{CallKey, Fragment};
 use rustc_hash::FxHashSet;
 
@@ -10,7 +10,8 @@ use rustc_hash::FxHashSet;
 pub(super) struct NextIndexDone {
     current: Option<CallKey>,
     open: Table,
-    done: Vec<NaiveCall>,
+    /// The calls declared done and the chunk where (parsed at the end, see [`super::Parses`]).
+    done: Vec<(Entry, u32)>,
     closed: FxHashSet<CallKey>,
     dropped: u64,
 }
@@ -26,7 +27,7 @@ impl NaiveStrategy for NextIndexDone {
             if let Some(prev) = self.current.take()
                 && let Some(e) = self.open.remove(&prev)
             {
-                self.done.push(e.into_call(at.pos.chunk));
+                self.done.push((e, at.pos.chunk));
                 self.closed.insert(prev);
             }
             self.current = Some(fragment.key.clone());
@@ -42,8 +43,12 @@ impl NaiveStrategy for NextIndexDone {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::NextIndexDone);
-        let mut calls = self.done;
-        calls.extend(self.open.into_calls(end.end_chunk));
+        let mut calls: Vec<_> = self
+            .done
+            .into_iter()
+            .map(|(e, chunk)| e.into_call(chunk, end.parses))
+            .collect();
+        calls.extend(self.open.into_calls(end.end_chunk, end.parses));
         r.calls = calls;
         if self.dropped > 0 {
             r.notes.push(if self.dropped == 1 {

@@ -110,8 +110,13 @@ impl Expected {
             .iter()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
-                    Parsed::Ok(v) if c.complete => (Args::Value(v.clone()), CallStatus::Ok),
-                    Parsed::Ok(v) => (Args::Value(v.clone()), CallStatus::Unfinished),
+                    Parsed::Ok(v) if c.complete => {
+                        (Args::Value(serde_json::Value::clone(v)), CallStatus::Ok)
+                    }
+                    Parsed::Ok(v) => (
+                        Args::Value(serde_json::Value::clone(v)),
+                        CallStatus::Unfinished,
+                    ),
                     Parsed::Err { .. } => (Args::Raw(c.raw_arguments.clone()), CallStatus::Broken),
                 };
                 let call = CaseCall {
@@ -249,6 +254,8 @@ pub enum Exit {
     Signal(i32),
     /// Killed by the harness at the timeout.
     TimedOut,
+    /// Killed by the harness because the run was stopped (Ctrl+C, SIGTERM, the app's Stop).
+    Stopped,
 }
 
 /// Judges one case (see the module documentation for the rule).
@@ -259,6 +266,7 @@ pub fn judge(
 ) -> CaseOutcome {
     let failed_how = match exit {
         Exit::TimedOut => return CaseOutcome::Error("timed out: killed".into()),
+        Exit::Stopped => return CaseOutcome::Error("stopped: the run was interrupted".into()),
         Exit::Code(0) => None,
         Exit::Code(c) => Some(format!("exited with code {c}")),
         Exit::Signal(s) => Some(format!("killed by signal {s}")),
@@ -439,7 +447,7 @@ fn naive_case_calls(calls: &[NaiveCall]) -> Vec<CaseCall> {
                 Args::Value(json!({}))
             } else {
                 match &n.parsed {
-                    Parsed::Ok(v) => Args::Value(v.clone()),
+                    Parsed::Ok(v) => Args::Value(serde_json::Value::clone(v)),
                     Parsed::Err { .. } => Args::Raw(n.raw_arguments.clone()),
                 }
             },

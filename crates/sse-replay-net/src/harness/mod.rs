@@ -264,6 +264,16 @@ pub const STDERR_TAIL_CHARS: usize = 2000;
 
 /// Runs one case.
 pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
+    run_case_until(recording, id, config, &AtomicBool::new(false))
+}
+
+/// [`run_case`], its client (and everything it started) killed as soon as `cancel` is set.
+pub fn run_case_until(
+    recording: &SuiteRecording,
+    id: CaseId,
+    config: &Config,
+    cancel: &AtomicBool,
+) -> CaseResult {
     let started = Instant::now();
     let wire = recording
         .wire(id.variant, config.random_seed)
@@ -322,13 +332,14 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         case_time: started.elapsed(),
         start_failed,
     };
-    let run = match run::run_client(
+    let run = match run::run_client_until(
         &config.command,
         &wire,
         head,
         speed,
         &extra_env,
         config.timeout,
+        cancel,
     ) {
         Ok(run) => run,
         Err(e) => {
@@ -402,7 +413,8 @@ fn stderr_tail(bytes: &[u8]) -> String {
 pub type ProgressFn<'a> = dyn Fn(usize, usize, &CaseResult) + Sync + 'a;
 
 /// Runs every case on `config.jobs` threads; results in case order. `cancel` stops handing out new
-/// cases (running ones finish). `progress` is called from the worker threads as cases finish.
+/// cases and kills the running ones' clients, with every process they started (their cases end
+/// as errors: "stopped"). `progress` is called from the worker threads as cases finish.
 pub fn run_suite(
     suite: &[SuiteRecording],
     cases: &[CaseId],
@@ -429,7 +441,7 @@ pub fn run_suite(
                     let Some(r) = suite.get(id.recording) else {
                         break;
                     };
-                    let result = run_case(r, *id, config);
+                    let result = run_case_until(r, *id, config, cancel);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     progress(n, cases.len(), &result);
                     if let Ok(mut all) = results.lock()
@@ -493,6 +505,7 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
             Some(Exit::Code(c)) => serde_json::json!({"code": c}),
             Some(Exit::Signal(s)) => serde_json::json!({"signal": s}),
             Some(Exit::TimedOut) => serde_json::json!("timeout"),
+            Some(Exit::Stopped) => serde_json::json!("stopped"),
             None => serde_json::Value::Null,
         },
         "client_ms": result.client_time.as_secs_f64() * 1e3,
