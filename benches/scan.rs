@@ -168,7 +168,6 @@ fn measure(cmds: &[(Vec<&str>, Vec<&Path>)], runs: usize) -> Vec<(f64, f64, f64)
 /// CPU seconds per stream in this process, one thread: scan's analysis and rows, and export's
 /// lean pass, on the same files (each measured `runs` times; the median).
 fn per_stream_in_process(files: &[PathBuf], runs: usize) -> (f64, f64) {
-    use sse_replay_core::pipeline::Options;
     let options = sse_replay_core::scan::ScanOptions::default();
     let mut scan_t = Vec::new();
     let mut export_t = Vec::new();
@@ -188,15 +187,11 @@ fn per_stream_in_process(files: &[PathBuf], runs: usize) -> (f64, f64) {
                 std::io::sink(),
                 sse_replay_core::export::Format::Json,
             );
-            let _ = sse_replay_core::open::stream_each(
-                p,
-                None,
-                Options::default(),
-                sse_replay_core::input::DEFAULT_MAX_EVENT_BYTES,
-                |c| {
+            if let Ok(probe) = sse_replay_core::probe::open(p, Default::default()) {
+                let _ = probe.stream_calls(|c| {
                     let _ = w.call(&c);
-                },
-            );
+                });
+            }
             let _ = w.finish();
         }
         export_t.push(t.elapsed().as_secs_f64() / files.len().max(1) as f64);

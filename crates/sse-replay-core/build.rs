@@ -2,7 +2,10 @@
 //! built-in suite, so the command works from any folder after `cargo install` and a new recording
 //! is never forgotten in a hand-kept list.
 
-use std::fmt::Write as _;
+#![allow(
+    clippy::print_stdout,
+    reason = "a build script talks to cargo on standard output (`cargo:rerun-if-changed`)"
+)]
 
 fn main() {
     // Read at run time, not with `env!`: a build-script binary compiled for one checkout can be
@@ -23,11 +26,10 @@ fn main() {
     for n in &names {
         let path = dir.join(n);
         println!("cargo:rerun-if-changed={}", path.display());
-        let _ = writeln!(
-            out,
-            "    ({n:?}, include_bytes!({:?})),",
+        out.push_str(&format!(
+            "    ({n:?}, include_bytes!({:?})),\n",
             path.display().to_string()
-        );
+        ));
     }
     out.push_str("]\n");
     let target = std::path::Path::new(&std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()))

@@ -7,11 +7,26 @@ use sse_replay_core::sse::{EventFlags, SseItem, SseParser, SseStats, Unterminate
 
 #[derive(Debug, PartialEq, Eq)]
 enum Item {
-    Event { event_type: String, data: String, id: String, span: std::ops::Range<u64>, flags: EventFlags },
-    Comment { text: String, span: std::ops::Range<u64> },
+    Event {
+        event_type: String,
+        data: String,
+        id: String,
+        span: std::ops::Range<u64>,
+        flags: EventFlags,
+    },
+    Comment {
+        text: String,
+        span: std::ops::Range<u64>,
+    },
 }
 
-type Run = (Vec<Item>, Option<Unterminated>, Option<u64>, String, SseStats);
+type Run = (
+    Vec<Item>,
+    Option<Unterminated>,
+    Option<u64>,
+    String,
+    SseStats,
+);
 
 fn run(body: &[u8], cuts: &[usize]) -> Run {
     let mut p = SseParser::new();
@@ -25,7 +40,10 @@ fn run(body: &[u8], cuts: &[usize]) -> Run {
                 span: e.span,
                 flags: e.flags,
             },
-            SseItem::Comment { text, span } => Item::Comment { text: text.to_owned(), span },
+            SseItem::Comment { text, span } => Item::Comment {
+                text: text.to_owned(),
+                span,
+            },
         })
     };
     let mut start = 0;
@@ -34,7 +52,13 @@ fn run(body: &[u8], cuts: &[usize]) -> Run {
         start = c;
     }
     let unterminated = p.finish();
-    (items, unterminated, p.retry_ms(), p.last_event_id().to_owned(), p.stats().clone())
+    (
+        items,
+        unterminated,
+        p.retry_ms(),
+        p.last_event_id().to_owned(),
+        p.stats().clone(),
+    )
 }
 
 fuzz_target!(|data: &[u8]| {

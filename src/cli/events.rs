@@ -49,7 +49,7 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
                 }
             }
         }
-        if let Err(e) = writeln!(out, "{v}") {
+        if let Err(e) = writeln!(out, "{}", sse_replay_core::text::json_compact(&v)) {
             return fail(EXIT_FAILED, format!("cannot write to standard output: {e}"));
         }
     }
@@ -59,6 +59,10 @@ pub(super) fn run(a: &EventsArgs) -> ExitCode {
     drop(out);
     let code = verdict(&analysis, &a.input.file);
     // As in `check`: the process ends here, so skip freeing every allocation one by one.
+    #[allow(
+        clippy::mem_forget,
+        reason = "the process ends here: freeing is left to the OS"
+    )]
     std::mem::forget(analysis);
     code
 }

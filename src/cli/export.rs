@@ -10,7 +10,6 @@ use clap::{Args, ValueEnum};
 use super::{EXIT_FAILED, EXIT_OK, InputArgs, fail, open_failed, write_failed};
 use sse_replay_core::export::{self, Format};
 use sse_replay_core::input;
-use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::{OutputFile, WriteOptions};
 
 /// `export` arguments.
@@ -73,16 +72,8 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
     let mut writer = export::CallWriter::new(sink, a.format);
     let mut write_error: Option<std::io::Error> = None;
     let mut judge = sse_replay_core::verdict::Judge::default();
-    let result = sse_replay_core::open::stream_each(
-        &a.input.file,
-        a.input.stream(),
-        Options {
-            dialect: a.input.dialect,
-            framing: None,
-            detail: false,
-        },
-        a.input.max_event_bytes,
-        |c| {
+    let result = a.input.open().and_then(|p| {
+        p.stream_calls(|c| {
             judge.call(&c);
             if write_error.is_none()
                 && (a.include_server_tools || c.is_client_call())
@@ -90,8 +81,8 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
             {
                 write_error = Some(e);
             }
-        },
-    );
+        })
+    });
     // On any error the writer (and with it the temporary file) is dropped: nothing is left.
     let out = match result {
         Ok(o) => o,
@@ -106,21 +97,24 @@ pub(super) fn run(a: &ExportArgs) -> ExitCode {
             );
         }
     };
+    // The same verdict as `check`, from the findings the lean pass computed; one line on stderr.
+    let verdict = judge.verdict(out.findings.list());
+    if !verdict.ok() {
+        // A file gets nothing rather than calls a script would take for the whole answer;
+        // standard output (or a FIFO) has had them as they were parsed, failed ones with their
+        // raw text.
+        file.discard();
+        return fail(EXIT_FAILED, format!("{} in {name}", verdict.line()));
+    }
     if let Err(e) = file.commit() {
         return fail(write_failed(&e), e);
     }
-    // The same verdict as `check`, from the findings the lean pass computed; one line on stderr.
-    let verdict = judge.verdict(out.findings.list());
-    if verdict.ok() {
-        if judge.client_calls() == 0 {
-            // Not an error (a text answer), but an empty export should not pass unremarked.
-            sse_replay_core::log_line!(
-                "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
-                sse_replay_core::text::visible(&name.to_string())
-            );
-        }
-        ExitCode::from(EXIT_OK)
-    } else {
-        fail(EXIT_FAILED, format!("{} in {name}", verdict.line()))
+    if judge.client_calls() == 0 {
+        // Not an error (a text answer), but an empty export should not pass unremarked.
+        sse_replay_core::log_line!(
+            "sse-replay: warning: no tool calls in {} (the stream ended normally without one)",
+            sse_replay_core::text::visible(&name)
+        );
     }
+    ExitCode::from(EXIT_OK)
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, parse_size};
 use sse_replay_core::import;
+use sse_replay_core::probe::{self, Kind, ReadOptions};
 
 /// `import` arguments.
 #[derive(Debug, clap::Args)]
@@ -32,6 +33,10 @@ pub struct ImportArgs {
     /// stops the import with exit 1.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
+    /// The most bytes read from the input (suffixes K, M, G): past it the import stops with exit 1
+    /// and one line saying where, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
+    pub max_input_bytes: u64,
 }
 
 fn parse_max_streams(s: &str) -> Result<usize, String> {
@@ -76,18 +81,37 @@ fn default_output(input: &Path) -> PathBuf {
 /// input cannot be imported or an output exists without `--force` (nothing is written); 1 when
 /// writing failed. A journal (`x.ron.partial`) is salvaged into `x.ron`, marked interrupted; a
 /// damaged journal head is an error naming the file and the line.
+#[allow(
+    clippy::print_stderr,
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(args: &ImportArgs) -> ExitCode {
-    let limits = import::ImportLimits {
+    let options = ReadOptions {
         max_event_bytes: args.max_event_bytes,
         max_streams: args.max_streams,
+        max_input_bytes: args.max_input_bytes,
+        keep_secrets: args.keep_secrets,
+        ..ReadOptions::default()
     };
-    let (recs, skipped) = if import::is_journal_file(&args.file) {
-        match sse_replay_core::recording::load(&args.file) {
-            Ok(rec) => (vec![rec], 0),
+    let probe = match probe::open(&args.file, options) {
+        Ok(p) => p,
+        // A file longer than --max-input-bytes is refused before it is read: the input is at
+        // fault, as for a stream cut off by the limit.
+        Err(e) if e.is_over_limit() => {
+            return fail(EXIT_FAILED, import::open_error(&args.file, e));
+        }
+        Err(e) => return fail(EXIT_INPUT, import::open_error(&args.file, e)),
+    };
+    // A journal is salvaged into the recording it was becoming, marked interrupted.
+    let (recs, skipped) = if probe.kind() == Kind::Journal {
+        match probe.recording(|_, _| true) {
+            Ok((rec, _)) => (vec![rec], 0),
+            Err(e) if e.is_over_limit() => return fail(EXIT_FAILED, e),
             Err(e) => return fail(EXIT_INPUT, e),
         }
     } else {
-        match import::import_path_with(&args.file, &limits, args.keep_secrets) {
+        match import::import(probe) {
             Ok(i) => (i.recordings, i.skipped_streams),
             Err(e) if e.is_over_limit() => return fail(EXIT_FAILED, e),
             Err(e) => return fail(EXIT_INPUT, e),
@@ -145,7 +169,7 @@ pub(super) fn run(args: &ImportArgs) -> ExitCode {
         if let Err(e) = sse_replay_core::recording::write_file(p, text.as_bytes(), options) {
             // Undo this run's new files (never a file that was there before).
             for w in written {
-                let _ = std::fs::remove_file(w);
+                std::fs::remove_file(w).ok();
             }
             let code = match e {
                 sse_replay_core::recording::RecordingError::Exists { .. } => EXIT_INPUT,

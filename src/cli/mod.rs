@@ -6,7 +6,7 @@
 //! …) or a network/HTTP failure; 2 = the input cannot be read (or bad usage). `check`, `export`
 //! and `events` decide it with the one verdict in [`sse_replay_core::verdict`], and say why on exactly one
 //! line of standard error. `-` as the input path is standard input. Files are opened by the one
-//! opener, [`sse_replay_core::open`], as in the app (a HAR or cassette with several streams takes
+//! probe, [`sse_replay_core::probe`], as in the app (a HAR or cassette with several streams takes
 //! `--stream N`).
 //!
 //! One file per command; this module holds the clap [`Cli`], the exit codes, the shared flags and
@@ -37,6 +37,7 @@ use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::input;
 use sse_replay_core::open::OpenError;
+use sse_replay_core::probe::{self, ReadOptions};
 use sse_replay_core::recording::RecordingError;
 
 pub use check::CheckArgs;
@@ -117,6 +118,11 @@ pub struct InputArgs {
     /// one stops the read with exit 1, so an endless input ends at bounded memory.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
+    /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
+    /// device, a capture; suffixes K, M, G): past it the read stops with exit 1 and one line
+    /// saying where, so an endless input ends at bounded memory.
+    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
+    pub max_input_bytes: u64,
     /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
     /// capture is refused with exit 2 and the list of its streams.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
@@ -130,14 +136,25 @@ impl InputArgs {
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
     }
 
-    /// Open and analyse the file as `check` and `events` do.
+    /// How these flags read the file.
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            max_event_bytes: self.max_event_bytes,
+            max_input_bytes: self.max_input_bytes,
+            stream: self.stream(),
+            dialect: self.dialect,
+            ..ReadOptions::default()
+        }
+    }
+
+    /// Open the file: once, through the probe.
+    fn open(&self) -> Result<probe::Probe, OpenError> {
+        Ok(probe::open(&self.file, self.read_options())?)
+    }
+
+    /// Open and analyse the file as `events` and `preview` do (the body kept).
     fn analyse(&self) -> Result<Analysis, OpenError> {
-        sse_replay_core::open::analyse(
-            &self.file,
-            self.dialect,
-            self.stream(),
-            self.max_event_bytes,
-        )
+        self.open()?.analyse(true)
     }
 }
 
@@ -357,6 +374,10 @@ pub fn run(cli: Cli, open_app: impl FnOnce(Option<PathBuf>) -> ExitCode) -> Exit
 /// Print one line on standard error and return `code`. Control characters in the message (line
 /// breaks or ESC from a provider's error text or a hostile function name) are escaped
 /// ([`sse_replay_core::text::visible`]), so scripts can rely on one line and the terminal is left alone.
+#[allow(
+    clippy::print_stderr,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     eprintln!(
         "sse-replay: {}",
@@ -390,16 +411,20 @@ fn write_failed(e: &RecordingError) -> u8 {
 /// past a limit (the stream is at fault, like a truncated one), 2 when it could not be read, is not
 /// a capture, or is a capture with several streams and no `--stream`. The first line is the error;
 /// for a capture with several streams one line per stream follows (each escaped like the error).
+#[allow(
+    clippy::print_stderr,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn open_failed(e: &OpenError) -> ExitCode {
     let code = if e.is_over_limit() {
         EXIT_FAILED
     } else {
         EXIT_INPUT
     };
-    if let OpenError::ChooseStream { titles, .. } = e {
+    if let OpenError::ChooseStream { .. } = e {
         let code = fail(code, e.to_string().lines().next().unwrap_or_default());
-        for (i, title) in titles.iter().enumerate() {
-            eprintln!("  {}: {}", i + 1, sse_replay_core::text::visible(title));
+        for line in e.stream_lines() {
+            eprintln!("{}", sse_replay_core::text::visible(&line));
         }
         return code;
     }
@@ -492,6 +517,32 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_input_limit_defaults_to_the_documented_constant() {
+        for args in [
+            vec!["sse-replay", "check", "x"],
+            vec!["sse-replay", "events", "x"],
+            vec!["sse-replay", "preview", "x"],
+            vec!["sse-replay", "export", "x"],
+        ] {
+            let limit = match Cli::try_parse_from(&args).unwrap().command {
+                Some(Command::Check(a)) => a.input.max_input_bytes,
+                Some(Command::Events(a)) => a.input.max_input_bytes,
+                Some(Command::Preview(a)) => a.input.max_input_bytes,
+                Some(Command::Export(a)) => a.input.max_input_bytes,
+                _ => 0,
+            };
+            assert_eq!(limit, input::DEFAULT_MAX_INPUT_BYTES, "{args:?}");
+        }
+        let Some(Command::Import(a)) = Cli::try_parse_from(["sse-replay", "import", "x"])
+            .unwrap()
+            .command
+        else {
+            panic!("not import");
+        };
+        assert_eq!(a.max_input_bytes, input::DEFAULT_MAX_INPUT_BYTES);
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub(super) fn run(a: &PreviewArgs) -> ExitCode {
                 "preview": p.value,
                 "contradicted": !p.contradicted.is_empty(),
             });
-            written = writeln!(out, "{line}");
+            written = writeln!(out, "{}", sse_replay_core::text::json_compact(&line));
         }
     });
     if let Err(e) = written.and_then(|()| out.flush()) {
@@ -59,6 +59,10 @@ pub(super) fn run(a: &PreviewArgs) -> ExitCode {
     drop(out);
     let code = verdict(&analysis, &a.input.file);
     // As in `events`: the process ends here, so skip freeing every allocation one by one.
+    #[allow(
+        clippy::mem_forget,
+        reason = "the process ends here: freeing is left to the OS"
+    )]
     std::mem::forget(analysis);
     code
 }

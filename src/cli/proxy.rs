@@ -17,6 +17,10 @@ pub struct ProxyArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// The real API base, e.g. https://api.openai.com (a path prefix is kept).
+    #[allow(
+        rustdoc::bare_urls,
+        reason = "clap prints this comment as the flag's help, where a URL is plain text"
+    )]
     #[arg(long)]
     pub upstream: String,
     /// Directory for the captured event streams.
@@ -29,12 +33,20 @@ pub struct ProxyArgs {
     /// captures as they are, instead of redacting them.
     #[arg(long)]
     pub keep_secrets: bool,
+    /// Bytes one capture holds at most (suffixes K, M, G): a longer (or endless) stream's
+    /// capture ends there, saved with a note, while the client still gets the whole stream.
+    #[arg(long, value_name = "N", default_value = "1G", value_parser = super::parse_size)]
+    pub max_capture_bytes: u64,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
 
 /// `sse-replay proxy`: prints `listening on http://ADDR/` first, then one line per captured stream
 /// on standard output (requests on standard error); Ctrl+C or SIGTERM stops and saves open captures.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(a: &ProxyArgs) -> ExitCode {
     let config = proxy::ProxyConfig {
         listen: a.listen,
@@ -42,7 +54,10 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
         out_dir: a.out.clone(),
         timeout: sse_replay_net::secs(a.timeout),
         keep_secrets: a.keep_secrets,
-        limits: a.limits.limits(),
+        limits: sse_replay_net::ServerLimits {
+            max_capture_bytes: a.max_capture_bytes,
+            ..a.limits.limits()
+        },
     };
     let handle = match proxy::start(config, print_event) {
         Ok(h) => h,
@@ -90,6 +105,10 @@ pub(super) fn run(a: &ProxyArgs) -> ExitCode {
 }
 
 /// One line on standard error per request and capture; the finished captures on standard output.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn print_event(e: proxy::ProxyEvent) {
     match e {
         proxy::ProxyEvent::Forwarded {
@@ -103,9 +122,10 @@ fn print_event(e: proxy::ProxyEvent) {
         proxy::ProxyEvent::UpstreamFailed {
             method,
             path,
+            status,
             message,
         } => sse_replay_core::log_line!(
-            "{method} {} → 502: {}",
+            "{method} {} → {status}: {}",
             sse_replay_core::text::visible(&path),
             sse_replay_core::text::visible(&message)
         ),

@@ -114,6 +114,11 @@ pub fn request_from_args(
 
 /// `sse-replay record`: progress on standard error, the summary on standard output, Ctrl+C or
 /// SIGTERM stops and saves. Exit codes: see [`record_exit_code`].
+#[allow(
+    clippy::print_stderr,
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(a: &RecordArgs) -> ExitCode {
     let req = match request_from_args(a, sse_replay_net::headers::env_lookup) {
         Ok(r) => r,
@@ -135,6 +140,12 @@ pub(super) fn run(a: &RecordArgs) -> ExitCode {
     // Named once the response head arrives: without a response nothing is written.
     let journal = std::sync::Mutex::new(None);
     let on_update = move |u: record::RecorderUpdate| match u {
+        record::RecorderUpdate::WaitingForReader { path } => {
+            sse_replay_core::log_line!(
+                "sse-replay: waiting for a process to read the FIFO {} (nothing is sent until one does; Ctrl+C or SIGTERM gives up)",
+                sse_replay_core::text::visible(&path.display().to_string())
+            );
+        }
         record::RecorderUpdate::Sent { journal: j } => {
             if let Ok(mut slot) = journal.lock() {
                 *slot = j;

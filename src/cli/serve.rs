@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
+use sse_replay_core::open::OpenError;
 use sse_replay_net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, serve};
 
 /// `serve` arguments.
@@ -94,6 +95,14 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = 256,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_connections: u32,
+    /// Seconds a request body has to arrive whole; a slower one is cut off (serve answers 408,
+    /// the proxy aborts the upstream request) and its connection slot freed.
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = parse_seconds)]
+    pub body_timeout: f64,
+    /// Bytes per second a request body must average after its first 5 seconds (suffixes K, M);
+    /// a body trickled slower is cut off like one past --body-timeout.
+    #[arg(long, value_name = "N", default_value = "1K", value_parser = super::parse_size)]
+    pub min_body_rate: u64,
 }
 
 impl LimitArgs {
@@ -103,17 +112,27 @@ impl LimitArgs {
             header_timeout: secs(self.header_timeout),
             idle_timeout: secs(self.idle_timeout),
             max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            body_timeout: secs(self.body_timeout),
+            min_body_rate: self.min_body_rate,
+            ..ServerLimits::default()
         }
     }
 }
 
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
 /// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(args: &ServeArgs) -> ExitCode {
     let Some(file) = args.file.as_ref().filter(|_| !args.suite) else {
         return run_suite(args);
     };
-    let (rec, _kind) = match sse_replay_core::input::open_path(file, |_| true) {
+    let opened = sse_replay_core::probe::open(file, Default::default())
+        .map_err(OpenError::from)
+        .and_then(|p| p.recording(|_, _| true));
+    let (rec, _kind) = match opened {
         Ok(x) => x,
         Err(e) => return fail(EXIT_INPUT, e),
     };

@@ -55,7 +55,7 @@ impl ShutdownSignal {
     pub fn stop_on_signal(mut self, stop: tokio::sync::watch::Sender<bool>) {
         tokio::spawn(async move {
             self.recv().await;
-            let _ = stop.send(true);
+            stop.send(true).ok();
         });
     }
 }
@@ -93,8 +93,60 @@ pub fn remove_temp_files_on_interrupt() {
             .spawn(move || {
                 let code = rt.block_on(signals.recv());
                 sse_replay_core::recording::remove_pending_temps();
+                #[allow(
+                    clippy::exit,
+                    reason = "Ctrl+C during export: the temporary files are gone, the process ends with the signal's code"
+                )]
                 std::process::exit(code);
             });
         drop(spawned);
     });
+}
+
+/// What a command that stops its own work when asked (`test`) gets from
+/// [`stop_on_signal_flag`]: the flag the first Ctrl+C or SIGTERM sets, and the exit code that
+/// signal's default action would have given.
+pub struct StopFlag {
+    /// Set on the first signal.
+    pub flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    code: std::sync::Arc<std::sync::atomic::AtomicI32>,
+}
+
+impl StopFlag {
+    /// The signal's exit code (130 for SIGINT, 143 for SIGTERM), once one arrived.
+    pub fn code(&self) -> Option<u8> {
+        if !self.flag.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        u8::try_from(self.code.load(std::sync::atomic::Ordering::SeqCst)).ok()
+    }
+}
+
+/// Installs the handlers (before returning) on a thread of their own, which turns the first
+/// Ctrl+C or SIGTERM into [`StopFlag::flag`]; the command then stops its work and exits with
+/// [`StopFlag::code`].
+pub fn stop_on_signal_flag() -> Result<StopFlag, ExitCode> {
+    let cannot = |e: std::io::Error| {
+        fail(
+            EXIT_FAILED,
+            format!("cannot watch for Ctrl+C or SIGTERM: {e}"),
+        )
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(cannot)?;
+    let mut signals = ShutdownSignal::install_in(&rt).map_err(cannot)?;
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let code = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+    let (f, c) = (flag.clone(), code.clone());
+    std::thread::Builder::new()
+        .name("sse-replay-signals".into())
+        .spawn(move || {
+            let got = rt.block_on(signals.recv());
+            c.store(got, std::sync::atomic::Ordering::SeqCst);
+            f.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .map_err(cannot)?;
+    Ok(StopFlag { flag, code })
 }

@@ -8,14 +8,13 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
 use sse_replay_core::dialect::DialectKind;
-use sse_replay_net::harness::{self, CaseResult, Config, Summary, Variant, Verdict};
+use sse_replay_net::harness::{self, CaseOutcome, CaseResult, Config, Summary, Variant};
 
 /// `test` arguments.
 #[derive(Debug, Args)]
@@ -104,12 +103,12 @@ fn visible(s: &str) -> String {
         .collect()
 }
 
-fn mark(v: &Verdict) -> &'static str {
+fn mark(v: &CaseOutcome) -> &'static str {
     match v {
-        Verdict::Pass => "✓",
-        Verdict::Fail(_) => "✗",
-        Verdict::Error(_) => "!",
-        Verdict::NotJudged(_) => "○",
+        CaseOutcome::Pass => "✓",
+        CaseOutcome::Fail(_) => "✗",
+        CaseOutcome::Error(_) => "!",
+        CaseOutcome::NotJudged(_) => "○",
     }
 }
 
@@ -138,7 +137,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
             let cell = row
                 .iter()
                 .find(|r| r.id.variant == *v)
-                .map_or("·", |r| mark(&r.verdict));
+                .map_or("·", |r| mark(&r.outcome));
             let w = v.name().chars().count();
             let pad = w.saturating_sub(1);
             line.push_str(&format!(
@@ -155,7 +154,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
     out.push_str("✓ pass  ✗ fail  ! error  ○ not judged  · does not apply\n");
     let bad: Vec<&CaseResult> = results
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Fail(_) | Verdict::Error(_)))
+        .filter(|r| matches!(r.outcome, CaseOutcome::Fail(_) | CaseOutcome::Error(_)))
         .collect();
     if !bad.is_empty() {
         out.push_str("\nFailures:\n");
@@ -166,15 +165,15 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
                 .unwrap_or_default();
             out.push_str(&format!(
                 "{} {} × {}{seed}: {}\n",
-                mark(&r.verdict),
+                mark(&r.outcome),
                 visible(&r.recording),
                 r.id.variant.name(),
-                visible(r.verdict.detail())
+                visible(r.outcome.detail())
             ));
             if let Some(d) = &r.diagnosis {
                 out.push_str(&format!("    {}\n", visible(d)));
             }
-            if matches!(r.verdict, Verdict::Error(_)) && !r.stderr.trim().is_empty() {
+            if matches!(r.outcome, CaseOutcome::Error(_)) && !r.stderr.trim().is_empty() {
                 let lines: Vec<&str> = r.stderr.trim_end().lines().collect();
                 for l in &lines[lines.len().saturating_sub(5)..] {
                     out.push_str(&format!("    stderr: {}\n", visible(l)));
@@ -184,7 +183,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
     }
     let unjudged: Vec<&CaseResult> = results
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::NotJudged(_)))
+        .filter(|r| matches!(r.outcome, CaseOutcome::NotJudged(_)))
         .collect();
     if !unjudged.is_empty() {
         out.push_str("\nNot judged (a pass that carries no signal):\n");
@@ -193,7 +192,7 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
                 "○ {} × {}: {}\n",
                 visible(&r.recording),
                 r.id.variant.name(),
-                visible(r.verdict.detail())
+                visible(r.outcome.detail())
             ));
         }
     }
@@ -201,6 +200,10 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
 }
 
 /// Runs `sse-replay test`.
+#[allow(
+    clippy::print_stderr,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(super) fn run(a: &TestArgs) -> ExitCode {
     let Some((program, args)) = a.command.split_first() else {
         return fail(EXIT_INPUT, "no command to test: give it after --");
@@ -278,7 +281,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "\r[{}{}] {done}/{total} {} {} × {}\x1b[K",
                 "#".repeat(filled),
                 " ".repeat(width - filled),
-                mark(&r.verdict),
+                mark(&r.outcome),
                 visible(&r.recording),
                 r.id.variant.name()
             );
@@ -287,10 +290,29 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
             }
         }
     };
-    let cancel = AtomicBool::new(false);
-    let run = harness::run_plan(&suite, &config, &cancel, &progress);
+    // Ctrl+C or SIGTERM: the running cases' clients, and everything they started, are killed,
+    // and no case starts after; what finished is reported.
+    let stop = match super::signals::stop_on_signal_flag() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let run = harness::run_plan(&suite, &config, &stop.flag, &progress);
     if tty && header_said.is_completed() {
         eprint!("\r\x1b[K");
+    }
+    if let Some(code) = stop.code() {
+        let ran = run
+            .results
+            .iter()
+            .filter(|r| r.exit != Some(harness::Exit::Stopped))
+            .count();
+        return fail(
+            code,
+            format!(
+                "stopped after {ran} of {}: the clients still running were killed, with every process they started",
+                sse_replay_core::text::plural(run.planned.len(), "case")
+            ),
+        );
     }
     if let Some(why) = &run.start_failure {
         return fail(EXIT_INPUT, format!("could not start the client: {why}"));
@@ -343,7 +365,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
         }
     }
     let written = if a.json {
-        let _ = std::io::stderr().write_all(text.as_bytes());
+        std::io::stderr().write_all(text.as_bytes()).ok();
         let doc = serde_json::json!({
             "schema_version": 1,
             "cases": results.iter().map(harness::case_json).collect::<Vec<_>>(),
@@ -360,7 +382,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "harness_ms_per_case": overhead_ms,
             },
         });
-        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        let mut s = sse_replay_core::text::json_pretty(&doc);
         s.push('\n');
         std::io::stdout().write_all(s.as_bytes())
     } else {

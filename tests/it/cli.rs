@@ -13,28 +13,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use common::{BIN, manifest, stderr};
-
-/// Run the binary in `dir` with `args`.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    common::bin_in(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&manifest(), args)
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{code, manifest, run, run_in, stderr, stdout};
 
 /// Exactly one line on standard error, no panic, and the exit code is one of `codes`.
 fn assert_one_line(o: &Output, codes: &[i32], what: &str) {
@@ -516,7 +495,7 @@ fn stub_bad_arguments_exit_2() {
         assert_one_line(&o, &[2], &format!("{args:?}"));
     }
     // Numbers out of range are clap's usage errors (exit 2, `error: invalid value …`), like
-    // every numeric argument (tests/net_hardening.rs has the full table).
+    // every numeric argument (tests/it/net_hardening.rs has the full table).
     for args in [
         &["stub", "--seed", "--fragment", "0"][..],
         &["stub", "--seed", "--fragment", "x"],
@@ -700,7 +679,8 @@ fn hostile_input_messages_are_clear() {
         ("empty.sse", 1, "nothing recognised: the input is empty"),
         ("absurd-index.sse", 1, "invalid-index"),
         ("deep-arguments.sse", 1, "recursion limit exceeded"),
-        ("line-64mb.sse", 1, "nothing recognised: its one event"),
+        // 64 MiB: past the input limit (32 MiB) before the line's own limit.
+        ("line-64mb.sse", 1, "--max-input-bytes"),
     ] {
         let p = find(name);
         let o = run(&["check", &p]);
@@ -814,4 +794,59 @@ fn check_on_a_broken_stream_names_the_strategies_that_match_and_counts_the_rest(
         "{text}"
     );
     assert!(text.contains("      … 5 failures more\n"), "{text}");
+}
+
+#[test]
+fn json_output_escapes_c1_bidi_and_line_separators() {
+    // A call whose id, name and arguments carry C1 controls (NEL, CSI), bidi overrides and
+    // isolates, the Arabic letter mark and the JavaScript line terminators U+2028/U+2029.
+    let nasty = "a\u{85}b\u{9b}31mc\u{202e}d\u{2066}e\u{61c}f\u{2028}g\u{2029}h\u{7f}i";
+    let args = serde_json::to_string(&json!({"text": nasty})).expect("json");
+    let event = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": format!("call_{nasty}"), "type": "function", "function": {"name": format!("f{nasty}"), "arguments": args}}]}, "finish_reason": "tool_calls"}]});
+    let body = format!("data: {event}\n\ndata: [DONE]\n\n");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("nasty.sse");
+    std::fs::write(&p, body).expect("write");
+    let p = p.to_str().expect("path");
+    let raw: Vec<char> = nasty
+        .chars()
+        .filter(|c| !c.is_ascii_alphanumeric())
+        .collect();
+    let mut outputs = vec![
+        ("check --json", run(&["check", "--json", p])),
+        ("events", run(&["events", p])),
+        ("preview", run(&["preview", p])),
+    ];
+    for format in ["json", "jsonl", "openai", "anthropic"] {
+        outputs.push((format, run(&["export", p, "--format", format])));
+    }
+    for (what, o) in outputs {
+        assert_eq!(code(&o), 0, "{what}: {}", stderr(&o));
+        let text = stdout(&o);
+        for c in &raw {
+            assert!(
+                !text.contains(*c),
+                "{what}: raw U+{:04X} in the output",
+                *c as u32
+            );
+        }
+        assert!(
+            text.contains("\\u202e") && text.contains("\\u2028"),
+            "{what}"
+        );
+        // Still JSON, and the values are the same characters.
+        for doc in text
+            .lines()
+            .filter(|_| matches!(what, "events" | "preview" | "jsonl"))
+        {
+            serde_json::from_str::<Value>(doc).expect("each line is JSON");
+        }
+        if !matches!(what, "events" | "preview" | "jsonl") {
+            let v: Value = serde_json::from_str(&text).expect("JSON");
+            assert!(
+                v.to_string().contains('\u{202e}'),
+                "{what}: the value is kept"
+            );
+        }
+    }
 }

@@ -4,6 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use sse_replay_core::accumulate::{Call, Parsed};
+use sse_replay_core::analysis::{Analysis, SourceInfo};
+use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::pipeline::Options;
 
 /// The `sse-replay` binary built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");
@@ -28,6 +31,76 @@ pub fn bin() -> Command {
 /// A finished process's standard error, lossily decoded.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A finished process's standard output, lossily decoded.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A finished process's exit code (-1 when a signal ended it).
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// Run the binary with `args` in `dir` to the end, colour off.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin_in(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
+}
+
+/// Run the binary with `args` in the crate root to the end, colour off.
+pub fn run(args: &[&str]) -> Output {
+    run_in(&manifest(), args)
+}
+
+/// Run the binary with `args` in `dir`, standard input closed and `env` added, killing it (and
+/// failing) after `limit`. Output is collected after the exit, so it must be small.
+pub fn run_env(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> Output {
+    use std::process::Stdio;
+    let mut cmd = bin_in(dir);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let kid = Kid(cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}")));
+    wait_bounded(kid, &format!("sse-replay {args:?}"), limit)
+}
+
+/// Write `body` to `dir/name` and return the path.
+pub fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write");
+    p
+}
+
+/// The analysis of a raw body (no read boundaries, no timing), the dialect forced when given.
+pub fn analyse_raw(body: &[u8], dialect: Option<DialectKind>) -> Analysis {
+    let rec = sse_replay_core::input::raw_to_recording(body, "inline");
+    let source = SourceInfo {
+        name: "inline".into(),
+        kind: "raw body".into(),
+        timing_known: false,
+    };
+    let options = Options {
+        dialect,
+        framing: None,
+        detail: true,
+    };
+    Analysis::from_recording(&rec, source, options)
 }
 
 /// `body` cut at the ascending offsets `cuts` (the pieces cover it exactly).
@@ -104,8 +177,8 @@ pub struct Kid(pub std::process::Child);
 
 impl Drop for Kid {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.0.kill().ok();
+        self.0.wait().ok();
     }
 }
 
@@ -155,10 +228,10 @@ pub fn wait_bounded(mut kid: Kid, what: &str, limit: std::time::Duration) -> Out
             let mut stdout = Vec::new();
             let mut stderr = Vec::new();
             if let Some(mut o) = kid.0.stdout.take() {
-                let _ = o.read_to_end(&mut stdout);
+                o.read_to_end(&mut stdout).ok();
             }
             if let Some(mut e) = kid.0.stderr.take() {
-                let _ = e.read_to_end(&mut stderr);
+                e.read_to_end(&mut stderr).ok();
             }
             return Output {
                 status,
@@ -208,16 +281,19 @@ pub fn canned_upstream(
     std::thread::spawn(move || {
         for sock in listener.incoming() {
             let Ok(mut sock) = sock else { return };
-            let _ = sock.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            sock.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                .ok();
             let (text, len) = read_request_head(&mut sock);
             let mut request_body = vec![0u8; len.min(1 << 20)];
-            let _ = sock.read_exact(&mut request_body);
-            let _ = tx.send(format!("{text}{}", String::from_utf8_lossy(&request_body)));
-            let _ = write!(
+            sock.read_exact(&mut request_body).ok();
+            tx.send(format!("{text}{}", String::from_utf8_lossy(&request_body)))
+                .ok();
+            write!(
                 sock,
                 "{head}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
-            );
+            )
+            .ok();
         }
     });
     (format!("http://127.0.0.1:{port}"), rx)

@@ -1,4 +1,4 @@
-//! Non-streaming responses (issue 12, part 2): one complete JSON document per dialect is detected,
+//! Non-streaming responses: one complete JSON document per dialect is detected,
 //! its calls read directly ("no accumulator needed"), exported in the same shape as a stream's;
 //! a malformed arguments string fails as it does in a stream; the single-line Ollama reply reads
 //! the same both ways; `serve` answers with the whole body and its Content-Length; `record` and
@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sse_replay_core::dialect::DialectKind;
 
-use common::{bin, stderr};
+use common::{run, stderr};
 
 /// The documented non-streaming bodies, pretty-printed, and the dialect each must be read as.
 const BODIES: [(&str, &str); 5] = [
@@ -29,10 +29,6 @@ const BODIES: [(&str, &str); 5] = [
 
 fn data(name: &str) -> PathBuf {
     common::manifest().join("tests/data/complete").join(name)
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run sse-replay")
 }
 
 fn check_json(path: &Path) -> (Output, Value) {
@@ -324,7 +320,7 @@ fn post(url: &str, path: &str, body: &str) -> String {
     )
     .unwrap();
     let mut response = Vec::new();
-    let _ = sock.read_to_end(&mut response);
+    sock.read_to_end(&mut response).ok();
     String::from_utf8_lossy(&response).into_owned()
 }
 

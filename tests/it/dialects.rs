@@ -20,27 +20,16 @@ use sse_replay_core::analysis::{Analysis, SourceInfo, StreamEnding};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::import::{self, ImportError};
 use sse_replay_core::pipeline::{EventRecord, Options, PipelineOutput, run_chunks};
+use sse_replay_core::probe::{self, ReadOptions};
 use sse_replay_core::recording::{self, Recording};
 
-use common::{assert_snapshots, bin, call_summary, manifest};
+use common::{analyse_raw, assert_snapshots, bin, call_summary, manifest};
 
-/// Analyse a raw body (no chunk boundaries), optionally forcing the dialect.
-fn analyse(body: &str, dialect: Option<DialectKind>) -> Analysis {
-    let rec = sse_replay_core::input::raw_to_recording(body.as_bytes(), "inline");
-    let source = SourceInfo {
-        name: "inline".into(),
-        kind: "raw body".into(),
-        timing_known: false,
-    };
-    Analysis::from_recording(
-        &rec,
-        source,
-        Options {
-            dialect,
-            framing: None,
-            detail: true,
-        },
-    )
+/// Import a file with the default options, as `sse-replay import` does.
+fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
+    let probe =
+        probe::open(path, ReadOptions::default()).map_err(|e| import::open_error(path, e))?;
+    import::import(probe).map(|i| i.recordings)
 }
 
 /// `event: NAME` + `data: DATA` + blank line.
@@ -257,7 +246,7 @@ fn responses_cases() -> Vec<Case> {
             calls: vec![(Some("call_1"), "f", Some(json!({"a": 1})))],
             findings: &["arguments-mismatch"],
             absent: &["arguments-only-in-done"],
-            // An error-severity finding: the verdict is not OK (it was, before issue 8).
+            // An error-severity finding: the verdict is not OK.
             ok: false,
         },
         Case {
@@ -379,13 +368,14 @@ fn gemini_cases() -> Vec<Case> {
             ok: true,
         },
         Case {
-            name: "gemini: finishReason MALFORMED_FUNCTION_CALL is an abnormal finish",
+            // The model tried to call a function and no call came out of it: a lost call.
+            name: "gemini: finishReason MALFORMED_FUNCTION_CALL with no call is a lost tool call",
             body: chunk(json!([{"text": ""}]), Some("MALFORMED_FUNCTION_CALL")),
             dialect: DialectKind::Gemini,
             calls: vec![],
-            findings: &["abnormal-finish", "no-tool-calls"],
+            findings: &["abnormal-finish", "lost-tool-call"],
             absent: &[],
-            ok: true,
+            ok: false,
         },
         Case {
             name: "gemini: an error object mid-stream is a provider error",
@@ -840,7 +830,7 @@ fn ai_sdk_cases() -> Vec<Case> {
 }
 
 fn check_case(c: &Case) {
-    let a = analyse(&c.body, None);
+    let a = analyse_raw(c.body.as_bytes(), None);
     assert_eq!(a.dialect, c.dialect, "{}: dialect", c.name);
     assert!(
         a.dialect_known,
@@ -881,7 +871,7 @@ fn check_case(c: &Case) {
         a.ending
     );
     // Forcing the right dialect changes nothing.
-    let forced = analyse(&c.body, Some(c.dialect));
+    let forced = analyse_raw(c.body.as_bytes(), Some(c.dialect));
     assert_eq!(
         call_summary(&forced.calls),
         call_summary(&a.calls),
@@ -933,7 +923,7 @@ fn ai_sdk_table() {
 #[test]
 fn responses_done_is_the_original_for_checkpoint_one() {
     let case = &responses_cases()[0];
-    let a = analyse(&case.body, None);
+    let a = analyse_raw(case.body.as_bytes(), None);
     let cp = &a.checkpoints[0];
     assert!(
         cp.original_source
@@ -944,7 +934,7 @@ fn responses_done_is_the_original_for_checkpoint_one() {
     );
     assert_eq!(cp.verbatim.passed(), Some(true));
     assert_eq!(cp.contiguous.passed(), Some(true));
-    let a = analyse(&responses_cases()[1].body, None);
+    let a = analyse_raw(responses_cases()[1].body.as_bytes(), None);
     assert_eq!(
         a.checkpoints[0].verbatim.passed(),
         Some(false),
@@ -954,7 +944,7 @@ fn responses_done_is_the_original_for_checkpoint_one() {
 
 #[test]
 fn provider_error_messages_are_the_providers() {
-    let msg = |body: &str| match analyse(body, None).ending {
+    let msg = |body: &str| match analyse_raw(body.as_bytes(), None).ending {
         StreamEnding::ProviderError { message } => message,
         other => panic!("{other:?}"),
     };
@@ -1390,7 +1380,7 @@ fn check_json(name: &str) -> (Value, i32) {
     (v, out.status.code().unwrap_or(-1))
 }
 
-/// Key facts of `check --json` on the recordings this issue added: dialect, exit code, ending,
+/// Key facts of `check --json` on bundled recordings of the dialects and quirks: dialect, exit code, ending,
 /// calls, and the finding that makes each one interesting.
 #[test]
 fn bundled_recordings_check_json() {
@@ -1892,7 +1882,7 @@ fn assert_no_timing(rec: &Recording, what: &str) {
 
 #[test]
 fn import_har_two_streams_redacted() {
-    let recs = import::import_path(&data_file("two-streams.har")).expect("import");
+    let recs = import_path(&data_file("two-streams.har")).expect("import");
     assert_eq!(recs.len(), 2, "the text/html entry is skipped");
     assert_eq!(
         calls_of(&recs[0]),
@@ -1968,7 +1958,7 @@ fn import_har_two_streams_redacted() {
 
 #[test]
 fn import_cassettes() {
-    let recs = import::import_path(&data_file("vcr-two-streams.yaml")).expect("vcr");
+    let recs = import_path(&data_file("vcr-two-streams.yaml")).expect("vcr");
     assert_eq!(recs.len(), 2, "the application/json interaction is skipped");
     assert_eq!(
         calls_of(&recs[0]),
@@ -2002,7 +1992,7 @@ fn import_cassettes() {
         assert_eq!(r.meta.source, "import:cassette");
     }
 
-    let recs = import::import_path(&data_file("pydantic-ai-style.yaml")).expect("pydantic-ai");
+    let recs = import_path(&data_file("pydantic-ai-style.yaml")).expect("pydantic-ai");
     assert_eq!(recs.len(), 1);
     assert_eq!(
         calls_of(&recs[0]),
@@ -2026,7 +2016,7 @@ fn import_cassettes() {
 #[test]
 fn import_jsonl_and_raw_keep_the_bytes() {
     let path = data_file("fixture.jsonl");
-    let recs = import::import_path(&path).expect("jsonl");
+    let recs = import_path(&path).expect("jsonl");
     assert_eq!(recs.len(), 1);
     assert_eq!(
         recs[0].body(),
@@ -2045,7 +2035,7 @@ fn import_jsonl_and_raw_keep_the_bytes() {
     );
 
     let path = data_file("curl-body.txt");
-    let recs = import::import_path(&path).expect("raw");
+    let recs = import_path(&path).expect("raw");
     assert_eq!(recs[0].body(), std::fs::read(&path).expect("read"));
     assert_eq!(recs[0].meta.source, "import:raw");
     assert_no_timing(&recs[0], "raw");
@@ -2053,6 +2043,12 @@ fn import_jsonl_and_raw_keep_the_bytes() {
         calls_of(&recs[0]),
         vec![(Some("call_raw".into()), "ping".into(), Some(json!({})))]
     );
+}
+
+/// The importer the probe's decision picks for `bytes` named `name`.
+fn importer(name: &str, bytes: &[u8]) -> Result<import::ImportFormat, ImportError> {
+    let path = Path::new(name);
+    import::importer(probe::decide(path, bytes), path, bytes)
 }
 
 #[test]
@@ -2079,27 +2075,28 @@ fn import_detects_by_content() {
             import::ImportFormat::RawBody,
         ),
     ] {
-        assert_eq!(
-            import::detect(Path::new(name), &bytes).ok(),
-            Some(want),
-            "{name}"
-        );
+        assert_eq!(importer(name, &bytes).ok(), Some(want), "{name}");
     }
     assert!(matches!(
-        import::detect(Path::new("x"), b"  \n"),
+        importer("x", b"  \n"),
         Err(ImportError::Empty { .. })
     ));
     assert!(matches!(
-        import::detect(Path::new("x.txt"), b"<html>hello</html>"),
+        importer("x.txt", b"<html>hello</html>"),
         Err(ImportError::Unrecognised { .. })
     ));
     assert!(matches!(
-        import::detect(Path::new("r.ron"), b"(version: 1)"),
+        importer("r.ron", b"(version: 1)"),
         Err(ImportError::AlreadyRecording { .. })
+    ));
+    // An empty recording is empty, not already a recording.
+    assert!(matches!(
+        importer("r.ron", b""),
+        Err(ImportError::Empty { .. })
     ));
     let no_stream = br#"{"log":{"entries":[{"request":{"method":"GET","url":"https://x.test/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"<p>"}}}]}}"#;
     assert!(matches!(
-        import::import_bytes(Path::new("x.har"), no_stream),
+        import::import_bytes(Path::new("x.har"), no_stream, &ReadOptions::default()),
         Err(ImportError::NoStreams { .. })
     ));
 }
@@ -2112,13 +2109,13 @@ fn import_malformed_files_fail_clearly() {
         ("malformed.jsonl", "line 3 is not a JSON object"),
     ];
     for (file, want) in cases {
-        let err = import::import_path(&data_file(file)).expect_err(file);
+        let err = import_path(&data_file(file)).expect_err(file);
         let msg = err.to_string();
         assert!(msg.starts_with(want), "{file}: {msg}");
         assert!(msg.ends_with(file), "{file}: the path goes last: {msg}");
         assert_eq!(err.path(), data_file(file));
     }
-    match import::import_path(&data_file("malformed.yaml")) {
+    match import_path(&data_file("malformed.yaml")) {
         Err(ImportError::CassetteSyntax { line: Some(l), .. }) => assert!(l >= 7, "{l}"),
         other => panic!("{other:?}"),
     }

@@ -12,24 +12,11 @@ use std::time::{Duration, Instant};
 
 use sse_replay_core::recording::{JOURNAL_MAGIC, Recording};
 
-use common::{BIN, Kid, stderr, wait_bounded};
+use common::{BIN, Kid, code, stderr, wait_bounded};
 
-/// Runs `sse-replay ARGS` in `dir` (at most 60 s). Output is collected after the exit, so it
-/// must be small (these commands print a few lines).
+/// Runs `sse-replay ARGS` in `dir` (at most 60 s).
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    let child = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_bounded(
-        Kid(child),
-        &format!("sse-replay {args:?}"),
-        Duration::from_secs(60),
-    )
+    common::run_env(dir, args, &[], Duration::from_secs(60))
 }
 
 /// The names in `dir`, sorted.
@@ -40,10 +27,6 @@ fn names_in(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
 }
 
 fn seed() -> PathBuf {
@@ -384,12 +367,13 @@ fn ctrl_c_during_export_leaves_no_temporary_file() {
         .open(&input)
         .unwrap();
     std::io::Write::write_all(&mut writer, b"data: {\"choices\":[]}\n\n").unwrap();
+    // Once the temporary file is there, export has its Ctrl+C handler (installed first) and the
+    // file is on the list the handler removes (registered as it is created, under one lock).
     let deadline = Instant::now() + Duration::from_secs(30);
     while names_in(&out_dir).is_empty() {
         assert!(Instant::now() < deadline, "export never opened its output");
         std::thread::sleep(Duration::from_millis(10));
     }
-    std::thread::sleep(Duration::from_millis(100));
     let killed = Command::new("kill")
         .args(["-INT", &kid.0.id().to_string()])
         .status()
@@ -513,4 +497,270 @@ fn default_recorder_names_never_collide() {
             .iter()
             .all(|n| n.starts_with("recording-") && n.ends_with(".ron"))
     );
+}
+
+#[test]
+fn export_to_a_file_writes_nothing_when_it_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing =
+        common::manifest().join("tests/data/fixtures/anthropic-messages-tool-use-invalid-json.sse");
+    assert!(failing.exists(), "{}", failing.display());
+    for format in ["json", "jsonl", "openai", "anthropic"] {
+        let out = format!("out.{format}");
+        let o = run_in(
+            dir.path(),
+            &[
+                "export",
+                failing.to_str().unwrap(),
+                "-o",
+                &out,
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(code(&o), 1, "{format}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(
+            names_in(dir.path()).is_empty(),
+            "{format}: {:?}",
+            names_in(dir.path())
+        );
+    }
+    // A lost call too (nothing parsed at all): no `[]` left behind.
+    std::fs::write(
+        dir.path().join("lost.sse"),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["export", "lost.sse", "-o", "out.json"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(names_in(dir.path()), ["lost.sse"]);
+    // Standard output keeps what it always printed: the calls, the failed one's raw text too.
+    let o = run_in(dir.path(), &["export", failing.to_str().unwrap()]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v[0]["raw_arguments"].is_string(), "{v}");
+    // And a stream that passes is written as before.
+    let o = run_in(
+        dir.path(),
+        &["export", seed().to_str().unwrap(), "-o", "ok.json"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(dir.path().join("ok.json").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths under /dev/: only a real character device or FIFO is written straight, checked on the
+// opened descriptor; /dev/shm is a folder like any other (world-writable: symlinks are planted
+// there).
+// ---------------------------------------------------------------------------------------------
+
+/// A unique name in /dev/shm, removed (with anything left at it) on drop.
+#[cfg(target_os = "linux")]
+struct ShmName(PathBuf);
+
+#[cfg(target_os = "linux")]
+impl ShmName {
+    fn new(what: &str) -> Self {
+        let name = format!(
+            "sse-replay-test-{}-{}-{what}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        );
+        Self(PathBuf::from("/dev/shm").join(name))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for ShmName {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.0).ok();
+        std::fs::remove_file(format!("{}.partial", self.0.display())).ok();
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_symlink_planted_in_dev_shm_is_never_followed() {
+    if !Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    let link = ShmName::new("link");
+    std::os::unix::fs::symlink(&victim, &link.0).unwrap();
+    let l = link.0.to_str().unwrap();
+    let seed = seed();
+    let seed = seed.to_str().unwrap();
+    for args in [
+        vec!["export", seed, "-o", l],
+        vec!["stub", "--seed", "-o", l],
+        vec!["import", "tests/data/import/curl-body.txt", "-o", l],
+    ] {
+        let o = run_in(&common::manifest(), &args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("refusing to overwrite"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        assert!(
+            std::fs::symlink_metadata(&link.0)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+    // With --force the link itself is replaced, never followed.
+    let o = run_in(dir.path(), &["export", seed, "-o", l, "--force"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(&link.0)
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    let calls: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&link.0).unwrap()).unwrap();
+    assert_eq!(calls.as_array().map(Vec::len), Some(2));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_existing_file_in_dev_shm_is_not_appended_to() {
+    if !Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    let file = ShmName::new("file");
+    std::fs::write(&file.0, "precious").unwrap();
+    let seed = seed();
+    let o = run_in(
+        &common::manifest(),
+        &[
+            "export",
+            seed.to_str().unwrap(),
+            "-o",
+            file.0.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file.0).unwrap(), "precious");
+    // Devices are still written straight: /dev/null, and standard output by name.
+    let o = run_in(
+        &common::manifest(),
+        &["export", seed.to_str().unwrap(), "-o", "/dev/null"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run_in(
+        &common::manifest(),
+        &["export", seed.to_str().unwrap(), "-o", "/dev/stdout"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let calls: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(calls.as_array().map(Vec::len), Some(2));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn record_into_dev_shm_saves_the_recording() {
+    if !Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    let raw = std::fs::read_to_string(common::manifest().join("tests/data/import/curl-body.txt"))
+        .unwrap();
+    let body: &'static str = Box::leak(raw.into_boxed_str());
+    let (upstream, _requests) =
+        common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream", body);
+    let out = ShmName::new("rec.ron");
+    let o = run_in(
+        &common::manifest(),
+        &[
+            "record",
+            &format!("{upstream}/v1"),
+            "-o",
+            out.0.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rec = Recording::load(&out.0).unwrap();
+    assert_eq!(rec.body(), body.as_bytes());
+    assert!(
+        std::fs::symlink_metadata(&out.0)
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
+}
+
+/// `record -o FIFO` with nobody reading: it says it waits, a stop signal ends it at once
+/// (nothing was sent, so nothing is lost), and a reader that comes gets the recording.
+#[cfg(unix)]
+#[test]
+fn record_into_a_fifo_without_a_reader_waits_and_stops_on_a_signal() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let raw = std::fs::read_to_string(common::manifest().join("tests/data/import/curl-body.txt"))
+        .unwrap();
+    let body: &'static str = Box::leak(raw.into_boxed_str());
+    let (upstream, requests) =
+        common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream", body);
+    let spawn = || {
+        let mut child = Command::new(BIN)
+            .args([
+                "record",
+                &format!("{upstream}/v1"),
+                "-o",
+                fifo.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                tx.send(line).ok();
+            }
+        });
+        (Kid(child), rx)
+    };
+    let waiting = |rx: &std::sync::mpsc::Receiver<String>| loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a waiting line");
+        if line.contains("waiting for a process to read") {
+            return line;
+        }
+    };
+    for signal in ["TERM", "INT"] {
+        let (mut kid, rx) = spawn();
+        let line = waiting(&rx);
+        assert!(line.contains("pipe"), "{line}");
+        kid.signal(signal);
+        let rc = kid.wait_exit(Duration::from_secs(10));
+        assert_eq!(rc, Some(1), "{signal}");
+        assert!(requests.try_recv().is_err(), "nothing was sent");
+    }
+    // A reader that comes later gets the whole recording.
+    let (mut kid, rx) = spawn();
+    waiting(&rx);
+    let text = std::fs::read(&fifo).unwrap();
+    assert_eq!(kid.wait_exit(Duration::from_secs(20)), Some(0));
+    let rec = Recording::from_bytes(&text).unwrap();
+    assert_eq!(rec.body(), body.as_bytes());
 }

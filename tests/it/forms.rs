@@ -20,11 +20,33 @@ use serde_json::{Value, json};
 use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::findings::FindingKind;
-use sse_replay_core::input::DEFAULT_MAX_EVENT_BYTES;
 use sse_replay_core::pipeline::{Options, run_chunks};
 use sse_replay_core::recording::Recording;
 
 use common::{BIN, manifest, stderr};
+
+/// Import a file with the default options, as `sse-replay import` does.
+fn import_path(
+    path: &std::path::Path,
+) -> Result<Vec<sse_replay_core::recording::Recording>, sse_replay_core::import::ImportError> {
+    let probe = sse_replay_core::probe::open(path, Default::default())
+        .map_err(|e| sse_replay_core::import::open_error(path, e))?;
+    sse_replay_core::import::import(probe).map(|i| i.recordings)
+}
+
+/// Open and analyse a file as `check` does (stream `stream` of a capture holding several).
+fn open_analyse(
+    path: &std::path::Path,
+    stream: Option<usize>,
+) -> Result<sse_replay_core::analysis::Analysis, sse_replay_core::open::OpenError> {
+    let options = sse_replay_core::probe::ReadOptions {
+        stream,
+        ..Default::default()
+    };
+    sse_replay_core::probe::open(path, options)
+        .map_err(sse_replay_core::open::OpenError::from)?
+        .analyse(true)
+}
 
 fn run(args: &[&str]) -> Output {
     common::bin_in(&manifest())
@@ -63,7 +85,7 @@ fn expected(folder: &str) -> serde_json::Map<String, Value> {
 /// The stream number (1-based, as `--stream` takes it) of the interaction or entry `index`
 /// (0-based, as expected.json counts them) of a capture: from the titles the importer gives.
 fn stream_number(path: &Path, index: u64) -> usize {
-    let recs = sse_replay_core::import::import_path(path).expect("imports");
+    let recs = import_path(path).expect("imports");
     recs.iter()
         .position(|r| {
             ["interaction ", "entry "].iter().any(|w| {
@@ -228,7 +250,7 @@ fn every_real_stream_is_exact_raw_and_after_import() {
                 }
                 let what = format!("{folder}/{file} stream {stream:?}");
                 // Raw, as `check` opens it.
-                match sse_replay_core::open::analyse(&path, None, stream, DEFAULT_MAX_EVENT_BYTES) {
+                match open_analyse(&path, stream) {
                     Ok(a) => {
                         if let Err(e) = compare(&a, &want, &format!("{what} (raw)")) {
                             failures.push(e);
@@ -237,11 +259,11 @@ fn every_real_stream_is_exact_raw_and_after_import() {
                     Err(e) => failures.push(format!("{what}: {e}")),
                 }
                 // Imported to .ron, then opened.
-                let recs = sse_replay_core::import::import_path(&path).expect("imports");
+                let recs = import_path(&path).expect("imports");
                 let rec = &recs[stream.unwrap_or(1) - 1];
                 let ron = dir.path().join(format!("{checked}.ron"));
                 rec.save(&ron).expect("save");
-                match sse_replay_core::open::analyse(&ron, None, None, DEFAULT_MAX_EVENT_BYTES) {
+                match open_analyse(&ron, None) {
                     Ok(a) => {
                         if let Err(e) = compare(&a, &want, &format!("{what} (imported)")) {
                             failures.push(e);
@@ -296,7 +318,10 @@ fn real_files_at_any_chunking() {
     for folder in FOLDERS {
         for (file, _) in expected(folder) {
             let path = data(folder).join(&file);
-            if sse_replay_core::open::capture_format(&path).is_some() {
+            if matches!(
+                sse_replay_core::probe::decide(&path, &std::fs::read(&path).expect("read")),
+                sse_replay_core::probe::Kind::Capture(_)
+            ) {
                 continue;
             }
             let body = std::fs::read(&path).expect("read");
@@ -577,7 +602,7 @@ fn gzip_bodies_in_cassettes_and_har_are_imported() {
     )
     .expect("write");
     for p in [cassette, har] {
-        let recs = sse_replay_core::import::import_path(&p).unwrap_or_else(|e| panic!("{e}"));
+        let recs = import_path(&p).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(recs.len(), 1, "{}", p.display());
         assert_eq!(
             recs[0].body(),
@@ -585,8 +610,7 @@ fn gzip_bodies_in_cassettes_and_har_are_imported() {
             "{}: the decompressed bytes",
             p.display()
         );
-        let a =
-            sse_replay_core::open::analyse(&p, None, None, DEFAULT_MAX_EVENT_BYTES).expect("opens");
+        let a = open_analyse(&p, None).expect("opens");
         assert_eq!(a.dialect, DialectKind::Gemini);
         assert_eq!(a.framing, sse_replay_core::framing::Framing::JsonArray);
         assert_eq!(a.client_calls().count(), 2, "{}", p.display());

@@ -8,68 +8,21 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::Output;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::{bin, manifest, stderr};
 use serde_json::Value;
 use sse_replay_net::harness::{self, Expected, Variant, variants};
 
-/// Builds the example clients once (`cargo test --test harness` alone does not build examples)
-/// and returns the path of `name`.
+/// The example client `name` (`client_correct`, …): a binary of this package
+/// (`src/bin/sse-replay-example-client-*.rs`), built by cargo before the tests run.
 fn example(name: &str) -> PathBuf {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
-    let exe = std::env::current_exe().expect("test binary path");
-    // target/<profile>/deps/harness-… → target/<profile>
-    let profile_dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .expect("target profile folder")
-        .to_path_buf();
-    let built = BUILT.get_or_init(|| {
-        let mut cmd = std::process::Command::new(env!("CARGO"));
-        // Not the variables cargo set for this test run (OUT_DIR, CARGO_PKG_*, the library path):
-        // build scripts notice them and the next ordinary build would start over.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            let cargo_run_var = key.starts_with("CARGO_")
-                && !["CARGO_HOME", "CARGO_TARGET_DIR"].contains(&key.as_ref())
-                && !key.starts_with("CARGO_BUILD_")
-                && !key.starts_with("CARGO_REGISTRIES_")
-                && !key.starts_with("CARGO_NET_");
-            if cargo_run_var || key == "OUT_DIR" || key == "LD_LIBRARY_PATH" {
-                cmd.env_remove(key.as_ref());
-            }
-        }
-        cmd.current_dir(manifest())
-            .args([
-                "build",
-                "--quiet",
-                "--example",
-                "client_correct",
-                "--example",
-                "client_naive",
-                "--example",
-                "client_openai_chat",
-            ])
-            .arg("--target-dir")
-            .arg(profile_dir.parent().expect("target folder"));
-        if !cfg!(feature = "gui") {
-            cmd.arg("--no-default-features");
-        }
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        match cmd.output() {
-            Ok(o) if o.status.success() => Ok(()),
-            Ok(o) => Err(stderr(&o)),
-            Err(e) => Err(e.to_string()),
-        }
-    });
-    if let Err(e) = built {
-        panic!("cannot build the example clients: {e}");
-    }
-    profile_dir.join("examples").join(name)
+    PathBuf::from(match name {
+        "client_correct" => env!("CARGO_BIN_EXE_sse-replay-example-client-correct"),
+        "client_naive" => env!("CARGO_BIN_EXE_sse-replay-example-client-naive"),
+        "client_openai_chat" => env!("CARGO_BIN_EXE_sse-replay-example-client-openai-chat"),
+        other => panic!("no example client {other}"),
+    })
 }
 
 fn run_test(args: &[&str], client: &[&str]) -> Output {
@@ -208,7 +161,7 @@ fn fault_variants_cut_inside_arguments_and_drop_the_terminator() {
     assert!(
         e.calls
             .iter()
-            .any(|(_, s)| *s == harness::verdict::CallStatus::Broken),
+            .any(|(_, s)| *s == harness::judge::CallStatus::Broken),
         "{e:?}"
     );
     let nt =
@@ -1003,4 +956,139 @@ fn serve_suite_lists_the_cases_and_judges_like_test() {
         assert_eq!(posted[key], tested[key], "{key}");
     }
     assert_eq!(posted["verdict"], "fail");
+}
+
+/// Live `sleep` processes whose duration starts with `mark` (what `ps` would list).
+fn processes_with(mark: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let is_sleep = args
+            .first()
+            .is_some_and(|a| a == "sleep" || a.ends_with("/sleep"));
+        if is_sleep && args.get(1).is_some_and(|d| d.starts_with(mark)) && alive(pid) {
+            found.push((pid, args.join(" ")));
+        }
+    }
+    found
+}
+
+/// `sse-replay test` stopped by a signal while its clients run: every process a case started is
+/// killed — the client, its background child, and a `setsid` grandchild in a session of its own.
+#[test]
+fn stopping_the_test_command_kills_every_process_its_cases_started() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pids = dir.path().join("pids");
+        // Durations no other process on the machine has: the marker `ps` is searched for.
+        let mark = format!("9{}7", std::process::id());
+        let script = format!(
+            "echo $$ >> {p}; setsid sh -c 'echo $$ >> {p}; exec sleep {mark}1' & sleep {mark}2 & echo $! >> {p}; wait",
+            p = pids.display()
+        );
+        let mut kid = common::Kid(
+            bin()
+                .args([
+                    "test",
+                    "--timeout",
+                    "600",
+                    "--variants",
+                    "one-read",
+                    "--recordings",
+                    &rec("seed-example.ron"),
+                    "--",
+                    "sh",
+                    "-c",
+                    &script,
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let started = loop {
+            let pids: Vec<u32> = std::fs::read_to_string(&pids)
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if pids.len() >= 3 {
+                break pids;
+            }
+            assert!(Instant::now() < deadline, "the client never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(
+            processes_with(&mark).len(),
+            2,
+            "{:?}",
+            processes_with(&mark)
+        );
+        kid.signal(signal);
+        assert_eq!(
+            kid.wait_exit(Duration::from_secs(20)),
+            Some(code),
+            "{signal}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while started.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for p in &started {
+            assert!(!alive(*p), "{signal}: process {p} still running");
+        }
+        assert_eq!(
+            processes_with(&mark),
+            Vec::new(),
+            "{signal}: ps still lists them"
+        );
+    }
+}
+
+/// A client that prints its calls and exits, leaving a `setsid` grandchild that holds its
+/// standard output open: judged on what it printed (PASS), at once, and the grandchild killed.
+#[test]
+fn a_client_whose_grandchild_keeps_stdout_open_is_judged_on_what_it_printed() {
+    let client = example("client_correct");
+    let mark = format!("9{}3", std::process::id());
+    let script = format!("\"$0\"; setsid sleep {mark} & exit 0");
+    let t = Instant::now();
+    let o = bin()
+        .args([
+            "test",
+            "--json",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("seed-example.ron"),
+            "--",
+            "sh",
+            "-c",
+            &script,
+            client.to_str().expect("path"),
+        ])
+        .output()
+        .expect("run");
+    let took = t.elapsed();
+    let doc = json_of(&o);
+    assert_eq!(doc["cases"][0]["verdict"], "pass", "{:#}", doc["cases"][0]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        processes_with(&mark),
+        Vec::new(),
+        "ps still lists the grandchild"
+    );
 }

@@ -1,4 +1,4 @@
-//! Hostile inputs (issue 8, items 7 and 8): endless lines, FIFOs without a writer, standard input,
+//! Hostile inputs: endless lines, FIFOs without a writer, standard input,
 //! sparse files, deep YAML, captures with too many streams. Every test here is bounded in time (a
 //! child that runs past its deadline is killed and the test fails) and, where memory is the
 //! point, the child runs under `ulimit -v`.
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{BIN, manifest, stderr};
+use common::{BIN, code, manifest, stderr};
 
 /// Address space for a child that must stay bounded: ample for the binary and a small
 /// `--max-event-bytes`, far below what reading `/dev/zero` without a limit reaches in a second.
@@ -29,7 +29,7 @@ fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> 
         let mut pipe = child.stdin.take().expect("stdin");
         std::thread::spawn(move || {
             // The child may stop reading early (that is the point of some tests).
-            let _ = pipe.write_all(&bytes);
+            pipe.write_all(&bytes).ok();
         })
     });
     // Drain the outputs on threads so a chatty child cannot block on a full pipe.
@@ -37,12 +37,12 @@ fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> 
     let mut err = child.stderr.take().expect("stderr");
     let out_t = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut out, &mut v);
+        std::io::Read::read_to_end(&mut out, &mut v).ok();
         v
     });
     let err_t = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut err, &mut v);
+        std::io::Read::read_to_end(&mut err, &mut v).ok();
         v
     });
     let start = Instant::now();
@@ -51,14 +51,14 @@ fn run_bounded(mut cmd: Command, stdin: Option<Vec<u8>>, deadline: Duration) -> 
             break s;
         }
         if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+            child.kill().ok();
+            child.wait().ok();
             panic!("still running after {deadline:?}: {cmd:?}");
         }
         std::thread::sleep(Duration::from_millis(10));
     };
     if let Some(f) = feeder {
-        let _ = f.join();
+        f.join().ok();
     }
     Output {
         status,
@@ -81,10 +81,6 @@ fn bin(args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(args);
     c
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
 }
 
 /// Exactly one line on standard error.
@@ -132,8 +128,16 @@ fn dev_zero_ends_at_the_event_limit_for_every_reading_command() {
 
 #[test]
 fn dev_zero_default_limit_is_bounded_too() {
-    // The default (64 MiB) still ends in well under the deadline, under the memory limit.
+    // The defaults still end it in well under the deadline, under the memory limit: the input
+    // limit (32 MiB) comes before the line limit (64 MiB).
     let o = run_bounded(limited(&["check", "/dev/zero"]), None, LONG);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(one_line(&o).contains("33554432 bytes (--max-input-bytes)"));
+    let o = run_bounded(
+        limited(&["check", "/dev/zero", "--max-input-bytes", "1G"]),
+        None,
+        LONG,
+    );
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(one_line(&o).contains("67108864 bytes"));
 }
@@ -168,7 +172,8 @@ fn a_sparse_file_stops_at_the_limit_not_at_its_size() {
     drop(f);
     let p = path.to_str().expect("utf-8 path");
     for cmd in ["check", "export", "events", "import"] {
-        let mut args = vec![cmd, p, "--max-event-bytes", "1M"];
+        // Past the input limit too, so the event limit is what this sees.
+        let mut args = vec![cmd, p, "--max-event-bytes", "1M", "--max-input-bytes", "4G"];
         if cmd == "export" || cmd == "import" {
             args.extend(["-o", "/dev/null"]);
         }
@@ -388,17 +393,17 @@ fn import_max_streams_caps_the_recordings_and_says_how_many_were_skipped() {
     let written = std::fs::read_dir(&out_dir).expect("read_dir").count();
     assert_eq!(written, 5);
     // The library default keeps 1,000.
-    let lim = sse_replay_core::import::ImportLimits::default();
-    assert_eq!(lim.max_streams, 1000);
-    let imported = sse_replay_core::import::import_path_with(
+    let options = sse_replay_core::probe::ReadOptions::default();
+    assert_eq!(options.max_streams, 1000);
+    let probe = sse_replay_core::probe::open(
         &har,
-        &sse_replay_core::import::ImportLimits {
+        sse_replay_core::probe::ReadOptions {
             max_streams: 7,
-            ..lim
+            ..options
         },
-        false,
     )
-    .expect("import");
+    .expect("open");
+    let imported = sse_replay_core::import::import(probe).expect("import");
     assert_eq!(
         (imported.recordings.len(), imported.skipped_streams),
         (7, 23)
@@ -474,5 +479,308 @@ fn a_recording_with_an_event_over_the_limit_fails_every_reading_command() {
         // The default limit is far above it.
         let o = run_bounded(bin(&[cmd, p]), None, LONG);
         assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endless inputs of short events: every command stops at --max-input-bytes, whatever the input
+// is (standard input, a FIFO, /dev/urandom, a regular file, a capture), with exit 1 and one line
+// naming the input and the byte where reading stopped.
+// ---------------------------------------------------------------------------------------------
+
+/// One block of short, well-formed events (a text answer's deltas): endless repetitions of it are
+/// what grew `check` to gigabytes.
+fn short_events_block() -> Vec<u8> {
+    b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n".repeat(1024)
+}
+
+/// Writes [`short_events_block`] into `w` until `stop` is set, retrying while the (non-blocking)
+/// writer is full. Never blocks for long, so the test can always end it.
+fn feed_endlessly(mut w: std::fs::File, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    let block = short_events_block();
+    let mut at = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        match std::io::Write::write(&mut w, &block[at..]) {
+            Ok(n) => at = (at + n) % block.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// A FIFO whose write end is fed endlessly while the returned guard lives. The FIFO is also held
+/// open for reading here, so the writer never blocks in `open` and a reader never sees "no
+/// writer" (which is empty input).
+struct EndlessFifo {
+    path: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    feeder: Option<std::thread::JoinHandle<()>>,
+    _hold: std::fs::File,
+}
+
+impl EndlessFifo {
+    fn new(dir: &Path) -> Self {
+        let path = mkfifo(dir);
+        let hold = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open the FIFO read-write");
+        let w = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open the FIFO's write end");
+        let flags = rustix::fs::fcntl_getfl(&w).expect("getfl");
+        rustix::fs::fcntl_setfl(&w, flags | rustix::fs::OFlags::NONBLOCK).expect("setfl");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let feeder = Some(std::thread::spawn(move || feed_endlessly(w, s)));
+        Self {
+            path,
+            stop,
+            feeder,
+            _hold: hold,
+        }
+    }
+}
+
+impl Drop for EndlessFifo {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(f) = self.feeder.take() {
+            f.join().ok();
+        }
+    }
+}
+
+/// Runs `cmd` with standard input fed endlessly (until the child stops reading), bounded in time.
+fn run_with_endless_stdin(mut cmd: Command, deadline: Duration) -> Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let feeder = std::thread::spawn(move || {
+        let block = short_events_block();
+        // Ends with EPIPE once the child is gone.
+        while pipe.write_all(&block).is_ok() {}
+    });
+    let mut err = child.stderr.take().expect("stderr");
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).ok();
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("still running after {deadline:?}: {cmd:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    feeder.join().ok();
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: err_t.join().expect("stderr thread"),
+    }
+}
+
+/// The reading commands, as argument lists before the input.
+const READERS: [&[&str]; 5] = [
+    &["check"],
+    &["check", "--json"],
+    &["events"],
+    &["preview"],
+    &["export"],
+];
+
+/// The one line an input over the limit ends with: the limit, the byte, the input's name.
+fn assert_stopped_at_limit(o: &Output, what: &str, name: &str, limit: u64) {
+    assert_eq!(code(o), 1, "{what}: {}", stderr(o));
+    let e = one_line(o);
+    assert!(
+        e.contains("--max-input-bytes")
+            && e.contains(&format!("reading stopped at byte {limit}"))
+            && e.contains(name),
+        "{what}: {e}"
+    );
+}
+
+#[test]
+fn an_endless_standard_input_of_short_events_stops_at_max_input_bytes() {
+    for cmd in READERS {
+        let mut args = cmd.to_vec();
+        args.extend(["-", "--max-input-bytes", "2M"]);
+        let o = run_with_endless_stdin(limited(&args), LONG);
+        assert_stopped_at_limit(&o, &format!("{cmd:?}"), "standard input", 2 << 20);
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("in.ron");
+    let o = run_with_endless_stdin(
+        limited(&[
+            "import",
+            "-",
+            "-o",
+            out.to_str().unwrap_or(""),
+            "--max-input-bytes",
+            "2M",
+        ]),
+        LONG,
+    );
+    assert_stopped_at_limit(&o, "import", "-", 2 << 20);
+    assert!(!out.exists(), "nothing written");
+}
+
+#[test]
+fn an_endless_fifo_and_dev_urandom_stop_at_max_input_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for cmd in READERS {
+        let fifo = EndlessFifo::new(dir.path());
+        let p = fifo.path.to_str().expect("utf-8 path").to_owned();
+        let mut args = cmd.to_vec();
+        args.extend([p.as_str(), "--max-input-bytes", "1M"]);
+        let o = run_bounded(limited(&args), None, LONG);
+        assert_stopped_at_limit(&o, &format!("{cmd:?} FIFO"), &p, 1 << 20);
+        drop(fifo);
+        std::fs::remove_file(&p).expect("remove the FIFO");
+
+        let mut args = cmd.to_vec();
+        args.extend(["/dev/urandom", "--max-input-bytes", "1M"]);
+        let o = run_bounded(limited(&args), None, LONG);
+        assert_stopped_at_limit(&o, &format!("{cmd:?} urandom"), "/dev/urandom", 1 << 20);
+    }
+}
+
+#[test]
+fn a_file_or_capture_over_max_input_bytes_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let body = dir.path().join("long.sse");
+    std::fs::write(&body, short_events_block().repeat(40)).expect("write");
+    let har = dir.path().join("many.har");
+    std::fs::write(&har, har_with_streams(30)).expect("write");
+    let har_len = std::fs::metadata(&har).expect("meta").len();
+    let limit = (har_len / 2).to_string();
+    for path in [&body, &har] {
+        let p = path.to_str().expect("utf-8 path");
+        for cmd in READERS {
+            let mut args = cmd.to_vec();
+            args.extend([p, "--max-input-bytes", &limit]);
+            if path == &har {
+                args.extend(["--stream", "1"]);
+            }
+            let o = run_bounded(bin(&args), None, LONG);
+            assert_stopped_at_limit(&o, &format!("{cmd:?} {p}"), p, har_len / 2);
+        }
+        let out = dir.path().join("out.ron");
+        let o = run_bounded(
+            bin(&[
+                "import",
+                p,
+                "-o",
+                out.to_str().unwrap_or(""),
+                "--max-input-bytes",
+                &limit,
+            ]),
+            None,
+            LONG,
+        );
+        assert_stopped_at_limit(&o, &format!("import {p}"), p, har_len / 2);
+    }
+    // Within the limit, the same files are read as before.
+    let o = run_bounded(bin(&["check", body.to_str().unwrap_or("")]), None, LONG);
+    assert_eq!(code(&o), 1, "no finish: ended without one; {}", stderr(&o));
+    assert!(!stderr(&o).contains("--max-input-bytes"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_default_input_limit_is_32_mib_and_applies_to_files_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let big = dir.path().join("big.sse");
+    let f = std::fs::File::create(&big).expect("create");
+    // Sparse: 32 MiB + 1 byte of nothing, refused before a byte is read.
+    f.set_len((32 << 20) + 1).expect("set_len");
+    for cmd in READERS {
+        let mut args = cmd.to_vec();
+        args.push(big.to_str().unwrap_or(""));
+        let o = run_bounded(bin(&args), None, LONG);
+        assert_stopped_at_limit(&o, &format!("{cmd:?}"), "big.sse", 32 << 20);
+    }
+}
+
+#[test]
+fn the_stream_list_is_capped_and_says_the_true_total() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let har = dir.path().join("huge.har");
+    // More streams than a capture is read for (1,000): the list says how many the file holds.
+    std::fs::write(&har, har_with_streams(1500)).expect("write");
+    for cmd in [&["check"][..], &["events"], &["export"]] {
+        let mut args = cmd.to_vec();
+        args.push(har.to_str().unwrap_or(""));
+        let o = run_bounded(bin(&args), None, LONG);
+        assert_eq!(code(&o), 2, "{cmd:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        let lines: Vec<&str> = e.lines().collect();
+        assert!(lines.len() <= 25, "{cmd:?}: {} lines", lines.len());
+        assert!(
+            lines[0].contains("holds 1500 streams"),
+            "{cmd:?}: {}",
+            lines[0]
+        );
+        assert!(lines[0].contains("1 to 1000"), "{cmd:?}: {}", lines[0]);
+        assert!(
+            lines.last().is_some_and(|l| l.contains("1480 more")),
+            "{cmd:?}: {:?}",
+            lines.last()
+        );
+    }
+    // Asked for one that is not there: the same, with the number asked for.
+    let o = run_bounded(
+        bin(&["check", har.to_str().unwrap_or(""), "--stream", "1200"]),
+        None,
+        LONG,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).lines().count() <= 25);
+    assert!(
+        stderr(&o).starts_with("sse-replay: no stream 1200"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_deeply_nested_recording_gets_a_message_for_people_not_developers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir.path().join("deep.ron");
+    std::fs::write(
+        &deep,
+        format!("(version: 1, chunks: {})", "[".repeat(10_000)),
+    )
+    .expect("write");
+    let journal = dir.path().join("deep.ron.partial");
+    std::fs::write(
+        &journal,
+        format!(
+            "# sse-replay journal v1\nHead((extra: {}))\n",
+            "[".repeat(10_000)
+        ),
+    )
+    .expect("write");
+    for p in [&deep, &journal] {
+        let o = run_bounded(bin(&["check", p.to_str().unwrap_or("")]), None, LONG);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let e = one_line(&o);
+        for developer_words in ["serde_stacker", "recursion_limit", "ron::Options"] {
+            assert!(!e.contains(developer_words), "{e}");
+        }
+        assert!(e.contains("nested more than 64 levels"), "{e}");
     }
 }

@@ -32,46 +32,7 @@ fn serve(file: &Path, extra: &[&str]) -> (Kid, String) {
 
 /// Runs `sse-replay ARGS` to completion (at most `limit`), with extra environment variables.
 fn run(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = Kid(cmd.spawn().expect("spawn"));
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            let mut stdout = Vec::new();
-            let mut stderr = Vec::new();
-            child
-                .0
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_end(&mut stdout)
-                .unwrap();
-            child
-                .0
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_end(&mut stderr)
-                .unwrap();
-            return Output {
-                status,
-                stdout,
-                stderr,
-            };
-        }
-        assert!(
-            Instant::now() < deadline,
-            "sse-replay {args:?} did not finish within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::run_env(&common::manifest(), args, env, limit)
 }
 
 fn tmp() -> tempfile::TempDir {
@@ -148,7 +109,11 @@ fn error_fixture(dir: &Path, status: u16, content_type: &str, body: &str) -> Pat
 /// response following `script`, and reports each request head it read.
 enum Step {
     Write(&'static [u8]),
+    /// One chunk of bytes made at run time.
+    WriteOwned(Vec<u8>),
     Sleep(u64),
+    /// Hold until the test says go (or it is gone, or 30 s passed).
+    WaitFor(mpsc::Receiver<()>),
     /// End the chunked body properly.
     End,
 }
@@ -165,21 +130,29 @@ fn raw_server(script: Vec<Step>) -> (String, mpsc::Receiver<String>) {
             .unwrap();
         let (head, len) = common::read_request_head(&mut sock);
         let mut body = vec![0u8; len];
-        let _ = sock.read_exact(&mut body);
-        let _ = tx.send(head);
-        let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
+        sock.read_exact(&mut body).ok();
+        tx.send(head).ok();
+        sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n").ok();
         for step in script {
-            let _ = match step {
-                Step::Write(b) => sock
-                    .write_all(format!("{:x}\r\n", b.len()).as_bytes())
+            let mut chunk = |b: &[u8]| {
+                sock.write_all(format!("{:x}\r\n", b.len()).as_bytes())
                     .and_then(|()| sock.write_all(b))
-                    .and_then(|()| sock.write_all(b"\r\n")),
+                    .and_then(|()| sock.write_all(b"\r\n"))
+            };
+            match step {
+                Step::Write(b) => chunk(b),
+                Step::WriteOwned(b) => chunk(&b),
+                Step::WaitFor(go) => {
+                    go.recv_timeout(Duration::from_secs(30)).ok();
+                    Ok(())
+                }
                 Step::Sleep(ms) => {
                     std::thread::sleep(Duration::from_millis(ms));
                     Ok(())
                 }
                 Step::End => sock.write_all(b"0\r\n\r\n"),
-            };
+            }
+            .ok();
         }
         // Dropping the socket closes the connection (abruptly when the body was not ended).
     });
@@ -260,13 +233,14 @@ fn serve_record_round_trip_keeps_bytes_and_calls() {
 
 #[test]
 fn recorded_timing_is_replayed() {
-    // The seed example spans 440 ms; at --speed 1 the recording spans about as much, at --speed 4
-    // about a quarter. The lower bounds are the pacing (never faster than recorded); the upper
-    // bounds leave room for a loaded machine (CI runs the test binaries in parallel on 2 cores)
-    // while still telling speed 4 (≤ 310 ms) from speed 1 (≥ 435 ms).
+    // Pacing is a lower bound a loaded machine cannot break: a write is never sent before it is
+    // due, so the last read arrives at least the recorded span (÷ speed) after the request left
+    // (the recorder's clock starts there). --speed 0.5 must take twice the span, which an ignored
+    // --speed would not. How close to the schedule it runs is measured, not asserted
+    // (`timing_fidelity`); the schedule itself is `serve::Plan`'s unit tests'.
     let dir = tmp();
     let (seed, original) = seed_fixture();
-    let span = |extra: &[&str], name: &str| {
+    let last_read = |extra: &[&str], name: &str| {
         let (_server, url) = serve(&seed, extra);
         let out = dir.path().join(name);
         let o = run(
@@ -277,60 +251,55 @@ fn recorded_timing_is_replayed() {
         assert!(o.status.success(), "{}", stderr(&o));
         let got = Recording::load(&out).unwrap();
         assert_eq!(got.body(), original.body());
-        let first = got.chunks.first().unwrap().t_micros;
-        got.chunks.last().unwrap().t_micros - first
+        got.duration_micros()
     };
     let want = original.duration_micros();
-    let s1 = span(&[], "s1.ron");
+    assert!(want >= 400_000, "{want}");
+    // 1 ms for rounding the schedule to whole microseconds.
+    let s1 = last_read(&[], "s1.ron");
+    assert!(s1 + 1_000 >= want, "speed 1: {s1} µs vs recorded {want} µs");
+    let slow = last_read(&["--speed", "0.5"], "slow.ron");
     assert!(
-        s1 + 5_000 >= want && s1 < want + 300_000,
-        "speed 1: {s1} µs vs recorded {want} µs"
-    );
-    let s4 = span(&["--speed", "4"], "s4.ron");
-    assert!(
-        s4 + 5_000 >= want / 4 && s4 < want / 4 + 200_000,
-        "speed 4: {s4} µs vs {} µs",
-        want / 4
+        slow + 1_000 >= 2 * want,
+        "speed 0.5: {slow} µs vs {} µs",
+        2 * want
     );
 }
 
 #[test]
 fn serve_handles_concurrent_clients_and_stops_on_ctrl_c() {
     let (seed, original) = seed_fixture();
-    let (mut server, url) = serve(&seed, &[]);
-    let span = Duration::from_micros(original.duration_micros());
+    // At a quarter speed each stream takes four times its span: served one after another, the
+    // second answer would only start when the first has ended. Served together, every answer
+    // starts before any ends — a question of order, not of how fast a loaded machine is.
+    let (mut server, url) = serve(&seed, &["--speed", "0.25"]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let started = Instant::now();
-    let bodies = rt.block_on(async {
+    let answers = rt.block_on(async {
         let client = sse_replay_net::http_client(Duration::from_secs(5)).unwrap();
         let get = |path: &'static str| {
             let client = client.clone();
             let url = format!("{url}{path}");
             async move {
-                client
-                    .post(url)
-                    .body("{}")
-                    .send()
-                    .await
-                    .unwrap()
-                    .bytes()
-                    .await
-                    .unwrap()
+                let resp = client.post(url).body("{}").send().await.unwrap();
+                let head_at = Instant::now();
+                let body = resp.bytes().await.unwrap();
+                (head_at, Instant::now(), body)
             }
         };
         let (a, b, c) = tokio::join!(get("a"), get("b"), get("c"));
         [a, b, c]
     });
-    let took = started.elapsed();
-    for body in &bodies {
+    for (_, _, body) in &answers {
         assert_eq!(body.as_ref(), original.body().as_slice());
     }
+    let last_head = answers.iter().map(|a| a.0).max().unwrap();
+    let first_end = answers.iter().map(|a| a.1).min().unwrap();
     assert!(
-        took >= span && took < span * 2,
-        "three {span:?} streams took {took:?}: not concurrent?"
+        last_head < first_end,
+        "an answer started only after another had ended: not concurrent"
     );
     // Ctrl+C (SIGINT) stops it cleanly.
     let pid = server.0.id().to_string();
@@ -593,8 +562,12 @@ fn an_https_url_without_a_tls_server_fails_cleanly() {
     let url = format!("https://{}/", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         if let Ok((mut sock, _)) = listener.accept() {
-            let _ = sock.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
-            std::thread::sleep(Duration::from_millis(500));
+            sock.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .ok();
+            // Keep the connection until the client gives up on it (it has read the answer then).
+            sock.set_read_timeout(Some(Duration::from_secs(30))).ok();
+            let mut sink = [0u8; 4096];
+            while sock.read(&mut sink).is_ok_and(|n| n > 0) {}
         }
     });
     let dir = tmp();
@@ -782,7 +755,7 @@ fn sigkill_loses_well_under_the_bound() {
 }
 
 /// Measurement (reported in the notes): many kills at random moments.
-/// `cargo test --test net -- --ignored --nocapture sigkill_loss_distribution`
+/// `cargo test --test it net::sigkill_loss_distribution -- --ignored --nocapture`
 #[test]
 #[ignore = "measurement; run with --ignored --nocapture"]
 fn sigkill_loss_distribution() {
@@ -816,7 +789,8 @@ fn sigkill_loss_distribution() {
 #[test]
 fn proxy_streams_unbuffered_and_records_what_the_client_received() {
     let dir = tmp();
-    // Upstream: 6 events 250 ms apart (1.25 s in all).
+    // The upstream sends one event, then waits until the client has it through the proxy before
+    // it sends the next: a proxy that held anything back would stall the exchange (no timing).
     let spec = StubSpec {
         calls: vec![StubCall {
             id: "call_1".into(),
@@ -824,15 +798,27 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
             arguments: r#"{"city":"深圳"}"#.into(),
         }],
         fragment_chars: vec![4],
-        gap_micros: 250_000,
         ..Default::default()
     };
     let upstream_rec = stub::build(&spec);
-    let upstream_span = upstream_rec.duration_micros();
-    assert!(upstream_span >= 1_000_000, "{upstream_span}");
-    let fixture = dir.path().join("upstream.ron");
-    upstream_rec.save(&fixture).unwrap();
-    let (_upstream, upstream_url) = serve(&fixture, &[]);
+    let events: Vec<Vec<u8>> = upstream_rec
+        .chunks
+        .iter()
+        .map(|c| c.bytes.clone())
+        .collect();
+    assert!(events.len() >= 4, "{} events", events.len());
+    let mut script = Vec::new();
+    let mut releases = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        script.push(Step::WriteOwned(event.clone()));
+        if i + 1 < events.len() {
+            let (go, wait) = mpsc::channel();
+            releases.push(go);
+            script.push(Step::WaitFor(wait));
+        }
+    }
+    script.push(Step::End);
+    let (upstream_url, _heads) = raw_server(script);
     let captures = dir.path().join("captures");
     let (_proxy, proxy_url, proxy_lines) = start_server(&[
         "proxy",
@@ -848,9 +834,8 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
         .enable_all()
         .build()
         .unwrap();
-    let (received, first_after, total) = rt.block_on(async {
+    let received = rt.block_on(async {
         let client = sse_replay_net::http_client(Duration::from_secs(5)).unwrap();
-        let started = Instant::now();
         let mut resp = client
             .post(format!("{proxy_url}v1/chat/completions"))
             .header("authorization", "Bearer sk-proxy-secret")
@@ -865,35 +850,35 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
             "text/event-stream"
         );
         let mut received = Vec::new();
-        let mut first_after = None;
-        while let Some(chunk) = tokio::time::timeout(Duration::from_secs(10), resp.chunk())
-            .await
-            .unwrap()
-            .unwrap()
-        {
-            first_after.get_or_insert(started.elapsed());
-            received.extend_from_slice(&chunk);
+        let mut releases = releases.into_iter();
+        let mut want = 0;
+        for (i, event) in events.iter().enumerate() {
+            want += event.len();
+            // Event i must arrive while the upstream still holds event i + 1.
+            while received.len() < want {
+                let chunk = tokio::time::timeout(Duration::from_secs(20), resp.chunk())
+                    .await
+                    .unwrap_or_else(|_| panic!("event {i} never came through: buffered?"))
+                    .unwrap()
+                    .unwrap_or_else(|| panic!("the body ended before event {i}"));
+                received.extend_from_slice(&chunk);
+            }
+            assert_eq!(received.len(), want, "more than event {i} arrived at once");
+            if let Some(go) = releases.next() {
+                go.send(()).unwrap();
+            }
         }
-        (received, first_after.unwrap(), started.elapsed())
+        let rest = tokio::time::timeout(Duration::from_secs(20), resp.chunk())
+            .await
+            .expect("the body never ended")
+            .unwrap();
+        assert!(rest.is_none(), "bytes after the last event: {rest:?}");
+        received
     });
     assert_eq!(
         received,
         upstream_rec.body(),
         "the client gets the upstream's bytes"
-    );
-    assert!(
-        total >= Duration::from_micros(upstream_span) - Duration::from_millis(50),
-        "{total:?}"
-    );
-    assert!(
-        // Generous: the bound is about buffering (the whole stream takes over a second), not
-        // about how fast a loaded machine schedules the first read.
-        first_after < Duration::from_micros(upstream_span) / 2,
-        "first event after {first_after:?}: buffered?"
-    );
-    assert!(
-        first_after + Duration::from_millis(1000) < total,
-        "first {first_after:?}, total {total:?}"
     );
 
     let line = proxy_lines
@@ -917,7 +902,7 @@ fn proxy_streams_unbuffered_and_records_what_the_client_received() {
     assert_eq!(
         rec.chunks.len(),
         upstream_rec.chunks.len(),
-        "read by read, one event per read at these gaps"
+        "read by read: one event per read, as the upstream sent them"
     );
     let req = rec.request.unwrap();
     assert!(
@@ -966,7 +951,7 @@ fn proxy_answers_502_when_the_upstream_is_down() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Timing fidelity (measured, reported): cargo test --test net -- --ignored --nocapture timing
+// Timing fidelity (measured, reported): cargo test --test it net::timing_fidelity -- --ignored --nocapture
 // ---------------------------------------------------------------------------------------------
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -1,4 +1,4 @@
-//! One opener for the CLI and the app (`sse_replay_core::open`): `check`, `export` and `events` open a
+//! One way in for the CLI and the app (`sse_replay_core::probe`): `check`, `export` and `events` open a
 //! capture (HAR, cassette, JSON-lines fixture) as the app does; a capture with several streams
 //! takes `--stream N` and without it fails with exit 2, the error on the first line of standard
 //! error and one line per stream after it.
@@ -6,26 +6,15 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Output;
 
-use common::{manifest, stderr};
+use common::{code, manifest, run, stderr};
 use sse_replay_core::analysis::SourceKind;
-use sse_replay_core::open::{self, OpenError, OpenOptions, Opened};
+use sse_replay_core::open::{OpenError, Opened};
+use sse_replay_core::probe::{self, Probe, ReadOptions};
 
 const TWO_HAR: &str = "tests/data/import/two-streams.har";
 const TWO_CASSETTE: &str = "tests/data/import/vcr-two-streams.yaml";
 const ONE_CASSETTE: &str = "tests/data/import/pydantic-ai-style.yaml";
-
-fn run(args: &[&str]) -> Output {
-    common::bin_in(&manifest())
-        .args(args)
-        .output()
-        .expect("run the binary")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
 
 #[test]
 fn a_capture_with_several_streams_needs_stream_n() {
@@ -90,16 +79,69 @@ fn check_export_and_events_open_each_stream_of_a_capture() {
     );
 }
 
+/// A pipe can be read only once: a capture, a recording or a journal through standard input opens
+/// as the file does (the probe peeks, decides, and reads on from where it peeked).
+#[test]
+fn standard_input_is_read_once_and_decided_as_a_file_is() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let root = manifest();
+    let with_stdin = |args: &[&str], file: &str| {
+        let mut child = common::bin_in(&root)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let bytes = std::fs::read(root.join(file)).expect("read");
+        let mut stdin = child.stdin.take().expect("stdin");
+        // A writer thread: a pipe holds less than a capture, and the child reads as it goes.
+        let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+        let out = child.wait_with_output().expect("wait");
+        writer.join().expect("writer").expect("write");
+        out
+    };
+    for (file, args) in [
+        (TWO_HAR, &["export", "--stream", "2"][..]),
+        (TWO_CASSETTE, &["export", "--stream", "1"]),
+        ("recordings/seed-example.ron", &["export"]),
+    ] {
+        let direct = run(&[args, &[file]].concat());
+        assert_eq!(code(&direct), 0, "{file}: {}", stderr(&direct));
+        let piped = with_stdin(&[args, &["-"]].concat(), file);
+        assert_eq!(code(&piped), 0, "{file}: {}", stderr(&piped));
+        assert_eq!(piped.stdout, direct.stdout, "{file}");
+    }
+    // Several streams and none chosen: the same refusal as for the file.
+    let piped = with_stdin(&["check", "-"], TWO_HAR);
+    assert_eq!(code(&piped), 2);
+    assert!(stderr(&piped).starts_with("sse-replay: the capture holds 2 streams"));
+}
+
+fn open(path: &Path, options: ReadOptions) -> Probe {
+    probe::open(path, options).expect("opens")
+}
+
+fn stream(n: usize) -> ReadOptions {
+    ReadOptions {
+        stream: Some(n),
+        ..ReadOptions::default()
+    }
+}
+
 #[test]
 fn the_library_opener_reports_streams_kinds_and_cancellation() {
     let root = manifest();
     let har = root.join(TWO_HAR);
-    match open::open(&har, OpenOptions::default(), |_| true).expect("open") {
+    let all = ReadOptions::default();
+    match open(&har, all).recordings(|_, _| true).expect("open") {
         Opened::Several { recordings } => assert_eq!(recordings.len(), 2),
         Opened::One { .. } => panic!("two streams expected"),
     }
-    let (_, kind) =
-        open::open_stream(&har, Some(2), OpenOptions::default(), |_| true).expect("stream 2");
+    let (_, kind) = open(&har, stream(2))
+        .recording(|_, _| true)
+        .expect("stream 2");
     assert_eq!(
         kind,
         SourceKind::Imported {
@@ -107,22 +149,27 @@ fn the_library_opener_reports_streams_kinds_and_cancellation() {
         }
     );
     let seed = root.join("recordings/seed-example.ron");
-    let (_, kind) = open::open_stream(&seed, None, OpenOptions::default(), |_| true).expect("seed");
+    let (_, kind) = open(&seed, all).recording(|_, _| true).expect("seed");
     assert_eq!(kind, SourceKind::Recording);
     // Cancellation is its own variant, not a message.
-    let e = open::open(&seed, OpenOptions::default(), |_| false).expect_err("cancelled");
+    let e = open(&seed, all)
+        .recordings(|_, _| false)
+        .expect_err("cancelled");
     assert!(matches!(e, OpenError::Cancelled), "{e:?}");
-    let e = open::open_stream(&har, None, OpenOptions::default(), |_| true).expect_err("choose");
+    let e = open(&har, all).recording(|_, _| true).expect_err("choose");
     assert!(
         matches!(&e, OpenError::ChooseStream { titles, asked: None, .. } if titles.len() == 2),
         "{e:?}"
     );
     // Import… on a recording opens it as a recording.
-    let import_only = OpenOptions {
+    let import_only = ReadOptions {
         import_only: true,
-        ..OpenOptions::default()
+        ..all
     };
-    match open::open(Path::new(&seed), import_only, |_| true).expect("import a recording") {
+    match open(&seed, import_only)
+        .recordings(|_, _| true)
+        .expect("import a recording")
+    {
         Opened::One { kind, .. } => assert_eq!(kind, SourceKind::Recording),
         Opened::Several { .. } => panic!("one recording expected"),
     }

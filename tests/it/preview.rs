@@ -1,4 +1,4 @@
-//! The partial-JSON preview (issue 12, part 1): jiter's partial-mode value after every fragment,
+//! The partial-JSON preview: jiter's partial-mode value after every fragment,
 //! preview honesty (contradictions against the final arguments), the `preview` command's lines,
 //! and `check`'s Preview section.
 
@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use common::{BIN, manifest, stderr};
+use common::{run, stderr};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::findings::FindingKind;
 use sse_replay_core::pipeline::Options;
@@ -210,14 +210,6 @@ fn a_call_that_does_not_parse_is_not_checked() {
         text.contains("  call 0 f: 3 previews, not checked (the final arguments do not parse)\n"),
         "{text}"
     );
-}
-
-fn run(args: &[&str]) -> Output {
-    common::bin_in(&manifest())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
 }
 
 fn lines(o: &Output) -> Vec<Value> {

@@ -8,13 +8,13 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use sse_replay_core::recording::Recording;
 
-use common::{BIN, Kid, canned_upstream, start_server, stderr, wait_bounded};
+use common::{canned_upstream, start_server, stderr};
 
 /// Where each secret is planted, and the secret itself (unique, so a grep names the leak).
 const TABLE: &[(&str, &str)] = &[
@@ -61,14 +61,46 @@ const FORM_SECRET: &str = "SECRET-form-client-secret-14";
 
 const SSE: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
 
-/// Every secret in the table (and the form secret) that occurs in `text`.
-fn leaks(text: &str) -> Vec<&'static str> {
+/// The gaps an outside review found, each planted once: form bodies with odd characters, arrays
+/// under secret keys, header pairs inside JSON, `jwt` and its family, user-only userinfo, URL
+/// fragments, multipart bodies.
+const MORE: &[(&str, &str)] = &[
+    ("form value with a space", "SECRET-form-space-15"),
+    ("form value in quotes", "SECRET-form-quote-16"),
+    ("form value in braces", "SECRET-form-brace-17"),
+    ("form pair after a newline", "SECRET-form-newline-18"),
+    ("array under a secret key", "SECRET-array-19"),
+    ("header pair in JSON", "SECRET-header-pair-20"),
+    ("name/value header object in JSON", "SECRET-name-value-21"),
+    ("body jwt", "SECRET-jwt-22"),
+    ("body client_assertion", "SECRET-assertion-23"),
+    ("user-only userinfo", "SECRET-userinfo-24"),
+    ("URL fragment access_token", "SECRET-fragment-25"),
+    ("multipart part named api_key", "SECRET-multipart-26"),
+    ("JSON inside a multipart part", "SECRET-multipart-json-27"),
+    ("body x_session_key", "SECRET-session-key-28"),
+];
+
+fn more(place: &str) -> &'static str {
+    MORE.iter()
+        .find(|(p, _)| *p == place)
+        .map(|(_, s)| *s)
+        .unwrap()
+}
+
+/// Every secret planted here: the table's, the form secret, and [`MORE`].
+fn planted() -> Vec<&'static str> {
     TABLE
         .iter()
+        .chain(MORE)
         .map(|(_, s)| *s)
         .chain([FORM_SECRET])
-        .filter(|s| text.contains(s))
         .collect()
+}
+
+/// Every planted secret that occurs in `text`.
+fn leaks(text: &str) -> Vec<&'static str> {
+    planted().into_iter().filter(|s| text.contains(s)).collect()
 }
 
 /// Every file under `dir` (recursively), as text.
@@ -85,21 +117,9 @@ fn all_text(dir: &Path) -> String {
     out
 }
 
+/// Runs `sse-replay ARGS` to completion (at most 60 s), with extra environment variables.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let kid = Kid(cmd.spawn().unwrap());
-    wait_bounded(
-        kid,
-        &format!("sse-replay {args:?}"),
-        Duration::from_secs(60),
-    )
+    common::run_env(&common::manifest(), args, env, Duration::from_secs(60))
 }
 
 const SSE_HEAD: &str =
@@ -398,4 +418,276 @@ fn cassette_imports_write_no_secret() {
     let text = all_text(&out);
     assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
     assert!(text.contains("max_tokens"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gaps: odd form bodies, arrays, header pairs in JSON, jwt, user-only userinfo, fragments,
+// multipart — through record, the proxy and import, and every place a URL is printed.
+// ---------------------------------------------------------------------------------------------
+
+/// A JSON body with the JSON-shaped gaps planted (and what must stay readable).
+fn json_gaps_body() -> String {
+    serde_json::json!({
+        "model": "m",
+        "stream": true,
+        "max_tokens": 5,
+        "secrets": [more("array under a secret key"), 7],
+        "headers": [["Authorization", format!("Bearer {}", more("header pair in JSON"))], ["Accept", "text/event-stream"]],
+        "extra_headers": [{"name": "X-Api-Key", "value": more("name/value header object in JSON")}, {"name": "Accept", "value": "*/*"}],
+        "jwt": more("body jwt"),
+        "client_assertion": more("body client_assertion"),
+        "x_session_key": more("body x_session_key"),
+    })
+    .to_string()
+}
+
+/// The form bodies with odd characters around their secret.
+fn form_gaps_bodies() -> Vec<String> {
+    vec![
+        format!(
+            "grant_type=x&client_secret={} and more&scope=a b",
+            more("form value with a space")
+        ),
+        format!(
+            "grant_type=x&client_secret=\"{}\"&scope=a",
+            more("form value in quotes")
+        ),
+        format!(
+            "grant_type=x&client_secret={{{}}}&scope=a",
+            more("form value in braces")
+        ),
+        format!(
+            "grant_type=x\nclient_secret={}\nscope=a",
+            more("form pair after a newline")
+        ),
+    ]
+}
+
+/// A multipart body with a secret part and a JSON part holding one.
+fn multipart_gaps_body() -> String {
+    format!(
+        "--XyZ\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nm\r\n\
+         --XyZ\r\nContent-Disposition: form-data; name=\"api_key\"\r\n\r\n{}\r\n\
+         --XyZ\r\nContent-Disposition: form-data; name=\"config\"\r\nContent-Type: application/json\r\n\r\n{{\"token\":\"{}\",\"n\":1}}\r\n\
+         --XyZ--\r\n",
+        more("multipart part named api_key"),
+        more("JSON inside a multipart part")
+    )
+}
+
+/// `base` (`http://host:port`) with a user-only userinfo, a path, a counter and a fragment
+/// carrying a token.
+fn url_with_gaps(base: &str) -> String {
+    let base = base.replacen("://", &format!("://{}@", more("user-only userinfo")), 1);
+    format!(
+        "{base}/v1/chat?max_tokens=9#access_token={}&state=s",
+        more("URL fragment access_token")
+    )
+}
+
+#[test]
+fn record_closes_every_gap_on_disk_and_on_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bodies = vec![json_gaps_body(), multipart_gaps_body()];
+    bodies.extend(form_gaps_bodies());
+    for (i, body) in bodies.iter().enumerate() {
+        let (base, requests) = upstream();
+        let out = dir.path().join(format!("gap-{i}.ron"));
+        // `--data=…`: the multipart body starts with `--`.
+        let o = run(
+            &[
+                "record",
+                &url_with_gaps(&base),
+                &format!("--data={body}"),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{i}: {}", stderr(&o));
+        let sent = requests.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(!leaks(&sent).is_empty(), "{i}: the secrets were sent");
+        let req = Recording::load(&out).unwrap().request.unwrap();
+        assert!(req.url.contains("max_tokens=9"), "{}", req.url);
+        if i == 0 {
+            let v: serde_json::Value = serde_json::from_str(&req.body).unwrap();
+            assert_eq!(v["max_tokens"], 5);
+            assert_eq!(v["headers"][1][1], "text/event-stream", "{v}");
+            assert_eq!(v["extra_headers"][1]["value"], "*/*", "{v}");
+        }
+    }
+    let text = all_text(dir.path());
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+    // A failed connection prints the URL on standard error: redacted too.
+    let o = run(
+        &[
+            "record",
+            &url_with_gaps("http://127.0.0.1:9"),
+            "-d",
+            &json_gaps_body(),
+            "-o",
+            dir.path().join("never.ron").to_str().unwrap(),
+            "--timeout",
+            "5",
+        ],
+        &[],
+    );
+    assert!(!o.status.success());
+    let printed = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+    assert!(printed.contains("127.0.0.1:9"), "{printed}");
+    assert_eq!(leaks(&printed), Vec::<&str>::new(), "{printed}");
+}
+
+#[test]
+fn the_proxy_closes_every_gap_in_captures_and_on_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, _requests) = upstream();
+    let captures = dir.path().join("captures");
+    let upstream_url = base.replacen("://", &format!("://{}@", more("user-only userinfo")), 1);
+    let mut child = common::bin()
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream_url,
+            "--out",
+            captures.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let err = child.stderr.take().unwrap();
+    let err_t = std::thread::spawn(move || {
+        let mut v = String::new();
+        std::io::Read::read_to_string(&mut std::io::BufReader::new(err), &mut v).ok();
+        v
+    });
+    let kid = common::Kid(child);
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    let proxy = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let mut bodies = vec![json_gaps_body(), multipart_gaps_body()];
+    bodies.extend(form_gaps_bodies());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
+        for body in &bodies {
+            let got = client
+                .post(format!("{proxy}/v1/chat?max_tokens=9"))
+                .body(body.clone())
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert_eq!(got, SSE);
+        }
+    });
+    // Every capture saved (one stdout line each), then a clean stop.
+    let mut lines = String::new();
+    for _ in 0..bodies.len() {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        assert!(line.starts_with("captured "), "{line}");
+        lines.push_str(&line);
+    }
+    kid.signal("TERM");
+    let mut kid = kid;
+    kid.wait_exit(Duration::from_secs(20));
+    let printed = format!("{}{lines}", err_t.join().unwrap());
+    assert!(printed.contains("forwarding to"), "{printed}");
+    assert_eq!(leaks(&printed), Vec::<&str>::new(), "{printed}");
+    let text = all_text(&captures);
+    assert!(text.contains("max_tokens"), "{text}");
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+}
+
+#[test]
+fn imports_close_every_gap_and_the_stream_list_shows_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = url_with_gaps("https://api.example.com");
+    let mut bodies = vec![json_gaps_body(), multipart_gaps_body()];
+    bodies.extend(form_gaps_bodies());
+    let entries: Vec<serde_json::Value> = bodies
+        .iter()
+        .map(|b| {
+            serde_json::json!({
+                "request": {"method": "POST", "url": url, "headers": [],
+                            "postData": {"mimeType": "application/json", "text": b}},
+                "response": {"status": 200,
+                             "headers": [{"name": "content-type", "value": "text/event-stream"}],
+                             "content": {"mimeType": "text/event-stream", "text": SSE}}
+            })
+        })
+        .collect();
+    let har = serde_json::json!({"log": {"entries": entries}});
+    let input = dir.path().join("gaps.har");
+    std::fs::write(&input, har.to_string()).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = run(
+        &[
+            "import",
+            input.to_str().unwrap(),
+            "-o",
+            out.join("gaps.ron").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+    assert_eq!(leaks(&printed), Vec::<&str>::new(), "{printed}");
+    let text = all_text(&out);
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+    // The list of streams `check` prints for a capture with several: titles carry the URL.
+    for cmd in [
+        &["check"][..],
+        &["check", "--json"],
+        &["events"],
+        &["export"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push(input.to_str().unwrap());
+        let o = run(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", stderr(&o));
+        let printed = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+        assert!(printed.contains("api.example.com"), "{printed}");
+        assert_eq!(leaks(&printed), Vec::<&str>::new(), "{cmd:?}: {printed}");
+    }
+    // One stream checked: the report and the JSON name no secret either.
+    for cmd in [&["check"][..], &["check", "--json"]] {
+        let mut args = cmd.to_vec();
+        args.extend([input.to_str().unwrap(), "--stream", "1"]);
+        let o = run(&args, &[]);
+        let printed = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+        assert_eq!(leaks(&printed), Vec::<&str>::new(), "{cmd:?}: {printed}");
+    }
+}
+
+/// The count the closing note reports: every secret planted in this file, and how many of them
+/// any test found on disk or on a terminal (none: each test fails on the first).
+#[test]
+fn planted_secrets_are_counted_once() {
+    let all = planted();
+    let mut unique = all.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        all.len(),
+        "each secret is unique, so a grep names its place"
+    );
+    assert_eq!(all.len(), 28);
 }

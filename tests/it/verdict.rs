@@ -1,4 +1,4 @@
-//! Issue 8's "wrong answers", end to end through the binary and the library:
+//! Wrong answers a stream can lead to, end to end through the binary and the library:
 //!
 //! - one verdict: every error-severity finding kind makes `check` (text and `--json`), `events` and
 //!   `export` fail with exit 1, and info findings never do;
@@ -11,47 +11,14 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
 use serde_json::{Value, json};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::findings::{FindingKind, Severity};
 use sse_replay_core::pipeline::Options;
 
-use common::{BIN, stderr};
-
-fn run(args: &[&str]) -> Output {
-    common::bin()
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {BIN}: {e}"))
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, body).expect("write");
-    p
-}
-
-fn analyse(body: &[u8]) -> Analysis {
-    let rec = sse_replay_core::input::raw_to_recording(body, "inline");
-    let source = SourceInfo {
-        name: "inline".into(),
-        kind: "raw body".into(),
-        timing_known: false,
-    };
-    Analysis::from_recording(&rec, source, Options::default())
-}
+use common::{analyse_raw, code, run, stderr, stdout, write};
 
 fn check_json(path: &Path) -> (Value, i32, String) {
     let o = run(&["check", "--json", path.to_str().expect("path")]);
@@ -177,6 +144,14 @@ fn stream_raising(kind: FindingKind) -> Option<Vec<u8>> {
         ]
         .concat()
         .into_bytes(),
+        // An event carrying a tool call, cut short; the finish says calls were made.
+        FindingKind::LostToolCall => [
+            ok_call.clone(),
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\"\n\n".to_owned(),
+            chat_finish(),
+        ]
+        .concat()
+        .into_bytes(),
         // A text file: no event at all.
         FindingKind::NothingRecognised => b"Sorry, I cannot help with that.\n".to_vec(),
         // Binary Bedrock frames, the second with a flipped byte in its payload.
@@ -211,7 +186,7 @@ fn every_error_kind_makes_every_verdict_fail() {
         let body = stream_raising(kind)
             .unwrap_or_else(|| panic!("no stream raises the error kind {label}: add one"));
         // The library's one verdict.
-        let a = analyse(&body);
+        let a = analyse_raw(&body, None);
         assert!(
             a.findings.iter().any(|f| f.kind == kind),
             "{label}: not raised: {:?}",
@@ -542,7 +517,7 @@ fn responses_web_search_call_is_apart_from_client_calls() {
 fn a_failing_server_tool_never_fails_the_verdict() {
     // The server tool's input is cut (does not parse); the client call is fine.
     let body = anthropic_server_then_client().replace(" Oslo\\\"}", " Oslo");
-    let a = analyse(body.as_bytes());
+    let a = analyse_raw(body.as_bytes(), None);
     assert_eq!(a.server_tools().count(), 1);
     assert!(
         a.server_tools().all(|c| c.value().is_none()),
@@ -605,7 +580,15 @@ fn a_hundred_thousand_failing_calls_give_a_short_error_line() {
     }
     body.push_str(&chat_finish());
     let p = write(dir.path(), "many.sse", body.as_bytes());
-    let o = run(&["export", p.to_str().expect("path"), "-o", "/dev/null"]);
+    // 33 MB: past the default input limit, which is not what this is about.
+    let o = run(&[
+        "export",
+        p.to_str().expect("path"),
+        "-o",
+        "/dev/null",
+        "--max-input-bytes",
+        "64M",
+    ]);
     assert_eq!(code(&o), 1);
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1);
@@ -649,6 +632,7 @@ fn the_report_says_when_a_recording_was_interrupted() {
     w.flush().expect("flush");
     let journal = w.journal_path().to_path_buf();
     // As if SIGKILLed: no destructor, no final file.
+    #[allow(clippy::mem_forget, reason = "a killed process runs no destructor")]
     std::mem::forget(w);
     let o = run(&["check", journal.to_str().expect("path")]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));

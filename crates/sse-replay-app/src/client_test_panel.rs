@@ -14,8 +14,8 @@ use super::view::{Action, ActionQueue};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::recording::Recording;
 use sse_replay_net::harness::{
-    self, CaseCall, CaseId, CaseResult, Config, NotSpoken, SuiteRecording, SuiteRun, Variant,
-    Verdict,
+    self, CaseCall, CaseId, CaseOutcome, CaseResult, Config, NotSpoken, SuiteRecording, SuiteRun,
+    Variant,
 };
 
 /// The "Test a client" form: what to run against which recordings. Persisted in the settings; the
@@ -573,19 +573,21 @@ impl ClientTestRun {
                                     }
                                     Some(i) => {
                                         let r = &last.results[i];
-                                        let (mark, color) = match r.verdict {
-                                            Verdict::Pass => ("✓", super::style::ok_color(ui)),
-                                            Verdict::Fail(_) => ("✗", super::style::err_color(ui)),
-                                            Verdict::Error(_) => {
+                                        let (mark, color) = match r.outcome {
+                                            CaseOutcome::Pass => ("✓", super::style::ok_color(ui)),
+                                            CaseOutcome::Fail(_) => {
+                                                ("✗", super::style::err_color(ui))
+                                            }
+                                            CaseOutcome::Error(_) => {
                                                 ("!", super::style::warn_color(ui))
                                             }
-                                            Verdict::NotJudged(_) => {
+                                            CaseOutcome::NotJudged(_) => {
                                                 ("○", ui.visuals().weak_text_color())
                                             }
                                         };
-                                        let mut hover = r.verdict.name().to_owned();
-                                        if !r.verdict.detail().is_empty() {
-                                            hover = format!("{hover}: {}", r.verdict.detail());
+                                        let mut hover = r.outcome.name().to_owned();
+                                        if !r.outcome.detail().is_empty() {
+                                            hover = format!("{hover}: {}", r.outcome.detail());
                                         }
                                         if let Some(d) = &r.diagnosis {
                                             hover = format!("{hover}\n{d}");
@@ -607,7 +609,7 @@ impl ClientTestRun {
                 let failures: Vec<&CaseResult> = last
                     .results
                     .iter()
-                    .filter(|r| matches!(r.verdict, Verdict::Fail(_) | Verdict::Error(_)))
+                    .filter(|r| matches!(r.outcome, CaseOutcome::Fail(_) | CaseOutcome::Error(_)))
                     .collect();
                 if !failures.is_empty() {
                     ui.separator();
@@ -617,7 +619,7 @@ impl ClientTestRun {
                             "{} × {}: {}",
                             r.recording,
                             r.id.variant.name(),
-                            r.verdict.detail()
+                            r.outcome.detail()
                         ));
                         if let Some(d) = &r.diagnosis {
                             ui.label(RichText::new(format!("    {d}")).italics());
@@ -642,7 +644,7 @@ pub struct ClientOutput {
     /// The opened recording's name (`recording × variant`): shown only while it is open.
     pub case: String,
     pub calls: Option<Vec<CaseCall>>,
-    pub verdict: Verdict,
+    pub outcome: CaseOutcome,
     pub diagnosis: Option<String>,
     pub stderr: String,
     /// Shown instead of the naive strategy (the picker on the left).
@@ -658,7 +660,7 @@ impl ClientTestRun {
         Some(ClientOutput {
             case: format!("{} × {}", rec.name, r.id.variant.name()),
             calls: r.got.clone(),
-            verdict: r.verdict.clone(),
+            outcome: r.outcome.clone(),
             diagnosis: r.diagnosis.clone(),
             stderr: r.stderr.clone(),
             shown: true,
@@ -668,7 +670,7 @@ impl ClientTestRun {
 
 fn same_call(got: &CaseCall, want: &sse_replay_core::accumulate::Call) -> bool {
     let args = match (&got.arguments, want.value()) {
-        (harness::verdict::Args::Value(g), Some(w)) => harness::verdict::json_eq(g, w),
+        (harness::judge::Args::Value(g), Some(w)) => harness::judge::json_eq(g, w),
         _ => false,
     };
     let ids = match (
@@ -683,8 +685,8 @@ fn same_call(got: &CaseCall, want: &sse_replay_core::accumulate::Call) -> bool {
 
 fn show_call(c: &CaseCall) -> String {
     let args = match &c.arguments {
-        harness::verdict::Args::Value(v) => v.to_string(),
-        harness::verdict::Args::Raw(s) => format!("{s:?} (not JSON)"),
+        harness::judge::Args::Value(v) => v.to_string(),
+        harness::judge::Args::Raw(s) => format!("{s:?} (not JSON)"),
     };
     format!("{} {}", c.name, sse_replay_core::text::truncate(&args, 200))
 }
@@ -692,15 +694,15 @@ fn show_call(c: &CaseCall) -> String {
 /// The left panel's "your client" view: the verdict, the diagnosis, each printed call against the
 /// correct call at its place (differences in red), and the tail of its stderr.
 pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, out: &ClientOutput) {
-    let color = match out.verdict {
-        Verdict::Pass => super::style::ok_color(ui),
-        Verdict::Fail(_) => super::style::err_color(ui),
-        Verdict::Error(_) => super::style::warn_color(ui),
-        Verdict::NotJudged(_) => ui.visuals().weak_text_color(),
+    let color = match out.outcome {
+        CaseOutcome::Pass => super::style::ok_color(ui),
+        CaseOutcome::Fail(_) => super::style::err_color(ui),
+        CaseOutcome::Error(_) => super::style::warn_color(ui),
+        CaseOutcome::NotJudged(_) => ui.visuals().weak_text_color(),
     };
     ui.heading("What your client printed");
     ui.label(
-        RichText::new(format!("{}: {}", out.verdict.name(), out.verdict.detail()))
+        RichText::new(format!("{}: {}", out.outcome.name(), out.outcome.detail()))
             .strong()
             .color(color),
     );

@@ -46,7 +46,7 @@ pub trait FileDialogs {
     ) -> mpsc::Receiver<Option<PathBuf>> {
         let _ = title;
         let (tx, rx) = mpsc::channel();
-        let _ = tx.send(None);
+        tx.send(None).ok();
         wake();
         rx
     }
@@ -80,7 +80,7 @@ impl FileDialogs for NativeDialogs {
                 } else {
                     d.pick_file()
                 };
-                let _ = tx.send(answer);
+                tx.send(answer).ok();
                 wake();
             });
         if spawned.is_err() {
@@ -97,13 +97,14 @@ impl FileDialogs for NativeDialogs {
     ) -> mpsc::Receiver<Option<PathBuf>> {
         let (tx, rx) = mpsc::channel();
         // A failed spawn drops the sender: "disconnected" reads as cancelled.
-        let _ = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("sse-replay-dialog".into())
             .spawn(move || {
                 let answer = rfd::FileDialog::new().set_title(&title).pick_folder();
-                let _ = tx.send(answer);
+                tx.send(answer).ok();
                 wake();
-            });
+            })
+            .ok();
         rx
     }
 }
@@ -151,7 +152,7 @@ impl FileDialogs for ScriptedDialogs {
             asked.push(spec);
         }
         let (tx, rx) = mpsc::channel();
-        let _ = tx.send(self.answers.pop_front().flatten());
+        tx.send(self.answers.pop_front().flatten()).ok();
         wake();
         rx
     }

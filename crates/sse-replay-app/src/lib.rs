@@ -164,7 +164,7 @@ static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 /// Remember now as the process start (the binary calls it first thing in `main`); the first
 /// full frame is timed from here (from the app's creation when never called).
 pub fn mark_process_start() {
-    let _ = PROCESS_START.set(Instant::now());
+    PROCESS_START.set(Instant::now()).ok();
 }
 
 impl Default for App {

@@ -6,10 +6,12 @@
 //!
 //! A big recording comes in two stages ([`sse_replay_core::staged`]): the recording, the correct calls and
 //! the findings first (what the first frame needs), then — on the same worker, after the first
-//! result was sent — the naive strategies and the preview summaries ([`Later`], applied by
+//! result was sent — the naive strategies and the preview summaries ([`staged::Later`], applied by
 //! [`Loaded::poll_later`]). Until then the panels show "computing…". A recording under
-//! [`STAGE_MIN_BYTES`] is analysed whole before it is shown (no "computing…" flash). A raw body
-//! file is read into one buffer ([`sse_replay_core::staged::read_raw_body`]), not one allocation per event.
+//! [`STAGE_MIN_BYTES`] is analysed whole before it is shown (no "computing…" flash). A file is
+//! opened once, through the same probe as the command line ([`sse_replay_core::probe`]); a raw
+//! body is read into one buffer ([`sse_replay_core::probe::Probe::raw_body`]), not one allocation
+//! per event.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -20,8 +22,9 @@ use super::view::{CursorTables, OpenTarget};
 use sse_replay_core::analysis::{Analysis, SourceInfo, SourceKind};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::findings::Finding;
-use sse_replay_core::open::{OpenError, OpenOptions, Opened};
+use sse_replay_core::open::{OpenError, Opened};
 use sse_replay_core::pipeline::Options;
+use sse_replay_core::probe::{self, Kind, ReadOptions};
 use sse_replay_core::recording::Recording;
 use sse_replay_core::staged;
 
@@ -178,8 +181,8 @@ pub struct LaterDone {
 
 impl LaterDone {
     /// The second stage of `a`, computed here (the GUI tests' seam, and small recordings).
-    pub fn compute(a: &Analysis, opts: Options) -> Option<Self> {
-        let later = staged::second_stage(a, opts, |_, _| true, || false)?;
+    pub fn compute(a: &Analysis) -> Option<Self> {
+        let later = staged::second_stage(a, |_, _| true, || false)?;
         Some(Self::from_later(a, later))
     }
 
@@ -284,14 +287,13 @@ pub fn spawn(
                     analysis,
                     path,
                     source,
-                    opts,
                 } => {
                     let mut analysis = *analysis;
                     let staged = analysis.body.len() as u64 >= stage_min_bytes;
                     let later = if staged {
                         let cancel = Arc::new(AtomicBool::new(false));
                         let progress = Arc::new(AtomicU32::new(0f32.to_bits()));
-                        later_job = Some((cancel.clone(), progress.clone(), opts));
+                        later_job = Some((cancel.clone(), progress.clone()));
                         LaterState::Pending(Pending {
                             rx: rx_later,
                             cancel,
@@ -300,7 +302,6 @@ pub fn spawn(
                     } else {
                         match staged::second_stage(
                             &analysis,
-                            opts,
                             |_, _| !c.load(Ordering::Relaxed),
                             || c.load(Ordering::Relaxed),
                         ) {
@@ -330,21 +331,20 @@ pub fn spawn(
                 (Ok(LoadResult::Loaded(l)), Some(_)) => Some(l.analysis.clone()),
                 _ => None,
             };
-            let _ = tx.send(result);
+            tx.send(result).ok();
             wake();
-            if let (Some(a), Some((cancel, progress, opts))) = (shared, later_job) {
+            if let (Some(a), Some((cancel, progress))) = (shared, later_job) {
                 let report = |done: u64, total: u64| {
                     let f = done as f64 / total.max(1) as f64;
                     progress.store((f as f32).to_bits(), Ordering::Relaxed);
                     !cancel.load(Ordering::Relaxed)
                 };
-                let later =
-                    staged::second_stage(&a, opts, report, || cancel.load(Ordering::Relaxed))
-                        .map(|later| LaterDone::from_later(&a, later));
+                let later = staged::second_stage(&a, report, || cancel.load(Ordering::Relaxed))
+                    .map(|later| LaterDone::from_later(&a, later));
                 // Drop the handle before sending: the app then holds the only one.
                 drop(a);
                 if let Some(done) = later {
-                    let _ = tx_later.send(done);
+                    tx_later.send(done).ok();
                 }
                 wake();
             }
@@ -354,9 +354,10 @@ pub fn spawn(
         Err(e) => {
             // No thread: report through a channel that already holds the error.
             let (tx, rx2) = mpsc::channel();
-            let _ = tx.send(Err(LoadError::Failed(format!(
+            tx.send(Err(LoadError::Failed(format!(
                 "cannot start the loader thread: {e}"
-            ))));
+            ))))
+            .ok();
             rx2
         }
     };
@@ -379,8 +380,6 @@ enum WorkerResult {
         analysis: Box<Analysis>,
         path: Option<PathBuf>,
         source: Source,
-        /// The options of the first stage, for the second.
-        opts: Options,
     },
     Several {
         path: PathBuf,
@@ -428,61 +427,41 @@ fn load(
         set(0.5 + 0.5 * (done as f64 / total.max(1) as f64) as f32);
         !cancel.load(Ordering::Relaxed)
     };
-    if let Source::File(path) = &source
-        && sse_replay_core::open::capture_format(path).is_none()
-    {
-        let reading = |done: u64, total: u64| {
-            set(0.5 * (done as f64 / total.max(1) as f64) as f32);
-            !cancel.load(Ordering::Relaxed)
-        };
-        let raw = staged::read_raw_body(
-            path,
-            sse_replay_core::input::DEFAULT_MAX_EVENT_BYTES,
-            reading,
-        )
-        .map_err(|e| match e {
-            sse_replay_core::input::InputError::Cancelled => LoadError::Cancelled,
-            e => LoadError::Failed(format!("{e:#}")),
-        })?;
-        if let Some(raw) = raw {
-            stage.store(2, Ordering::Relaxed);
-            let source_info = SourceInfo {
-                name,
-                timing_known: false,
-                kind: SourceKind::RawBody,
-            };
-            let analysis = staged::first_stage_body(
-                &raw.meta,
-                raw.body,
-                raw.chunks,
-                source_info,
-                opts,
-                u64::MAX,
-                analysing,
-            )
-            .ok_or(LoadError::Cancelled)?;
-            return Ok(WorkerResult::Analysed {
-                analysis: Box::new(analysis),
-                path: Some(path.clone()),
-                source: keep,
-                opts,
-            });
+    // Reading is the first half of the bar.
+    let reading = |done: u64, total: u64| {
+        set((0.5 * (done as f64 / total.max(1) as f64)).min(0.5) as f32);
+        if done >= total {
+            stage.store(1, Ordering::Relaxed);
         }
-    }
+        !cancel.load(Ordering::Relaxed)
+    };
     let (rec, kind, path) = match source {
         Source::File(path) | Source::Import(path) => {
-            let options = OpenOptions {
+            let options = ReadOptions {
                 import_only: matches!(keep, Source::Import(_)),
-                ..OpenOptions::default()
+                ..ReadOptions::default()
             };
-            let opened = sse_replay_core::open::open(&path, options, |f| {
-                set(f);
-                if f >= 0.499 {
-                    stage.store(1, Ordering::Relaxed);
-                }
-                !cancel.load(Ordering::Relaxed)
-            })?;
-            match opened {
+            // Opened once; what it is decides how it is read.
+            let probe = probe::open(&path, options).map_err(OpenError::from)?;
+            if matches!(probe.kind(), Kind::Body(_)) && !options.import_only {
+                // A raw body: read into one buffer, cut per event, and analysed from there.
+                let raw = probe.raw_body(reading)?;
+                stage.store(2, Ordering::Relaxed);
+                let source_info = SourceInfo {
+                    name,
+                    timing_known: false,
+                    kind: SourceKind::RawBody,
+                };
+                let analysis =
+                    staged::first_stage_body(raw, source_info, opts, u64::MAX, analysing)
+                        .ok_or(LoadError::Cancelled)?;
+                return Ok(WorkerResult::Analysed {
+                    analysis: Box::new(analysis),
+                    path: Some(path),
+                    source: keep,
+                });
+            }
+            match probe.recordings(reading)? {
                 Opened::One { recording, kind } => (*recording, kind, Some(path)),
                 Opened::Several { recordings } => {
                     return Ok(WorkerResult::Several { path, recordings });
@@ -515,6 +494,5 @@ fn load(
         analysis: Box::new(analysis),
         path,
         source: keep,
-        opts,
     })
 }

@@ -1,6 +1,7 @@
 //! The left half of the comparison: one naive strategy (picked from all of the core's), its
 //! per-fragment attempts up to the cursor (fragment text, then serde_json's error in red or the
-//! parsed value), the calls it has emitted by the cursor, and its verdict at the end.
+//! parsed value), the calls it has emitted by the cursor, and at the end whether they agree with
+//! the correct calls.
 
 use egui::{RichText, Ui};
 
@@ -86,7 +87,7 @@ pub fn naive_ui(
                 for st in &analysis.strategies {
                     // Each strategy's mark is a verdict: only once the stream has ended.
                     let text = if finished {
-                        let ok = st.verdict.matches_correct;
+                        let ok = st.agreement.matches_correct;
                         format!(
                             "{} {}",
                             if ok { "✓" } else { "✗" },
@@ -197,7 +198,7 @@ pub fn naive_ui(
             .max_height(ui.available_height())
             .auto_shrink([false, true])
             .show(ui, |ui| {
-                if s.verdict.matches_correct && !tables.verdict.ok() {
+                if s.agreement.matches_correct && !tables.verdict.ok() {
                     // The accumulator's calls fail too: the stream is what is broken.
                     ui.label(
                         RichText::new("✓ same as the accumulator — the stream itself is broken")
@@ -205,7 +206,7 @@ pub fn naive_ui(
                             .color(style::warn_color(ui)),
                     )
                     .on_hover_text(tables.verdict.line());
-                } else if s.verdict.matches_correct {
+                } else if s.agreement.matches_correct {
                     ui.label(
                         RichText::new("✓ same calls as the accumulator")
                             .strong()
@@ -217,12 +218,12 @@ pub fn naive_ui(
                             .strong()
                             .color(style::err_color(ui)),
                     );
-                    for diff in s.verdict.differences.iter().take(30) {
+                    for diff in s.agreement.differences.iter().take(30) {
                         let text = format!("• {}", style::visible(diff, 400));
                         style::marked_label(ui, &text, style::err_color(ui), false);
                     }
-                    if s.verdict.differences.len() > 30 {
-                        ui.weak(format!("… {} more", s.verdict.differences.len() - 30));
+                    if s.agreement.differences.len() > 30 {
+                        ui.weak(format!("… {} more", s.agreement.differences.len() - 30));
                     }
                 }
                 for note in &r.notes {

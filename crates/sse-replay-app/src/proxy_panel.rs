@@ -211,7 +211,7 @@ impl ProxyRun {
         let (tx, rx) = mpsc::channel();
         let waker = ctx.clone();
         match proxy::start(config, move |e| {
-            let _ = tx.send(e);
+            tx.send(e).ok();
             waker.request_repaint();
         }) {
             Ok(handle) => {
@@ -226,9 +226,10 @@ impl ProxyRun {
     pub fn stop(&mut self) {
         if let Some(Running { handle, rx }) = self.running.take() {
             self.apply(rx.try_iter().collect());
-            let _ = std::thread::Builder::new()
+            std::thread::Builder::new()
                 .name("sse-replay-proxy-stop".into())
-                .spawn(move || handle.stop());
+                .spawn(move || handle.stop())
+                .ok();
         }
     }
 

@@ -536,7 +536,7 @@ impl RecorderRun {
         let (tx, rx) = mpsc::channel();
         let waker = ctx.clone();
         let handle = record::start(req, move |u| {
-            let _ = tx.send(u);
+            tx.send(u).ok();
             waker.request_repaint_after(Duration::from_millis(10));
         });
         self.status = None;
@@ -572,7 +572,7 @@ impl RecorderRun {
             }
             let Ok(update) = run.rx.try_recv() else { break };
             match update {
-                RecorderUpdate::Sent { .. } => {}
+                RecorderUpdate::Sent { .. } | RecorderUpdate::WaitingForReader { .. } => {}
                 RecorderUpdate::Response(r) => run.live.response = Some(r),
                 RecorderUpdate::Chunks { chunks, progress } => {
                     run.live.chunks.extend(chunks);
@@ -580,7 +580,12 @@ impl RecorderRun {
                     run.progress = progress;
                     run.dirty = true;
                 }
-                RecorderUpdate::Finished(outcome) => {
+                RecorderUpdate::Finished(mut outcome) => {
+                    // The outcome's recording is the head (its chunks are in the saved file, not
+                    // held by the recorder): the chunks are the ones the updates brought.
+                    if outcome.recording.chunks.is_empty() {
+                        outcome.recording.chunks = std::mem::take(&mut run.live.chunks);
+                    }
                     // The summary names the file ("…; saved PATH"); a problem (`record`'s exit 1 or
                     // 2: an error, a provider error, a stream cut short) comes first.
                     self.status = Some(match outcome.problem() {

@@ -396,7 +396,7 @@ fn preview_ui(ui: &mut Ui, form: &StubForm) {
                 if s.report.not_applicable.is_some() {
                     None
                 } else {
-                    Some(s.verdict.matches_correct)
+                    Some(s.agreement.matches_correct)
                 },
             );
             ui.label(s.report.strategy.name());

@@ -10,11 +10,11 @@
 //! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
 //! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
 //! saw only in a done event reach it as one ordinary fragment
-//! ([`crate::signal::Signal::ArgumentsOnlyInDone`]), so even then it just concatenates.
+//! ([`crate::fact::Fact::ArgumentsOnlyInDone`]), so even then it just concatenates.
 
 use std::ops::Range;
 
-use crate::signal::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
+use crate::fact::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
 use rustc_hash::FxHashMap;
 
 /// One fragment as the accumulator recorded it.
@@ -86,14 +86,23 @@ pub struct OpenCall {
 /// The outcome of the one parse at the finish.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Parsed {
-    /// The parsed arguments (`{}` for empty).
-    Ok(serde_json::Value),
+    /// The parsed arguments (`{}` for empty). Shared: the naive strategies that end up with the
+    /// same arguments text as the correct call hold the correct call's value, not a copy (a
+    /// parsed object costs some 300 bytes, and there are six strategies per call).
+    Ok(std::sync::Arc<serde_json::Value>),
     /// serde_json's error, verbatim, followed by the 0-based character position.
     Err {
         error: String,
         line: usize,
         column: usize,
     },
+}
+
+impl Parsed {
+    /// A parse that gave `value`.
+    pub fn ok(value: serde_json::Value) -> Self {
+        Parsed::Ok(std::sync::Arc::new(value))
+    }
 }
 
 /// The one way a parse outcome is shown to a person (the report, every panel): the value as
@@ -348,7 +357,10 @@ impl Accumulator {
         for (i, s) in self.calls.into_iter().enumerate() {
             let (parsed, empty) = if s.text_input {
                 // Free-form text is the value itself: nothing to parse, nothing to fail.
-                (Parsed::Ok(serde_json::Value::String(s.args.clone())), false)
+                (
+                    Parsed::Ok(serde_json::Value::String(s.args.clone()).into()),
+                    false,
+                )
             } else {
                 parse_once(&s.args)
             };
@@ -385,7 +397,7 @@ impl Accumulator {
 pub fn parse_once(args: &str) -> (Parsed, bool) {
     if args.trim().is_empty() {
         return (
-            Parsed::Ok(serde_json::Value::Object(Default::default())),
+            Parsed::ok(serde_json::Value::Object(Default::default())),
             true,
         );
     }
@@ -395,7 +407,7 @@ pub fn parse_once(args: &str) -> (Parsed, bool) {
 /// Parse `text` as JSON with no special cases (the naive strategies use this too).
 pub fn parse_value(text: &str) -> Parsed {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => Parsed::Ok(v),
+        Ok(v) => Parsed::ok(v),
         Err(e) => Parsed::Err {
             error: error_text(text, &e),
             line: e.line(),

@@ -410,7 +410,7 @@ fn lcs_pairs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::accumulate::parse_once;
-    use crate::signal::CallKey;
+    use crate::fact::CallKey;
 
     fn call(pos: u32, name: &str, args: &str) -> Call {
         let (parsed, empty) = parse_once(args);

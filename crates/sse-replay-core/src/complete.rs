@@ -13,10 +13,10 @@ use serde_json::{Map, Value};
 
 use crate::accumulate::{Call, Parsed, parse_once};
 use crate::dialect::DialectKind;
+use crate::fact::{CallKey, Pos};
 use crate::findings::Findings;
 use crate::framing::Framing;
 use crate::pipeline::{EventKind, EventRecord, FinishMark, PipelineOutput};
-use crate::signal::{CallKey, Pos};
 
 /// The event type name given to the one event of a complete response.
 pub const EVENT_TYPE: &str = "complete-response";
@@ -41,11 +41,17 @@ pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
     Some(doc)
 }
 
-/// The first non-whitespace byte (after a UTF-8 BOM) opens a JSON object: the body may be one
-/// complete response.
-pub fn starts_like_document(head: &[u8]) -> bool {
-    let head = crate::text::strip_bom(head);
-    head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+/// Whether `bytes` may still be (the start of) one single JSON document: the first document is
+/// unfinished, or finished with nothing but whitespace after it. JSON lines (a second document)
+/// and text that is not JSON are not.
+pub fn may_be_one_document(bytes: &[u8]) -> bool {
+    let bytes = crate::text::strip_bom(bytes);
+    let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    match it.next() {
+        None => true,
+        Some(Err(e)) => e.is_eof(),
+        Some(Ok(_)) => it.next().is_none(),
+    }
 }
 
 /// The first JSON document in `bytes` is not finished yet (more bytes may complete it).
@@ -470,7 +476,7 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
         .enumerate()
         .map(|(i, r)| {
             let (parsed, empty) = if r.text_input {
-                (Parsed::Ok(Value::String(r.arguments.clone())), false)
+                (Parsed::Ok(Value::String(r.arguments.clone()).into()), false)
             } else {
                 parse_once(&r.arguments)
             };
@@ -569,7 +575,7 @@ pub fn outcome(
 /// `text` parses to the value `parsed` holds.
 fn same_value(text: &str, parsed: &Parsed) -> bool {
     match parsed {
-        Parsed::Ok(v) => serde_json::from_str::<Value>(text).is_ok_and(|t| &t == v),
+        Parsed::Ok(v) => serde_json::from_str::<Value>(text).is_ok_and(|t| t == **v),
         Parsed::Err { .. } => false,
     }
 }

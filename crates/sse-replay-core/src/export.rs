@@ -65,7 +65,7 @@ pub fn call_json(call: &Call) -> Value {
     }
     match &call.parsed {
         Parsed::Ok(v) => {
-            m.insert("arguments".into(), v.clone());
+            m.insert("arguments".into(), Value::clone(v));
         }
         Parsed::Err { error, .. } => {
             m.insert("error".into(), json!(error));
@@ -86,12 +86,12 @@ fn responses_item(c: &Call, kind: &str) -> Option<Value> {
         return None;
     };
     let value = match &c.parsed {
-        Parsed::Ok(v) => v.clone(),
+        Parsed::Ok(v) => Value::clone(v),
         Parsed::Err { .. } => Value::String(c.raw_arguments.clone()),
     };
     let mut m = serde_json::Map::new();
     m.insert("type".into(), json!(kind));
-    if let crate::signal::CallKey::Item(item_id) = &c.key
+    if let crate::fact::CallKey::Item(item_id) = &c.key
         && matches!(kind, "local_shell_call" | "computer_call")
     {
         m.insert("id".into(), json!(item_id));
@@ -185,7 +185,7 @@ impl<W: std::io::Write> CallWriter<W> {
         let v = element(call, self.format);
         if self.format == Format::Jsonl {
             self.written += 1;
-            return writeln!(self.out, "{v}");
+            return writeln!(self.out, "{}", crate::text::json_compact(&v));
         }
         if self.written == 0 {
             match self.format {
@@ -240,14 +240,14 @@ pub fn render_with(calls: &[Call], format: Format, include_server_tools: bool) -
         .filter(|c| include_server_tools || c.is_client_call())
     {
         // Writing to a Vec cannot fail.
-        let _ = w.call(c);
+        w.call(c).ok();
     }
     let bytes = w.finish().unwrap_or_default();
     String::from_utf8(bytes).unwrap_or_default()
 }
 
 fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    crate::text::json_pretty(v)
 }
 
 fn parsed_json(p: &Parsed) -> Value {
@@ -430,12 +430,12 @@ struct StrategyReport<'a>(&'a crate::analysis::StrategyResult);
 impl serde::Serialize for StrategyReport<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
-        let (r, verdict) = (&self.0.report, &self.0.verdict);
+        let (r, agreement) = (&self.0.report, &self.0.agreement);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("name", r.strategy.name())?;
         m.serialize_entry("description", r.strategy.description())?;
-        m.serialize_entry("matches_correct", &verdict.matches_correct)?;
-        m.serialize_entry("differences", &verdict.differences)?;
+        m.serialize_entry("matches_correct", &agreement.matches_correct)?;
+        m.serialize_entry("differences", &agreement.differences)?;
         m.serialize_entry("notes", &r.notes)?;
         if let Some(why) = &r.not_applicable {
             m.serialize_entry("not_applicable", why)?;
@@ -480,7 +480,7 @@ impl serde::Serialize for StrategyReport<'_> {
                             let mut v = json!({"key": c.label, "id": c.id, "name": c.name, "raw_arguments": c.raw_arguments});
                             if let Some(o) = v.as_object_mut() {
                                 match &c.parsed {
-                                    Parsed::Ok(val) => o.insert("arguments".into(), val.clone()),
+                                    Parsed::Ok(val) => o.insert("arguments".into(), Value::clone(val)),
                                     Parsed::Err { error, .. } => {
                                         o.insert("error".into(), json!(error))
                                     }
@@ -530,7 +530,8 @@ mod check_report_tests {
         }
         let mut n = 0;
         for p in paths {
-            let Ok(mut a) = crate::open::analyse_path(&p, None) else {
+            let opened = crate::probe::open(&p, crate::probe::ReadOptions::default());
+            let Some(mut a) = opened.ok().and_then(|probe| probe.analyse(true).ok()) else {
                 continue;
             };
             // As `check --json` prints it: with the preview section.

@@ -1,14 +1,15 @@
-//! Opening inputs: a `.ron` recording (or a recorder's journal), or a raw body such as `curl -N`
-//! output (SSE or JSON lines), auto-detected: the byte-level layer under the one opener (the `open`
-//! module, which adds the captures and is what the CLI and the app call; the importer reads through
-//! this layer too, so it names neither); [`stream_path`] for the lean streaming pass of `export`.
+//! The byte layer: opening an input (a file, a pipe, a device, or `-` for standard input) and
+//! reading it. [`Peeked`] is an opened input whose first block was read (the head [`crate::probe`]
+//! decides by) with the rest still to come; the readers here take it and read on, so every input is
+//! opened once and read once: [`read_recording`] (a `.ron` recording or a journal), [`read_events`]
+//! (a raw body cut into one piece per event as it is read). Nothing here decides what a file is (the
+//! probe does) or analyses it (the `open` module hands what is read to the analysis).
 
 use std::io::Read;
 use std::path::Path;
 
 pub use crate::framing::DEFAULT_MAX_EVENT_BYTES;
 use crate::framing::{Framed, Framer, Overflow};
-use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 
 /// Why an input could not be opened.
@@ -43,6 +44,12 @@ pub enum InputError {
         flag: &'static str,
         limit: u64,
     },
+    /// The input went past `--max-input-bytes`: nothing after that byte was read.
+    #[error(
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {path}",
+        crate::text::plural(*.limit, "byte")
+    )]
+    InputTooLong { path: String, limit: u64 },
     /// The caller's progress callback asked to stop.
     #[error("cancelled")]
     Cancelled,
@@ -54,52 +61,70 @@ impl InputError {
     pub fn is_over_limit(&self) -> bool {
         matches!(
             self,
-            InputError::EventTooLarge { .. } | InputError::RecordingLineTooLong { .. }
+            InputError::EventTooLarge { .. }
+                | InputError::RecordingLineTooLong { .. }
+                | InputError::InputTooLong { .. }
         )
+    }
+}
+
+/// The default `--max-input-bytes` of the commands that read an input: generous for any real
+/// stream, and small enough that an endless input (a pipe, a FIFO, `/dev/urandom`) ends before
+/// the analysis holds a gigabyte (see the measurements in the README).
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The payload of the I/O error [`LimitedReader`] returns past the input limit, turned into
+/// [`InputError::InputTooLong`] by the readers' error mapping.
+#[derive(Debug, thiserror::Error)]
+#[error("input longer than {limit} bytes (--max-input-bytes)")]
+pub struct OverInputLimit {
+    /// The limit.
+    pub limit: u64,
+}
+
+/// Whether an I/O error is the input limit's (see [`LimitedReader`]), and which limit.
+pub fn over_input_limit(e: &std::io::Error) -> Option<u64> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<OverInputLimit>())
+        .map(|o| o.limit)
+}
+
+/// The reader under every input: hands out at most `limit` bytes, then an [`OverInputLimit`]
+/// error if the input goes on (an input exactly `limit` bytes long ends normally).
+pub struct LimitedReader {
+    inner: Box<dyn Read + Send>,
+    read: u64,
+    limit: u64,
+}
+
+impl Read for LimitedReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.read >= self.limit {
+            // At the limit: the input may end here; one more byte means it goes on.
+            let mut one = [0u8; 1];
+            loop {
+                return match self.inner.read(&mut one) {
+                    Ok(0) => Ok(0),
+                    Ok(_) => Err(std::io::Error::other(OverInputLimit { limit: self.limit })),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+            }
+        }
+        let room = usize::try_from(self.limit - self.read).unwrap_or(usize::MAX);
+        let n = buf.len().min(room);
+        let got = self.inner.read(&mut buf[..n])?;
+        self.read += got as u64;
+        Ok(got)
     }
 }
 
 /// A recording (RON or journal) keeps one chunk per line, escaped: a line may be this many times
 /// the event limit before a recording read from a pipe is refused.
 pub const RECORDING_LINE_FACTOR: u64 = 8;
-
-/// What kind of file it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputKind {
-    /// A `.ron` recording or a journal.
-    Recording,
-    /// A raw body (SSE or JSON lines), no chunk boundaries or timing.
-    RawBody,
-}
-
-/// Decide from the name and the first bytes.
-pub fn sniff(path: &Path, head: &[u8]) -> InputKind {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if ext == "ron" || ext == "partial" {
-        return InputKind::Recording;
-    }
-    let head = crate::text::strip_bom(head);
-    let trimmed: &[u8] = {
-        let start = head
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(head.len());
-        &head[start..]
-    };
-    if trimmed.starts_with(b"# sse-replay journal")
-        || trimmed.starts_with(b"(")
-        || trimmed.starts_with(b"Recording(")
-        || trimmed.starts_with(b"#![enable")
-    {
-        InputKind::Recording
-    } else {
-        InputKind::RawBody
-    }
-}
 
 /// `-` as an input path: standard input.
 pub fn is_stdin(path: &Path) -> bool {
@@ -115,28 +140,43 @@ pub fn display_name(path: &Path) -> String {
     }
 }
 
-fn io_err(path: &Path, source: std::io::Error) -> InputError {
-    InputError::Io {
-        path: display_name(path),
-        source,
+/// An I/O error reading `path`; the input limit's ([`LimitedReader`]) is
+/// [`InputError::InputTooLong`].
+pub(crate) fn io_err(path: &Path, source: std::io::Error) -> InputError {
+    match over_input_limit(&source) {
+        Some(limit) => InputError::InputTooLong {
+            path: display_name(path),
+            limit,
+        },
+        None => InputError::Io {
+            path: display_name(path),
+            source,
+        },
     }
 }
 
 /// An opened input: a reader, and the size when it is a regular file (which bounds the read, so
 /// a file that grows while it is read is read up to the size it had).
-pub struct OpenInput {
-    /// The bytes.
-    pub reader: Box<dyn Read + Send>,
+struct OpenInput {
+    /// The bytes, at most the input limit of them (see [`LimitedReader`]).
+    reader: LimitedReader,
     /// The size of a regular file; `None` for pipes, terminals, devices and `/proc` files.
-    pub len: Option<u64>,
+    len: Option<u64>,
 }
 
 /// Open an input for reading: a file, a pipe, a device, or standard input (`-`). A FIFO is opened
 /// without blocking, so one with no writer reads as empty input instead of hanging in `open`.
-pub fn open_input(path: &Path) -> Result<OpenInput, InputError> {
+/// At most `max_input_bytes` are read from it ([`LimitedReader`]); a regular file longer than
+/// that is refused at once ([`InputError::InputTooLong`]), nothing of it read.
+fn open_input(path: &Path, max_input_bytes: u64) -> Result<OpenInput, InputError> {
+    let limited = |inner: Box<dyn Read + Send>| LimitedReader {
+        inner,
+        read: 0,
+        limit: max_input_bytes,
+    };
     if is_stdin(path) {
         return Ok(OpenInput {
-            reader: Box::new(std::io::stdin()),
+            reader: limited(Box::new(std::io::stdin())),
             len: None,
         });
     }
@@ -146,13 +186,22 @@ pub fn open_input(path: &Path) -> Result<OpenInput, InputError> {
             path: display_name(path),
         });
     }
-    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
     let len = (meta.is_file() && meta.len() > 0).then_some(meta.len());
+    if len.is_some_and(|n| n > max_input_bytes) {
+        return Err(InputError::InputTooLong {
+            path: display_name(path),
+            limit: max_input_bytes,
+        });
+    }
+    let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
     let reader: Box<dyn Read + Send> = match len {
         Some(n) => Box::new(file.take(n)),
         None => Box::new(file),
     };
-    Ok(OpenInput { reader, len })
+    Ok(OpenInput {
+        reader: limited(reader),
+        len,
+    })
 }
 
 /// `open(O_NONBLOCK)` (a FIFO's open does not wait for a writer), then back to blocking reads:
@@ -175,6 +224,121 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
+/// How much of an input is read before anything is decided about it ([`Peeked::head`]): enough for
+/// every rule of [`crate::probe::decide`], and the block size the readers read in anyway.
+pub const PEEK_BYTES: usize = 1 << 20;
+
+/// An input opened once, its first block (up to [`PEEK_BYTES`]) read: the head, for deciding what
+/// it is, and the rest, still to be read. Reading it ([`Read`]) gives the head first, then the
+/// rest, so a pipe or standard input is read exactly once.
+pub struct Peeked {
+    path: std::path::PathBuf,
+    head: Vec<u8>,
+    /// How much of `head` was already handed out through [`Read`].
+    consumed: usize,
+    rest: Box<dyn Read + Send>,
+    len: Option<u64>,
+    whole: bool,
+}
+
+impl Peeked {
+    /// Open `path` (`-` is standard input) and read its first block. A FIFO without a writer is
+    /// empty input; a regular file is read up to the size it had when opened. At most
+    /// `max_input_bytes` are read from it, whatever it is (`--max-input-bytes`): past that, a read
+    /// fails with [`InputError::InputTooLong`], and a regular file longer than that is refused at
+    /// once, nothing of it read.
+    pub fn open(path: &Path, max_input_bytes: u64) -> Result<Self, InputError> {
+        let mut input = open_input(path, max_input_bytes)?;
+        let cap = input.len.map_or(PEEK_BYTES, |n| {
+            usize::try_from(n).map_or(PEEK_BYTES, |n| n.min(PEEK_BYTES))
+        });
+        let mut head = vec![0u8; cap];
+        let n = read_some(&mut input.reader, &mut head).map_err(|e| io_err(path, e))?;
+        head.truncate(n);
+        let whole = n < cap || input.len == Some(n as u64);
+        Ok(Self {
+            path: path.to_owned(),
+            head,
+            consumed: 0,
+            rest: Box::new(input.reader),
+            len: input.len,
+            whole,
+        })
+    }
+
+    /// An input already in memory, named `path` in messages (for tests and callers that hold the
+    /// bytes).
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Self {
+        let len = Some(bytes.len() as u64);
+        Self {
+            path: path.to_owned(),
+            head: bytes,
+            consumed: 0,
+            rest: Box::new(std::io::empty()),
+            len,
+            whole: true,
+        }
+    }
+
+    /// The first bytes (all of them when [`Peeked::is_whole`]).
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The head is the whole input.
+    pub fn is_whole(&self) -> bool {
+        self.whole
+    }
+
+    /// The size of a regular file; `None` for pipes, terminals, devices and standard input.
+    pub fn size(&self) -> Option<u64> {
+        self.len
+    }
+
+    /// The path it was opened by (`-` is standard input).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The input as it is named in messages.
+    pub fn name(&self) -> String {
+        display_name(&self.path)
+    }
+
+    /// The head and the reader of the rest, for a reader that keeps the head as it is.
+    pub fn into_parts(self) -> (Vec<u8>, Box<dyn Read + Send>) {
+        let Peeked {
+            mut head,
+            consumed,
+            rest,
+            ..
+        } = self;
+        head.drain(..consumed);
+        (head, rest)
+    }
+
+    fn io_err(&self, source: std::io::Error) -> InputError {
+        io_err(&self.path, source)
+    }
+}
+
+impl Read for Peeked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.consumed < self.head.len() {
+            let n = (self.head.len() - self.consumed).min(buf.len());
+            buf[..n].copy_from_slice(&self.head[self.consumed..self.consumed + n]);
+            self.consumed += n;
+            if self.consumed == self.head.len() {
+                // Handed out: give the memory back before the long read that follows.
+                self.head = Vec::new();
+                self.consumed = 0;
+            }
+            return Ok(n);
+        }
+        self.rest.read(buf)
+    }
+}
+
 /// Read a whole input (a file, a pipe, `-` for standard input) of at most `limit` bytes; a longer
 /// one is [`InputError::TooLong`] (`what` and `flag` name it), found after reading `limit + 1`
 /// bytes, never more.
@@ -184,7 +348,7 @@ pub fn read_bounded(
     what: &'static str,
     flag: &'static str,
 ) -> Result<Vec<u8>, InputError> {
-    let input = open_input(path)?;
+    let input = open_input(path, u64::MAX)?;
     let mut bytes = Vec::new();
     if let Some(n) = input.len {
         bytes.reserve(n.min(limit) as usize);
@@ -208,7 +372,7 @@ pub fn read_bounded(
 /// Cuts a raw body into one piece per event (a raw body has no read boundaries, so it is shown as
 /// one chunk per event) as it is read in blocks, handing each piece to a sink; stops at the first
 /// line or event over the limit. [`RawChunker`] keeps the pieces as a recording's chunks;
-/// [`each_raw_event`] hands them to an analysis as they come, holding nothing.
+/// [`read_events`] hands them on as they come, holding nothing.
 struct EventCutter {
     framer: Framer,
     /// Bytes read but not yet handed out (the event in progress).
@@ -333,7 +497,7 @@ impl RawChunker {
 }
 
 /// The title of a raw body's recording: the file name ("standard input" for `-`).
-fn raw_title(path: &Path) -> String {
+pub fn raw_title(path: &Path) -> String {
     if is_stdin(path) {
         "standard input".to_owned()
     } else {
@@ -344,55 +508,33 @@ fn raw_title(path: &Path) -> String {
     }
 }
 
-/// A raw stream body in a regular file, read in blocks and handed to `each` one event at a time
-/// (one chunk per event, exactly as [`open_path_limited`] cuts it into a recording's chunks), so
-/// nothing of the body is held here: `check` analyses a 227 MB stream this way. Returns the
-/// recording the events belong to, without its chunks; `Ok(None)`, before anything was handed
-/// out, when the file is not such a body (a recording, a complete JSON document, standard input, a
-/// pipe or device): the caller opens it the ordinary way then.
-pub fn each_raw_event(
-    path: &Path,
-    max_event_bytes: u64,
-    each: impl FnMut(&[u8]),
-) -> Result<Option<Recording>, InputError> {
-    read_raw_events(path, max_event_bytes, false, |_, _| true, each)
-}
-
-/// [`each_raw_event`], also taking a body that is one complete JSON document when
-/// `documents` (the caller keeps the body and tells a complete response by it), and telling
-/// `progress` the bytes read and the file size after each block: it cancels by returning `false`
+/// A raw body (SSE, JSON lines, or anything else the probe did not recognise) read in blocks and
+/// handed to `each` one event at a time (one chunk per event, exactly as [`raw_to_recording`]
+/// cuts it), so nothing of the body is held here: `check` analyses a 227 MB stream this way.
+/// Returns the recording the events belong to, without its chunks. Stops at the first line or
+/// event longer than `max_event_bytes` ([`InputError::EventTooLarge`]); `progress` is told the
+/// bytes read and the file size (0 for a pipe) after each block and cancels by returning `false`
 /// ([`InputError::Cancelled`]).
-pub fn read_raw_events(
-    path: &Path,
+pub fn read_events(
+    mut input: Peeked,
     max_event_bytes: u64,
-    documents: bool,
     mut progress: impl FnMut(u64, u64) -> bool,
     mut each: impl FnMut(&[u8]),
-) -> Result<Option<Recording>, InputError> {
-    if is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Ok(None);
-    }
-    let mut input = open_input(path)?;
-    let Some(total) = input.len else {
-        return Ok(None);
-    };
-    let mut buf = vec![0u8; 1 << 20];
-    let mut n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
-    let head = crate::text::strip_bom(&buf[..n]);
-    if sniff(path, &buf[..n.min(256)]) != InputKind::RawBody
-        || (!documents
-            && (crate::complete::starts_like_document(head)
-                || head.iter().all(u8::is_ascii_whitespace)))
-    {
-        return Ok(None);
-    }
+) -> Result<Recording, InputError> {
+    let total = input.len.unwrap_or(0);
+    let name = input.name();
     let too_large = |overflow| InputError::EventTooLarge {
-        path: display_name(path),
+        path: name.clone(),
         overflow,
     };
     let mut cutter = EventCutter::new(max_event_bytes);
     let mut read = 0u64;
-    while n > 0 {
+    let mut buf = vec![0u8; PEEK_BYTES];
+    loop {
+        let n = read_some(&mut input, &mut buf).map_err(|e| input.io_err(e))?;
+        if n == 0 {
+            break;
+        }
         cutter.feed(&buf[..n], &mut each);
         if let Some(overflow) = cutter.overflow() {
             return Err(too_large(overflow));
@@ -401,10 +543,9 @@ pub fn read_raw_events(
         if !progress(read, total) {
             return Err(InputError::Cancelled);
         }
-        n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
     }
     cutter.finish(&mut each).map_err(too_large)?;
-    Ok(Some(raw_recording(&raw_title(path))))
+    Ok(raw_recording(&raw_title(&input.path)))
 }
 
 /// Turn a raw body into a recording: one chunk per event (a raw body has no read boundaries).
@@ -441,7 +582,7 @@ pub fn raw_to_recording_limited(
 }
 
 /// Read up to `buf.len()` bytes, fewer only at end of input.
-fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+pub(crate) fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
@@ -454,20 +595,22 @@ fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
-/// The rest of a recording's text after `head`: bounded by the file's size for a regular file,
-/// and by a line limit ([`RECORDING_LINE_FACTOR`] × the event limit; a recording holds one chunk
-/// per line), so an endless input (a pipe, a device) ends early at bounded memory.
-fn read_recording_text(
-    path: &Path,
-    input: &mut OpenInput,
-    head: Vec<u8>,
+/// A recording (a `.ron` document, or a recorder's journal, salvaged). Its text is bounded by the
+/// file's size for a regular file, and by a line limit ([`RECORDING_LINE_FACTOR`] × the event
+/// limit; a recording holds one chunk per line), so an endless input (a pipe, a device) ends early
+/// at bounded memory. `progress` is told the bytes read and the file size (0 for a pipe) after
+/// each block and cancels by returning `false` ([`InputError::Cancelled`]).
+pub fn read_recording(
+    input: Peeked,
     max_event_bytes: u64,
-    progress: &mut dyn FnMut(f32) -> bool,
-) -> Result<Vec<u8>, InputError> {
-    let total = input.len.unwrap_or(0).max(1);
+    mut progress: impl FnMut(u64, u64) -> bool,
+) -> Result<Recording, InputError> {
+    let path = input.path.clone();
+    let len = input.len;
+    let (head, mut rest) = input.into_parts();
     let line_limit = max_event_bytes.saturating_mul(RECORDING_LINE_FACTOR);
     let mut bytes = head;
-    if let Some(n) = input.len {
+    if let Some(n) = len {
         bytes.reserve((n as usize).saturating_sub(bytes.len()));
     }
     let mut line_start = 0u64;
@@ -477,7 +620,7 @@ fn read_recording_text(
         }
         if bytes.len() as u64 - line_start > line_limit {
             return Err(InputError::RecordingLineTooLong {
-                path: display_name(path),
+                path: display_name(&path),
                 start: line_start,
                 limit: line_limit,
             });
@@ -485,221 +628,19 @@ fn read_recording_text(
         Ok(())
     };
     check(&bytes, 0)?;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; PEEK_BYTES];
     loop {
-        let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
+        let n = read_some(&mut *rest, &mut buf).map_err(|e| io_err(&path, e))?;
         if n == 0 {
             break;
         }
         let from = bytes.len();
         bytes.extend_from_slice(&buf[..n]);
         check(&bytes, from)?;
-        if !progress((bytes.len() as f64 / total as f64).min(1.0) as f32 * 0.5) {
+        if !progress(bytes.len() as u64, len.unwrap_or(0)) {
             return Err(InputError::Cancelled);
         }
     }
-    Ok(bytes)
-}
-
-/// Open any supported file as a recording, with the default event limit
-/// ([`DEFAULT_MAX_EVENT_BYTES`]). `progress` is told the fraction read (0..1) and can cancel by
-/// returning `false`.
-pub fn open_path(
-    path: &Path,
-    progress: impl FnMut(f32) -> bool,
-) -> Result<(Recording, InputKind), InputError> {
-    open_path_limited(path, DEFAULT_MAX_EVENT_BYTES, progress)
-}
-
-/// [`open_path`] with an explicit limit on one line or event (`--max-event-bytes`). A raw body is
-/// cut into events while it is read, so it is held once and reading stops at the first line or
-/// event over the limit (`/dev/zero` ends at once); `-` is standard input.
-pub fn open_path_limited(
-    path: &Path,
-    max_event_bytes: u64,
-    mut progress: impl FnMut(f32) -> bool,
-) -> Result<(Recording, InputKind), InputError> {
-    let mut input = open_input(path)?;
-    let total = input.len.unwrap_or(0).max(1);
-    let mut buf = vec![0u8; 1 << 20];
-    let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
-    let kind = sniff(path, &buf[..n.min(256)]);
-    let rec = match kind {
-        InputKind::Recording => {
-            let head = buf[..n].to_vec();
-            drop(buf);
-            let bytes =
-                read_recording_text(path, &mut input, head, max_event_bytes, &mut progress)?;
-            Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?
-        }
-        InputKind::RawBody => {
-            let mut chunker = RawChunker::new(max_event_bytes);
-            let mut read = n as u64;
-            let mut n = n;
-            while n > 0 {
-                chunker.feed(&buf[..n]);
-                if let Some(overflow) = chunker.overflow() {
-                    return Err(InputError::EventTooLarge {
-                        path: display_name(path),
-                        overflow,
-                    });
-                }
-                if !progress((read as f64 / total as f64).min(1.0) as f32 * 0.5) {
-                    return Err(InputError::Cancelled);
-                }
-                n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
-                read += n as u64;
-            }
-            let title = raw_title(path);
-            chunker
-                .finish(&title)
-                .map_err(|overflow| InputError::EventTooLarge {
-                    path: display_name(path),
-                    overflow,
-                })?
-        }
-    };
-    Ok((rec, kind))
-}
-
-/// The lean streaming pass over a file (export): a raw body is read in blocks and never held whole;
-/// a recording is loaded and its chunks fed. The outcome holds the calls.
-pub fn stream_path(path: &Path, opts: Options) -> Result<PipelineOutput, InputError> {
-    let mut calls = Vec::new();
-    let mut out = stream_path_each(path, opts, |c| calls.push(c))?;
-    out.calls = calls;
-    Ok(out)
-}
-
-/// [`stream_path`], handing each parsed call to `each` in stream order instead of keeping them, so
-/// memory stays bounded by the accumulated argument strings, not by every parsed value.
-pub fn stream_path_each(
-    path: &Path,
-    opts: Options,
-    each: impl FnMut(crate::accumulate::Call),
-) -> Result<PipelineOutput, InputError> {
-    stream_path_each_limited(path, opts, DEFAULT_MAX_EVENT_BYTES, each)
-}
-
-/// The lean streaming pass over a recording already in memory (a `.ron` file, or one stream of a
-/// capture): its chunks are fed in order, each parsed call handed to `each`. `Err` when a line or
-/// event went past `max_event_bytes` (no call is handed out then).
-pub fn stream_recording_each(
-    rec: &Recording,
-    opts: Options,
-    max_event_bytes: u64,
-    each: impl FnMut(crate::accumulate::Call),
-) -> Result<PipelineOutput, Overflow> {
-    let dialect = opts
-        .dialect
-        .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
-    // One complete (non-streaming) response: its calls are read directly.
-    if crate::complete::chunks_are_complete(rec.chunks.iter().map(|c| c.bytes.as_slice())) {
-        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
-        let t = rec.chunks.last().map_or(0, |c| c.t_micros);
-        let n = rec.chunks.len() as u32;
-        if let Some(out) = crate::complete::outcome(&rec.body(), n, t, dialect, &truth) {
-            return Ok(hand_out(out, each));
-        }
-    }
-    let mut p = Pipeline::new(Options {
-        dialect,
-        detail: false,
-        ..opts
-    })
-    .with_max_event_bytes(max_event_bytes);
-    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
-    for c in &rec.chunks {
-        p.feed(&c.bytes, c.t_micros);
-        if let Some(o) = p.overflow() {
-            return Err(o);
-        }
-    }
-    Ok(p.finish_each(each))
-}
-
-/// [`stream_path_each`] with an explicit limit on one line or event: reading stops at the first
-/// line or event longer than `max_event_bytes` (an error; no call is handed out then).
-pub fn stream_path_each_limited(
-    path: &Path,
-    opts: Options,
-    max_event_bytes: u64,
-    each: impl FnMut(crate::accumulate::Call),
-) -> Result<PipelineOutput, InputError> {
-    let mut input = open_input(path)?;
-    let mut buf = vec![0u8; 256 * 1024];
-    let n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
-    let lean = Options {
-        detail: false,
-        ..opts
-    };
-    let too_large = |overflow| InputError::EventTooLarge {
-        path: display_name(path),
-        overflow,
-    };
-    if sniff(path, &buf[..n.min(256)]) == InputKind::Recording {
-        let head = buf[..n].to_vec();
-        drop(buf);
-        let bytes = read_recording_text(path, &mut input, head, max_event_bytes, &mut |_| true)?;
-        let rec = Recording::from_bytes(&bytes).map_err(|e| e.with_path(path))?;
-        drop(bytes);
-        return stream_recording_each(&rec, opts, max_event_bytes, each).map_err(too_large);
-    }
-    let mut p = Pipeline::new(lean).with_max_event_bytes(max_event_bytes);
-    let mut n = n;
-    if crate::complete::starts_like_document(&buf[..n]) {
-        // Perhaps one complete (non-streaming) response: read on while its first JSON document is
-        // unfinished (checked each time the bytes double, so linear), at most one event's limit.
-        let mut whole = buf[..n].to_vec();
-        let mut eof = n < buf.len();
-        let mut next_check = whole.len();
-        while !eof && (whole.len() as u64) <= max_event_bytes {
-            if whole.len() >= next_check {
-                if !crate::complete::first_document_unfinished(&whole) {
-                    break;
-                }
-                next_check = whole.len() * 2;
-            }
-            let m = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
-            whole.extend_from_slice(&buf[..m]);
-            eof = m < buf.len();
-        }
-        if eof && let Some(out) = crate::complete::outcome(&whole, 1, 0, opts.dialect, &[]) {
-            return Ok(hand_out(out, each));
-        }
-        // A stream after all: feed what was read ahead, then go on reading.
-        p.feed(&whole, 0);
-        if let Some(o) = p.overflow() {
-            return Err(too_large(o));
-        }
-        n = if eof {
-            0
-        } else {
-            read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?
-        };
-    }
-    while n > 0 {
-        p.feed(&buf[..n], 0);
-        if let Some(o) = p.overflow() {
-            return Err(too_large(o));
-        }
-        n = read_some(&mut *input.reader, &mut buf).map_err(|e| io_err(path, e))?;
-    }
-    let out = p.finish_each(each);
-    match out.overflow {
-        Some(o) => Err(too_large(o)),
-        None => Ok(out),
-    }
-}
-
-/// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to
-/// `each`, none kept.
-fn hand_out(
-    mut out: PipelineOutput,
-    mut each: impl FnMut(crate::accumulate::Call),
-) -> PipelineOutput {
-    for c in std::mem::take(&mut out.calls) {
-        each(c);
-    }
-    out
+    drop(buf);
+    Ok(Recording::from_bytes(&bytes).map_err(|e| e.with_path(&path))?)
 }

@@ -1,20 +1,24 @@
-//! The one opener: how a file becomes a recording, for the CLI (`check`, `export`, `events`) and
-//! the app alike. A `.ron` recording or journal and a raw body (SSE or JSON lines) are read by
-//! [`crate::input`]; a capture (HAR, VCR cassette, `.jsonl`/`.ndjson` fixture), recognised by its
-//! content, is imported by [`crate::import`]. A capture can hold several streams: the caller picks
-//! one ([`open_stream`] takes its number; the app lets the user choose).
+//! Reading what the probe found ([`crate::probe`]): the readers of a [`Probe`], for the CLI
+//! (`check`, `events`, `export`, `serve`, `test`) and the app alike. Each says, once, what every
+//! [`Kind`] is read as:
 //!
-//! This sits above both `input` and `import` (the importer reads through `input`), so neither
-//! depends on the other in both directions.
+//! - a recording or a journal: its text, parsed ([`input::read_recording`]);
+//! - a body: cut into events as it is read ([`input::read_events`]), analysed as it comes
+//!   ([`Probe::analyse`]) or fed to `export`'s lean pipeline in blocks ([`Probe::stream_calls`]),
+//!   never held twice;
+//! - a capture: imported ([`crate::import::import`]); one holding several streams gives them all
+//!   ([`Probe::recordings`]) or the one asked for ([`Probe::recording`], `--stream`).
+//!
+//! This sits above `input`, `probe` and `import`, so none of them depends on the analysis.
 
-use std::path::Path;
-
-use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
-use crate::dialect::DialectKind;
-use crate::import::{self, ImportError, ImportFormat};
-use crate::input::{self, InputError, InputKind};
-use crate::pipeline::{Options, PipelineOutput};
-use crate::recording::Recording;
+use crate::accumulate::Call;
+use crate::analysis::{Analysis, ChunkSpan, Feed, SourceInfo, SourceKind};
+use crate::import::{self, ImportError};
+use crate::input::{self, InputError, Peeked};
+use crate::pipeline::{Options, Pipeline, PipelineOutput};
+use crate::probe::{BodyForm, Kind, Probe};
+use crate::recording::{Chunk, Recording};
+use crate::sse::Overflow;
 
 /// Why a file could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -29,33 +33,70 @@ pub enum OpenError {
     #[error("cancelled")]
     Cancelled,
     /// A capture holds several streams and none was chosen (or the chosen number is not one of
-    /// them). The first line of the message is the error; one line per stream follows.
-    #[error("{} in {path}{}", why(*.asked, .titles.len()), list(.titles))]
+    /// them). The first line of the message is the error; a line per stream follows, at most
+    /// [`SHOWN_STREAMS`] of them ([`OpenError::stream_lines`]).
+    #[error("{} in {path}{}", why(*.asked, .titles.len(), *.total), list(.titles, *.total))]
     ChooseStream {
         path: String,
         /// The number asked for (1-based), if any.
         asked: Option<usize>,
-        /// Each stream's title, in order.
+        /// Each stream's title, in order: the streams read (at most the import's stream limit).
         titles: Vec<String>,
+        /// How many streams the file holds (more than `titles` when it holds more than are read).
+        total: usize,
     },
 }
 
-fn why(asked: Option<usize>, n: usize) -> String {
+/// The most streams listed when one must be chosen; the rest are counted.
+pub const SHOWN_STREAMS: usize = 20;
+
+fn why(asked: Option<usize>, n: usize, total: usize) -> String {
+    let range = if total > n {
+        format!("1 to {n}: only the first {n} are read")
+    } else {
+        format!("1 to {n}")
+    };
     match asked {
-        Some(k) => format!("no stream {k}: the capture holds {n} streams (give --stream 1 to {n})"),
-        None => format!("the capture holds {n} streams: give --stream N (1 to {n})"),
+        Some(k) => {
+            format!("no stream {k}: the capture holds {total} streams (give --stream {range})")
+        }
+        None => format!("the capture holds {total} streams: give --stream N ({range})"),
     }
 }
 
-fn list(titles: &[String]) -> String {
-    titles
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!("\n  {}: {t}", i + 1))
+fn list(titles: &[String], total: usize) -> String {
+    stream_list(titles, total)
+        .into_iter()
+        .map(|l| format!("\n{l}"))
         .collect()
 }
 
+/// `  1: title` for the first [`SHOWN_STREAMS`] titles, then `  … and N more` (of `total`).
+fn stream_list(titles: &[String], total: usize) -> Vec<String> {
+    let mut lines: Vec<String> = titles
+        .iter()
+        .take(SHOWN_STREAMS)
+        .enumerate()
+        .map(|(i, t)| format!("  {}: {t}", i + 1))
+        .collect();
+    let shown = lines.len();
+    let total = total.max(titles.len());
+    if total > shown {
+        lines.push(format!("  … and {} more", total - shown));
+    }
+    lines
+}
+
 impl OpenError {
+    /// For [`OpenError::ChooseStream`]: the lines listing the streams after the first line of the
+    /// message (at most [`SHOWN_STREAMS`] and a count of the rest); empty for any other error.
+    pub fn stream_lines(&self) -> Vec<String> {
+        match self {
+            OpenError::ChooseStream { titles, total, .. } => stream_list(titles, *total),
+            _ => Vec::new(),
+        }
+    }
+
     /// The input was read but went past a limit (the stream is at fault, like a truncated one),
     /// rather than being unreadable, unrecognised or ambiguous.
     pub fn is_over_limit(&self) -> bool {
@@ -67,22 +108,11 @@ impl OpenError {
     }
 }
 
-/// How to open a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpenOptions {
-    /// The longest line or event accepted (`--max-event-bytes`).
-    pub max_event_bytes: u64,
-    /// File → Import…: the file must be a capture (a recording still opens as one); errors say
-    /// why it is not. Otherwise a capture is recognised by its content.
-    pub import_only: bool,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        Self {
-            max_event_bytes: input::DEFAULT_MAX_EVENT_BYTES,
-            import_only: false,
-        }
+/// A reading error, with a cancellation as [`OpenError::Cancelled`].
+fn input_error(e: InputError) -> OpenError {
+    match e {
+        InputError::Cancelled => OpenError::Cancelled,
+        e => OpenError::Input(e),
     }
 }
 
@@ -98,44 +128,25 @@ pub enum Opened {
     Several { recordings: Vec<Recording> },
 }
 
-/// The capture format of a regular file that is neither a recording nor a plain stream body,
-/// judged from its first 64 KiB (the importer reads it all afterwards). JSON lines only by
-/// extension: a raw Ollama body is JSON lines too and opens as a body. Standard input, pipes and
-/// devices are never captures here: their head cannot be read twice.
-pub fn capture_format(path: &Path) -> Option<ImportFormat> {
-    use std::io::Read as _;
-    if input::is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let mut head = Vec::with_capacity(64 * 1024);
-    let file = input::open_input(path).ok()?.reader;
-    file.take(64 * 1024).read_to_end(&mut head).ok()?;
-    if input::sniff(path, &head) == InputKind::Recording {
-        return None;
-    }
-    let by_ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
-    match import::detect(path, &head) {
-        Ok(
-            f @ (ImportFormat::Har
-            | ImportFormat::Cassette
-            | ImportFormat::TestProxy
-            | ImportFormat::Base64Body
-            | ImportFormat::JsonCapture),
-        ) => Some(f),
-        Ok(ImportFormat::JsonLines) if by_ext => Some(ImportFormat::JsonLines),
-        _ => None,
-    }
+/// A raw body read whole: one buffer and its chunk spans (one per event, as
+/// [`input::raw_to_recording`] cuts it), instead of one allocation per event; what the app's
+/// first stage takes ([`crate::staged::first_stage_body`]).
+#[derive(Debug)]
+pub struct RawBody {
+    /// The metadata a raw body's recording has (no chunks).
+    pub meta: Recording,
+    /// The body, as read.
+    pub body: Vec<u8>,
+    /// One span per event.
+    pub chunks: Vec<ChunkSpan>,
 }
 
-/// The kind of a recording read by [`crate::input`].
-fn input_kind(kind: InputKind, rec: &Recording) -> SourceKind {
-    match kind {
-        InputKind::Recording if rec.meta.interrupted => SourceKind::Journal,
-        InputKind::Recording => SourceKind::Recording,
-        InputKind::RawBody => SourceKind::RawBody,
+/// The kind of a recording read from a `.ron` file or a journal.
+fn recording_kind(rec: &Recording) -> SourceKind {
+    if rec.meta.interrupted {
+        SourceKind::Journal
+    } else {
+        SourceKind::Recording
     }
 }
 
@@ -151,257 +162,384 @@ pub(crate) fn imported_kind(rec: &Recording) -> SourceKind {
     }
 }
 
-/// Open any supported file (`-` is standard input). `progress` is told the fraction read (0..1,
-/// reading is the first half of a load) and cancels by returning `false`
-/// ([`OpenError::Cancelled`]).
-pub fn open(
-    path: &Path,
-    options: OpenOptions,
-    mut progress: impl FnMut(f32) -> bool,
-) -> Result<Opened, OpenError> {
-    let capture = if options.import_only {
-        true
-    } else {
-        capture_format(path).is_some()
-    };
-    if !capture {
-        let (recording, kind) =
-            input::open_path_limited(path, options.max_event_bytes, &mut progress).map_err(
-                |e| match e {
-                    InputError::Cancelled => OpenError::Cancelled,
-                    e => OpenError::Input(e),
-                },
-            )?;
-        // Read: the first half of a load (a small file never reached a progress report).
-        if !progress(0.5) {
+impl Probe {
+    /// Read as a body (cut into events as it is read), rather than as a recording or a capture:
+    /// a body, not imported, and no stream other than the first asked for (which the
+    /// recording reader refuses, naming the one stream).
+    fn streams_as_body(&self) -> Option<BodyForm> {
+        match self.kind {
+            Kind::Body(form)
+                if !self.options.import_only && matches!(self.options.stream, None | Some(1)) =>
+            {
+                Some(form)
+            }
+            _ => None,
+        }
+    }
+
+    /// Every recording the input holds: one (a recording, a journal, a raw body, a capture with
+    /// one stream), or several (a capture), in file order. With
+    /// [`crate::probe::ReadOptions::import_only`] a body is imported as a capture would be.
+    /// `progress` is told the bytes read and the size (0 for a pipe) and cancels by returning
+    /// `false` ([`OpenError::Cancelled`]).
+    pub fn recordings(self, progress: impl FnMut(u64, u64) -> bool) -> Result<Opened, OpenError> {
+        self.recordings_counted(progress).map(|(opened, _)| opened)
+    }
+
+    /// [`Probe::recordings`], with how many streams the input holds past those read (the
+    /// import's stream limit, [`crate::probe::ReadOptions::max_streams`]).
+    fn recordings_counted(
+        self,
+        mut progress: impl FnMut(u64, u64) -> bool,
+    ) -> Result<(Opened, usize), OpenError> {
+        let mx = self.options.max_event_bytes;
+        let size = self.input.size().unwrap_or(0);
+        let import_only = self.options.import_only;
+        let one = match self.kind {
+            // Import… on a recording opens it as one (an empty file is "empty" either way).
+            Kind::Recording | Kind::Journal
+                if !(import_only && crate::probe::is_blank(self.input.head())) =>
+            {
+                let recording =
+                    input::read_recording(self.input, mx, &mut progress).map_err(input_error)?;
+                let kind = recording_kind(&recording);
+                (recording, kind)
+            }
+            Kind::Body(_) if !import_only => {
+                let mut chunks = Vec::new();
+                let meta = input::read_events(self.input, mx, &mut progress, |event| {
+                    chunks.push(Chunk {
+                        t_micros: 0,
+                        bytes: event.to_vec(),
+                    });
+                })
+                .map_err(input_error)?;
+                (Recording { chunks, ..meta }, SourceKind::RawBody)
+            }
+            Kind::Recording | Kind::Journal | Kind::Body(_) | Kind::Capture(_) => {
+                let path = self.input.path().to_owned();
+                let imported = import::import(self)?;
+                let (mut recordings, skipped) = (imported.recordings, imported.skipped_streams);
+                if !progress(size, size) {
+                    return Err(OpenError::Cancelled);
+                }
+                return match recordings.pop() {
+                    // One stream read and none left out: the capture's only stream.
+                    Some(recording) if recordings.is_empty() && skipped == 0 => {
+                        let kind = imported_kind(&recording);
+                        Ok((
+                            Opened::One {
+                                recording: Box::new(recording),
+                                kind,
+                            },
+                            0,
+                        ))
+                    }
+                    Some(last) => {
+                        recordings.push(last);
+                        Ok((Opened::Several { recordings }, skipped))
+                    }
+                    None => Err(ImportError::NoStreams {
+                        path,
+                        why: "nothing found".into(),
+                    }
+                    .into()),
+                };
+            }
+        };
+        // Read (a small file never reached a progress report).
+        if !progress(size, size) {
             return Err(OpenError::Cancelled);
         }
-        let kind = input_kind(kind, &recording);
-        return Ok(Opened::One {
-            recording: Box::new(recording),
-            kind,
-        });
+        Ok((
+            Opened::One {
+                recording: Box::new(one.0),
+                kind: one.1,
+            },
+            0,
+        ))
     }
-    let limits = import::ImportLimits {
-        max_event_bytes: options.max_event_bytes,
-        ..Default::default()
-    };
-    let mut recordings = match import::import_path_with(path, &limits, false) {
-        Err(ImportError::AlreadyRecording { .. }) => {
-            let recording = crate::recording::load(path).map_err(InputError::from)?;
-            let kind = input_kind(InputKind::Recording, &recording);
-            return Ok(Opened::One {
-                recording: Box::new(recording),
-                kind,
-            });
-        }
-        Err(e) => return Err(e.into()),
-        Ok(imported) => imported.recordings,
-    };
-    if !progress(0.5) {
-        return Err(OpenError::Cancelled);
-    }
-    match recordings.pop() {
-        Some(recording) if recordings.is_empty() => {
-            let kind = imported_kind(&recording);
-            Ok(Opened::One {
-                recording: Box::new(recording),
-                kind,
-            })
-        }
-        Some(last) => {
-            recordings.push(last);
-            Ok(Opened::Several { recordings })
-        }
-        None => Err(ImportError::NoStreams {
-            path: path.to_owned(),
-            why: "nothing found".into(),
-        }
-        .into()),
-    }
-}
 
-/// [`open`] down to one recording: stream `stream` (1-based) of a capture with several, or
-/// [`OpenError::ChooseStream`] naming them when none (or no such stream) was given. A file with
-/// one stream opens whatever `stream` says, except a number other than 1.
-pub fn open_stream(
-    path: &Path,
-    stream: Option<usize>,
-    options: OpenOptions,
-    progress: impl FnMut(f32) -> bool,
-) -> Result<(Recording, SourceKind), OpenError> {
-    let choose = |titles: Vec<String>| OpenError::ChooseStream {
-        path: input::display_name(path),
-        asked: stream,
-        titles,
-    };
-    match open(path, options, progress)? {
-        Opened::One { recording, kind } => match stream {
-            None | Some(1) => Ok((*recording, kind)),
-            Some(_) => Err(choose(vec![recording.meta.title.clone()])),
-        },
-        Opened::Several { mut recordings } => {
-            let n = recordings.len();
-            match stream {
-                Some(k) if (1..=n).contains(&k) => {
-                    let recording = recordings.swap_remove(k - 1);
-                    let kind = imported_kind(&recording);
-                    Ok((recording, kind))
+    /// [`Probe::recordings`] down to one recording: stream
+    /// [`crate::probe::ReadOptions::stream`] (1-based) of a capture with several, or
+    /// [`OpenError::ChooseStream`] naming them when none (or no such stream) was given. A file
+    /// with one stream opens whatever `stream` says, except a number other than 1.
+    pub fn recording(
+        self,
+        progress: impl FnMut(u64, u64) -> bool,
+    ) -> Result<(Recording, SourceKind), OpenError> {
+        let stream = self.options.stream;
+        let name = self.input.name();
+        let choose = |titles: Vec<String>, skipped: usize| OpenError::ChooseStream {
+            path: name.clone(),
+            asked: stream,
+            total: titles.len() + skipped,
+            titles,
+        };
+        let (opened, skipped) = self.recordings_counted(progress)?;
+        match opened {
+            Opened::One { recording, kind } => match stream {
+                None | Some(1) => Ok((*recording, kind)),
+                Some(_) => Err(choose(vec![recording.meta.title.clone()], 0)),
+            },
+            Opened::Several { mut recordings } => {
+                let n = recordings.len();
+                match stream {
+                    Some(k) if (1..=n).contains(&k) => {
+                        let recording = recordings.swap_remove(k - 1);
+                        let kind = imported_kind(&recording);
+                        Ok((recording, kind))
+                    }
+                    _ => Err(choose(
+                        recordings.into_iter().map(|r| r.meta.title).collect(),
+                        skipped,
+                    )),
                 }
-                _ => Err(choose(
-                    recordings.into_iter().map(|r| r.meta.title).collect(),
-                )),
             }
         }
     }
-}
 
-/// Open and analyse a file, as `check` and `events` do: stream `stream` of a capture (see
-/// [`open_stream`]), the dialect forced when `dialect` is set, reading stopped at the first line
-/// or event longer than `max_event_bytes` ([`InputError::EventTooLarge`]).
-pub fn analyse(
-    path: &Path,
-    dialect: Option<DialectKind>,
-    stream: Option<usize>,
-    max_event_bytes: u64,
-) -> Result<Analysis, OpenError> {
-    let options = OpenOptions {
-        max_event_bytes,
-        ..OpenOptions::default()
-    };
-    let (rec, kind) = open_stream(path, stream, options, |_| true)?;
-    let source = SourceInfo {
-        name: input::display_name(path),
-        timing_known: kind.may_have_timing() && rec.meta.timing_known,
-        kind,
-    };
-    let analysis = Analysis::from_recording_owned(
-        rec,
-        source,
-        Options {
-            dialect,
+    /// The analysis, as `check` and `events` make it: stream `stream` of a capture (see
+    /// [`Probe::recording`]), the dialect forced when [`crate::probe::ReadOptions::dialect`] is
+    /// set, reading stopped at the first line or event longer than `max_event_bytes`
+    /// ([`InputError::EventTooLarge`]). A body is analysed as it is read, one event at a time;
+    /// without `keep_body` a stream body is not kept ([`Analysis::body`] is empty; its length is
+    /// [`Analysis::body_len`]), so a large stream is never held twice, and the report is the same
+    /// either way. A document or a blank body is always kept (a complete response is read from
+    /// it).
+    pub fn analyse(self, keep_body: bool) -> Result<Analysis, OpenError> {
+        let name = self.input.name();
+        let mx = self.options.max_event_bytes;
+        let opts = Options {
+            dialect: self.options.dialect,
             framing: None,
             detail: true,
-        },
-        max_event_bytes,
-    );
-    match analysis.overflow {
-        Some(overflow) => Err(InputError::EventTooLarge {
-            path: input::display_name(path),
-            overflow,
+        };
+        let analysis = match self.streams_as_body() {
+            Some(form) => {
+                let keep = keep_body || matches!(form, BodyForm::Document | BodyForm::Blank);
+                // A raw body's recording has no metadata to analyse with (its title comes at the
+                // end): the empty one stands for it until then.
+                let empty = Recording::default();
+                // No room reserved for the file's size: reading may stop long before it (a
+                // sparse file, a line over the limit).
+                let mut feed = Feed::new(&empty, opts, mx);
+                if keep {
+                    feed = feed.keep_body(0);
+                }
+                let rec = input::read_events(
+                    self.input,
+                    mx,
+                    |_, _| true,
+                    |event| {
+                        // No progress hook: nothing asks to stop.
+                        feed.feed(event, 0);
+                    },
+                )
+                .map_err(input_error)?;
+                let source = SourceInfo {
+                    name: name.clone(),
+                    timing_known: false,
+                    kind: SourceKind::RawBody,
+                };
+                feed.finish(&rec, source)
+            }
+            None => {
+                let (rec, kind) = self.recording(|_, _| true)?;
+                let source = SourceInfo {
+                    name: name.clone(),
+                    timing_known: kind.may_have_timing() && rec.meta.timing_known,
+                    kind,
+                };
+                Analysis::from_recording_owned(rec, source, opts, mx)
+            }
+        };
+        match analysis.overflow {
+            Some(overflow) => Err(InputError::EventTooLarge {
+                path: name,
+                overflow,
+            }
+            .into()),
+            None => Ok(analysis),
         }
-        .into()),
-        None => Ok(analysis),
+    }
+
+    /// The lean streaming pass of `export`: each parsed call goes to `each` in stream order and
+    /// is not kept, so memory stays bounded by the accumulated argument strings. A body is read in
+    /// blocks and never held whole (a document as long as one event at most, to tell a complete
+    /// response); a recording is read and its chunks fed; a capture is imported and stream
+    /// `stream` fed. Reading stops at the first line or event longer than `max_event_bytes` (an
+    /// error; no call is handed out then).
+    pub fn stream_calls(self, each: impl FnMut(Call)) -> Result<PipelineOutput, OpenError> {
+        let name = self.input.name();
+        let mx = self.options.max_event_bytes;
+        let opts = Options {
+            dialect: self.options.dialect,
+            framing: None,
+            detail: false,
+        };
+        if let Some(form) = self.streams_as_body() {
+            return stream_body(self.input, form, opts, mx, each).map_err(input_error);
+        }
+        let (rec, _) = self.recording(|_, _| true)?;
+        stream_recording(&rec, opts, mx, each).map_err(|overflow| {
+            InputError::EventTooLarge {
+                path: name,
+                overflow,
+            }
+            .into()
+        })
+    }
+
+    /// A body read whole into one buffer, cut per event (for a [`Kind::Body`]: the app shows it
+    /// before its naive strategies are computed). Stops at the first line or event longer than
+    /// `max_event_bytes`; `progress` (bytes read, size) cancels by returning `false`.
+    pub fn raw_body(self, progress: impl FnMut(u64, u64) -> bool) -> Result<RawBody, OpenError> {
+        // Room for the whole file at once: growing by doubling would peak at twice the body.
+        let size = self.input.size().unwrap_or(0);
+        let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        let mut chunks = Vec::new();
+        let mx = self.options.max_event_bytes;
+        let meta = input::read_events(self.input, mx, progress, |event| {
+            let start = body.len() as u64;
+            body.extend_from_slice(event);
+            chunks.push(ChunkSpan {
+                start,
+                end: body.len() as u64,
+                t_micros: 0,
+            });
+        })
+        .map_err(input_error)?;
+        Ok(RawBody { meta, body, chunks })
     }
 }
 
-/// [`analyse`] for a report (`check`), with the previews computed when `previews`
-/// ([`Analysis::compute_previews`]): a raw stream body in a regular file is analysed as it is
-/// read, one event at a time, and the body is not kept ([`Analysis::body`] is empty; its length
-/// is [`Analysis::body_len`]), so memory does not grow with a second copy of a large stream. Any
-/// other input is opened as [`analyse`] opens it. The report is the same either way.
-pub fn analyse_for_report(
-    path: &Path,
-    dialect: Option<DialectKind>,
-    stream: Option<usize>,
-    max_event_bytes: u64,
-    previews: bool,
-) -> Result<Analysis, OpenError> {
-    let ordinary = || {
-        let mut a = analyse(path, dialect, stream, max_event_bytes)?;
-        if previews {
-            a.compute_previews();
-        }
-        Ok(a)
-    };
-    if stream.is_some_and(|k| k != 1) || capture_format(path).is_some() {
-        return ordinary();
-    }
-    let opts = Options {
-        dialect,
-        framing: None,
-        detail: true,
-    };
-    // The recording's metadata is only known at the end (it names the file): a raw body's is
-    // empty until then.
-    let empty = Recording::default();
-    let mut feed = Feed::new(&empty, opts, max_event_bytes, None);
-    let Some(rec) = input::each_raw_event(path, max_event_bytes, |event| feed.feed(event, 0))?
-    else {
-        drop(feed);
-        return ordinary();
-    };
-    let source = SourceInfo {
-        name: input::display_name(path),
-        timing_known: false,
-        kind: SourceKind::RawBody,
-    };
-    let mut analysis = feed.finish(&rec, source);
-    if let Some(overflow) = analysis.overflow {
-        return Err(InputError::EventTooLarge {
-            path: input::display_name(path),
-            overflow,
-        }
-        .into());
-    }
-    if previews {
-        analysis.compute_previews();
-    }
-    Ok(analysis)
-}
+/// `export` reads a body in blocks of this size.
+const STREAM_BLOCK: usize = 256 * 1024;
 
-/// [`analyse`] with the default event limit and no stream choice (benches and tests).
-pub fn analyse_path(path: &Path, dialect: Option<DialectKind>) -> Result<Analysis, OpenError> {
-    analyse(path, dialect, None, input::DEFAULT_MAX_EVENT_BYTES)
-}
-
-/// The lean streaming pass of `export`: a raw body is read in blocks and never held whole
-/// ([`input::stream_path_each_limited`]); a capture is imported and stream `stream` fed. Each
-/// parsed call goes to `each` in stream order.
-pub fn stream_each(
-    path: &Path,
-    stream: Option<usize>,
+/// A body fed to a lean pipeline block by block. A document is read ahead while its first JSON
+/// document is unfinished (checked each time the bytes double, so linear), at most one event's
+/// limit: a complete response's calls are read from it directly.
+fn stream_body(
+    mut input: Peeked,
+    form: BodyForm,
     opts: Options,
     max_event_bytes: u64,
-    each: impl FnMut(crate::accumulate::Call),
-) -> Result<PipelineOutput, OpenError> {
-    if capture_format(path).is_none() {
-        if stream.is_some_and(|k| k != 1) {
-            // Not a capture: one stream only; say so the way a capture would.
-            let options = OpenOptions {
-                max_event_bytes,
-                ..OpenOptions::default()
-            };
-            open_stream(path, stream, options, |_| true)?;
-        }
-        return Ok(input::stream_path_each_limited(
-            path,
-            opts,
-            max_event_bytes,
-            each,
-        )?);
-    }
-    let options = OpenOptions {
-        max_event_bytes,
-        ..OpenOptions::default()
+    each: impl FnMut(Call),
+) -> Result<PipelineOutput, InputError> {
+    let name = input.name();
+    let too_large = |overflow| InputError::EventTooLarge {
+        path: name.clone(),
+        overflow,
     };
-    let (rec, _) = open_stream(path, stream, options, |_| true)?;
-    input::stream_recording_each(&rec, opts, max_event_bytes, each).map_err(|overflow| {
-        InputError::EventTooLarge {
-            path: input::display_name(path),
-            overflow,
+    // Through the input layer's mapping, so the input limit reads as `InputTooLong`.
+    let at = input.path().to_owned();
+    let io = |source| input::io_err(&at, source);
+    let mut buf = vec![0u8; STREAM_BLOCK];
+    let mut p = Pipeline::new(opts).with_max_event_bytes(max_event_bytes);
+    let mut n = input::read_some(&mut input, &mut buf).map_err(io)?;
+    if form == BodyForm::Document {
+        let mut whole = buf[..n].to_vec();
+        let mut eof = n < buf.len();
+        let mut next_check = whole.len();
+        while !eof && (whole.len() as u64) <= max_event_bytes {
+            if whole.len() >= next_check {
+                if !crate::complete::first_document_unfinished(&whole) {
+                    break;
+                }
+                next_check = whole.len() * 2;
+            }
+            let m = input::read_some(&mut input, &mut buf).map_err(io)?;
+            whole.extend_from_slice(&buf[..m]);
+            eof = m < buf.len();
         }
-        .into()
+        if eof && let Some(out) = crate::complete::outcome(&whole, 1, 0, opts.dialect, &[]) {
+            return Ok(hand_out(out, each));
+        }
+        // A stream after all: feed what was read ahead, then go on reading.
+        p.feed(&whole, 0);
+        if let Some(o) = p.overflow() {
+            return Err(too_large(o));
+        }
+        n = if eof {
+            0
+        } else {
+            input::read_some(&mut input, &mut buf).map_err(io)?
+        };
+    }
+    while n > 0 {
+        p.feed(&buf[..n], 0);
+        if let Some(o) = p.overflow() {
+            return Err(too_large(o));
+        }
+        n = input::read_some(&mut input, &mut buf).map_err(io)?;
+    }
+    let out = p.finish_each(each);
+    match out.overflow {
+        Some(o) => Err(too_large(o)),
+        None => Ok(out),
+    }
+}
+
+/// The lean streaming pass over a recording in memory (a `.ron` file, or one stream of a
+/// capture): its chunks are fed in order, each parsed call handed to `each`. `Err` when a line or
+/// event went past `max_event_bytes` (no call is handed out then).
+fn stream_recording(
+    rec: &Recording,
+    opts: Options,
+    max_event_bytes: u64,
+    each: impl FnMut(Call),
+) -> Result<PipelineOutput, Overflow> {
+    let dialect = opts
+        .dialect
+        .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
+    // One complete (non-streaming) response: its calls are read directly.
+    if crate::complete::chunks_are_complete(rec.chunks.iter().map(|c| c.bytes.as_slice())) {
+        let truth: Vec<String> = rec.truth.iter().map(|t| t.arguments.clone()).collect();
+        let t = rec.chunks.last().map_or(0, |c| c.t_micros);
+        let n = rec.chunks.len() as u32;
+        if let Some(out) = crate::complete::outcome(&rec.body(), n, t, dialect, &truth) {
+            return Ok(hand_out(out, each));
+        }
+    }
+    let mut p = Pipeline::new(Options {
+        dialect,
+        detail: false,
+        ..opts
     })
+    .with_max_event_bytes(max_event_bytes);
+    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+    for c in &rec.chunks {
+        p.feed(&c.bytes, c.t_micros);
+        if let Some(o) = p.overflow() {
+            return Err(o);
+        }
+    }
+    Ok(p.finish_each(each))
+}
+
+/// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to
+/// `each`, none kept.
+fn hand_out(mut out: PipelineOutput, mut each: impl FnMut(Call)) -> PipelineOutput {
+    for c in std::mem::take(&mut out.calls) {
+        each(c);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::ReadOptions;
+
+    fn probe(p: &std::path::Path) -> Probe {
+        crate::probe::open(p, ReadOptions::default()).expect("opens")
+    }
 
     /// Every file `check` may meet (bundled recordings, raw-body fixtures, captures, a raw body
-    /// cut into odd pieces): the streamed analysis `check` uses gives the same report and JSON as
-    /// the ordinary one, previews and all.
+    /// cut into odd pieces): the streamed analysis `check` uses (the body not kept) gives the same
+    /// report and JSON as the analysis that keeps the body, and as the analysis of the recording
+    /// the file opens as, previews and all.
     #[test]
     fn the_streamed_report_is_the_ordinary_report() {
         let root = crate::repo_root();
@@ -439,6 +577,7 @@ mod tests {
             "tests/data/json-array-chunks",
             "tests/data/bedrock/binary",
             "tests/data/bedrock/json",
+            "tests/data/complete",
         ] {
             for e in std::fs::read_dir(root.join(d))
                 .into_iter()
@@ -450,31 +589,60 @@ mod tests {
         }
         let mut compared = 0;
         for p in &paths {
+            let Ok((rec, kind)) = probe(p).recording(|_, _| true) else {
+                continue;
+            };
+            let source = SourceInfo {
+                name: input::display_name(p),
+                timing_known: kind.may_have_timing() && rec.meta.timing_known,
+                kind,
+            };
+            let mut want =
+                Analysis::from_recording_owned(rec, source, Options::default(), u64::MAX);
             for previews in [false, true] {
-                let Ok(mut want) = analyse_path(p, None) else {
-                    continue;
-                };
                 if previews {
                     want.compute_previews();
                 }
-                let got =
-                    analyse_for_report(p, None, None, input::DEFAULT_MAX_EVENT_BYTES, previews)
-                        .expect("opens as it did");
-                assert_eq!(
-                    crate::report::check_text(&got),
-                    crate::report::check_text(&want),
-                    "{}",
-                    p.display()
-                );
-                assert_eq!(
-                    crate::export::check_json(&got),
-                    crate::export::check_json(&want),
-                    "{}",
-                    p.display()
-                );
-                compared += 1;
+                for keep_body in [false, true] {
+                    let mut got = probe(p).analyse(keep_body).expect("opens as it did");
+                    if previews {
+                        got.compute_previews();
+                    }
+                    assert_eq!(
+                        crate::report::check_text(&got),
+                        crate::report::check_text(&want),
+                        "{}",
+                        p.display()
+                    );
+                    assert_eq!(
+                        crate::export::check_json(&got),
+                        crate::export::check_json(&want),
+                        "{}",
+                        p.display()
+                    );
+                    compared += 1;
+                }
             }
         }
-        assert!(compared > 40, "{compared} reports compared");
+        assert!(compared > 80, "{compared} reports compared");
+    }
+
+    /// What the probe peeked comes first, then the rest, as one stream, read once.
+    #[test]
+    fn a_body_larger_than_the_head_is_read_whole_once() {
+        let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
+        let mut body = Vec::new();
+        while body.len() <= 3 * input::PEEK_BYTES {
+            body.extend_from_slice(event);
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("big.sse");
+        std::fs::write(&path, &body).expect("write");
+        let p = probe(&path);
+        assert_eq!(p.kind(), Kind::Body(BodyForm::Sse));
+        assert_eq!(p.input().head().len(), input::PEEK_BYTES);
+        let raw = p.raw_body(|_, _| true).expect("read");
+        assert_eq!(raw.body, body);
+        assert_eq!(raw.chunks.len(), body.len() / event.len());
     }
 }

@@ -2,7 +2,7 @@
 //! Push-based: [`Pipeline::feed`] per network read, [`Pipeline::finish`] at the end. Used lean (no
 //! records) by `export`, and in full by [`crate::analysis`].
 //!
-//! Every signal the dialect emits is also handed to the pipeline's [`SignalObserver`] before the
+//! Every fact the dialect emits is also handed to the pipeline's [`FactObserver`] before the
 //! pipeline acts on it: that hook is how the analysis feeds the naive strategies
 //! ([`Pipeline::observed`]). The pipeline knows nothing of what observes it; a pipeline built
 //! with [`Pipeline::new`] has [`NoObserver`], which compiles to nothing.
@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use crate::accumulate::{Accumulator, Call, FragmentRecord};
 use crate::dialect::{Dialect, DialectKind};
+use crate::fact::{ArgsPiece, Fact, FactObserver, Fragment, NoObserver, Pos, Raw};
 use crate::findings::{FindingKind, Findings, Location};
 use crate::framing::{Framed, Framer, Framing};
-use crate::signal::{ArgsPiece, Fragment, NoObserver, Pos, Raw, Signal, SignalObserver};
 use crate::sse::{EventFlags, Overflow, Unterminated};
 use crate::text::truncate;
 
@@ -171,8 +171,8 @@ struct HeldEvent {
     t_micros: u64,
 }
 
-/// The engine. See the module documentation. `O` watches every signal ([`SignalObserver`]).
-pub struct Pipeline<O: SignalObserver = NoObserver> {
+/// The engine. See the module documentation. `O` watches every fact ([`FactObserver`]).
+pub struct Pipeline<O: FactObserver = NoObserver> {
     opts: Options,
     framer: Framer,
     dialect: Option<Dialect>,
@@ -184,7 +184,7 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     /// many distinct names).
     event_type_ids: std::collections::HashMap<String, u16>,
     acc: Accumulator,
-    signals: Vec<Signal>,
+    facts: Vec<Fact>,
     observer: O,
     out: PipelineOutput,
     chunk: u32,
@@ -192,11 +192,14 @@ pub struct Pipeline<O: SignalObserver = NoObserver> {
     stopped: bool,
     /// Ground-truth arguments by call position (stub recordings), for `arguments-mismatch`.
     truth: Vec<String>,
-    /// Some event matched the dialect (a signal, or an event the dialect's detection names);
+    /// Some event matched the dialect (a fact, or an event the dialect's detection names);
     /// without one, `nothing-recognised`.
     recognised: bool,
     /// Another dialect an unmatched event looked like (for the `nothing-recognised` message).
     looks_like: Option<DialectKind>,
+    /// A finish that announced tool calls (its reason, where): with no call assembled by the
+    /// end, a call was lost.
+    announced: Option<(String, Location)>,
     /// What the unmatched events were (for the same message).
     unmatched: Unmatched,
     /// The first bytes of the body, to say what a body with no events looks like.
@@ -348,7 +351,7 @@ pub fn looks_like_aws_eventstream(head: &[u8]) -> bool {
 
 const MAX_PENDING: usize = 64;
 /// Events sniffed with [`crate::dialect::detect`] for `nothing-recognised` before only the
-/// dialect's signals count.
+/// dialect's facts count.
 const MAX_SNIFFED_EVENTS: u32 = 1000;
 /// Bytes of event data held while the dialect is not known: past this, the default is assumed
 /// (so the held copies never grow with a hostile input).
@@ -361,8 +364,8 @@ impl Pipeline {
     }
 }
 
-impl<O: SignalObserver> Pipeline<O> {
-    /// A pipeline at the start of a stream that hands every signal to `observer` (get it back with
+impl<O: FactObserver> Pipeline<O> {
+    /// A pipeline at the start of a stream that hands every fact to `observer` (get it back with
     /// [`Pipeline::finish_observed`]).
     pub fn observed(opts: Options, observer: O) -> Self {
         Self {
@@ -372,7 +375,7 @@ impl<O: SignalObserver> Pipeline<O> {
             pending_bytes: 0,
             event_type_ids: std::collections::HashMap::new(),
             acc: Accumulator::new(opts.detail),
-            signals: Vec::new(),
+            facts: Vec::new(),
             observer,
             out: PipelineOutput::default(),
             chunk: 0,
@@ -383,6 +386,7 @@ impl<O: SignalObserver> Pipeline<O> {
             looks_like: None,
             unmatched: Unmatched::default(),
             head: Vec::new(),
+            announced: None,
             opts,
         }
     }
@@ -566,23 +570,27 @@ impl<O: SignalObserver> Pipeline<O> {
         let Some(dialect) = self.dialect.as_mut() else {
             return;
         };
-        let mut signals = std::mem::take(&mut self.signals);
-        dialect.on_event(event_type, data, &mut signals);
+        let mut facts = std::mem::take(&mut self.facts);
+        dialect.on_event(event_type, data, &mut facts);
+        let dialect_kind = dialect.kind();
         if !self.recognised {
             let kind = dialect.kind();
-            self.recognise(kind, event_type, data, &signals);
+            self.recognise(kind, event_type, data, &facts);
         }
         let pos = Pos {
             event: event_no,
             chunk: self.chunk,
             t_micros: self.t_micros,
         };
-        for sig in signals.drain(..) {
-            self.observer
-                .on_signal(&sig, pos, self.acc.fragment_count());
-            match sig {
-                Signal::Fragment(frag) => {
+        // The event could not be read (and gave no call): if it names a tool call, one was lost.
+        let mut unreadable = false;
+        let mut gave_call = false;
+        for fact in facts.drain(..) {
+            self.observer.on_fact(&fact, pos, self.acc.fragment_count());
+            match fact {
+                Fact::Fragment(frag) => {
                     kind = EventKind::ToolCall;
+                    gave_call = true;
                     if self.out.finish.is_some() || self.out.done.is_some() {
                         let call = self.acc.position_of(&frag.key);
                         let no = self.acc.fragment_count();
@@ -598,15 +606,18 @@ impl<O: SignalObserver> Pipeline<O> {
                     }
                     self.acc.push(frag, pos);
                 }
-                Signal::Finish { reason } => {
+                Fact::Finish { reason } => {
                     if kind == EventKind::Other {
                         kind = EventKind::Finish;
+                    }
+                    if self.announced.is_none() && dialect_kind.finish_announces_calls(&reason) {
+                        self.announced = Some((reason.clone(), at));
                     }
                     if self.out.finish.is_none() {
                         self.out.finish = Some(FinishMark { reason, pos });
                     }
                 }
-                Signal::Done => {
+                Fact::Done => {
                     kind = EventKind::Done;
                     if self.out.done.is_none() {
                         self.out.done = Some(pos);
@@ -617,8 +628,9 @@ impl<O: SignalObserver> Pipeline<O> {
                             });
                     }
                 }
-                Signal::ArgumentsOnlyInDone { key, arguments } => {
+                Fact::ArgumentsOnlyInDone { key, arguments } => {
                     kind = EventKind::ToolCall;
+                    gave_call = true;
                     let len = arguments.len();
                     let call = self.acc.push(
                         Fragment {
@@ -646,7 +658,7 @@ impl<O: SignalObserver> Pipeline<O> {
                         },
                     );
                 }
-                Signal::ServerTool { key, kind: tool } => {
+                Fact::ServerTool { key, kind: tool } => {
                     self.acc.server_tool(&key, tool.clone());
                     let call = self.acc.position_of(&key);
                     let open = call.and_then(|c| self.acc.open_calls().get(c as usize));
@@ -661,12 +673,12 @@ impl<O: SignalObserver> Pipeline<O> {
                         .findings
                         .add(FindingKind::ServerTool, call, at, || message);
                 }
-                Signal::CallKind { key, kind, text } => {
+                Fact::CallKind { key, kind, text } => {
                     self.acc.call_kind(&key, kind, text);
                 }
-                Signal::CallDone { key } => self.acc.call_done(&key, pos.chunk),
-                Signal::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
-                Signal::ProviderError { message } => {
+                Fact::CallDone { key } => self.acc.call_done(&key, pos.chunk),
+                Fact::Authoritative { key, arguments } => self.acc.authoritative(&key, arguments),
+                Fact::ProviderError { message } => {
                     kind = EventKind::Error;
                     let m = message.clone();
                     self.out
@@ -677,13 +689,14 @@ impl<O: SignalObserver> Pipeline<O> {
                     }
                     self.stopped = true;
                 }
-                Signal::Finding {
+                Fact::Finding {
                     kind: fk,
                     key,
                     message,
                 } => {
                     if matches!(fk, FindingKind::NonJsonData | FindingKind::UnexpectedShape) {
                         kind = EventKind::Bad;
+                        unreadable |= key.is_none();
                     } else if fk == FindingKind::PingEvent && kind == EventKind::Other {
                         kind = EventKind::Ping;
                     }
@@ -708,7 +721,17 @@ impl<O: SignalObserver> Pipeline<O> {
                 }
             }
         }
-        self.signals = signals;
+        self.facts = facts;
+        if unreadable && !gave_call && dialect_kind.names_tool_call(event_type, data) {
+            self.out
+                .findings
+                .add(FindingKind::LostToolCall, None, at, || {
+                    format!(
+                        "event {event_no} names a tool call but cannot be read: {}",
+                        truncate(data.trim(), 80)
+                    )
+                });
+        }
         self.record_event(event_type, span, kind, first_fragment);
     }
 
@@ -716,16 +739,16 @@ impl<O: SignalObserver> Pipeline<O> {
     /// terminator such as `[DONE]` or a bare `done` event is not evidence of any dialect, nor is a
     /// finding), or the dialect's detection names this dialect. Only until one has (then it costs
     /// nothing). What did not match is noted for the `nothing-recognised` message.
-    fn recognise(&mut self, kind: DialectKind, event_type: &str, data: &str, signals: &[Signal]) {
+    fn recognise(&mut self, kind: DialectKind, event_type: &str, data: &str, signals: &[Fact]) {
         let decisive = signals
             .iter()
-            .any(|s| !matches!(s, Signal::Finding { .. } | Signal::Done));
+            .any(|s| !matches!(s, Fact::Finding { .. } | Fact::Done));
         if decisive {
             self.recognised = true;
             return;
         }
         // Sniffing costs a JSON parse: on a long stream of another dialect, the first thousand
-        // events decide it (the signals above are still looked at on every event).
+        // events decide it (the facts above are still looked at on every event).
         if self.out.event_count > MAX_SNIFFED_EVENTS {
             return;
         }
@@ -888,9 +911,10 @@ impl<O: SignalObserver> Pipeline<O> {
     }
 
     /// [`Pipeline::finish`], handing back the observer too (after its
-    /// [`SignalObserver::on_finish`]).
+    /// [`FactObserver::on_finish`]).
     pub fn finish_observed(self) -> (PipelineOutput, O) {
-        let mut calls = Vec::new();
+        // Room for every call at once: growing by doubling copies them over and over.
+        let mut calls = Vec::with_capacity(self.acc.open_calls().len());
         let (mut out, observer) = self.finish_each_observed(|c| calls.push(c));
         out.calls = calls;
         (out, observer)
@@ -977,6 +1001,15 @@ impl<O: SignalObserver> Pipeline<O> {
         self.nothing_recognised();
         let finished = self.out.finished();
         let acc = std::mem::take(&mut self.acc);
+        if let Some((reason, at)) = self.announced.take()
+            && acc.open_calls().iter().all(|c| c.server_tool.is_some())
+        {
+            self.out
+                .findings
+                .add(FindingKind::LostToolCall, None, at, || {
+                    format!("the stream finished with \"{reason}\", announcing tool calls, but no tool call was read")
+                });
+        }
         self.out.all_calls_complete =
             !acc.open_calls().is_empty() && acc.open_calls().iter().all(|c| c.done);
         let truth = std::mem::take(&mut self.truth);

@@ -18,14 +18,25 @@ pub const REDACTED_URL_VALUE: &str = "REDACTED";
 // ---------------------------------------------------------------------------------------------
 
 /// Whether a header carries a credential: any name containing `auth`, `token`, `key`, `secret`,
-/// `cookie`, `session` or `password` (case-insensitive), e.g. `Authorization`, `X-Auth`,
+/// `cookie`, `session`, `password`, `jwt`, `credential`, `signature` or `assertion`
+/// (case-insensitive), e.g. `Authorization`, `X-Auth`,
 /// `X-Api-Token`, `x-goog-api-key`, `Set-Cookie`. Rate-limit counters such as
 /// `x-ratelimit-remaining-tokens` are not secrets: a name part ending in `tokens` does not count
 /// as a token.
 pub fn is_secret_header(name: &str) -> bool {
     let name = name.trim().to_ascii_lowercase();
     if [
-        "auth", "key", "secret", "cookie", "session", "password", "passwd",
+        "auth",
+        "key",
+        "secret",
+        "cookie",
+        "session",
+        "password",
+        "passwd",
+        "jwt",
+        "credential",
+        "signature",
+        "assertion",
     ]
     .iter()
     .any(|word| name.contains(word))
@@ -89,11 +100,23 @@ const SECRET_WORDS: &[&str] = &[
     "refreshtoken",
     "authtoken",
     "bearer",
+    "jwt",
+    "jwts",
+    "passcode",
 ];
 
 /// Words that make a key secret only as its last word: `access_token`, `token` — but not
 /// `token_count` or `token_type`; `max_tokens` has the word `tokens`, which is never a secret.
-const SECRET_LAST_WORDS: &[&str] = &["token", "pass", "pwd", "signature", "sig"];
+const SECRET_LAST_WORDS: &[&str] = &[
+    "token",
+    "pass",
+    "pwd",
+    "signature",
+    "sig",
+    "assertion",
+    "otp",
+    "pin",
+];
 
 /// Words that make a following `key` a secret (`api_key`, `privateKey`, `secret-key`); a bare
 /// `key` in a JSON body is usually not a credential.
@@ -319,10 +342,11 @@ fn redact_pairs(pairs: &str, out: &mut String) {
 
 /// Redacts credentials in a URL: the values of query parameters such as `key` (Gemini),
 /// `api_key`, `apikey`, `token`, `access_token` — also percent-encoded (`%6Bey`) — become
-/// [`REDACTED_URL_VALUE`], and so do the password of `user:password@`, a user name or a path
-/// segment shaped like a well-known key ([`looks_like_credential`]: `https://sk-…@host`,
-/// `/v1/sk-…/chat`) and any query value shaped like one. `$VAR` references stay. Everything
-/// else, including order and the fragment, is kept.
+/// [`REDACTED_URL_VALUE`], and so do the password of `user:password@`, a userinfo with no colon
+/// (`https://TOKEN@host`: a token in the user's place) and the secret pairs of the fragment
+/// (`#access_token=…`, as OAuth's implicit flow returns it), a path segment shaped like a
+/// well-known key ([`looks_like_credential`]: `/v1/sk-…/chat`) and any query value shaped like
+/// one. `$VAR` references stay. Everything else, including order, is kept.
 pub fn redact_url(url: &str) -> String {
     let (before_fragment, fragment) = url.split_at(url.find('#').unwrap_or(url.len()));
     let (base, query) = match before_fragment.split_once('?') {
@@ -334,7 +358,10 @@ pub fn redact_url(url: &str) -> String {
         out.push('?');
         redact_pairs(query, &mut out);
     }
-    out.push_str(fragment);
+    if let Some(fragment) = fragment.strip_prefix('#') {
+        out.push('#');
+        redact_pairs(fragment, &mut out);
+    }
     out
 }
 
@@ -366,8 +393,8 @@ fn redact_path(base: &str) -> String {
     format!("{head}{}", redacted.join("/"))
 }
 
-/// `https://user:pw@host/p` → `https://user:REDACTED@host/p`; `https://sk-…@host/p` (a key as
-/// the user name) → `https://REDACTED@host/p`.
+/// `https://user:pw@host/p` → `https://user:REDACTED@host/p`; `https://TOKEN@host/p` (a token
+/// in the user's place, `sk-…` or any other) → `https://REDACTED@host/p`.
 fn redact_userinfo(base: &str) -> String {
     let Some(scheme_end) = base.find("://") else {
         return base.to_string();
@@ -384,12 +411,12 @@ fn redact_userinfo(base: &str) -> String {
                 &base[..authority_start],
                 &base[authority_end..]
             ),
-            None if looks_like_credential(&percent_decode(userinfo)) => format!(
+            None if userinfo.is_empty() || userinfo == REDACTED_URL_VALUE => base.to_string(),
+            None => format!(
                 "{}{REDACTED_URL_VALUE}@{host}{}",
                 &base[..authority_start],
                 &base[authority_end..]
             ),
-            None => base.to_string(),
         },
         None => base.to_string(),
     }
@@ -419,20 +446,151 @@ fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The masked form of a header's value: `‹redacted›`, keeping the scheme of an authorization
+/// value (`Bearer ‹redacted›`), as [`redact_headers`] masks it.
+fn masked_header_value(name: &str, value: &str) -> String {
+    let mut one = [(name.to_owned(), value.to_owned())];
+    redact_headers(&mut one);
+    let [(_, masked)] = one;
+    masked
+}
+
+/// The end (exclusive) of the JSON scalar (string or number) at `start`, or `start` when there
+/// is none there (an object, an array, a literal).
+fn scalar_end(bytes: &[u8], start: usize) -> usize {
+    match bytes.get(start) {
+        Some(b'"') => string_end(bytes, start).unwrap_or(bytes.len()),
+        Some(b'-' | b'0'..=b'9') => {
+            let mut j = start + 1;
+            while j < bytes.len()
+                && matches!(bytes[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+            {
+                j += 1;
+            }
+            j
+        }
+        _ => start,
+    }
+}
+
+/// The end (exclusive) of the array or object opening at `start`, strings skipped; the end of
+/// the text when it is cut.
+fn container_end(bytes: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i = string_end(bytes, i).unwrap_or(bytes.len());
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// A JSON string literal's text, escapes decoded (the raw text between the quotes when it does
+/// not decode).
+fn json_string(literal: &str) -> String {
+    serde_json::from_str::<String>(literal).unwrap_or_else(|_| {
+        literal
+            .trim_start_matches('"')
+            .trim_end_matches('"')
+            .to_owned()
+    })
+}
+
+/// One object being walked by [`redact_json_text`]: whether a `"name"` naming a secret header
+/// was seen (`{"name": "Authorization", "value": "Bearer …"}`, as HAR and many SDKs list
+/// headers), and where its `"value"` string is when that came first.
+#[derive(Default)]
+struct Frame {
+    object: bool,
+    secret_name: Option<String>,
+    value: Option<(usize, usize)>,
+}
+
 /// Masks secret fields in JSON text, lexically: every `"key": value` whose key names a secret
 /// ([`is_secret_key`], escapes decoded) and whose value is a non-empty string or a number gets
-/// `"‹redacted›"`. Objects and arrays are walked whatever their key (a tool schema's `password`
+/// `"‹redacted›"`, and so does every string and number in an array under such a key
+/// (`"secrets": ["…"]`). Header pairs are recognised too: `["Authorization", "Bearer …"]` and
+/// `{"name": "X-Api-Key", "value": "…"}` have their value masked as a header's
+/// ([`is_secret_header`]). Objects are walked whatever their key (a tool schema's `password`
 /// property keeps its shape), at any depth without recursion; formatting is kept, and so is a
 /// body cut in the middle (a truncated capture) or several JSON documents (JSON lines).
 fn redact_json_text(text: &str) -> String {
     let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
+    let masked_value = format!("\"{REDACTED}\"");
+    // (start, end, replacement), in text order.
+    let mut masks: Vec<(usize, usize, String)> = Vec::new();
+    let mask = |start: usize, end: usize, with: String, masks: &mut Vec<_>| {
+        let value = &text[start..end];
+        if end > start && value != "\"\"" && !value.contains(REDACTED) {
+            masks.push((start, end, with));
+        }
+    };
+    let mut stack: Vec<Frame> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] != b'"' {
-            i += 1;
-            continue;
+        match bytes[i] {
+            b'{' => {
+                stack.push(Frame {
+                    object: true,
+                    ..Frame::default()
+                });
+                i += 1;
+                continue;
+            }
+            b'[' => {
+                // `[["Authorization", "Bearer …"], …]`: headers as a list of pairs (only in a
+                // list, and only pairs, so `"required": ["api_key", "city"]` stays as it is).
+                let in_list = stack.last().is_some_and(|f| !f.object);
+                stack.push(Frame::default());
+                let first = skip_whitespace(bytes, i + 1);
+                if in_list
+                    && bytes.get(first) == Some(&b'"')
+                    && let Some(first_end) = string_end(bytes, first)
+                {
+                    let comma = skip_whitespace(bytes, first_end);
+                    let second = skip_whitespace(bytes, comma + 1);
+                    let second_end = scalar_end(bytes, second);
+                    let closed = bytes.get(skip_whitespace(bytes, second_end)) == Some(&b']');
+                    let name = json_string(&text[first..first_end]);
+                    if bytes.get(comma) == Some(&b',')
+                        && bytes.get(second) == Some(&b'"')
+                        && (closed || second_end == bytes.len())
+                        && is_secret_header(&name)
+                    {
+                        let value = json_string(&text[second..second_end]);
+                        let with = serde_json::to_string(&masked_header_value(&name, &value))
+                            .unwrap_or_else(|_| masked_value.clone());
+                        mask(second, second_end, with, &mut masks);
+                        i = second_end;
+                        continue;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => {
+                i += 1;
+                continue;
+            }
         }
         let Some(end) = string_end(bytes, i) else {
             break;
@@ -442,64 +600,208 @@ fn redact_json_text(text: &str) -> String {
             i = end;
             continue;
         }
-        let key = serde_json::from_str::<String>(&text[i..end])
-            .unwrap_or_else(|_| text[i + 1..end - 1].to_owned());
+        let key = json_string(&text[i..end]);
         let value_start = skip_whitespace(bytes, colon + 1);
-        let value_end = match bytes.get(value_start) {
-            Some(b'"') => string_end(bytes, value_start).unwrap_or(bytes.len()),
-            Some(b'-' | b'0'..=b'9') => {
+        let value_end = scalar_end(bytes, value_start);
+        if is_secret_key(&key) {
+            if bytes.get(value_start) == Some(&b'[') {
+                // Every scalar in the array (object keys inside it excepted).
+                let array_end = container_end(bytes, value_start);
                 let mut j = value_start + 1;
-                while j < bytes.len()
-                    && matches!(bytes[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
-                {
-                    j += 1;
+                while j < array_end {
+                    let scalar = scalar_end(bytes, j);
+                    if scalar > j {
+                        let is_key = bytes.get(skip_whitespace(bytes, scalar)) == Some(&b':');
+                        if !is_key {
+                            mask(j, scalar, masked_value.clone(), &mut masks);
+                        }
+                        j = scalar;
+                    } else {
+                        j += 1;
+                    }
                 }
-                j
+                i = array_end;
+                continue;
             }
-            _ => value_start,
-        };
-        let value = &text[value_start..value_end];
-        let masked = format!("\"{REDACTED}\"");
-        if value_end > value_start && value != "\"\"" && value != masked && is_secret_key(&key) {
-            out.push_str(&text[copied..value_start]);
-            out.push_str(&masked);
-            copied = value_end;
+            mask(value_start, value_end, masked_value.clone(), &mut masks);
+        }
+        // `{"name": "Authorization", "value": "…"}`, in either order.
+        if bytes.get(value_start) == Some(&b'"')
+            && let Some(frame) = stack.last_mut().filter(|f| f.object)
+        {
+            if key.eq_ignore_ascii_case("name") {
+                let name = json_string(&text[value_start..value_end]);
+                if is_secret_header(&name) {
+                    if let Some((s, e)) = frame.value.take() {
+                        let value = json_string(&text[s..e]);
+                        let with = serde_json::to_string(&masked_header_value(&name, &value))
+                            .unwrap_or_else(|_| masked_value.clone());
+                        mask(s, e, with, &mut masks);
+                    }
+                    frame.secret_name = Some(name);
+                }
+            } else if key.eq_ignore_ascii_case("value") {
+                match &frame.secret_name {
+                    Some(name) => {
+                        let value = json_string(&text[value_start..value_end]);
+                        let with = serde_json::to_string(&masked_header_value(name, &value))
+                            .unwrap_or_else(|_| masked_value.clone());
+                        mask(value_start, value_end, with, &mut masks);
+                    }
+                    None => frame.value = Some((value_start, value_end)),
+                }
+            }
         }
         i = value_end.max(colon + 1);
+    }
+    masks.sort_by_key(|m| m.0);
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end, with) in masks {
+        if start < copied {
+            continue;
+        }
+        out.push_str(&text[copied..start]);
+        out.push_str(&with);
+        copied = end;
     }
     out.push_str(&text[copied..]);
     out
 }
 
-/// Whether `body` looks like `a=1&b=2` (form-urlencoded): one line, no spaces, every pair has a
-/// `=`, and the first key is a plain name.
-fn looks_like_form(body: &str) -> bool {
-    let body = body.trim();
-    !body.is_empty()
-        && !body.contains([' ', '\n', '\r', '\t', '{', '[', '"'])
-        && body.split('&').all(|pair| {
-            pair.split_once('=')
-                .is_some_and(|(k, _)| !k.is_empty() && !k.contains('='))
-        })
+/// Masks the secret pairs of a form-like text (`a=1&client_secret=…`), whatever else it holds:
+/// a pair starts the text or follows `&` or a line break, and a secret key's value (the key
+/// decoded before matching, quotes and spaces around it ignored) runs to the next `&` or line
+/// break — spaces, quotes and braces included — and becomes [`REDACTED_URL_VALUE`]. Text
+/// without such a pair is kept byte for byte.
+fn redact_form_text(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut start = 0;
+    while start <= bytes.len() {
+        let end =
+            memchr::memchr3(b'&', b'\n', b'\r', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        if let Some(eq) = memchr::memchr(b'=', &bytes[start..end]).map(|i| start + i) {
+            let key = percent_decode(&text[start..eq]);
+            let key = key.trim().trim_matches(['"', '\'']).trim();
+            let value = &text[eq + 1..end];
+            if !value.trim().is_empty()
+                && value != REDACTED_URL_VALUE
+                && !key.is_empty()
+                && is_secret_query_param(key)
+            {
+                out.push_str(&text[copied..eq + 1]);
+                out.push_str(REDACTED_URL_VALUE);
+                copied = end;
+            }
+        }
+        start = end + 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// A multipart body (`--boundary` lines, each part with its headers): a part whose
+/// `Content-Disposition` names a secret field has its content masked, every other part's content
+/// is redacted as a body of its own ([`redact_body`]: JSON, forms). `None` when the text is not
+/// multipart.
+fn redact_multipart(body: &str) -> Option<String> {
+    let first = body.len() - body.trim_start().len();
+    let rest = &body[first..];
+    if !rest.starts_with("--") {
+        return None;
+    }
+    let line_end = first + rest.find('\n')?;
+    let boundary = body[first + 2..line_end].trim_end_matches('\r');
+    if boundary.is_empty() || !body.to_ascii_lowercase().contains("content-disposition") {
+        return None;
+    }
+    let delimiter = format!("--{boundary}");
+    // Where each delimiter line starts.
+    let mut marks = Vec::new();
+    let mut from = first;
+    while let Some(i) = body[from..].find(&delimiter) {
+        let at = from + i;
+        if at == first || body[..at].ends_with('\n') {
+            marks.push(at);
+        }
+        from = at + delimiter.len();
+    }
+    let mut out = String::with_capacity(body.len());
+    out.push_str(&body[..first]);
+    for (k, &at) in marks.iter().enumerate() {
+        let next = marks.get(k + 1).copied().unwrap_or(body.len());
+        let Some(nl) = body[at..next].find('\n').map(|i| at + i + 1) else {
+            out.push_str(&body[at..next]);
+            continue;
+        };
+        out.push_str(&body[at..nl]);
+        let part = &body[nl..next];
+        let head_end = part
+            .find("\r\n\r\n")
+            .map(|i| i + 4)
+            .or_else(|| part.find("\n\n").map(|i| i + 2));
+        let Some(head_end) = head_end else {
+            out.push_str(part);
+            continue;
+        };
+        let (head, content) = part.split_at(head_end);
+        // The line break before the next delimiter belongs to the delimiter.
+        let tail = if content.ends_with("\r\n") {
+            2
+        } else {
+            usize::from(content.ends_with('\n'))
+        };
+        let (content, line_break) = content.split_at(content.len() - tail);
+        let name = head
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("content-disposition"))
+            .and_then(|l| {
+                let lower = l.to_ascii_lowercase();
+                let at = lower.find("name=")?;
+                // `name=`, not the `filename=` before or after it.
+                if lower[..at].ends_with("file") {
+                    let again = lower[at + 5..].find(" name=").map(|i| at + 5 + i + 1)?;
+                    Some(l[again + 5..].to_owned())
+                } else {
+                    Some(l[at + 5..].to_owned())
+                }
+            })
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .trim_matches('"')
+                    .to_owned()
+            });
+        out.push_str(head);
+        match name {
+            Some(n) if is_secret_query_param(&n) && !content.trim().is_empty() => {
+                out.push_str(REDACTED_URL_VALUE);
+            }
+            _ => out.push_str(&redact_body(content)),
+        }
+        out.push_str(line_break);
+    }
+    Some(out)
 }
 
 /// The request body with its secrets masked: a JSON body's secret fields at any depth (see
-/// [`is_secret_key`]; values become `"‹redacted›"`, formatting kept), a form-urlencoded body's
-/// secret pairs (keys decoded before matching, values become [`REDACTED_URL_VALUE`]). Other
-/// bodies are kept. A body without secrets is returned byte for byte. Idempotent.
+/// [`redact_json_text`]; values become `"‹redacted›"`, formatting kept), a multipart body's
+/// secret parts ([`redact_multipart`]), and any other text's secret `key=value` pairs
+/// ([`redact_form_text`]: form-urlencoded bodies, with or without odd characters). A body
+/// without secrets is returned byte for byte. Idempotent.
 pub fn redact_body(body: &str) -> String {
     let trimmed = body.trim_start_matches('\u{feff}').trim();
     if trimmed.starts_with(['{', '[']) {
         return redact_json_text(body);
     }
-    if looks_like_form(trimmed) {
-        let mut out = String::with_capacity(body.len());
-        redact_pairs(trimmed, &mut out);
-        if out != trimmed {
-            return out;
-        }
+    if let Some(out) = redact_multipart(body) {
+        return out;
     }
-    body.to_owned()
+    redact_form_text(body)
 }
 
 #[cfg(test)]
@@ -553,7 +855,8 @@ mod tests {
             redact_url("https://ghp_0123456789abcdef@github.com/o/r"),
             "https://REDACTED@github.com/o/r"
         );
-        assert_eq!(redact_url("https://me@host/p"), "https://me@host/p");
+        // A user name alone is where a token goes (`https://TOKEN@host`): redacted too.
+        assert_eq!(redact_url("https://me@host/p"), "https://REDACTED@host/p");
         assert_eq!(
             redact_url(
                 "https://h/v1beta/models/gemini-2.0-flash:streamGenerateContent?key=$GEMINI_API_KEY&alt=sse"
@@ -821,6 +1124,78 @@ mod tests {
         );
         assert_eq!(redact_body(""), "");
         assert_eq!(redact_body("{\"a\":"), "{\"a\":");
+    }
+
+    #[test]
+    fn the_gaps_an_outside_review_found_are_closed() {
+        // Form bodies with a space, a quote, a brace, a line break around or inside the secret.
+        for (body, kept) in [
+            ("a=1&client_secret=S1 two&scope=a b", "scope=a b"),
+            ("a=1&client_secret=\"S1\"&scope=x", "scope=x"),
+            ("a=1&client_secret={S1}&scope=x", "scope=x"),
+            ("a=1\nclient_secret=S1\nscope=x", "scope=x"),
+            ("password=S1", ""),
+        ] {
+            let out = redact_body(body);
+            assert!(!out.contains("S1"), "{body:?} → {out:?}");
+            assert!(out.contains(kept), "{body:?} → {out:?}");
+            assert_eq!(redact_body(&out), out, "idempotent: {body:?}");
+        }
+        // Arrays under secret keys; header pairs and name/value objects; jwt and its family.
+        let body = r#"{"secrets":["S2",{"id":"S3"},[9876543]],"headers":[["Authorization","Bearer S4"],["Accept","x"]],"env":[{"value":"S5","name":"OPENAI_API_KEY"},{"name":"Accept","value":"y"}],"jwt":"S6","client_assertion":"S7","otp":123456,"required":["api_key","city"],"max_tokens":3}"#;
+        let out = redact_body(body);
+        for secret in ["S2", "S3", "9876543", "S4", "S5", "S6", "S7", "123456"] {
+            assert!(!out.contains(secret), "{secret} in {out}");
+        }
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["headers"][0][1], "Bearer ‹redacted›");
+        assert_eq!(v["headers"][1][1], "x");
+        assert_eq!(v["env"][1]["value"], "y");
+        assert_eq!(v["required"], serde_json::json!(["api_key", "city"]));
+        assert_eq!(v["max_tokens"], 3);
+        assert_eq!(redact_body(&out), out, "idempotent");
+        // Multipart: a secret part, and JSON inside another part.
+        let multipart = "--b1\r\nContent-Disposition: form-data; name=\"api_key\"\r\n\r\nS8\r\n--b1\r\nContent-Disposition: form-data; name=\"cfg\"; filename=\"c.json\"\r\n\r\n{\"token\":\"S9\"}\r\n--b1--\r\n";
+        let out = redact_body(multipart);
+        assert!(!out.contains("S8") && !out.contains("S9"), "{out}");
+        assert!(
+            out.contains("name=\"cfg\"") && out.ends_with("--b1--\r\n"),
+            "{out}"
+        );
+        assert_eq!(redact_body(&out), out, "idempotent");
+        // URLs: a user-only userinfo, and the fragment's pairs.
+        assert_eq!(
+            redact_url("https://TOKEN1@h/p?q=1#access_token=S10&state=s"),
+            "https://REDACTED@h/p?q=1#access_token=REDACTED&state=s"
+        );
+        assert_eq!(redact_url("https://h/p#frag"), "https://h/p#frag");
+        assert_eq!(redact_url("https://@h/p"), "https://@h/p");
+        for key in [
+            "jwt",
+            "id_jwt",
+            "client_assertion",
+            "otp",
+            "pin",
+            "passcode",
+        ] {
+            assert!(is_secret_key(key), "{key}");
+        }
+        for header in ["X-JWT-Assertion", "X-Signature", "X-Credential"] {
+            assert!(is_secret_header(header), "{header}");
+        }
+    }
+
+    #[test]
+    fn every_cut_of_a_gapped_body_hides_a_complete_secret() {
+        let body = r#"{"headers":[["Authorization","Bearer sk-LEAK-1"]],"env":[{"name":"X-Api-Key","value":"sk-LEAK-2"}],"secrets":["sk-LEAK-3"]}"#;
+        for (cut, _) in body.char_indices().chain([(body.len(), ' ')]) {
+            let out = redact_body(&body[..cut]);
+            // A secret shows in the output only if it was whole in the cut body.
+            for secret in ["sk-LEAK-1", "sk-LEAK-2", "sk-LEAK-3"] {
+                assert!(!out.contains(secret), "cut {cut}: {out}");
+            }
+            assert_eq!(redact_body(&out), out, "idempotent at cut {cut}");
+        }
     }
 
     #[test]

@@ -1,17 +1,32 @@
 //! The human-readable `check` report: a compact table a person can read in a terminal. Every line
-//! goes through [`out!`], which escapes control characters ([`crate::text::visible`]): names, ids,
+//! goes through `out!`, which escapes control characters ([`crate::text::visible`]): names, ids,
 //! error texts and comments come from the stream and must not reach the terminal raw.
 
 /// Append one report line, control characters escaped, then the newline.
 macro_rules! out {
     ($s:expr, $($arg:tt)*) => {
-        push_line(&mut $s, &format!($($arg)*))
+        push_line(&mut *$s, &format!($($arg)*))
     };
 }
 
-fn push_line(s: &mut String, line: &str) {
-    s.push_str(&crate::text::visible(line));
-    s.push('\n');
+fn push_line(s: &mut Out<'_>, line: &str) {
+    if s.error.is_some() {
+        return;
+    }
+    let line = crate::text::visible(line);
+    if let Err(e) =
+        s.w.write_all(line.as_bytes())
+            .and_then(|()| s.w.write_all(b"\n"))
+    {
+        s.error = Some(e);
+    }
+}
+
+/// Where the report goes, line by line: a writer, and the first error writing to it (the lines
+/// after it are dropped, and the error returned at the end).
+struct Out<'a> {
+    w: &'a mut dyn std::io::Write,
+    error: Option<std::io::Error>,
 }
 
 use crate::accumulate::Parsed;
@@ -30,7 +45,24 @@ fn mark(c: &Check) -> &'static str {
 
 /// Render the report.
 pub fn check_text(analysis: &Analysis) -> String {
-    let mut s = String::new();
+    let mut text = Vec::new();
+    // Writing into a Vec cannot fail.
+    write_check_text(analysis, &mut text).ok();
+    String::from_utf8(text).unwrap_or_default()
+}
+
+/// Write the report to `w` line by line, as [`check_text`] renders it, without holding it
+/// whole: a stream with 300,000 calls has a report of some 170 MB.
+pub fn write_check_text(analysis: &Analysis, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut s = Out { w, error: None };
+    check_lines(analysis, &mut s);
+    match s.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
     let ending = match &analysis.ending {
         StreamEnding::Finished { reason } => format!("finished ({reason})"),
         StreamEnding::CallsComplete => "every call complete, no stream-level finish".into(),
@@ -53,7 +85,7 @@ pub fn check_text(analysis: &Analysis) -> String {
             out!(s, "  INTERRUPTED recording (salvaged from its journal)");
         }
         out!(s, "Result: FAILED, nothing recognised");
-        return s;
+        return;
     }
     out!(s, "{}", analysis.source.name);
     out!(
@@ -111,7 +143,7 @@ pub fn check_text(analysis: &Analysis) -> String {
         out!(s, "  (no tool calls)");
     }
     for c in analysis.client_calls() {
-        call_line(&mut s, c);
+        call_line(s, c);
         if let Some(kind) = &c.kind {
             out!(
                 s,
@@ -131,7 +163,7 @@ pub fn check_text(analysis: &Analysis) -> String {
             "Server tools: run by the provider, not calls for the client (export --include-server-tools adds them)"
         );
         for c in analysis.server_tools() {
-            call_line(&mut s, c);
+            call_line(s, c);
             out!(s, "     type {}", c.server_tool.as_deref().unwrap_or(""));
         }
     }
@@ -183,7 +215,7 @@ pub fn check_text(analysis: &Analysis) -> String {
     for r in analysis.strategies.iter().filter(|_| !no_fragments) {
         let status = if r.report.not_applicable.is_some() {
             "–"
-        } else if r.verdict.matches_correct {
+        } else if r.agreement.matches_correct {
             "✓"
         } else {
             "✗"
@@ -252,25 +284,25 @@ pub fn check_text(analysis: &Analysis) -> String {
         for n in &r.report.notes {
             out!(s, "      {n}");
         }
-        if r.verdict.matches_correct && !analysis.verdict().ok() {
+        if r.agreement.matches_correct && !analysis.verdict().ok() {
             out!(
                 s,
                 "      same calls as the accumulator — the stream itself is broken"
             );
         }
-        for d in r.verdict.differences.iter().take(6) {
+        for d in r.agreement.differences.iter().take(6) {
             out!(s, "      {d}");
         }
-        if r.verdict.differences.len() > 6 {
+        if r.agreement.differences.len() > 6 {
             out!(
                 s,
                 "      … {} more",
-                plural(r.verdict.differences.len() - 6, "difference")
+                plural(r.agreement.differences.len() - 6, "difference")
             );
         }
     }
     if let Some(preview) = &analysis.preview {
-        preview_section(&mut s, analysis, preview);
+        preview_section(s, analysis, preview);
     }
     if !analysis.findings.is_empty() {
         out!(s, "");
@@ -309,11 +341,10 @@ pub fn check_text(analysis: &Analysis) -> String {
     } else {
         out!(s, "Result: FAILED, {}", verdict.line());
     }
-    s
 }
 
 /// One call's row in the calls table.
-fn call_line(s: &mut String, c: &crate::accumulate::Call) {
+fn call_line(s: &mut Out<'_>, c: &crate::accumulate::Call) {
     let result = match &c.parsed {
         Parsed::Ok(v) => v.to_string(),
         Parsed::Err { error, .. } => {
@@ -322,7 +353,7 @@ fn call_line(s: &mut String, c: &crate::accumulate::Call) {
     };
     let (frags, chars, bytes) = (c.fragments.len(), c.char_len(), c.byte_len());
     out!(
-        *s,
+        s,
         "  {:<2} {:<10} {:<22} {:<16} {:>3} {:<5} {:>4} {}/{:<4} {:<5}  {}{}",
         c.position,
         c.key.to_string(),
@@ -340,20 +371,20 @@ fn call_line(s: &mut String, c: &crate::accumulate::Call) {
 }
 
 /// The Preview section: per call, how many partial-JSON previews the final result contradicts.
-fn preview_section(s: &mut String, a: &Analysis, preview: &[crate::preview::CallPreview]) {
+fn preview_section(s: &mut Out<'_>, a: &Analysis, preview: &[crate::preview::CallPreview]) {
     if preview.is_empty() {
         return;
     }
-    out!(*s, "");
+    out!(s, "");
     out!(
-        *s,
+        s,
         "Preview: what a typewriter UI shows after each fragment (jiter partial mode, trailing strings); a view, never the verdict"
     );
     for p in preview {
         let name = a.calls.get(p.call as usize).map_or("", |c| c.name.as_str());
         if !p.checked {
             out!(
-                *s,
+                s,
                 "  call {} {name}: {}, not checked (the final arguments do not parse)",
                 p.call,
                 plural(p.previews, "preview")
@@ -361,7 +392,7 @@ fn preview_section(s: &mut String, a: &Analysis, preview: &[crate::preview::Call
             continue;
         }
         out!(
-            *s,
+            s,
             "  {} call {} {name}: {}, {} stable, {} contradicted",
             if p.contradicted == 0 { "✓" } else { "✗" },
             p.call,
@@ -371,7 +402,7 @@ fn preview_section(s: &mut String, a: &Analysis, preview: &[crate::preview::Call
         );
         if let Some(c) = &p.first_contradiction {
             out!(
-                *s,
+                s,
                 "      first after fragment {}: {} shown at {}, final {}",
                 c.fragment,
                 truncate(&c.shown.to_string(), 60),

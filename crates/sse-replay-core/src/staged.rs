@@ -6,84 +6,18 @@
 //! still uses that.
 //!
 //! The second stage re-feeds the analysis's body, read by read, through a lean pipeline observed
-//! by [`Strategies`] — the same signals in the same order as the first pass, so the same reports.
+//! by [`Strategies`] — the same facts in the same order as the first pass, so the same reports.
 //! Both stages take a `progress` callback (bytes done, bytes in all) that cancels by returning
 //! `false`; a cancelled stage returns `None`.
 
-use crate::analysis::{Analysis, CallPreview, ChunkSpan, SourceInfo};
-use crate::analysis::{StrategyResult, build_analysis, strategy_results};
-use crate::dialect::DialectKind;
+use crate::analysis::{Analysis, CallPreview, Feed, SourceInfo, StrategyResult};
+use crate::analysis::{Progress, strategy_results};
+use crate::fact::NoObserver;
 use crate::findings::Finding;
-use crate::input::{self, InputError};
 use crate::naive::Strategies;
+use crate::open::RawBody;
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
-
-/// Report progress about this often (bytes), so a callback costs nothing on small reads.
-const PROGRESS_EVERY: u64 = 1 << 20;
-
-/// Calls `progress` every [`PROGRESS_EVERY`] bytes and at the end; `false` = stop.
-struct Progress<F> {
-    f: F,
-    total: u64,
-    done: u64,
-    next: u64,
-}
-
-impl<F: FnMut(u64, u64) -> bool> Progress<F> {
-    fn new(f: F, total: u64) -> Self {
-        Self {
-            f,
-            total,
-            done: 0,
-            next: PROGRESS_EVERY,
-        }
-    }
-
-    /// `n` more bytes done; `false` when the callback asks to stop.
-    fn add(&mut self, n: u64) -> bool {
-        self.done += n;
-        if self.done >= self.next {
-            self.next = self.done + PROGRESS_EVERY;
-            return (self.f)(self.done, self.total);
-        }
-        true
-    }
-
-    fn end(&mut self) -> bool {
-        (self.f)(self.total, self.total)
-    }
-}
-
-/// The correct pipeline alone (no strategy observer), as a first stage runs it, and the options
-/// it runs with (as a one-go analysis's: [`crate::analysis::pipeline_for`]).
-fn start(rec: &Recording, opts: Options, max_event_bytes: u64) -> (Pipeline, Options) {
-    crate::analysis::pipeline_for(rec, opts, max_event_bytes, crate::signal::NoObserver)
-}
-
-/// The analysis once every read of `body` (at `chunks`) was fed to `p`, its strategies left out.
-fn conclude(
-    p: Pipeline,
-    opts: Options,
-    rec: &Recording,
-    source: SourceInfo,
-    body: Vec<u8>,
-    chunks: Vec<ChunkSpan>,
-) -> Analysis {
-    let out = p.finish();
-    // Unfed strategies report nothing: their (empty) results are dropped, not shown as final.
-    let mut a = build_analysis(
-        out,
-        Strategies::new(),
-        rec,
-        source,
-        Some(body),
-        chunks,
-        opts.dialect,
-    );
-    a.strategies.clear();
-    a
-}
 
 /// The first stage of a recording: the analysis with [`Analysis::strategies`] empty and no
 /// previews. Each chunk's bytes are freed once copied into the body (held once). `None` when
@@ -96,100 +30,44 @@ pub fn first_stage(
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Option<Analysis> {
     let body_len = rec.body_len();
-    let rec_chunks = std::mem::take(&mut rec.chunks);
-    let mut progress = Progress::new(progress, body_len);
-    let (mut p, opts) = start(&rec, opts, max_event_bytes);
-    let mut body = Vec::with_capacity(body_len as usize);
-    let mut chunks = Vec::with_capacity(rec_chunks.len());
-    for c in rec_chunks {
-        if p.overflow().is_some() {
+    let chunks = std::mem::take(&mut rec.chunks);
+    let mut feed = Feed::observed(&rec, opts, max_event_bytes, NoObserver)
+        .keep_body(body_len)
+        .with_progress(body_len, progress);
+    for c in chunks {
+        if feed.overflow().is_some() {
             break;
         }
-        let start = body.len() as u64;
-        body.extend_from_slice(&c.bytes);
-        chunks.push(ChunkSpan {
-            start,
-            end: body.len() as u64,
-            t_micros: c.t_micros,
-        });
-        p.feed(&c.bytes, c.t_micros);
-        if !progress.add(c.bytes.len() as u64) {
+        if !feed.feed(&c.bytes, c.t_micros) {
             return None;
         }
     }
-    if !progress.end() {
-        return None;
-    }
-    Some(conclude(p, opts, &rec, source, body, chunks))
+    feed.end().then(|| feed.finish(&rec, source))
 }
 
-/// [`first_stage`] of a body already in one piece, read at `chunks` (a raw body cut per event,
-/// see [`read_raw_body`]): the body is moved into the analysis, never copied.
-/// `rec` gives the metadata (its chunks are ignored).
+/// [`first_stage`] of a raw body read whole ([`crate::probe::Probe::raw_body`]): the body is
+/// moved into the analysis, never copied, and fed at its chunks (one per event).
 pub fn first_stage_body(
-    rec: &Recording,
-    body: Vec<u8>,
-    mut chunks: Vec<ChunkSpan>,
+    raw: RawBody,
     source: SourceInfo,
     opts: Options,
     max_event_bytes: u64,
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Option<Analysis> {
-    let mut progress = Progress::new(progress, body.len() as u64);
-    let (mut p, opts) = start(rec, opts, max_event_bytes);
-    let mut fed = 0;
+    let RawBody { meta, body, chunks } = raw;
+    let total = body.len() as u64;
+    let mut feed = Feed::observed(&meta, opts, max_event_bytes, NoObserver)
+        .over_body(body)
+        .with_progress(total, progress);
     for c in &chunks {
-        if p.overflow().is_some() {
+        if feed.overflow().is_some() {
             break;
         }
-        let bytes = body.get(c.start as usize..c.end as usize).unwrap_or(&[]);
-        p.feed(bytes, c.t_micros);
-        fed += 1;
-        if !progress.add(bytes.len() as u64) {
+        if !feed.feed_span(c.end, c.t_micros) {
             return None;
         }
     }
-    chunks.truncate(fed);
-    if !progress.end() {
-        return None;
-    }
-    Some(conclude(p, opts, rec, source, body, chunks))
-}
-
-/// A raw body read whole: one buffer and its chunk spans (one per event, as
-/// [`crate::input::raw_to_recording`] cuts it), instead of one allocation per event.
-#[derive(Debug)]
-pub struct RawBody {
-    /// The metadata a raw body's recording has (no chunks).
-    pub meta: Recording,
-    pub body: Vec<u8>,
-    pub chunks: Vec<ChunkSpan>,
-}
-
-/// Read a regular file that holds a raw body (SSE or JSON lines) into one buffer, cut per event
-/// ([`input::read_raw_events`]). `Ok(None)` when it is not one (a recording, or not a regular
-/// file): open it the usual way. Stops at the first line or event longer than `max_event_bytes`
-/// ([`InputError::EventTooLarge`]); `progress` (bytes read, file size) cancels by returning
-/// `false` ([`InputError::Cancelled`]).
-pub fn read_raw_body(
-    path: &std::path::Path,
-    max_event_bytes: u64,
-    progress: impl FnMut(u64, u64) -> bool,
-) -> Result<Option<RawBody>, InputError> {
-    // Room for the whole file at once: growing by doubling would peak at twice the body.
-    let size = std::fs::metadata(path).map_or(0, |m| m.len());
-    let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    let mut chunks = Vec::new();
-    let meta = input::read_raw_events(path, max_event_bytes, true, progress, |event| {
-        let start = body.len() as u64;
-        body.extend_from_slice(event);
-        chunks.push(ChunkSpan {
-            start,
-            end: body.len() as u64,
-            t_micros: 0,
-        });
-    })?;
-    Ok(meta.map(|meta| RawBody { meta, body, chunks }))
+    feed.end().then(|| feed.finish(&meta, source))
 }
 
 /// What the second stage adds to an analysis ([`Later::apply`]).
@@ -217,24 +95,20 @@ impl Later {
     }
 }
 
-/// The naive strategies of a first-stage analysis `a`, analysed with `opts` (the options its
-/// first stage had). `None` when cancelled.
+/// The naive strategies of a first-stage analysis `a`, fed with the options its correct pass
+/// ran with ([`Analysis::options`]), so they see the same facts. `None` when cancelled.
 pub fn strategies(
     a: &Analysis,
-    opts: Options,
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Option<Vec<StrategyResult>> {
     if a.complete {
         return Some(Vec::new());
     }
     let mut progress = Progress::new(progress, a.body.len() as u64);
-    let mut opts = Options {
+    let opts = Options {
         detail: false,
-        ..opts
+        ..a.options
     };
-    if opts.dialect.is_none() {
-        opts.dialect = DialectKind::from_name(&a.meta.dialect);
-    }
     let mut p = Pipeline::observed(opts, Strategies::new());
     for c in &a.chunks {
         let bytes = a.bytes(&(c.start..c.end));
@@ -276,11 +150,10 @@ pub fn previews(
 /// previews.
 pub fn second_stage(
     a: &Analysis,
-    opts: Options,
     progress: impl FnMut(u64, u64) -> bool,
     cancelled: impl Fn() -> bool,
 ) -> Option<Later> {
-    let strategies = strategies(a, opts, progress)?;
+    let strategies = strategies(a, progress)?;
     let (preview, preview_findings) = previews(a, cancelled)?;
     Some(Later {
         strategies,
@@ -321,14 +194,16 @@ mod tests {
         out
     }
 
+    fn probe(p: &std::path::Path) -> crate::probe::Probe {
+        crate::probe::open(p, crate::probe::ReadOptions::default()).unwrap()
+    }
+
     fn recordings() -> Vec<Recording> {
         files()
             .iter()
-            .filter_map(|p| {
-                match crate::open::open(p, crate::open::OpenOptions::default(), |_| true) {
-                    Ok(crate::open::Opened::One { recording, .. }) => Some(*recording),
-                    _ => None,
-                }
+            .filter_map(|p| match probe(p).recordings(|_, _| true) {
+                Ok(crate::open::Opened::One { recording, .. }) => Some(*recording),
+                _ => None,
             })
             .collect()
     }
@@ -342,11 +217,14 @@ mod tests {
     fn a_raw_body_read_whole_is_cut_as_its_recording_is() {
         let mut n = 0;
         for p in files() {
-            let Some(raw) = read_raw_body(&p, u64::MAX, |_, _| true).unwrap() else {
+            let probe = probe(&p);
+            if !matches!(probe.kind(), crate::probe::Kind::Body(_)) {
                 continue;
-            };
+            }
+            let raw = probe.raw_body(|_, _| true).unwrap();
             n += 1;
             let rec = crate::input::raw_to_recording(&raw.body, &raw.meta.meta.title);
+            let meta = raw.meta.meta.clone();
             let spans: Vec<&[u8]> = raw
                 .chunks
                 .iter()
@@ -354,7 +232,7 @@ mod tests {
                 .collect();
             let chunks: Vec<&[u8]> = rec.chunks.iter().map(|c| c.bytes.as_slice()).collect();
             assert_eq!(spans, chunks, "{}", p.display());
-            assert_eq!(raw.meta.meta, rec.meta, "{}", p.display());
+            assert_eq!(meta, rec.meta, "{}", p.display());
             let source = SourceInfo {
                 name: "t".into(),
                 kind: SourceKind::RawBody,
@@ -362,28 +240,13 @@ mod tests {
             };
             let opts = Options::default();
             let whole = Analysis::from_recording_owned(rec, source.clone(), opts, u64::MAX);
-            let first = first_stage_body(
-                &raw.meta,
-                raw.body,
-                raw.chunks,
-                source,
-                opts,
-                u64::MAX,
-                |_, _| true,
-            )
-            .unwrap();
+            let first = first_stage_body(raw, source, opts, u64::MAX, |_, _| true).unwrap();
             assert_eq!(first.body, whole.body, "{}", p.display());
             assert_eq!(first.chunks, whole.chunks, "{}", p.display());
             assert_eq!(first.calls, whole.calls, "{}", p.display());
             assert_eq!(first.findings, whole.findings, "{}", p.display());
         }
         assert!(n > 3, "raw bodies read: {n}");
-    }
-
-    #[test]
-    fn a_recording_is_not_read_as_a_raw_body() {
-        let p = crate::repo_root().join("recordings/seed-example.ron");
-        assert!(read_raw_body(&p, u64::MAX, |_, _| true).unwrap().is_none());
     }
 
     #[test]
@@ -399,7 +262,7 @@ mod tests {
                 first_stage(rec.clone(), source(&rec), opts, u64::MAX, |_, _| true).unwrap();
             assert!(staged.strategies.is_empty());
             assert_eq!(staged.calls, whole.calls, "{}", rec.meta.title);
-            let later = second_stage(&staged, opts, |_, _| true, || false).unwrap();
+            let later = second_stage(&staged, |_, _| true, || false).unwrap();
             later.apply(&mut staged);
             assert_eq!(staged.strategies, whole.strategies, "{}", rec.meta.title);
             assert_eq!(staged.preview, whole.preview, "{}", rec.meta.title);
@@ -413,7 +276,7 @@ mod tests {
         let opts = Options::default();
         assert!(first_stage(rec.clone(), source(&rec), opts, u64::MAX, |_, _| false).is_none());
         let a = first_stage(rec.clone(), source(&rec), opts, u64::MAX, |_, _| true).unwrap();
-        assert!(second_stage(&a, opts, |_, _| false, || false).is_none());
-        assert!(second_stage(&a, opts, |_, _| true, || true).is_none());
+        assert!(second_stage(&a, |_, _| false, || false).is_none());
+        assert!(second_stage(&a, |_, _| true, || true).is_none());
     }
 }

@@ -14,7 +14,7 @@
 macro_rules! log_line {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        writeln!(std::io::stderr(), $($arg)*).ok();
     }};
 }
 
@@ -25,8 +25,113 @@ pub fn needs_escape(ch: char) -> bool {
     ch.is_control()
         || matches!(
             ch,
-            '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+            '\u{61C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
         )
+}
+
+/// True for characters the JSON the commands print writes as `\uXXXX` rather than raw: what
+/// [`needs_escape`] keeps from a terminal (serde_json already escapes C0 controls), and the line
+/// and paragraph separators U+2028 and U+2029, which end a line in JavaScript source and in
+/// some line-based tools.
+pub fn json_needs_escape(ch: char) -> bool {
+    needs_escape(ch) || matches!(ch, '\u{2028}' | '\u{2029}')
+}
+
+/// serde_json's formatter `F` (compact or pretty), writing the characters of
+/// [`json_needs_escape`] inside strings as `\uXXXX` escapes: the output stays the same JSON (the
+/// same values once parsed), but no C1 control, bidi override or line separator reaches a
+/// terminal, a log or a JavaScript `eval` raw.
+pub struct JsonEscaping<F>(pub F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for JsonEscaping<F> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, ch) in fragment.char_indices() {
+            if json_needs_escape(ch) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                write!(writer, "\\u{:04x}", u32::from(ch))?;
+                start = i + ch.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// `value` as compact JSON, escaped as [`JsonEscaping`] says (one line: `events`, `preview`,
+/// `export --format jsonl`).
+pub fn json_compact<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        JsonEscaping(serde_json::ser::CompactFormatter),
+    );
+    // Serializing plain values into a Vec cannot fail.
+    value.serialize(&mut ser).ok();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `value` as pretty JSON (two spaces, as `serde_json::to_string_pretty`), escaped as
+/// [`JsonEscaping`] says.
+pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    write_json_pretty(&mut out, value).ok();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`json_pretty`] written to `w` as it is produced (the `check --json` report of a large stream
+/// is not held whole).
+pub fn write_json_pretty<W: std::io::Write, T: serde::Serialize + ?Sized>(
+    w: W,
+    value: &T,
+) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(
+        w,
+        JsonEscaping(serde_json::ser::PrettyFormatter::new()),
+    );
+    value.serialize(&mut ser).map_err(std::io::Error::from)
 }
 
 /// Append `ch` to `out`, escaped when [`needs_escape`] says so: `\n`, `\r`, `\t`, else `\u{…}`.
@@ -37,7 +142,7 @@ pub fn push_visible(out: &mut String, ch: char) {
         '\t' => out.push_str("\\t"),
         c if needs_escape(c) => {
             use std::fmt::Write as _;
-            let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+            write!(out, "\\u{{{:04x}}}", c as u32).ok();
         }
         c => out.push(c),
     }
@@ -66,7 +171,7 @@ pub fn escape_bytes(bytes: &[u8]) -> String {
         }
         for b in piece.invalid() {
             use std::fmt::Write as _;
-            let _ = write!(out, "\\x{b:02x}");
+            write!(out, "\\x{b:02x}").ok();
         }
     }
     out

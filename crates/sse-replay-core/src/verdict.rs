@@ -271,7 +271,7 @@ mod tests {
         let (parsed, _) = crate::accumulate::parse_once("{");
         let mut call = Call {
             position: 0,
-            key: crate::signal::CallKey::Ordinal(0),
+            key: crate::fact::CallKey::Ordinal(0),
             stated_index: None,
             id: None,
             name: "f".repeat(1000),

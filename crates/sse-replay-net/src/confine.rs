@@ -11,7 +11,7 @@ pub fn confine_path(path: &str) -> Option<String> {
     if path.is_empty() {
         return Some("/".to_owned());
     }
-    if !path.starts_with('/') {
+    if !path.starts_with('/') || smuggles_dot_segment(path) {
         return None;
     }
     let bytes = path.as_bytes();
@@ -71,6 +71,116 @@ pub fn confine_path(path: &str) -> Option<String> {
     String::from_utf8(resolved).ok()
 }
 
+/// Whether `path` hides a dot segment that an upstream decoding differently from this proxy
+/// could see: a segment that is `.` or `..` only after decoding twice or more (`%252e%252e`),
+/// after reading an overlong UTF-8 form as its ASCII character (`%c0%ae` = `.`, `%c0%af` = `/`),
+/// or after dropping a `;` path parameter (`..;` in Tomcat and Spring). Such a path is refused
+/// (there is no one right way to resolve it), whether or not it would climb out.
+fn smuggles_dot_segment(path: &str) -> bool {
+    let dots = |bytes: &[u8], params: bool| {
+        bytes
+            .split(|&b| b == b'/' || b == b'\\')
+            .filter(|seg| {
+                let seg = if params {
+                    seg.split(|&b| b == b';').next().unwrap_or_default()
+                } else {
+                    seg
+                };
+                seg == b"." || seg == b".."
+            })
+            .count()
+    };
+    // What this proxy itself treats as dot segments: one decoding of `%2e`, `%2f`, `%5c`.
+    let once = decode_all(path.as_bytes());
+    let shallow = dots(&decode_dots_once(path.as_bytes()), false);
+    // Decoded until nothing changes (at most a few times), overlong forms read as ASCII.
+    let mut deep = once;
+    for _ in 0..4 {
+        let next = decode_all(&deep);
+        if next == deep {
+            break;
+        }
+        deep = next;
+    }
+    let deep = read_overlong(&deep);
+    dots(&deep, true) > shallow
+}
+
+/// Every `%XX` escape decoded once (an invalid one left as it is).
+fn decode_all(bytes: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Only the escapes [`confine_path`] decodes itself (`%2e`, `%2f`, `%5c`), as it decodes them.
+fn decode_dots_once(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(
+                |hex| match [hex[0].to_ascii_lowercase(), hex[1].to_ascii_lowercase()] {
+                    [b'2', b'e'] => Some(b'.'),
+                    [b'2', b'f'] | [b'5', b'c'] => Some(b'/'),
+                    _ => None,
+                },
+            );
+        match escaped {
+            Some(c) => {
+                out.push(c);
+                i += 3;
+            }
+            None => {
+                out.push(if bytes[i] == b'\\' { b'/' } else { bytes[i] });
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Overlong UTF-8 forms of ASCII characters (2 and 3 bytes: `C0 AE`, `E0 80 AE`) replaced by
+/// the character a lenient decoder would read.
+fn read_overlong(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i..] {
+            [a @ (0xC0 | 0xC1), b, ..] if b & 0xC0 == 0x80 => {
+                out.push(((a & 0x1F) << 6) | (b & 0x3F));
+                i += 2;
+            }
+            [0xE0, b, c, ..] if b & 0xE0 == 0x80 && c & 0xC0 == 0x80 => {
+                out.push(((b & 0x3F) << 6) | (c & 0x3F));
+                i += 3;
+            }
+            _ => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -111,6 +221,20 @@ mod tests {
             ("/%2", Some("/%2")),
             ("/%", Some("/%")),
             ("/é/../ü", Some("/ü")),
+            // Dot segments only another decoder sees: refused.
+            ("/..;/x", None),
+            ("/a/..;p=1/b", None),
+            ("/%252e%252e/x", None),
+            ("/a/%25252E%25252E/b", None),
+            ("/%c0%ae%c0%ae/x", None),
+            ("/%C0%AE/x", None),
+            ("/%e0%80%ae%e0%80%ae/x", None),
+            ("/a%c0%af..%c0%afb", None),
+            // Not dot segments, however decoded: kept as they are.
+            ("/models/a%252Fb", Some("/models/a%252Fb")),
+            ("/a;b/c", Some("/a;b/c")),
+            ("/...;/x", Some("/...;/x")),
+            ("/%c3%a9", Some("/%c3%a9")),
         ];
         for (path, want) in cases {
             assert_eq!(confine_path(path).as_deref(), *want, "{path:?}");

@@ -36,7 +36,9 @@ pub fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Err means another provider is already installed: that one is used, which is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        rustls::crypto::ring::default_provider()
+            .install_default()
+            .ok();
     });
 }
 
@@ -97,6 +99,8 @@ pub fn exposure_warning(addr: SocketAddr, reach: &str) -> Option<String> {
 /// so a client sees an upstream failure as a cut stream rather than a clean end.
 pub(crate) struct ChannelBody {
     rx: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    /// An error received and held back one poll (see [`ChannelBody::poll_frame`]).
+    held: Option<std::io::Error>,
 }
 
 impl ChannelBody {
@@ -107,7 +111,7 @@ impl ChannelBody {
         Self,
     ) {
         let (tx, rx) = tokio::sync::mpsc::channel(1);
-        (tx, Self { rx })
+        (tx, Self { rx, held: None })
     }
 }
 
@@ -115,11 +119,25 @@ impl Body for ChannelBody {
     type Data = Bytes;
     type Error = std::io::Error;
 
+    /// The next message as a frame. An error is held back for one poll: hyper writes the frames
+    /// it has into its buffer in a loop until the body is pending, and only then flushes; an
+    /// error met in that loop aborts the connection with the last frames unsent (a client got 0
+    /// of 516 bytes of a cut answer). Pending once (with a wake-up) lets that flush happen first.
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        self.rx.poll_recv(cx).map(|m| m.map(|r| r.map(Frame::data)))
+        if let Some(e) = self.held.take() {
+            return Poll::Ready(Some(Err(e)));
+        }
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(Err(e))) => {
+                self.held = Some(e);
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            other => other.map(|m| m.map(|r| r.map(Frame::data))),
+        }
     }
 }
 
@@ -214,9 +232,9 @@ impl ServerHandle {
     }
 
     fn shutdown(&mut self) {
-        let _ = self.stop.send(true);
+        self.stop.send(true).ok();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            t.join().ok();
         }
     }
 }
@@ -266,9 +284,27 @@ pub struct ServerLimits {
     /// A connection on which no byte moved either way for this long, while the server was not
     /// itself busy with it (waiting for the upstream, or pacing a replay), is closed.
     pub idle_timeout: Duration,
-    /// Connections served at once; one more is accepted and closed at once (see [`accept_loop`]).
+    /// Connections served at once; one more is accepted and closed at once (see `accept_loop`).
     pub max_connections: usize,
+    /// A request body must arrive whole within this long of the request head (`408` from
+    /// `serve`, the upstream request aborted by the proxy): a body trickled a byte at a time, never
+    /// idle long enough for the idle timeout, gives its connection slot back.
+    pub body_timeout: Duration,
+    /// After the first [`BODY_RATE_GRACE`], a request body must arrive at this many bytes per
+    /// second on average (0: no minimum).
+    pub min_body_rate: u64,
+    /// The proxy: a capture ends when it holds this many bytes (saved with a note; the client
+    /// still gets the rest of the stream, unrecorded), so an endless upstream stream cannot fill
+    /// the disk.
+    pub max_capture_bytes: u64,
+    /// The proxy: JSON answers held at once (to see whether each is one complete response), all
+    /// of them together; an answer that would go past it is passed on without being captured.
+    pub max_held_json_bytes: u64,
 }
+
+/// How long a request body may arrive slower than [`ServerLimits::min_body_rate`] at its start
+/// (a client's first write can lag its head).
+pub const BODY_RATE_GRACE: Duration = Duration::from_secs(5);
 
 impl Default for ServerLimits {
     fn default() -> Self {
@@ -276,6 +312,98 @@ impl Default for ServerLimits {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 256,
+            body_timeout: Duration::from_secs(60),
+            min_body_rate: 1024,
+            max_capture_bytes: 1 << 30,
+            max_held_json_bytes: 128 << 20,
+        }
+    }
+}
+
+/// Why a request body was not read to its end in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyStall {
+    /// No frame for the idle timeout.
+    Idle,
+    /// Not whole within [`ServerLimits::body_timeout`].
+    Deadline,
+    /// Slower than [`ServerLimits::min_body_rate`] after [`BODY_RATE_GRACE`].
+    TooSlow,
+}
+
+impl BodyStall {
+    /// What to tell the client and the log.
+    pub(crate) fn describe(self, limits: &ServerLimits) -> String {
+        match self {
+            BodyStall::Idle => "the request body stalled (idle timeout)".to_owned(),
+            BodyStall::Deadline => format!(
+                "the request body did not arrive within {} s (--body-timeout)",
+                limits.body_timeout.as_secs_f64()
+            ),
+            BodyStall::TooSlow => format!(
+                "the request body arrived slower than {} bytes per second (--min-body-rate)",
+                limits.min_body_rate
+            ),
+        }
+    }
+}
+
+/// The clock of one request body: each frame within the idle timeout, the whole body within the
+/// body deadline, and (after the grace) at least the minimum rate on average.
+pub(crate) struct BodyClock {
+    started: tokio::time::Instant,
+    last_frame: tokio::time::Instant,
+    received: u64,
+    idle: Duration,
+    deadline: tokio::time::Instant,
+    min_rate: u64,
+}
+
+impl BodyClock {
+    pub(crate) fn new(limits: &ServerLimits) -> Self {
+        let now = tokio::time::Instant::now();
+        Self {
+            started: now,
+            last_frame: now,
+            received: 0,
+            idle: limits.idle_timeout,
+            deadline: now + limits.body_timeout,
+            min_rate: limits.min_body_rate,
+        }
+    }
+
+    /// The body's next frame (`None` at its end), or why it is given up on.
+    pub(crate) async fn frame(
+        &mut self,
+        body: &mut hyper::body::Incoming,
+    ) -> Result<Option<Result<Frame<Bytes>, hyper::Error>>, BodyStall> {
+        use http_body_util::BodyExt as _;
+        loop {
+            let now = tokio::time::Instant::now();
+            if now >= self.deadline {
+                return Err(BodyStall::Deadline);
+            }
+            let elapsed = now - self.started;
+            if elapsed >= BODY_RATE_GRACE
+                && (self.received as f64) < self.min_rate as f64 * elapsed.as_secs_f64()
+            {
+                return Err(BodyStall::TooSlow);
+            }
+            let idle_at = self.last_frame + self.idle;
+            if now >= idle_at {
+                return Err(BodyStall::Idle);
+            }
+            // Look again each second (the rate), or at the first deadline.
+            let until = self.deadline.min(idle_at).min(now + Duration::from_secs(1));
+            if let Ok(frame) = tokio::time::timeout_at(until, body.frame()).await {
+                self.last_frame = tokio::time::Instant::now();
+                if let Some(Ok(f)) = &frame
+                    && let Some(data) = f.data_ref()
+                {
+                    self.received += data.len() as u64;
+                }
+                return Ok(frame);
+            }
         }
     }
 }
@@ -488,7 +616,7 @@ fn refuse(stream: &tokio::net::TcpStream, limit: usize) {
          content-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{text}",
         text.len()
     );
-    let _ = stream.try_write(head.as_bytes());
+    stream.try_write(head.as_bytes()).ok();
 }
 
 /// The HTTP/1.1 accept loop shared by `serve` and `proxy`: one task per connection (concurrent
@@ -557,7 +685,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             }
             continue;
         };
-        let _ = stream.set_nodelay(true);
+        stream.set_nodelay(true).ok();
         let activity = Arc::new(Activity::new());
         let handler = handler.clone();
         let service_activity = activity.clone();

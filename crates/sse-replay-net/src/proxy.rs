@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::BodyExt as _;
 
 pub use super::confine::confine_path;
 use super::exchange::{self, Exchange, ExchangeEnd};
@@ -53,10 +52,12 @@ pub enum ProxyEvent {
         path: String,
         status: u16,
     },
-    /// The upstream could not be reached; the client got a 502.
+    /// The upstream could not be reached or did not answer in time; the client got `status`
+    /// (502, or 504 for a timeout).
     UpstreamFailed {
         method: String,
         path: String,
+        status: u16,
         message: String,
     },
     /// The request was not forwarded (e.g. its path climbs out of the upstream's prefix); the
@@ -116,8 +117,12 @@ struct Shared {
     next_id: AtomicU64,
     on_event: Arc<dyn Fn(ProxyEvent) + Send + Sync>,
     stop: tokio::sync::watch::Receiver<bool>,
-    /// The client's idle timeout, applied to request bodies as they stream upstream.
-    idle_timeout: Duration,
+    /// The client-side limits: the request body's clock as it streams upstream, the capture
+    /// cap, the budget for held JSON answers.
+    limits: super::ServerLimits,
+    /// Bytes of JSON answers held right now, all requests together (see
+    /// [`super::ServerLimits::max_held_json_bytes`]).
+    held_json: Arc<AtomicU64>,
     /// Captures still being written: the proxy waits for them when it stops.
     captures: InFlight,
 }
@@ -200,7 +205,8 @@ pub fn start(
         next_id: AtomicU64::new(1),
         on_event: Arc::new(on_event),
         stop: stop_rx.clone(),
-        idle_timeout: config.limits.idle_timeout,
+        limits: config.limits,
+        held_json: Arc::new(AtomicU64::new(0)),
         captures: InFlight::default(),
     });
     let limits = config.limits;
@@ -264,6 +270,7 @@ fn upstream_failed(
     (shared.on_event)(ProxyEvent::UpstreamFailed {
         method,
         path,
+        status,
         message: message.clone(),
     });
     error_response(status, format!("sse-replay proxy: {message}: {url}\n"))
@@ -294,22 +301,27 @@ struct BodyPrefix {
 
 /// The client's request body as a stream for reqwest: frames pass straight through (memory stays
 /// at a frame or two, whatever the size), the first [`CAPTURED_BODY_BYTES`] are copied into
-/// `prefix`, and a frame that takes longer than `idle` to arrive ends the stream with an error
-/// (which aborts the upstream request).
+/// `prefix`, and a body that stalls, takes longer than the body deadline or arrives slower than
+/// the minimum rate ([`super::BodyClock`]) ends the stream with an error (which aborts the
+/// upstream request and frees the connection).
 fn stream_body(
     body: hyper::body::Incoming,
     prefix: Arc<std::sync::Mutex<BodyPrefix>>,
-    idle: Duration,
+    limits: super::ServerLimits,
 ) -> reqwest::Body {
-    let stream = futures_util::stream::unfold(Some(body), move |state| {
+    let clock = super::BodyClock::new(&limits);
+    let stream = futures_util::stream::unfold(Some((body, clock)), move |state| {
         let prefix = prefix.clone();
         async move {
-            let mut body = state?;
+            let (mut body, mut clock) = state?;
             loop {
-                let item = match tokio::time::timeout(idle, body.frame()).await {
-                    Err(_) => Err(std::io::Error::new(
+                let item = match clock.frame(&mut body).await {
+                    Err(stall) => Err(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
-                        "the client's request body stalled (idle timeout)",
+                        format!(
+                            "the client's {}",
+                            stall.describe(&limits).trim_start_matches("the ")
+                        ),
                     )),
                     Ok(None) => {
                         lock(&prefix).complete = true;
@@ -335,8 +347,13 @@ fn stream_body(
                         let room = CAPTURED_BODY_BYTES.saturating_sub(p.bytes.len());
                         let keep = room.min(data.len());
                         p.bytes.extend_from_slice(&data[..keep]);
+                        // The last frame of a body with a length: reqwest may not ask for the
+                        // end after it, so the body is complete now (not "cut when answered").
+                        if hyper::body::Body::is_end_stream(&body) {
+                            p.complete = true;
+                        }
                         drop(p);
-                        (Ok(data), Some(body))
+                        (Ok(data), Some((body, clock)))
                     }
                     Err(e) => (Err(e), None),
                 });
@@ -372,8 +389,19 @@ async fn forward(
         head_micros: 0,
         error: None,
     };
+    if parts.method == hyper::Method::CONNECT {
+        let reason = "CONNECT is not forwarded: this proxy sends requests to its upstream, it is not a tunnel".to_owned();
+        report_failed(&shared, begun, 405, &reason);
+        (shared.on_event)(ProxyEvent::Refused {
+            method,
+            path: path.clone(),
+            status: 405,
+            reason: reason.clone(),
+        });
+        return error_response(405, format!("sse-replay proxy: {reason}\n"));
+    }
     let Some(confined) = confine_path(&path) else {
-        let reason = "the path leaves the upstream's prefix".to_owned();
+        let reason = "the path leaves the upstream's prefix, or hides a dot segment (an encoded or `;`-parameter `..`)".to_owned();
         report_failed(&shared, begun, 400, &reason);
         (shared.on_event)(ProxyEvent::Refused {
             method,
@@ -428,7 +456,12 @@ async fn forward(
     if body.is_end_stream() {
         lock(&prefix).complete = true;
     } else if small {
-        match tokio::time::timeout(shared.idle_timeout, body.collect()).await {
+        match tokio::time::timeout(
+            shared.limits.idle_timeout.min(shared.limits.body_timeout),
+            http_body_util::BodyExt::collect(body),
+        )
+        .await
+        {
             Ok(Ok(whole)) => {
                 let bytes = whole.to_bytes();
                 let mut p = lock(&prefix);
@@ -449,7 +482,7 @@ async fn forward(
             }
         }
     } else {
-        request = request.body(stream_body(body, prefix.clone(), shared.idle_timeout));
+        request = request.body(stream_body(body, prefix.clone(), shared.limits));
     }
     // What the request was, for an exchange that gets no response: the body read so far.
     let attempted = |begun: &mut Exchange| {
@@ -565,7 +598,11 @@ async fn forward(
                 method: method.clone(),
                 path: path.clone(),
                 chunks: Vec::new(),
-                bytes: 0,
+                held: HeldBytes {
+                    counter: shared.held_json.clone(),
+                    limit: shared.limits.max_held_json_bytes,
+                    bytes: 0,
+                },
             });
         }
         None
@@ -610,7 +647,37 @@ struct PendingCapture {
     method: String,
     path: String,
     chunks: Vec<Chunk>,
+    held: HeldBytes,
+}
+
+/// The bytes one held JSON answer counts against the budget of all of them
+/// ([`super::ServerLimits::max_held_json_bytes`]); given back when it is dropped.
+struct HeldBytes {
+    counter: Arc<AtomicU64>,
+    limit: u64,
     bytes: u64,
+}
+
+impl HeldBytes {
+    /// Counts `n` more bytes, unless that would go past this answer's limit or the budget of all.
+    fn take(&mut self, n: u64) -> bool {
+        if self.bytes + n > MAX_PENDING_JSON {
+            return false;
+        }
+        let before = self.counter.fetch_add(n, Ordering::SeqCst);
+        if before + n > self.limit {
+            self.counter.fetch_sub(n, Ordering::SeqCst);
+            return false;
+        }
+        self.bytes += n;
+        true
+    }
+}
+
+impl Drop for HeldBytes {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
 }
 
 impl PendingCapture {
@@ -642,10 +709,10 @@ impl PendingCapture {
         first.unwrap_or(false)
     }
 
-    /// Keeps one read; gives up (returns `false`) past [`MAX_PENDING_JSON`].
+    /// Keeps one read; gives up (returns `false`) past [`MAX_PENDING_JSON`] for this answer or
+    /// past the budget of every answer held at once: such an answer is passed on, not captured.
     fn hold(&mut self, chunk: Chunk) -> bool {
-        self.bytes += chunk.bytes.len() as u64;
-        if self.bytes > MAX_PENDING_JSON {
+        if !self.held.take(chunk.bytes.len() as u64) {
             return false;
         }
         self.chunks.push(chunk);
@@ -792,7 +859,7 @@ async fn pump(
     id: u64,
     mut upstream: reqwest::Response,
     tx: tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
-    sink: Option<(u64, Sink)>,
+    mut sink: Option<(u64, Sink)>,
     mut pending: Option<PendingCapture>,
     t0: Instant,
     shared: Arc<Shared>,
@@ -801,12 +868,13 @@ async fn pump(
     let mut notes = Vec::new();
     let mut error = None;
     let (mut first_byte_micros, mut body_bytes) = (None, 0u64);
+    let mut captured = 0u64;
     loop {
         let read = tokio::select! {
             biased;
             () = super::stopped(&mut stop) => {
                 notes.push("the proxy was stopped during the stream".to_owned());
-                let _ = tx.send(Err(std::io::Error::other("proxy stopping"))).await;
+                tx.send(Err(std::io::Error::other("proxy stopping"))).await.ok();
                 break;
             }
             r = tokio::time::timeout(shared.timeout, upstream.chunk()) => r,
@@ -819,12 +887,32 @@ async fn pump(
                     first_byte_micros = Some(micros);
                     (shared.on_event)(ProxyEvent::FirstByte { id, micros });
                 }
+                let cap = shared.limits.max_capture_bytes;
+                if sink.is_some() && captured + bytes.len() as u64 > cap {
+                    // The capture ends here, saved; the stream goes on to the client.
+                    let message = format!(
+                        "the capture stopped at {} (--max-capture-bytes); the client got the rest, not recorded",
+                        sse_replay_core::text::plural(captured, "byte")
+                    );
+                    let mut capped = notes.clone();
+                    capped.push(message.clone());
+                    if let Some((id, capture)) = sink.take() {
+                        let guard = InFlight::enter(&shared);
+                        let shared = shared.clone();
+                        tokio::spawn(async move {
+                            finish_capture(id, capture, capped, Some(message), &shared).await;
+                            drop(guard);
+                        });
+                    }
+                }
                 if let Some((_, sink)) = &sink {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-                    sink.chunk(Chunk {
+                    captured += bytes.len() as u64;
+                    sink.send(Chunk {
                         t_micros,
                         bytes: bytes.to_vec(),
-                    });
+                    })
+                    .await;
                 }
                 if let Some(p) = pending.as_mut() {
                     let t_micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -847,7 +935,7 @@ async fn pump(
                 let message = super::describe_reqwest_error(&e);
                 notes.push(format!("the upstream failed during the stream: {message}"));
                 error = Some(message.clone());
-                let _ = tx.send(Err(std::io::Error::other(message))).await;
+                tx.send(Err(std::io::Error::other(message))).await.ok();
                 break;
             }
             Err(_) => {
@@ -857,7 +945,7 @@ async fn pump(
                 );
                 notes.push(message.clone());
                 error = Some(message.clone());
-                let _ = tx.send(Err(std::io::Error::other(message))).await;
+                tx.send(Err(std::io::Error::other(message))).await.ok();
                 break;
             }
         }
@@ -876,27 +964,39 @@ async fn pump(
         (sink, _) => sink,
     };
     if let Some((id, sink)) = sink {
-        let done = tokio::task::spawn_blocking(move || sink.finish(notes)).await;
-        let event = match done {
-            Ok(done) => ProxyEvent::CaptureFinished {
-                id,
-                path: done.saved,
-                bytes: done.recording.body_len(),
-                chunks: done.recording.chunks.len() as u64,
-                calls: done.outcome.calls.len(),
-                error: error.or(done.write_error.map(|e| e.to_string())),
-                ended_normally: done.outcome.ended_normally(),
-            },
-            Err(e) => ProxyEvent::CaptureFinished {
-                id,
-                path: None,
-                bytes: 0,
-                chunks: 0,
-                calls: 0,
-                error: Some(e.to_string()),
-                ended_normally: false,
-            },
-        };
-        (shared.on_event)(event);
+        finish_capture(id, sink, notes, error, &shared).await;
     }
+}
+
+/// Saves a capture with `notes` (off the runtime's threads) and reports it; `error` is what
+/// went wrong with the stream, if anything.
+async fn finish_capture(
+    id: u64,
+    sink: Sink,
+    notes: Vec<String>,
+    error: Option<String>,
+    shared: &Shared,
+) {
+    let done = tokio::task::spawn_blocking(move || sink.finish(notes)).await;
+    let event = match done {
+        Ok(done) => ProxyEvent::CaptureFinished {
+            id,
+            path: done.saved,
+            bytes: done.progress.bytes,
+            chunks: done.progress.chunks,
+            calls: done.outcome.calls.len(),
+            error: error.or(done.write_error.map(|e| e.to_string())),
+            ended_normally: done.outcome.ended_normally(),
+        },
+        Err(e) => ProxyEvent::CaptureFinished {
+            id,
+            path: None,
+            bytes: 0,
+            chunks: 0,
+            calls: 0,
+            error: Some(e.to_string()),
+            ended_normally: false,
+        },
+    };
+    (shared.on_event)(event);
 }

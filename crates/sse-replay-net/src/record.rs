@@ -87,9 +87,15 @@ pub fn default_output(dir: &std::path::Path) -> PathBuf {
     recording::free_path(&dir.join(format!("recording-{}.ron", super::file_stamp_now())))
 }
 
+/// How often a FIFO output with no reader is tried again.
+const READER_POLL: Duration = Duration::from_millis(50);
+
 /// What the recorder reports while it runs (from the network thread and the writer thread).
 #[derive(Debug)]
 pub enum RecorderUpdate {
+    /// The output is a FIFO nobody reads yet: nothing is sent until a reader opens it (a stop
+    /// ends the wait, with nothing sent).
+    WaitingForReader { path: PathBuf },
     /// The request was sent; the journal (if any) is being written.
     Sent { journal: Option<PathBuf> },
     /// The response head (headers redacted).
@@ -205,7 +211,7 @@ pub struct RecorderHandle {
 impl RecorderHandle {
     /// Asks the recorder to stop; it saves what arrived and sends [`RecorderUpdate::Finished`].
     pub fn stop(&self) {
-        let _ = self.stop.send(true);
+        self.stop.send(true).ok();
     }
 
     /// Whether the recorder thread has ended.
@@ -216,7 +222,7 @@ impl RecorderHandle {
     /// Waits for the recorder thread to end.
     pub fn join(mut self) {
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            t.join().ok();
         }
     }
 }
@@ -379,24 +385,49 @@ pub async fn run(
         request: Some(request_info),
         ..Default::default()
     };
-    let progress_cb = on_update.clone();
-    let sink = match Sink::start(
-        req.output.as_deref(),
-        req.overwrite,
-        head.clone(),
-        Box::new(move |chunks, progress| {
-            progress_cb(RecorderUpdate::Chunks {
-                chunks: chunks.to_vec(),
-                progress,
-            })
-        }),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            return RecordOutcome {
-                recording: head,
-                ..failed_outcome(RecordError::Write(e))
-            };
+    let start_sink = || {
+        let progress_cb = on_update.clone();
+        Sink::start(
+            req.output.as_deref(),
+            req.overwrite,
+            head.clone(),
+            Box::new(move |chunks, progress| {
+                progress_cb(RecorderUpdate::Chunks {
+                    chunks: chunks.to_vec(),
+                    progress,
+                })
+            }),
+        )
+    };
+    // A FIFO nobody reads yet: wait for its reader here, where a stop ends the wait (nothing has
+    // been sent, so nothing is lost), rather than in `open`, where no signal could.
+    let mut waiting = false;
+    let sink = loop {
+        match start_sink() {
+            Ok(s) => break s,
+            Err(RecordingError::NoReader { path }) => {
+                if !waiting {
+                    waiting = true;
+                    on_update(RecorderUpdate::WaitingForReader { path: path.clone() });
+                }
+                tokio::select! {
+                    biased;
+                    () = super::stopped(&mut stop) => {
+                        return RecordOutcome {
+                            recording: head,
+                            stopped: true,
+                            ..failed_outcome(RecordError::Write(RecordingError::NoReader { path }))
+                        };
+                    }
+                    () = tokio::time::sleep(READER_POLL) => {}
+                }
+            }
+            Err(e) => {
+                return RecordOutcome {
+                    recording: head,
+                    ..failed_outcome(RecordError::Write(e))
+                };
+            }
         }
     };
     let client = match super::http_client(req.timeout) {
@@ -480,10 +511,11 @@ pub async fn run(
                 if !(200..300).contains(&status) && error_body.len() < 64 * 1024 {
                     error_body.extend_from_slice(&bytes);
                 }
-                sink.chunk(Chunk {
+                sink.send(Chunk {
                     t_micros,
                     bytes: bytes.to_vec(),
-                });
+                })
+                .await;
                 chunks += 1;
             }
             Ok(Ok(None)) => break,
@@ -567,10 +599,9 @@ async fn finish(
     let stream_complete = outcome.ended_normally();
     let provider_error = outcome.provider_error.as_ref().map(|(m, _)| m.clone());
     let progress = Progress {
-        bytes: done.recording.body_len(),
-        chunks: done.recording.chunks.len() as u64,
         events,
         calls,
+        ..done.progress
     };
     RecordOutcome {
         error: error.or(done.write_error.map(RecordError::Write)),

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt as _;
 
 use super::{AnyBody, ChannelBody, NetError};
 use sse_replay_core::recording::Recording;
@@ -201,11 +200,10 @@ pub async fn run(
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let stop_streams = stop.clone();
-    let idle = limits.idle_timeout;
     super::accept_loop(listener, stop, limits, true, move |req, peer| {
         let plan = plan.clone();
         let stop = stop_streams.clone();
-        async move { respond(req, peer, plan, log, idle, stop).await }
+        async move { respond(req, peer, plan, log, limits, stop).await }
     })
     .await;
 }
@@ -213,21 +211,23 @@ pub async fn run(
 /// Why a request body was not read to its end.
 enum DrainError {
     TooLarge,
-    Idle,
+    Stalled(super::BodyStall),
     Read(hyper::Error),
 }
 
 /// Reads the request body to its end and throws it away, one frame at a time (memory stays at one
-/// frame however large the body): at most `limit` bytes, each frame within `idle`.
+/// frame however large the body): at most `limit` bytes, within the body's clock
+/// ([`super::BodyClock`]: idle timeout, whole-body deadline, minimum rate).
 async fn drain_body(
     mut body: hyper::body::Incoming,
     limit: u64,
-    idle: Duration,
+    limits: &super::ServerLimits,
 ) -> Result<u64, DrainError> {
     let mut total = 0u64;
+    let mut clock = super::BodyClock::new(limits);
     loop {
-        match tokio::time::timeout(idle, body.frame()).await {
-            Err(_) => return Err(DrainError::Idle),
+        match clock.frame(&mut body).await {
+            Err(stall) => return Err(DrainError::Stalled(stall)),
             Ok(None) => return Ok(total),
             Ok(Some(Err(e))) => return Err(DrainError::Read(e)),
             Ok(Some(Ok(frame))) => {
@@ -248,28 +248,31 @@ pub(crate) async fn respond(
     peer: SocketAddr,
     plan: Arc<Plan>,
     log: bool,
-    idle: Duration,
+    limits: super::ServerLimits,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> hyper::Response<AnyBody> {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     // Read the request body first, as a real endpoint does (the client may still be sending), but
     // keep none of it: the answer does not depend on it.
-    let body_len = match drain_body(req.into_body(), MAX_REQUEST_BYTES, idle).await {
+    let body_len = match drain_body(req.into_body(), MAX_REQUEST_BYTES, &limits).await {
         Ok(n) => n,
         Err(e) => {
             let (status, text, why) = match e {
                 DrainError::TooLarge => (
                     413,
-                    "the request body is larger than 64 MiB\n",
+                    "the request body is larger than 64 MiB\n".to_owned(),
                     "too large".to_owned(),
                 ),
-                DrainError::Idle => (
-                    408,
-                    "the request body stalled (idle timeout)\n",
-                    "stalled".to_owned(),
+                DrainError::Stalled(stall) => {
+                    let why = stall.describe(&limits);
+                    (408, format!("{why}\n"), why)
+                }
+                DrainError::Read(e) => (
+                    400,
+                    "cannot read the request body\n".to_owned(),
+                    e.to_string(),
                 ),
-                DrainError::Read(e) => (400, "cannot read the request body\n", e.to_string()),
             };
             if log {
                 let path = sse_replay_core::text::visible(&path);
@@ -280,39 +283,70 @@ pub(crate) async fn respond(
             return simple(status, text);
         }
     };
-    if log {
-        let path = sse_replay_core::text::visible(&path);
-        sse_replay_core::log_line!(
-            "{method} {path} from {peer} ({}): {} in {}",
-            sse_replay_core::text::plural(body_len, "byte"),
-            plan.status,
-            sse_replay_core::text::plural(plan.writes.len(), "write")
-        );
-    }
+    // Logged once the response is over, with what was actually written (a client may leave).
+    let request_line = format!(
+        "{method} {} from {peer} ({})",
+        sse_replay_core::text::visible(&path),
+        sse_replay_core::text::plural(body_len, "byte")
+    );
     if plan.complete && !plan.abort_at_end {
-        return respond_whole(&plan, &mut stop).await;
+        let resp = respond_whole(&plan, &mut stop).await;
+        if log {
+            let bytes: usize = plan.writes.iter().map(|(_, b)| b.len()).sum();
+            sse_replay_core::log_line!(
+                "{request_line}: {}, one complete body of {}",
+                resp.status().as_u16(),
+                sse_replay_core::text::plural(bytes, "byte")
+            );
+        }
+        return resp;
     }
     let (tx, body) = ChannelBody::channel();
     let (status, content_type) = (plan.status, plan.content_type.clone());
     tokio::spawn(async move {
         let start = tokio::time::Instant::now();
+        let total = plan.writes.len();
+        let (mut written, mut bytes_written) = (0usize, 0usize);
+        let mut ending = "";
         for (due, bytes) in &plan.writes {
             if !due.is_zero() {
                 tokio::select! {
                     biased;
                     () = super::stopped(&mut stop) => {
-                        let _ = tx.send(Err(std::io::Error::other("server stopping"))).await;
-                        return;
+                        tx.send(Err(std::io::Error::other("server stopping"))).await.ok();
+                        ending = " before the server stopped";
+                        break;
                     }
                     () = tokio::time::sleep_until(start + *due) => {}
                 }
             }
             if tx.send(Ok(bytes.clone())).await.is_err() {
-                return; // the client went away
+                ending = " before the client left";
+                break;
             }
+            written += 1;
+            bytes_written += bytes.len();
         }
-        if plan.abort_at_end {
-            let _ = tx.send(Err(std::io::Error::other("stream cut"))).await;
+        if ending.is_empty() && plan.abort_at_end {
+            tx.send(Err(std::io::Error::other("stream cut"))).await.ok();
+            ending = ", then cut (as planned)";
+        }
+        // Handed to the connection is not yet received: a client that left is only noticed at
+        // the next write, so its count says what reached the connection at most.
+        drop(tx);
+        if log {
+            let of = if written == total {
+                sse_replay_core::text::plural(total, "write")
+            } else {
+                format!(
+                    "{written} of {}",
+                    sse_replay_core::text::plural(total, "write")
+                )
+            };
+            sse_replay_core::log_line!(
+                "{request_line}: {status}, {of} ({}){ending}",
+                sse_replay_core::text::plural(bytes_written, "byte")
+            );
         }
     });
     let mut resp = hyper::Response::new(super::boxed_channel(body));
@@ -365,7 +399,7 @@ async fn respond_whole(
     resp
 }
 
-pub(crate) fn simple(status: u16, text: &'static str) -> hyper::Response<AnyBody> {
+pub(crate) fn simple(status: u16, text: impl Into<Bytes>) -> hyper::Response<AnyBody> {
     let mut resp = hyper::Response::new(super::boxed_full(text));
     *resp.status_mut() =
         hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);

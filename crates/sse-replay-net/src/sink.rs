@@ -12,6 +12,14 @@
 //! let the loss exceed 100 ms before). [`Sink::finish`] writes the final document atomically and
 //! removes the journal. If the network side disappears without finishing (a panic), the journal is
 //! flushed and left for salvage, like after a crash.
+//!
+//! Memory does not grow with the stream: the chunks live in the journal on disk (for standard
+//! output, a device or a FIFO, in an unnamed spool file), the final document is written from it
+//! one chunk at a time, and the writer keeps only the reads not yet reported, the lean
+//! pipeline's state and, while the body may still be one complete JSON document, a bounded copy
+//! of it. The network side waits for the writer ([`Sink::send`]) when more than
+//! [`IN_FLIGHT_BYTES`] are queued, so a fast upstream cannot outrun the disk into memory. Only a
+//! sink with no output keeps the recording in memory (the caller asked for that).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -20,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use sse_replay_core::pipeline::{Options, Pipeline, PipelineOutput};
 use sse_replay_core::recording::{
-    self, Chunk, JournalWriter, OutputTarget, Recording, RecordingError, ResponseInfo, WriteOptions,
+    self, Chunk, JournalWriter, OutputFile, OutputTarget, Recording, RecordingError, ResponseInfo,
+    WriteOptions,
 };
 
 /// How often written journal records are synced to disk, and how often progress is reported.
@@ -29,6 +38,17 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 /// Longest the writer keeps taking queued reads before handing them to the OS (under a flood of
 /// reads; otherwise each batch is written out as soon as the queue is empty).
 pub const BATCH_LIMIT: Duration = Duration::from_millis(10);
+
+/// Most bytes handed to the writer and not yet written ([`Sink::send`] waits beyond it).
+pub const IN_FLIGHT_BYTES: usize = 4 << 20;
+
+/// Reads reported to the progress callback at once at most (it is called early when more
+/// arrived within one [`FLUSH_INTERVAL`]).
+const REPORT_BYTES: usize = 1 << 20;
+
+/// The longest body kept in memory while it may be one complete (non-streaming) JSON response,
+/// to read its calls at the end; past it, or once the body is plainly a stream, none is kept.
+const MAX_COMPLETE_BYTES: usize = 64 << 20;
 
 /// Live counts, reported with the new chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,15 +69,49 @@ pub type ProgressFn = Box<dyn FnMut(&[Chunk], Progress) + Send>;
 
 enum Msg {
     Response(ResponseInfo),
-    Chunk(Chunk),
+    /// A read, and the budget it took ([`Sink::send`]), given back once it is written.
+    Chunk(Chunk, usize),
     Finish(Vec<String>),
+}
+
+/// Where the chunks go as they arrive.
+enum Store {
+    /// A file output: its journal `<out>.partial`, turned into the document at the end.
+    Journal(JournalWriter),
+    /// Standard output, a device or a FIFO (opened at the start): the chunks in a spool file,
+    /// the document written to `out` at the end.
+    Direct {
+        out: OutputFile,
+        spool: JournalWriter,
+    },
+    /// No output: the recording in memory.
+    Memory(Vec<Chunk>),
+}
+
+impl Store {
+    fn journal(&self) -> Option<&JournalWriter> {
+        match self {
+            Store::Journal(j) | Store::Direct { spool: j, .. } => Some(j),
+            Store::Memory(_) => None,
+        }
+    }
+
+    fn journal_mut(&mut self) -> Option<&mut JournalWriter> {
+        match self {
+            Store::Journal(j) | Store::Direct { spool: j, .. } => Some(j),
+            Store::Memory(_) => None,
+        }
+    }
 }
 
 /// What the writer produced.
 #[derive(Debug)]
 pub struct SinkDone {
-    /// The whole recording (also when it could not be written).
+    /// The recording's head (meta, request, response). Its chunks are in the saved file; only a
+    /// sink without an output holds them here.
     pub recording: Recording,
+    /// Body bytes and reads received (the recording's, also when its chunks are not held here).
+    pub progress: Progress,
     /// Where it was saved (`None` without an output path, or when writing failed).
     pub saved: Option<PathBuf>,
     /// The first write error; the journal may still hold what was flushed before it.
@@ -71,6 +125,8 @@ pub struct Sink {
     tx: mpsc::Sender<Msg>,
     thread: JoinHandle<SinkDone>,
     journal: Option<PathBuf>,
+    /// Bytes the network side may still hand over before it waits for the writer.
+    budget: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Sink {
@@ -85,32 +141,41 @@ impl Sink {
     /// Creates the journal `<out>.partial` (when `out` is given) with `head`'s meta and request,
     /// then starts the writer thread. Fails before anything is sent when the journal cannot be
     /// created (e.g. an earlier interrupted recording left one) or `out` exists and `overwrite`
-    /// is false. `out` = `-` (standard output) or a device / FIFO gets no journal: the recording
-    /// is written there once, at the end.
+    /// is false. `out` = `-` (standard output) or a device / FIFO is opened now (a FIFO nobody
+    /// reads is [`RecordingError::NoReader`] at once: the caller may wait for a reader and try
+    /// again) and gets a spool file instead of a journal: the recording is written there once,
+    /// at the end. Without `out` the recording is kept in memory.
     pub fn start(
         out: Option<&Path>,
         overwrite: bool,
         head: Recording,
         on_progress: ProgressFn,
     ) -> Result<Self, RecordingError> {
-        let journal = match out {
+        let store = match out {
             Some(path) => match recording::output_target(path, overwrite)? {
-                OutputTarget::Stdout | OutputTarget::Special => None,
+                OutputTarget::Stdout | OutputTarget::Special => {
+                    let out = OutputFile::try_create(path, WriteOptions::private(true))?;
+                    Store::Direct {
+                        out,
+                        spool: JournalWriter::spool(&head)?,
+                    }
+                }
                 OutputTarget::New | OutputTarget::Replace => {
-                    Some(JournalWriter::create_with(path, &head, overwrite)?)
+                    Store::Journal(JournalWriter::create_with(path, &head, overwrite)?)
                 }
             },
-            None => None,
+            None => Store::Memory(Vec::new()),
         };
-        let direct = match (&journal, out) {
-            (None, Some(path)) => Some(path.to_path_buf()),
+        let journal_path = match &store {
+            Store::Journal(j) => Some(j.journal_path().to_path_buf()),
             _ => None,
         };
-        let journal_path = journal.as_ref().map(|j| j.journal_path().to_path_buf());
+        let budget = std::sync::Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_BYTES));
+        let writer_budget = budget.clone();
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("sse-replay-writer".into())
-            .spawn(move || writer_loop(rx, journal, direct, head, on_progress))
+            .spawn(move || writer_loop(rx, store, head, on_progress, writer_budget))
             .map_err(|source| RecordingError::Io {
                 op: "starting the writer thread",
                 path: out.unwrap_or(Path::new(".")).to_path_buf(),
@@ -120,6 +185,7 @@ impl Sink {
             tx,
             thread,
             journal: journal_path,
+            budget,
         })
     }
 
@@ -130,12 +196,30 @@ impl Sink {
 
     /// Records the response head.
     pub fn response(&self, resp: ResponseInfo) {
-        let _ = self.tx.send(Msg::Response(resp));
+        self.tx.send(Msg::Response(resp)).ok();
     }
 
-    /// Hands over one read. Never blocks.
+    /// Hands over one read. Never blocks (for reads already held in memory: a complete JSON
+    /// answer); a network loop hands its reads over with [`Sink::send`].
     pub fn chunk(&self, chunk: Chunk) {
-        let _ = self.tx.send(Msg::Chunk(chunk));
+        self.tx.send(Msg::Chunk(chunk, 0)).ok();
+    }
+
+    /// Hands over one read, first waiting while more than [`IN_FLIGHT_BYTES`] wait to be
+    /// written: a fast upstream is slowed to the disk's pace rather than queued in memory.
+    pub async fn send(&self, chunk: Chunk) {
+        let want = chunk.bytes.len().clamp(1, IN_FLIGHT_BYTES);
+        let permits = u32::try_from(want).unwrap_or(u32::MAX);
+        match self.budget.acquire_many(permits).await {
+            Ok(p) => {
+                // Given back by the writer once the read is written.
+                p.forget();
+                self.tx.send(Msg::Chunk(chunk, permits as usize)).ok();
+            }
+            Err(_) => {
+                self.tx.send(Msg::Chunk(chunk, 0)).ok();
+            }
+        }
     }
 
     /// Writes nothing: stops the writer and removes the journal. For an exchange that never got a
@@ -146,10 +230,11 @@ impl Sink {
             tx,
             thread,
             journal,
+            ..
         } = self;
         // Without a Finish message the writer flushes the journal and ends without saving.
         drop(tx);
-        let _ = thread.join();
+        thread.join().ok();
         let path = journal?;
         match std::fs::remove_file(&path) {
             Ok(()) => None,
@@ -165,7 +250,7 @@ impl Sink {
     /// Adds `notes` to the recording, saves it atomically and removes the journal. Blocks until the
     /// file is written (call from a blocking context).
     pub fn finish(self, notes: Vec<String>) -> SinkDone {
-        let _ = self.tx.send(Msg::Finish(notes));
+        self.tx.send(Msg::Finish(notes)).ok();
         match self.thread.join() {
             Ok(done) => done,
             Err(_) => SinkDone {
@@ -179,6 +264,7 @@ impl Sink {
                     ),
                 }),
                 outcome: PipelineOutput::default(),
+                progress: Progress::default(),
             },
         }
     }
@@ -215,7 +301,7 @@ impl Syncer {
     }
 
     fn poke(&self) {
-        let _ = self.poke.send(());
+        self.poke.send(()).ok();
     }
 
     /// Stops the thread; the first sync error, if any.
@@ -235,14 +321,21 @@ enum LoopControl {
 
 /// The writer thread's state.
 struct Writer {
-    journal: Option<JournalWriter>,
-    rec: Recording,
+    store: Store,
+    /// The recording's head: meta, request, response (no chunks).
+    head: Recording,
     pipeline: Pipeline,
     progress: Progress,
-    unreported: usize,
+    /// Reads not yet reported, and their bytes.
+    unreported: Vec<Chunk>,
+    unreported_bytes: usize,
+    /// The body so far while it may be one complete JSON document (see [`MAX_COMPLETE_BYTES`]).
+    complete: Option<Vec<u8>>,
+    last_t: u64,
     write_error: Option<RecordingError>,
     /// Records were appended since the last write-out.
     dirty: bool,
+    budget: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl Writer {
@@ -253,85 +346,123 @@ impl Writer {
     }
 
     fn journal_path(&self) -> PathBuf {
-        self.journal
-            .as_ref()
+        self.store
+            .journal()
             .map(|j| j.journal_path().to_path_buf())
             .unwrap_or_default()
     }
 
+    /// Keeps a copy of the body while it may be one complete JSON document, and drops it for
+    /// good once it is plainly a stream (its first byte, or a second document after the first)
+    /// or too long.
+    fn keep_for_complete(&mut self, bytes: &[u8]) {
+        let Some(body) = self.complete.as_mut() else {
+            return;
+        };
+        let before = body.len();
+        body.extend_from_slice(bytes);
+        let head = sse_replay_core::text::strip_bom(body);
+        // Its first byte decides: a document opens with `{`.
+        let first = head.iter().find(|b| !b.is_ascii_whitespace());
+        let grew_past = |n: usize| before < n && body.len() >= n;
+        let check = (0..40).map(|k| 4096usize << k).any(grew_past);
+        if first.is_some_and(|b| *b != b'{')
+            || body.len() > MAX_COMPLETE_BYTES
+            || (check && !sse_replay_core::complete::may_be_one_document(body))
+        {
+            self.complete = None;
+        }
+    }
+
     fn handle(&mut self, msg: Msg) -> LoopControl {
         match msg {
-            Msg::Chunk(chunk) => {
-                if let Some(Err(e)) = self.journal.as_mut().map(|j| j.append_chunk(&chunk)) {
+            Msg::Chunk(chunk, permits) => {
+                if let Some(j) = self.store.journal_mut()
+                    && let Err(e) = j.append_chunk(&chunk)
+                {
                     self.remember(e);
                 }
                 self.pipeline.feed(&chunk.bytes, chunk.t_micros);
+                self.keep_for_complete(&chunk.bytes);
                 self.progress.bytes += chunk.bytes.len() as u64;
                 self.progress.chunks += 1;
-                self.rec.chunks.push(chunk);
-                self.unreported += 1;
+                self.last_t = chunk.t_micros;
+                self.unreported_bytes += chunk.bytes.len();
+                if let Store::Memory(chunks) = &mut self.store {
+                    chunks.push(chunk.clone());
+                }
+                self.unreported.push(chunk);
                 self.dirty = true;
+                self.budget.add_permits(permits);
                 LoopControl::Continue
             }
             Msg::Response(resp) => {
-                if let Some(Err(e)) = self.journal.as_mut().map(|j| j.set_response(&resp)) {
+                if let Some(Err(e)) = self.store.journal_mut().map(|j| j.set_response(&resp)) {
                     self.remember(e);
                 }
-                self.rec.response = Some(resp);
+                self.head.response = Some(resp);
                 LoopControl::Continue
             }
             Msg::Finish(notes) => LoopControl::Finish(notes),
         }
     }
 
-    /// Reports the chunks not reported yet, with the counts so far.
+    /// Reports the chunks not reported yet, with the counts so far, and lets them go.
     fn report(&mut self, on_progress: &mut ProgressFn) {
-        if self.unreported > 0 {
+        if !self.unreported.is_empty() {
             (self.progress.events, self.progress.calls) = self.pipeline.progress();
-            on_progress(
-                &self.rec.chunks[self.rec.chunks.len() - self.unreported..],
-                self.progress,
-            );
-            self.unreported = 0;
+            on_progress(&self.unreported, self.progress);
+            self.unreported.clear();
+            self.unreported_bytes = 0;
+            if self.unreported.capacity() > 1024 {
+                self.unreported.shrink_to(64);
+            }
         }
     }
 }
 
 fn writer_loop(
     rx: mpsc::Receiver<Msg>,
-    journal: Option<JournalWriter>,
-    direct: Option<PathBuf>,
-    rec: Recording,
+    store: Store,
+    head: Recording,
     mut on_progress: ProgressFn,
+    budget: std::sync::Arc<tokio::sync::Semaphore>,
 ) -> SinkDone {
     let mut w = Writer {
-        journal,
-        rec,
+        store,
+        head,
         pipeline: Pipeline::new(Options::default()),
         progress: Progress::default(),
-        unreported: 0,
+        unreported: Vec::new(),
+        unreported_bytes: 0,
+        complete: Some(Vec::new()),
+        last_t: 0,
         write_error: None,
         dirty: false,
+        budget,
     };
     let mut last_report = Instant::now();
-    let syncer = match w.journal.as_ref().map(JournalWriter::sync_handle) {
-        Some(Ok(file)) => match Syncer::start(file) {
-            Ok(s) => Some(s),
-            Err(source) => {
-                let path = w.journal_path();
-                w.remember(RecordingError::Io {
-                    op: "starting the sync thread for",
-                    path,
-                    source,
-                });
+    let syncer = match &w.store {
+        Store::Journal(j) => match j.sync_handle() {
+            Ok(file) => match Syncer::start(file) {
+                Ok(s) => Some(s),
+                Err(source) => {
+                    let path = w.journal_path();
+                    w.remember(RecordingError::Io {
+                        op: "starting the sync thread for",
+                        path,
+                        source,
+                    });
+                    None
+                }
+            },
+            Err(e) => {
+                w.remember(e);
                 None
             }
         },
-        Some(Err(e)) => {
-            w.remember(e);
-            None
-        }
-        None => None,
+        // A spool is not for salvage (it goes with the process): no sync.
+        _ => None,
     };
     let notes = loop {
         let wait = FLUSH_INTERVAL.saturating_sub(last_report.elapsed());
@@ -343,7 +474,10 @@ fn writer_loop(
         // Take whatever else is already queued (bounded in time), then write the batch out.
         let batch_started = Instant::now();
         let mut disconnected = false;
-        while matches!(step, LoopControl::Continue) && batch_started.elapsed() < BATCH_LIMIT {
+        while matches!(step, LoopControl::Continue)
+            && batch_started.elapsed() < BATCH_LIMIT
+            && w.unreported_bytes < REPORT_BYTES
+        {
             match rx.try_recv() {
                 Ok(msg) => step = w.handle(msg),
                 Err(mpsc::TryRecvError::Empty) => break,
@@ -353,20 +487,17 @@ fn writer_loop(
                 }
             }
         }
-        if let Some(result) = w
-            .journal
-            .as_mut()
-            .filter(|_| w.dirty)
-            .map(JournalWriter::write_out)
-        {
+        if w.dirty {
             w.dirty = false;
-            match result {
-                Ok(()) => {
-                    if let Some(s) = &syncer {
-                        s.poke();
+            if let Some(result) = w.store.journal_mut().map(JournalWriter::write_out) {
+                match result {
+                    Ok(()) => {
+                        if let Some(s) = &syncer {
+                            s.poke();
+                        }
                     }
+                    Err(e) => w.remember(e),
                 }
-                Err(e) => w.remember(e),
             }
         }
         if let LoopControl::Finish(notes) = step {
@@ -375,7 +506,7 @@ fn writer_loop(
         if disconnected {
             break None;
         }
-        if last_report.elapsed() >= FLUSH_INTERVAL {
+        if last_report.elapsed() >= FLUSH_INTERVAL || w.unreported_bytes >= REPORT_BYTES {
             w.report(&mut on_progress);
             last_report = Instant::now();
         }
@@ -390,10 +521,13 @@ fn writer_loop(
     }
     w.report(&mut on_progress);
     let Writer {
-        journal,
-        mut rec,
+        store,
+        mut head,
         pipeline,
         mut write_error,
+        progress,
+        complete,
+        last_t,
         ..
     } = w;
     let remember = |err: RecordingError, slot: &mut Option<RecordingError>| {
@@ -403,48 +537,63 @@ fn writer_loop(
     };
     let mut outcome = pipeline.finish();
     // A non-streaming response (one complete JSON document): its calls are read directly.
-    if sse_replay_core::complete::chunks_are_complete(rec.chunks.iter().map(|c| c.bytes.as_slice()))
+    if let Some(body) = complete
+        && sse_replay_core::complete::chunks_are_complete(std::iter::once(body.as_slice()))
         && let Some(whole) = sse_replay_core::complete::outcome(
-            &rec.body(),
-            rec.chunks.len() as u32,
-            rec.chunks.last().map_or(0, |c| c.t_micros),
+            &body,
+            u32::try_from(progress.chunks).unwrap_or(u32::MAX),
+            last_t,
             None,
             &[],
         )
     {
         outcome = whole;
     }
+    let done = |recording, saved, write_error, outcome| SinkDone {
+        recording,
+        progress,
+        saved,
+        write_error,
+        outcome,
+    };
     let Some(notes) = notes else {
         // The network side vanished: keep the journal for salvage, as after a crash.
-        if let Some(mut j) = journal
-            && let Err(e) = j.flush()
-        {
-            remember(e, &mut write_error);
+        match store {
+            Store::Journal(mut j) => {
+                if let Err(e) = j.flush() {
+                    remember(e, &mut write_error);
+                }
+            }
+            Store::Memory(chunks) => head.chunks = chunks,
+            Store::Direct { .. } => {}
         }
-        return SinkDone {
-            recording: rec,
-            saved: None,
-            write_error,
-            outcome,
-        };
+        return done(head, None, write_error, outcome);
     };
-    rec.meta.notes.extend(notes);
-    if rec.meta.dialect.is_empty() && outcome.dialect_known {
-        rec.meta.dialect = outcome.dialect.name().to_owned();
+    head.meta.notes.extend(notes);
+    if head.meta.dialect.is_empty() && outcome.dialect_known {
+        head.meta.dialect = outcome.dialect.name().to_owned();
     }
-    let saved = match journal {
-        Some(j) if write_error.is_none() => match j.finish(&rec) {
+    let saved = match store {
+        // On error the journal stays for salvage.
+        Store::Journal(j) if write_error.is_none() => match j.finish(&head) {
             Ok(path) => Some(path),
             Err(e) => {
                 remember(e, &mut write_error);
                 None
             }
         },
-        Some(j) => {
-            // The journal is incomplete (a write failed): still try to save everything we hold,
-            // leaving the journal in place as well.
-            let path = j.final_path().to_path_buf();
-            match recording::save_with(&path, &rec, WriteOptions::private(j.overwrite())) {
+        // The journal is incomplete (a write failed): it stays in place, as it is, for salvage.
+        Store::Journal(mut j) => {
+            j.flush().ok();
+            None
+        }
+        // Standard output, a device or a FIFO: written once, from the spool.
+        Store::Direct { mut out, mut spool } => {
+            let path = out.path().to_path_buf();
+            match spool
+                .write_document(&head, &mut out)
+                .and_then(|()| out.commit())
+            {
                 Ok(()) => Some(path),
                 Err(e) => {
                     remember(e, &mut write_error);
@@ -452,23 +601,12 @@ fn writer_loop(
                 }
             }
         }
-        // Standard output or a device: written once, straight.
-        None => direct.and_then(|path| {
-            match recording::save_with(&path, &rec, WriteOptions::private(true)) {
-                Ok(()) => Some(path),
-                Err(e) => {
-                    remember(e, &mut write_error);
-                    None
-                }
-            }
-        }),
+        Store::Memory(chunks) => {
+            head.chunks = chunks;
+            None
+        }
     };
-    SinkDone {
-        recording: rec,
-        saved,
-        write_error,
-        outcome,
-    }
+    done(head, saved, write_error, outcome)
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ use bytes::Bytes;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 
+use crate::harness::judge::{CaseCall, CaseOutcome, Exit, Expected, OutputError};
 use crate::harness::plan::{self, CleanForm};
-use crate::harness::verdict::{CaseCall, Exit, Expected, OutputError, Verdict};
 use crate::harness::{self, CaseContext, CaseId, SuiteRecording, Variant};
 use crate::{AnyBody, NetError, ServerHandle, ServerLimits};
 use sse_replay_core::dialect::DialectKind;
@@ -138,7 +138,7 @@ struct State {
     cases: Vec<Listed>,
     by_key: HashMap<String, usize>,
     /// The last verdict judged per case (what clean forms are looked up in).
-    verdicts: Mutex<HashMap<CaseId, Verdict>>,
+    verdicts: Mutex<HashMap<CaseId, CaseOutcome>>,
 }
 
 /// A recording's name as a URL path segment: its file stem, anything but letters, digits, `.`,
@@ -237,12 +237,12 @@ impl State {
         exit: &Exit,
         got: Result<Vec<CaseCall>, OutputError>,
         error: &str,
-    ) -> CaseOutcome {
+    ) -> CaseReport {
         let listed = &self.cases[i];
         let Some(ctx) = self.context(listed.id) else {
-            return CaseOutcome {
+            return CaseReport {
                 case: listed.key.clone(),
-                verdict: Verdict::Error("the case is not in the suite".into()),
+                outcome: CaseOutcome::Error("the case is not in the suite".into()),
                 diagnosis: None,
                 got: None,
                 expected: Expected {
@@ -257,12 +257,12 @@ impl State {
                 .verdicts
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let gated = plan::gate(judged.verdict, listed.id, &listed.form, &self.suite, |c| {
+            let gated = plan::gate(judged.outcome, listed.id, &listed.form, &self.suite, |c| {
                 verdicts.get(&c).cloned()
             });
             // The clean form's own label is the server's key (`recording/variant`).
             match gated {
-                Verdict::NotJudged(reason) => Verdict::NotJudged(self.rename(&reason)),
+                CaseOutcome::NotJudged(reason) => CaseOutcome::NotJudged(self.rename(&reason)),
                 v => v,
             }
         };
@@ -272,9 +272,9 @@ impl State {
         if self.log {
             sse_replay_core::log_line!("verdict {}: {}", listed.key, verdict.name());
         }
-        CaseOutcome {
+        CaseReport {
             case: listed.key.clone(),
-            verdict,
+            outcome: verdict,
             diagnosis: judged.diagnosis,
             got: judged.got,
             expected: ctx.expected,
@@ -336,11 +336,11 @@ impl State {
 
 /// A verdict on one case, as `POST …/verdict` and [`SuiteCase::check`] give it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CaseOutcome {
+pub struct CaseReport {
     /// `<recording>/<variant>`.
     pub case: String,
     /// The verdict, a pass on a fault or broken case gated by its clean form.
-    pub verdict: Verdict,
+    pub outcome: CaseOutcome,
     /// What the client behaves like (for a failure).
     pub diagnosis: Option<String>,
     /// The calls as read (`None`: not the contract's JSON).
@@ -349,18 +349,18 @@ pub struct CaseOutcome {
     pub expected: Expected,
 }
 
-impl CaseOutcome {
+impl CaseReport {
     /// The case failed or errored (a case not judged did neither).
     pub fn is_failure(&self) -> bool {
-        matches!(self.verdict, Verdict::Fail(_) | Verdict::Error(_))
+        matches!(self.outcome, CaseOutcome::Fail(_) | CaseOutcome::Error(_))
     }
 
     /// One paragraph: `case: verdict: detail`, then the diagnosis.
     pub fn message(&self) -> String {
-        let mut m = format!("{}: {}", self.case, self.verdict.name());
-        if !self.verdict.detail().is_empty() {
+        let mut m = format!("{}: {}", self.case, self.outcome.name());
+        if !self.outcome.detail().is_empty() {
             m.push_str(": ");
-            m.push_str(self.verdict.detail());
+            m.push_str(self.outcome.detail());
         }
         if let Some(d) = &self.diagnosis {
             m.push_str("\n    ");
@@ -373,8 +373,8 @@ impl CaseOutcome {
     pub fn to_json(&self) -> Value {
         json!({
             "case": self.case,
-            "verdict": self.verdict.name(),
-            "detail": self.verdict.detail(),
+            "verdict": self.outcome.name(),
+            "detail": self.outcome.detail(),
             "diagnosis": self.diagnosis,
             "expected": self.expected.to_json(),
             "got": self.got.as_ref().map(|g| g.iter().map(CaseCall::to_json).collect::<Vec<_>>()),
@@ -414,14 +414,14 @@ impl SuiteCase {
     /// Judges the calls the client assembled (`calls`: the client contract's JSON array of
     /// `{"name", "arguments", "id"}`) as `sse-replay test` would judge a client that printed
     /// them and exited 0.
-    pub fn check(&self, calls: &Value) -> CaseOutcome {
+    pub fn check(&self, calls: &Value) -> CaseReport {
         self.state
             .judge(self.index, &Exit::Code(0), parse_calls(calls), "")
     }
 
     /// Judges a client that failed with `error` (an exception, a non-zero exit) after
     /// assembling `calls` (often none).
-    pub fn check_failed(&self, calls: &Value, error: &str) -> CaseOutcome {
+    pub fn check_failed(&self, calls: &Value, error: &str) -> CaseReport {
         self.state
             .judge(self.index, &Exit::Code(1), parse_calls(calls), error)
     }
@@ -434,7 +434,7 @@ fn parse_calls(calls: &Value) -> Result<Vec<CaseCall>, OutputError> {
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .map(|(i, v)| harness::verdict::call_from_json(v).ok_or(OutputError::NotACall(i)))
+            .map(|(i, v)| harness::judge::call_from_json(v).ok_or(OutputError::NotACall(i)))
             .collect(),
         _ => Err(OutputError::NotJson("not an array of calls".into())),
     }
@@ -560,11 +560,10 @@ async fn run(
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let stop_streams = stop.clone();
-    let idle = limits.idle_timeout;
     crate::accept_loop(listener, stop, limits, true, move |req, peer| {
         let state = state.clone();
         let stop = stop_streams.clone();
-        async move { handle(req, peer, state, idle, stop).await }
+        async move { handle(req, peer, state, limits, stop).await }
     })
     .await;
 }
@@ -604,7 +603,7 @@ async fn handle(
     req: hyper::Request<hyper::body::Incoming>,
     peer: SocketAddr,
     state: Arc<State>,
-    idle: std::time::Duration,
+    limits: ServerLimits,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> hyper::Response<AnyBody> {
     let path = req.uri().path().to_owned();
@@ -644,7 +643,7 @@ async fn handle(
                 .then_some(state.speed)
                 .flatten();
             let plan = harness::run::wire_plan(&wire, r.response_head(), speed);
-            crate::serve::respond(req, peer, Arc::new(plan), false, idle, stop).await
+            crate::serve::respond(req, peer, Arc::new(plan), false, limits, stop).await
         }
         _ => error_json(
             404,
@@ -695,7 +694,7 @@ fn read_verdict_body(body: &Bytes) -> (Exit, Result<Vec<CaseCall>, OutputError>,
     }
     (
         Exit::Code(0),
-        harness::verdict::parse_output(body),
+        harness::judge::parse_output(body),
         String::new(),
     )
 }

@@ -1058,7 +1058,7 @@ fn test_a_client_has_the_clis_options() {
         assert!(
             r.exit.is_some() && !r.start_failed,
             "the client ran: {:?}",
-            r.verdict
+            r.outcome
         );
     }
     h.get_by_label_contains("random seed 4242");

@@ -82,7 +82,7 @@ fn post_through(addr: std::net::SocketAddr, model: &str) -> String {
     )
     .unwrap();
     let mut out = Vec::new();
-    let _ = sock.read_to_end(&mut out);
+    sock.read_to_end(&mut out).ok();
     String::from_utf8_lossy(&out).into_owned()
 }
 
@@ -193,7 +193,7 @@ fn the_captures_folder_is_absolute_and_can_be_picked() {
 }
 
 /// Measurement (prints, asserts nothing about time): frame time of Compare two with 2,000
-/// differing call rows (only those on screen are laid out). `cargo test --test gui_inspect -- --ignored --nocapture`.
+/// differing call rows (only those on screen are laid out). `cargo test -p sse-replay-app --test gui inspect:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "measurement; run with --ignored --nocapture"]
 fn compare_two_frame_time_with_many_rows() {

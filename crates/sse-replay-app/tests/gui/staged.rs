@@ -1,4 +1,4 @@
-//! The app's staged load (issue 11, the app side): a big recording is shown after its first stage
+//! The app's staged load: a big recording is shown after its first stage
 //! (the correct calls) while the naive strategies and the preview summaries are computed in the
 //! background. The test seams `App::stage_min_bytes` (0: every recording is staged),
 //! `App::hold_later` (the finished second stage waits) and `App::hold_load` (the finished load

@@ -8,18 +8,18 @@ use std::ops::Range;
 
 use crate::accumulate::{Call, FragmentRecord, Parsed};
 use crate::dialect::DialectKind;
+use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
 use crate::naive::{NaiveCall, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
 use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
-use crate::signal::{Pos, Presence};
 use crate::sse::{Overflow, Unterminated};
 
 mod feed;
-pub use feed::Feed;
-pub(crate) use feed::{build as build_analysis, pipeline_for};
+pub(crate) use feed::Progress;
+pub use feed::{Feed, FeedObserver, NoProgress};
 
 /// One network read's place in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,16 +34,20 @@ pub struct ChunkSpan {
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Check {
     Pass {
-        detail: String,
+        detail: Detail,
     },
     Fail {
-        detail: String,
+        detail: Detail,
     },
     /// Cannot be checked honestly (e.g. no original to compare against).
     NotApplicable {
-        detail: String,
+        detail: Detail,
     },
 }
+
+/// A checkpoint's explanation: most are one of a few fixed sentences, held without a copy per
+/// call (a stream can have hundreds of thousands of calls).
+pub type Detail = std::borrow::Cow<'static, str>;
 
 impl Check {
     /// `Some(true)` pass, `Some(false)` fail, `None` not applicable.
@@ -77,20 +81,20 @@ pub struct Checkpoints {
     pub original_source: Option<String>,
 }
 
-/// How a strategy's final calls compare with the accumulator's.
+/// How a strategy's final calls agree with the accumulator's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Agreement {
     /// Same number of calls, same ids, names and parsed arguments.
     pub matches_correct: bool,
     /// What differs, one line each.
     pub differences: Vec<String>,
 }
 
-/// A naive strategy's report plus its verdict.
+/// A naive strategy's report plus how it agrees with the correct calls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StrategyResult {
     pub report: Report,
-    pub verdict: Verdict,
+    pub agreement: Agreement,
 }
 
 /// Where the input came from.
@@ -209,6 +213,10 @@ pub struct Analysis {
     pub complete: bool,
     /// Per-call partial-JSON preview summaries, once [`Analysis::compute_previews`] ran.
     pub preview: Option<Vec<CallPreview>>,
+    /// The options the correct pass ran with (the dialect forced, or the recording's): a second
+    /// pass over the body ([`crate::staged::strategies`]) feeds the naive strategies with them,
+    /// so they see the same facts.
+    pub options: Options,
 }
 
 /// One call as it stands at a cursor.
@@ -267,7 +275,7 @@ impl Analysis {
         opts: Options,
         max_event_bytes: u64,
     ) -> Self {
-        let mut feed = Feed::new(rec, opts, max_event_bytes, Some(body_len));
+        let mut feed = Feed::new(rec, opts, max_event_bytes).keep_body(body_len);
         for (bytes, t_micros) in rec_chunks {
             if feed.overflow().is_some() {
                 break;
@@ -287,8 +295,9 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
+        options: Options,
     ) -> Self {
-        let mut a = Self::build(out, strategies, rec, source, body, chunks);
+        let mut a = Self::build(out, strategies, rec, source, body, chunks, options);
         a.complete = true;
         a.strategies.clear();
         a.findings
@@ -311,6 +320,7 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
+        options: Options,
     ) -> Self {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
@@ -364,6 +374,7 @@ impl Analysis {
             strategies,
             complete: false,
             preview: None,
+            options,
         }
     }
 
@@ -562,7 +573,8 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                         "reassembled {} ({}), identical to the original",
                         crate::text::plural(call.char_len(), "character"),
                         crate::text::plural(call.byte_len(), "byte")
-                    ),
+                    )
+                    .into(),
                 }
             } else {
                 let at = orig
@@ -575,7 +587,8 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                         "reassembled {} vs original {}; first difference at byte {at}",
                         crate::text::plural(call.byte_len(), "byte"),
                         crate::text::plural(orig.len(), "byte")
-                    ),
+                    )
+                    .into(),
                 }
             };
             let text_frags: Vec<&&FragmentRecord> = own.iter().filter(|f| f.has_args).collect();
@@ -586,19 +599,21 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             let contiguous = match bad {
                 None => Check::Pass {
                     detail: if text_frags.len() == 1 {
-                        "its one fragment found at its offset in the original".to_owned()
+                        "its one fragment found at its offset in the original".into()
                     } else {
                         format!(
                             "all {} fragments found in order at their offsets in the original",
                             text_frags.len()
                         )
+                        .into()
                     },
                 },
                 Some(i) => Check::Fail {
                     detail: format!(
                         "fragment {} is not at its offset in the original",
                         text_frags[i].no
-                    ),
+                    )
+                    .into(),
                 },
             };
             (verbatim, contiguous)
@@ -615,12 +630,13 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
         if with_id == 0 && with_name == 0 {
             Check::Pass {
                 detail: if later.len() == 1 {
-                    "the 1 continuation fragment carries no id and no name".to_owned()
+                    "the 1 continuation fragment carries no id and no name".into()
                 } else {
                     format!(
                         "{} continuation fragments carry no id and no name",
                         later.len()
                     )
+                    .into()
                 },
             }
         } else {
@@ -629,7 +645,8 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                     "{with_name} of {} {} the name, {with_id} the id (a provider quirk: the call is still right)",
                     crate::text::plural(later.len(), "continuation fragment"),
                     if with_name == 1 { "repeats" } else { "repeat" }
-                ),
+                )
+                .into(),
             }
         }
     };
@@ -752,7 +769,7 @@ fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Find
     }
 }
 
-/// The strategies' reports with their verdicts against the correct `calls`: the per-read ones
+/// The strategies' reports with how they agree with the correct `calls`: the per-read ones
 /// re-frame the recorded reads, when they are real (and the body was kept: see [`Feed`]).
 pub(crate) fn strategy_results(
     strategies: Strategies,
@@ -770,12 +787,12 @@ pub(crate) fn strategy_results(
             .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
             .collect()
     });
-    let reports = strategies.reports(reads.as_deref(), dialect, framing);
+    let reports = strategies.reports_sharing(reads.as_deref(), dialect, framing, calls);
     reports
         .into_iter()
         .map(|report| {
-            let verdict = verdict(&report, calls);
-            StrategyResult { report, verdict }
+            let agreement = agreement(&report, calls);
+            StrategyResult { report, agreement }
         })
         .collect()
 }
@@ -791,10 +808,10 @@ fn same_value(got: &Parsed, got_raw: &str, want: &Call) -> bool {
     }
 }
 
-fn verdict(report: &Report, correct: &[Call]) -> Verdict {
+fn agreement(report: &Report, correct: &[Call]) -> Agreement {
     let mut differences = Vec::new();
     if let Some(why) = &report.not_applicable {
-        return Verdict {
+        return Agreement {
             matches_correct: false,
             differences: vec![format!("not run: {why}")],
         };
@@ -829,7 +846,7 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
     }
     for (i, (n, c)) in calls.iter().zip(correct).enumerate() {
         let got_value = if n.raw_arguments.trim().is_empty() {
-            Parsed::Ok(serde_json::json!({}))
+            Parsed::ok(serde_json::json!({}))
         } else {
             n.parsed.clone()
         };
@@ -864,7 +881,7 @@ fn verdict(report: &Report, correct: &[Call]) -> Verdict {
             }
         }
     }
-    Verdict {
+    Agreement {
         matches_correct: differences.is_empty(),
         differences,
     }

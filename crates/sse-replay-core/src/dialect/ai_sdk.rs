@@ -20,8 +20,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::undecodable;
+use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 
 /// The chunk types an AI SDK UI message stream is recognised by (the generic `start`, `finish`,
 /// `error` and `abort` are not enough on their own).
@@ -89,9 +89,9 @@ pub struct AiSdk {
 
 impl AiSdk {
     /// Decode one event (SSE data, a JSON-lines line or a JSON array element).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         if data.trim() == "[DONE]" {
-            out.push(Signal::Done);
+            out.push(Fact::Done);
             return;
         }
         let c: Chunk<'_> = match serde_json::from_str(data) {
@@ -108,7 +108,7 @@ impl AiSdk {
                 let key = CallKey::Item(id.clone());
                 let state = self.open(&id);
                 state.name = c.tool_name.as_deref().unwrap_or("").to_owned();
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: key.clone(),
                     stated_index: None,
                     id: Raw::Value(id),
@@ -118,7 +118,7 @@ impl AiSdk {
                     args: Raw::Absent,
                 }));
                 if c.provider_executed == Some(true) {
-                    out.push(Signal::ServerTool {
+                    out.push(Fact::ServerTool {
                         key,
                         kind: "provider-executed".into(),
                     });
@@ -133,7 +133,7 @@ impl AiSdk {
                     state.deltas += 1;
                 }
                 let key = CallKey::Item(id);
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: key.clone(),
                     stated_index: None,
                     id: Raw::Absent,
@@ -141,7 +141,7 @@ impl AiSdk {
                     args: piece.map_or(Raw::Absent, |p| Raw::Value(ArgsPiece::Text(p))),
                 }));
                 if !known {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(key),
                         message: "tool-input-delta for a call no tool-input-start opened (no name)"
@@ -155,33 +155,33 @@ impl AiSdk {
             ("tool-output-available" | "tool-output-error", Some(id)) => {
                 if let Some(state) = self.calls.get_mut(&id) {
                     state.done = true;
-                    out.push(Signal::CallDone {
+                    out.push(Fact::CallDone {
                         key: CallKey::Item(id),
                     });
                 }
             }
-            ("finish", _) => out.push(Signal::Finish {
+            ("finish", _) => out.push(Fact::Finish {
                 reason: c
                     .finish_reason
                     .map_or_else(|| "finish".to_owned(), |r| r.into_owned()),
             }),
             ("abort", _) => {
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::AbnormalFinish,
                     key: None,
                     message: "the stream was aborted (abort chunk)".into(),
                 });
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: "abort".into(),
                 });
             }
-            ("error", _) => out.push(Signal::ProviderError {
+            ("error", _) => out.push(Fact::ProviderError {
                 message: c
                     .error_text
                     .map_or_else(|| super::error_message(data), |t| t.into_owned()),
             }),
             (k, None) if k.starts_with("tool-input-") || k.starts_with("tool-output-") => {
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::UnexpectedShape,
                     key: None,
                     message: format!("{k} without a toolCallId"),
@@ -199,7 +199,7 @@ impl AiSdk {
     }
 
     /// `tool-input-available` (or `tool-input-error`): the call's whole input.
-    fn available(&mut self, c: &Chunk<'_>, id: String, error: bool, out: &mut Vec<Signal>) {
+    fn available(&mut self, c: &Chunk<'_>, id: String, error: bool, out: &mut Vec<Fact>) {
         let input = c.input.map(RawValue::get).filter(|t| *t != "null");
         let value = input.and_then(|t| serde_json::from_str::<Value>(t).ok());
         // Under an id that never streamed, while a streamed call of the same tool is open: that
@@ -214,7 +214,7 @@ impl AiSdk {
                     .is_some_and(|s| !s.done && s.deltas > 0 && s.name == name)
             }) {
                 Some(streamed) => {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::IdMismatch,
                         key: Some(CallKey::Item(streamed.clone())),
                         message: format!(
@@ -233,7 +233,7 @@ impl AiSdk {
         if !opened {
             // A call whose input did not stream: whole in this chunk.
             state.name = c.tool_name.as_deref().unwrap_or("").to_owned();
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index: None,
                 id: Raw::Value(target.clone()),
@@ -244,7 +244,7 @@ impl AiSdk {
                 args: Raw::Absent,
             }));
             if c.provider_executed == Some(true) {
-                out.push(Signal::ServerTool {
+                out.push(Fact::ServerTool {
                     key: key.clone(),
                     kind: "provider-executed".into(),
                 });
@@ -257,7 +257,7 @@ impl AiSdk {
                     Some(v) => ArgsPiece::Object(v.to_string()),
                     None => ArgsPiece::Text(t.to_owned()),
                 };
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: key.clone(),
                     stated_index: None,
                     id: Raw::Absent,
@@ -273,7 +273,7 @@ impl AiSdk {
             } else {
                 serde_json::from_str::<Value>(&state.streamed).is_ok_and(|s| &s == v)
             };
-            out.push(Signal::Authoritative {
+            out.push(Fact::Authoritative {
                 key: key.clone(),
                 arguments: if same {
                     state.streamed.clone()
@@ -283,7 +283,7 @@ impl AiSdk {
             });
         }
         if error {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: Some(key.clone()),
                 message: format!(
@@ -292,7 +292,7 @@ impl AiSdk {
                 ),
             });
         }
-        out.push(Signal::CallDone { key });
+        out.push(Fact::CallDone { key });
     }
 }
 
@@ -300,7 +300,7 @@ impl AiSdk {
 mod tests {
     use super::*;
 
-    fn run(lines: &[&str]) -> Vec<Signal> {
+    fn run(lines: &[&str]) -> Vec<Fact> {
         let mut d = AiSdk::default();
         let mut out = Vec::new();
         for l in lines {
@@ -319,11 +319,11 @@ mod tests {
             r#"{"type":"finish"}"#,
             "[DONE]",
         ]);
-        assert!(s.contains(&Signal::Authoritative {
+        assert!(s.contains(&Fact::Authoritative {
             key: CallKey::Item("c1".into()),
             arguments: "{\"a\": 1}".into()
         }));
-        assert_eq!(s.last(), Some(&Signal::Done));
+        assert_eq!(s.last(), Some(&Fact::Done));
     }
 
     #[test]
@@ -335,18 +335,18 @@ mod tests {
         ]);
         assert!(s.iter().any(|s| matches!(
             s,
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::IdMismatch,
                 ..
             }
         )));
-        assert!(s.contains(&Signal::CallDone {
+        assert!(s.contains(&Fact::CallDone {
             key: CallKey::Item("c1".into())
         }));
         let opened: Vec<&CallKey> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => Some(&f.key),
+                Fact::Fragment(f) => Some(&f.key),
                 _ => None,
             })
             .collect();
@@ -361,7 +361,7 @@ mod tests {
         ]);
         assert!(s.iter().any(|s| matches!(
             s,
-            Signal::Fragment(Fragment { args: Raw::Value(ArgsPiece::Object(t)), .. }) if t == "{\"x\":\"y\"}"
+            Fact::Fragment(Fragment { args: Raw::Value(ArgsPiece::Object(t)), .. }) if t == "{\"x\":\"y\"}"
         )));
     }
 }

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{error_message, raw_string, undecodable};
+use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Ev<'a> {
@@ -80,9 +80,9 @@ pub struct Anthropic {
 
 impl Anthropic {
     /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         if event_type == "error" {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
@@ -96,12 +96,12 @@ impl Anthropic {
         };
         let kind = ev.kind.unwrap_or(event_type);
         match kind {
-            "ping" => out.push(Signal::Finding {
+            "ping" => out.push(Fact::Finding {
                 kind: FindingKind::PingEvent,
                 key: None,
                 message: "ping event".into(),
             }),
-            "error" => out.push(Signal::ProviderError {
+            "error" => out.push(Fact::ProviderError {
                 message: error_message(data),
             }),
             "content_block_start" => {
@@ -126,7 +126,7 @@ impl Anthropic {
                     }
                     _ => Raw::Absent,
                 };
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: CallKey::Block(index),
                     stated_index: Some(index),
                     id: raw_string(block.id),
@@ -135,17 +135,17 @@ impl Anthropic {
                 }));
                 match class {
                     // Web search, code execution, tool search, MCP: run by the provider, apart.
-                    BlockClass::Server => out.push(Signal::ServerTool {
+                    BlockClass::Server => out.push(Fact::ServerTool {
                         key: CallKey::Block(index),
                         kind: kind.to_owned(),
                     }),
                     BlockClass::Unknown => {
-                        out.push(Signal::CallKind {
+                        out.push(Fact::CallKind {
                             key: CallKey::Block(index),
                             kind: kind.to_owned(),
                             text: false,
                         });
-                        out.push(Signal::Finding {
+                        out.push(Fact::Finding {
                             kind: FindingKind::UnknownCallItem,
                             key: Some(CallKey::Block(index)),
                             message: format!(
@@ -164,7 +164,7 @@ impl Anthropic {
                     return;
                 }
                 if !self.tool_blocks.contains(&index) {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(CallKey::Block(index)),
                         message: format!(
@@ -172,7 +172,7 @@ impl Anthropic {
                         ),
                     });
                 }
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: CallKey::Block(index),
                     stated_index: Some(index),
                     id: Raw::Absent,
@@ -185,7 +185,7 @@ impl Anthropic {
             }
             "content_block_stop" => {
                 if let Some(index) = ev.index.filter(|i| self.tool_blocks.contains(i)) {
-                    out.push(Signal::CallDone {
+                    out.push(Fact::CallDone {
                         key: CallKey::Block(index),
                     });
                 }
@@ -198,18 +198,18 @@ impl Anthropic {
                         reason.as_ref(),
                         "max_tokens" | "refusal" | "model_context_window_exceeded"
                     ) {
-                        out.push(Signal::Finding {
+                        out.push(Fact::Finding {
                             kind: FindingKind::AbnormalFinish,
                             key: None,
                             message: format!("stop_reason \"{reason}\""),
                         });
                     }
-                    out.push(Signal::Finish {
+                    out.push(Fact::Finish {
                         reason: reason.into_owned(),
                     });
                 }
             }
-            "message_stop" => out.push(Signal::Finish {
+            "message_stop" => out.push(Fact::Finish {
                 reason: "message_stop".into(),
             }),
             _ => {}
@@ -221,7 +221,7 @@ impl Anthropic {
 mod tests {
     use super::*;
 
-    fn run(events: &[(&str, &str)]) -> Vec<Signal> {
+    fn run(events: &[(&str, &str)]) -> Vec<Fact> {
         let mut d = Anthropic::default();
         let mut out = Vec::new();
         for (t, data) in events {
@@ -257,7 +257,7 @@ mod tests {
         let keys: Vec<&CallKey> = s
             .iter()
             .filter_map(|s| {
-                if let Signal::Fragment(f) = s {
+                if let Fact::Fragment(f) = s {
                     Some(&f.key)
                 } else {
                     None
@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(keys, vec![&CallKey::Block(1), &CallKey::Block(1)]);
         assert!(matches!(
             s.last(),
-            Some(Signal::CallDone {
+            Some(Fact::CallDone {
                 key: CallKey::Block(1)
             })
         ));
@@ -281,7 +281,7 @@ mod tests {
         )]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "overloaded_error: Overloaded".into()
             }]
         );
@@ -291,12 +291,12 @@ mod tests {
         )]);
         assert!(matches!(
             &s[0],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::AbnormalFinish,
                 ..
             }
         ));
-        assert!(matches!(&s[1], Signal::Finish { reason } if reason == "max_tokens"));
+        assert!(matches!(&s[1], Fact::Finish { reason } if reason == "max_tokens"));
     }
 
     #[test]
@@ -307,7 +307,7 @@ mod tests {
         )]);
         assert!(matches!(
             &s[0],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 ..
             }

@@ -21,8 +21,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{FieldArgs, FieldStr, error_message, parse_index, undecodable};
+use crate::fact::{CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{CallKey, Fragment, Raw, Signal};
 
 /// The event names an Assistants run stream is recognised by (`thread.*`).
 pub fn looks_like_assistants_event(event_type: &str) -> bool {
@@ -99,14 +99,14 @@ pub struct Assistants {
 
 impl Assistants {
     /// Decode one event (SSE `event:` name, or `message` for a dump without names).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         let trimmed = data.trim();
         if trimmed == "[DONE]" || (event_type == "done" && trimmed.is_empty()) {
-            out.push(Signal::Done);
+            out.push(Fact::Done);
             return;
         }
         if event_type == "error" {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
@@ -155,7 +155,7 @@ impl Assistants {
                     .unwrap_or_default();
                 for tc in calls {
                     if let Some(key) = tc.id.0.non_empty().and_then(|id| self.by_id.get(id)) {
-                        out.push(Signal::CallDone { key: key.clone() });
+                        out.push(Fact::CallDone { key: key.clone() });
                     }
                 }
             }
@@ -168,11 +168,11 @@ impl Assistants {
                 for tc in calls {
                     self.required_call(tc, out);
                 }
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: "requires_action".into(),
                 });
             }
-            "thread.run.completed" => out.push(Signal::Finish {
+            "thread.run.completed" => out.push(Fact::Finish {
                 reason: "completed".into(),
             }),
             "thread.run.incomplete" | "thread.run.cancelled" | "thread.run.expired" => {
@@ -181,21 +181,21 @@ impl Assistants {
                     .incomplete_details
                     .filter(|d| d.get() != "null")
                     .map_or(String::new(), |d| format!(" {}", d.get()));
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::AbnormalFinish,
                     key: None,
                     message: format!("thread.run.{status}{detail}"),
                 });
-                out.push(Signal::Finish { reason: status });
+                out.push(Fact::Finish { reason: status });
             }
             "thread.run.failed" | "thread.run.step.failed" => {
                 let message = obj.last_error.filter(|e| e.get() != "null").map_or_else(
                     || format!("{kind} (no last_error)"),
                     |e| format!("{kind}: {}", error_text(e.get())),
                 );
-                out.push(Signal::ProviderError { message });
+                out.push(Fact::ProviderError { message });
             }
-            "error" => out.push(Signal::ProviderError {
+            "error" => out.push(Fact::ProviderError {
                 message: error_message(data),
             }),
             _ => {}
@@ -203,7 +203,7 @@ impl Assistants {
     }
 
     /// One entry of a step delta's `tool_calls`.
-    fn step_call(&mut self, step: &str, n: usize, tc: ToolCall<'_>, out: &mut Vec<Signal>) {
+    fn step_call(&mut self, step: &str, n: usize, tc: ToolCall<'_>, out: &mut Vec<Fact>) {
         let stated = parse_index(tc.index);
         let index = match stated {
             Ok(Some(i)) => i,
@@ -211,7 +211,7 @@ impl Assistants {
         };
         let key = CallKey::Item(format!("{step} #{index}"));
         if let Err(bad) = &stated {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::InvalidIndex,
                 key: Some(key.clone()),
                 message: format!("invalid index {bad}; routed to {key}"),
@@ -236,7 +236,7 @@ impl Assistants {
             // Later deltas of a server tool (its code, its results): nothing for the table.
             return;
         }
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: key.clone(),
             stated_index: stated.ok().flatten(),
             id: tc.id.0,
@@ -245,7 +245,7 @@ impl Assistants {
         }));
         if let Some(kind) = server {
             self.server.insert(key.clone());
-            out.push(Signal::ServerTool {
+            out.push(Fact::ServerTool {
                 key,
                 kind: kind.to_owned(),
             });
@@ -254,9 +254,9 @@ impl Assistants {
 
     /// One call of `requires_action`: the authoritative copy of a streamed call, or (never
     /// streamed) the call itself.
-    fn required_call(&mut self, tc: ToolCall<'_>, out: &mut Vec<Signal>) {
+    fn required_call(&mut self, tc: ToolCall<'_>, out: &mut Vec<Fact>) {
         let Some(id) = tc.id.0.non_empty().map(str::to_owned) else {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: None,
                 message: "a required_action tool call without an id".into(),
@@ -273,16 +273,16 @@ impl Assistants {
         };
         match self.by_id.get(&id).cloned() {
             Some(key) => {
-                out.push(Signal::Authoritative {
+                out.push(Fact::Authoritative {
                     key: key.clone(),
                     arguments,
                 });
-                out.push(Signal::CallDone { key });
+                out.push(Fact::CallDone { key });
             }
             None => {
                 let key = CallKey::Item(format!("required_action {id}"));
                 self.by_id.insert(id.clone(), key.clone());
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: key.clone(),
                     stated_index: None,
                     id: Raw::Value(id),
@@ -290,12 +290,12 @@ impl Assistants {
                     args: Raw::Absent,
                 }));
                 if !arguments.is_empty() {
-                    out.push(Signal::ArgumentsOnlyInDone {
+                    out.push(Fact::ArgumentsOnlyInDone {
                         key: key.clone(),
                         arguments,
                     });
                 }
-                out.push(Signal::CallDone { key });
+                out.push(Fact::CallDone { key });
             }
         }
     }
@@ -326,7 +326,7 @@ fn error_text(err: &str) -> String {
 mod tests {
     use super::*;
 
-    fn run(events: &[(&str, &str)]) -> Vec<Signal> {
+    fn run(events: &[(&str, &str)]) -> Vec<Fact> {
         let mut d = Assistants::default();
         let mut out = Vec::new();
         for (t, data) in events {
@@ -350,15 +350,15 @@ mod tests {
                 (ev("done"), "[DONE]"),
             ]);
             let key = CallKey::Item("step_1 #0".into());
-            assert!(s.contains(&Signal::Authoritative {
+            assert!(s.contains(&Fact::Authoritative {
                 key: key.clone(),
                 arguments: "{}".into()
             }));
-            assert!(s.contains(&Signal::CallDone { key }));
-            assert!(s.contains(&Signal::Finish {
+            assert!(s.contains(&Fact::CallDone { key }));
+            assert!(s.contains(&Fact::Finish {
                 reason: "requires_action".into()
             }));
-            assert_eq!(s.last(), Some(&Signal::Done));
+            assert_eq!(s.last(), Some(&Fact::Done));
         }
     }
 
@@ -375,7 +375,7 @@ mod tests {
         )]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "thread.run.failed: server_error: Sorry".into()
             }]
         );
@@ -393,13 +393,11 @@ mod tests {
         let s = run(&[("message", &first), ("message", &later)]);
         let servers = s
             .iter()
-            .filter(|s| matches!(s, Signal::ServerTool { kind, .. } if kind == "file_search"))
+            .filter(|s| matches!(s, Fact::ServerTool { kind, .. } if kind == "file_search"))
             .count();
         assert_eq!(servers, 1);
         assert_eq!(
-            s.iter()
-                .filter(|s| matches!(s, Signal::Fragment(_)))
-                .count(),
+            s.iter().filter(|s| matches!(s, Fact::Fragment(_))).count(),
             1
         );
     }

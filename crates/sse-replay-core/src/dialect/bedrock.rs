@@ -25,8 +25,8 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::{error_message, undecodable};
+use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 use crate::text::truncate;
 
 /// The ConverseStream event names (the `:event-type` header, or the key of a decoded event).
@@ -58,9 +58,9 @@ pub struct Bedrock {
 
 impl Bedrock {
     /// Decode one event (a frame's `:event-type` and payload, an SSE event, or a JSON line).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         if event_type == "error" {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
@@ -73,7 +73,7 @@ impl Bedrock {
             }
         };
         let Some(obj) = v.as_object() else {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: None,
                 message: format!("not a JSON object: {}", truncate(data.trim(), 80)),
@@ -82,7 +82,7 @@ impl Bedrock {
         };
         let Some((name, body)) = event_of(event_type, obj) else {
             if let Some((kind, message)) = exception_of(obj) {
-                out.push(Signal::ProviderError {
+                out.push(Fact::ProviderError {
                     message: format!("{kind}: {message}"),
                 });
             }
@@ -95,7 +95,7 @@ impl Bedrock {
                 if let Ok(Some(index)) = index_of(body)
                     && self.tool_blocks.contains(&index)
                 {
-                    out.push(Signal::CallDone {
+                    out.push(Fact::CallDone {
                         key: CallKey::Block(index),
                     });
                 }
@@ -106,13 +106,13 @@ impl Bedrock {
                     .and_then(Value::as_str)
                     .unwrap_or("messageStop");
                 if ABNORMAL_STOPS.contains(&reason) {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::AbnormalFinish,
                         key: None,
                         message: format!("stopReason \"{reason}\""),
                     });
                 }
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: reason.to_owned(),
                 });
             }
@@ -121,7 +121,7 @@ impl Bedrock {
         }
     }
 
-    fn block_start(&mut self, body: &Map<String, Value>, out: &mut Vec<Signal>) {
+    fn block_start(&mut self, body: &Map<String, Value>, out: &mut Vec<Fact>) {
         let Some(tool) = body
             .get("start")
             .and_then(|s| s.get("toolUse"))
@@ -143,7 +143,7 @@ impl Bedrock {
             Some(Value::String(s)) => Raw::Value(ArgsPiece::Text(s.clone())),
             Some(other) => Raw::Value(ArgsPiece::Object(other.to_string())),
         };
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: CallKey::Block(index),
             stated_index: Some(index),
             id: string_field(tool.get("toolUseId")),
@@ -155,14 +155,14 @@ impl Bedrock {
             && kind != "tool_use"
             && kind.ends_with("tool_use")
         {
-            out.push(Signal::ServerTool {
+            out.push(Fact::ServerTool {
                 key: CallKey::Block(index),
                 kind: kind.to_owned(),
             });
         }
     }
 
-    fn block_delta(&mut self, body: &Map<String, Value>, out: &mut Vec<Signal>) {
+    fn block_delta(&mut self, body: &Map<String, Value>, out: &mut Vec<Fact>) {
         let Some(tool) = body.get("delta").and_then(|d| d.get("toolUse")) else {
             // text, reasoningContent, citation, toolResult, image: not a call's arguments.
             return;
@@ -171,7 +171,7 @@ impl Bedrock {
             return;
         };
         if !self.tool_blocks.contains(&index) {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: Some(CallKey::Block(index)),
                 message: format!(
@@ -186,7 +186,7 @@ impl Bedrock {
             Some(Value::String(s)) => Raw::Value(ArgsPiece::Text(s.clone())),
             Some(other) => Raw::Value(ArgsPiece::Object(other.to_string())),
         };
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: CallKey::Block(index),
             stated_index: Some(index),
             id: Raw::Absent,
@@ -197,12 +197,12 @@ impl Bedrock {
 
     /// The event's `contentBlockIndex`; a missing or invalid one is a finding, and the fragment
     /// goes to the last tool block started (the only sensible owner), else block 0.
-    fn index(&self, body: &Map<String, Value>, out: &mut Vec<Signal>) -> Option<u64> {
+    fn index(&self, body: &Map<String, Value>, out: &mut Vec<Fact>) -> Option<u64> {
         let fallback = self.last_tool.unwrap_or(0);
         match index_of(body) {
             Ok(Some(i)) => Some(i),
             Ok(None) => {
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::MissingIndex,
                     key: Some(CallKey::Block(fallback)),
                     message: format!("no contentBlockIndex; routed to block {fallback}"),
@@ -210,7 +210,7 @@ impl Bedrock {
                 Some(fallback)
             }
             Err(bad) => {
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::InvalidIndex,
                     key: Some(CallKey::Block(fallback)),
                     message: format!("contentBlockIndex {bad}; routed to block {fallback}"),
@@ -284,7 +284,7 @@ fn string_field(v: Option<&Value>) -> Raw<String> {
 mod tests {
     use super::*;
 
-    fn run(events: &[(&str, &str)]) -> Vec<Signal> {
+    fn run(events: &[(&str, &str)]) -> Vec<Fact> {
         let mut d = Bedrock::default();
         let mut out = Vec::new();
         for (t, data) in events {
@@ -296,10 +296,10 @@ mod tests {
     /// A fragment's key, id, name and arguments.
     type Seen = (CallKey, Raw<String>, Raw<String>, Raw<ArgsPiece>);
 
-    fn fragments(s: &[Signal]) -> Vec<Seen> {
+    fn fragments(s: &[Fact]) -> Vec<Seen> {
         s.iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => {
+                Fact::Fragment(f) => {
                     Some((f.key.clone(), f.id.clone(), f.name.clone(), f.args.clone()))
                 }
                 _ => None,
@@ -376,12 +376,12 @@ mod tests {
                 ),
             ]
         );
-        assert!(want.contains(&Signal::CallDone {
+        assert!(want.contains(&Fact::CallDone {
             key: CallKey::Block(1)
         }));
         assert_eq!(
             want.last(),
-            Some(&Signal::Finish {
+            Some(&Fact::Finish {
                 reason: "tool_use".into()
             })
         );
@@ -409,13 +409,13 @@ mod tests {
             ),
             ("contentBlockStop", r#"{"contentBlockIndex":1}"#),
         ]);
-        assert!(s.contains(&Signal::ServerTool {
+        assert!(s.contains(&Fact::ServerTool {
             key: CallKey::Block(0),
             kind: "server_tool_use".into()
         }));
         assert!(fragments(&s).iter().all(|f| f.0 == CallKey::Block(0)));
         assert!(
-            !s.iter().any(|x| matches!(x, Signal::Finding { .. })),
+            !s.iter().any(|x| matches!(x, Fact::Finding { .. })),
             "{s:?}"
         );
     }
@@ -428,7 +428,7 @@ mod tests {
         )]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "throttlingException: Too many requests".into()
             }]
         );
@@ -438,21 +438,21 @@ mod tests {
         )]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "modelStreamErrorException: Model Stream Error".into()
             }]
         );
         let s = run(&[("messageStop", r#"{"stopReason":"max_tokens"}"#)]);
         assert!(matches!(
             &s[0],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::AbnormalFinish,
                 ..
             }
         ));
         assert_eq!(
             s[1],
-            Signal::Finish {
+            Fact::Finish {
                 reason: "max_tokens".into()
             }
         );
@@ -479,7 +479,7 @@ mod tests {
         let kinds: Vec<FindingKind> = s
             .iter()
             .filter_map(|x| match x {
-                Signal::Finding { kind, .. } => Some(*kind),
+                Fact::Finding { kind, .. } => Some(*kind),
                 _ => None,
             })
             .collect();

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{FieldArgs, FieldStr, FxHashMap, error_message, parse_index, undecodable};
+use crate::fact::{CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{CallKey, Fragment, Raw, Signal};
 
 /// Every event type of a Cohere v2 chat stream (what detection and the message for an
 /// unrecognised stream name).
@@ -86,16 +86,16 @@ pub struct Cohere {
 
 impl Cohere {
     /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         if data.trim() == "[DONE]" {
-            out.push(Signal::Done);
+            out.push(Fact::Done);
             return;
         }
         let ev: Ev<'_> = match serde_json::from_str(data) {
             Ok(ev) => ev,
             Err(e) => {
                 out.push(if event_type == "error" {
-                    Signal::ProviderError {
+                    Fact::ProviderError {
                         message: error_message(data),
                     }
                 } else {
@@ -120,7 +120,7 @@ impl Cohere {
                     None => (Raw::Absent, Raw::Absent),
                 };
                 let first_piece = start && args.value().is_some_and(|a| !a.text().is_empty());
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     stated_index: key.index(),
                     key: key.clone(),
                     id: call.id.0,
@@ -128,7 +128,7 @@ impl Cohere {
                     args,
                 }));
                 if first_piece {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::ArgumentsInStart,
                         key: Some(key),
                         message: "tool-call-start carries the first arguments fragment".into(),
@@ -142,7 +142,7 @@ impl Cohere {
                 {
                     slot.1 = true;
                 }
-                out.push(Signal::CallDone { key });
+                out.push(Fact::CallDone { key });
             }
             "message-end" => {
                 let delta = ev.delta.as_ref();
@@ -159,7 +159,7 @@ impl Cohere {
                                 Ok(s) => s,
                                 Err(_) => error_message(e.get()),
                             });
-                        out.push(Signal::ProviderError {
+                        out.push(Fact::ProviderError {
                             message: match detail {
                                 Some(d) => format!("finish_reason {reason}: {d}"),
                                 None => format!("finish_reason {reason}"),
@@ -168,17 +168,17 @@ impl Cohere {
                     }
                     other => {
                         if other == "MAX_TOKENS" {
-                            out.push(Signal::Finding {
+                            out.push(Fact::Finding {
                                 kind: FindingKind::AbnormalFinish,
                                 key: None,
                                 message: "finish_reason MAX_TOKENS".into(),
                             });
                         }
-                        out.push(Signal::Finish { reason });
+                        out.push(Fact::Finish { reason });
                     }
                 }
             }
-            "error" => out.push(Signal::ProviderError {
+            "error" => out.push(Fact::ProviderError {
                 message: error_message(data),
             }),
             _ => {}
@@ -187,7 +187,7 @@ impl Cohere {
 
     /// The call an event's `index` names. A start at an index whose call ended opens the next call
     /// there; an event without an index goes to the most recent call (and says so).
-    fn key(&mut self, index: Option<&RawValue>, start: bool, out: &mut Vec<Signal>) -> CallKey {
+    fn key(&mut self, index: Option<&RawValue>, start: bool, out: &mut Vec<Fact>) -> CallKey {
         let stated = parse_index(index);
         let Ok(Some(index)) = stated else {
             let key = self.latest.clone().unwrap_or(CallKey::Index {
@@ -199,7 +199,7 @@ impl Cohere {
                 Err(bad) => (FindingKind::InvalidIndex, format!("invalid index {bad}")),
                 Ok(_) => (FindingKind::MissingIndex, "no index".to_owned()),
             };
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind,
                 key: Some(key.clone()),
                 message: format!("{what}; routed to {key}"),
@@ -239,9 +239,9 @@ fn tool_call(raw: Option<&RawValue>) -> ToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signal::ArgsPiece;
+    use crate::fact::ArgsPiece;
 
-    fn run(events: &[(&str, &str)]) -> Vec<Signal> {
+    fn run(events: &[(&str, &str)]) -> Vec<Fact> {
         let mut d = Cohere::default();
         let mut out = Vec::new();
         for (t, data) in events {
@@ -278,7 +278,7 @@ mod tests {
         let frags: Vec<&Fragment> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => Some(f),
+                Fact::Fragment(f) => Some(f),
                 _ => None,
             })
             .collect();
@@ -289,8 +289,8 @@ mod tests {
             frags[1].args,
             Raw::Value(ArgsPiece::Text("{\"a\":1}".into()))
         );
-        assert!(s.iter().any(|s| matches!(s, Signal::CallDone { .. })));
-        assert!(matches!(s.last(), Some(Signal::Finish { reason }) if reason == "TOOL_CALL"));
+        assert!(s.iter().any(|s| matches!(s, Fact::CallDone { .. })));
+        assert!(matches!(s.last(), Some(Fact::Finish { reason }) if reason == "TOOL_CALL"));
     }
 
     #[test]
@@ -304,7 +304,7 @@ mod tests {
         let gens: Vec<u32> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(Fragment {
+                Fact::Fragment(Fragment {
                     key: CallKey::Index { generation, .. },
                     ..
                 }) => Some(*generation),
@@ -322,7 +322,7 @@ mod tests {
         )]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "finish_reason ERROR: internal".into()
             }]
         );

@@ -18,8 +18,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{error_message, raw_string, undecodable};
+use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -106,12 +106,12 @@ pub struct Gemini {
 
 impl Gemini {
     /// Decode one event.
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         let chunk: Chunk<'_> = match serde_json::from_str(data) {
             Ok(c) => c,
             Err(e) => {
                 out.push(if event_type == "error" {
-                    Signal::ProviderError {
+                    Fact::ProviderError {
                         message: error_message(data),
                     }
                 } else {
@@ -121,13 +121,13 @@ impl Gemini {
             }
         };
         if let Some(err) = chunk.error.filter(|e| e.get() != "null") {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: gemini_error(err.get(), data),
             });
             return;
         }
         if event_type == "error" {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
@@ -140,7 +140,7 @@ impl Gemini {
             }
             if let Some(reason) = cand.finish_reason {
                 if let Some(open) = self.open.take() {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(open.key.clone()),
                         message: format!("finishReason {reason} while the streamed call still had willContinue: true"),
@@ -148,20 +148,20 @@ impl Gemini {
                     Self::close(open, empty_fragment(), out);
                 }
                 if reason != "STOP" {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::AbnormalFinish,
                         key: None,
                         message: format!("finishReason {reason}"),
                     });
                 }
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: reason.into_owned(),
                 });
             }
         }
     }
 
-    fn function_call(&mut self, fc: FunctionCall<'_>, out: &mut Vec<Signal>) {
+    fn function_call(&mut self, fc: FunctionCall<'_>, out: &mut Vec<Fact>) {
         let id = raw_string(fc.id);
         let name = raw_string(fc.name);
         // A part naming a different function (or id) while a call is open starts a new call.
@@ -175,7 +175,7 @@ impl Gemini {
             other_name || other_id
         });
         if starts_other && let Some(open) = self.open.take() {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: Some(open.key.clone()),
                 message: "a new functionCall started before the streamed one closed (willContinue was true)".into(),
@@ -192,7 +192,7 @@ impl Gemini {
                 Some(t) => Raw::Value(ArgsPiece::Object(super::minify_json(t).into_owned())),
             };
             let no_id = id.non_empty().is_none();
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index: None,
                 id,
@@ -202,7 +202,7 @@ impl Gemini {
             if no_id {
                 out.push(no_id_finding(&key));
             }
-            out.push(Signal::CallDone { key });
+            out.push(Fact::CallDone { key });
             return;
         }
         let mut open = match self.open.take() {
@@ -229,7 +229,7 @@ impl Gemini {
                         target.extend(m);
                     }
                 }
-                _ => out.push(Signal::Finding {
+                _ => out.push(Fact::Finding {
                     kind: FindingKind::UnexpectedShape,
                     key: Some(open.key.clone()),
                     message: format!(
@@ -255,13 +255,13 @@ impl Gemini {
         };
         let key = open.key.clone();
         if fc.will_continue == Some(true) {
-            out.push(Signal::Fragment(frag));
+            out.push(Fact::Fragment(frag));
             self.open = Some(open);
         } else {
             Self::close(open, frag, out);
         }
         for p in problems {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: Some(key.clone()),
                 message: p,
@@ -276,13 +276,13 @@ impl Gemini {
     }
 
     /// The call is complete: its last fragment carries the assembled arguments object.
-    fn close(open: OpenCall, mut frag: Fragment, out: &mut Vec<Signal>) {
+    fn close(open: OpenCall, mut frag: Fragment, out: &mut Vec<Fact>) {
         frag.key = open.key.clone();
         let text = serde_json::to_string(&open.args).unwrap_or_else(|_| "{}".to_owned());
         frag.args = Raw::Value(ArgsPiece::Object(text));
-        out.push(Signal::Fragment(frag));
+        out.push(Fact::Fragment(frag));
         if open.partial {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::PartialArgs,
                 key: Some(open.key.clone()),
                 message: "arguments streamed as partialArgs, assembled into one object".into(),
@@ -291,7 +291,7 @@ impl Gemini {
         if open.id.is_none() {
             out.push(no_id_finding(&open.key));
         }
-        out.push(Signal::CallDone { key: open.key });
+        out.push(Fact::CallDone { key: open.key });
     }
 }
 
@@ -306,8 +306,8 @@ fn empty_fragment() -> Fragment {
     }
 }
 
-fn no_id_finding(key: &CallKey) -> Signal {
-    Signal::Finding {
+fn no_id_finding(key: &CallKey) -> Fact {
+    Fact::Finding {
         kind: FindingKind::NoCallId,
         key: Some(key.clone()),
         message: "functionCall without an id".into(),
@@ -486,7 +486,7 @@ fn slot_at<'v>(root: &'v mut Value, steps: &[PathSegment]) -> Result<&'v mut Val
 mod tests {
     use super::*;
 
-    fn run(lines: &[&str]) -> Vec<Signal> {
+    fn run(lines: &[&str]) -> Vec<Fact> {
         let mut d = Gemini::default();
         let mut out = Vec::new();
         for l in lines {
@@ -495,10 +495,10 @@ mod tests {
         out
     }
 
-    fn args_of(s: &[Signal]) -> Vec<String> {
+    fn args_of(s: &[Fact]) -> Vec<String> {
         s.iter()
             .filter_map(|s| match s {
-                Signal::Fragment(Fragment {
+                Fact::Fragment(Fragment {
                     args: Raw::Value(p),
                     ..
                 }) => Some(p.text().to_owned()),
@@ -540,12 +540,12 @@ mod tests {
         );
         assert!(s.iter().any(|s| matches!(
             s,
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::PartialArgs,
                 ..
             }
         )));
-        assert!(matches!(s.last(), Some(Signal::Finish { reason }) if reason == "STOP"));
+        assert!(matches!(s.last(), Some(Fact::Finish { reason }) if reason == "STOP"));
     }
 
     #[test]
@@ -555,14 +555,14 @@ mod tests {
         ]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "RESOURCE_EXHAUSTED (429): Resource exhausted".into()
             }]
         );
         let s = run(&[r#"{"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL"}]}"#]);
         assert!(matches!(
             &s[0],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::AbnormalFinish,
                 ..
             }

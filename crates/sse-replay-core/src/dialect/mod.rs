@@ -1,7 +1,7 @@
-//! Dialects turn framed events (SSE events, NDJSON lines, or JSON array elements) into tool-call [`Signal`]s: fragments
+//! Dialects turn framed events (SSE events, NDJSON lines, JSON array elements or AWS event stream frames) into tool-call [`Fact`]s: fragments
 //! with their call key, finish signals, provider errors and the findings only the dialect can see.
-//! The vocabulary they speak ([`Signal`], [`crate::signal::Fragment`], [`crate::signal::CallKey`],
-//! [`Raw`]…) is [`crate::signal`]'s, shared with the accumulator and the naive strategies. One
+//! The vocabulary they speak ([`Fact`], [`crate::fact::Fragment`], [`crate::fact::CallKey`],
+//! [`Raw`]…) is [`crate::fact`]'s, shared with the accumulator and the naive strategies. One
 //! file per dialect. Dialects route (decide which call a fragment belongs to) but never
 //! accumulate: that is [`crate::accumulate`]'s job, and it does not know which dialect fed it.
 
@@ -19,8 +19,8 @@ use std::fmt;
 
 use serde::Deserialize;
 
+use crate::fact::{ArgsPiece, Fact, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, Raw, Signal};
 use crate::text::truncate;
 
 /// The supported dialects.
@@ -91,6 +91,50 @@ impl DialectKind {
             DialectKind::AiSdkUi => "Vercel AI SDK UI message stream",
             DialectKind::BedrockConverse => "AWS Bedrock ConverseStream",
         }
+    }
+
+    /// Words that name a tool call in this dialect's events: an event the dialect cannot read and
+    /// that holds one of them lost a call (`lost-tool-call`). Looked for in the event type and the
+    /// data as they are, so they are the wire's spellings.
+    pub fn tool_call_markers(self) -> &'static [&'static str] {
+        match self {
+            DialectKind::OpenAiChat => &["\"tool_calls\"", "\"function_call\""],
+            DialectKind::OpenAiResponses => &["function_call"],
+            DialectKind::AnthropicMessages => &["\"tool_use\"", "input_json_delta"],
+            DialectKind::Gemini => &["\"functionCall\"", "\"function_call\""],
+            DialectKind::Ollama => &["\"tool_calls\""],
+            DialectKind::Cohere => &["tool-call-", "\"tool_calls\""],
+            DialectKind::OpenAiAssistants => &["\"tool_calls\"", "\"function\""],
+            DialectKind::AiSdkUi => &["tool-input-", "tool-call"],
+            DialectKind::BedrockConverse => &["\"toolUse\"", "tool_use"],
+        }
+    }
+
+    /// Whether a finish reason (as the dialect's `Finish` fact carries it) says the response
+    /// ended for the client to call tools, or that a call went wrong: with no call assembled, a
+    /// call was lost. (Responses announces its calls as output items: its decoder compares
+    /// them itself.)
+    pub fn finish_announces_calls(self, reason: &str) -> bool {
+        match self {
+            DialectKind::OpenAiChat => matches!(reason, "tool_calls" | "function_call"),
+            DialectKind::AnthropicMessages => reason == "tool_use",
+            DialectKind::Gemini => matches!(
+                reason,
+                "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS"
+            ),
+            DialectKind::Cohere => reason == "TOOL_CALL",
+            DialectKind::OpenAiAssistants => reason == "requires_action",
+            DialectKind::AiSdkUi => reason == "tool-calls",
+            DialectKind::BedrockConverse => reason == "tool_use",
+            DialectKind::OpenAiResponses | DialectKind::Ollama => false,
+        }
+    }
+
+    /// Whether `event_type` or `data` names a tool call ([`DialectKind::tool_call_markers`]).
+    pub fn names_tool_call(self, event_type: &str, data: &str) -> bool {
+        self.tool_call_markers()
+            .iter()
+            .any(|m| event_type.contains(m) || data.contains(m))
     }
 
     /// Parse a name as accepted by `--dialect` (a few aliases too).
@@ -212,7 +256,7 @@ pub fn detect(event_type: &str, data: &str) -> Option<DialectKind> {
     None
 }
 
-/// A running dialect decoder. Each event goes to [`Dialect::on_event`]; signals are appended to `out`.
+/// A running dialect decoder. Each event goes to [`Dialect::on_event`]; facts are appended to `out`.
 #[derive(Debug)]
 pub enum Dialect {
     OpenAiChat(openai_chat::OpenAiChat),
@@ -258,7 +302,7 @@ impl Dialect {
     }
 
     /// Decode one event (for NDJSON framing, `event_type` is `"message"` and `data` is the line).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         match self {
             Dialect::OpenAiChat(d) => d.on_event(event_type, data, out),
             Dialect::OpenAiResponses(d) => d.on_event(event_type, data, out),
@@ -410,13 +454,13 @@ pub(crate) fn parse_index(v: Option<&serde_json::value::RawValue>) -> Result<Opt
 
 /// The finding for event data a dialect could not decode: `unexpected-shape` when it is JSON of
 /// another shape (e.g. an index that is not a number), `non-json-data` when it is not JSON at all.
-pub(crate) fn undecodable(data: &str, err: &serde_json::Error) -> Signal {
+pub(crate) fn undecodable(data: &str, err: &serde_json::Error) -> Fact {
     let kind = if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
         FindingKind::UnexpectedShape
     } else {
         FindingKind::NonJsonData
     };
-    Signal::Finding {
+    Fact::Finding {
         kind,
         key: None,
         message: format!("{err}: {}", truncate(data.trim(), 80)),

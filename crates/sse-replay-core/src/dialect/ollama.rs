@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{error_message, parse_index, raw_args, raw_string, undecodable};
+use crate::fact::{CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{CallKey, Fragment, Raw, Signal};
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -53,7 +53,7 @@ pub struct Ollama {
 
 impl Ollama {
     /// Decode one line.
-    pub fn on_event(&mut self, _event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, _event_type: &str, data: &str, out: &mut Vec<Fact>) {
         let line: Line<'_> = match serde_json::from_str(data) {
             Ok(l) => l,
             Err(e) => {
@@ -62,7 +62,7 @@ impl Ollama {
             }
         };
         if line.error.is_some_and(|e| e.get() != "null") {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
@@ -80,7 +80,7 @@ impl Ollama {
             };
             let id = raw_string(tc.id);
             let no_id = id.non_empty().is_none();
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index,
                 id,
@@ -88,26 +88,26 @@ impl Ollama {
                 args,
             }));
             if no_id {
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::NoCallId,
                     key: Some(key.clone()),
                     message: "tool call without an id".into(),
                 });
             }
-            out.push(Signal::CallDone { key });
+            out.push(Fact::CallDone { key });
         }
         if line.done == Some(true) {
             let reason = line
                 .done_reason
                 .map_or_else(|| "done".to_owned(), |r| r.into_owned());
             if reason == "length" {
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::AbnormalFinish,
                     key: None,
                     message: "done_reason \"length\": the model hit its output limit".into(),
                 });
             }
-            out.push(Signal::Finish { reason });
+            out.push(Fact::Finish { reason });
         }
     }
 }
@@ -115,7 +115,7 @@ impl Ollama {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signal::ArgsPiece;
+    use crate::fact::ArgsPiece;
 
     #[test]
     fn object_arguments_index_and_error_line() {
@@ -123,20 +123,20 @@ mod tests {
         let mut s = Vec::new();
         d.on_event("message", r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"f","arguments":{"a":1}}}]},"done":false}"#, &mut s);
         d.on_event("message", r#"{"error":"model 'x' not found"}"#, &mut s);
-        let Signal::Fragment(f) = &s[0] else {
+        let Fact::Fragment(f) = &s[0] else {
             panic!("{s:?}")
         };
         assert_eq!(f.args, Raw::Value(ArgsPiece::Object(r#"{"a":1}"#.into())));
         assert_eq!(f.stated_index, Some(0));
         assert!(matches!(
             &s[1],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::NoCallId,
                 ..
             }
         ));
         assert!(
-            matches!(s.last(), Some(Signal::ProviderError { message }) if message == "model 'x' not found")
+            matches!(s.last(), Some(Fact::ProviderError { message }) if message == "model 'x' not found")
         );
     }
 }

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{FieldArgs, FieldStr, FxHashMap, error_message, parse_index};
+use crate::fact::{CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{CallKey, Fragment, Raw, Signal};
 use crate::text::truncate;
 
 #[derive(Deserialize)]
@@ -92,9 +92,9 @@ pub struct OpenAiChat {
 
 impl OpenAiChat {
     /// Decode one event.
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         if event_type == "error" {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
@@ -102,11 +102,11 @@ impl OpenAiChat {
         let trimmed = data.trim();
         if trimmed == "[DONE]" {
             self.done = true;
-            out.push(Signal::Done);
+            out.push(Fact::Done);
             return;
         }
         if event_type == "ping" {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::PingEvent,
                 key: None,
                 message: "ping event".into(),
@@ -114,7 +114,7 @@ impl OpenAiChat {
             return;
         }
         if !trimmed.starts_with('{') {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::NonJsonData,
                 key: None,
                 message: format!("data is not JSON: {}", truncate(trimmed, 80)),
@@ -129,7 +129,7 @@ impl OpenAiChat {
                 } else {
                     FindingKind::NonJsonData
                 };
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind,
                     key: None,
                     message: format!("{e}: {}", truncate(trimmed, 80)),
@@ -140,14 +140,14 @@ impl OpenAiChat {
         if let Some(err) = chunk.error
             && err.get() != "null"
         {
-            out.push(Signal::ProviderError {
+            out.push(Fact::ProviderError {
                 message: error_message(data),
             });
             return;
         }
         let Some(choices) = chunk.choices else { return };
         if choices.is_empty() {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::EmptyChoices,
                 key: None,
                 message: "chunk with choices: [] (usage chunk)".into(),
@@ -169,7 +169,7 @@ impl OpenAiChat {
             }
             if let Some(reason) = choice.finish_reason {
                 if had_calls {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::FinishInSameChunk,
                         key: self.latest.get(&choice_index).cloned(),
                         message: format!(
@@ -177,14 +177,14 @@ impl OpenAiChat {
                         ),
                     });
                 }
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: reason.into_owned(),
                 });
             }
         }
     }
 
-    fn tool_call(&mut self, choice: u32, tc: ToolCallDelta<'_>, out: &mut Vec<Signal>) {
+    fn tool_call(&mut self, choice: u32, tc: ToolCallDelta<'_>, out: &mut Vec<Fact>) {
         let id = tc.id.0;
         let custom = tc.function.is_none() && tc.custom.is_some();
         // A type that is neither a function nor a custom tool, carrying neither: still a call
@@ -216,7 +216,7 @@ impl OpenAiChat {
                         format!("no index; routed to {key}"),
                     ),
                 };
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind,
                     key: Some(key.clone()),
                     message,
@@ -230,7 +230,7 @@ impl OpenAiChat {
                 .or_insert_with(|| key.clone());
         }
         self.latest.insert(choice, key.clone());
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: key.clone(),
             stated_index,
             id,
@@ -239,13 +239,13 @@ impl OpenAiChat {
         }));
         if custom {
             // A custom tool's input is free-form text, never parsed as JSON.
-            out.push(Signal::CallKind {
+            out.push(Fact::CallKind {
                 key,
                 kind: "custom".into(),
                 text: true,
             });
         } else if let Some(k) = unknown {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnknownCallItem,
                 key: Some(key),
                 message: format!(
@@ -262,7 +262,7 @@ impl OpenAiChat {
         index: u64,
         id: &Raw<String>,
         name: &Raw<String>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) -> CallKey {
         let first_ever = !self.seen_index;
         self.seen_index = true;
@@ -277,13 +277,13 @@ impl OpenAiChat {
                     generation: 0,
                 };
                 if first_ever && index != 0 {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::IndexNotFromZero,
                         key: Some(key.clone()),
                         message: format!("first tool call has index {index}"),
                     });
                 } else if !first_ever && index > *next_free && known > 0 {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::SparseIndex,
                         key: Some(key.clone()),
                         message: format!("index {index} skips {next_free}"),
@@ -311,7 +311,7 @@ impl OpenAiChat {
                         index,
                         generation: slot.generation,
                     };
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::ReusedIndexNewCall,
                         key: Some(key.clone()),
                         message: format!("new id {new_id} with a name at index {index} (was {old_id}): a new call"),
@@ -323,7 +323,7 @@ impl OpenAiChat {
                     index,
                     generation: slot.generation,
                 };
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::FreshIdContinuation,
                     key: Some(key.clone()),
                     message: format!("id {new_id} without a name at index {index} (call id {old_id}): a continuation"),
@@ -340,12 +340,7 @@ impl OpenAiChat {
         }
     }
 
-    fn route_unindexed(
-        &mut self,
-        choice: u32,
-        id: &Raw<String>,
-        _out: &mut Vec<Signal>,
-    ) -> CallKey {
+    fn route_unindexed(&mut self, choice: u32, id: &Raw<String>, _out: &mut Vec<Fact>) -> CallKey {
         if let Some(id) = id.non_empty() {
             if let Some(key) = self.by_id.get(id) {
                 return key.clone();
@@ -400,19 +395,18 @@ mod custom_tests {
         let texts: Vec<&str> = out
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => f.args.value().map(|a| a.text()),
+                Fact::Fragment(f) => f.args.value().map(|a| a.text()),
                 _ => None,
             })
             .collect();
         assert_eq!(texts, ["SELECT ", "1"]);
         assert!(
-            out.iter().any(
-                |s| matches!(s, Signal::CallKind { kind, text: true, .. } if kind == "custom")
-            )
+            out.iter()
+                .any(|s| matches!(s, Fact::CallKind { kind, text: true, .. } if kind == "custom"))
         );
         assert!(out.iter().any(|s| matches!(
             s,
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::UnknownCallItem,
                 ..
             }
@@ -423,9 +417,9 @@ mod custom_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signal::ArgsPiece;
+    use crate::fact::ArgsPiece;
 
-    fn run(lines: &[&str]) -> Vec<Signal> {
+    fn run(lines: &[&str]) -> Vec<Fact> {
         let mut d = OpenAiChat::default();
         let mut out = Vec::new();
         for l in lines {
@@ -434,10 +428,10 @@ mod tests {
         out
     }
 
-    fn frags(s: &[Signal]) -> Vec<&Fragment> {
+    fn frags(s: &[Fact]) -> Vec<&Fragment> {
         s.iter()
             .filter_map(|s| {
-                if let Signal::Fragment(f) = s {
+                if let Fact::Fragment(f) = s {
                     Some(f)
                 } else {
                     None
@@ -470,7 +464,7 @@ mod tests {
         assert_ne!(f[0].key, f[2].key);
         assert!(s.iter().any(|s| matches!(
             s,
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::MissingIndex,
                 ..
             }
@@ -500,9 +494,9 @@ mod tests {
             r#"{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}"#,
             r#"{"choices":[{"delta":{"tool_calls":[{"index":1e400}]}}]}"#,
         ]);
-        assert!(matches!(s[0], Signal::Done));
+        assert!(matches!(s[0], Fact::Done));
         assert!(s.iter().any(
-            |s| matches!(s, Signal::ProviderError { message } if message.contains("overloaded"))
+            |s| matches!(s, Fact::ProviderError { message } if message.contains("overloaded"))
         ));
     }
 }

@@ -5,9 +5,9 @@
 //!
 //! Two deviations are handled here. Some compatible servers send a call's arguments only in the
 //! `.done` events, with no `.delta`: the done text then becomes the call's one fragment
-//! ([`Signal::ArgumentsOnlyInDone`]). Items the provider runs itself (`web_search_call`,
+//! ([`Fact::ArgumentsOnlyInDone`]). Items the provider runs itself (`web_search_call`,
 //! `file_search_call`, `code_interpreter_call`, `image_generation_call`, `mcp_call`,
-//! `tool_search_call`) are reported as server tools ([`Signal::ServerTool`]), apart from the
+//! `tool_search_call`) are reported as server tools ([`Fact::ServerTool`]), apart from the
 //! `function_call` items the client must execute.
 //!
 //! The client executes other items too ([`classify`]): `custom_tool_call` (free-form text input,
@@ -15,7 +15,7 @@
 //! `apply_patch_call` (its `operation`; a `create_file`/`update_file` diff streamed by
 //! `response.apply_patch_call_operation_diff.delta`), `local_shell_call`, `shell_call` and
 //! `computer_call` (their `action`, complete in `response.output_item.done`). Each is a call with a
-//! kind ([`Signal::CallKind`]). A streamed diff stays a concatenation: the operation's JSON text is
+//! kind ([`Fact::CallKind`]). A streamed diff stays a concatenation: the operation's JSON text is
 //! cut around the diff (the text before it opens the call, each delta is appended JSON-escaped, the
 //! text after it closes the call at `output_item.done`), so the arguments are still only appended
 //! and parsed once. Any other `*_call` item type is read the same way as an `action` item and named
@@ -27,8 +27,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{error_message, raw_string, undecodable};
+use crate::fact::{ArgsPiece, CallKey, Fact, Fragment, Raw};
 use crate::findings::FindingKind;
-use crate::signal::{ArgsPiece, CallKey, Fragment, Raw, Signal};
+use crate::text::truncate;
 
 #[derive(Deserialize)]
 struct Ev<'a> {
@@ -155,6 +156,9 @@ struct ResponseObj<'a> {
     error: Option<&'a RawValue>,
     #[serde(default, borrow)]
     incomplete_details: Option<Incomplete<'a>>,
+    /// The output items (`response.completed`): the calls the response made.
+    #[serde(default, borrow)]
+    output: Option<Vec<Item<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -189,13 +193,47 @@ pub struct Responses {
 }
 
 impl Responses {
+    /// The `function_call` items the final response lists that no event streamed: calls lost on
+    /// the way (`lost-tool-call`).
+    fn announced_items(&self, response: Option<&RawValue>, out: &mut Vec<Fact>) {
+        let Some(output) = response
+            .and_then(|r| serde_json::from_str::<ResponseObj<'_>>(r.get()).ok())
+            .and_then(|r| r.output)
+        else {
+            return;
+        };
+        let missing: Vec<String> = output
+            .iter()
+            .filter(|i| i.kind == Some("function_call"))
+            .filter(|i| {
+                i.id.as_deref()
+                    .is_none_or(|id| !self.items.contains_key(id))
+            })
+            .map(|i| {
+                let name = raw_string(i.name).non_empty().unwrap_or("?").to_owned();
+                truncate(&name, 60)
+            })
+            .collect();
+        if !missing.is_empty() {
+            out.push(Fact::Finding {
+                kind: FindingKind::LostToolCall,
+                key: None,
+                message: format!(
+                    "the completed response lists {} (function_call items) that no event streamed: {}",
+                    crate::text::plural(missing.len(), "tool call"),
+                    missing.join(", ")
+                ),
+            });
+        }
+    }
+
     /// Decode one event (SSE `event:` name, or the JSON `type` when framed as JSON lines).
-    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Signal>) {
+    pub fn on_event(&mut self, event_type: &str, data: &str, out: &mut Vec<Fact>) {
         let ev: Ev<'_> = match serde_json::from_str(data) {
             Ok(ev) => ev,
             Err(e) => {
                 if event_type == "error" {
-                    out.push(Signal::ProviderError {
+                    out.push(Fact::ProviderError {
                         message: error_message(data),
                     });
                 } else {
@@ -224,7 +262,7 @@ impl Responses {
                     _ => return,
                 };
                 let Some(item_id) = item.id else {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: None,
                         message: "function_call item without an id".into(),
@@ -235,7 +273,7 @@ impl Responses {
                 let state = self.items.entry(item_id.as_ref().to_owned()).or_default();
                 state.announced = true;
                 state.piece_bytes += piece_bytes;
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: CallKey::Item(item_id.into_owned()),
                     stated_index: ev.output_index,
                     id: raw_string(item.call_id),
@@ -249,7 +287,7 @@ impl Responses {
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 let Some(item_id) = ev.item_id else {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: None,
                         message: "arguments delta without an item_id".into(),
@@ -274,7 +312,7 @@ impl Responses {
                     }
                 };
                 let key = CallKey::Item(item_id.into_owned());
-                out.push(Signal::Fragment(Fragment {
+                out.push(Fact::Fragment(Fragment {
                     key: key.clone(),
                     stated_index: ev.output_index,
                     id: Raw::Absent,
@@ -285,7 +323,7 @@ impl Responses {
                     },
                 }));
                 if !known {
-                    out.push(Signal::Finding {
+                    out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(key),
                         message: "arguments delta for an item no output_item.added announced (no call_id, no name)".into(),
@@ -303,7 +341,7 @@ impl Responses {
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 if let (Some(item_id), Some(args)) = (ev.item_id, ev.arguments.or(ev.input)) {
                     self.done_arguments(&item_id, &args, out);
-                    out.push(Signal::Authoritative {
+                    out.push(Fact::Authoritative {
                         key: CallKey::Item(item_id.into_owned()),
                         arguments: args.into_owned(),
                     });
@@ -332,15 +370,16 @@ impl Responses {
                 }
                 let key = CallKey::Item(item_id.into_owned());
                 if let Some(args) = item.arguments {
-                    out.push(Signal::Authoritative {
+                    out.push(Fact::Authoritative {
                         key: key.clone(),
                         arguments: args.into_owned(),
                     });
                 }
-                out.push(Signal::CallDone { key });
+                out.push(Fact::CallDone { key });
             }
             "response.completed" | "response.done" => {
-                out.push(Signal::Finish {
+                self.announced_items(ev.response, out);
+                out.push(Fact::Finish {
                     reason: kind.trim_start_matches("response.").to_owned(),
                 });
             }
@@ -351,12 +390,12 @@ impl Responses {
                     .and_then(|r| r.incomplete_details)
                     .and_then(|d| d.reason)
                     .map_or_else(|| "no reason given".to_owned(), |r| r.into_owned());
-                out.push(Signal::Finding {
+                out.push(Fact::Finding {
                     kind: FindingKind::AbnormalFinish,
                     key: None,
                     message: format!("response.incomplete ({reason})"),
                 });
-                out.push(Signal::Finish {
+                out.push(Fact::Finish {
                     reason: "incomplete".into(),
                 });
             }
@@ -370,9 +409,9 @@ impl Responses {
                         || "response.failed (no error object)".to_owned(),
                         |e| error_text(e.get()),
                     );
-                out.push(Signal::ProviderError { message });
+                out.push(Fact::ProviderError { message });
             }
-            "error" | "response.error" => out.push(Signal::ProviderError {
+            "error" | "response.error" => out.push(Fact::ProviderError {
                 message: error_text(data),
             }),
             _ => {}
@@ -384,14 +423,14 @@ impl Responses {
     /// A `.done` event carries the full arguments: when no piece of them came before (no `.delta`,
     /// nothing on `added`), they become the call's fragment, once. When pieces did come, the done
     /// text is only the authoritative copy (and a difference is an `arguments-mismatch`).
-    fn done_arguments(&mut self, item_id: &str, args: &str, out: &mut Vec<Signal>) {
+    fn done_arguments(&mut self, item_id: &str, args: &str, out: &mut Vec<Fact>) {
         if args.is_empty() {
             return;
         }
         let state = self.items.entry(item_id.to_owned()).or_default();
         if state.piece_bytes == 0 && !state.from_done {
             state.from_done = true;
-            out.push(Signal::ArgumentsOnlyInDone {
+            out.push(Fact::ArgumentsOnlyInDone {
                 key: CallKey::Item(item_id.to_owned()),
                 arguments: args.to_owned(),
             });
@@ -405,10 +444,10 @@ impl Responses {
         item: &Item<'_>,
         ci: ClientItem,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let (Some(id), Some(kind)) = (item.id.as_deref(), item.kind) else {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: None,
                 message: format!("{} item without an id", item.kind.unwrap_or("output")),
@@ -439,20 +478,20 @@ impl Responses {
             state.added_value = field.and_then(|v| compact(v.get()));
             Raw::Absent
         };
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: key.clone(),
             stated_index: output_index,
             id: raw_string(item.call_id),
             name: Raw::Value(name),
             args,
         }));
-        out.push(Signal::CallKind {
+        out.push(Fact::CallKind {
             key: key.clone(),
             kind: kind.to_owned(),
             text: ci.text,
         });
         if !ci.known {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnknownCallItem,
                 key: Some(key),
                 message: format!(
@@ -470,10 +509,10 @@ impl Responses {
         item_id: Option<&str>,
         delta: Option<&str>,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let Some(item_id) = item_id else {
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: None,
                 message: "operation diff delta without an item_id".into(),
@@ -492,7 +531,7 @@ impl Responses {
             prefix + &escaped
         };
         state.piece_bytes += text.len();
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: key.clone(),
             stated_index: output_index,
             id: Raw::Absent,
@@ -500,12 +539,12 @@ impl Responses {
             args: Raw::Value(ArgsPiece::Text(text)),
         }));
         if !known {
-            out.push(Signal::CallKind {
+            out.push(Fact::CallKind {
                 key: key.clone(),
                 kind: "apply_patch_call".into(),
                 text: false,
             });
-            out.push(Signal::Finding {
+            out.push(Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 key: Some(key),
                 message:
@@ -523,7 +562,7 @@ impl Responses {
         item: &Item<'_>,
         ci: ClientItem,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let Some(id) = item.id.as_deref() else { return };
         if !self.items.get(id).is_some_and(|s| s.announced) {
@@ -535,18 +574,18 @@ impl Responses {
         if ci.text {
             if let Some(input) = field.and_then(|v| serde_json::from_str::<String>(v.get()).ok()) {
                 self.done_arguments(id, &input, out);
-                out.push(Signal::Authoritative {
+                out.push(Fact::Authoritative {
                     key: key.clone(),
                     arguments: input,
                 });
             }
-            out.push(Signal::CallDone { key });
+            out.push(Fact::CallDone { key });
             return;
         }
         let done_value = field.and_then(|v| compact(v.get()));
         let state = self.items.entry(id.to_owned()).or_default();
         if let Some(suffix) = state.suffix.take() {
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index: output_index,
                 id: Raw::Absent,
@@ -554,13 +593,13 @@ impl Responses {
                 args: Raw::Value(ArgsPiece::Text(suffix)),
             }));
             if let Some(v) = done_value {
-                out.push(Signal::Authoritative {
+                out.push(Fact::Authoritative {
                     key: key.clone(),
                     arguments: v,
                 });
             }
         } else if let Some(v) = done_value.or_else(|| state.added_value.take()) {
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index: output_index,
                 id: Raw::Absent,
@@ -568,7 +607,7 @@ impl Responses {
                 args: Raw::Value(ArgsPiece::Object(v)),
             }));
         }
-        out.push(Signal::CallDone { key });
+        out.push(Fact::CallDone { key });
     }
 
     /// A server-run item opens: a fragment with its id and a name (the MCP tool's own name, else
@@ -577,7 +616,7 @@ impl Responses {
         &mut self,
         item: &Item<'_>,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let (Some(id), Some(kind)) = (item.id.as_deref(), item.kind) else {
             return;
@@ -588,14 +627,14 @@ impl Responses {
             _ => kind.trim_end_matches("_call").to_owned(),
         };
         let key = CallKey::Item(id.to_owned());
-        out.push(Signal::Fragment(Fragment {
+        out.push(Fact::Fragment(Fragment {
             key: key.clone(),
             stated_index: output_index,
             id: Raw::Value(id.to_owned()),
             name: Raw::Value(name),
             args: Raw::Absent,
         }));
-        out.push(Signal::ServerTool {
+        out.push(Fact::ServerTool {
             key,
             kind: kind.to_owned(),
         });
@@ -607,7 +646,7 @@ impl Responses {
         &mut self,
         item: &Item<'_>,
         output_index: Option<u64>,
-        out: &mut Vec<Signal>,
+        out: &mut Vec<Fact>,
     ) {
         let Some(id) = item.id.as_deref() else { return };
         if !self.server_items.contains_key(id) {
@@ -626,7 +665,7 @@ impl Responses {
             item.code.map(|c| ArgsPiece::Object(field("code", c)))
         };
         if let Some(args) = args {
-            out.push(Signal::Fragment(Fragment {
+            out.push(Fact::Fragment(Fragment {
                 key: key.clone(),
                 stated_index: output_index,
                 id: Raw::Absent,
@@ -634,7 +673,7 @@ impl Responses {
                 args: Raw::Value(args),
             }));
         }
-        out.push(Signal::CallDone { key });
+        out.push(Fact::CallDone { key });
     }
 }
 
@@ -729,7 +768,7 @@ fn error_text(data: &str) -> String {
 mod tests {
     use super::*;
 
-    fn run(lines: &[&str]) -> Vec<Signal> {
+    fn run(lines: &[&str]) -> Vec<Fact> {
         let mut d = Responses::default();
         let mut out = Vec::new();
         for l in lines {
@@ -745,7 +784,7 @@ mod tests {
         ]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "server_error: The model failed".into()
             }]
         );
@@ -753,15 +792,15 @@ mod tests {
             r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}"#,
         ]);
         assert!(
-            matches!(&s[0], Signal::Finding { kind: FindingKind::AbnormalFinish, message, .. } if message.contains("max_output_tokens"))
+            matches!(&s[0], Fact::Finding { kind: FindingKind::AbnormalFinish, message, .. } if message.contains("max_output_tokens"))
         );
-        assert!(matches!(&s[1], Signal::Finish { reason } if reason == "incomplete"));
+        assert!(matches!(&s[1], Fact::Finish { reason } if reason == "incomplete"));
         let s = run(&[
             r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#,
         ]);
         assert_eq!(
             s,
-            vec![Signal::ProviderError {
+            vec![Fact::ProviderError {
                 message: "rate_limit_exceeded: Slow down".into()
             }]
         );
@@ -773,13 +812,13 @@ mod tests {
         let args_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"a\":1}"}"#;
         let item_done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"{\"a\":1}"}}"#;
         let s = run(&[added, args_done, item_done]);
-        let from_done: Vec<&Signal> = s
+        let from_done: Vec<&Fact> = s
             .iter()
-            .filter(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+            .filter(|s| matches!(s, Fact::ArgumentsOnlyInDone { .. }))
             .collect();
         assert_eq!(
             from_done,
-            vec![&Signal::ArgumentsOnlyInDone {
+            vec![&Fact::ArgumentsOnlyInDone {
                 key: CallKey::Item("fc_1".into()),
                 arguments: r#"{"a":1}"#.into()
             }],
@@ -790,9 +829,9 @@ mod tests {
         let s = run(&[added, delta, args_done, item_done]);
         assert!(
             !s.iter()
-                .any(|s| matches!(s, Signal::ArgumentsOnlyInDone { .. }))
+                .any(|s| matches!(s, Fact::ArgumentsOnlyInDone { .. }))
         );
-        assert!(s.iter().any(|s| matches!(s, Signal::Authoritative { .. })));
+        assert!(s.iter().any(|s| matches!(s, Fact::Authoritative { .. })));
     }
 
     #[test]
@@ -806,7 +845,7 @@ mod tests {
         let kinds: Vec<&str> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::ServerTool { kind, .. } => Some(kind.as_str()),
+                Fact::ServerTool { kind, .. } => Some(kind.as_str()),
                 _ => None,
             })
             .collect();
@@ -814,7 +853,7 @@ mod tests {
         let texts: Vec<(String, &str)> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => match &f.args {
+                Fact::Fragment(f) => match &f.args {
                     Raw::Value(p) => Some((f.key.to_string(), p.text())),
                     _ => None,
                 },
@@ -831,7 +870,7 @@ mod tests {
         let names: Vec<&str> = s
             .iter()
             .filter_map(|s| match s {
-                Signal::Fragment(f) => f.name.non_empty(),
+                Fact::Fragment(f) => f.name.non_empty(),
                 _ => None,
             })
             .collect();
@@ -843,10 +882,10 @@ mod tests {
         let s = run(&[
             r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#,
         ]);
-        assert!(matches!(&s[0], Signal::Fragment(_)));
+        assert!(matches!(&s[0], Fact::Fragment(_)));
         assert!(matches!(
             &s[1],
-            Signal::Finding {
+            Fact::Finding {
                 kind: FindingKind::UnexpectedShape,
                 ..
             }

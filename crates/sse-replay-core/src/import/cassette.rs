@@ -23,20 +23,16 @@ use std::path::Path;
 use serde_yaml_ng::Value;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, file_name, is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, base64_decode, body_recording,
+    file_name, is_stream_body, is_stream_type,
 };
+use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
-/// Import every event-stream interaction of a cassette (at most `limits.max_streams`; the rest
+/// Import every event-stream interaction of a cassette (at most `options.max_streams`; the rest
 /// counted). Nesting deeper than [`MAX_FLOW_DEPTH`] is refused before the YAML reader sees it.
-/// Secrets in requests and response headers are redacted unless `keep_secrets`.
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    limits: &ImportLimits,
-    keep_secrets: bool,
-) -> Result<Imported, ImportError> {
+/// Secrets in requests and response headers are redacted unless `options.keep_secrets`.
+pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Imported, ImportError> {
     if let Some(line) = too_deep(bytes, MAX_FLOW_DEPTH) {
         return Err(ImportError::TooDeep {
             path: path.to_owned(),
@@ -99,7 +95,7 @@ pub fn import(
         };
         // A body kept as it came off the wire (gzip) is decoded, within a size limit.
         let body =
-            match super::decode_body(body, encoding.as_deref(), super::max_decoded_body(limits)) {
+            match super::decode_body(body, encoding.as_deref(), super::max_decoded_body(options)) {
                 Ok(b) => b,
                 Err(why) => {
                     if typed {
@@ -108,10 +104,10 @@ pub fn import(
                     continue;
                 }
             };
-        if !typed && !looks_like_stream(&body) {
+        if !typed && !is_stream_body(&body) {
             continue;
         }
-        if !out.has_room(limits) {
+        if !out.has_room(options) {
             out.skipped_streams += 1;
             continue;
         }
@@ -119,11 +115,11 @@ pub fn import(
             Some(r) => request_info(r).map_err(|m| bad(at("request"), m))?,
             None => RequestInfo::default(),
         };
-        if !keep_secrets {
+        if !options.keep_secrets {
             request.redact();
         }
         let mut headers = resp_headers;
-        if !keep_secrets {
+        if !options.keep_secrets {
             redact_headers(&mut headers);
         }
         let status = match resp.get("status") {
@@ -154,10 +150,10 @@ pub fn import(
             path,
             at: format!("cassette interaction {}", i + 1),
         };
-        let mut rec = body_recording(&body, title, ImportFormat::Cassette, notes, origin, limits)?;
+        let mut rec = body_recording(&body, title, ImportFormat::Cassette, notes, origin, options)?;
         rec.request = Some(request);
         rec.response = Some(ResponseInfo { status, headers });
-        out.push(rec, limits);
+        out.push(rec, options);
     }
     if out.recordings.is_empty() {
         let why = if skipped.is_empty() {
@@ -392,13 +388,8 @@ mod tests {
     fn deep_cassette_is_refused_before_parsing() {
         let mut text = b"interactions:\n- ".to_vec();
         text.extend(std::iter::repeat_n(b'[', 200_000));
-        let e = import(
-            Path::new("deep.yaml"),
-            &text,
-            &ImportLimits::default(),
-            false,
-        )
-        .expect_err("too deep");
+        let e =
+            import(Path::new("deep.yaml"), &text, &ReadOptions::default()).expect_err("too deep");
         assert!(
             matches!(
                 e,

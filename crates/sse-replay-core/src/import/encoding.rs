@@ -5,7 +5,7 @@
 
 use std::io::Read as _;
 
-use super::looks_like_stream;
+use super::is_stream_body;
 
 /// The body as a stream reader sees it: decoded when it is gzip (by its magic bytes, whatever the
 /// header says) or when `content_encoding` names gzip or deflate and the body does not already
@@ -22,9 +22,10 @@ pub(crate) fn decode_body(
     let gzip_magic = body.starts_with(&[0x1f, 0x8b]);
     // A body that is already a stream or a JSON document was stored decoded, whatever the header says.
     let plain = || {
-        looks_like_stream(&body)
+        is_stream_body(&body)
             || crate::aws_eventstream::looks_like_aws_eventstream(&body)
-            || crate::complete::starts_like_document(&body)
+            || crate::probe::decide(std::path::Path::new(""), &body)
+                == crate::probe::Kind::Body(crate::probe::BodyForm::Document)
     };
     if gzip_magic || (matches!(encoding.as_str(), "gzip" | "x-gzip") && !plain()) {
         return read_limited(flate2::read::MultiGzDecoder::new(&body[..]), limit, "gzip");

@@ -8,9 +8,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, file_name, is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, base64_decode, body_recording,
+    file_name, is_stream_body, is_stream_type,
 };
+use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
 #[derive(Deserialize)]
@@ -72,14 +73,9 @@ struct Content {
     encoding: Option<String>,
 }
 
-/// Import every event-stream entry of a HAR file (at most `limits.max_streams`; the rest counted).
-/// Secrets in requests and response headers are redacted unless `keep_secrets`.
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    limits: &ImportLimits,
-    keep_secrets: bool,
-) -> Result<Imported, ImportError> {
+/// Import every event-stream entry of a HAR file (at most `options.max_streams`; the rest counted).
+/// Secrets in requests and response headers are redacted unless `options.keep_secrets`.
+pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Imported, ImportError> {
     let bytes = crate::text::strip_bom(bytes);
     let har: Har = serde_json::from_slice(bytes).map_err(|e| {
         if e.is_data() {
@@ -140,7 +136,7 @@ pub fn import(
         // Browsers store the decoded text whatever `Content-Encoding` says; a proxy may keep the
         // compressed bytes (base64): those are decoded, within a size limit.
         let body = match body
-            .map(|b| super::decode_body(b, encoding.as_deref(), super::max_decoded_body(limits)))
+            .map(|b| super::decode_body(b, encoding.as_deref(), super::max_decoded_body(options)))
         {
             Some(Err(why)) => {
                 if typed {
@@ -152,7 +148,7 @@ pub fn import(
             None => None,
         };
         let body = match body {
-            Some(b) if !b.is_empty() && (typed || looks_like_stream(&b)) => b,
+            Some(b) if !b.is_empty() && (typed || is_stream_body(&b)) => b,
             _ => {
                 if typed {
                     without_body += 1;
@@ -160,7 +156,7 @@ pub fn import(
                 continue;
             }
         };
-        if !out.has_room(limits) {
+        if !out.has_room(options) {
             out.skipped_streams += 1;
             continue;
         }
@@ -179,7 +175,7 @@ pub fn import(
                 .and_then(|p| p.text)
                 .unwrap_or_default(),
         };
-        if !keep_secrets {
+        if !options.keep_secrets {
             request.redact();
         }
         let mut headers: Vec<(String, String)> = resp
@@ -187,7 +183,7 @@ pub fn import(
             .into_iter()
             .map(|h| (h.name, h.value))
             .collect();
-        if !keep_secrets {
+        if !options.keep_secrets {
             redact_headers(&mut headers);
         }
         let status = resp
@@ -214,11 +210,11 @@ pub fn import(
             path,
             at: format!("HAR entry {}", i + 1),
         };
-        let mut rec = body_recording(&body, title, ImportFormat::Har, notes, origin, limits)?;
+        let mut rec = body_recording(&body, title, ImportFormat::Har, notes, origin, options)?;
         rec.meta.created = entry.started;
         rec.request = Some(request);
         rec.response = Some(ResponseInfo { status, headers });
-        out.push(rec, limits);
+        out.push(rec, options);
     }
     if out.recordings.is_empty() {
         let why = if !undecodable.is_empty() {

@@ -5,24 +5,23 @@
 
 use std::path::Path;
 
-use super::{
-    BodyOrigin, ImportError, ImportFormat, ImportLimits, NO_TIMING_NOTE, body_recording, file_name,
-};
+use super::{BodyOrigin, ImportError, ImportFormat, NO_TIMING_NOTE, body_recording, file_name};
+use crate::probe::ReadOptions;
 use crate::recording::Recording;
 
 /// Import a JSON-lines fixture as one recording.
-pub fn import(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Recording, ImportError> {
+pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Recording, ImportError> {
     let body = crate::text::strip_bom(bytes);
     // A line over the limit is refused before any line is parsed.
     let mut start = bytes.len() - body.len();
     for line in body.split(|b| *b == b'\n') {
-        if line.len() as u64 > limits.max_event_bytes {
+        if line.len() as u64 > options.max_event_bytes {
             return Err(ImportError::EventTooLarge {
                 path: path.to_owned(),
                 at: "the fixture".into(),
                 overflow: crate::sse::Overflow {
                     start: start as u64,
-                    limit: limits.max_event_bytes,
+                    limit: options.max_event_bytes,
                 },
             });
         }
@@ -82,7 +81,7 @@ pub fn import(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Record
         ImportFormat::JsonLines,
         notes,
         origin,
-        limits,
+        options,
     )
 }
 

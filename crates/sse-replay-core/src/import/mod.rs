@@ -1,9 +1,9 @@
 //! Imports: turn the capture formats people already have into recordings. One entry point,
-//! [`import_path`] (and [`import_bytes`] for data already in memory), used by `sse-replay import`
-//! and by the app's File → Import and drag-and-drop.
+//! [`import`] (an input opened by [`crate::probe::open`]; [`import_bytes`] for data already in
+//! memory), used by `sse-replay import` and by the app's File → Import and drag-and-drop.
 //!
-//! The format is decided by content (the extension only breaks ties and chooses which error to
-//! report for a broken file):
+//! The format is what [`crate::probe::decide`] made of the content (the extension only breaks ties
+//! and chooses which error to report for a broken file):
 //! - HAR (browser devtools "Save all as HAR", proxies): every event-stream entry becomes a
 //!   recording with its request, secrets redacted ([`har`]);
 //! - VCR-style YAML cassettes (vcrpy, pytest-recording, pydantic-ai) whose response body holds the
@@ -33,7 +33,11 @@ pub mod wrapped;
 
 use std::path::{Path, PathBuf};
 
+use crate::input::InputError;
+use crate::probe::{BodyForm, CaptureFormat, Kind, Probe, ReadOptions};
 use crate::recording::Recording;
+
+pub use crate::probe::DEFAULT_MAX_STREAMS;
 
 /// Why a file could not be imported. Messages say what and where first, and name the file last.
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +125,13 @@ pub enum ImportError {
     /// Read from a pipe or device, the input went past its size limit.
     #[error("input longer than {limit} bytes ({} × --max-event-bytes) in {}", crate::input::RECORDING_LINE_FACTOR, .path.display())]
     TooLong { path: PathBuf, limit: u64 },
+    /// The input went past `--max-input-bytes`: nothing after that byte was read.
+    #[error(
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {}",
+        crate::text::plural(*.limit, "byte"),
+        .path.display()
+    )]
+    InputTooLong { path: PathBuf, limit: u64 },
     /// The cassette nests deeper than any real cassette (and than the YAML reader accepts).
     #[error("cassette nests brackets more than {limit} levels deep at line {line}; refused before parsing in {}", .path.display())]
     TooDeep {
@@ -148,6 +159,7 @@ impl ImportError {
             | Self::NoStreams { path, .. }
             | Self::EventTooLarge { path, .. }
             | Self::TooLong { path, .. }
+            | Self::InputTooLong { path, .. }
             | Self::TooDeep { path, .. } => path,
         }
     }
@@ -155,44 +167,26 @@ impl ImportError {
     /// The input went past a size limit (the stream is at fault, as for `check`), rather than
     /// being unreadable or not a capture.
     pub fn is_over_limit(&self) -> bool {
-        matches!(self, Self::EventTooLarge { .. } | Self::TooLong { .. })
-    }
-}
-
-/// How much one import may produce and accept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ImportLimits {
-    /// The longest line or event accepted in a stream (`--max-event-bytes`).
-    pub max_event_bytes: u64,
-    /// Recordings made from one file at most (`--max-streams`); the rest are counted, not made.
-    pub max_streams: usize,
-}
-
-/// `--max-streams` default: far more than a real capture holds, far fewer than a hostile one.
-pub const DEFAULT_MAX_STREAMS: usize = 1000;
-
-impl Default for ImportLimits {
-    fn default() -> Self {
-        Self {
-            max_event_bytes: crate::input::DEFAULT_MAX_EVENT_BYTES,
-            max_streams: DEFAULT_MAX_STREAMS,
-        }
+        matches!(
+            self,
+            Self::EventTooLarge { .. } | Self::TooLong { .. } | Self::InputTooLong { .. }
+        )
     }
 }
 
 /// What an import produced.
 #[derive(Debug, Default)]
 pub struct Imported {
-    /// One recording per event stream, at most [`ImportLimits::max_streams`].
+    /// One recording per event stream, at most [`ReadOptions::max_streams`].
     pub recordings: Vec<Recording>,
-    /// Event streams left out because of [`ImportLimits::max_streams`].
+    /// Event streams left out because of [`ReadOptions::max_streams`].
     pub skipped_streams: usize,
 }
 
 impl Imported {
     /// Keep `rec` if there is room, else count it as skipped.
-    pub(crate) fn push(&mut self, rec: Recording, limits: &ImportLimits) {
-        if self.recordings.len() < limits.max_streams {
+    pub(crate) fn push(&mut self, rec: Recording, options: &ReadOptions) {
+        if self.recordings.len() < options.max_streams {
             self.recordings.push(rec);
         } else {
             self.skipped_streams += 1;
@@ -200,12 +194,12 @@ impl Imported {
     }
 
     /// Whether another recording would be kept (so building it is worth the work).
-    pub(crate) fn has_room(&self, limits: &ImportLimits) -> bool {
-        self.recordings.len() < limits.max_streams
+    pub(crate) fn has_room(&self, options: &ReadOptions) -> bool {
+        self.recordings.len() < options.max_streams
     }
 }
 
-/// A capture format.
+/// Where an imported recording came from: a capture format, or a raw body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImportFormat {
     Har,
@@ -238,22 +232,31 @@ impl ImportFormat {
 /// The note every imported recording carries: which boundaries are made up.
 pub const NO_TIMING_NOTE: &str = "keeps no chunk boundaries or timing: the body is shown as one chunk per event, and the strategies that need real network reads cannot run.";
 
-/// Decide the format of `bytes` (named `path`).
-pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
+impl From<CaptureFormat> for ImportFormat {
+    fn from(f: CaptureFormat) -> Self {
+        match f {
+            CaptureFormat::Har => ImportFormat::Har,
+            CaptureFormat::Cassette => ImportFormat::Cassette,
+            CaptureFormat::JsonLines => ImportFormat::JsonLines,
+            CaptureFormat::TestProxy => ImportFormat::TestProxy,
+            CaptureFormat::Base64Body => ImportFormat::Base64Body,
+            CaptureFormat::JsonCapture => ImportFormat::JsonCapture,
+        }
+    }
+}
+
+/// The format of a body by its content (`text`: the first bytes, a BOM and leading whitespace
+/// removed; `path`'s extension breaks ties): the capture formats and bodies only import reads
+/// (a test-proxy session, a base64 or JSON-wrapped capture, a binary AWS event stream, a JSON
+/// array of chunks) beside what [`crate::probe::decide`] tells apart.
+fn detect_body(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     let body = crate::text::strip_bom(bytes);
-    let start = body.iter().position(|b| !b.is_ascii_whitespace());
-    let Some(start) = start else {
+    let Some(start) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
         return Err(ImportError::Empty {
             path: path.to_owned(),
         });
     };
     let text = &body[start..];
-    if crate::input::sniff(path, &text[..text.len().min(256)]) == crate::input::InputKind::Recording
-    {
-        return Err(ImportError::AlreadyRecording {
-            path: path.to_owned(),
-        });
-    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -319,6 +322,11 @@ pub fn detect(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
     })
 }
 
+/// Is `text` (a head, perhaps cut short) one JSON document that is a test-proxy session record?
+pub(crate) fn is_test_proxy_session(text: &[u8]) -> bool {
+    whole_document(text) == Some(ImportFormat::TestProxy)
+}
+
 /// The format of a body that is exactly one JSON document: a HAR (`log`), a test-proxy session
 /// record (`Entries`), or anything else: a complete response (pretty-printed or not) or a JSON
 /// array of chunks, read as a raw body exactly as `check` reads it. `None` when it is not one
@@ -339,93 +347,115 @@ fn whole_document(text: &[u8]) -> Option<ImportFormat> {
     })
 }
 
-/// Import a file: one recording per event stream it holds (at least one), each with a title, with
-/// the default [`ImportLimits`] (streams past the limit are dropped; see [`import_path_with`]).
-pub fn import_path(path: &Path) -> Result<Vec<Recording>, ImportError> {
-    import_path_with(path, &ImportLimits::default(), false).map(|i| i.recordings)
+/// Which importer reads an input of this kind (`head`: its first bytes, for the messages), or why
+/// none does.
+pub fn importer(kind: Kind, path: &Path, head: &[u8]) -> Result<ImportFormat, ImportError> {
+    let path = path.to_owned();
+    match kind {
+        Kind::Recording | Kind::Journal if crate::probe::is_blank(head) => {
+            Err(ImportError::Empty { path })
+        }
+        Kind::Recording | Kind::Journal => Err(ImportError::AlreadyRecording { path }),
+        Kind::Capture(format) => Ok(format.into()),
+        Kind::Body(BodyForm::Blank) => Err(ImportError::Empty { path }),
+        // Every other body by its content: JSON lines, SSE, a JSON array, one document (a HAR, a
+        // test-proxy session, a complete response), a wrapped or binary capture.
+        Kind::Body(_) => detect_body(&path, head),
+    }
 }
 
-/// Import a file (`-` = standard input) within `limits`. A regular file is read up to its size;
-/// a pipe or device up to [`crate::input::RECORDING_LINE_FACTOR`] × the event limit. An input
-/// whose first block is recognisably not a capture is refused before the rest is read (so
-/// `/dev/zero` ends at once), and a FIFO without a writer is empty input. Secrets are redacted
-/// unless `keep_secrets` (`--keep-secrets`).
-pub fn import_path_with(
-    path: &Path,
-    limits: &ImportLimits,
-    keep_secrets: bool,
-) -> Result<Imported, ImportError> {
+/// Import an opened input: one recording per event stream it holds (at least one), each with a
+/// title, within its [`ReadOptions`] (at most `max_streams`, lines and events at most
+/// `max_event_bytes`, secrets redacted unless `keep_secrets`). The importer is chosen from the
+/// probe's decision before the rest is read, so an input that is not a capture (`/dev/zero`) is
+/// refused at once; a regular file is read up to its size, a pipe or device up to
+/// [`crate::input::RECORDING_LINE_FACTOR`] × the event limit, and no input past `max_input_bytes`
+/// ([`ImportError::InputTooLong`]).
+pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     use std::io::Read as _;
-    let io = |source: std::io::Error| ImportError::Io {
-        path: path.to_owned(),
-        source,
+    let kind = probe.kind();
+    let options = *probe.options();
+    let input = probe.into_input();
+    let path = input.path().to_owned();
+    let format = importer(kind, &path, input.head())?;
+    let io = |source: std::io::Error| match crate::input::over_input_limit(&source) {
+        Some(limit) => ImportError::InputTooLong {
+            path: path.clone(),
+            limit,
+        },
+        None => ImportError::Io {
+            path: path.clone(),
+            source,
+        },
     };
-    let mut input = crate::input::open_input(path).map_err(|e| match e {
-        crate::input::InputError::IsDirectory { .. } => io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "is a directory",
-        )),
-        crate::input::InputError::Io { source, .. } => io(source),
-        other => io(std::io::Error::other(other.to_string())),
-    })?;
-    let head_len = 1usize << 20;
-    let mut bytes = Vec::new();
-    (&mut input.reader)
-        .take(head_len as u64)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() == head_len
-        && let Err(e @ ImportError::Unrecognised { .. }) = detect(path, &bytes)
-    {
-        return Err(e);
-    }
-    let limit = match input.len {
+    let size = input.size();
+    let limit = match size {
         Some(n) => n,
-        None => limits
+        None => options
             .max_event_bytes
             .saturating_mul(crate::input::RECORDING_LINE_FACTOR),
     };
-    (&mut input.reader)
-        .take(limit.saturating_sub(bytes.len() as u64).saturating_add(1))
+    let (mut bytes, rest) = input.into_parts();
+    rest.take(limit.saturating_sub(bytes.len() as u64).saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io)?;
-    if input.len.is_none() && bytes.len() as u64 > limit {
-        return Err(ImportError::TooLong {
+    if size.is_none() && bytes.len() as u64 > limit {
+        return Err(ImportError::TooLong { path, limit });
+    }
+    import_as(format, &path, &bytes, &options)
+}
+
+/// The error opening an input for import gives: a directory is "cannot read the file".
+pub fn open_error(path: &Path, e: InputError) -> ImportError {
+    let io = |source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    match e {
+        InputError::IsDirectory { .. } => io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is a directory",
+        )),
+        InputError::InputTooLong { limit, .. } => ImportError::InputTooLong {
             path: path.to_owned(),
             limit,
-        });
+        },
+        InputError::Io { source, .. } => io(source),
+        other => io(std::io::Error::other(other.to_string())),
     }
-    import_bytes_with(path, &bytes, limits, keep_secrets)
 }
 
-/// Import bytes already read; `path` names them in titles and errors. Secrets are redacted.
-pub fn import_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<Recording>, ImportError> {
-    import_bytes_with(path, bytes, &ImportLimits::default(), false).map(|i| i.recordings)
-}
-
-/// [`import_bytes`] within `limits`; with `keep_secrets` the requests' secrets are kept.
-pub fn import_bytes_with(
+/// Import bytes already read; `path` names them in titles and errors (and its extension breaks
+/// ties, as for a file).
+pub fn import_bytes(
     path: &Path,
     bytes: &[u8],
-    limits: &ImportLimits,
-    keep_secrets: bool,
+    options: &ReadOptions,
 ) -> Result<Imported, ImportError> {
-    let imported = match detect(path, bytes)? {
-        ImportFormat::Har => har::import(path, bytes, limits, keep_secrets)?,
-        ImportFormat::Cassette => cassette::import(path, bytes, limits, keep_secrets)?,
+    let format = importer(crate::probe::decide(path, bytes), path, bytes)?;
+    import_as(format, path, bytes, options)
+}
+
+fn import_as(
+    format: ImportFormat,
+    path: &Path,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<Imported, ImportError> {
+    let imported = match format {
+        ImportFormat::Har => har::import(path, bytes, options)?,
+        ImportFormat::Cassette => cassette::import(path, bytes, options)?,
         ImportFormat::JsonLines => Imported {
-            recordings: vec![jsonl::import(path, bytes, limits)?],
+            recordings: vec![jsonl::import(path, bytes, options)?],
             skipped_streams: 0,
         },
-        ImportFormat::TestProxy => testproxy::import(path, bytes, limits, keep_secrets)?,
+        ImportFormat::TestProxy => testproxy::import(path, bytes, options)?,
         ImportFormat::RawBody => Imported {
-            recordings: vec![raw_body(path, bytes, limits)?],
+            recordings: vec![raw_body(path, bytes, options)?],
             skipped_streams: 0,
         },
-        ImportFormat::Base64Body => wrapped::import_base64(path, bytes, limits)?,
-        ImportFormat::JsonCapture => {
-            wrapped::import_json_capture(path, bytes, limits, keep_secrets)?
-        }
+        ImportFormat::Base64Body => wrapped::import_base64(path, bytes, options)?,
+        ImportFormat::JsonCapture => wrapped::import_json_capture(path, bytes, options)?,
     };
     if imported.recordings.is_empty() {
         return Err(ImportError::NoStreams {
@@ -445,9 +475,9 @@ fn file_name(path: &Path) -> String {
 
 /// A raw body (`curl -N … > file`): SSE, JSON lines, a JSON array or one complete JSON
 /// response, one chunk per event.
-fn raw_body(path: &Path, bytes: &[u8], limits: &ImportLimits) -> Result<Recording, ImportError> {
+fn raw_body(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Recording, ImportError> {
     let mut rec =
-        crate::input::raw_to_recording_limited(bytes, &file_name(path), limits.max_event_bytes)
+        crate::input::raw_to_recording_limited(bytes, &file_name(path), options.max_event_bytes)
             .map_err(|overflow| ImportError::EventTooLarge {
                 path: path.to_owned(),
                 at: "the body".into(),
@@ -469,8 +499,8 @@ pub(crate) struct BodyOrigin<'a> {
 }
 
 /// The most a compressed body may decode to: as much as a recording read from a pipe may hold.
-pub(crate) fn max_decoded_body(limits: &ImportLimits) -> u64 {
-    limits
+pub(crate) fn max_decoded_body(options: &ReadOptions) -> u64 {
+    options
         .max_event_bytes
         .saturating_mul(crate::input::RECORDING_LINE_FACTOR)
 }
@@ -484,9 +514,9 @@ pub(crate) fn body_recording(
     format: ImportFormat,
     notes: Vec<String>,
     origin: BodyOrigin<'_>,
-    limits: &ImportLimits,
+    options: &ReadOptions,
 ) -> Result<Recording, ImportError> {
-    let mut rec = crate::input::raw_to_recording_limited(body, &title, limits.max_event_bytes)
+    let mut rec = crate::input::raw_to_recording_limited(body, &title, options.max_event_bytes)
         .map_err(|overflow| ImportError::EventTooLarge {
             path: origin.path.to_owned(),
             at: origin.at,
@@ -501,7 +531,7 @@ pub(crate) fn body_recording(
 /// Does this body look like a stream (SSE lines, JSON lines, binary AWS event stream frames, or a
 /// JSON array whose first element is a chunk of a known dialect, as Gemini's
 /// `streamGenerateContent` without `alt=sse` sends) rather than one JSON document?
-pub(crate) fn looks_like_stream(body: &[u8]) -> bool {
+pub(crate) fn is_stream_body(body: &[u8]) -> bool {
     if crate::aws_eventstream::looks_like_aws_eventstream(body) {
         return true;
     }
@@ -582,24 +612,6 @@ pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
         }
         other => format!("invalid base64: {other}"),
     })
-}
-
-/// Whether the file is a regular file that starts like a recorder journal
-/// (`# sse-replay journal v…`).
-pub fn is_journal_file(path: &Path) -> bool {
-    use std::io::Read as _;
-    let mut head = [0u8; 64];
-    // Only a regular file: opening a FIFO would wait for a writer, and reading a pipe's head here
-    // would take it from the importer.
-    if crate::input::is_stdin(path) || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let n = file.take(64).read(&mut head).unwrap_or(0);
-    let head = crate::text::strip_bom(&head[..n]);
-    head.starts_with(crate::recording::JOURNAL_MAGIC_PREFIX.as_bytes())
 }
 
 #[cfg(test)]

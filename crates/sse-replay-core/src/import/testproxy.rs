@@ -20,9 +20,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, body_recording,
-    file_name, is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
+    is_stream_body, is_stream_type,
 };
+use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
 #[derive(Deserialize)]
@@ -90,14 +91,9 @@ fn body_bytes(v: &Value) -> Option<Vec<u8>> {
     }
 }
 
-/// Import every event-stream entry of a session record (at most `limits.max_streams`; the rest
-/// counted). Secrets in requests and response headers are redacted unless `keep_secrets`.
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    limits: &ImportLimits,
-    keep_secrets: bool,
-) -> Result<Imported, ImportError> {
+/// Import every event-stream entry of a session record (at most `options.max_streams`; the rest
+/// counted). Secrets in requests and response headers are redacted unless `options.keep_secrets`.
+pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Imported, ImportError> {
     let bytes = crate::text::strip_bom(bytes);
     let session: Session = serde_json::from_slice(bytes).map_err(|e| ImportError::TestProxy {
         path: path.to_owned(),
@@ -114,10 +110,10 @@ pub fn import(
         let Some(body) = body_bytes(&entry.response_body).filter(|b| !b.is_empty()) else {
             continue;
         };
-        if !typed && !looks_like_stream(&body) {
+        if !typed && !is_stream_body(&body) {
             continue;
         }
-        if !out.has_room(limits) {
+        if !out.has_room(options) {
             out.skipped_streams += 1;
             continue;
         }
@@ -131,11 +127,11 @@ pub fn import(
                 other => other.to_string(),
             },
         };
-        if !keep_secrets {
+        if !options.keep_secrets {
             request.redact();
         }
         let mut headers = resp_headers;
-        if !keep_secrets {
+        if !options.keep_secrets {
             redact_headers(&mut headers);
         }
         let status = entry
@@ -161,10 +157,17 @@ pub fn import(
             path,
             at: format!("test-proxy entry {}", i + 1),
         };
-        let mut rec = body_recording(&body, title, ImportFormat::TestProxy, notes, origin, limits)?;
+        let mut rec = body_recording(
+            &body,
+            title,
+            ImportFormat::TestProxy,
+            notes,
+            origin,
+            options,
+        )?;
         rec.request = Some(request);
         rec.response = Some(ResponseInfo { status, headers });
-        out.push(rec, limits);
+        out.push(rec, options);
     }
     if out.recordings.is_empty() {
         return Err(ImportError::NoStreams {

@@ -11,9 +11,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, ImportLimits, Imported, NO_TIMING_NOTE, base64_decode,
-    body_recording, file_name, is_stream_type, looks_like_stream,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, base64_decode, body_recording,
+    file_name, is_stream_body, is_stream_type,
 };
+use crate::probe::ReadOptions;
 use crate::recording::{ResponseInfo, redact_headers};
 
 /// Whether `text` (a file's head, leading whitespace skipped) is base64 text whose decoding
@@ -34,14 +35,14 @@ pub(crate) fn looks_like_base64_stream(text: &[u8]) -> bool {
     else {
         return false;
     };
-    crate::aws_eventstream::looks_like_aws_eventstream(&decoded) || looks_like_stream(&decoded)
+    crate::aws_eventstream::looks_like_aws_eventstream(&decoded) || is_stream_body(&decoded)
 }
 
 /// Import a base64 text file as the stream it encodes.
 pub fn import_base64(
     path: &Path,
     bytes: &[u8],
-    limits: &ImportLimits,
+    options: &ReadOptions,
 ) -> Result<Imported, ImportError> {
     let text = String::from_utf8_lossy(crate::text::strip_bom(bytes));
     let body = base64_decode(text.trim()).map_err(|message| ImportError::Capture {
@@ -67,10 +68,10 @@ pub fn import_base64(
         ImportFormat::Base64Body,
         notes,
         origin,
-        limits,
+        options,
     )?;
     let mut out = Imported::default();
-    out.push(rec, limits);
+    out.push(rec, options);
     Ok(out)
 }
 
@@ -86,8 +87,7 @@ pub(crate) fn looks_like_json_capture(text: &[u8]) -> bool {
 pub fn import_json_capture(
     path: &Path,
     bytes: &[u8],
-    limits: &ImportLimits,
-    keep_secrets: bool,
+    options: &ReadOptions,
 ) -> Result<Imported, ImportError> {
     let bad = |at: &str, message: String| ImportError::Capture {
         path: path.to_owned(),
@@ -137,13 +137,13 @@ pub fn import_json_capture(
     let typed = headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && is_stream_type(v));
-    if body.is_empty() || !(typed || looks_like_stream(&body)) {
+    if body.is_empty() || !(typed || is_stream_body(&body)) {
         return Err(ImportError::NoStreams {
             path: path.to_owned(),
             why: "the captured body is not an event stream".into(),
         });
     }
-    if !keep_secrets {
+    if !options.keep_secrets {
         redact_headers(&mut headers);
     }
     let status = response
@@ -178,13 +178,13 @@ pub fn import_json_capture(
         ImportFormat::JsonCapture,
         notes,
         origin,
-        limits,
+        options,
     )?;
     if let Some(t) = doc.get("capturedAt").and_then(Value::as_str) {
         rec.meta.created = t.to_owned();
     }
     rec.response = Some(ResponseInfo { status, headers });
     let mut out = Imported::default();
-    out.push(rec, limits);
+    out.push(rec, options);
     Ok(out)
 }

@@ -3,7 +3,7 @@
 
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, args_text};
 use crate::accumulate::parse_once;
-use crate::signal::Fragment;
+use crate::fact::Fragment;
 
 /// All arguments text of the stream, joined, parsed once at the end.
 #[derive(Clone, Debug, Default)]

@@ -2,7 +2,7 @@
 //! `accumulate_delta`): `get_weatherget_weather`.
 
 use super::{FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
-use crate::signal::Fragment;
+use crate::fact::Fragment;
 
 /// Per call key, every id, name and arguments piece appended.
 #[derive(Clone, Debug, Default)]
@@ -28,7 +28,7 @@ impl NaiveStrategy for ConcatFields {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::ConcatFields);
-        r.calls = self.calls.into_calls(end.end_chunk);
+        r.calls = self.calls.into_calls(end.end_chunk, end.parses);
         r
     }
 }

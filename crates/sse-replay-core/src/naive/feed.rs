@@ -1,23 +1,23 @@
 //! Feeding the strategies beside the pipeline: [`StrategyFeed`] is the pipeline's observer that
-//! hands every signal to a [`Strategies`] driver, either on the same thread or on a worker thread
-//! of its own (signals sent in batches over a bounded channel), so the correct pass and the naive
+//! hands every fact to a [`Strategies`] driver, either on the same thread or on a worker thread
+//! of its own (facts sent in batches over a bounded channel), so the correct pass and the naive
 //! ones run in parallel on two cores. The reports are the same either way: the driver sees the
-//! same signals in the same order.
+//! same facts in the same order.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use super::Strategies;
-use crate::signal::{Pos, Signal, SignalObserver};
+use crate::fact::{Fact, FactObserver, Pos};
 
-/// Signals per batch sent to the worker.
+/// Facts per batch sent to the worker.
 const BATCH: usize = 2048;
 /// Batches in flight: the channel is bounded, so a slow worker holds the pipeline back rather than
 /// letting the batches pile up in memory.
 const IN_FLIGHT: usize = 8;
 
 enum Msg {
-    Signals(Vec<(Signal, Pos, u32)>),
+    Facts(Vec<(Fact, Pos, u32)>),
     Finish(Option<Pos>),
 }
 
@@ -29,7 +29,7 @@ enum Mode {
     Inline(Strategies),
     /// Fed on a worker thread.
     Worker {
-        batch: Vec<(Signal, Pos, u32)>,
+        batch: Vec<(Fact, Pos, u32)>,
         tx: SyncSender<Msg>,
         handle: JoinHandle<Strategies>,
     },
@@ -62,7 +62,7 @@ impl StrategyFeed {
         matches!(self.0, Mode::Worker { .. })
     }
 
-    /// The driver, once the stream is finished ([`SignalObserver::on_finish`] was called): waits
+    /// The driver, once the stream is finished ([`FactObserver::on_finish`] was called): waits
     /// for the worker to take the last batch.
     pub fn into_strategies(self) -> Strategies {
         match self.0 {
@@ -78,11 +78,11 @@ impl StrategyFeed {
         }
     }
 
-    fn send(tx: &SyncSender<Msg>, batch: &mut Vec<(Signal, Pos, u32)>) {
+    fn send(tx: &SyncSender<Msg>, batch: &mut Vec<(Fact, Pos, u32)>) {
         if !batch.is_empty() {
             let full = std::mem::replace(batch, Vec::with_capacity(BATCH));
             // The worker only stops early by panicking, which `into_strategies` reports.
-            let _ = tx.send(Msg::Signals(full));
+            tx.send(Msg::Facts(full)).ok();
         }
     }
 }
@@ -91,9 +91,9 @@ fn work(rx: &Receiver<Msg>) -> Strategies {
     let mut s = Strategies::new();
     while let Ok(msg) = rx.recv() {
         match msg {
-            Msg::Signals(batch) => {
-                for (signal, pos, no) in &batch {
-                    s.on_signal(signal, *pos, *no);
+            Msg::Facts(batch) => {
+                for (fact, pos, no) in &batch {
+                    s.on_fact(fact, *pos, *no);
                 }
             }
             Msg::Finish(at) => s.on_finish(at),
@@ -102,12 +102,12 @@ fn work(rx: &Receiver<Msg>) -> Strategies {
     s
 }
 
-impl SignalObserver for StrategyFeed {
-    fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
+impl FactObserver for StrategyFeed {
+    fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
         match &mut self.0 {
-            Mode::Inline(s) => s.on_signal(signal, pos, fragment_no),
+            Mode::Inline(s) => s.on_fact(fact, pos, fragment_no),
             Mode::Worker { batch, tx, .. } => {
-                batch.push((signal.clone(), pos, fragment_no));
+                batch.push((fact.clone(), pos, fragment_no));
                 if batch.len() >= BATCH {
                     Self::send(tx, batch);
                 }
@@ -120,7 +120,8 @@ impl SignalObserver for StrategyFeed {
             Mode::Inline(s) => s.on_finish(finished_at),
             Mode::Worker { batch, tx, .. } => {
                 Self::send(tx, batch);
-                let _ = tx.send(Msg::Finish(finished_at));
+                // As above: a worker gone early is reported by `into_strategies`.
+                tx.send(Msg::Finish(finished_at)).ok();
             }
         }
     }
@@ -130,15 +131,15 @@ impl SignalObserver for StrategyFeed {
 mod tests {
     use super::*;
     use crate::dialect::DialectKind;
+    use crate::fact::{ArgsPiece, CallKey, Fragment, Raw};
     use crate::framing::Framing;
-    use crate::signal::{ArgsPiece, CallKey, Fragment, Raw};
 
     #[test]
     fn the_worker_reports_what_the_inline_feed_reports() {
         let feed = |f: &mut StrategyFeed| {
             // More than one batch, two interleaved calls.
             for no in 0..(BATCH as u32 * 2 + 7) {
-                let signal = Signal::Fragment(Fragment {
+                let fact = Fact::Fragment(Fragment {
                     key: CallKey::Index {
                         choice: 0,
                         index: u64::from(no % 2),
@@ -158,7 +159,7 @@ mod tests {
                     chunk: no,
                     t_micros: 0,
                 };
-                f.on_signal(&signal, pos, no);
+                f.on_fact(&fact, pos, no);
             }
             f.on_finish(None);
         };

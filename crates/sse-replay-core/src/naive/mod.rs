@@ -9,7 +9,7 @@
 //! boundaries ([`per_read`]).
 //!
 //! Direction: the pipeline knows nothing of this module. The analysis hands a [`Strategies`]
-//! driver to the pipeline as its [`SignalObserver`] ([`crate::pipeline::Pipeline::observed`]); the
+//! driver to the pipeline as its [`FactObserver`] ([`crate::pipeline::Pipeline::observed`]); the
 //! driver numbers the calls and feeds every strategy. Only [`per_read`] imports
 //! [`crate::pipeline`], to run the correct parser on the reads as it re-framed them.
 
@@ -23,10 +23,10 @@ mod per_fragment;
 pub mod per_read;
 mod steps;
 
-use crate::accumulate::{Parsed, parse_value};
+use crate::accumulate::{Call, Parsed, parse_value};
 use crate::dialect::{DialectKind, FxHashMap};
+use crate::fact::{CallKey, Fact, FactObserver, Fragment, Pos};
 use crate::framing::Framing;
-use crate::signal::{CallKey, Fragment, Pos, Signal, SignalObserver};
 
 pub use feed::StrategyFeed;
 pub use parse_when_valid::STEP_TAIL_CHARS;
@@ -187,7 +187,7 @@ pub struct FragmentAt {
 /// What a strategy gets at the end of the stream.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamEnd<'a> {
-    /// The chunk where the stream said it finished, else the chunk of the last signal: where the
+    /// The chunk where the stream said it finished, else the chunk of the last fact: where the
     /// calls a strategy still holds are taken as finished.
     pub end_chunk: u32,
     /// The recorded network reads with their times, when the chunk boundaries are real (`None`
@@ -196,6 +196,39 @@ pub struct StreamEnd<'a> {
     /// The dialect and framing the correct pass settled on.
     pub dialect: DialectKind,
     pub framing: Framing,
+    /// The correct calls' parses, shared with a strategy that ends up with the same text.
+    pub parses: &'a Parses<'a>,
+}
+
+/// The correct calls' parsed arguments by their text: a strategy whose call ends up with the same
+/// text holds the correct call's value ([`Parsed`] shares it) instead of parsing a copy. On a
+/// stream of many small calls the six copies were most of the analysis's memory.
+#[derive(Debug, Default)]
+pub struct Parses<'a> {
+    by_text: FxHashMap<&'a str, &'a Parsed>,
+}
+
+impl<'a> Parses<'a> {
+    /// The parses of `calls` (those whose value is the parse of their text: not the empty
+    /// arguments taken as `{}`).
+    pub fn of(calls: &'a [Call]) -> Self {
+        let by_text = calls
+            .iter()
+            .filter(|c| !c.empty_arguments)
+            .map(|c| (c.raw_arguments.as_str(), &c.parsed))
+            .collect();
+        Self { by_text }
+    }
+
+    /// `text` parsed ([`parse_value`]): the shared value when a correct call has this text.
+    pub fn parse(&self, text: &str) -> Parsed {
+        self.get(text).unwrap_or_else(|| parse_value(text))
+    }
+
+    /// The correct call's value for `text` (what [`parse_value`] gives for it), if one has it.
+    pub fn get(&self, text: &str) -> Option<Parsed> {
+        self.by_text.get(text).map(|p| (*p).clone())
+    }
 }
 
 /// One naive strategy: fed the dialect's fragments in stream order, it builds its report at the
@@ -229,7 +262,7 @@ pub fn new_strategy(strategy: Strategy) -> Box<dyn NaiveStrategy> {
 
 // --- the driver
 
-/// Every strategy, fed from the pipeline's signal hook: it numbers the calls (in order of their
+/// Every strategy, fed from the pipeline's fact hook: it numbers the calls (in order of their
 /// key's first fragment), hands each fragment to each strategy, and remembers where the stream
 /// ended. [`Strategies::reports`] then builds the reports in [`Strategy::ALL`] order.
 pub struct Strategies {
@@ -264,11 +297,25 @@ impl Strategies {
         dialect: DialectKind,
         framing: Framing,
     ) -> Vec<Report> {
+        self.reports_sharing(reads, dialect, framing, &[])
+    }
+
+    /// [`Strategies::reports`], the strategies' calls sharing the parsed values of the correct
+    /// `calls` where their arguments text is the same ([`Parses`]).
+    pub fn reports_sharing(
+        self,
+        reads: Option<&[(&[u8], u64)]>,
+        dialect: DialectKind,
+        framing: Framing,
+        calls: &[Call],
+    ) -> Vec<Report> {
+        let parses = Parses::of(calls);
         let end = StreamEnd {
             end_chunk: self.finished_at.map_or(self.last_chunk, |p| p.chunk),
             reads,
             dialect,
             framing,
+            parses: &parses,
         };
         self.strategies
             .into_iter()
@@ -277,10 +324,10 @@ impl Strategies {
     }
 }
 
-impl SignalObserver for Strategies {
-    fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
+impl FactObserver for Strategies {
+    fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
         self.last_chunk = pos.chunk;
-        let Signal::Fragment(fragment) = signal else {
+        let Fact::Fragment(fragment) = fact else {
             return;
         };
         let next = self.calls_by_key.len() as u32;
@@ -316,9 +363,10 @@ struct Entry {
 
 impl Entry {
     /// The call as the strategy ends up with it, finished at `chunk` (`at_end`: because the
-    /// stream ended there): its arguments parsed once.
-    fn into_call(self, chunk: u32, at_end: bool) -> NaiveCall {
-        let parsed = parse_value(&self.args);
+    /// stream ended there): its arguments parsed once (or the correct call's value shared, see
+    /// [`Parses`]).
+    fn into_call(self, chunk: u32, at_end: bool, parses: &Parses<'_>) -> NaiveCall {
+        let parsed = parses.parse(&self.args);
         NaiveCall {
             label: self.label,
             id: self.id,
@@ -383,11 +431,11 @@ impl Table {
     }
 
     /// The calls still open, taken as finished because the stream ended at `chunk`.
-    fn into_calls(mut self, chunk: u32) -> Vec<NaiveCall> {
+    fn into_calls(mut self, chunk: u32, parses: &Parses<'_>) -> Vec<NaiveCall> {
         self.order
             .iter()
             .filter_map(|k| self.map.remove(k))
-            .map(|e| e.into_call(chunk, true))
+            .map(|e| e.into_call(chunk, true, parses))
             .collect()
     }
 }
@@ -395,10 +443,10 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signal::{ArgsPiece, Raw};
+    use crate::fact::{ArgsPiece, Raw};
 
-    fn fragment(index: u64, id: Option<&str>, args: &str) -> Signal {
-        Signal::Fragment(Fragment {
+    fn fragment(index: u64, id: Option<&str>, args: &str) -> Fact {
+        Fact::Fragment(Fragment {
             key: CallKey::Index {
                 choice: 0,
                 index,
@@ -420,20 +468,20 @@ mod tests {
     }
 
     /// Two interleaved calls, then a finish at chunk 5.
-    fn feed(observer: &mut impl SignalObserver) {
-        let signals = [
+    fn feed(observer: &mut impl FactObserver) {
+        let facts = [
             fragment(0, Some("a"), "{\"x\":"),
             fragment(1, Some("b"), "{\"y\":"),
             fragment(0, None, "1}"),
             fragment(1, None, "2}"),
         ];
-        for (no, s) in signals.iter().enumerate() {
-            observer.on_signal(s, pos(no as u32), no as u32);
+        for (no, s) in facts.iter().enumerate() {
+            observer.on_fact(s, pos(no as u32), no as u32);
         }
-        let finish = Signal::Finish {
+        let finish = Fact::Finish {
             reason: "tool_calls".into(),
         };
-        observer.on_signal(&finish, pos(5), 4);
+        observer.on_fact(&finish, pos(5), 4);
         observer.on_finish(Some(pos(5)));
     }
 
@@ -461,9 +509,9 @@ mod tests {
     fn a_strategy_fed_on_its_own_reports_what_the_driver_reports() {
         /// Feeds one strategy alone, numbering calls as the driver does.
         struct Alone(Box<dyn NaiveStrategy>, FxHashMap<CallKey, u32>, Option<Pos>);
-        impl SignalObserver for Alone {
-            fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32) {
-                if let Signal::Fragment(f) = signal {
+        impl FactObserver for Alone {
+            fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
+                if let Fact::Fragment(f) = fact {
                     let next = self.1.len() as u32;
                     let call = *self.1.entry(f.key.clone()).or_insert(next);
                     let at = FragmentAt {
@@ -489,6 +537,7 @@ mod tests {
                 reads: None,
                 dialect: DialectKind::OpenAiChat,
                 framing: Framing::Sse,
+                parses: &Parses::default(),
             };
             assert_eq!(alone.0.strategy(), strategy);
             assert_eq!(alone.0.finish(&end), together[i], "{}", strategy.name());

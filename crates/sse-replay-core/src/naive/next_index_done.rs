@@ -1,17 +1,18 @@
 //! `next-index-done`: treat a call as finished when a fragment of another call appears (the OpenAI
 //! SDK helpers' done events); what arrives for it later is lost.
 
-use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
-use crate::dialect::FxHashMap;
-use crate::signal::{CallKey, Fragment};
+use super::{Entry, FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
+use crate::fact::{CallKey, Fragment};
+use rustc_hash::FxHashSet;
 
 /// The call being filled, the calls declared done, and how many fragments came too late.
 #[derive(Clone, Debug, Default)]
 pub(super) struct NextIndexDone {
     current: Option<CallKey>,
     open: Table,
-    done: Vec<NaiveCall>,
-    closed: FxHashMap<CallKey, ()>,
+    /// The calls declared done and the chunk where (parsed at the end, see [`super::Parses`]).
+    done: Vec<(Entry, u32)>,
+    closed: FxHashSet<CallKey>,
     dropped: u64,
 }
 
@@ -26,12 +27,12 @@ impl NaiveStrategy for NextIndexDone {
             if let Some(prev) = self.current.take()
                 && let Some(e) = self.open.remove(&prev)
             {
-                self.done.push(e.into_call(at.pos.chunk, false));
-                self.closed.insert(prev, ());
+                self.done.push((e, at.pos.chunk));
+                self.closed.insert(prev);
             }
             self.current = Some(fragment.key.clone());
         }
-        if self.closed.contains_key(&fragment.key) {
+        if self.closed.contains(&fragment.key) {
             self.dropped += 1;
         } else {
             self.open
@@ -42,8 +43,12 @@ impl NaiveStrategy for NextIndexDone {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::NextIndexDone);
-        let mut calls = self.done;
-        calls.extend(self.open.into_calls(end.end_chunk));
+        let mut calls: Vec<_> = self
+            .done
+            .into_iter()
+            .map(|(e, chunk)| e.into_call(chunk, false, end.parses))
+            .collect();
+        calls.extend(self.open.into_calls(end.end_chunk, end.parses));
         r.calls = calls;
         if self.dropped > 0 {
             r.notes.push(if self.dropped == 1 {

@@ -2,7 +2,7 @@
 //! fragments erase earlier ones.
 
 use super::{FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table};
-use crate::signal::{Fragment, Raw};
+use crate::fact::{Fragment, Raw};
 
 /// Per call key, the fields of the last fragment that had them.
 #[derive(Clone, Debug, Default)]
@@ -31,7 +31,7 @@ impl NaiveStrategy for Overwrite {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::Overwrite);
-        r.calls = self.calls.into_calls(end.end_chunk);
+        r.calls = self.calls.into_calls(end.end_chunk, end.parses);
         r
     }
 }

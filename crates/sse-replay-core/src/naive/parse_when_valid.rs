@@ -7,10 +7,10 @@
 //! does is only done here when it can succeed (its errors are re-derived when asked for).
 
 use super::steps::{Balance, Steps, TextAt};
-use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
+use super::{Entry, FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
 use crate::accumulate::{Parsed, parse_value};
 use crate::dialect::FxHashMap;
-use crate::signal::{CallKey, Fragment};
+use crate::fact::{CallKey, Fragment};
 
 /// How much of a re-parsed buffer a `parse-when-valid` step keeps.
 pub const STEP_TAIL_CHARS: usize = 64;
@@ -31,7 +31,9 @@ struct Track {
 pub(super) struct ParseWhenValid {
     open: Table,
     tracks: FxHashMap<CallKey, Track>,
-    done: Vec<NaiveCall>,
+    /// The calls that parsed and the chunk where; their values are taken again at the end (the
+    /// correct call's, when the text is the same: see [`super::Parses`]).
+    done: Vec<(Entry, u32)>,
     /// The buffer number of each call in `done`.
     done_buffers: Vec<u32>,
     closed: FxHashMap<CallKey, u32>,
@@ -76,37 +78,15 @@ impl NaiveStrategy for ParseWhenValid {
         if e.args.trim().is_empty() || e.args.len() > MAX_BUFFER {
             return;
         }
-        let outcome = if track.balance.may_parse() {
-            match parse_value(&e.args) {
-                ok @ Parsed::Ok(_) => Some(ok),
-                Parsed::Err { .. } => None,
-            }
-        } else {
-            None
-        };
+        let parsed = track.balance.may_parse() && matches!(parse_value(&e.args), Parsed::Ok(_));
         let where_ = TextAt {
             buffer: track.buffer,
             end: e.args.len(),
         };
-        self.steps.push(
-            at.fragment_no,
-            Some(at.call),
-            at.pos.chunk,
-            where_,
-            outcome.is_some(),
-        );
-        if let Some(parsed) = outcome
-            && let Some(e) = self.open.remove(&fragment.key)
-        {
-            self.done.push(NaiveCall {
-                label: e.label,
-                id: e.id,
-                name: e.name,
-                raw_arguments: e.args,
-                parsed,
-                chunk: at.pos.chunk,
-                at_end: false,
-            });
+        self.steps
+            .push(at.fragment_no, Some(at.call), at.pos.chunk, where_, parsed);
+        if parsed && let Some(e) = self.open.remove(&fragment.key) {
+            self.done.push((e, at.pos.chunk));
             self.done_buffers.push(track.buffer);
             self.closed.insert(fragment.key.clone(), at.pos.chunk);
         }
@@ -115,7 +95,11 @@ impl NaiveStrategy for ParseWhenValid {
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::ParseWhenValid);
         let this = *self;
-        let mut calls = this.done;
+        let mut calls: Vec<_> = this
+            .done
+            .into_iter()
+            .map(|(e, chunk)| e.into_call(chunk, false, end.parses))
+            .collect();
         let never = this.open.len();
         // The buffer number of each call, in the order the calls are reported.
         let mut buffers = this.done_buffers;
@@ -124,7 +108,7 @@ impl NaiveStrategy for ParseWhenValid {
                 .open_keys()
                 .map(|k| this.tracks.get(k).map_or(u32::MAX, |t| t.buffer)),
         );
-        calls.extend(this.open.into_calls(end.end_chunk));
+        calls.extend(this.open.into_calls(end.end_chunk, end.parses));
         // Each attempt's text is a prefix of its call's final buffer.
         let mut steps = this.steps;
         let mut map = vec![u32::MAX; this.tracks.len()];

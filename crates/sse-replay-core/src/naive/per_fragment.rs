@@ -3,7 +3,7 @@
 use super::steps::{Balance, Steps};
 use super::{FragmentAt, NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd, args_text};
 use crate::accumulate::{Parsed, parse_value};
-use crate::signal::{Fragment, Raw};
+use crate::fact::{Fragment, Raw};
 
 /// Every fragment that carries arguments text, parsed on its own; a fragment that parses is a call.
 /// The texts go to one arena (the steps' only buffer); a fragment that cannot be a JSON document
@@ -11,7 +11,9 @@ use crate::signal::{Fragment, Raw};
 #[derive(Clone, Debug, Default)]
 pub(super) struct PerFragment {
     steps: Steps,
-    calls: Vec<NaiveCall>,
+    /// The fragments that parsed alone: number, text, chunk (their values are taken at the end,
+    /// shared with the correct call's when the text is the same: see [`super::Parses`]).
+    calls: Vec<(u32, String, u32)>,
 }
 
 impl NaiveStrategy for PerFragment {
@@ -26,38 +28,31 @@ impl NaiveStrategy for PerFragment {
         }
         let text = args_text(fragment);
         let where_ = self.steps.push_text(text);
-        let outcome = if Balance::of(text).may_parse() {
-            match parse_value(text) {
-                ok @ Parsed::Ok(_) => Some(ok),
-                Parsed::Err { .. } => None,
-            }
-        } else {
-            None
-        };
-        if let Some(parsed) = &outcome {
-            self.calls.push(NaiveCall {
-                label: format!("fragment {}", at.fragment_no),
-                id: String::new(),
-                name: String::new(),
-                raw_arguments: text.to_owned(),
-                parsed: parsed.clone(),
-                chunk: at.pos.chunk,
-                at_end: false,
-            });
+        let parsed = Balance::of(text).may_parse() && matches!(parse_value(text), Parsed::Ok(_));
+        if parsed {
+            self.calls
+                .push((at.fragment_no, text.to_owned(), at.pos.chunk));
         }
-        self.steps.push(
-            at.fragment_no,
-            Some(at.call),
-            at.pos.chunk,
-            where_,
-            outcome.is_some(),
-        );
+        self.steps
+            .push(at.fragment_no, Some(at.call), at.pos.chunk, where_, parsed);
     }
 
-    fn finish(self: Box<Self>, _end: &StreamEnd<'_>) -> Report {
+    fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::PerFragment);
         r.steps = self.steps;
-        r.calls = self.calls;
+        r.calls = self
+            .calls
+            .into_iter()
+            .map(|(no, text, chunk)| NaiveCall {
+                label: format!("fragment {no}"),
+                id: String::new(),
+                name: String::new(),
+                parsed: end.parses.parse(&text),
+                raw_arguments: text,
+                chunk,
+                at_end: false,
+            })
+            .collect();
         r
     }
 }

@@ -26,7 +26,7 @@ impl NaiveStrategy for PerReadUtf8 {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         match end.reads {
-            Some(reads) => per_read_utf8(reads, lean(end)),
+            Some(reads) => shared(per_read_utf8(reads, lean(end)), end),
             None => Report::not_applicable(Strategy::PerReadUtf8, NO_READS),
         }
     }
@@ -47,10 +47,21 @@ impl NaiveStrategy for PerReadLines {
                 Strategy::PerReadLines,
                 "a binary event stream has no lines to split",
             ),
-            Some(reads) => per_read_lines(reads, lean(end)),
+            Some(reads) => shared(per_read_lines(reads, lean(end)), end),
             None => Report::not_applicable(Strategy::PerReadLines, NO_READS),
         }
     }
+}
+
+/// `report` with its calls' values replaced by the correct calls' where the text is the same
+/// ([`super::Parses`]): the strategy's own copies are dropped as soon as they are made.
+fn shared(mut report: Report, end: &StreamEnd<'_>) -> Report {
+    for c in &mut report.calls {
+        if let Some(p) = end.parses.get(&c.raw_arguments) {
+            c.parsed = p;
+        }
+    }
+    report
 }
 
 /// The lean pass with the dialect and framing the correct pass settled on.

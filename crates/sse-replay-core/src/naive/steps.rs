@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(a.outcome, parse_value("{\"a\""));
         let b = s.get(1).unwrap();
         assert_eq!((b.call, b.text.as_str()), (None, "1"));
-        assert_eq!(b.outcome, Parsed::Ok(serde_json::json!(1)));
+        assert_eq!(b.outcome, Parsed::ok(serde_json::json!(1)));
         assert_eq!(s.failures().count(), 1);
     }
 }

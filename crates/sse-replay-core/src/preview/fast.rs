@@ -349,7 +349,8 @@ mod tests {
                 .flatten()
                 .flatten()
             {
-                if let Ok(a) = crate::open::analyse_path(&e.path(), None) {
+                let opened = crate::probe::open(&e.path(), crate::probe::ReadOptions::default());
+                if let Some(a) = opened.ok().and_then(|p| p.analyse(true).ok()) {
                     analyses.push(a);
                 }
             }

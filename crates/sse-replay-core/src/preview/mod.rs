@@ -17,7 +17,7 @@
 //! per call. [`Analysis::compute_previews`] (for `check`) parses only the prefixes whose
 //! judgement is not known without a parse: in a call whose text parses and repeats no key, a
 //! prefix that ends between complete values or inside a string value cannot be contradicted, nor
-//! one that ends inside a number jiter shows as its final value ([`fast`]). The app asks [`at`]
+//! one that ends inside a number jiter shows as its final value (the `fast` module). The app asks [`at`]
 //! for the cursor only.
 
 use std::fmt::Write as _;
@@ -92,7 +92,7 @@ fn walk(shown: &JsonValue<'_>, fin: &Value, path: &mut String, out: &mut Vec<Str
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
                     let len = path.len();
                     // No allocation per element (this runs for every element of every preview).
-                    let _ = write!(path, "/{i}");
+                    write!(path, "/{i}").ok();
                     walk(x, y, path, out);
                     path.truncate(len);
                 }

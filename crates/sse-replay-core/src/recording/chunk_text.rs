@@ -172,7 +172,7 @@ impl<'de> Deserialize<'de> for Chunk {
 /// the text is escaped by [`push_ron_str`] so that combining marks stay readable.
 pub(super) fn write_chunk_line(out: &mut String, chunk: &Chunk) {
     use std::fmt::Write as _;
-    let _ = write!(out, "(t_us: {}", chunk.t_micros);
+    write!(out, "(t_us: {}", chunk.t_micros).ok();
     let field = |out: &mut String, name: &str, value: &str| {
         if !value.is_empty() {
             out.push_str(", ");
@@ -208,7 +208,7 @@ pub(super) fn push_ron_str(out: &mut String, value: &str) {
             '\t' => out.push_str("\\t"),
             '\0' => out.push_str("\\0"),
             c if c.is_control() || is_invisible_format(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+                write!(out, "\\u{{{:x}}}", u32::from(c)).ok();
             }
             c => out.push(c),
         }

@@ -90,6 +90,87 @@ impl RawRecording {
     }
 }
 
+/// The RON document of a recording written piece by piece: the short fields first, then one chunk
+/// line per [`DocumentWriter::chunk`], then the end. The recorder and the proxy write a capture's
+/// document this way from their journal, one chunk at a time, so a long capture is never held
+/// whole in memory. [`Recording::to_ron_string`] is this, collected: the same bytes either way.
+pub struct DocumentWriter {
+    /// The whole document with `chunks: []` (what is written when no chunk comes).
+    empty: String,
+    /// Where `chunks: []` is in `empty`.
+    at: usize,
+    started: bool,
+}
+
+impl DocumentWriter {
+    /// A document for `head`'s fields (its chunks are ignored: give them to
+    /// [`DocumentWriter::chunk`]), always with `version: FORMAT_VERSION`.
+    pub fn new(head: &Recording) -> Result<Self, RecordingError> {
+        // Destructured without `..`: a field added to `Recording` must be written here too.
+        let Recording {
+            version: _,
+            meta,
+            request,
+            response,
+            chunks: _,
+            truth,
+        } = head;
+        let doc = RecordingOut {
+            version: FORMAT_VERSION,
+            meta,
+            request,
+            response,
+            truth,
+            chunks: &[],
+        };
+        let config = ron::ser::PrettyConfig::new().new_line("\n");
+        let mut empty = ron_options()
+            .to_string_pretty(&doc, config)
+            .map_err(|e| RecordingError::serialize(&e))?;
+        empty.push('\n');
+        // Strings are escaped (no raw newlines), so a line that is exactly `    chunks: [],` can
+        // only be the top-level field.
+        let at = empty.find(&Self::empty_list()).ok_or_else(|| {
+            RecordingError::serialize(&ron::Error::Message(
+                "the document has no chunk list".into(),
+            ))
+        })?;
+        Ok(Self {
+            empty,
+            at,
+            started: false,
+        })
+    }
+
+    fn empty_list() -> String {
+        format!("\n{FIELD_INDENT}chunks: [],\n")
+    }
+
+    /// Writes one chunk's line (and, before the first, the document up to the chunk list).
+    pub fn chunk(&mut self, out: &mut dyn std::io::Write, chunk: &Chunk) -> std::io::Result<()> {
+        if !self.started {
+            self.started = true;
+            out.write_all(&self.empty.as_bytes()[..self.at])?;
+            out.write_all(format!("\n{FIELD_INDENT}chunks: [\n").as_bytes())?;
+        }
+        let mut line = String::with_capacity(chunk.bytes.len() + 32);
+        line.push_str(FIELD_INDENT);
+        line.push_str(FIELD_INDENT);
+        write_chunk_line(&mut line, chunk);
+        line.push_str(",\n");
+        out.write_all(line.as_bytes())
+    }
+
+    /// Writes the end of the document (the whole of it when no chunk came).
+    pub fn finish(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if !self.started {
+            return out.write_all(self.empty.as_bytes());
+        }
+        out.write_all(format!("{FIELD_INDENT}],\n").as_bytes())?;
+        out.write_all(&self.empty.as_bytes()[self.at + Self::empty_list().len()..])
+    }
+}
+
 /// First pass of loading: only the version, every other field ignored, so that a newer file is
 /// reported as such even when this build does not know its fields.
 #[derive(Deserialize)]
@@ -159,7 +240,9 @@ pub(super) fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes.iter().take(offset).filter(|&&b| b == b'\n').count()
 }
 
-pub(super) fn is_journal(bytes: &[u8]) -> bool {
+/// The bytes (after a byte order mark) start with a journal's first line: the one rule telling a
+/// journal from a recording document, for [`Recording::from_bytes`] and [`crate::probe`] alike.
+pub fn is_journal(bytes: &[u8]) -> bool {
     bytes.starts_with(JOURNAL_MAGIC_PREFIX.as_bytes())
 }
 
@@ -177,55 +260,15 @@ impl Recording {
 
     /// [`Recording::to_ron_string`], reporting serializer errors.
     pub fn try_to_ron_string(&self) -> Result<String, RecordingError> {
-        // Destructured without `..`: a field added to `Recording` must be written here too.
-        let Recording {
-            version: _,
-            meta,
-            request,
-            response,
-            chunks,
-            truth,
-        } = self;
-        let doc = |chunks| RecordingOut {
-            version: FORMAT_VERSION,
-            meta,
-            request,
-            response,
-            truth,
-            chunks,
-        };
-        let options = ron_options();
-        let config = ron::ser::PrettyConfig::new().new_line("\n");
-        // Render without chunks, then put one compact chunk per line where `chunks: []` is. Strings
-        // are escaped (no raw newlines), so a line that is exactly `    chunks: [],` can only be
-        // the top-level field.
-        let mut text = options
-            .to_string_pretty(&doc(&[]), config.clone())
-            .map_err(|e| RecordingError::serialize(&e))?;
-        let empty = format!("\n{FIELD_INDENT}chunks: [],\n");
-        match text.find(&empty) {
-            Some(at) if !chunks.is_empty() => {
-                let mut list = format!("\n{FIELD_INDENT}chunks: [\n");
-                for chunk in chunks {
-                    list.push_str(FIELD_INDENT);
-                    list.push_str(FIELD_INDENT);
-                    write_chunk_line(&mut list, chunk);
-                    list.push_str(",\n");
-                }
-                list.push_str(FIELD_INDENT);
-                list.push_str("],\n");
-                text.replace_range(at..at + empty.len(), &list);
-            }
-            Some(_) => {}
-            None => {
-                // Not expected; depth_limit(2) still gives one chunk per line.
-                text = options
-                    .to_string_pretty(&doc(chunks), config.depth_limit(2))
-                    .map_err(|e| RecordingError::serialize(&e))?;
-            }
+        let mut doc = DocumentWriter::new(self)?;
+        let mut out = Vec::new();
+        for chunk in &self.chunks {
+            doc.chunk(&mut out, chunk)
+                .map_err(|e| RecordingError::serialize(&ron::Error::Io(e.to_string())))?;
         }
-        text.push('\n');
-        Ok(text)
+        doc.finish(&mut out)
+            .map_err(|e| RecordingError::serialize(&ron::Error::Io(e.to_string())))?;
+        Ok(String::from_utf8(out).unwrap_or_default())
     }
 
     /// Parses a recording document (not a journal: see [`salvage_journal`]).
@@ -548,7 +591,7 @@ mod tests {
         }
         // Byte-level truncation through load's UTF-8 check.
         for cut in 0..text.len() {
-            let _ = Recording::from_bytes(&text.as_bytes()[..cut]);
+            Recording::from_bytes(&text.as_bytes()[..cut]).ok();
         }
     }
 
@@ -558,8 +601,8 @@ mod tests {
         for _ in 0..2000 {
             let len = rng.below(200);
             let bytes = rng.bytes(len);
-            let _ = Recording::from_bytes(&bytes);
-            let _ = Recording::from_ron_str(&String::from_utf8_lossy(&rng.texty(len)));
+            Recording::from_bytes(&bytes).ok();
+            Recording::from_ron_str(&String::from_utf8_lossy(&rng.texty(len))).ok();
         }
         // RON-ish token soup.
         const TOKENS: &[&str] = &[
@@ -606,8 +649,8 @@ mod tests {
                     s.push(' ');
                 }
             }
-            let _ = Recording::from_ron_str(&s);
-            let _ = salvage_journal(&format!("{JOURNAL_MAGIC}\n{s}\n{s}"));
+            Recording::from_ron_str(&s).ok();
+            salvage_journal(&format!("{JOURNAL_MAGIC}\n{s}\n{s}")).ok();
         }
         // Mutations of a valid document.
         let text = rec_with_chunks(chunks_of(&[b"data: x\n\n", b"\xe6"])).to_ron_string();
@@ -618,7 +661,7 @@ mod tests {
                 let i = rng.below(m.len());
                 m[i] = TOKENS[rng.below(TOKENS.len())].as_bytes()[0];
             }
-            let _ = Recording::from_bytes(&m);
+            Recording::from_bytes(&m).ok();
         }
     }
 
@@ -634,7 +677,7 @@ mod tests {
             ] {
                 assert!(Recording::from_ron_str(&text).is_err());
             }
-            let _ = salvage_journal(&format!("{JOURNAL_MAGIC}\n{deep}\n{deep}\n"));
+            salvage_journal(&format!("{JOURNAL_MAGIC}\n{deep}\n{deep}\n")).ok();
         }
     }
 }

@@ -75,6 +75,14 @@ pub enum RecordingError {
         .path.display()
     )]
     JournalExists { path: PathBuf },
+    /// The output is a FIFO nobody is reading (yet): opened without waiting, so the caller can
+    /// wait for a reader in a way a stop signal can end.
+    #[error("no process is reading the FIFO (start its reader first): {}", .path.display())]
+    NoReader { path: PathBuf },
+    /// The output looked like a device or a FIFO by name, and the descriptor opened is something
+    /// else (a file swapped in meanwhile): not written.
+    #[error("not a device or FIFO once opened (refusing to write into it): {}", .path.display())]
+    NotSpecial { path: PathBuf },
     /// RON serialization failed (not expected to happen for these types).
     #[error("cannot serialize the recording to RON: {message}{}", InPath(.path))]
     Serialize {
@@ -99,9 +107,11 @@ impl RecordingError {
     /// The file the error is about, if known.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Self::Io { path, .. } | Self::JournalExists { path } | Self::Exists { path } => {
-                Some(path)
-            }
+            Self::Io { path, .. }
+            | Self::JournalExists { path }
+            | Self::Exists { path }
+            | Self::NoReader { path }
+            | Self::NotSpecial { path } => Some(path),
             Self::Syntax { path, .. }
             | Self::FutureVersion { path, .. }
             | Self::MissingVersion { path }
@@ -117,7 +127,11 @@ impl RecordingError {
     #[must_use]
     pub fn with_path(mut self, new_path: &Path) -> Self {
         match &mut self {
-            Self::Io { .. } | Self::JournalExists { .. } | Self::Exists { .. } => {}
+            Self::Io { .. }
+            | Self::JournalExists { .. }
+            | Self::Exists { .. }
+            | Self::NoReader { .. }
+            | Self::NotSpecial { .. } => {}
             Self::Syntax { path, .. }
             | Self::FutureVersion { path, .. }
             | Self::MissingVersion { path }
@@ -149,15 +163,28 @@ impl RecordingError {
             path: None,
             line: pos.line + line_offset,
             col: pos.col,
-            message: err.code.to_string(),
+            message: ron_message(&err.code),
         }
     }
 
     pub(super) fn serialize(err: &ron::Error) -> Self {
         Self::Serialize {
             path: None,
-            message: err.to_string(),
+            message: ron_message(err),
         }
+    }
+}
+
+/// A `ron` error as a person reading about their file should see it: the parser's own words,
+/// except where they are advice to the program's developer (its recursion limit's message tells
+/// the reader to raise `ron::Options::recursion_limit` and use `serde_stacker`).
+pub(super) fn ron_message(err: &ron::Error) -> String {
+    match err {
+        ron::Error::ExceededRecursionLimit => format!(
+            "brackets nested more than {} levels deep (a recording nests about 6); not read any further",
+            super::RECURSION_LIMIT
+        ),
+        other => other.to_string(),
     }
 }
 

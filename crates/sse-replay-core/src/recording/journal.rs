@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::error::{RecordingError, error_position};
-use super::write::{WriteOptions, save_with, sync_parent_dir, with_suffix};
+use super::write::{OutputFile, WriteOptions, sync_parent_dir, with_suffix};
 use super::{
     Chunk, FORMAT_VERSION, Meta, Recording, RequestInfo, ResponseInfo, TruthCall, ron_options,
 };
@@ -86,6 +86,8 @@ pub struct JournalWriter {
     out: BufWriter<File>,
     last_flush: Instant,
     chunks: u64,
+    /// A spool ([`JournalWriter::spool`]): an unnamed temporary file, not a `.partial`.
+    spool: bool,
 }
 
 impl JournalWriter {
@@ -131,7 +133,36 @@ impl JournalWriter {
             out: BufWriter::new(file),
             last_flush: Instant::now(),
             chunks: 0,
+            spool: false,
         };
+        writer.start(head)?;
+        sync_parent_dir(&writer.journal_path);
+        Ok(writer)
+    }
+
+    /// A journal in an unnamed temporary file (gone with the process, whatever happens), for a
+    /// recording that goes to standard output, a device or a FIFO: it holds the chunks on disk
+    /// until the document is written there, so memory does not grow with the stream.
+    pub fn spool(head: &Recording) -> Result<Self, RecordingError> {
+        let journal_path = PathBuf::from("(temporary spool file)");
+        let file = tempfile::tempfile()
+            .map_err(|e| RecordingError::io("creating a spool file for", &journal_path, e))?;
+        let mut writer = Self {
+            final_path: PathBuf::new(),
+            overwrite: false,
+            journal_path,
+            out: BufWriter::new(file),
+            last_flush: Instant::now(),
+            chunks: 0,
+            spool: true,
+        };
+        writer.start(head)?;
+        Ok(writer)
+    }
+
+    /// The magic line and the head, synced.
+    fn start(&mut self, head: &Recording) -> Result<(), RecordingError> {
+        let writer = self;
         writer.write_raw_line(JOURNAL_MAGIC)?;
         let head = JournalHead {
             version: FORMAT_VERSION,
@@ -141,9 +172,7 @@ impl JournalWriter {
             truth: head.truth.clone(),
         };
         writer.write_record(&JournalLineRef::Head(&head))?;
-        writer.flush()?;
-        sync_parent_dir(&writer.journal_path);
-        Ok(writer)
+        writer.flush()
     }
 
     /// The journal file (`<final_path>.partial`).
@@ -214,14 +243,67 @@ impl JournalWriter {
         Ok(())
     }
 
-    /// Saves `rec` atomically to the final path (see [`save_with`]; an existing file is replaced
-    /// only when the writer was created with `overwrite`), then removes the journal.
-    /// Returns the final path. On error the journal is left in place.
-    pub fn finish(mut self, rec: &Recording) -> Result<PathBuf, RecordingError> {
+    /// Writes the recording's document to `out`: `head`'s fields (its chunks are ignored) and
+    /// every chunk the journal holds, read back from the journal file one line at a time, so a
+    /// long recording is never held in memory ([`super::DocumentWriter`]).
+    pub fn write_document(
+        &mut self,
+        head: &Recording,
+        out: &mut dyn Write,
+    ) -> Result<(), RecordingError> {
+        use std::io::{BufRead as _, Seek as _};
         self.out
             .flush()
             .map_err(|e| RecordingError::io("writing", &self.journal_path, e))?;
-        save_with(&self.final_path, rec, WriteOptions::private(self.overwrite))?;
+        let read_err = |e| RecordingError::io("reading back", &self.journal_path, e);
+        let file = if self.spool {
+            // The clone shares the offset: nothing is appended after this.
+            let mut f = self.out.get_ref().try_clone().map_err(read_err)?;
+            f.seek(std::io::SeekFrom::Start(0)).map_err(read_err)?;
+            f
+        } else {
+            File::open(&self.journal_path).map_err(read_err)?
+        };
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let mut doc = super::DocumentWriter::new(head)?;
+        let options = ron_options();
+        let mut line = Vec::new();
+        let mut line_no = 0usize;
+        let write_err = |e| RecordingError::io("writing the recording for", &self.final_path, e);
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(read_err)? == 0 {
+                break;
+            }
+            line_no += 1;
+            if !line.starts_with(b"Chunk(") {
+                continue;
+            }
+            let text = std::str::from_utf8(&line).map_err(|_| RecordingError::BadJournal {
+                path: Some(self.journal_path.clone()),
+                line: line_no,
+                message: "a chunk record is not UTF-8".into(),
+            })?;
+            match options.from_str::<JournalLine>(text.trim_end()) {
+                Ok(JournalLine::Chunk(chunk)) => doc.chunk(out, &chunk).map_err(write_err)?,
+                Ok(_) => {}
+                Err(err) => {
+                    return Err(RecordingError::syntax(text, &err, line_no - 1)
+                        .with_path(&self.journal_path));
+                }
+            }
+        }
+        doc.finish(out).map_err(write_err)
+    }
+
+    /// Saves the recording atomically to the final path (see [`OutputFile`]; an existing file is
+    /// replaced only when the writer was created with `overwrite`): `rec`'s fields and the
+    /// journal's chunks (`rec.chunks` is ignored: see [`JournalWriter::write_document`]), then
+    /// removes the journal. Returns the final path. On error the journal is left in place.
+    pub fn finish(mut self, rec: &Recording) -> Result<PathBuf, RecordingError> {
+        let mut out = OutputFile::create(&self.final_path, WriteOptions::private(self.overwrite))?;
+        self.write_document(rec, &mut out)?;
+        out.commit()?;
         let Self {
             final_path,
             journal_path,
@@ -311,7 +393,8 @@ pub fn salvage_journal(text: &str) -> Result<Recording, RecordingError> {
                     line: line_no,
                     message: format!(
                         "the head record is damaged (column {}: {})",
-                        pos.col, err.code
+                        pos.col,
+                        super::error::ron_message(&err.code)
                     ),
                 });
             }
@@ -430,6 +513,7 @@ mod tests {
         w.append_chunk(&chunks[3]).unwrap(); // buffered only
         let journal = w.journal_path().to_path_buf();
         // SIGKILL: no destructor, the buffered chunk is lost.
+        #[allow(clippy::mem_forget, reason = "a killed process runs no destructor")]
         std::mem::forget(w);
 
         let rec = load(&journal).unwrap();
@@ -510,8 +594,8 @@ mod tests {
             assert_eq!(rec.chunks, chunks[..expect], "cut {cut}");
             assert!(rec.meta.interrupted);
             assert!(rec.meta.notes.contains(&format!(
-                "recorder was interrupted: {}",
-                crate::text::plural(expect, "chunk") + " salvaged"
+                "recorder was interrupted: {} salvaged",
+                crate::text::plural(expect, "chunk")
             )));
         }
         // Any cut after the head salvages without error; cuts before it never panic.
@@ -603,16 +687,29 @@ mod tests {
     }
 
     #[test]
-    fn journal_auto_flushes_after_100ms() {
+    fn an_append_after_the_interval_writes_the_buffer_out() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.ron");
         let mut w = JournalWriter::create(&out, &head()).unwrap();
+        let on_disk = |w: &JournalWriter| {
+            salvage_journal(&fs::read_to_string(w.journal_path()).unwrap())
+                .unwrap()
+                .chunks
+                .len()
+        };
+        // The clock is the writer's own: set, not waited for, so a slow machine changes nothing.
+        // The last write-out just now: an append stays in the buffer.
+        w.last_flush = Instant::now() + Duration::from_secs(3600);
         w.append_chunk(&Chunk {
             t_micros: 1,
             bytes: b"a".to_vec(),
         })
         .unwrap();
-        std::thread::sleep(Duration::from_millis(120));
+        assert_eq!(on_disk(&w), 0, "buffered");
+        // The interval has passed since: the next append writes both out.
+        w.last_flush = Instant::now()
+            .checked_sub(JOURNAL_WRITE_OUT_INTERVAL)
+            .unwrap();
         w.append_chunk(&Chunk {
             t_micros: 2,
             bytes: b"b".to_vec(),
@@ -622,6 +719,7 @@ mod tests {
         let rec = salvage_journal(&fs::read_to_string(w.journal_path()).unwrap()).unwrap();
         assert_eq!(rec.chunks.len(), 2);
         assert_eq!(w.chunk_count(), 2);
+        #[allow(clippy::mem_forget, reason = "a killed process runs no destructor")]
         std::mem::forget(w);
     }
 }

@@ -29,7 +29,7 @@ pub mod journal;
 mod test_support;
 pub mod write;
 
-pub use document::{from_ron_str, load};
+pub use document::{DocumentWriter, from_ron_str, is_journal, load};
 pub use error::RecordingError;
 pub use journal::{JOURNAL_MAGIC, JOURNAL_MAGIC_PREFIX, JournalWriter, salvage_journal};
 pub use write::{

@@ -24,7 +24,8 @@ pub(super) fn sync_parent_dir(path: &Path) {
     };
     // Opening a directory fails on some platforms (Windows): nothing to do there.
     if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
+        // Best effort: some file systems cannot sync a directory, and the file itself is synced.
+        dir.sync_all().ok();
     }
 }
 /// Who may read a file this program creates.
@@ -68,8 +69,9 @@ impl WriteOptions {
 pub enum OutputTarget {
     /// `-`: standard output.
     Stdout,
-    /// An existing character device or FIFO (`/dev/null`, a pipe), or anything under `/dev/` or
-    /// `/proc/self/fd/` (`/dev/stdout`): written straight, never replaced.
+    /// An existing character device or FIFO (`/dev/null`, a pipe), or one of the process's own
+    /// descriptors by name (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`): written straight,
+    /// never replaced — once the opened descriptor confirms what it is ([`OutputFile::create`]).
     Special,
     /// Nothing there yet.
     New,
@@ -78,20 +80,29 @@ pub enum OutputTarget {
     Replace,
 }
 
-/// Whether `path` names a stream to write into rather than a file to create (`/dev/stdout`,
-/// `/dev/fd/3`, `/proc/self/fd/1`): those are written straight whatever they point to.
-pub(super) fn is_device_path(path: &Path) -> bool {
-    path.starts_with("/dev/") || path.starts_with("/proc/self/fd/")
+/// Whether `path` names one of this process's own descriptors (`/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/3`, `/proc/self/fd/1`): what the caller's shell connected, written straight whatever
+/// it is (a terminal, a pipe, or the file of a `> out` redirection). Only these names are
+/// followed; nothing else under `/dev/` is trusted by name (`/dev/shm` is world-writable).
+pub(super) fn is_own_descriptor(path: &Path) -> bool {
+    let Some(s) = path.to_str() else {
+        return false;
+    };
+    let fd = |rest: &str| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    matches!(s, "/dev/stdout" | "/dev/stderr")
+        || s.strip_prefix("/dev/fd/").is_some_and(fd)
+        || s.strip_prefix("/proc/self/fd/").is_some_and(fd)
 }
 
 /// Decides what writing `path` would do: standard output, a straight write into a device or
 /// FIFO, a new file, or a replacement (only with `overwrite`). Errors: a directory, or an
-/// existing file without `overwrite` ([`RecordingError::Exists`], CLI exit 2).
+/// existing file without `overwrite` ([`RecordingError::Exists`], CLI exit 2). A symlink is a
+/// file to replace (never followed), wherever it is — under `/dev/` too.
 pub fn output_target(path: &Path, overwrite: bool) -> Result<OutputTarget, RecordingError> {
     if path.as_os_str() == "-" {
         return Ok(OutputTarget::Stdout);
     }
-    if is_device_path(path) {
+    if is_own_descriptor(path) {
         return Ok(OutputTarget::Special);
     }
     let meta = match fs::symlink_metadata(path) {
@@ -144,7 +155,8 @@ pub(super) fn pending_temps() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// handler calls this before it exits, so an interrupted `export -o` leaves no temporary file).
 pub fn remove_pending_temps() {
     for path in pending_temps().drain(..) {
-        let _ = fs::remove_file(path);
+        // Best effort on the way out: a file already gone is what we want anyway.
+        fs::remove_file(path).ok();
     }
 }
 
@@ -179,19 +191,96 @@ impl fmt::Debug for OutputFile {
     }
 }
 
+/// Opens a device, a FIFO or one of the process's own descriptors for writing, and checks what
+/// the descriptor is (`fstat`, not the name, which can be swapped): a character device or a
+/// FIFO (or, for the process's own descriptors, whatever the caller connected). Symlinks are not
+/// followed (`O_NOFOLLOW`) except through the descriptor names. A FIFO is opened without
+/// waiting: nobody reading is [`RecordingError::NoReader`] at once, never a hang in `open`.
+#[cfg(unix)]
+fn open_special(path: &Path) -> Result<File, RecordingError> {
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let own = is_own_descriptor(path);
+    let mut flags = (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits();
+    if !own {
+        flags |= rustix::fs::OFlags::NOFOLLOW.bits();
+    }
+    let file = OpenOptions::new()
+        .append(true)
+        .custom_flags(flags as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+                RecordingError::NoReader {
+                    path: path.to_path_buf(),
+                }
+            } else if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                RecordingError::NotSpecial {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                RecordingError::io("opening", path, e)
+            }
+        })?;
+    let kind = file
+        .metadata()
+        .map_err(|e| RecordingError::io("inspecting", path, e))?
+        .file_type();
+    let special = kind.is_char_device() || kind.is_fifo() || kind.is_socket();
+    if !(special || own && !kind.is_dir()) {
+        return Err(RecordingError::NotSpecial {
+            path: path.to_path_buf(),
+        });
+    }
+    // Written with ordinary, blocking writes.
+    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| {
+        RecordingError::io(
+            "opening",
+            path,
+            std::io::Error::from_raw_os_error(e.raw_os_error()),
+        )
+    })?;
+    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK).map_err(|e| {
+        RecordingError::io(
+            "opening",
+            path,
+            std::io::Error::from_raw_os_error(e.raw_os_error()),
+        )
+    })?;
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_special(path: &Path) -> Result<File, RecordingError> {
+    OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| RecordingError::io("opening", path, e))
+}
+
+/// How often a FIFO with no reader is tried again.
+const READER_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 impl OutputFile {
     /// Opens `path` for writing as described on [`OutputFile`]. Fails before creating anything
-    /// when the target is a directory or an existing file without `overwrite`.
+    /// when the target is a directory or an existing file without `overwrite`. A FIFO nobody
+    /// reads is waited for (tried again every few milliseconds); see [`OutputFile::try_create`]
+    /// to be told at once instead.
     pub fn create(path: &Path, options: WriteOptions) -> Result<Self, RecordingError> {
+        loop {
+            match Self::try_create(path, options) {
+                Err(RecordingError::NoReader { .. }) => std::thread::sleep(READER_POLL),
+                other => return other,
+            }
+        }
+    }
+
+    /// [`OutputFile::create`], except that a FIFO nobody reads is
+    /// [`RecordingError::NoReader`] at once: the caller waits for a reader its own way (one a
+    /// stop signal can end).
+    pub fn try_create(path: &Path, options: WriteOptions) -> Result<Self, RecordingError> {
         let inner = match output_target(path, options.overwrite)? {
             OutputTarget::Stdout => OutputInner::Stdout(BufWriter::new(std::io::stdout())),
-            OutputTarget::Special => {
-                let file = OpenOptions::new()
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| RecordingError::io("opening", path, e))?;
-                OutputInner::Direct(BufWriter::new(file))
-            }
+            OutputTarget::Special => OutputInner::Direct(BufWriter::new(open_special(path)?)),
             OutputTarget::New | OutputTarget::Replace => {
                 let dir = match path.parent() {
                     Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -212,10 +301,15 @@ impl OutputFile {
                     };
                     builder.permissions(fs::Permissions::from_mode(mode));
                 }
+                // Created and registered under the list's lock: the Ctrl+C handler
+                // ([`remove_pending_temps`]) waits for it, so a temporary file on disk is always one
+                // it removes, however early the interrupt comes.
+                let mut pending = pending_temps();
                 let tmp = builder
                     .tempfile_in(dir)
                     .map_err(|e| RecordingError::io("creating a temporary file for", path, e))?;
-                pending_temps().push(tmp.path().to_path_buf());
+                pending.push(tmp.path().to_path_buf());
+                drop(pending);
                 OutputInner::Temp(BufWriter::new(tmp))
             }
         };
@@ -229,6 +323,22 @@ impl OutputFile {
     /// The path being written (`-` for standard output).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Gives the output up: a file is not written at all (its temporary file is removed), while
+    /// standard output and a device or FIFO keep what already went to them (flushed; they are
+    /// streams, there is nothing to take back).
+    pub fn discard(mut self) {
+        match &mut self.inner {
+            OutputInner::Stdout(w) => {
+                w.flush().ok();
+            }
+            OutputInner::Direct(w) => {
+                w.flush().ok();
+            }
+            // Dropped below: the temporary file goes with it.
+            OutputInner::Temp(_) => {}
+        }
     }
 
     /// Finishes the write: flushes, and for a file syncs it and renames it into place.

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::input;
-use crate::open::{self, OpenOptions, Opened};
+use crate::open::{self, Opened};
 use crate::pipeline::Options;
+use crate::probe::{BodyForm, Kind as InputKind, ReadOptions};
 use crate::recording::Recording;
 
 pub use rows::{
@@ -164,22 +165,29 @@ pub fn scan_file(
     options: &ScanOptions,
     mut emit: impl FnMut(StreamRows),
 ) -> usize {
-    match scan_raw_body(path, name, options) {
-        Ok(Some(rows)) => {
-            emit(rows);
-            return 1;
-        }
-        Ok(None) => {}
+    let read_options = ReadOptions {
+        max_event_bytes: options.max_event_bytes,
+        ..ReadOptions::default()
+    };
+    let probe = match crate::probe::open(path, read_options) {
+        Ok(p) => p,
         Err(e) => {
             emit(unreadable(name, &e));
             return 1;
         }
-    }
-    let open_options = OpenOptions {
-        max_event_bytes: options.max_event_bytes,
-        ..OpenOptions::default()
     };
-    match open::open(path, open_options, |_| true) {
+    // A raw stream body is analysed as it is read, without keeping it (as `check` reads one); a
+    // complete JSON document is kept whole, and recordings and captures are opened.
+    if let InputKind::Body(form) = probe.kind()
+        && form != BodyForm::Document
+    {
+        emit(match scan_raw_body(probe, name, options) {
+            Ok(rows) => rows,
+            Err(e) => unreadable(name, &e),
+        });
+        return 1;
+    }
+    match probe.recordings(|_, _| true) {
         Err(e) => {
             emit(unreadable(name, &e));
             1
@@ -234,7 +242,7 @@ fn analyse(
     let mut rec = rec;
     let chunks = std::mem::take(&mut rec.chunks);
     let body_len = chunks.iter().map(|c| c.bytes.len() as u64).sum();
-    let mut feed = Feed::new_inline(&rec, opts, options.max_event_bytes, Some(body_len));
+    let mut feed = Feed::new_inline(&rec, opts, options.max_event_bytes).keep_body(body_len);
     for c in chunks {
         if feed.overflow().is_some() {
             break;
@@ -249,45 +257,42 @@ fn analyse(
     rows_of(&analysis, name, stream, &hash, probe)
 }
 
-/// A raw stream body in a regular file, analysed as it is read without keeping the body (as
-/// `check` reads one: [`open::analyse_for_report`]). `Ok(None)` when the file is not one (the
-/// caller opens it the ordinary way).
+/// A raw stream body, analysed as it is read without keeping the body (as `check` reads one).
 fn scan_raw_body(
-    path: &Path,
+    probe: crate::probe::Probe,
     name: &str,
     options: &ScanOptions,
-) -> Result<Option<StreamRows>, input::InputError> {
-    if open::capture_format(path).is_some() {
-        return Ok(None);
-    }
+) -> Result<StreamRows, input::InputError> {
     let opts = Options {
         dialect: None,
         framing: None,
         detail: true,
     };
     // The recording's metadata is only known at the end (it names the file). The feed starts
-    // with the first event: most files are no raw body, and they need none.
+    // with the first event.
     let empty = Recording::default();
-    let start = || Feed::new_inline(&empty, opts, options.max_event_bytes, None);
+    let start = || Feed::new_inline(&empty, opts, options.max_event_bytes);
     let mut feed = None;
     let mut hash = BodyHash::default();
-    let mut probe = ModelProbe::default();
-    let read = input::each_raw_event(path, options.max_event_bytes, |event| {
-        hash.add(event);
-        probe.event(event);
-        feed.get_or_insert_with(start).feed(event, 0);
-    });
+    let mut model = ModelProbe::default();
     // A line or event over the limit is an error here as in `check` (its one line, exit 1).
-    let Some(rec) = read? else {
-        return Ok(None);
-    };
+    let rec = input::read_events(
+        probe.into_input(),
+        options.max_event_bytes,
+        |_, _| true,
+        |event| {
+            hash.add(event);
+            model.event(event);
+            feed.get_or_insert_with(start).feed(event, 0);
+        },
+    )?;
     let source = SourceInfo {
         name: name.to_owned(),
         timing_known: false,
         kind: SourceKind::RawBody,
     };
     let analysis = feed.unwrap_or_else(start).finish(&rec, source);
-    Ok(Some(rows_of(&analysis, name, 1, &hash, probe)))
+    Ok(rows_of(&analysis, name, 1, &hash, model))
 }
 
 fn rows_of(
@@ -336,11 +341,18 @@ mod tests {
         let mut compared = 0;
         for p in &paths {
             let name = p.display().to_string();
-            let Ok(Some(streamed)) = scan_raw_body(p, &name, &options) else {
+            let probe = crate::probe::open(p, ReadOptions::default()).expect("opens");
+            if !matches!(probe.kind(), InputKind::Body(f) if f != BodyForm::Document) {
+                continue;
+            }
+            let Ok(streamed) = scan_raw_body(probe, &name, &options) else {
                 continue;
             };
-            let (rec, kind) = match open::open(p, OpenOptions::default(), |_| true).expect("opens")
-            {
+            let opened = crate::probe::open(p, ReadOptions::default())
+                .expect("opens")
+                .recordings(|_, _| true)
+                .expect("opens");
+            let (rec, kind) = match opened {
                 Opened::One { recording, kind } => (*recording, kind),
                 Opened::Several { .. } => panic!("{name}: one stream"),
             };

@@ -240,7 +240,7 @@ impl StreamRows {
             .map(|&s| {
                 a.strategy(s)
                     .filter(|r| r.report.not_applicable.is_none())
-                    .map(|r| r.verdict.matches_correct)
+                    .map(|r| r.agreement.matches_correct)
             })
             .collect();
         let (host, model) = request_host_model(a.request.as_ref());

@@ -33,13 +33,13 @@ fn streams() -> Vec<Stream> {
         for (file, e) in doc["files"].as_object().expect("files") {
             let path = root.join(dir).join(file);
             // Every capture is opened the way the command line opens it.
-            let recordings = match sse_replay_core::import::import_path(&path) {
-                Ok(r) => r,
-                Err(_) => vec![
-                    sse_replay_core::input::open_path(&path, |_| true)
-                        .expect("open")
-                        .0,
-                ],
+            let recordings = match sse_replay_core::probe::open(&path, Default::default())
+                .expect("open")
+                .recordings(|_, _| true)
+                .expect("opens")
+            {
+                sse_replay_core::open::Opened::One { recording, .. } => vec![*recording],
+                sse_replay_core::open::Opened::Several { recordings } => recordings,
             };
             let per_stream: Vec<&Value> = match e["streams"].as_array() {
                 Some(s) => s.iter().collect(),
@@ -107,7 +107,7 @@ fn calls_of(out: &PipelineOutput) -> Vec<(String, String, Value, bool)> {
         .iter()
         .map(|c| {
             let args = match &c.parsed {
-                sse_replay_core::accumulate::Parsed::Ok(v) => v.clone(),
+                sse_replay_core::accumulate::Parsed::Ok(v) => Value::clone(v),
                 other => json!(other.to_string()),
             };
             (

@@ -204,7 +204,7 @@ fn quirks() -> Vec<Quirk> {
             calls: vec![call(Some("c1"), "g", a1())],
             labels: &["name-conflict"],
             absent: &[],
-            // name-conflict has error severity: the one verdict is not OK (issue 8).
+            // name-conflict has error severity: the one verdict is not OK.
             ok: false,
             breaks: &[],
         },
@@ -473,7 +473,7 @@ fn quirk_table() {
             problems.push(format!("all_ok {} (ending {:?})", a.all_ok(), a.ending));
         }
         for s in q.breaks {
-            if strategy(&a, *s).verdict.matches_correct {
+            if strategy(&a, *s).agreement.matches_correct {
                 problems.push(format!("naive {} does not break", s.name()));
             }
         }
@@ -968,8 +968,8 @@ fn seed_walkthrough_fragments() {
     assert_eq!(
         (first.id, first.name),
         (
-            sse_replay_core::signal::Presence::Value,
-            sse_replay_core::signal::Presence::Value
+            sse_replay_core::fact::Presence::Value,
+            sse_replay_core::fact::Presence::Value
         )
     );
     for &n in &c.fragments[1..] {
@@ -977,8 +977,8 @@ fn seed_walkthrough_fragments() {
         assert_eq!(
             (f.id, f.name),
             (
-                sse_replay_core::signal::Presence::Absent,
-                sse_replay_core::signal::Presence::Absent
+                sse_replay_core::fact::Presence::Absent,
+                sse_replay_core::fact::Presence::Absent
             )
         );
     }
@@ -1020,14 +1020,14 @@ fn seed_walkthrough_per_fragment_parses_zero_of_five() {
     assert!(errs[1].contains("character position 0"), "{}", errs[1]);
     assert_eq!(r.report.steps.len(), 10);
     assert_eq!(r.report.steps_parsed(), 0);
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     assert!(
-        r.verdict
+        r.agreement
             .differences
             .iter()
             .any(|d| d == "10 of 10 fragments fail to parse alone"),
         "{:?}",
-        r.verdict.differences
+        r.agreement.differences
     );
 }
 
@@ -1055,7 +1055,7 @@ fn seed_walkthrough_concat_all_fails_with_the_position() {
     );
     // The seed's JavaScript says "at position 22": the same place, counted in characters.
     assert!(error.contains("character position 22"), "{error}");
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
 }
 
 #[test]
@@ -1158,7 +1158,7 @@ fn overwrite_keeps_only_the_last_fragment() {
             .iter()
             .all(|c| matches!(c.parsed, Parsed::Err { .. }))
     );
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     // With "" / null continuations it also erases the id and the name.
     let q = quirks()
         .into_iter()
@@ -1195,14 +1195,14 @@ fn concat_fields_doubles_a_repeated_name() {
     let r = strategy(&a, Strategy::ConcatFields);
     assert_eq!(r.report.calls[0].name, "get_weather".repeat(5));
     assert_eq!(r.report.calls[0].id, "call_1", "the id came once");
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     assert!(
-        r.verdict
+        r.agreement
             .differences
             .iter()
             .any(|d| d.contains("get_weatherget_weather")),
         "{:?}",
-        r.verdict.differences
+        r.agreement.differences
     );
     // The correct path still gets it right.
     assert_eq!(a.calls[0].name, "get_weather");
@@ -1210,7 +1210,7 @@ fn concat_fields_doubles_a_repeated_name() {
     // On the plain seed it happens to work.
     assert!(
         strategy(&seed(), Strategy::ConcatFields)
-            .verdict
+            .agreement
             .matches_correct
     );
 }
@@ -1240,11 +1240,11 @@ fn next_index_done_emits_partial_arguments_when_interleaved() {
         "{:?}",
         r.report.notes
     );
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     // Sequential (the seed's layout) is fine.
     assert!(
         strategy(&seed(), Strategy::NextIndexDone)
-            .verdict
+            .agreement
             .matches_correct
     );
 }
@@ -1256,9 +1256,9 @@ fn parse_when_valid_reports_normal_partial_buffers_as_errors() {
     // 5 re-parses per call, only the last one of each parses.
     assert_eq!(r.report.steps.len(), 10);
     assert_eq!(r.report.steps_parsed(), 2);
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     assert!(
-        r.verdict
+        r.agreement
             .differences
             .iter()
             .any(|d| d == "8 re-parses of incomplete buffers reported as errors")
@@ -1298,11 +1298,14 @@ fn per_read_utf8_turns_a_split_character_into_replacement_characters() {
         "{:?}",
         r.report.notes
     );
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     assert!(
-        r.verdict.differences.iter().any(|d| d.contains('\u{FFFD}')),
+        r.agreement
+            .differences
+            .iter()
+            .any(|d| d.contains('\u{FFFD}')),
         "{:?}",
-        r.verdict.differences
+        r.agreement.differences
     );
 }
 
@@ -1312,21 +1315,29 @@ fn per_read_lines_loses_lines_cut_by_reads() {
     assert!(labels(&a).contains("split-line"));
     let r = strategy(&a, Strategy::PerReadLines);
     assert!(r.report.not_applicable.is_none());
-    assert!(!r.verdict.matches_correct);
+    assert!(!r.agreement.matches_correct);
     assert!(
-        r.verdict
+        r.agreement
             .differences
             .iter()
             .any(|d| d == "0 calls instead of 2"),
         "{:?}",
-        r.verdict.differences
+        r.agreement.differences
     );
     // With one read per event, it works.
     let mut spec = stub::seed_example();
     spec.read_bytes = None;
     let a = analyse_rec(&stub::build(&spec));
-    assert!(strategy(&a, Strategy::PerReadLines).verdict.matches_correct);
-    assert!(strategy(&a, Strategy::PerReadUtf8).verdict.matches_correct);
+    assert!(
+        strategy(&a, Strategy::PerReadLines)
+            .agreement
+            .matches_correct
+    );
+    assert!(
+        strategy(&a, Strategy::PerReadUtf8)
+            .agreement
+            .matches_correct
+    );
 }
 
 #[test]

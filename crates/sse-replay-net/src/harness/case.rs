@@ -7,7 +7,7 @@ use sse_replay_core::analysis::{Analysis, SourceInfo, SourceKind};
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::{Chunk, Recording};
 
-use super::verdict::{self, CaseCall, ErrorSkipped, Exit, Expected, Scene, Verdict};
+use super::judge::{self, CaseCall, CaseOutcome, ErrorSkipped, Exit, Expected, Scene};
 use super::{SuiteRecording, Variant, Wire};
 
 /// A case's bytes and what they must give.
@@ -31,8 +31,8 @@ pub struct CaseContext<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Judgement {
     /// Pass, fail or error (the gate by clean forms comes after, over the whole run).
-    pub verdict: Verdict,
-    /// What the client behaves like, for a failure (see [`verdict::diagnose`]).
+    pub outcome: CaseOutcome,
+    /// What the client behaves like, for a failure (see [`judge::diagnose`]).
     pub diagnosis: Option<String>,
     /// The calls it printed (`None`: no parseable JSON).
     pub got: Option<Vec<CaseCall>>,
@@ -94,7 +94,7 @@ impl<'a> CaseContext<'a> {
     /// The one judge: what a client that ended with `exit`, printed `stdout` and wrote `stderr`
     /// (its tail) did on this case.
     pub fn judge(&self, exit: &Exit, stdout: &[u8], stderr: &str) -> Judgement {
-        let got = verdict::parse_output(stdout);
+        let got = judge::parse_output(stdout);
         self.judge_parsed(exit, got, stderr)
     }
 
@@ -102,25 +102,25 @@ impl<'a> CaseContext<'a> {
     pub fn judge_parsed(
         &self,
         exit: &Exit,
-        got: Result<Vec<CaseCall>, verdict::OutputError>,
+        got: Result<Vec<CaseCall>, judge::OutputError>,
         stderr: &str,
     ) -> Judgement {
         let expected = &self.expected;
-        let mut verdict = verdict::judge_with(expected, exit, &got, self.error_skipped.as_ref());
-        if let Verdict::Error(msg) = &mut verdict
+        let mut verdict = judge::judge_with(expected, exit, &got, self.error_skipped.as_ref());
+        if let CaseOutcome::Error(msg) = &mut verdict
             && let Some(last) = telling_line(stderr)
         {
             msg.push_str(": ");
             msg.push_str(&sse_replay_core::text::truncate(last.trim(), 200));
         }
-        if let Verdict::Fail(msg) = &mut verdict
+        if let CaseOutcome::Fail(msg) = &mut verdict
             && !expected.problems.is_empty()
         {
             msg.push_str(&format!("; the stream: {}", expected.problems.join("; ")));
         }
         let got = got.ok();
         let diagnosis = match (&verdict, &got) {
-            (Verdict::Fail(_), Some(g)) => verdict::diagnose(
+            (CaseOutcome::Fail(_), Some(g)) => judge::diagnose(
                 g,
                 &Scene {
                     expected,
@@ -133,7 +133,7 @@ impl<'a> CaseContext<'a> {
             _ => None,
         };
         Judgement {
-            verdict,
+            outcome: verdict,
             diagnosis,
             got,
         }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{CaseResult, Summary, Verdict};
+use super::{CaseOutcome, CaseResult, Summary};
 
 /// Text that is safe in XML 1.0: characters XML cannot carry at all (most control characters,
 /// e.g. a client's ANSI colour codes) become U+FFFD, then markup characters are escaped.
@@ -32,19 +32,20 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
         s.not_judged,
         total.as_secs_f64()
     );
-    let _ = writeln!(out, "<testsuites {head}>");
-    let _ = writeln!(out, "  <testsuite {head}>");
+    writeln!(out, "<testsuites {head}>").ok();
+    writeln!(out, "  <testsuite {head}>").ok();
     for r in results {
-        let _ = write!(
+        write!(
             out,
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
             xml(&r.recording),
             xml(r.id.variant.name()),
             r.case_time.as_secs_f64()
-        );
-        let body = match &r.verdict {
-            Verdict::Pass => None,
-            Verdict::Fail(d) => {
+        )
+        .ok();
+        let body = match &r.outcome {
+            CaseOutcome::Pass => None,
+            CaseOutcome::Fail(d) => {
                 let mut text = d.clone();
                 if let Some(diag) = &r.diagnosis {
                     text.push('\n');
@@ -52,8 +53,8 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
                 }
                 Some(("failure", d, text))
             }
-            Verdict::Error(d) => Some(("error", d, d.clone())),
-            Verdict::NotJudged(d) => Some(("skipped", d, d.clone())),
+            CaseOutcome::Error(d) => Some(("error", d, d.clone())),
+            CaseOutcome::NotJudged(d) => Some(("skipped", d, d.clone())),
         };
         let stderr = (!r.stderr.is_empty())
             .then(|| format!("      <system-err>{}</system-err>\n", xml(&r.stderr)));
@@ -63,12 +64,13 @@ pub fn render(results: &[CaseResult], total: std::time::Duration) -> String {
         }
         out.push_str(">\n");
         if let Some((tag, message, text)) = body {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "      <{tag} message=\"{}\" type=\"{tag}\">{}</{tag}>",
                 xml(&sse_replay_core::text::truncate(message, 300)),
                 xml(&text)
-            );
+            )
+            .ok();
         }
         if let Some(e) = stderr {
             out.push_str(&e);

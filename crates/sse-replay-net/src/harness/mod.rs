@@ -8,11 +8,11 @@
 //! drive [`run_suite`] the same way.
 
 pub mod case;
+pub mod judge;
 pub mod junit;
 pub mod plan;
 pub mod run;
 pub mod variants;
-pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,15 +20,15 @@ use std::time::{Duration, Instant};
 
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::dialect::DialectKind;
-use sse_replay_core::input::InputError;
+use sse_replay_core::open::OpenError;
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::Recording;
 
 pub use case::{CaseContext, Judgement};
+pub use judge::{CaseCall, CaseOutcome, Exit, Expected};
 pub use plan::{CleanForm, NotSpoken, SuiteRun, plan_cases, run_plan};
 pub use run::{ClientCommand, ClientRun, RunError};
 pub use variants::{Variant, Wire};
-pub use verdict::{CaseCall, Exit, Expected, Verdict};
 
 /// Every bundled recording (`recordings/*.ron`): (file name, bytes).
 pub use sse_replay_core::bundled::BUILTIN;
@@ -156,7 +156,10 @@ pub fn load_paths(paths: &[PathBuf]) -> (Vec<SuiteRecording>, Vec<Unreadable>) {
     }
     let mut suite = Vec::new();
     for f in files {
-        match sse_replay_core::input::open_path(&f, |_| true) {
+        let opened = sse_replay_core::probe::open(&f, Default::default())
+            .map_err(OpenError::from)
+            .and_then(|p| p.recording(|_, _| true));
+        match opened {
             Ok((rec, _)) => suite.push(SuiteRecording::new(f.display().to_string(), rec, None)),
             Err(e) => bad.push(unreadable(&f, &e)),
         }
@@ -165,7 +168,7 @@ pub fn load_paths(paths: &[PathBuf]) -> (Vec<SuiteRecording>, Vec<Unreadable>) {
     (suite, bad)
 }
 
-fn unreadable(path: &Path, e: &InputError) -> Unreadable {
+fn unreadable(path: &Path, e: &OpenError) -> Unreadable {
     Unreadable {
         path: path.to_path_buf(),
         error: e.to_string(),
@@ -232,7 +235,7 @@ pub struct CaseResult {
     pub id: CaseId,
     pub recording: String,
     pub random_seed: Option<u64>,
-    pub verdict: Verdict,
+    pub outcome: CaseOutcome,
     pub expected: Expected,
     /// What the client printed (`None` when it printed no parseable JSON or did not run).
     pub got: Option<Vec<CaseCall>>,
@@ -264,6 +267,16 @@ pub const SHELL_CANNOT_START: [i32; 2] = [126, 127];
 
 /// Runs one case.
 pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> CaseResult {
+    run_case_until(recording, id, config, &AtomicBool::new(false))
+}
+
+/// [`run_case`], its client (and everything it started) killed as soon as `cancel` is set.
+pub fn run_case_until(
+    recording: &SuiteRecording,
+    id: CaseId,
+    config: &Config,
+    cancel: &AtomicBool,
+) -> CaseResult {
     let started = Instant::now();
     let ctx = CaseContext::new(recording, id.variant, config.random_seed);
     let head = recording.response_head();
@@ -282,11 +295,11 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
     ];
     let speed = (id.variant == Variant::Recorded).then_some(config.speed);
     let random_seed = (id.variant == Variant::Random).then_some(config.random_seed);
-    let base = |verdict, stderr: String, start_failed| CaseResult {
+    let base = |outcome, stderr: String, start_failed| CaseResult {
         id,
         recording: recording.name.clone(),
         random_seed,
-        verdict,
+        outcome,
         expected: ctx.expected.clone(),
         got: None,
         diagnosis: None,
@@ -296,18 +309,23 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         case_time: started.elapsed(),
         start_failed,
     };
-    let run = match run::run_client(
+    let run = match run::run_client_until(
         &config.command,
         &ctx.wire,
         head,
         speed,
         &extra_env,
         config.timeout,
+        cancel,
     ) {
         Ok(run) => run,
         Err(e) => {
             let start_failed = matches!(e, RunError::Spawn { .. });
-            return base(Verdict::Error(e.to_string()), String::new(), start_failed);
+            return base(
+                CaseOutcome::Error(e.to_string()),
+                String::new(),
+                start_failed,
+            );
         }
     };
     let stderr = stderr_tail(&run.stderr);
@@ -325,7 +343,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         return CaseResult {
             exit: Some(run.exit),
             ..base(
-                Verdict::Error(format!(
+                CaseOutcome::Error(format!(
                     "cannot run {}: exit {code} ({why}){said}",
                     config.command.program
                 )),
@@ -341,7 +359,7 @@ pub fn run_case(recording: &SuiteRecording, id: CaseId, config: &Config) -> Case
         exit: Some(run.exit),
         client_time: run.client_time,
         case_time: started.elapsed(),
-        ..base(judged.verdict, stderr, false)
+        ..base(judged.outcome, stderr, false)
     }
 }
 
@@ -400,7 +418,7 @@ pub(crate) fn run_cases(
                     let Some(r) = suite.get(id.recording) else {
                         break;
                     };
-                    let result = run_case(r, *id, config);
+                    let result = run_case_until(r, *id, config, cancel);
                     if result.start_failed {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -453,7 +471,7 @@ pub struct Summary {
     pub fail: usize,
     /// Crashed, timed out, printed no JSON, or exited non-zero on a clean stream.
     pub error: usize,
-    /// Passes that carry no signal (see [`Verdict::NotJudged`]), counted apart.
+    /// Passes that carry no signal (see [`CaseOutcome::NotJudged`]), counted apart.
     pub not_judged: usize,
 }
 
@@ -465,11 +483,11 @@ impl Summary {
             ..Self::default()
         };
         for r in results {
-            match r.verdict {
-                Verdict::Pass => s.pass += 1,
-                Verdict::Fail(_) => s.fail += 1,
-                Verdict::Error(_) => s.error += 1,
-                Verdict::NotJudged(_) => s.not_judged += 1,
+            match r.outcome {
+                CaseOutcome::Pass => s.pass += 1,
+                CaseOutcome::Fail(_) => s.fail += 1,
+                CaseOutcome::Error(_) => s.error += 1,
+                CaseOutcome::NotJudged(_) => s.not_judged += 1,
             }
         }
         s
@@ -482,8 +500,8 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
         "recording": result.recording,
         "variant": result.id.variant.name(),
         "random_seed": result.random_seed,
-        "verdict": result.verdict.name(),
-        "detail": result.verdict.detail(),
+        "verdict": result.outcome.name(),
+        "detail": result.outcome.detail(),
         "expected": result.expected.to_json(),
         "got": result.got.as_ref().map(|g| g.iter().map(CaseCall::to_json).collect::<Vec<_>>()),
         "diagnosis": result.diagnosis,
@@ -492,6 +510,7 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
             Some(Exit::Code(c)) => serde_json::json!({"code": c}),
             Some(Exit::Signal(s)) => serde_json::json!({"signal": s}),
             Some(Exit::TimedOut) => serde_json::json!("timeout"),
+            Some(Exit::Stopped) => serde_json::json!("stopped"),
             None => serde_json::Value::Null,
         },
         "client_ms": result.client_time.as_secs_f64() * 1e3,

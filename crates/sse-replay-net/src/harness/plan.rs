@@ -5,7 +5,7 @@
 //!   does passes them. Such a pass counts only when the client passes the same recording's clean
 //!   form in that variant: the recording itself in a framing variant for a fault, the clean twin
 //!   (the clean recording of the same dialect with the same ground truth) for a broken one.
-//!   Otherwise the case is [`Verdict::NotJudged`], with the reason.
+//!   Otherwise the case is [`CaseOutcome::NotJudged`], with the reason.
 //! - **Dialects.** Without `--dialect`, a dialect on whose clean recordings the client prints no
 //!   call (or exits non-zero) is not one it speaks: its cases are skipped and reported once
 //!   ([`NotSpoken`]) instead of as dozens of failures. The probe runs each clean recording of the
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use sse_replay_core::dialect::DialectKind;
 
-use super::{CaseId, CaseResult, Config, SuiteRecording, Variant, Verdict, variants};
+use super::{CaseId, CaseOutcome, CaseResult, Config, SuiteRecording, Variant, variants};
 
 /// What a case's pass stands on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,13 +174,13 @@ pub fn plan_cases(suite: &[SuiteRecording], config: &Config) -> Vec<CaseId> {
 /// The verdict of a case whose clean form is `form`, given its own `verdict` and the verdicts of
 /// the cases it stands on (`lookup`): a pass without a passing clean form is not judged.
 pub fn gate(
-    verdict: Verdict,
+    verdict: CaseOutcome,
     id: CaseId,
     form: &CleanForm,
     suite: &[SuiteRecording],
-    lookup: impl Fn(CaseId) -> Option<Verdict>,
-) -> Verdict {
-    if verdict != Verdict::Pass {
+    lookup: impl Fn(CaseId) -> Option<CaseOutcome>,
+) -> CaseOutcome {
+    if verdict != CaseOutcome::Pass {
         return verdict;
     }
     let what = if id.variant.is_fault() {
@@ -193,30 +193,30 @@ pub fn gate(
         format!("{name} × {}", c.variant.name())
     };
     match form {
-        CleanForm::Itself => Verdict::Pass,
+        CleanForm::Itself => CaseOutcome::Pass,
         CleanForm::Missing(reason) => {
-            Verdict::NotJudged(format!("a pass on {what} carries no signal: {reason}"))
+            CaseOutcome::NotJudged(format!("a pass on {what} carries no signal: {reason}"))
         }
         CleanForm::Cases(ids) => {
             for &c in ids {
                 match lookup(c) {
-                    Some(Verdict::Pass) => {}
+                    Some(CaseOutcome::Pass) => {}
                     Some(v) => {
-                        return Verdict::NotJudged(format!(
+                        return CaseOutcome::NotJudged(format!(
                             "a pass on {what} carries no signal: the client does not pass its clean form, {} ({})",
                             label(c),
                             v.name()
                         ));
                     }
                     None => {
-                        return Verdict::NotJudged(format!(
+                        return CaseOutcome::NotJudged(format!(
                             "a pass on {what} carries no signal until its clean form, {}, passes (not judged yet)",
                             label(c)
                         ));
                     }
                 }
             }
-            Verdict::Pass
+            CaseOutcome::Pass
         }
     }
 }
@@ -227,8 +227,8 @@ pub fn gate_results(
     suite: &[SuiteRecording],
     run_variants: &[Variant],
 ) {
-    let verdicts: Vec<(CaseId, Verdict)> =
-        results.iter().map(|r| (r.id, r.verdict.clone())).collect();
+    let verdicts: Vec<(CaseId, CaseOutcome)> =
+        results.iter().map(|r| (r.id, r.outcome.clone())).collect();
     let lookup = |c: CaseId| {
         verdicts
             .iter()
@@ -237,7 +237,7 @@ pub fn gate_results(
     };
     for r in results.iter_mut() {
         let form = clean_form(suite, r.id, run_variants);
-        r.verdict = gate(r.verdict.clone(), r.id, &form, suite, lookup);
+        r.outcome = gate(r.outcome.clone(), r.id, &form, suite, lookup);
     }
 }
 
@@ -368,7 +368,7 @@ pub fn run_plan(
         let all: Vec<CaseId> = probes.iter().flat_map(|(_, p)| p.iter().copied()).collect();
         let probed = super::run_cases(suite, &all, config, cancel, &stop, &report);
         if let Some(r) = probed.iter().find(|r| r.start_failed) {
-            run.start_failure = Some(r.verdict.detail().to_owned());
+            run.start_failure = Some(r.outcome.detail().to_owned());
             return run;
         }
         for (d, cases) in &probes {
@@ -391,8 +391,8 @@ pub fn run_plan(
                 .iter()
                 .find(|r| suite[r.id.recording].base.dialect == *d)
                 .map(|r| {
-                    let what = match (&r.verdict, &r.diagnosis) {
-                        (Verdict::Fail(_), Some(d)) => d.clone(),
+                    let what = match (&r.outcome, &r.diagnosis) {
+                        (CaseOutcome::Fail(_), Some(d)) => d.clone(),
                         (v, _) => v.detail().to_owned(),
                     };
                     format!("{} × {}: {what}", r.recording, r.id.variant.name())
@@ -420,7 +420,7 @@ pub fn run_plan(
         suite, &rest, config, cancel, &stop, &report,
     ));
     if let Some(r) = results.iter().find(|r| r.start_failed) {
-        run.start_failure = Some(r.verdict.detail().to_owned());
+        run.start_failure = Some(r.outcome.detail().to_owned());
         run.not_spoken.clear();
         return run;
     }

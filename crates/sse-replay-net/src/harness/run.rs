@@ -1,18 +1,34 @@
 //! Running one case: the replay server in-process on `127.0.0.1:0` with the case's writes, the
-//! client as a child process in its own process group (so a timeout kills it and everything it
-//! started), its output captured with bounds.
+//! client as a child process, its output captured with bounds.
+//!
+//! Every process a case starts is killed when the case ends (the client exited, timed out, or
+//! the run was stopped), `setsid` and double-forked descendants included. How they are found,
+//! unprivileged: the harness makes itself the *child subreaper* (`PR_SET_CHILD_SUBREAPER`), so a
+//! descendant whose parent exits is re-parented to the harness rather than to init and stays
+//! findable; each client starts with a marker in its environment (`SSE_REPLAY_CASE`), which its
+//! descendants inherit, so when several cases run at once the orphans re-parented to the
+//! harness are told apart; and the client's own descendants are walked by parent pid in
+//! `/proc`. Each found process is stopped (`SIGSTOP`, so it cannot fork away while the rest are
+//! found), then killed (`SIGKILL`), round after round until none is left; the harness reaps the
+//! ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
+//! would make the client PID 1, which ignores default signals; a cgroup needs a delegated,
+//! writable cgroup, which ordinary users rarely have. Both are also Linux-only; this works
+//! wherever `/proc` does.) A client that exits while a descendant still holds its standard
+//! output is judged on what it printed: the descendant is killed, and what was read by then is
+//! kept.
 
 use std::io::Read;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::judge::Exit;
 use super::variants::Wire;
-use super::verdict::Exit;
 use crate::serve::{self, Pacing, Plan, ServeConfig};
 
 /// Most standard output kept from a client (the rest is read and dropped).
@@ -21,6 +37,12 @@ pub const STDOUT_LIMIT: usize = 16 << 20;
 pub const STDERR_LIMIT: usize = 64 << 10;
 /// How long the harness waits for a killed client (and its pipes) before giving up on them.
 const REAP_WAIT: Duration = Duration::from_secs(5);
+
+/// How often a running client is looked at (its exit, the time-out, a stop).
+const POLL: Duration = Duration::from_millis(20);
+
+/// The environment variable marking every process of one case (see the module documentation).
+pub const CASE_MARKER: &str = "SSE_REPLAY_CASE";
 
 /// The client command: program and arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,12 +164,42 @@ pub fn run_client(
     extra_env: &[(&str, String)],
     timeout: Duration,
 ) -> Result<ClientRun, RunError> {
+    run_client_until(
+        cmd,
+        wire,
+        head,
+        speed,
+        extra_env,
+        timeout,
+        &AtomicBool::new(false),
+    )
+}
+
+/// [`run_client`], ended early when `cancel` is set: the client and everything it started are
+/// killed at once, and the run is [`Exit::Stopped`].
+pub fn run_client_until(
+    cmd: &ClientCommand,
+    wire: &Wire,
+    head: (u16, String),
+    speed: Option<f64>,
+    extra_env: &[(&str, String)],
+    timeout: Duration,
+    cancel: &AtomicBool,
+) -> Result<ClientRun, RunError> {
+    static NEXT_CASE: AtomicU64 = AtomicU64::new(1);
+    become_subreaper();
     let server = serve_wire(wire, head, speed)?;
+    let marker = format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT_CASE.fetch_add(1, Ordering::Relaxed)
+    );
     let mut command = Command::new(&cmd.program);
     command
         .args(&cmd.args)
         .envs(client_env(server.addr()))
         .envs(extra_env.iter().map(|(k, v)| (*k, v)))
+        .env(CASE_MARKER, &marker)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -157,32 +209,61 @@ pub fn run_client(
         program: cmd.program.clone(),
         source,
     })?;
-    let group = Some(rustix::process::Pid::from_child(&child));
+    let root = rustix::process::Pid::from_child(&child);
     let stdout = child.stdout.take().map(|s| drain(s, STDOUT_LIMIT, false));
     let stderr = child.stderr.take().map(|s| drain(s, STDERR_LIMIT, true));
+    // The client's exit is watched without reaping it (`WNOWAIT`): until it is reaped its pid,
+    // and so its process group's id, cannot be given to another process, so killing what the
+    // case left behind never hits a stranger that got the pid meanwhile.
     let (tx, rx) = mpsc::channel();
     let waiter = std::thread::Builder::new()
         .name("sse-replay-client-wait".into())
         .spawn(move || {
-            let _ = tx.send(child.wait());
+            use rustix::process::{WaitId, WaitIdOptions, waitid};
+            loop {
+                match waitid(
+                    WaitId::Pid(root),
+                    WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+                ) {
+                    Err(e) if e == rustix::io::Errno::INTR => {}
+                    _ => break,
+                }
+            }
+            tx.send(()).ok();
         });
-    let status = if waiter.is_ok() {
-        match rx.recv_timeout(timeout) {
-            Ok(s) => Some(s),
-            Err(_) => {
-                kill_group(group);
-                let _ = rx.recv_timeout(REAP_WAIT);
-                None
+    let mut stopped = false;
+    let mut exited = false;
+    if waiter.is_ok() {
+        loop {
+            match rx.recv_timeout(POLL) {
+                Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    exited = true;
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            stopped = cancel.load(Ordering::Relaxed);
+            if stopped || started.elapsed() >= timeout {
+                break;
             }
         }
-    } else {
-        kill_group(group);
-        None
-    };
+    }
     let client_time = started.elapsed();
-    // Whatever the client left behind in its group goes too.
-    kill_group(group);
+    // The client (if still running) and whatever it left behind: its group, its descendants
+    // wherever they went. Then the client is reaped.
+    kill_case(root, &marker);
+    let reap_deadline = Instant::now() + REAP_WAIT;
+    let reaped = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(Ok(s)),
+            Ok(None) if Instant::now() < reap_deadline => std::thread::sleep(POLL),
+            Ok(None) => break None,
+            Err(e) => break Some(Err(e)),
+        }
+    };
+    let status = if exited { reaped } else { None };
     let exit = match status {
+        None if stopped => Exit::Stopped,
         None => Exit::TimedOut,
         Some(Ok(s)) => {
             use std::os::unix::process::ExitStatusExt as _;
@@ -194,12 +275,9 @@ pub fn run_client(
         }
         Some(Err(_)) => Exit::Code(-1),
     };
-    let collect = |rx: Option<mpsc::Receiver<Vec<u8>>>| {
-        rx.and_then(|rx| rx.recv_timeout(REAP_WAIT).ok())
-            .unwrap_or_default()
-    };
-    let stdout = collect(stdout);
-    let stderr = collect(stderr);
+    // The pipes close once every holder is gone (killed above); what was read is kept either way.
+    let stdout = stdout.map(Drained::collect).unwrap_or_default();
+    let stderr = stderr.map(Drained::collect).unwrap_or_default();
     drop(server);
     Ok(ClientRun {
         exit,
@@ -209,31 +287,177 @@ pub fn run_client(
     })
 }
 
-/// Kills the process group `group` (the client and whatever it started). An already empty group
-/// is fine.
-fn kill_group(group: Option<rustix::process::Pid>) {
-    if let Some(pid) = group {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+/// This process is the child subreaper (see [`become_subreaper`]).
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// Makes this process the child subreaper (once): descendants orphaned by their parent's exit
+/// are re-parented here, where [`kill_case`] finds them and reaps them.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok() {
+            SUBREAPER.store(true, Ordering::Relaxed);
+        }
+    });
+}
+
+/// One process as `/proc` shows it.
+struct ProcEntry {
+    pid: rustix::process::Pid,
+    ppid: i32,
+    /// Whether its environment carries the case's marker (unreadable: another user's, no).
+    marked: bool,
+}
+
+/// Every process in `/proc` with its parent, and whether it carries `marker`.
+fn processes(marker: &str) -> Vec<ProcEntry> {
+    let needle = format!("{CASE_MARKER}={marker}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut all = Vec::new();
+    for e in dir.flatten() {
+        let Some(raw) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Some(pid) = rustix::process::Pid::from_raw(raw) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{raw}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the command may hold spaces and parentheses.
+        let mut rest = stat
+            .rsplit_once(')')
+            .map_or("", |(_, r)| r)
+            .split_whitespace();
+        let state = rest.next().unwrap_or("");
+        let ppid = rest.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if state == "Z" && ppid != rustix::process::getpid().as_raw_nonzero().get() {
+            continue; // someone else's zombie: nothing to kill
+        }
+        // Orphans come to this subreaper: only they need their environment read (every process
+        // does when this is not the subreaper and they went to init).
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let marked = (ppid == me || !SUBREAPER.load(Ordering::Relaxed))
+            && std::fs::read(format!("/proc/{raw}/environ"))
+                .unwrap_or_default()
+                .split(|&b| b == 0)
+                .any(|kv| kv == needle.as_bytes());
+        all.push(ProcEntry { pid, ppid, marked });
+    }
+    all
+}
+
+/// Kills every process of one case: the client `root`, its process group, its descendants by
+/// parent pid (wherever their sessions), and every process carrying the case's marker (the
+/// orphans re-parented to this subreaper). Stopped first, so none forks away while the others
+/// are found; then killed; round after round until a round finds none. The ones re-parented
+/// here are reaped. An already finished case is fine.
+fn kill_case(root: rustix::process::Pid, marker: &str) {
+    use rustix::process::{Signal, kill_process, kill_process_group};
+    let me = rustix::process::getpid();
+    kill_process_group(root, Signal::KILL).ok();
+    for _ in 0..20 {
+        let all = processes(marker);
+        // The case's processes: the marked ones, and the descendants of the root.
+        let mut mine: Vec<rustix::process::Pid> = all
+            .iter()
+            .filter(|p| p.marked && p.pid != me)
+            .map(|p| p.pid)
+            .collect();
+        // Their descendants too (a marked orphan's children still have it as their parent).
+        let mut frontier: Vec<i32> = mine
+            .iter()
+            .map(|p| p.as_raw_nonzero().get())
+            .chain([root.as_raw_nonzero().get()])
+            .collect();
+        while let Some(parent) = frontier.pop() {
+            for p in all.iter().filter(|p| p.ppid == parent && p.pid != me) {
+                if !mine.contains(&p.pid) {
+                    mine.push(p.pid);
+                }
+                frontier.push(p.pid.as_raw_nonzero().get());
+            }
+        }
+        let live: Vec<_> = mine.into_iter().filter(|pid| !is_zombie(*pid)).collect();
+        for &pid in &live {
+            kill_process(pid, Signal::STOP).ok();
+        }
+        for &pid in &live {
+            kill_process(pid, Signal::KILL).ok();
+        }
+        reap_orphans(&all, root, me);
+        if live.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether `pid` is a zombie (dead, not yet reaped).
+fn is_zombie(pid: rustix::process::Pid) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero().get())).map_or(
+        true,
+        |s| {
+            s.rsplit_once(')')
+                .map_or("", |(_, r)| r)
+                .trim_start()
+                .starts_with('Z')
+        },
+    )
+}
+
+/// Reaps this case's processes re-parented to this subreaper that have died: the ones carrying
+/// its marker, not its client `root` (reaped by [`run_client_until`]) and never another case's
+/// (other cases' clients are this process's children too).
+fn reap_orphans(all: &[ProcEntry], root: rustix::process::Pid, me: rustix::process::Pid) {
+    for p in all
+        .iter()
+        .filter(|p| p.marked && p.ppid == me.as_raw_nonzero().get() && p.pid != root)
+    {
+        rustix::process::waitpid(Some(p.pid), rustix::process::WaitOptions::NOHANG).ok();
+    }
+}
+
+/// What a pipe drain thread has read so far, and whether the pipe has closed.
+struct Drained {
+    kept: Arc<Mutex<Vec<u8>>>,
+    closed: mpsc::Receiver<()>,
+}
+
+impl Drained {
+    /// What was read: everything, once the pipe has closed (at most [`REAP_WAIT`] from now);
+    /// what had arrived by then otherwise (a holder the harness could not kill).
+    fn collect(self) -> Vec<u8> {
+        self.closed.recv_timeout(REAP_WAIT).ok();
+        std::mem::take(
+            &mut *self
+                .kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 }
 
 /// Reads `source` to its end on a thread, keeping at most `limit` bytes (the head, or with `tail`
-/// the last bytes), and sends them when the pipe closes.
-fn drain(
-    mut source: impl Read + Send + 'static,
-    limit: usize,
-    tail: bool,
-) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
+/// the last bytes), readable at any time ([`Drained::collect`]).
+fn drain(mut source: impl Read + Send + 'static, limit: usize, tail: bool) -> Drained {
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let (tx, closed) = mpsc::channel();
+    let shared = kept.clone();
     let spawned = std::thread::Builder::new()
         .name("sse-replay-client-pipe".into())
         .spawn(move || {
-            let mut kept = Vec::new();
             let mut buf = [0u8; 16 * 1024];
             loop {
                 match source.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
+                        let mut kept = shared
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
                         kept.extend_from_slice(&buf[..n]);
                         if kept.len() > limit {
                             if tail {
@@ -248,14 +472,14 @@ fn drain(
                     Err(_) => break,
                 }
             }
-            let _ = tx.send(kept);
+            tx.send(()).ok();
         });
     if spawned.is_err() {
-        let (tx, rx) = mpsc::channel();
-        let _ = tx.send(Vec::new());
-        return rx;
+        let (tx, closed) = mpsc::channel();
+        tx.send(()).ok();
+        return Drained { kept, closed };
     }
-    rx
+    Drained { kept, closed }
 }
 
 /// Whether `program` can be found: a path that is a file, or a name on `PATH`.

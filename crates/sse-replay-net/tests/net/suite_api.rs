@@ -12,8 +12,8 @@ use async_openai::types::chat::{
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use sse_replay_core::dialect::DialectKind;
-use sse_replay_net::harness::Verdict;
-use sse_replay_net::suite::{CaseOutcome, SuiteOptions, SuiteServer};
+use sse_replay_net::harness::CaseOutcome;
+use sse_replay_net::suite::{CaseReport, SuiteOptions, SuiteServer};
 
 /// The tools a case's recording calls, with loose schemas.
 fn tools(names: &[String]) -> Vec<ChatCompletionTools> {
@@ -96,7 +96,7 @@ async fn async_openai_against_every_openai_chat_case() {
     .expect("start the suite on 127.0.0.1:0");
     let cases = suite.cases();
     assert!(cases.len() > 100, "{} cases", cases.len());
-    let mut outcomes: Vec<CaseOutcome> = Vec::new();
+    let mut outcomes: Vec<CaseReport> = Vec::new();
     for case in &cases {
         let outcome = match assemble(&case.base_url, &case.tools).await {
             Ok(calls) => case.check(&calls),
@@ -123,7 +123,7 @@ async fn async_openai_against_every_openai_chat_case() {
             && !o.case.ends_with("/cut")
             && !o.case.ends_with("/no-terminator")
         {
-            assert_eq!(o.verdict, Verdict::Pass, "{}", o.message());
+            assert_eq!(o.outcome, CaseOutcome::Pass, "{}", o.message());
         }
     }
     // A quirk: every call at index 0 → async-openai's list indexed by `index` merges them.
@@ -141,7 +141,7 @@ async fn async_openai_against_every_openai_chat_case() {
     let blanked = find("quirk-empty-id-continuations/bytewise");
     assert!(
         blanked
-            .verdict
+            .outcome
             .detail()
             .contains("id \"\" instead of \"call_1\""),
         "{}",
@@ -150,7 +150,7 @@ async fn async_openai_against_every_openai_chat_case() {
     let failures: Vec<String> = outcomes
         .iter()
         .filter(|o| o.is_failure())
-        .map(CaseOutcome::message)
+        .map(CaseReport::message)
         .collect();
     eprintln!(
         "async-openai 0.43: {} cases, {} failures:\n{}",

@@ -169,8 +169,13 @@ impl Expected {
             .client_calls()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
-                    Parsed::Ok(v) if c.complete => (Args::Value(v.clone()), CallStatus::Ok),
-                    Parsed::Ok(v) => (Args::Value(v.clone()), CallStatus::Unfinished),
+                    Parsed::Ok(v) if c.complete => {
+                        (Args::Value(serde_json::Value::clone(v)), CallStatus::Ok)
+                    }
+                    Parsed::Ok(v) => (
+                        Args::Value(serde_json::Value::clone(v)),
+                        CallStatus::Unfinished,
+                    ),
                     Parsed::Err { .. } => (Args::Raw(c.raw_arguments.clone()), CallStatus::Broken),
                 };
                 let call = CaseCall {
@@ -279,7 +284,7 @@ pub fn call_from_json(v: &Value) -> Option<CaseCall> {
 
 /// The outcome of a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CaseOutcome {
     Pass,
     /// The difference: which call, expected vs got.
     Fail(String),
@@ -291,21 +296,21 @@ pub enum Verdict {
     NotJudged(String),
 }
 
-impl Verdict {
+impl CaseOutcome {
     /// `pass`, `fail`, `error` or `not-judged`.
     pub fn name(&self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail(_) => "fail",
-            Verdict::Error(_) => "error",
-            Verdict::NotJudged(_) => "not-judged",
+            CaseOutcome::Pass => "pass",
+            CaseOutcome::Fail(_) => "fail",
+            CaseOutcome::Error(_) => "error",
+            CaseOutcome::NotJudged(_) => "not-judged",
         }
     }
     /// The explanation (empty for a pass).
     pub fn detail(&self) -> &str {
         match self {
-            Verdict::Pass => "",
-            Verdict::Fail(d) | Verdict::Error(d) | Verdict::NotJudged(d) => d,
+            CaseOutcome::Pass => "",
+            CaseOutcome::Fail(d) | CaseOutcome::Error(d) | CaseOutcome::NotJudged(d) => d,
         }
     }
 }
@@ -319,6 +324,8 @@ pub enum Exit {
     Signal(i32),
     /// Killed by the harness at the timeout.
     TimedOut,
+    /// Killed by the harness because the run was stopped (Ctrl+C, SIGTERM, the app's Stop).
+    Stopped,
 }
 
 /// What the case's bytes hold when the provider's error event is skipped (a client that ignores
@@ -336,7 +343,7 @@ pub fn judge(
     expected: &Expected,
     exit: &Exit,
     got: &Result<Vec<CaseCall>, OutputError>,
-) -> Verdict {
+) -> CaseOutcome {
     judge_with(expected, exit, got, None)
 }
 
@@ -347,9 +354,10 @@ pub fn judge_with(
     exit: &Exit,
     got: &Result<Vec<CaseCall>, OutputError>,
     error_skipped: Option<&ErrorSkipped>,
-) -> Verdict {
+) -> CaseOutcome {
     let failed_how = match exit {
-        Exit::TimedOut => return Verdict::Error("timed out: killed".into()),
+        Exit::TimedOut => return CaseOutcome::Error("timed out: killed".into()),
+        Exit::Stopped => return CaseOutcome::Error("stopped: the run was interrupted".into()),
         Exit::Code(0) => None,
         Exit::Code(c) => Some(format!("exited with code {c}")),
         Exit::Signal(s) => Some(format!("killed by signal {s}")),
@@ -357,20 +365,20 @@ pub fn judge_with(
     if let Some(how) = &failed_how
         && !expected.failure_allowed()
     {
-        return Verdict::Error(format!("{how} on a stream whose calls all parse"));
+        return CaseOutcome::Error(format!("{how} on a stream whose calls all parse"));
     }
     let got = match got {
         Ok(g) => g,
         // Crashing is an expected outcome here, whatever it printed before.
-        Err(_) if failed_how.is_some() => return Verdict::Pass,
-        Err(e) => return Verdict::Error(format!("printed no parseable JSON ({e})")),
+        Err(_) if failed_how.is_some() => return CaseOutcome::Pass,
+        Err(e) => return CaseOutcome::Error(format!("printed no parseable JSON ({e})")),
     };
     // The stream ended badly: printing nothing is a choice the client may make.
     if got.is_empty() && expected.failure_allowed() {
-        return Verdict::Pass;
+        return CaseOutcome::Pass;
     }
     match align(expected, got) {
-        Ok(()) => Verdict::Pass,
+        Ok(()) => CaseOutcome::Pass,
         Err(d) => {
             let d = match error_skipped {
                 Some(skip) if align(&skip.expected, got).is_ok() => format!(
@@ -384,7 +392,7 @@ pub fn judge_with(
                 ),
                 _ => d,
             };
-            Verdict::Fail(match failed_how {
+            CaseOutcome::Fail(match failed_how {
                 Some(how) => format!("{d} (and {how})"),
                 None => d,
             })
@@ -607,7 +615,7 @@ fn naive_client_calls(calls: &[NaiveCall], analysis: &Analysis) -> Vec<CaseCall>
                 Args::Value(json!({}))
             } else {
                 match &n.parsed {
-                    Parsed::Ok(v) => Args::Value(v.clone()),
+                    Parsed::Ok(v) => Args::Value(serde_json::Value::clone(v)),
                     Parsed::Err { .. } => Args::Raw(n.raw_arguments.clone()),
                 }
             },
@@ -676,7 +684,7 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
         let empty_ids_sent = analysis
             .fragments
             .iter()
-            .any(|f| f.id == sse_replay_core::signal::Presence::Empty);
+            .any(|f| f.id == sse_replay_core::fact::Presence::Empty);
         return Some(match (blanked, empty_ids_sent) {
             (true, true) => "only the ids are wrong: a later fragment's empty `id` replaced the real one (empty means absent)".into(),
             (true, false) => "only the ids are wrong: it prints them empty".into(),
@@ -730,7 +738,7 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
     let candidates = || {
         outputs
             .iter()
-            .filter(|(r, _)| !r.verdict.matches_correct)
+            .filter(|(r, _)| !r.agreement.matches_correct)
             .filter(|(_, calls)| !same_list(calls, &as_received))
             .filter(|(_, calls)| matches(calls))
     };
@@ -739,14 +747,14 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
         .or_else(|| candidates().next())?;
     let s = result.report.strategy;
     let example = result
-        .verdict
+        .agreement
         .differences
         .first()
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
     let right_in_one_read = baseline
         .and_then(|b| b.strategy(s))
-        .is_some_and(|b| b.verdict.matches_correct);
+        .is_some_and(|b| b.agreement.matches_correct);
     let exposed = if right_in_one_read && variant.is_fault() {
         format!("exposed by the `{}` fault", variant.name())
     } else if right_in_one_read {
@@ -858,20 +866,20 @@ mod tests {
         let e = expected(vec![(call("f", json!({"a":1})), CallStatus::Ok)]);
         assert_eq!(
             judge(&e, &Exit::Code(0), &Ok(vec![call("f", json!({"a":1}))])),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         let v = judge(&e, &Exit::Code(0), &Ok(vec![call("ff", json!({"a":1}))]));
         assert!(v.detail().contains("name \"ff\" instead of \"f\""), "{v:?}");
         let v = judge(&e, &Exit::Code(0), &Ok(vec![]));
-        assert!(matches!(v, Verdict::Fail(_)));
+        assert!(matches!(v, CaseOutcome::Fail(_)));
         // Non-zero exit on a clean stream is an error.
         assert!(matches!(
             judge(&e, &Exit::Code(1), &Ok(vec![])),
-            Verdict::Error(_)
+            CaseOutcome::Error(_)
         ));
         assert!(matches!(
             judge(&e, &Exit::TimedOut, &Ok(vec![])),
-            Verdict::Error(_)
+            CaseOutcome::Error(_)
         ));
     }
 
@@ -904,7 +912,7 @@ mod tests {
                 &Exit::Code(0),
                 &Ok(vec![call("get_weather", json!({"a": 1}))])
             ),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         // A stream without ids (Gemini): any id printed is the client's own.
         let no_id = expected(vec![(call("f", json!({})), CallStatus::Ok)]);
@@ -914,7 +922,7 @@ mod tests {
                 &Exit::Code(0),
                 &Ok(vec![with_id(call("f", json!({})), "")])
             ),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
     }
 
@@ -931,7 +939,7 @@ mod tests {
         assert!(!json_eq(&json!(-1), &json!(u64::MAX)));
         let e = expected(vec![(call("f", json!({"days": 3})), CallStatus::Ok)]);
         let printed = parse_output(br#"[{"name":"f","arguments":"{\"days\": 3.0}"}]"#).unwrap();
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(printed)), Verdict::Pass);
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(printed)), CaseOutcome::Pass);
     }
 
     #[test]
@@ -944,11 +952,17 @@ mod tests {
             ),
         ]);
         let ok = vec![call("f", json!({"a":1}))];
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(ok.clone())), Verdict::Pass);
-        assert_eq!(judge(&e, &Exit::Code(1), &Ok(ok.clone())), Verdict::Pass);
+        assert_eq!(
+            judge(&e, &Exit::Code(0), &Ok(ok.clone())),
+            CaseOutcome::Pass
+        );
+        assert_eq!(
+            judge(&e, &Exit::Code(1), &Ok(ok.clone())),
+            CaseOutcome::Pass
+        );
         assert_eq!(
             judge(&e, &Exit::Code(1), &Err(OutputError::NotACall(0))),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         let mut repaired = ok.clone();
         repaired.push(call("g", json!({"city":"杭州"})));
@@ -959,7 +973,7 @@ mod tests {
         );
         assert!(matches!(
             judge(&e, &Exit::Code(1), &Ok(repaired)),
-            Verdict::Fail(_)
+            CaseOutcome::Fail(_)
         ));
         // Printed as received (not JSON): said so, not "repaired".
         let mut as_received = ok;
@@ -1000,8 +1014,8 @@ mod tests {
         let one = vec![call("f", json!({"a":1}))];
         let mut two = one.clone();
         two.push(call("g", json!({})));
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(one)), Verdict::Pass);
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(two)), Verdict::Pass);
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(one)), CaseOutcome::Pass);
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(two)), CaseOutcome::Pass);
     }
 
     /// On a stream that ends badly a client may print nothing (exit 0 or not); once it prints,
@@ -1015,14 +1029,14 @@ mod tests {
         ]);
         e.problems.push("the stream was cut".into());
         for exit in [Exit::Code(0), Exit::Code(1)] {
-            assert_eq!(judge(&e, &exit, &Ok(vec![])), Verdict::Pass);
+            assert_eq!(judge(&e, &exit, &Ok(vec![])), CaseOutcome::Pass);
             assert_eq!(
                 judge(
                     &e,
                     &exit,
                     &Ok(vec![call("f", json!({"a": 1})), call("g", json!({"b": 2}))])
                 ),
-                Verdict::Pass
+                CaseOutcome::Pass
             );
             let v = judge(&e, &exit, &Ok(vec![call("g", json!({"b": 2}))]));
             assert!(v.detail().starts_with("call 0: expected f"), "{v:?}");
@@ -1035,12 +1049,12 @@ mod tests {
         let e = expected(vec![(want, CallStatus::Ok)]);
         assert_eq!(
             judge(&e, &Exit::Code(0), &Ok(vec![call("f", json!({}))])),
-            Verdict::Pass
+            CaseOutcome::Pass
         );
         let wrong = with_id(call("f", json!({})), "call_1call_1");
         assert!(matches!(
             judge(&e, &Exit::Code(0), &Ok(vec![wrong])),
-            Verdict::Fail(_)
+            CaseOutcome::Fail(_)
         ));
     }
 
@@ -1159,8 +1173,8 @@ mod tests {
         let e = Expected::from_analysis(&cut);
         assert!(e.failure_allowed());
         assert!(e.calls.iter().all(|(_, s)| *s == CallStatus::Ok));
-        assert_eq!(judge(&e, &Exit::Code(1), &Ok(vec![])), Verdict::Pass);
+        assert_eq!(judge(&e, &Exit::Code(1), &Ok(vec![])), CaseOutcome::Pass);
         let both: Vec<CaseCall> = e.calls.iter().map(|(c, _)| c.clone()).collect();
-        assert_eq!(judge(&e, &Exit::Code(0), &Ok(both)), Verdict::Pass);
+        assert_eq!(judge(&e, &Exit::Code(0), &Ok(both)), CaseOutcome::Pass);
     }
 }

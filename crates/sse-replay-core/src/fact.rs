@@ -1,10 +1,10 @@
 //! The pipeline's vocabulary: what a dialect tells the accumulator and the naive strategies. A
 //! [`Fragment`] is one piece of a call (its [`CallKey`], and each field [`Raw`]: absent, `null` or
-//! present); a [`Signal`] is a fragment or one of the stream-level facts a dialect reports; a
-//! [`Pos`] says where it arrived. [`SignalObserver`] is the pipeline's hook for anything that
-//! watches the signals as they are routed (the naive strategies, fed by the analysis).
+//! present); a [`Fact`] is a fragment or one of the stream-level facts a dialect reports; a
+//! [`Pos`] says where it arrived. [`FactObserver`] is the pipeline's hook for anything that
+//! watches the facts as they are routed (the naive strategies, fed by the analysis).
 //!
-//! This module depends on nothing but [`crate::findings`] (for [`Signal::Finding`]): dialects,
+//! This module depends on nothing but [`crate::findings`] (for [`Fact::Finding`]): dialects,
 //! the accumulator, the naive strategies, compare and the importers all speak it.
 
 use std::fmt;
@@ -149,7 +149,7 @@ pub struct Fragment {
 
 /// What a dialect tells the accumulator (and the naive strategies).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Signal {
+pub enum Fact {
     /// A piece of a call.
     Fragment(Fragment),
     /// The response says it is finished (`finish_reason`, `message_stop`, `response.completed`, `done: true`...).
@@ -190,7 +190,7 @@ pub enum Signal {
     },
 }
 
-/// Where a signal (and so a fragment) arrived.
+/// Where a fact (and so a fragment) arrived.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pos {
     /// Event number (0-based).
@@ -201,16 +201,16 @@ pub struct Pos {
     pub t_micros: u64,
 }
 
-/// The pipeline's hook: something that watches every signal as the pipeline routes it, in stream
+/// The pipeline's hook: something that watches every fact as the pipeline routes it, in stream
 /// order, without sharing state with the accumulator. The analysis feeds the naive strategies
 /// through it; the lean pass (`export`) has none ([`NoObserver`]), at no cost.
-pub trait SignalObserver {
-    /// One signal from the dialect, before the pipeline acts on it. `fragment_no` is the number the
-    /// accumulator gives the fragment if the signal is one (the fragments so far otherwise).
-    fn on_signal(&mut self, signal: &Signal, pos: Pos, fragment_no: u32);
+pub trait FactObserver {
+    /// One fact from the dialect, before the pipeline acts on it. `fragment_no` is the number the
+    /// accumulator gives the fragment if the fact is one (the fragments so far otherwise).
+    fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32);
 
     /// End of stream. `finished_at` is where the stream said it finished (the first finish
-    /// signal, else `[DONE]`), `None` when it did not.
+    /// fact, else `[DONE]`), `None` when it did not.
     fn on_finish(&mut self, finished_at: Option<Pos>);
 }
 
@@ -218,9 +218,9 @@ pub trait SignalObserver {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoObserver;
 
-impl SignalObserver for NoObserver {
+impl FactObserver for NoObserver {
     #[inline(always)]
-    fn on_signal(&mut self, _signal: &Signal, _pos: Pos, _fragment_no: u32) {}
+    fn on_fact(&mut self, _fact: &Fact, _pos: Pos, _fragment_no: u32) {}
     #[inline(always)]
     fn on_finish(&mut self, _finished_at: Option<Pos>) {}
 }

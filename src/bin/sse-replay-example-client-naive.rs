@@ -1,7 +1,7 @@
 //! A deliberately naive streaming tool-call client, for `sse-replay test` to catch:
 //!
-//!     cargo build --example client_naive
-//!     sse-replay test --dialect openai-chat -- target/debug/examples/client_naive
+//!     cargo build --bin sse-replay-example-client-naive
+//!     sse-replay test --dialect openai-chat -- target/debug/sse-replay-example-client-naive
 //!
 //! It speaks OpenAI Chat Completions only and assembles tool calls the way openai-python's
 //! `accumulate_delta` does: every string field of a delta is appended to what the call already
@@ -12,6 +12,11 @@
 //!
 //! Only the standard library and serde_json (`support/http.rs`: one HTTP/1.1 POST, the body read
 //! to the end), then split into lines.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a client under test prints its calls on standard output and its complaints on standard error"
+)]
 
 #[path = "support/http.rs"]
 mod http;
@@ -23,7 +28,7 @@ fn main() {
     let response = match http::post("/v1/chat/completions", body) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("client_naive: {e}");
+            eprintln!("sse-replay-example-client-naive: {e}");
             std::process::exit(1);
         }
     };

@@ -1,7 +1,7 @@
 //! A correct streaming tool-call client, for `sse-replay test` (and its own tests):
 //!
-//!     cargo build --example client_correct
-//!     sse-replay test -- target/debug/examples/client_correct
+//!     cargo build --bin sse-replay-example-client-correct
+//!     sse-replay test -- target/debug/sse-replay-example-client-correct
 //!
 //! It POSTs a chat request to `$SSE_REPLAY_URL` (or `$OPENAI_BASE_URL`), reads the streamed body
 //! read by read as it arrives, and assembles the tool calls the way the seed document says:
@@ -13,6 +13,11 @@
 //! the calls that are finished and parse (tools the provider ran itself are not calls). A call whose arguments do not parse, a stream that ends
 //! without its finish signal, a provider error or a cut connection: what is sound is printed, the
 //! problem goes to stderr, and the exit code is 1.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a client under test prints its calls on standard output and its complaints on standard error"
+)]
 
 use futures_util::StreamExt as _;
 use sse_replay_core::accumulate::Parsed;
@@ -26,7 +31,7 @@ fn main() -> std::process::ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("client_correct: cannot start tokio: {e}");
+            eprintln!("sse-replay-example-client-correct: cannot start tokio: {e}");
             return std::process::ExitCode::from(2);
         }
     };
@@ -44,7 +49,7 @@ async fn run() -> std::process::ExitCode {
     let client = match sse_replay_net::http_client(std::time::Duration::from_secs(10)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("client_correct: cannot build the HTTP client: {e}");
+            eprintln!("sse-replay-example-client-correct: cannot build the HTTP client: {e}");
             return std::process::ExitCode::from(2);
         }
     };
@@ -62,7 +67,7 @@ async fn run() -> std::process::ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("client_correct: request failed: {e}");
+            eprintln!("sse-replay-example-client-correct: request failed: {e}");
             return std::process::ExitCode::from(1);
         }
     };
@@ -113,7 +118,7 @@ async fn run() -> std::process::ExitCode {
     if problems.is_empty() {
         std::process::ExitCode::SUCCESS
     } else {
-        eprintln!("client_correct: {}", problems.join("; "));
+        eprintln!("sse-replay-example-client-correct: {}", problems.join("; "));
         std::process::ExitCode::from(1)
     }
 }

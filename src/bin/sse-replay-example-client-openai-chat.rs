@@ -1,8 +1,8 @@
 //! A correct OpenAI Chat Completions tool-call client in plain Rust (standard library and
 //! serde_json, no sse-replay code): the seed document's method written out, for `sse-replay test`.
 //!
-//!     cargo build --example client_openai_chat
-//!     sse-replay test --dialect openai-chat --faults all -- target/debug/examples/client_openai_chat
+//!     cargo build --bin sse-replay-example-client-openai-chat
+//!     sse-replay test --dialect openai-chat --faults all -- target/debug/sse-replay-example-client-openai-chat
 //!
 //! - SSE per the WHATWG algorithm: lines end in LF, CRLF or CR; `:` lines are comments; `data`
 //!   fields join with a newline; a blank line dispatches; an unfinished event at the end is dropped.
@@ -16,6 +16,11 @@
 //! - Only when the stream finished and every call parsed does it print the calls and exit 0.
 //!   Otherwise it prints the calls that are sound — none, if the stream never finished — names the
 //!   problem on stderr and exits 1. It never repairs or invents arguments.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a client under test prints its calls on standard output and its complaints on standard error"
+)]
 
 #[path = "support/http.rs"]
 mod http;
@@ -161,7 +166,7 @@ fn main() {
     let response = match http::post("/v1/chat/completions", &request.to_string()) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("client_openai_chat: {e}");
+            eprintln!("sse-replay-example-client-openai-chat: {e}");
             std::process::exit(1);
         }
     };
@@ -226,7 +231,10 @@ fn main() {
     }
     println!("{}", Value::Array(printed));
     if !problems.is_empty() {
-        eprintln!("client_openai_chat: {}", problems.join("; "));
+        eprintln!(
+            "sse-replay-example-client-openai-chat: {}",
+            problems.join("; ")
+        );
         std::process::exit(1);
     }
 }
