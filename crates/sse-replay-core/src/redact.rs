@@ -789,9 +789,9 @@ fn redact_multipart(body: &str) -> Option<String> {
 }
 
 /// The request body with its secrets masked: a JSON body's secret fields at any depth (see
-/// [`redact_json_text`]; values become `"‹redacted›"`, formatting kept), a multipart body's
-/// secret parts ([`redact_multipart`]), and any other text's secret `key=value` pairs
-/// ([`redact_form_text`]: form-urlencoded bodies, with or without odd characters). A body
+/// `redact_json_text`; values become `"‹redacted›"`, formatting kept), a multipart body's
+/// secret parts (`redact_multipart`), and any other text's secret `key=value` pairs
+/// (`redact_form_text`: form-urlencoded bodies, with or without odd characters). A body
 /// without secrets is returned byte for byte. Idempotent.
 pub fn redact_body(body: &str) -> String {
     let trimmed = body.trim_start_matches('\u{feff}').trim();
