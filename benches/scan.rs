@@ -15,6 +15,11 @@
 //! the figures). Run: `cargo bench --no-default-features --bench scan`. `BENCH_RUNS` sets the runs
 //! per figure (3); `BENCH_LARGE` an existing 227 MB stream; `BENCH_CORPUS` an existing folder of
 //! 10,000 captures.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench reports its figures on standard output"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -36,7 +41,7 @@ fn corpus(n: u64) -> PathBuf {
     let dir = tmp().join(format!("corpus-{n}"));
     let count = std::fs::read_dir(&dir).map_or(0, |d| d.count() as u64);
     if count != n {
-        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::remove_dir_all(&dir).ok();
         let st = Command::new(BIN)
             .args([
                 "generate-corpus",
@@ -145,7 +150,7 @@ fn measure(cmds: &[(Vec<&str>, Vec<&Path>)], runs: usize) -> Vec<(f64, f64, f64)
     for _ in 0..runs {
         for (i, (args, paths)) in cmds.iter().enumerate() {
             let out = tmp().join("scan-bench-out");
-            let _ = std::fs::remove_dir_all(&out);
+            std::fs::remove_dir_all(&out).ok();
             let o = out.to_string_lossy().into_owned();
             let mut a = args.clone();
             if a.first() == Some(&"scan") {
@@ -188,11 +193,13 @@ fn per_stream_in_process(files: &[PathBuf], runs: usize) -> (f64, f64) {
                 sse_replay_core::export::Format::Json,
             );
             if let Ok(probe) = sse_replay_core::probe::open(p, Default::default()) {
-                let _ = probe.stream_calls(|c| {
-                    let _ = w.call(&c);
-                });
+                probe
+                    .stream_calls(|c| {
+                        w.call(&c).ok();
+                    })
+                    .ok();
             }
-            let _ = w.finish();
+            w.finish().ok();
         }
         export_t.push(t.elapsed().as_secs_f64() / files.len().max(1) as f64);
     }
@@ -281,5 +288,5 @@ fn main() {
         );
     }
     println!("\nload average after: {}", load());
-    let _ = std::fs::remove_dir_all(tmp().join("scan-bench-out"));
+    std::fs::remove_dir_all(tmp().join("scan-bench-out")).ok();
 }

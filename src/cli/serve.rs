@@ -189,6 +189,10 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
 /// `sse-replay serve --suite`: the suite's cases on one server (see [`sse_replay_net::suite`]).
 /// Prints `listening on http://ADDR/` first, like `serve`. Exit 2 when a recording cannot be read
 /// (nothing is served), 1 when the address cannot be bound.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 fn run_suite(args: &ServeArgs) -> ExitCode {
     use sse_replay_net::harness::{self, Variant};
     let (suite, unreadable) = if args.recordings.is_empty() {

@@ -1640,7 +1640,7 @@ fn bundled_recordings_are_rebuilt_from_their_specs() {
         .into_iter()
         .map(|(n, _)| format!("{n}.ron"))
         .collect();
-    let mut built: Vec<String> = entries.iter().map(|b| b.file.to_owned()).collect();
+    let mut built: Vec<String> = entries.iter().map(|b| b.file.clone()).collect();
     files.sort();
     built.sort();
     assert_eq!(files, built, "every bundled recording has a spec");

@@ -36,7 +36,7 @@ fn run(args: &[&str], stdin: &[u8]) -> Output {
     let mut input = child.stdin.take().unwrap();
     let bytes = stdin.to_vec();
     let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
+        input.write_all(&bytes).ok();
     });
     let mut out = wait_bounded(
         Kid(child),

@@ -287,15 +287,17 @@ impl ClientTestRun {
             .name("sse-replay-client-test".into())
             .spawn(move || {
                 let progress = |n: usize, total: usize, r: &CaseResult| {
-                    let _ = progress_tx.send(Progress {
-                        done: n,
-                        total,
-                        not_found: not_found_line(r),
-                    });
+                    progress_tx
+                        .send(Progress {
+                            done: n,
+                            total,
+                            not_found: not_found_line(r),
+                        })
+                        .ok();
                     repaint.request_repaint();
                 };
                 let run = harness::run_plan(&thread_work.suite, &config, &thread_cancel, &progress);
-                let _ = done_tx.send(run);
+                done_tx.send(run).ok();
                 repaint.request_repaint();
             });
         if let Err(e) = spawned {

@@ -205,10 +205,11 @@ pub struct SavedRequest {
 /// The environment variables `text` refers to (`$VAR`, `${VAR}`), as the recorder expands them.
 pub fn env_names(text: &str) -> Vec<String> {
     let names = std::cell::RefCell::new(Vec::new());
-    let _ = sse_replay_net::headers::expand_env(text, &|name: &str| {
+    sse_replay_net::headers::expand_env(text, &|name: &str| {
         names.borrow_mut().push(name.to_owned());
         Some(String::new())
-    });
+    })
+    .ok();
     names.into_inner()
 }
 

@@ -422,7 +422,7 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
     events.into_iter().map(String::into_bytes).collect()
 }
 
-/// The dialect's own framing (what [`events`] writes).
+/// The dialect's own framing (what the builder writes).
 pub fn native_framing(dialect: DialectKind) -> Framing {
     match dialect {
         DialectKind::Ollama => Framing::JsonLines,

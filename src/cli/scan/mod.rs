@@ -83,6 +83,10 @@ enum Done {
 }
 
 /// Runs `scan`.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
 pub(crate) fn run(a: &ScanArgs) -> ExitCode {
     if a.schema {
         let text = serde_json::to_string_pretty(&scan::schema::schema_json()).unwrap_or_default();
@@ -384,7 +388,7 @@ impl Progress {
         };
         let rate = summary.files as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
         let mut err = std::io::stderr().lock();
-        let _ = write!(
+        write!(
             err,
             "\r\x1b[2K[{}{}] {}/{}{} files, {} streams, {} not OK, {:.0} files/s",
             "#".repeat(filled),
@@ -395,15 +399,16 @@ impl Progress {
             summary.streams(),
             summary.total.not_ok,
             rate
-        );
-        let _ = err.flush();
+        )
+        .ok();
+        err.flush().ok();
     }
 
     fn clear(&mut self) {
         if self.shown && self.last.is_some() {
             let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
+            write!(err, "\r\x1b[2K").ok();
+            err.flush().ok();
         }
     }
 }

@@ -300,7 +300,7 @@ fn json_row(out: &mut Vec<u8>, row: &AnyRow<'_>, tagged: bool) {
 
 fn json_string(out: &mut Vec<u8>, s: &str) {
     // Writing a &str to a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    serde_json::to_writer(&mut *out, s).ok();
 }
 
 /// One row as a CSV record (RFC 4180, CRLF): null is an empty field, an empty text `""`, text

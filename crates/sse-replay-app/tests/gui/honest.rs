@@ -225,25 +225,25 @@ fn stepping_server(writes: Vec<Vec<u8>>) -> (String, mpsc::Sender<()>) {
             return;
         };
         let mut buf = [0u8; 4096];
-        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-        let _ = s.read(&mut buf);
-        let _ = s.set_nodelay(true);
-        let _ = s.write_all(
+        s.set_read_timeout(Some(Duration::from_millis(500))).ok();
+        let _request = s.read(&mut buf);
+        s.set_nodelay(true).ok();
+        s.write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
-        );
-        let _ = s.flush();
+        ).ok();
+        s.flush().ok();
         for w in writes {
             if steps.recv_timeout(Duration::from_secs(60)).is_err() {
                 return;
             }
-            let _ = write!(s, "{:x}\r\n", w.len());
-            let _ = s.write_all(&w);
-            let _ = s.write_all(b"\r\n");
-            let _ = s.flush();
+            write!(s, "{:x}\r\n", w.len()).ok();
+            s.write_all(&w).ok();
+            s.write_all(b"\r\n").ok();
+            s.flush().ok();
         }
-        let _ = steps.recv_timeout(Duration::from_secs(60));
-        let _ = s.write_all(b"0\r\n\r\n");
-        let _ = s.flush();
+        steps.recv_timeout(Duration::from_secs(60)).ok();
+        s.write_all(b"0\r\n\r\n").ok();
+        s.flush().ok();
     });
     (format!("http://{addr}/v1/chat/completions"), step)
 }

@@ -252,19 +252,19 @@ fn pausing_upstream(
         let Ok((mut s, _)) = listener.accept() else {
             return;
         };
-        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        s.set_read_timeout(Some(Duration::from_millis(500))).ok();
         let mut buf = [0u8; 8192];
-        let _ = s.read(&mut buf);
+        let _request = s.read(&mut buf);
         let chunk = |s: &mut std::net::TcpStream, text: &str| {
-            let _ = write!(s, "{:x}\r\n{text}\r\n", text.len());
-            let _ = s.flush();
+            write!(s, "{:x}\r\n{text}\r\n", text.len()).ok();
+            s.flush().ok();
         };
-        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+        s.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n").ok();
         chunk(&mut s, first);
-        let _ = released.recv_timeout(Duration::from_secs(60));
+        released.recv_timeout(Duration::from_secs(60)).ok();
         chunk(&mut s, rest);
-        let _ = s.write_all(b"0\r\n\r\n");
-        let _ = s.flush();
+        s.write_all(b"0\r\n\r\n").ok();
+        s.flush().ok();
     });
     (addr, release)
 }
@@ -284,7 +284,7 @@ fn post_in_background(addr: std::net::SocketAddr, body: String) -> std::thread::
         )
         .unwrap();
         let mut out = Vec::new();
-        let _ = sock.read_to_end(&mut out);
+        sock.read_to_end(&mut out).ok();
         String::from_utf8_lossy(&out).into_owned()
     })
 }

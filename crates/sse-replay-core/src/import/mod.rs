@@ -19,7 +19,7 @@
 //!   pretty-printed or not, through [`crate::input::raw_to_recording`].
 //!
 //! A body stored compressed (`Content-Encoding: gzip` or `deflate`, or gzip's magic bytes) is
-//! decompressed ([`encoding`]), up to a size limit.
+//! decompressed (`encoding.rs`), up to a size limit.
 //!
 //! None of these formats keeps network read boundaries or timing, so every imported recording has
 //! `meta.timing_known = false`, one chunk per event, and a note saying so.

@@ -199,7 +199,7 @@ impl Summary {
             width(|r| &r.1, "provider host"),
             width(|r| &r.2, "model"),
         );
-        let _ = writeln!(
+        writeln!(
             s,
             "{:>3}  {:<wd$}  {:<wh$}  {:<wm$}  {:>8}  {:>7}  {:>14}  {:>14}",
             "#",
@@ -210,12 +210,13 @@ impl Summary {
             "not OK",
             "1st call p50",
             "1st call p95"
-        );
+        )
+        .ok();
         let groups: Vec<&mut GroupStats> = self.groups.values_mut().collect();
         let line = |s: &mut String, no: &str, r: (&str, &str, &str), g: &mut GroupStats| {
             let p50 = duration(g.first_call_quantile(0.5));
             let p95 = duration(g.first_call_quantile(0.95));
-            let _ = writeln!(
+            writeln!(
                 s,
                 "{no:>3}  {:<wd$}  {:<wh$}  {:<wm$}  {:>8}  {:>7}  {p50:>14}  {p95:>14}",
                 r.0,
@@ -223,7 +224,8 @@ impl Summary {
                 r.2,
                 g.streams,
                 share(g.not_ok, g.streams),
-            );
+            )
+            .ok();
         };
         for (i, (g, r)) in groups.into_iter().zip(&rows).enumerate() {
             line(&mut s, &(i + 1).to_string(), (&r.0, &r.1, &r.2), g);
@@ -239,7 +241,7 @@ impl Summary {
                     (1..=self.groups.len()).map(|i| i.to_string()).collect(),
                 )
             } else {
-                let _ = writeln!(s, "\n(shares per dialect below; per group: scan --json)");
+                writeln!(s, "\n(shares per dialect below; per group: scan --json)").ok();
                 by_dialect = self.by_dialect();
                 (
                     by_dialect.values().collect(),
@@ -250,11 +252,11 @@ impl Summary {
                 )
             };
         let header = |s: &mut String, title: &str, w: usize| {
-            let _ = write!(s, "\n{title}\n{:<w$}", "");
+            write!(s, "\n{title}\n{:<w$}", "").ok();
             for label in &labels {
-                let _ = write!(s, "  {label:>6}");
+                write!(s, "  {label:>6}").ok();
             }
-            let _ = writeln!(s, "  {:>6}", "all");
+            writeln!(s, "  {:>6}", "all").ok();
         };
         let kinds_w = self
             .total
@@ -266,15 +268,15 @@ impl Summary {
             .max(24);
         header(&mut s, "finding kind (share of streams)", kinds_w + 2);
         if self.total.kinds.is_empty() {
-            let _ = writeln!(s, "  (none)");
+            writeln!(s, "  (none)").ok();
         }
         for (kind, &n) in &self.total.kinds {
-            let _ = write!(s, "  {kind:<kinds_w$}");
+            write!(s, "  {kind:<kinds_w$}").ok();
             for g in &groups {
                 let k = g.kinds.get(kind).copied().unwrap_or(0);
-                let _ = write!(s, "  {:>6}", share(k, g.streams));
+                write!(s, "  {:>6}", share(k, g.streams)).ok();
             }
-            let _ = writeln!(s, "  {:>6}", share(n, self.total.streams));
+            writeln!(s, "  {:>6}", share(n, self.total.streams)).ok();
         }
         header(
             &mut s,
@@ -282,21 +284,22 @@ impl Summary {
             kinds_w + 2,
         );
         for (i, st) in Strategy::ALL.iter().enumerate() {
-            let _ = write!(s, "  {:<kinds_w$}", st.name());
+            write!(s, "  {:<kinds_w$}", st.name()).ok();
             let get = |v: &[u64]| v.get(i).copied().unwrap_or(0);
             for g in &groups {
-                let _ = write!(s, "  {:>6}", share(get(&g.naive_failed), get(&g.naive_ran)));
+                write!(s, "  {:>6}", share(get(&g.naive_failed), get(&g.naive_ran))).ok();
             }
             let t = &self.total;
-            let _ = writeln!(s, "  {:>6}", share(get(&t.naive_failed), get(&t.naive_ran)));
+            writeln!(s, "  {:>6}", share(get(&t.naive_failed), get(&t.naive_ran))).ok();
         }
-        let _ = writeln!(
+        writeln!(
             s,
             "\n{} in {}; {} not OK",
             crate::text::plural(self.total.streams as usize, "stream"),
             crate::text::plural(self.files as usize, "file"),
             self.total.not_ok
-        );
+        )
+        .ok();
         s
     }
 }
