@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sse_replay_core::aws_eventstream::{crc32, Cut, Decoded, Decoder};
+use sse_replay_core::aws_eventstream::{Cut, Decoded, Decoder, crc32};
 use sse_replay_core::sse::Overflow;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -22,7 +22,9 @@ fn run(body: &[u8], cuts: &[usize], limit: u64) -> (Vec<Item>, Option<Cut>, Opti
         items.push(match x {
             Decoded::Frame(f) => Item::Frame(
                 f.span.clone(),
-                f.headers().map(|h| (h.name.to_owned(), h.value.to_string())).collect(),
+                f.headers()
+                    .map(|h| (h.name.to_owned(), h.value.to_string()))
+                    .collect(),
                 f.payload.to_vec(),
             ),
             Decoded::Corrupt(e) => Item::Corrupt(e.span.clone(), e.to_string()),
@@ -94,7 +96,11 @@ fuzz_target!(|data: &[u8]| {
         }
         body
     };
-    let limit = if mode[0] & 2 == 0 { u64::MAX } else { 64 + u64::from(mode[0]) };
+    let limit = if mode[0] & 2 == 0 {
+        u64::MAX
+    } else {
+        64 + u64::from(mode[0])
+    };
     let mut cuts = Vec::new();
     let mut at = 0usize;
     loop {
@@ -129,7 +135,9 @@ fuzz_target!(|data: &[u8]| {
         detail: true,
     };
     let _ = sse_replay_core::pipeline::run_chunks(
-        sse_replay_core::chunking::split(&body, &cuts).into_iter().map(|p| (p, 0u64)),
+        sse_replay_core::chunking::split(&body, &cuts)
+            .into_iter()
+            .map(|p| (p, 0u64)),
         opts,
     );
 });
