@@ -46,8 +46,24 @@ def connect(tables_dir):
             types = partition_types(tables_dir, t)
             source = (f"read_parquet('{pattern}', hive_partitioning = true, union_by_name = true"
                       f"{', hive_types = ' + types if types else ''})")
+            # Spark writes a null partition value as this folder name: it is a null again here.
+            nulls = ", ".join(f"nullif({c}, '__HIVE_DEFAULT_PARTITION__') AS {c}"
+                              for c in text_partitions(tables_dir, t))
+            if nulls:
+                source = f"(SELECT * REPLACE ({nulls}) FROM {source})"
         con.execute(f"CREATE VIEW {t} AS SELECT * FROM {source}")
     return con
+
+
+def text_partitions(tables_dir, table):
+    """The partition columns of a table that hold text (where a null can be a folder name)."""
+    try:
+        schema = json.load(open(os.path.join(tables_dir, "_schema.json"), encoding="utf-8"))
+    except OSError:
+        return []
+    kinds = {c["name"]: c["type"] for c in schema["tables"][table]["columns"]}
+    cols = {d.split("=", 1)[0] for d in os.listdir(os.path.join(tables_dir, table)) if "=" in d}
+    return [c for c in sorted(cols) if kinds.get(c) == "string"]
 
 
 def partition_types(tables_dir, table):
