@@ -6,7 +6,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { jsonSchema, streamText, tool } from 'ai';
-import { MODEL, PARAMETERS, PROMPT, emit, openaiBaseURL } from './tools.mjs';
+import { MODEL, PROMPT, emit, openaiBaseURL, parameters, toolNames } from './tools.mjs';
 
 const mode = process.argv[2] ?? 'openai-chat';
 let model;
@@ -25,10 +25,12 @@ if (mode === 'openai-chat' || mode === 'openai-responses') {
   process.exit(2);
 }
 
+// Every tool the recording calls (SSE_REPLAY_TOOLS), not only the two built in: the AI SDK marks a
+// call to an undeclared tool invalid, and the example would then drop it.
 const tools = Object.fromEntries(
-  Object.entries(PARAMETERS).map(([name, schema]) => [
+  toolNames().map((name) => [
     name,
-    tool({ description: name, inputSchema: jsonSchema(schema) }),
+    tool({ description: name, inputSchema: jsonSchema(parameters(name)) }),
   ]),
 );
 const result = streamText({ model, tools, prompt: PROMPT, maxRetries: 0, maxOutputTokens: 1024 });
