@@ -6,7 +6,7 @@
 // AWS_REGION, which `sse-replay test` sets; it signs with SigV4 and checks every frame's CRCs.
 import { BedrockRuntimeClient, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 
-import { PARAMETERS, PROMPT, emit } from './tools.mjs';
+import { PROMPT, emit, parameters, toolNames } from './tools.mjs';
 
 const client = new BedrockRuntimeClient({ maxAttempts: 1 });
 const response = await client.send(
@@ -14,8 +14,8 @@ const response = await client.send(
     modelId: 'anthropic.claude-stub-v1:0',
     messages: [{ role: 'user', content: [{ text: PROMPT }] }],
     toolConfig: {
-      tools: Object.entries(PARAMETERS).map(([name, schema]) => ({
-        toolSpec: { name, description: name, inputSchema: { json: schema } },
+      tools: toolNames().map((name) => ({
+        toolSpec: { name, description: name, inputSchema: { json: parameters(name) } },
       })),
     },
   }),

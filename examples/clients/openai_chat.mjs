@@ -1,14 +1,14 @@
 // openai-node, the `client.chat.completions.stream()` helper → `finalChatCompletion()`.
 import OpenAI from 'openai';
-import { MODEL, PARAMETERS, PROMPT, emit, openaiBaseURL } from './tools.mjs';
+import { MODEL, PROMPT, emit, openaiBaseURL, parameters, toolNames } from './tools.mjs';
 
 const client = new OpenAI({ baseURL: openaiBaseURL(), apiKey: 'sk-dummy', maxRetries: 0 });
 const stream = client.chat.completions.stream({
   model: MODEL,
   messages: [{ role: 'user', content: PROMPT }],
-  tools: Object.entries(PARAMETERS).map(([name, parameters]) => ({
+  tools: toolNames().map((name) => ({
     type: 'function',
-    function: { name, description: name, parameters },
+    function: { name, description: name, parameters: parameters(name) },
   })),
 });
 const completion = await stream.finalChatCompletion();

@@ -48,26 +48,29 @@ def parameters(name):
 def chat_tools():
     """Tools in the Chat Completions shape."""
     return [
-        {"type": "function", "function": {"name": n, "description": n, "parameters": p}}
-        for n, p in PARAMETERS.items()
+        {"type": "function", "function": {"name": n, "description": n, "parameters": parameters(n)}}
+        for n in tool_names()
     ]
 
 
 def responses_tools():
     """Tools in the Responses shape."""
-    return [{"type": "function", "name": n, "description": n, "parameters": p} for n, p in PARAMETERS.items()]
+    return [
+        {"type": "function", "name": n, "description": n, "parameters": parameters(n)}
+        for n in tool_names()
+    ]
 
 
 def anthropic_tools():
     """Tools in the Anthropic Messages shape."""
-    return [{"name": n, "description": n, "input_schema": p} for n, p in PARAMETERS.items()]
+    return [{"name": n, "description": n, "input_schema": parameters(n)} for n in tool_names()]
 
 
 def bedrock_tools():
     """Tools in the Bedrock Converse shape (toolConfig.tools)."""
     return [
-        {"toolSpec": {"name": n, "description": n, "inputSchema": {"json": p}}}
-        for n, p in PARAMETERS.items()
+        {"toolSpec": {"name": n, "description": n, "inputSchema": {"json": parameters(n)}}}
+        for n in tool_names()
     ]
 
 
