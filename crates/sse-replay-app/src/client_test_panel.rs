@@ -88,23 +88,6 @@ pub struct Work {
     pub unreadable: Vec<String>,
 }
 
-/// The shell's "command not found" (exit 127) for a case, as the CLI says it.
-fn not_found_line(r: &CaseResult) -> Option<String> {
-    if r.exit != Some(harness::Exit::Code(127)) {
-        return None;
-    }
-    let line = r.stderr.lines().rev().find(|l| l.contains("not found"))?;
-    // `sh: 1: NAME: not found` (dash), `sh: NAME: command not found` (bash).
-    let name = line
-        .trim_end_matches(": not found")
-        .trim_end_matches(": command not found")
-        .rsplit(": ")
-        .next()
-        .unwrap_or(line)
-        .trim();
-    Some(format!("cannot run the client: command not found: {name}"))
-}
-
 /// A finished run: its work (to open a case) and the results in case order.
 pub struct Finished {
     pub work: Arc<Work>,
@@ -117,19 +100,12 @@ pub struct Finished {
 struct Run {
     work: Arc<Work>,
     cancel: Arc<AtomicBool>,
-    progress: mpsc::Receiver<Progress>,
+    progress: mpsc::Receiver<(usize, usize)>,
     done: mpsc::Receiver<SuiteRun>,
     shown: (usize, usize),
     started: std::time::Instant,
     /// Where the JUnit report goes when the run ends.
     junit: Option<PathBuf>,
-}
-
-/// A case finished: counts, and the shell's "not found" line when the command was not there.
-struct Progress {
-    done: usize,
-    total: usize,
-    not_found: Option<String>,
 }
 
 /// Shell builtins and keywords: a command line starting with one cannot be checked beforehand.
@@ -286,14 +262,10 @@ impl ClientTestRun {
         let spawned = std::thread::Builder::new()
             .name("sse-replay-client-test".into())
             .spawn(move || {
-                let progress = |n: usize, total: usize, r: &CaseResult| {
-                    progress_tx
-                        .send(Progress {
-                            done: n,
-                            total,
-                            not_found: not_found_line(r),
-                        })
-                        .ok();
+                // A command that cannot start (exit 127/126 included) stops the run in the
+                // harness itself: the result's `start_failure` says so.
+                let progress = |n: usize, total: usize, _: &CaseResult| {
+                    progress_tx.send((n, total)).ok();
                     repaint.request_repaint();
                 };
                 let run = harness::run_plan(&thread_work.suite, &config, &thread_cancel, &progress);
@@ -328,15 +300,7 @@ impl ClientTestRun {
     pub fn poll(&mut self, ctx: &egui::Context) {
         let Some(run) = self.run.as_mut() else { return };
         while let Ok(p) = run.progress.try_recv() {
-            run.shown = (p.done, p.total);
-            if let Some(line) = p.not_found
-                && self.error.is_none()
-            {
-                // The shell could not find a command: every case would "pass" as a client
-                // refusing the stream. Stop at once and say so.
-                run.cancel.store(true, Ordering::Relaxed);
-                self.error = Some(line);
-            }
+            run.shown = p;
         }
         match run.done.try_recv() {
             Ok(done) => {
