@@ -374,7 +374,7 @@ impl ClientTestRun {
                 .labelled_by(label.id);
                 ui.end_row();
                 ui.label("Variants");
-                ui.horizontal_wrapped(|ui| {
+                wrapped_cell(ui, |ui| {
                     for v in Variant::FRAMING.into_iter().chain(Variant::FAULTS) {
                         let mut on = form.variants.iter().any(|n| n == v.name());
                         let label = if v.is_fault() {
@@ -397,7 +397,7 @@ impl ClientTestRun {
                 ui.end_row();
                 ui.label("Dialects")
                     .on_hover_text("Only recordings of these dialects (none ticked: all)");
-                ui.horizontal_wrapped(|ui| {
+                wrapped_cell(ui, |ui| {
                     for k in DialectKind::ALL {
                         let mut on = form.dialects.iter().any(|n| n == k.name());
                         if ui.checkbox(&mut on, k.title()).changed() {
@@ -751,6 +751,17 @@ pub fn client_ui(ui: &mut Ui, analysis: &sse_replay_core::analysis::Analysis, ou
                 ui.label(RichText::new(tail.join("\n")).monospace());
             }
         });
+}
+
+/// A form-grid cell whose contents wrap (the variants, the dialects): laid out from the cell's top,
+/// so that the row takes every wrapped line's height. egui's `horizontal_wrapped` centres its first
+/// line in the row's height from the frame before, and the lines after it then run into the next
+/// row ("new each run" drawn over the second line of dialects at 1024 wide).
+fn wrapped_cell(ui: &mut Ui, add_contents: impl FnOnce(&mut Ui)) {
+    ui.with_layout(
+        egui::Layout::left_to_right(egui::Align::Min).with_main_wrap(true),
+        add_contents,
+    );
 }
 
 #[cfg(test)]

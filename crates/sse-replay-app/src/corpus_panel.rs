@@ -383,6 +383,7 @@ impl CorpusPanel {
             let [dialects, models, kinds] = &self.choices;
             choice(ui, "Dialect", &mut self.filter.dialect, dialects);
             choice(ui, "Model", &mut self.filter.model, models);
+            keep_with_label(ui, "Verdict", ui.spacing().combo_width);
             let label = ui.label("Verdict");
             egui::ComboBox::from_id_salt("corpus-verdict")
                 .selected_text(self.filter.verdict.map_or("any", RowVerdict::name))
@@ -395,10 +396,11 @@ impl CorpusPanel {
                 .response
                 .labelled_by(label.id);
             choice(ui, "Finding", &mut self.filter.kind, kinds);
+            keep_with_label(ui, "Text", TEXT_FILTER_WIDTH);
             let label = ui.label("Text");
             ui.add(
                 egui::TextEdit::singleline(&mut self.filter.text)
-                    .desired_width(200.0)
+                    .desired_width(TEXT_FILTER_WIDTH)
                     .hint_text("file, host, model, problem…"),
             )
             .labelled_by(label.id);
@@ -754,11 +756,38 @@ fn open_in_replay(r: &StreamRow, queue: &mut ActionQueue) {
 }
 
 /// A labelled combo box choosing one of `values` (or any).
+/// The width of the filter row's text field.
+const TEXT_FILTER_WIDTH: f32 = 200.0;
+
+/// The width of a filter's drop-down list.
+const CHOICE_WIDTH: f32 = 150.0;
+
+/// In a wrapping row, starts a new line unless `label` and its control (`control_width` wide, plus
+/// its frame) both fit on this one: a label never ends a line with its control on the next.
+fn keep_with_label(ui: &mut Ui, label: &str, control_width: f32) {
+    let text = egui::WidgetText::from(label).into_galley(
+        ui,
+        Some(egui::TextWrapMode::Extend),
+        f32::INFINITY,
+        egui::TextStyle::Body,
+    );
+    let s = ui.spacing();
+    let needed = text.size().x
+        + 2.0 * s.item_spacing.x
+        + control_width
+        + 2.0 * s.button_padding.x
+        + s.icon_width;
+    if ui.available_size_before_wrap().x < needed {
+        ui.end_row();
+    }
+}
+
 fn choice(ui: &mut Ui, label: &str, value: &mut Option<String>, values: &[String]) {
+    keep_with_label(ui, label, CHOICE_WIDTH);
     let l = ui.label(label);
     egui::ComboBox::from_id_salt(("corpus-choice", label))
         .selected_text(value.as_deref().unwrap_or("any"))
-        .width(150.0)
+        .width(CHOICE_WIDTH)
         .show_ui(ui, |ui| {
             ui.selectable_value(value, None, "any");
             for v in values {

@@ -226,3 +226,84 @@ fn a_long_file_name_and_a_large_font_hold() {
         assert_no_overlap(&h, w, hgt, 1.3);
     }
 }
+
+/// Every widget of a form tab, including the ones in the same pane: no two overlap. A grid row
+/// whose contents wrap (the nine dialects of Test a client at 1024 wide) must take its wrapped
+/// height rather than draw its second line over the next row.
+fn assert_no_overlap_in_pane(h: &Harness<'_, App>, tab: &str, w: f32, hgt: f32) {
+    let window = Rect::from_min_size(Pos2::ZERO, egui::vec2(w, hgt)).expand(0.5);
+    let all = drawn(h);
+    assert!(all.len() > 10, "{tab}: too few widgets: {all:#?}");
+    let mut problems = Vec::new();
+    for d in &all {
+        if !window.contains_rect(d.rect) {
+            problems.push(format!("outside the window: {} at {:?}", d.what, d.rect));
+        }
+    }
+    // egui's scroll bars float over the content's edge by design, and a widget drawn with its
+    // label (a combo box from_label) is reported whole around its parts: neither is an overlap.
+    let leaves: Vec<&Drawn> = all
+        .iter()
+        .filter(|d| !d.what.starts_with("ScrollBar"))
+        .collect();
+    for (i, a) in leaves.iter().enumerate() {
+        for b in &leaves[i + 1..] {
+            let x = a.rect.intersect(b.rect);
+            let nested = a.rect.expand(0.5).contains_rect(b.rect)
+                || b.rect.expand(0.5).contains_rect(a.rect);
+            if x.width() > 1.0 && x.height() > 1.0 && !nested {
+                problems.push(format!(
+                    "{} at {:?} overlaps {} at {:?}",
+                    a.what, a.rect, b.what, b.rect
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{tab} at {w}×{hgt}:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn every_form_tab_holds_without_overlap_on_a_laptop_and_a_desktop_screen() {
+    for (w, hgt) in [(1024.0, 700.0), (1600.0, 1000.0)] {
+        let mut h = open(Source::File(recording("seed-example.ron")), w, hgt, 1.0);
+        for tab in [
+            "Compare two",
+            "Stub builder",
+            "Recorder",
+            "Proxy",
+            "Test a client",
+            "Corpus",
+        ] {
+            h.get_by_label(tab).click();
+            h.run();
+            h.run();
+            assert_no_overlap_in_pane(&h, tab, w, hgt);
+            if tab == "Corpus" {
+                // A filter's label and its control stay on one line when the row wraps.
+                // A control is named by its label, the widget drawn just before it.
+                let all = drawn(&h);
+                for control in [
+                    "ComboBox \"Dialect\"",
+                    "ComboBox \"Model\"",
+                    "ComboBox \"Verdict\"",
+                    "ComboBox \"Finding\"",
+                    "TextInput \"Text\"",
+                ] {
+                    let i = all
+                        .iter()
+                        .position(|d| d.what == control)
+                        .unwrap_or_else(|| panic!("{control} not in {all:#?}"));
+                    let (l, c) = (&all[i - 1], &all[i]);
+                    assert!(
+                        (l.rect.center().y - c.rect.center().y).abs() < 6.0,
+                        "{control} and its label on different lines at {w}×{hgt}: {l:?} {c:?}"
+                    );
+                }
+            }
+        }
+    }
+}
