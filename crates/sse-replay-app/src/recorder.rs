@@ -396,14 +396,18 @@ impl RecorderForm {
         }
         self.env_ui(ui);
         let body_label = ui.label(RichText::new("Body").strong());
+        // The body gets a share of the window: 260 points on a 700-high laptop screen, more on a
+        // desktop one, leaving room below for the recording as it arrives.
+        let body_height = (ui.ctx().content_rect().height() * 0.37).clamp(200.0, 560.0);
+        let rows = (body_height / ui.text_style_height(&egui::TextStyle::Monospace)).floor();
         egui::ScrollArea::vertical()
             .id_salt("recorder-body")
-            .max_height(260.0)
+            .max_height(body_height)
             .show(ui, |ui| {
                 ui.add(
                     egui::TextEdit::multiline(&mut self.body)
                         .code_editor()
-                        .desired_rows(12)
+                        .desired_rows(rows.max(8.0) as usize)
                         .desired_width(f32::INFINITY),
                 )
                 .labelled_by(body_label.id);
