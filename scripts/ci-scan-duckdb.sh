@@ -13,12 +13,14 @@ cd "$(dirname "$0")/.."
 CORPUS="${CORPUS:-10000}"
 BIN="${SSE_REPLAY:-target/debug/sse-replay}"
 VENV=examples/spark/.venv
-if [ ! -x "$BIN" ]; then
-    cargo build -p sse-replay
-fi
 if ! "$VENV/bin/python" -c "import duckdb" 2>/dev/null; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet "$(grep '^duckdb==' examples/spark/requirements.txt)"
+fi
+# INSTALL_ONLY=1: install duckdb and stop (CI does it in the background while the workspace builds).
+[ -z "${INSTALL_ONLY:-}" ] || exit 0
+if [ ! -x "$BIN" ]; then
+    cargo build -p sse-replay
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
