@@ -316,7 +316,7 @@ impl Unmatched {
 /// `:event-type`-style headers).
 fn describe_bytes(head: &[u8], bytes: u64) -> String {
     let n = crate::text::plural(bytes, "byte");
-    if looks_like_aws_eventstream(head) {
+    if resembles_aws_eventstream(head) {
         return format!("binary AWS event stream frames, {n}");
     }
     let binary = head
@@ -330,10 +330,14 @@ fn describe_bytes(head: &[u8], bytes: u64) -> String {
     }
 }
 
-/// The body starts like an AWS event stream message (`application/vnd.amazon.eventstream`): a
-/// prelude whose total length covers at least the prelude and the CRCs, a headers length inside
-/// it, and a header name starting with `:` right after the 12-byte prelude.
-pub fn looks_like_aws_eventstream(head: &[u8]) -> bool {
+/// The body is shaped like an AWS event stream message (`application/vnd.amazon.eventstream`),
+/// whether or not its checksums hold: a prelude whose total length covers at least the prelude
+/// and the CRCs, a headers length inside it, and a header name starting with `:` right after the
+/// 12-byte prelude. Only for describing a body that framed no event: a body whose first prelude
+/// CRC is corrupt is still said to be AWS frames. Whether a body *is* an event stream (sniffing,
+/// importing, serving) is [`crate::aws_eventstream::looks_like_aws_eventstream`], which checks
+/// the prelude CRC.
+fn resembles_aws_eventstream(head: &[u8]) -> bool {
     if head.len() < 16 {
         return false;
     }
