@@ -121,10 +121,6 @@ impl LimitArgs {
 
 /// `sse-replay serve`: prints `listening on http://ADDR/` as the first line of standard output,
 /// serves until Ctrl+C or SIGTERM. Exit 2 when the file cannot be read, 1 when the address cannot be bound.
-#[allow(
-    clippy::print_stdout,
-    reason = "the command line: its reports and messages are printed here"
-)]
 pub(super) fn run(args: &ServeArgs) -> ExitCode {
     let Some(file) = args.file.as_ref().filter(|_| !args.suite) else {
         return run_suite(args);
@@ -147,28 +143,16 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
         .rechunk
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let plan = Arc::new(serve::Plan::new(&rec, pacing, rechunk));
-    let listener = match sse_replay_net::bind(args.addr) {
-        Ok(l) => l,
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    let addr = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    let rt = match sse_replay_net::multi_thread_runtime() {
-        Ok(rt) => rt,
-        Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
-    };
-    if let Some(w) = sse_replay_net::exposure_warning(addr, "download the served recording") {
-        sse_replay_core::log_line!("sse-replay: {w}");
-    }
     let total = plan.writes.last().map_or(Duration::ZERO, |(d, _)| *d);
-    // Handlers first: a signal sent as soon as the line below is read must stop cleanly.
-    let signal = match super::signals::install(&rt) {
-        Ok(s) => s,
+    let Listening {
+        listener,
+        rt,
+        signal,
+        ..
+    } = match listen(args.addr, "download the served recording") {
+        Ok(l) => l,
         Err(code) => return code,
     };
-    println!("listening on http://{addr}/");
     sse_replay_core::log_line!(
         "serving {} ({} in {} over {:.3} s, HTTP {}); Ctrl+C or SIGTERM stops",
         file.display(),
@@ -189,10 +173,6 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
 /// `sse-replay serve --suite`: the suite's cases on one server (see [`sse_replay_net::suite`]).
 /// Prints `listening on http://ADDR/` first, like `serve`. Exit 2 when a recording cannot be read
 /// (nothing is served), 1 when the address cannot be bound.
-#[allow(
-    clippy::print_stdout,
-    reason = "the command line: its reports and messages are printed here"
-)]
 fn run_suite(args: &ServeArgs) -> ExitCode {
     use sse_replay_net::harness::{self, Variant};
     let (suite, unreadable) = if args.recordings.is_empty() {
@@ -239,26 +219,15 @@ fn run_suite(args: &ServeArgs) -> ExitCode {
         limits: args.limits.limits(),
     };
     let cases = sse_replay_net::suite::count_cases(&opts);
-    let listener = match sse_replay_net::bind(args.addr) {
+    let Listening {
+        listener,
+        addr,
+        rt,
+        signal,
+    } = match listen(args.addr, "download the served recordings") {
         Ok(l) => l,
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    let addr = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => return fail(EXIT_FAILED, e),
-    };
-    let rt = match sse_replay_net::multi_thread_runtime() {
-        Ok(rt) => rt,
-        Err(e) => return fail(EXIT_FAILED, NetError::Runtime(e)),
-    };
-    if let Some(w) = sse_replay_net::exposure_warning(addr, "download the served recordings") {
-        sse_replay_core::log_line!("sse-replay: {w}");
-    }
-    let signal = match super::signals::install(&rt) {
-        Ok(s) => s,
         Err(code) => return code,
     };
-    println!("listening on http://{addr}/");
     sse_replay_core::log_line!(
         "serving the suite: {} at http://{addr}/cases (random seed {random_seed}); Ctrl+C or SIGTERM stops",
         sse_replay_core::text::plural(cases, "case")
@@ -272,6 +241,40 @@ fn run_suite(args: &ServeArgs) -> ExitCode {
     sse_replay_net::suite::serve_blocking(listener, opts, stop_rx, &rt);
     sse_replay_core::log_line!("stopped");
     ExitCode::from(EXIT_OK)
+}
+
+/// A bound server, ready to serve: its listener and address, the runtime, the signal handlers.
+struct Listening {
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+    rt: tokio::runtime::Runtime,
+    signal: super::signals::ShutdownSignal,
+}
+
+/// What both forms of `serve` do before serving: bind `addr`, start the runtime, warn when the
+/// address is reachable from other machines (who could `exposed` then), install the signal
+/// handlers, and print `listening on http://ADDR/`, in that order: the handlers come before the
+/// line, so that a signal sent as soon as it is read stops cleanly. An error is the exit code.
+#[allow(
+    clippy::print_stdout,
+    reason = "the command line: its reports and messages are printed here"
+)]
+fn listen(addr: SocketAddr, exposed: &str) -> Result<Listening, ExitCode> {
+    let listener = sse_replay_net::bind(addr).map_err(|e| fail(EXIT_FAILED, e))?;
+    let addr = listener.local_addr().map_err(|e| fail(EXIT_FAILED, e))?;
+    let rt = sse_replay_net::multi_thread_runtime()
+        .map_err(|e| fail(EXIT_FAILED, NetError::Runtime(e)))?;
+    if let Some(w) = sse_replay_net::exposure_warning(addr, exposed) {
+        sse_replay_core::log_line!("sse-replay: {w}");
+    }
+    let signal = super::signals::install(&rt)?;
+    println!("listening on http://{addr}/");
+    Ok(Listening {
+        listener,
+        addr,
+        rt,
+        signal,
+    })
 }
 
 #[cfg(test)]

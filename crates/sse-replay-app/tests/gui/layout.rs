@@ -124,19 +124,22 @@ fn drawn(h: &Harness<'_, App>) -> Vec<Drawn> {
     out
 }
 
+/// The widgets drawn past the edge of a `w`×`hgt` window, as problems to report.
+fn outside_the_window(all: &[Drawn], w: f32, hgt: f32) -> Vec<String> {
+    let window = Rect::from_min_size(Pos2::ZERO, egui::vec2(w, hgt)).expand(0.5);
+    all.iter()
+        .filter(|d| !window.contains_rect(d.rect))
+        .map(|d| format!("outside the window: {} at {:?}", d.what, d.rect))
+        .collect()
+}
+
 /// Nothing leaves the window and no two panes' widgets overlap.
 fn assert_no_overlap(h: &Harness<'_, App>, w: f32, hgt: f32, zoom: f32) {
     // The rects are in physical pixels: the window's size whatever the zoom.
     let _ = zoom;
-    let window = Rect::from_min_size(Pos2::ZERO, egui::vec2(w, hgt)).expand(0.5);
     let all = drawn(h);
     assert!(all.len() > 30, "too few widgets: {all:#?}");
-    let mut problems = Vec::new();
-    for d in &all {
-        if !window.contains_rect(d.rect) {
-            problems.push(format!("outside the window: {} at {:?}", d.what, d.rect));
-        }
-    }
+    let mut problems = outside_the_window(&all, w, hgt);
     for (i, a) in all.iter().enumerate() {
         for b in &all[i + 1..] {
             if a.pane == b.pane {
@@ -231,15 +234,9 @@ fn a_long_file_name_and_a_large_font_hold() {
 /// whose contents wrap (the nine dialects of Test a client at 1024 wide) must take its wrapped
 /// height rather than draw its second line over the next row.
 fn assert_no_overlap_in_pane(h: &Harness<'_, App>, tab: &str, w: f32, hgt: f32) {
-    let window = Rect::from_min_size(Pos2::ZERO, egui::vec2(w, hgt)).expand(0.5);
     let all = drawn(h);
     assert!(all.len() > 10, "{tab}: too few widgets: {all:#?}");
-    let mut problems = Vec::new();
-    for d in &all {
-        if !window.contains_rect(d.rect) {
-            problems.push(format!("outside the window: {} at {:?}", d.what, d.rect));
-        }
-    }
+    let mut problems = outside_the_window(&all, w, hgt);
     // egui's scroll bars float over the content's edge by design, and a widget drawn with its
     // label (a combo box from_label) is reported whole around its parts: neither is an overlap.
     let leaves: Vec<&Drawn> = all
