@@ -755,7 +755,6 @@ fn open_in_replay(r: &StreamRow, queue: &mut ActionQueue) {
     }
 }
 
-/// A labelled combo box choosing one of `values` (or any).
 /// The width of the filter row's text field.
 const TEXT_FILTER_WIDTH: f32 = 200.0;
 
@@ -782,6 +781,7 @@ fn keep_with_label(ui: &mut Ui, label: &str, control_width: f32) {
     }
 }
 
+/// A labelled combo box choosing one of `values` (or any).
 fn choice(ui: &mut Ui, label: &str, value: &mut Option<String>, values: &[String]) {
     keep_with_label(ui, label, CHOICE_WIDTH);
     let l = ui.label(label);

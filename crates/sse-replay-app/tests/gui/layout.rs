@@ -263,6 +263,29 @@ fn assert_no_overlap_in_pane(h: &Harness<'_, App>, tab: &str, w: f32, hgt: f32) 
     );
 }
 
+/// The Corpus tab's filters: each label and its control stay on one line when the row wraps. A
+/// control is named by its label, the widget drawn just before it.
+fn assert_filters_beside_their_labels(h: &Harness<'_, App>, w: f32, hgt: f32) {
+    let all = drawn(h);
+    for control in [
+        "ComboBox \"Dialect\"",
+        "ComboBox \"Model\"",
+        "ComboBox \"Verdict\"",
+        "ComboBox \"Finding\"",
+        "TextInput \"Text\"",
+    ] {
+        let i = all
+            .iter()
+            .position(|d| d.what == control)
+            .unwrap_or_else(|| panic!("{control} not in {all:#?}"));
+        let (l, c) = (&all[i - 1], &all[i]);
+        assert!(
+            (l.rect.center().y - c.rect.center().y).abs() < 6.0,
+            "{control} and its label on different lines at {w}×{hgt}: {l:?} {c:?}"
+        );
+    }
+}
+
 #[test]
 fn every_form_tab_holds_without_overlap_on_a_laptop_and_a_desktop_screen() {
     for (w, hgt) in [(1024.0, 700.0), (1600.0, 1000.0)] {
@@ -280,26 +303,7 @@ fn every_form_tab_holds_without_overlap_on_a_laptop_and_a_desktop_screen() {
             h.run();
             assert_no_overlap_in_pane(&h, tab, w, hgt);
             if tab == "Corpus" {
-                // A filter's label and its control stay on one line when the row wraps.
-                // A control is named by its label, the widget drawn just before it.
-                let all = drawn(&h);
-                for control in [
-                    "ComboBox \"Dialect\"",
-                    "ComboBox \"Model\"",
-                    "ComboBox \"Verdict\"",
-                    "ComboBox \"Finding\"",
-                    "TextInput \"Text\"",
-                ] {
-                    let i = all
-                        .iter()
-                        .position(|d| d.what == control)
-                        .unwrap_or_else(|| panic!("{control} not in {all:#?}"));
-                    let (l, c) = (&all[i - 1], &all[i]);
-                    assert!(
-                        (l.rect.center().y - c.rect.center().y).abs() < 6.0,
-                        "{control} and its label on different lines at {w}×{hgt}: {l:?} {c:?}"
-                    );
-                }
+                assert_filters_beside_their_labels(&h, w, hgt);
             }
         }
     }
