@@ -142,7 +142,6 @@ pub struct App {
     pub actions: ActionQueue,
     initial: Option<Source>,
     ctx: Option<egui::Context>,
-    fonts_installed: bool,
     first_frame_pending: Option<Instant>,
     perf: Perf,
     /// A body at least this big is shown before its naive strategies and previews are computed
@@ -203,7 +202,6 @@ impl App {
             actions: ActionQueue::default(),
             initial: None,
             ctx: None,
-            fonts_installed: false,
             first_frame_pending: None,
             perf: Perf::new(),
             stage_min_bytes: loader::STAGE_MIN_BYTES,
@@ -225,16 +223,15 @@ impl App {
         self
     }
 
-    /// For eframe: fonts, the saved settings (`persisted`, else an older version's from eframe's
-    /// storage), egui's saved memory, the first source.
+    /// For eframe: the saved settings (`persisted`, else an older version's from eframe's
+    /// storage) and egui's saved memory put back ([`App::restored`]), the first source.
     pub fn from_creation(
         cc: &eframe::CreationContext<'_>,
         source: Source,
         persisted: Option<persist::Persisted>,
     ) -> Self {
-        style::install_fonts(&cc.egui_ctx);
         let dir = persist::default_dir();
-        let (mut settings, memory) = match persisted {
+        let (settings, memory) = match persisted {
             Some(p) => (p.settings, p.memory),
             None => {
                 let old = dir
@@ -243,18 +240,33 @@ impl App {
                 (old.unwrap_or_default(), None)
             }
         };
+        let mut app = Self::restored(&cc.egui_ctx, settings, memory, Box::new(NativeDialogs))
+            .with_initial(source);
+        app.settings_path = dir.as_deref().map(persist::settings_path);
+        app
+    }
+
+    /// An app on `ctx` as a launch makes it: the saved `settings`, egui's saved `memory` (panel
+    /// sizes, folded sections, the theme) put back, then the app's fonts. In that order: egui
+    /// keeps fonts set before a pass in its memory until the pass starts, so restoring the
+    /// memory after them would drop them (every CJK character and ✓ drawn as a box from the
+    /// second launch on). [`style::ensure_fonts`] checks again on every frame.
+    pub fn restored(
+        ctx: &egui::Context,
+        mut settings: Settings,
+        memory: Option<egui::Memory>,
+        dialogs: Box<dyn FileDialogs>,
+    ) -> Self {
         captures::upgrade(&mut settings.recorder.out_dir);
         captures::upgrade(&mut settings.proxy.out_dir);
         if let Some(memory) = memory {
-            cc.egui_ctx.memory_mut(|m| *m = memory);
+            ctx.memory_mut(|m| *m = memory);
         }
         // Scroll offsets are view state: never restored from a previous run (panel sizes stay).
-        cc.egui_ctx
-            .data_mut(|d| d.remove_by_type::<egui::scroll_area::State>());
-        let mut app = Self::new(settings, Box::new(NativeDialogs)).with_initial(source);
-        app.settings_path = dir.as_deref().map(persist::settings_path);
-        app.fonts_installed = true;
-        app.ctx = Some(cc.egui_ctx.clone());
+        ctx.data_mut(|d| d.remove_by_type::<egui::scroll_area::State>());
+        style::install_fonts(ctx);
+        let mut app = Self::new(settings, dialogs);
+        app.ctx = Some(ctx.clone());
         app
     }
 

@@ -20,13 +20,18 @@ const EMOJI_FONT: &[u8] = include_bytes!("../../../assets/fonts/NotoEmoji-Regula
 /// The app icon.
 pub const ICON_PNG: &[u8] = include_bytes!("../../../assets/icon.png");
 
+/// The name of the bundled CJK face in egui's font definitions: its presence says the app's
+/// fonts are the ones in use ([`ensure_fonts`]).
+const CJK_FACE: &str = "noto-cjk-sc";
+
 /// Add the CJK face, then the two symbol subsets, as fallbacks to both families, so `深圳`, `�`,
 /// `✓` and `⏸` render everywhere; then egui's emoji faces and, last, the emoji they lack, so any
-/// single emoji a model writes is drawn. Called once at start (and by the tests' context setup).
+/// single emoji a model writes is drawn. Called at start (and by the tests' context setup); the
+/// fonts take effect at the start of the next pass.
 pub fn install_fonts(ctx: &egui::Context) {
     let mut fonts = egui::FontDefinitions::default();
     let faces: [(&str, &'static [u8]); 3] = [
-        ("noto-cjk-sc", CJK_FONT),
+        (CJK_FACE, CJK_FONT),
         ("dejavu-symbols", SYMBOLS_FONT),
         ("noto-symbols2-media", MEDIA_FONT),
     ];
@@ -60,6 +65,20 @@ pub fn install_fonts(ctx: &egui::Context) {
         list.push("noto-emoji-rest".into());
     }
     ctx.set_fonts(fonts);
+}
+
+/// Install the app's fonts unless the fonts in use already hold them; called on every frame
+/// (inside a pass, where egui's fonts exist). The fonts in use are asked, not a flag: whatever
+/// replaced them — egui's memory restored from the settings file after the fonts were set (it
+/// drops fonts still waiting for the next pass), a context reset — they come back on the next
+/// pass. Returns whether they had to be installed (that frame then asks for one more pass).
+pub fn ensure_fonts(ctx: &egui::Context) -> bool {
+    let installed = ctx.fonts(|f| f.definitions().font_data.contains_key(CJK_FACE));
+    if !installed {
+        install_fonts(ctx);
+        ctx.request_repaint();
+    }
+    !installed
 }
 
 /// Green that reads on both themes.

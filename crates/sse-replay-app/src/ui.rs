@@ -25,10 +25,7 @@ impl App {
         let started = Instant::now();
         self.perf.begin();
         let ctx = ui.ctx().clone();
-        if !self.fonts_installed {
-            style::install_fonts(&ctx);
-            self.fonts_installed = true;
-        }
+        style::ensure_fonts(&ctx);
         if self.ctx.is_none() {
             self.ctx = Some(ctx.clone());
         }

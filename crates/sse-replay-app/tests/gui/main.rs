@@ -11,5 +11,6 @@ mod forms;
 mod honest;
 mod inspect;
 mod layout;
+mod restart;
 mod secrets;
 mod staged;
