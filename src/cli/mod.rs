@@ -30,8 +30,8 @@ mod test;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::builder::{EnumValueParser, PossibleValue, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
 
 use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
@@ -181,112 +181,48 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     }
 }
 
-/// The `--dialect` values: every spelling [`DialectKind::from_name`] accepts (its name and its
-/// aliases, any case, surrounding spaces ignored), so help and errors list them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DialectArg {
-    /// OpenAI Chat Completions (and compatible servers).
-    #[value(
-        name = "openai-chat",
-        alias = "openai",
-        alias = "chat",
-        alias = "openai-compatible"
-    )]
-    OpenAiChat,
-    /// OpenAI Responses.
-    #[value(name = "openai-responses", alias = "responses")]
-    OpenAiResponses,
-    /// Anthropic Messages.
-    #[value(name = "anthropic-messages", alias = "anthropic", alias = "claude")]
-    AnthropicMessages,
-    /// Google Gemini / Vertex AI.
-    #[value(name = "gemini", alias = "google", alias = "vertex")]
-    Gemini,
-    /// Ollama (JSON lines).
-    #[value(name = "ollama")]
-    Ollama,
-    /// Cohere v2 chat.
-    #[value(name = "cohere", alias = "cohere-v2", alias = "cohere-v2-chat")]
-    Cohere,
-    /// OpenAI Assistants v2 run streams.
-    #[value(
-        name = "openai-assistants",
-        alias = "assistants",
-        alias = "openai-assistants-v2"
-    )]
-    OpenAiAssistants,
-    /// The Vercel AI SDK UI message stream.
-    #[value(
-        name = "ai-sdk-ui",
-        alias = "ai-sdk",
-        alias = "vercel-ai",
-        alias = "ui-message-stream"
-    )]
-    AiSdkUi,
-    /// AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events).
-    #[value(
-        name = "bedrock-converse",
-        alias = "bedrock",
-        alias = "bedrock-converse-stream",
-        alias = "converse",
-        alias = "converse-stream",
-        alias = "aws-bedrock"
-    )]
-    BedrockConverse,
-}
+/// The value parser of every `--dialect`: the dialect table's names and aliases
+/// ([`DialectKind::name`], [`DialectKind::aliases`]), any case, surrounding spaces ignored; help
+/// and errors list the names as clap lists any possible values.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DialectParser;
 
-impl From<DialectArg> for DialectKind {
-    fn from(d: DialectArg) -> Self {
-        match d {
-            DialectArg::OpenAiChat => DialectKind::OpenAiChat,
-            DialectArg::OpenAiResponses => DialectKind::OpenAiResponses,
-            DialectArg::AnthropicMessages => DialectKind::AnthropicMessages,
-            DialectArg::Gemini => DialectKind::Gemini,
-            DialectArg::Ollama => DialectKind::Ollama,
-            DialectArg::Cohere => DialectKind::Cohere,
-            DialectArg::OpenAiAssistants => DialectKind::OpenAiAssistants,
-            DialectArg::AiSdkUi => DialectKind::AiSdkUi,
-            DialectArg::BedrockConverse => DialectKind::BedrockConverse,
-        }
+impl DialectParser {
+    fn values() -> impl Iterator<Item = PossibleValue> {
+        DialectKind::ALL.into_iter().map(|d| {
+            PossibleValue::new(d.name())
+                .aliases(d.aliases().iter().copied())
+                .help(d.help())
+        })
     }
 }
 
-/// A [`ValueEnum`] parsed as [`DialectKind::from_name`] always did: any case, surrounding spaces
-/// ignored. Help and errors list the values like any value enum.
-#[derive(Clone, Copy, Debug)]
-pub struct LenientEnum<E>(std::marker::PhantomData<E>);
-
-impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for LenientEnum<E> {
-    type Value = E;
+impl TypedValueParser for DialectParser {
+    type Value = DialectKind;
 
     fn parse_ref(
         &self,
         cmd: &clap::Command,
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
-    ) -> Result<E, clap::Error> {
-        if let Some(v) = value
-            .to_str()
-            .and_then(|s| E::from_str(s.trim(), true).ok())
-        {
-            return Ok(v);
+    ) -> Result<DialectKind, clap::Error> {
+        if let Some(d) = value.to_str().and_then(DialectKind::from_name) {
+            return Ok(d);
         }
         // Not one of them: clap's own error, listing the possible values.
-        EnumValueParser::<E>::new().parse_ref(cmd, arg, value)
+        clap::builder::PossibleValuesParser::new(Self::values())
+            .parse_ref(cmd, arg, value)
+            .and_then(|_| Err(clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd)))
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(
-            E::value_variants()
-                .iter()
-                .filter_map(ValueEnum::to_possible_value),
-        ))
+        Some(Box::new(Self::values()))
     }
 }
 
 /// The value parser of every `--dialect`.
-pub fn dialect_parser() -> impl TypedValueParser<Value = DialectKind> {
-    LenientEnum::<DialectArg>(std::marker::PhantomData).map(DialectKind::from)
+pub fn dialect_parser() -> DialectParser {
+    DialectParser
 }
 
 /// Before clap and before any window: a first argument that is neither a subcommand, an option
@@ -509,13 +445,14 @@ mod tests {
             assert!(e.to_string().contains("anthropic-messages"), "{e}");
         }
         // Every kind has its value (nothing the core knows is missing from the flag).
+        let listed: Vec<String> = DialectParser
+            .possible_values()
+            .into_iter()
+            .flatten()
+            .map(|v| v.get_name().to_owned())
+            .collect();
         for kind in DialectKind::ALL {
-            assert!(
-                DialectArg::value_variants()
-                    .iter()
-                    .any(|d| DialectKind::from(*d) == kind),
-                "{kind:?}"
-            );
+            assert!(listed.iter().any(|n| n == kind.name()), "{kind:?}");
         }
     }
 

@@ -8,8 +8,9 @@ use clap::{Args, ValueEnum};
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, write_failed};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::framing::Framing;
+use sse_replay_core::quirk::{self, Quirk};
 use sse_replay_core::recording::{self, WriteOptions};
-use sse_replay_core::stub::{self, Layout, Quirks, StubCall, StubSpec};
+use sse_replay_core::stub::{self, Layout, StubCall, StubSpec};
 
 /// `stub` arguments.
 #[derive(Debug, Args)]
@@ -89,77 +90,6 @@ impl From<FramingArg> for Framing {
             FramingArg::Sse => Framing::Sse,
             FramingArg::Jsonl => Framing::JsonLines,
             FramingArg::JsonArray => Framing::JsonArray,
-        }
-    }
-}
-
-/// The `--quirk` names: each provider deviation `stub` can reproduce.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "kebab-case")]
-pub enum Quirk {
-    /// Continuation fragments repeat the function name.
-    RepeatName,
-    /// Continuation fragments carry an empty id.
-    EmptyId,
-    /// No `index` on tool-call deltas.
-    NoIndex,
-    /// Indexes count from 1.
-    #[value(name = "index-from-1")]
-    IndexFrom1,
-    /// Every call at index 0.
-    #[value(name = "all-at-index-0")]
-    AllAtIndex0,
-    /// Arguments as a JSON object instead of a string.
-    ObjectArguments,
-    /// Each fragment re-sends everything before it.
-    Cumulative,
-    /// CRLF line endings.
-    Crlf,
-    /// No space after `data:`.
-    NoSpace,
-    /// A keep-alive comment every third event.
-    Keepalive,
-    /// The stream stops before it finishes.
-    Truncate,
-    /// The finish reason rides on the last fragment.
-    FinishWithLast,
-    /// A provider error event.
-    Error,
-    /// Gemini only: Vertex AI streamed arguments (`partialArgs`).
-    PartialArgs,
-    /// Cohere only: `tool-call-start` carries the first arguments fragment.
-    ArgsInStart,
-    /// Binary AWS event streams only: one frame's message CRC32 is wrong.
-    CrcError,
-}
-
-impl Quirk {
-    /// Set this quirk in `quirks` (the core's one table, [`stub::QUIRKS`], as the app does).
-    fn apply(self, quirks: &mut Quirks) {
-        if let Some(v) = self.to_possible_value() {
-            quirks.set(v.get_name(), true);
-        }
-    }
-}
-
-#[cfg(test)]
-mod quirk_tests {
-    use super::*;
-
-    /// The flag's values are the core's quirks, each one setting its quirk.
-    #[test]
-    fn the_quirk_flag_is_the_cores_list() {
-        let flag: Vec<String> = Quirk::value_variants()
-            .iter()
-            .filter_map(|q| q.to_possible_value())
-            .map(|v| v.get_name().to_owned())
-            .collect();
-        let core: Vec<String> = stub::QUIRKS.iter().map(|(n, _)| (*n).to_owned()).collect();
-        assert_eq!(flag, core);
-        for q in Quirk::value_variants() {
-            let mut quirks = Quirks::default();
-            q.apply(&mut quirks);
-            assert_ne!(quirks, Quirks::default(), "{q:?}");
         }
     }
 }
@@ -265,12 +195,8 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
     }
     for q in &a.quirks {
         // Checked here rather than by clap, so an unknown one is a one-line error like the others.
-        let Ok(quirk) = Quirk::from_str(q, false) else {
-            let known: Vec<String> = Quirk::value_variants()
-                .iter()
-                .filter_map(|q| q.to_possible_value())
-                .map(|v| v.get_name().to_owned())
-                .collect();
+        let Some(quirk) = Quirk::from_name(q) else {
+            let known: Vec<&str> = Quirk::ALL.iter().map(|q| q.name()).collect();
             return fail(
                 EXIT_INPUT,
                 format!(
@@ -279,7 +205,7 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
                 ),
             );
         };
-        quirk.apply(&mut spec.quirks);
+        quirk.set(&mut spec.quirks, true);
     }
     if let Some(d) = a.dialect {
         spec.dialect = d;
@@ -293,52 +219,19 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
         }
         spec.invoke_model_stream = true;
     }
-    let binary = stub::builds_binary(&spec);
-    let text_only = spec.quirks.text_only();
-    if binary && !text_only.is_empty() {
-        return fail(
-            EXIT_INPUT,
-            format!(
-                "quirk {} exists only in text streams (a binary AWS event stream has no lines)",
-                text_only.join(", ")
-            ),
-        );
-    }
-    if spec.quirks.crc_error && !binary {
-        return fail(
-            EXIT_INPUT,
-            "quirk crc-error exists only in binary AWS event streams (give --dialect bedrock-converse or --invoke-model-stream)",
-        );
-    }
-    let chat_only = spec.quirks.chat_only();
-    if spec.dialect != DialectKind::OpenAiChat && !chat_only.is_empty() {
-        return fail(
-            EXIT_INPUT,
-            format!(
-                "quirk {} exists only in openai-chat streams",
-                chat_only.join(", ")
-            ),
-        );
-    }
-    if spec.quirks.partial_args && spec.dialect != DialectKind::Gemini {
-        return fail(
-            EXIT_INPUT,
-            "quirk partial-args exists only in gemini streams (give --dialect gemini)",
-        );
-    }
-    if spec.quirks.args_in_start && spec.dialect != DialectKind::Cohere {
-        return fail(
-            EXIT_INPUT,
-            "quirk args-in-start exists only in cohere streams (give --dialect cohere)",
-        );
-    }
-    if binary && a.framing.is_some() {
+    if stub::builds_binary(&spec) && a.framing.is_some() {
         return fail(
             EXIT_INPUT,
             "--framing frames text events; a binary AWS event stream has its own frames",
         );
     }
     spec.framing = a.framing.map(Framing::from);
+    // Which streams can carry which quirk: the core's one table (the app's builder and
+    // `generate-corpus` follow it too).
+    let refusals = quirk::refusals(&spec);
+    if !refusals.is_empty() {
+        return fail(EXIT_INPUT, refusals.join("; "));
+    }
     if a.non_streaming && a.framing.is_some() {
         return fail(
             EXIT_INPUT,
@@ -398,10 +291,10 @@ mod tests {
             "crc-error",
         ];
         for name in names {
-            assert!(Quirk::from_str(name, false).is_ok(), "{name}");
+            assert!(Quirk::from_name(name).is_some(), "{name}");
         }
-        // One name per quirk, and nothing else.
-        assert_eq!(Quirk::value_variants().len(), names.len());
-        assert!(Quirk::from_str("index-from1", false).is_err());
+        // One name per quirk.
+        assert_eq!(Quirk::ALL.len(), names.len());
+        assert!(Quirk::from_name("index-from1").is_none());
     }
 }

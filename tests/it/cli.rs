@@ -850,3 +850,50 @@ fn json_output_escapes_c1_bidi_and_line_separators() {
         }
     }
 }
+
+/// `stub` refuses exactly the dialect × framing × quirk combinations the core's quirk table
+/// refuses, with the table's reason; everything else builds. (Before the table, the app's builder
+/// offered `args-in-start` and `crc-error` for Anthropic while `stub` refused them, and
+/// `generate-corpus` named files after quirks their dialect could not carry.)
+#[test]
+fn stub_refuses_exactly_what_the_quirk_table_refuses() {
+    use sse_replay_core::dialect::DialectKind;
+    use sse_replay_core::framing::Framing;
+    use sse_replay_core::quirk::{Quirk, Shape};
+    use sse_replay_core::stub::native_framing;
+    for dialect in DialectKind::ALL {
+        let framings: &[Option<Framing>] = if dialect == DialectKind::BedrockConverse {
+            &[None]
+        } else {
+            &[None, Some(Framing::JsonLines)]
+        };
+        for &framing in framings {
+            for &quirk in Quirk::ALL {
+                let mut args = vec![
+                    "stub",
+                    "--call",
+                    r#"get_weather={"city":"Shenzhen","days":3}"#,
+                    "--dialect",
+                    dialect.name(),
+                    "--quirk",
+                    quirk.name(),
+                ];
+                if framing.is_some() {
+                    args.extend(["--framing", "jsonl"]);
+                }
+                let o = run(&args);
+                let shape = Shape {
+                    dialect,
+                    framing: framing.unwrap_or_else(|| native_framing(dialect)),
+                };
+                match quirk.refusal(shape) {
+                    None => assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o)),
+                    Some(why) => {
+                        assert_eq!(code(&o), 2, "{args:?} built");
+                        assert!(stderr(&o).contains(&why), "{args:?}: {}", stderr(&o));
+                    }
+                }
+            }
+        }
+    }
+}

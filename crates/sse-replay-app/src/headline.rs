@@ -56,9 +56,9 @@ pub fn headline(a: &Analysis, tables: &CursorTables, cursor: u32, arriving: bool
                     .into(),
             );
         }
-        // OpenAI Chat has no per-call end: a call is open until the stream's finish. Other
-        // dialects close each call (a stop or done event), which the analysis records.
-        let closes_calls = a.dialect != sse_replay_core::dialect::DialectKind::OpenAiChat;
+        // Dialects that close each call (a stop or done event) have it recorded by the
+        // analysis; in the others a call is open until the stream's finish.
+        let closes_calls = a.dialect.closes_calls();
         let (mut so_far, mut open) = (0usize, 0usize);
         for &ci in &tables.client_calls {
             let st = a.call_state_at(ci, cursor);

@@ -8,6 +8,7 @@ use super::view::{Action, ActionQueue};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::naive::Strategy;
 use sse_replay_core::pipeline::Options;
+use sse_replay_core::quirk::{Quirk, Shape};
 use sse_replay_core::recording::Recording;
 use sse_replay_core::stub::{self, Layout, StubCall, StubSpec};
 
@@ -70,10 +71,9 @@ impl StubForm {
         if self.spec.layout == Layout::Interleaved {
             t.push_str(", interleaved");
         }
-        let quirks: Vec<&str> = sse_replay_core::stub::QUIRKS
-            .iter()
-            .map(|(n, _)| *n)
-            .filter(|n| self.spec.quirks.get(n) == Some(true))
+        let quirks: Vec<&str> = Quirk::set_in(&self.spec.quirks)
+            .into_iter()
+            .map(Quirk::name)
             .collect();
         if !quirks.is_empty() {
             t.push_str(&format!(", {}", quirks.join(", ")));
@@ -99,6 +99,11 @@ impl StubForm {
         };
         if self.spec.calls.is_empty() {
             return Err("add at least one call".into());
+        }
+        // The rule `sse-replay stub` follows: a quirk this stream cannot carry is refused.
+        let refusals = sse_replay_core::quirk::refusals(&self.spec);
+        if !self.non_streaming && !refusals.is_empty() {
+            return Err(refusals.join("; "));
         }
         Ok(StubSpec {
             title: self.title(),
@@ -281,29 +286,24 @@ fn form_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
         .on_hover_text("Microseconds between events");
     });
     ui.collapsing("Provider quirks", |ui| {
-        // Every quirk `stub --quirk` has (the core's one list); the ones another dialect has no
-        // place for are greyed out.
-        let dialect = form.spec.dialect;
-        for (name, what) in sse_replay_core::stub::QUIRKS {
-            let mut on = form.spec.quirks.get(name) == Some(true);
-            let mut probe = sse_replay_core::stub::Quirks::default();
-            probe.set(name, true);
-            let chat_only = !probe.chat_only().is_empty();
-            let gemini_only = name == "partial-args";
-            let applies = match dialect {
-                sse_replay_core::dialect::DialectKind::OpenAiChat => !gemini_only,
-                sse_replay_core::dialect::DialectKind::Gemini => !chat_only,
-                _ => !chat_only && !gemini_only,
-            };
+        // Every quirk `stub --quirk` has (the core's one table); the ones this stream cannot
+        // carry are greyed out with the reason the CLI gives (a set one can still be cleared).
+        let shape = Shape::of(&form.spec);
+        for quirk in Quirk::ALL.iter().copied() {
+            let mut on = quirk.is_set(&form.spec.quirks);
+            let refusal = quirk.refusal(shape);
             let r = ui.add_enabled(
-                applies,
-                egui::Checkbox::new(&mut on, format!("{name} — {what}")),
+                refusal.is_none() || on,
+                egui::Checkbox::new(
+                    &mut on,
+                    format!("{} — {}", quirk.name(), quirk.description()),
+                ),
             );
             if r.changed() {
-                form.spec.quirks.set(name, on);
+                quirk.set(&mut form.spec.quirks, on);
             }
-            if !applies {
-                r.on_disabled_hover_text(format!("Not in {} streams", dialect.title()));
+            if let Some(why) = refusal {
+                r.on_disabled_hover_text(why);
             }
         }
     });

@@ -606,9 +606,10 @@ pub fn shape_spec(shape: Shape, dialect: DialectKind) -> StubSpec {
     let title = |what: &str| format!("{}: {what}", dialect.title());
     let base = StubSpec {
         dialect,
-        fragment_chars: match dialect {
-            DialectKind::AnthropicMessages => vec![6, 3],
-            _ => vec![5],
+        fragment_chars: if dialect == DialectKind::AnthropicMessages {
+            vec![6, 3]
+        } else {
+            vec![5]
         },
         // Tokens 10 ms apart, as fast providers stream them: the `recorded` variant stays short.
         gap_micros: 10_000,

@@ -10,6 +10,7 @@
 //! (the ones a dialect does not have are ignored by the builder, as in `sse-replay stub`).
 
 use crate::dialect::DialectKind;
+use crate::quirk::{Quirk, Shape};
 use crate::recording::{Recording, RequestInfo, ResponseInfo};
 use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
@@ -21,72 +22,55 @@ pub struct Capture {
     pub recording: Recording,
 }
 
-/// The quirks drawn from, by name (the name goes into the file name).
-const QUIRKS: &[&str] = &[
-    "repeat-name",
-    "empty-id",
-    "no-index",
-    "index-from-1",
-    "all-at-index-0",
-    "object-arguments",
-    "cumulative",
-    "crlf",
-    "no-space",
-    "keep-alive",
-    "truncated",
-    "finish-with-last",
-    "provider-error",
-    "partial-args",
-    "split-reads",
-];
-
-/// Provider hosts and models per dialect (by name, so a dialect added later gets the local
-/// fallback until it is given its own).
+/// Provider hosts and models per dialect.
 fn providers(dialect: DialectKind) -> &'static [(&'static str, &'static [&'static str])] {
-    match dialect.name() {
-        "openai-chat" => &[
+    use DialectKind as D;
+    match dialect {
+        D::OpenAiChat => &[
             ("api.openai.com", &["gpt-4o", "gpt-4.1-mini"]),
             (
                 "openrouter.ai",
                 &["qwen/qwen3-coder", "mistralai/mistral-large"],
             ),
         ],
-        "openai-responses" => &[("api.openai.com", &["gpt-4.1", "o4-mini"])],
-        "anthropic-messages" => &[(
+        D::OpenAiResponses => &[("api.openai.com", &["gpt-4.1", "o4-mini"])],
+        D::AnthropicMessages => &[(
             "api.anthropic.com",
             &["claude-sonnet-4", "claude-3-5-haiku"],
         )],
-        "gemini" => &[(
+        D::Gemini => &[(
             "generativelanguage.googleapis.com",
             &["gemini-2.5-flash", "gemini-2.0-flash"],
         )],
-        "ollama" => &[("localhost:11434", &["llama3.2", "qwen2.5"])],
-        "cohere" => &[("api.cohere.com", &["command-a-03-2025", "command-r-plus"])],
-        "openai-assistants" => &[("api.openai.com", &["gpt-4o", "gpt-4o-mini"])],
-        "bedrock-converse" => &[(
+        D::Ollama => &[("localhost:11434", &["llama3.2", "qwen2.5"])],
+        D::Cohere => &[("api.cohere.com", &["command-a-03-2025", "command-r-plus"])],
+        D::OpenAiAssistants => &[("api.openai.com", &["gpt-4o", "gpt-4o-mini"])],
+        D::BedrockConverse => &[(
             "bedrock-runtime.us-east-1.amazonaws.com",
             &["anthropic.claude-3-5-sonnet", "moonshotai.kimi-k2"],
         )],
-        _ => &[("localhost:8080", &["local-model"])],
+        // The AI SDK UI stream comes from the user's own app server.
+        D::AiSdkUi => &[("localhost:8080", &["local-model"])],
     }
 }
 
 /// The request path of a dialect's streaming endpoint, and whether the model goes into the URL
 /// (Gemini) rather than the body.
 fn endpoint(dialect: DialectKind, model: &str) -> (String, bool) {
-    match dialect.name() {
-        "openai-chat" => ("/v1/chat/completions".into(), false),
-        "openai-responses" => ("/v1/responses".into(), false),
-        "anthropic-messages" => ("/v1/messages".into(), false),
-        "gemini" => (
+    use DialectKind as D;
+    match dialect {
+        D::OpenAiChat => ("/v1/chat/completions".into(), false),
+        D::OpenAiResponses => ("/v1/responses".into(), false),
+        D::AnthropicMessages => ("/v1/messages".into(), false),
+        D::Gemini => (
             format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
             true,
         ),
-        "ollama" => ("/api/chat".into(), false),
-        "cohere" => ("/v2/chat".into(), false),
-        "openai-assistants" => ("/v1/threads/runs".into(), false),
-        "bedrock-converse" => (format!("/model/{model}/converse-stream"), true),
-        _ => ("/v1/stream".into(), false),
+        D::Ollama => ("/api/chat".into(), false),
+        D::Cohere => ("/v2/chat".into(), false),
+        D::OpenAiAssistants => ("/v1/threads/runs".into(), false),
+        D::BedrockConverse => (format!("/model/{model}/converse-stream"), true),
+        D::AiSdkUi => ("/v1/stream".into(), false),
     }
 }
 
@@ -132,7 +116,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
     let hosts = providers(dialect);
     let (host, models) = hosts[rng.usize(..hosts.len())];
     let model = models[rng.usize(..models.len())];
-    let calls = (0..rng.usize(1..=3))
+    let mut calls = (0..rng.usize(1..=3))
         .map(|i| {
             let name = NAMES[rng.usize(..NAMES.len())];
             StubCall {
@@ -142,39 +126,37 @@ pub fn capture(seed: u64, n: u64) -> Capture {
             }
         })
         .collect::<Vec<_>>();
-    // Only the quirks this dialect's stream can carry: Vertex AI's partialArgs are Gemini's, and a
-    // binary AWS event stream has no line endings, `data:` lines or comments.
-    let binary = dialect == DialectKind::BedrockConverse;
-    let applies = |q: &str| match q {
-        "partial-args" => dialect == DialectKind::Gemini,
-        "crlf" | "no-space" | "keep-alive" => !binary,
-        _ => true,
-    };
-    let candidates: Vec<&str> = QUIRKS.iter().copied().filter(|q| applies(q)).collect();
+    // Only the quirks this dialect's stream can carry (the one table `sse-replay stub` and the
+    // app's builder follow); the quirk's one name goes into the file name.
+    let candidates = Quirk::applicable(Shape {
+        dialect,
+        framing: stub::native_framing(dialect),
+    });
     let quirk = rng
         .bool()
         .then(|| candidates[rng.usize(..candidates.len())]);
     let mut quirks = Quirks::default();
-    let mut read_bytes = None;
-    match quirk {
-        Some("repeat-name") => quirks.repeat_name = true,
-        Some("empty-id") => quirks.empty_id_continuations = true,
-        Some("no-index") => quirks.no_index = true,
-        Some("index-from-1") => quirks.index_base = 1,
-        Some("all-at-index-0") => quirks.all_at_index_zero = true,
-        Some("object-arguments") => quirks.object_arguments = true,
-        Some("cumulative") => quirks.cumulative = true,
-        Some("crlf") => quirks.crlf = true,
-        Some("no-space") => quirks.no_space = true,
-        Some("keep-alive") => quirks.keepalive_every = rng.usize(2..5),
-        Some("truncated") => quirks.truncate = true,
-        Some("finish-with-last") => quirks.finish_with_last_fragment = true,
-        Some("provider-error") => quirks.error_after = Some(rng.usize(1..6)),
-        Some("partial-args") => quirks.partial_args = true,
-        Some("split-reads") => read_bytes = Some(rng.usize(17..90)),
-        _ => {}
+    if let Some(q) = quirk {
+        q.set(&mut quirks, true);
+        // Early enough that even a one-fragment call shows it; calls at one index need two.
+        match q {
+            Quirk::Keepalive => quirks.keepalive_every = 1,
+            Quirk::Error => quirks.error_after = Some(rng.usize(..2)),
+            Quirk::AllAtIndex0 if calls.len() == 1 => {
+                let name = NAMES[rng.usize(..NAMES.len())];
+                calls.push(StubCall {
+                    id: format!("call_{}", rng.u32(100_000..999_999) as usize * 10 + 1),
+                    name: name.into(),
+                    arguments: arguments(&mut rng, name),
+                });
+            }
+            _ => {}
+        }
     }
-    let spec = StubSpec {
+    // Some captures come in small network reads (characters and lines split across reads): a
+    // chunking, not a quirk of the stream, so not in the file name.
+    let read_bytes = (rng.u8(..6) == 0).then(|| rng.usize(17..90));
+    let mut spec = StubSpec {
         title: format!(
             "Generated capture {n} (seed {seed}): {} via {host}",
             dialect.title()
@@ -193,6 +175,10 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         minimal: false,
         ..StubSpec::default()
     };
+    if quirk == Some(Quirk::CrcError) {
+        // The builder corrupts the third fragment's frame: short fragments make sure there is one.
+        spec.fragment_chars = vec![3];
+    }
     let mut rec = stub::build(&spec);
     // A capture, not a stub: no ground truth, the request and response head, a first byte after
     // the model's thinking time.
@@ -220,11 +206,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.to_string(),
     });
-    let content_type = match dialect {
-        DialectKind::Ollama => "application/x-ndjson",
-        DialectKind::BedrockConverse => crate::aws_eventstream::CONTENT_TYPE,
-        _ => "text/event-stream",
-    };
+    let content_type = stub::native_framing(dialect).content_type();
     rec.response = Some(ResponseInfo {
         status: 200,
         headers: vec![("content-type".into(), content_type.into())],
@@ -235,7 +217,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         "Generated by `sse-replay generate-corpus --seed {seed}` (capture {n}): a stub with a capture's request, response head and timing; no ground truth."
     )];
     let file_name = match quirk {
-        Some(q) => format!("{n:06}-{}-{q}.ron", dialect.name()),
+        Some(q) => format!("{n:06}-{}-{}.ron", dialect.name(), q.name()),
         None => format!("{n:06}-{}.ron", dialect.name()),
     };
     Capture {
@@ -256,6 +238,52 @@ mod tests {
         let names: Vec<String> = (0..50).map(|n| capture(42, n).file_name).collect();
         let other: Vec<String> = (0..50).map(|n| capture(43, n).file_name).collect();
         assert_ne!(names, other);
+    }
+
+    /// The quirk word in a file name is the quirk's one name (the one `stub --quirk` takes), and
+    /// the capture holds one of the findings that quirk raises.
+    #[test]
+    fn every_quirk_in_a_file_name_is_named_as_stub_names_it_and_found_inside() {
+        use crate::analysis::{Analysis, SourceInfo};
+        let mut seen = 0;
+        for n in 0..600 {
+            let c = capture(7, n);
+            let dialect = &c.recording.meta.dialect;
+            let rest = c
+                .file_name
+                .strip_suffix(".ron")
+                .and_then(|s| s.split_once('-'))
+                .map(|(_, rest)| rest)
+                .expect("NNNNNN-<dialect>[-<quirk>].ron");
+            let Some(word) = rest
+                .strip_prefix(dialect.as_str())
+                .and_then(|r| r.strip_prefix('-'))
+            else {
+                assert_eq!(rest, dialect, "{}", c.file_name);
+                continue;
+            };
+            let quirk = Quirk::from_name(word).unwrap_or_else(|| panic!("{}", c.file_name));
+            assert_eq!(quirk.name(), word, "{}", c.file_name);
+            let a = Analysis::from_recording(
+                &c.recording,
+                SourceInfo::default(),
+                crate::pipeline::Options::default(),
+            );
+            assert!(
+                a.findings
+                    .iter()
+                    .any(|f| quirk.findings().contains(&f.kind)),
+                "{}: none of {:?} among {:?}",
+                c.file_name,
+                quirk.findings(),
+                a.findings
+                    .iter()
+                    .map(|f| f.kind.label())
+                    .collect::<Vec<_>>()
+            );
+            seen += 1;
+        }
+        assert!(seen > 200, "{seen}");
     }
 
     #[test]
@@ -285,6 +313,16 @@ mod tests {
             assert!(c.recording.request.is_some());
         }
         assert_eq!(dialects.len(), DialectKind::ALL.len(), "{dialects:?}");
-        assert_eq!(quirks.len(), QUIRKS.len(), "{quirks:?}");
+        let every: std::collections::HashSet<String> = DialectKind::ALL
+            .iter()
+            .flat_map(|&dialect| {
+                Quirk::applicable(Shape {
+                    dialect,
+                    framing: stub::native_framing(dialect),
+                })
+            })
+            .map(|q| q.name().to_owned())
+            .collect();
+        assert_eq!(quirks, every);
     }
 }

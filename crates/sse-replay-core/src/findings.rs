@@ -74,6 +74,7 @@ finding_kinds! {
     EmptyArguments = "empty-arguments", Info, "The call's arguments were empty or whitespace (a tool without parameters). Parsed as `{}`; `json.loads(\"\")` would fail.";
     InterleavedCalls = "interleaved-calls", Info, "Fragments of parallel calls alternate. Only an index-keyed table keeps them apart; \"done when the next index appears\" emits partial arguments.";
     EndedWithoutFinish = "ended-without-finish", Error, "The stream ended without a finish signal (finish_reason, [DONE], or the dialect's end event): truncated by max_tokens or a dropped connection.";
+    NoFinalEvent = "no-final-event", Warn, "Every call was closed, but the response's own final event (Gemini's finishReason, Ollama's done, Anthropic's message_stop, Bedrock's messageStop…) never came: the stream was cut after the last call that arrived, and more calls may have been lost. The calls that came are whole.";
     IncompleteCall = "incomplete-call", Error, "The stream ended before this call's arguments were complete. Its raw text is shown; no result is invented.";
     UnterminatedEvent = "unterminated-event", Warn, "The stream ended inside an event (no blank line after it). Per the WHATWG algorithm the incomplete event is discarded.";
     NonJsonData = "non-json-data", Warn, "An event's data is not JSON (e.g. a gateway wrapping a keep-alive as `data: : keepalive`). Skipped.";
@@ -121,6 +122,7 @@ impl FindingKind {
         matches!(
             self,
             FindingKind::EndedWithoutFinish
+                | FindingKind::NoFinalEvent
                 | FindingKind::IncompleteCall
                 | FindingKind::ParseFailed
                 | FindingKind::ArgumentsMismatch

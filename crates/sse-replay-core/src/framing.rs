@@ -63,6 +63,24 @@ impl Framing {
         }
     }
 
+    /// The `Content-Type` a server sends a body of this framing with (serve, the client-test
+    /// harness and the generated corpus all answer with it when a recording has none).
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Framing::Sse => "text/event-stream",
+            Framing::JsonLines => "application/x-ndjson",
+            Framing::JsonArray => "application/json",
+            Framing::AwsEventStream => aws_eventstream::CONTENT_TYPE,
+        }
+    }
+
+    /// The framing of a body that starts with `head`, decided as the framer decides it
+    /// ([`Framer::new`] with no framing given); `None` while `head` cannot tell (empty, only
+    /// blank bytes, or fewer bytes than a binary frame's prelude).
+    pub fn sniff(head: &[u8]) -> Option<Framing> {
+        Framer::decide(head, DEFAULT_MAX_EVENT_BYTES)
+    }
+
     /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
     /// split characters mean something; binary frames have none of these.
     pub fn is_text(self) -> bool {

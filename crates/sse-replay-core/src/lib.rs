@@ -29,6 +29,7 @@ pub mod open;
 pub mod pipeline;
 pub mod preview;
 pub mod probe;
+pub mod quirk;
 pub mod recording;
 pub mod redact;
 pub mod report;

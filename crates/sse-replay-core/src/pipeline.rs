@@ -1043,6 +1043,18 @@ impl<O: FactObserver> Pipeline<O> {
                     }
                 });
         }
+        if self.out.ending == StreamEnding::CallsComplete {
+            let at = Location {
+                chunk: Some(self.out.chunks.saturating_sub(1)),
+                offset: Some(self.out.bytes),
+                ..Default::default()
+            };
+            self.out
+                .findings
+                .add(FindingKind::NoFinalEvent, None, at, || {
+                    "every call was closed, but no finish_reason or end event came before the end of the stream".into()
+                });
+        }
         let finished_at = self.out.finish.as_ref().map(|f| f.pos).or(self.out.done);
         self.observer.on_finish(finished_at);
         (self.out, self.observer)

@@ -97,8 +97,8 @@ pub struct StubSpec {
     /// Time between events.
     pub gap_micros: u64,
     pub quirks: Quirks,
-    /// Which provider's stream to build. Quirks that only exist in OpenAI Chat streams
-    /// ([`Quirks::chat_only`]) are ignored for the others.
+    /// Which provider's stream to build. Which quirks its stream can carry is
+    /// [`crate::quirk::Quirk::refusal`]'s answer; the builder ignores the others.
     pub dialect: DialectKind,
     /// OpenAI Chat only: write the seed document's own minimal lines (`id`, `choices`, and the
     /// tool-call fields `index`, `id`, `function.name`, `function.arguments`) instead of what
@@ -424,11 +424,7 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
 
 /// The dialect's own framing (what the builder writes).
 pub fn native_framing(dialect: DialectKind) -> Framing {
-    match dialect {
-        DialectKind::Ollama => Framing::JsonLines,
-        DialectKind::BedrockConverse => Framing::AwsEventStream,
-        _ => Framing::Sse,
-    }
+    dialect.native_framing()
 }
 
 /// The events in `spec.framing` when it is not the dialect's own: each event's data (a comment
@@ -586,121 +582,6 @@ fn truth_call(spec: &StubSpec, c: &StubCall) -> TruthCall {
             name: c.name.clone(),
             arguments: args_value(&c.arguments).to_string(),
         },
-    }
-}
-
-/// Every provider quirk the stub reproduces: its `stub --quirk` name and what it does. The CLI's
-/// flag and the app's stub builder both list these.
-pub const QUIRKS: [(&str, &str); 16] = [
-    ("repeat-name", "continuations repeat the function name"),
-    ("empty-id", "continuations carry \"id\": \"\""),
-    ("no-index", "no index on tool-call deltas"),
-    ("index-from-1", "indexes count from 1"),
-    ("all-at-index-0", "every call at index 0"),
-    ("object-arguments", "arguments as a JSON object"),
-    ("cumulative", "each fragment re-sends the arguments so far"),
-    ("crlf", "CRLF line endings"),
-    ("no-space", "data: without a space"),
-    ("keepalive", "a keep-alive comment every third event"),
-    ("truncate", "the stream stops before it finishes"),
-    (
-        "finish-with-last",
-        "the finish rides on the last fragment's chunk",
-    ),
-    ("error", "a provider error event after two fragments"),
-    (
-        "partial-args",
-        "Gemini only: Vertex AI streamed arguments (partialArgs)",
-    ),
-    (
-        "args-in-start",
-        "Cohere only: tool-call-start carries the first arguments fragment",
-    ),
-    (
-        "crc-error",
-        "binary AWS event streams only: one frame with a wrong message CRC32",
-    ),
-];
-
-impl Quirks {
-    /// The names of the quirks that are set but only exist in text streams (line endings,
-    /// `data:` lines, comments): a binary AWS event stream has none of these.
-    pub fn text_only(&self) -> Vec<&'static str> {
-        let flags = [
-            (self.crlf, "crlf"),
-            (self.no_space, "no-space"),
-            (self.keepalive_every != 0, "keepalive"),
-        ];
-        flags.iter().filter(|f| f.0).map(|f| f.1).collect()
-    }
-
-    /// Whether quirk `name` (a [`QUIRKS`] name) is set; `None` for an unknown name.
-    pub fn get(&self, name: &str) -> Option<bool> {
-        Some(match name {
-            "repeat-name" => self.repeat_name,
-            "empty-id" => self.empty_id_continuations,
-            "no-index" => self.no_index,
-            "index-from-1" => self.index_base != 0,
-            "all-at-index-0" => self.all_at_index_zero,
-            "object-arguments" => self.object_arguments,
-            "cumulative" => self.cumulative,
-            "crlf" => self.crlf,
-            "no-space" => self.no_space,
-            "keepalive" => self.keepalive_every != 0,
-            "truncate" => self.truncate,
-            "finish-with-last" => self.finish_with_last_fragment,
-            "error" => self.error_after.is_some(),
-            "partial-args" => self.partial_args,
-            "args-in-start" => self.args_in_start,
-            "crc-error" => self.crc_error,
-            _ => return None,
-        })
-    }
-
-    /// Set or clear quirk `name` (a [`QUIRKS`] name, as `stub --quirk` sets it); `false` for an
-    /// unknown name.
-    pub fn set(&mut self, name: &str, on: bool) -> bool {
-        match name {
-            "repeat-name" => self.repeat_name = on,
-            "empty-id" => self.empty_id_continuations = on,
-            "no-index" => self.no_index = on,
-            "index-from-1" => self.index_base = u64::from(on),
-            "all-at-index-0" => self.all_at_index_zero = on,
-            "object-arguments" => self.object_arguments = on,
-            "cumulative" => self.cumulative = on,
-            "crlf" => self.crlf = on,
-            "no-space" => self.no_space = on,
-            "keepalive" => self.keepalive_every = if on { 3 } else { 0 },
-            "truncate" => self.truncate = on,
-            "finish-with-last" => self.finish_with_last_fragment = on,
-            "error" => self.error_after = on.then_some(2),
-            "partial-args" => self.partial_args = on,
-            "args-in-start" => self.args_in_start = on,
-            "crc-error" => self.crc_error = on,
-            _ => return false,
-        }
-        true
-    }
-
-    /// The names of the quirks that are set but only exist in OpenAI Chat streams.
-    pub fn chat_only(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        let flags = [
-            (self.repeat_name, "repeat-name"),
-            (self.empty_id_continuations, "empty-id"),
-            (self.no_index, "no-index"),
-            (self.index_base != 0, "index-from-1"),
-            (self.all_at_index_zero, "all-at-index-0"),
-            (self.object_arguments, "object-arguments"),
-            (self.cumulative, "cumulative"),
-            (self.finish_with_last_fragment, "finish-with-last"),
-        ];
-        for (set, name) in flags {
-            if set {
-                v.push(name);
-            }
-        }
-        v
     }
 }
 

@@ -187,11 +187,17 @@ pub fn body(spec: &StubSpec) -> Result<String, RecordingError> {
             spec.dialect.name()
         )))
     })?;
+    // As each provider writes it: compact, or pretty-printed.
     let text = match spec.dialect {
         DialectKind::AnthropicMessages | DialectKind::Ollama | DialectKind::BedrockConverse => {
             serde_json::to_string(&doc)
         }
-        _ => serde_json::to_string_pretty(&doc),
+        DialectKind::OpenAiChat
+        | DialectKind::OpenAiResponses
+        | DialectKind::Gemini
+        | DialectKind::Cohere
+        | DialectKind::OpenAiAssistants
+        | DialectKind::AiSdkUi => serde_json::to_string_pretty(&doc),
     };
     text.map(|t| t + "\n")
         .map_err(|e| err(std::io::Error::other(e)))

@@ -2,9 +2,10 @@
 //!
 //! Any path and method gets the recorded response (so an AWS SDK's `/model/{id}/converse-stream`
 //! works as well as `/v1/chat/completions`): its status (200 when none was recorded), its
-//! `Content-Type` (when none: `text/event-stream`; `application/vnd.amazon.eventstream` for a
-//! body of binary AWS frames; `application/json` for one complete response or a JSON array
-//! streamed element by element), then the body with the recorded chunk boundaries and timing,
+//! `Content-Type` (when none: the one of the body's framing, [`Framing::content_type`] —
+//! `text/event-stream`, `application/x-ndjson` for JSON lines, `application/vnd.amazon.eventstream`
+//! for binary AWS frames, `application/json` for a JSON array streamed element by element — or
+//! `application/json` for one complete response), then the body with the recorded chunk boundaries and timing,
 //! scaled by `--speed`, or re-cut into `--rechunk N`-byte writes that split UTF-8 characters and
 //! CRLFs on purpose. A client that opens with the HTTP/2 preface (prior knowledge, as the AWS SDK
 //! for JavaScript's Bedrock client does) is answered in HTTP/2, any other in HTTP/1.1. Each chunk
@@ -19,6 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{AnyBody, ChannelBody, NetError};
+use sse_replay_core::framing::Framing;
 use sse_replay_core::recording::Recording;
 
 /// Largest request body `serve` reads (and discards, frame by frame) before answering; more is
@@ -96,14 +98,14 @@ impl Plan {
         let complete = sse_replay_core::complete::chunks_are_complete(
             rec.chunks.iter().map(|c| c.bytes.as_slice()),
         );
-        // Gemini's streamGenerateContent without alt=sse (and any dump of chunks) is JSON.
+        // The body's first bytes decide its framing (Gemini's streamGenerateContent without
+        // alt=sse and any dump of chunks is a JSON array, Ollama's JSON lines, Bedrock's frames).
         let head: Vec<u8> = rec
             .chunks
             .iter()
             .flat_map(|c| c.bytes.iter().copied())
             .take(4096)
             .collect();
-        let array = sse_replay_core::json_array::looks_like_json_array(&head);
         let response = rec.response.as_ref();
         let status = response.map_or(200, |r| r.status);
         let status = if (200..=599).contains(&status) {
@@ -119,12 +121,14 @@ impl Plan {
             })
             .map_or_else(
                 || {
-                    if complete || array {
+                    if complete {
                         "application/json".to_owned()
-                    } else if binary_frames(rec) {
-                        sse_replay_core::aws_eventstream::CONTENT_TYPE.to_owned()
                     } else {
-                        "text/event-stream".to_owned()
+                        // The framer's own decision on the body's first bytes.
+                        Framing::sniff(&head)
+                            .unwrap_or(Framing::Sse)
+                            .content_type()
+                            .to_owned()
                     }
                 },
                 |(_, v)| v.clone(),
@@ -137,20 +141,6 @@ impl Plan {
             complete,
         }
     }
-}
-
-/// The body opens with a binary AWS event stream frame (a Bedrock recording): its first 12
-/// bytes, gathered across chunks, are a valid prelude.
-fn binary_frames(rec: &Recording) -> bool {
-    let mut head = Vec::with_capacity(sse_replay_core::aws_eventstream::PRELUDE_BYTES);
-    for c in &rec.chunks {
-        let need = sse_replay_core::aws_eventstream::PRELUDE_BYTES - head.len();
-        head.extend_from_slice(&c.bytes[..c.bytes.len().min(need)]);
-        if head.len() == sse_replay_core::aws_eventstream::PRELUDE_BYTES {
-            break;
-        }
-    }
-    sse_replay_core::aws_eventstream::looks_like_aws_eventstream(&head)
 }
 
 /// What to serve and where.
@@ -439,6 +429,55 @@ mod tests {
         assert_eq!(due, [0, 5_000, 15_000]);
         assert_eq!(p.status, 200);
         assert_eq!(p.content_type, "text/event-stream");
+    }
+
+    /// A recording with no response head is served with its body's framing's content type, the
+    /// one the client-test harness sends for the same recording: JSON lines as
+    /// `application/x-ndjson` (it was `text/event-stream` here), a JSON array as JSON, binary
+    /// frames as an AWS event stream.
+    #[test]
+    fn the_content_type_without_a_recorded_head_is_the_bodys_framings() {
+        use sse_replay_core::dialect::DialectKind;
+        use sse_replay_core::stub::{self, StubSpec};
+        for (dialect, framing, want) in [
+            (DialectKind::Ollama, None, "application/x-ndjson"),
+            (
+                DialectKind::OpenAiChat,
+                Some(Framing::JsonLines),
+                "application/x-ndjson",
+            ),
+            (
+                DialectKind::Gemini,
+                Some(Framing::JsonArray),
+                "application/json",
+            ),
+            (DialectKind::AnthropicMessages, None, "text/event-stream"),
+            (
+                DialectKind::BedrockConverse,
+                None,
+                "application/vnd.amazon.eventstream",
+            ),
+        ] {
+            let mut rec = stub::build(&StubSpec {
+                dialect,
+                framing,
+                calls: ["get_weather", "get_time"]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| stub::StubCall {
+                        id: format!("call_{i}"),
+                        name: (*name).into(),
+                        arguments: r#"{"city":"Shenzhen"}"#.into(),
+                    })
+                    .collect(),
+                ..StubSpec::default()
+            });
+            rec.response = None;
+            let p = Plan::new(&rec, Pacing::Instant, None);
+            assert_eq!(p.content_type, want, "{dialect:?} {framing:?}");
+            let suite = crate::harness::SuiteRecording::new("stub.ron".into(), rec, None);
+            assert_eq!(suite.response_head().1, want, "{dialect:?} {framing:?}");
+        }
     }
 
     #[test]

@@ -1076,7 +1076,8 @@ fn stub_builder_has_every_dialect_and_quirk_and_follows_the_edits() {
     h.run();
     h.get_by_label("Provider quirks").click();
     h.run();
-    for (name, _) in sse_replay_core::stub::QUIRKS {
+    for quirk in sse_replay_core::quirk::Quirk::ALL {
+        let name = quirk.name();
         assert!(
             h.query_all_by_label_contains(name).next().is_some(),
             "quirk {name} missing"
@@ -1169,4 +1170,53 @@ fn recorder_names_its_variables_and_saves_requests() {
     let text = ron::to_string(&h.state().settings).unwrap();
     assert!(text.contains("weather"), "{text}");
     assert!(!text.contains("sk-saved-secret-123456"), "{text}");
+}
+
+/// The stub builder greys out exactly the quirks `sse-replay stub` refuses for the chosen
+/// dialect (the core's one table: it offered `args-in-start` and `crc-error` for Anthropic), and
+/// a quirk set before the dialect changed is refused with the CLI's reason.
+#[test]
+fn stub_builder_offers_exactly_the_quirks_the_dialect_can_carry() {
+    use egui_kittest::kittest::NodeT as _;
+    use sse_replay_core::dialect::DialectKind;
+    use sse_replay_core::quirk::{Quirk, Shape};
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    h.get_by_label("Stub builder").click();
+    h.run();
+    h.get_by_label("Provider quirks").click();
+    h.run();
+    for dialect in DialectKind::ALL {
+        h.state_mut().stub.spec.dialect = dialect;
+        h.state_mut().stub.spec.quirks = Default::default();
+        h.run();
+        let shape = Shape::of(&h.state().stub.spec);
+        for &quirk in Quirk::ALL {
+            let label = format!("{} — {}", quirk.name(), quirk.description());
+            let disabled = h.get_by_label(&label).accesskit_node().is_disabled();
+            assert_eq!(
+                disabled,
+                quirk.refusal(shape).is_some(),
+                "{} in {}",
+                quirk.name(),
+                dialect.name()
+            );
+        }
+    }
+    let anthropic = Shape {
+        dialect: DialectKind::AnthropicMessages,
+        framing: sse_replay_core::framing::Framing::Sse,
+    };
+    assert!(Quirk::ArgsInStart.refusal(anthropic).is_some());
+    assert!(Quirk::CrcError.refusal(anthropic).is_some());
+    // Set for OpenAI Chat, then the dialect changes: refused as `stub` refuses it.
+    h.state_mut().stub.spec.dialect = DialectKind::OpenAiChat;
+    Quirk::RepeatName.set(&mut h.state_mut().stub.spec.quirks, true);
+    h.state_mut().stub.spec.dialect = DialectKind::AnthropicMessages;
+    h.run();
+    let err = h.state().stub.current_spec().unwrap_err();
+    assert!(
+        err.contains("quirk repeat-name exists only in openai-chat streams"),
+        "{err}"
+    );
 }

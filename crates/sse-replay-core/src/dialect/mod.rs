@@ -23,111 +23,196 @@ use crate::fact::{ArgsPiece, Fact, Raw};
 use crate::findings::FindingKind;
 use crate::text::truncate;
 
-/// The supported dialects.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
-)]
-pub enum DialectKind {
-    #[default]
-    #[serde(rename = "openai-chat")]
-    OpenAiChat,
-    #[serde(rename = "openai-responses")]
-    OpenAiResponses,
-    #[serde(rename = "anthropic-messages")]
-    AnthropicMessages,
-    #[serde(rename = "gemini")]
-    Gemini,
-    #[serde(rename = "ollama")]
-    Ollama,
-    #[serde(rename = "cohere")]
-    Cohere,
-    #[serde(rename = "openai-assistants")]
-    OpenAiAssistants,
-    #[serde(rename = "ai-sdk-ui")]
-    AiSdkUi,
-    #[serde(rename = "bedrock-converse")]
-    BedrockConverse,
+macro_rules! dialects {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident {
+            name: $name:literal,
+            aliases: [$($alias:literal),*],
+            title: $title:literal,
+            help: $help:literal,
+            framing: $framing:ident,
+            markers: [$($marker:literal),+],
+            announcing_finishes: [$($finish:literal),*],
+            closes_calls: $closes:literal,
+        }
+    )*) => {
+        /// The supported dialects, each described once in the table below (`dialects!`): its
+        /// names, title, native framing, the words that name a tool call on its wire and the
+        /// finish reasons that announce calls. The CLI's `--dialect` values, the app's pickers,
+        /// the stub builder and `generate-corpus` read the table; adding a dialect without
+        /// filling every field does not compile.
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+        )]
+        pub enum DialectKind {
+            #[default]
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl DialectKind {
+            /// All dialects, in the table's order.
+            pub const ALL: [DialectKind; [$(DialectKind::$variant),*].len()] =
+                [$(DialectKind::$variant),*];
+
+            /// Stable name (CLI `--dialect`, JSON, recording metadata).
+            pub fn name(self) -> &'static str {
+                match self { $( DialectKind::$variant => $name, )* }
+            }
+
+            /// Other spellings `--dialect` accepts.
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self { $( DialectKind::$variant => &[$($alias),*], )* }
+            }
+
+            /// Human title.
+            pub fn title(self) -> &'static str {
+                match self { $( DialectKind::$variant => $title, )* }
+            }
+
+            /// One line for `--dialect`'s help.
+            pub fn help(self) -> &'static str {
+                match self { $( DialectKind::$variant => $help, )* }
+            }
+
+            /// How the provider frames this dialect's stream on the wire (what the stub builder
+            /// writes by default, and serves with [`crate::framing::Framing::content_type`]).
+            pub fn native_framing(self) -> crate::framing::Framing {
+                match self { $( DialectKind::$variant => crate::framing::Framing::$framing, )* }
+            }
+
+            /// Words that name a tool call in this dialect's events: an event the dialect
+            /// cannot read and that holds one of them lost a call (`lost-tool-call`). Looked for
+            /// in the event type and the data as they are, so they are the wire's spellings.
+            pub fn tool_call_markers(self) -> &'static [&'static str] {
+                match self { $( DialectKind::$variant => &[$($marker),+], )* }
+            }
+
+            /// The finish reasons (as the dialect's `Finish` fact carries them) that say the
+            /// response ended for the client to call tools, or that a call went wrong: with no
+            /// call assembled, a call was lost. (Responses announces its calls as output items:
+            /// its decoder compares them itself.)
+            pub fn announcing_finishes(self) -> &'static [&'static str] {
+                match self { $( DialectKind::$variant => &[$($finish),*], )* }
+            }
+
+            /// Whether the dialect closes each call with an event of its own (a stop, a done, a
+            /// whole call), so a call can be complete before the stream ends; OpenAI Chat has no
+            /// per-call end: a call is open until the stream's finish.
+            pub fn closes_calls(self) -> bool {
+                match self { $( DialectKind::$variant => $closes, )* }
+            }
+        }
+    };
+}
+
+dialects! {
+    /// OpenAI Chat Completions (and compatible servers).
+    OpenAiChat {
+        name: "openai-chat",
+        aliases: ["openai", "chat", "openai-compatible"],
+        title: "OpenAI Chat Completions",
+        help: "OpenAI Chat Completions (and compatible servers)",
+        framing: Sse,
+        markers: ["\"tool_calls\"", "\"function_call\""],
+        announcing_finishes: ["tool_calls", "function_call"],
+        closes_calls: false,
+    }
+    /// OpenAI Responses.
+    OpenAiResponses {
+        name: "openai-responses",
+        aliases: ["responses"],
+        title: "OpenAI Responses",
+        help: "OpenAI Responses",
+        framing: Sse,
+        markers: ["function_call"],
+        announcing_finishes: [],
+        closes_calls: true,
+    }
+    /// Anthropic Messages.
+    AnthropicMessages {
+        name: "anthropic-messages",
+        aliases: ["anthropic", "claude"],
+        title: "Anthropic Messages",
+        help: "Anthropic Messages",
+        framing: Sse,
+        markers: ["\"tool_use\"", "input_json_delta"],
+        announcing_finishes: ["tool_use"],
+        closes_calls: true,
+    }
+    /// Google Gemini / Vertex AI.
+    Gemini {
+        name: "gemini",
+        aliases: ["google", "vertex"],
+        title: "Google Gemini",
+        help: "Google Gemini / Vertex AI",
+        framing: Sse,
+        markers: ["\"functionCall\"", "\"function_call\""],
+        announcing_finishes: ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"],
+        closes_calls: true,
+    }
+    /// Ollama's `/api/chat` (JSON lines).
+    Ollama {
+        name: "ollama",
+        aliases: [],
+        title: "Ollama /api/chat (NDJSON)",
+        help: "Ollama (JSON lines)",
+        framing: JsonLines,
+        markers: ["\"tool_calls\""],
+        announcing_finishes: [],
+        closes_calls: true,
+    }
+    /// Cohere v2 chat.
+    Cohere {
+        name: "cohere",
+        aliases: ["cohere-v2", "cohere-v2-chat"],
+        title: "Cohere v2 Chat",
+        help: "Cohere v2 chat",
+        framing: Sse,
+        markers: ["tool-call-", "\"tool_calls\""],
+        announcing_finishes: ["TOOL_CALL"],
+        closes_calls: true,
+    }
+    /// OpenAI Assistants v2 run streams.
+    OpenAiAssistants {
+        name: "openai-assistants",
+        aliases: ["assistants", "openai-assistants-v2"],
+        title: "OpenAI Assistants v2 runs",
+        help: "OpenAI Assistants v2 run streams",
+        framing: Sse,
+        markers: ["\"tool_calls\"", "\"function\""],
+        announcing_finishes: ["requires_action"],
+        closes_calls: true,
+    }
+    /// The Vercel AI SDK UI message stream.
+    AiSdkUi {
+        name: "ai-sdk-ui",
+        aliases: ["ai-sdk", "vercel-ai", "ui-message-stream"],
+        title: "Vercel AI SDK UI message stream",
+        help: "The Vercel AI SDK UI message stream",
+        framing: Sse,
+        markers: ["tool-input-", "tool-call"],
+        announcing_finishes: ["tool-calls"],
+        closes_calls: true,
+    }
+    /// AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events).
+    BedrockConverse {
+        name: "bedrock-converse",
+        aliases: ["bedrock", "bedrock-converse-stream", "converse", "converse-stream", "aws-bedrock"],
+        title: "AWS Bedrock ConverseStream",
+        help: "AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events)",
+        framing: AwsEventStream,
+        markers: ["\"toolUse\"", "tool_use"],
+        announcing_finishes: ["tool_use"],
+        closes_calls: true,
+    }
 }
 
 impl DialectKind {
-    /// All dialects.
-    pub const ALL: [DialectKind; 9] = [
-        DialectKind::OpenAiChat,
-        DialectKind::OpenAiResponses,
-        DialectKind::AnthropicMessages,
-        DialectKind::Gemini,
-        DialectKind::Ollama,
-        DialectKind::Cohere,
-        DialectKind::OpenAiAssistants,
-        DialectKind::AiSdkUi,
-        DialectKind::BedrockConverse,
-    ];
-
-    /// Stable name (CLI `--dialect`, JSON, recording metadata).
-    pub fn name(self) -> &'static str {
-        match self {
-            DialectKind::OpenAiChat => "openai-chat",
-            DialectKind::OpenAiResponses => "openai-responses",
-            DialectKind::AnthropicMessages => "anthropic-messages",
-            DialectKind::Gemini => "gemini",
-            DialectKind::Ollama => "ollama",
-            DialectKind::Cohere => "cohere",
-            DialectKind::OpenAiAssistants => "openai-assistants",
-            DialectKind::AiSdkUi => "ai-sdk-ui",
-            DialectKind::BedrockConverse => "bedrock-converse",
-        }
-    }
-
-    /// Human title.
-    pub fn title(self) -> &'static str {
-        match self {
-            DialectKind::OpenAiChat => "OpenAI Chat Completions",
-            DialectKind::OpenAiResponses => "OpenAI Responses",
-            DialectKind::AnthropicMessages => "Anthropic Messages",
-            DialectKind::Gemini => "Google Gemini",
-            DialectKind::Ollama => "Ollama /api/chat (NDJSON)",
-            DialectKind::Cohere => "Cohere v2 Chat",
-            DialectKind::OpenAiAssistants => "OpenAI Assistants v2 runs",
-            DialectKind::AiSdkUi => "Vercel AI SDK UI message stream",
-            DialectKind::BedrockConverse => "AWS Bedrock ConverseStream",
-        }
-    }
-
-    /// Words that name a tool call in this dialect's events: an event the dialect cannot read and
-    /// that holds one of them lost a call (`lost-tool-call`). Looked for in the event type and the
-    /// data as they are, so they are the wire's spellings.
-    pub fn tool_call_markers(self) -> &'static [&'static str] {
-        match self {
-            DialectKind::OpenAiChat => &["\"tool_calls\"", "\"function_call\""],
-            DialectKind::OpenAiResponses => &["function_call"],
-            DialectKind::AnthropicMessages => &["\"tool_use\"", "input_json_delta"],
-            DialectKind::Gemini => &["\"functionCall\"", "\"function_call\""],
-            DialectKind::Ollama => &["\"tool_calls\""],
-            DialectKind::Cohere => &["tool-call-", "\"tool_calls\""],
-            DialectKind::OpenAiAssistants => &["\"tool_calls\"", "\"function\""],
-            DialectKind::AiSdkUi => &["tool-input-", "tool-call"],
-            DialectKind::BedrockConverse => &["\"toolUse\"", "tool_use"],
-        }
-    }
-
-    /// Whether a finish reason (as the dialect's `Finish` fact carries it) says the response
-    /// ended for the client to call tools, or that a call went wrong: with no call assembled, a
-    /// call was lost. (Responses announces its calls as output items: its decoder compares
-    /// them itself.)
+    /// Whether a finish reason says the response ended for the client to call tools, or that a
+    /// call went wrong ([`DialectKind::announcing_finishes`]).
     pub fn finish_announces_calls(self, reason: &str) -> bool {
-        match self {
-            DialectKind::OpenAiChat => matches!(reason, "tool_calls" | "function_call"),
-            DialectKind::AnthropicMessages => reason == "tool_use",
-            DialectKind::Gemini => matches!(
-                reason,
-                "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS"
-            ),
-            DialectKind::Cohere => reason == "TOOL_CALL",
-            DialectKind::OpenAiAssistants => reason == "requires_action",
-            DialectKind::AiSdkUi => reason == "tool-calls",
-            DialectKind::BedrockConverse => reason == "tool_use",
-            DialectKind::OpenAiResponses | DialectKind::Ollama => false,
-        }
+        self.announcing_finishes().contains(&reason)
     }
 
     /// Whether `event_type` or `data` names a tool call ([`DialectKind::tool_call_markers`]).
@@ -137,27 +222,12 @@ impl DialectKind {
             .any(|m| event_type.contains(m) || data.contains(m))
     }
 
-    /// Parse a name as accepted by `--dialect` (a few aliases too).
+    /// Parse a name or alias as `--dialect` accepts it (any case, surrounding spaces ignored).
     pub fn from_name(s: &str) -> Option<Self> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "openai-chat" | "openai" | "chat" | "openai-compatible" => DialectKind::OpenAiChat,
-            "openai-responses" | "responses" => DialectKind::OpenAiResponses,
-            "anthropic-messages" | "anthropic" | "claude" => DialectKind::AnthropicMessages,
-            "gemini" | "google" | "vertex" => DialectKind::Gemini,
-            "ollama" => DialectKind::Ollama,
-            "cohere" | "cohere-v2" | "cohere-v2-chat" => DialectKind::Cohere,
-            "openai-assistants" | "assistants" | "openai-assistants-v2" => {
-                DialectKind::OpenAiAssistants
-            }
-            "ai-sdk-ui" | "ai-sdk" | "vercel-ai" | "ui-message-stream" => DialectKind::AiSdkUi,
-            "bedrock-converse"
-            | "bedrock"
-            | "bedrock-converse-stream"
-            | "converse"
-            | "converse-stream"
-            | "aws-bedrock" => DialectKind::BedrockConverse,
-            _ => return None,
-        })
+        let s = s.trim().to_ascii_lowercase();
+        DialectKind::ALL
+            .into_iter()
+            .find(|d| d.name() == s || d.aliases().contains(&s.as_str()))
     }
 }
 

@@ -96,16 +96,7 @@ impl SuiteRecording {
                     .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
             })
             .map_or_else(
-                || match self.base.framing {
-                    sse_replay_core::framing::Framing::JsonLines => {
-                        "application/x-ndjson".to_owned()
-                    }
-                    sse_replay_core::framing::Framing::Sse => "text/event-stream".to_owned(),
-                    sse_replay_core::framing::Framing::JsonArray => "application/json".to_owned(),
-                    sse_replay_core::framing::Framing::AwsEventStream => {
-                        sse_replay_core::aws_eventstream::CONTENT_TYPE.to_owned()
-                    }
-                },
+                || self.base.framing.content_type().to_owned(),
                 |(_, v)| v.clone(),
             );
         (status, content_type)

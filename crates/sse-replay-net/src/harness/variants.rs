@@ -256,12 +256,18 @@ fn keepalive(body: &[u8], base: &Analysis) -> Vec<(u64, Vec<u8>)> {
     } else {
         b"\n"
     };
+    use sse_replay_core::dialect::DialectKind as D;
     let ping: Option<&[u8]> = match base.dialect {
-        sse_replay_core::dialect::DialectKind::AnthropicMessages => {
-            Some(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
-        }
-        sse_replay_core::dialect::DialectKind::OpenAiChat => Some(b": OPENROUTER PROCESSING\n\n"),
-        _ => None,
+        D::AnthropicMessages => Some(b"event: ping\ndata: {\"type\": \"ping\"}\n\n"),
+        D::OpenAiChat => Some(b": OPENROUTER PROCESSING\n\n"),
+        // No ping event of their own: the comment alone.
+        D::OpenAiResponses
+        | D::Gemini
+        | D::Ollama
+        | D::Cohere
+        | D::OpenAiAssistants
+        | D::AiSdkUi
+        | D::BedrockConverse => None,
     };
     let line = |text: &[u8]| -> Vec<u8> {
         // Rewrite the template's LFs to the body's line ending.
