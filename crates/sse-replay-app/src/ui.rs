@@ -107,6 +107,7 @@ impl App {
             self.proxy.unwatch();
         }
         self.recorder_was_running = running;
+        self.end_live_status();
         self.picker_ui(&ctx);
         self.builtin_dialog_ui(&ctx);
         if self.show_about {
@@ -328,7 +329,7 @@ impl App {
     }
 
     fn replay_ui(&mut self, ui: &mut Ui) {
-        let Some(doc) = &mut self.doc else {
+        if self.doc.is_none() {
             let queue = &mut self.actions;
             let loading = self.loading.as_ref();
             egui::CentralPanel::default().show(ui, |ui| {
@@ -352,12 +353,9 @@ impl App {
                 });
             });
             return;
-        };
-        let arriving = doc.loaded.is_live()
-            && (self.recorder.is_running()
-                || self.proxy.watching_streaming()
-                || self.live_pending.is_some()
-                || self.loading.as_ref().is_some_and(|l| l.live));
+        }
+        let arriving = self.arriving();
+        let Some(doc) = &mut self.doc else { return };
         let dialect_override = doc.loaded.dialect_override;
         let client = self.client_case.as_ref().filter(
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
@@ -410,10 +408,37 @@ impl App {
         });
     }
 
+    /// Replay shows a stream still arriving (the Recorder's, a watched proxy flow): its latest read
+    /// is not its end. Every live label ("● live", "as it arrives") asks this, so none outlives
+    /// the stream.
+    pub fn arriving(&self) -> bool {
+        self.doc.as_ref().is_some_and(|d| d.loaded.is_live())
+            && (self.recorder.is_running()
+                || self.proxy.watching_streaming()
+                || self.live_pending.is_some()
+                || self.loading.as_ref().is_some_and(|l| l.live))
+    }
+
+    /// Once a live stream has ended, the status line says how (it said "as it arrives").
+    fn end_live_status(&mut self) {
+        let live_status = self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.text == super::logic::LIVE_STATUS);
+        if !live_status || self.arriving() {
+            return;
+        }
+        if let Some(a) = self.analysis() {
+            let text = format!("The stream has ended: {}", super::headline::ending(a));
+            self.set_status(text, false);
+        }
+    }
+
     fn recorder_tab_ui(&mut self, ui: &mut Ui) {
         let mut watch = None;
         let live_shown = self.doc.as_ref().is_some_and(|d| d.loaded.is_live());
         let following = self.live_follow;
+        let recording = self.recorder.is_running();
         let (form, recorder, queue) = (
             &mut self.settings.recorder,
             &mut self.recorder,
@@ -430,8 +455,10 @@ impl App {
                     };
                     ui.separator();
                     ui.horizontal_wrapped(|ui| {
-                        if live_shown && following {
+                        if live_shown && following && recording {
                             ui.label("The Replay tab shows this recording as it arrives.");
+                        } else if live_shown && following {
+                            ui.label("The Replay tab shows this recording.");
                         } else {
                             ui.label("The Replay tab shows another recording.");
                         }
@@ -521,8 +548,15 @@ fn header_ui(
     queue: &mut ActionQueue,
 ) {
     ui.horizontal_wrapped(|ui| {
+        // A live source is "live" only while it arrives; once ended it was recorded live.
+        let live_source = a.source.kind == sse_replay_core::analysis::SourceKind::Live;
+        let source_name = match (live_source, arriving) {
+            (true, true) => "live recording".to_owned(),
+            (true, false) => "recorded live".to_owned(),
+            (false, _) => short_name(&a.source.name),
+        };
         let title = if a.meta.title.is_empty() {
-            short_name(&a.source.name)
+            source_name.clone()
         } else {
             a.meta.title.clone()
         };
@@ -538,8 +572,12 @@ fn header_ui(
         }
         // The source's name and its kind, each once: not again when the title or the name
         // already says it ("live recording").
-        let name = short_name(&a.source.name);
-        let kind = a.source.kind.to_string();
+        let name = source_name.clone();
+        let kind = if live_source {
+            source_name
+        } else {
+            a.source.kind.to_string()
+        };
         let mut parts: Vec<String> = Vec::new();
         if name != title {
             parts.push(name.clone());
