@@ -4,14 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use egui::{Key, Modifiers, RichText, Ui};
+use egui::{RichText, Ui};
 
 use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::export::Format;
 
 use super::loader::{LaterState, Source};
-use super::view::{Action, ActionQueue, OpenTarget, StepUnit, Tab};
+use super::view::{Action, ActionQueue, OpenTarget, Tab};
 use super::{
     App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player,
     stub_panel, style,
@@ -34,6 +34,10 @@ impl App {
         }
         if let Some(src) = self.initial.take() {
             self.open(src, OpenTarget::Primary);
+        }
+        // View → Theme (egui's own memory may hold another one from a saved session).
+        if ctx.options(|o| o.theme_preference) != self.settings.theme {
+            ctx.set_theme(self.settings.theme);
         }
         self.poll_background();
         self.input(&ctx);
@@ -119,6 +123,14 @@ impl App {
                 .show(&ctx, |ui| about::about_ui(ui, queue));
             self.show_about = open;
         }
+        if self.show_shortcuts {
+            let mut open = true;
+            egui::Window::new("Keyboard shortcuts")
+                .open(&mut open)
+                .default_width(460.0)
+                .show(&ctx, super::shortcuts::shortcuts_ui);
+            self.show_shortcuts = open;
+        }
 
         self.apply_actions(&ctx);
         if self.settings.tab == Tab::Replay
@@ -148,51 +160,21 @@ impl App {
             };
             self.actions.push(Action::OpenPath(p, target));
         }
-        if ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::O)) {
-            self.actions.push(Action::OpenDialog(OpenTarget::Primary));
-        }
-        if self.settings.tab != Tab::Replay || self.doc.is_none() || ctx.egui_wants_keyboard_input()
-        {
-            return;
-        }
-        let keys = [
-            (Modifiers::NONE, Key::Space, Action::TogglePlay),
-            (
-                Modifiers::NONE,
-                Key::ArrowRight,
-                Action::StepCursor(StepUnit::Chunk, 1),
-            ),
-            (
-                Modifiers::NONE,
-                Key::ArrowLeft,
-                Action::StepCursor(StepUnit::Chunk, -1),
-            ),
-            (
-                Modifiers::SHIFT,
-                Key::ArrowRight,
-                Action::StepCursor(StepUnit::Event, 1),
-            ),
-            (
-                Modifiers::SHIFT,
-                Key::ArrowLeft,
-                Action::StepCursor(StepUnit::Event, -1),
-            ),
-            (
-                Modifiers::COMMAND,
-                Key::ArrowRight,
-                Action::StepCursor(StepUnit::Fragment, 1),
-            ),
-            (
-                Modifiers::COMMAND,
-                Key::ArrowLeft,
-                Action::StepCursor(StepUnit::Fragment, -1),
-            ),
-            (Modifiers::NONE, Key::Home, Action::Home),
-            (Modifiers::NONE, Key::End, Action::End),
-        ];
-        for (mods, key, action) in keys {
-            if ctx.input_mut(|i| i.consume_key(mods, key)) {
-                self.actions.push(action);
+        // Every key from the one table Help → Keyboard shortcuts lists.
+        let replay = self.settings.tab == Tab::Replay
+            && self.doc.is_some()
+            && !ctx.egui_wants_keyboard_input();
+        let event_list = replay
+            && self.settings.lower_view == super::layout::LowerView::Events
+            && !self.settings.lower_folded;
+        for s in super::shortcuts::all() {
+            let applies = match s.scope {
+                super::shortcuts::Scope::Anywhere => true,
+                super::shortcuts::Scope::Replay => replay,
+                super::shortcuts::Scope::EventList => event_list,
+            };
+            if applies && super::shortcuts::pressed(ctx, &s) {
+                self.actions.push(s.action);
             }
         }
     }
@@ -265,10 +247,29 @@ impl App {
                     if ui.selectable_label(folded, "Fold the lower area").clicked() {
                         self.settings.lower_folded = !folded;
                     }
+                    ui.checkbox(&mut self.settings.wrap_bytes, "Wrap long lines in \"Bytes as received\"");
+                    ui.separator();
+                    ui.menu_button("Theme", |ui| {
+                        for (theme, label) in [
+                            (egui::ThemePreference::System, "System"),
+                            (egui::ThemePreference::Light, "Light"),
+                            (egui::ThemePreference::Dark, "Dark"),
+                        ] {
+                            if ui
+                                .selectable_label(self.settings.theme == theme, label)
+                                .clicked()
+                            {
+                                self.settings.theme = theme;
+                            }
+                        }
+                    });
                 });
                 ui.menu_button("Help", |ui| {
                     if ui.button("About the fragment problem").clicked() {
                         self.actions.push(Action::ToggleAbout);
+                    }
+                    if ui.button("Keyboard shortcuts").clicked() {
+                        self.actions.push(Action::ToggleShortcuts);
                     }
                 });
             });
@@ -375,6 +376,7 @@ impl App {
         let choices = super::layout::LowerChoices {
             view: &mut self.settings.lower_view,
             folded: &mut self.settings.lower_folded,
+            wrap_bytes: &mut self.settings.wrap_bytes,
         };
         super::layout::lower_panel(ui, choices, a, d, v, queue);
         let half = ui.available_width() * 0.46;
