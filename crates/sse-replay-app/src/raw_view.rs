@@ -15,6 +15,9 @@ use sse_replay_core::framing::Framing;
 /// At most this many bytes of a chunk are shown on its row.
 const ROW_BYTES: usize = 600;
 
+/// At most this many bytes of a chunk are shown on its row when rows wrap (a few hundred lines).
+const WRAP_ROW_BYTES: usize = 16 * 1024;
+
 /// The raw view; `wrap`: long reads wrap onto several lines (a persisted setting, toggled here).
 pub fn raw_ui(
     ui: &mut Ui,
@@ -117,7 +120,7 @@ pub fn raw_ui(
                     ui.label(RichText::new(hex).monospace().color(style::warn_color(ui)))
                         .on_hover_text("This read ends inside a UTF-8 character: the bytes of that character on both sides of the boundary (|). Decoding each read on its own gives U+FFFD.");
                 }
-                let job = row_job(ui, analysis, k, event);
+                let job = row_job(ui, analysis, k, event, ROW_BYTES);
                 let galley = ui.painter().layout_job(job);
                 let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), row_h), egui::Sense::hover());
                 widest = widest.max(galley.size().x);
@@ -148,13 +151,14 @@ pub fn raw_ui(
     }
 }
 
-/// Read `k`'s bytes as the row shows them (at most [`ROW_BYTES`]): the event under the cursor
+/// Read `k`'s bytes as the row shows them (at most `cap`): the event under the cursor
 /// highlighted, a U+FFFD marked, a binary frame's parts told apart; one line (no wrapping).
 fn row_job(
     ui: &Ui,
     analysis: &Analysis,
     k: usize,
     event: Option<&sse_replay_core::pipeline::EventRecord>,
+    cap: usize,
 ) -> LayoutJob {
     let mut job = LayoutJob::default();
     let Some(c) = analysis.chunks.get(k) else {
@@ -162,7 +166,7 @@ fn row_job(
     };
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let bytes = analysis.bytes(&(c.start..c.end));
-    let shown = &bytes[..bytes.len().min(ROW_BYTES)];
+    let shown = &bytes[..bytes.len().min(cap)];
     let binary = analysis.framing == Framing::AwsEventStream;
     // Split the row at the highlighted event's edges.
     let (hs, he) = event.map_or((0, 0), |e| {
@@ -215,8 +219,8 @@ fn row_job(
             }
         }
     }
-    if bytes.len() > ROW_BYTES {
-        let more = sse_replay_core::text::plural(bytes.len() - ROW_BYTES, "byte");
+    if bytes.len() > cap {
+        let more = sse_replay_core::text::plural(bytes.len() - cap, "byte");
         let weak = TextFormat {
             color: ui.visuals().weak_text_color(),
             ..normal
@@ -237,17 +241,17 @@ pub struct WrapTops {
     tops: Vec<f32>,
 }
 
-/// About how many characters read `k`'s row shows (see [`row_job`]): one per byte, more for the
-/// escaped control characters and a binary frame's hex.
+/// About how many characters read `k`'s wrapped row shows (see [`row_job`]): one per byte, more
+/// for the escaped control characters and a binary frame's hex.
 fn estimated_chars(a: &Analysis, k: usize) -> usize {
     let Some(c) = a.chunks.get(k) else { return 0 };
     let bytes = a.bytes(&(c.start..c.end));
-    let shown = &bytes[..bytes.len().min(ROW_BYTES)];
+    let shown = &bytes[..bytes.len().min(WRAP_ROW_BYTES)];
     if a.framing == Framing::AwsEventStream {
         return shown.len() * 3;
     }
     let controls = shown.iter().filter(|&&b| b < 0x20 || b == 0x7f).count();
-    let more = if bytes.len() > ROW_BYTES { 20 } else { 0 };
+    let more = if bytes.len() > WRAP_ROW_BYTES { 20 } else { 0 };
     let split = split_utf8_hex(&a.body, c.end as usize).map_or(0, |h| h.chars().count() + 1);
     shown.len() + controls + more + split
 }
@@ -342,7 +346,7 @@ fn wrapped_rows(
                 };
                 job.append(&format!("{hex} "), 0.0, warn);
             }
-            let bytes = row_job(ui, analysis, k, event);
+            let bytes = row_job(ui, analysis, k, event, WRAP_ROW_BYTES);
             let offset = job.text.len();
             job.sections
                 .extend(bytes.sections.into_iter().map(|mut sec| {
