@@ -407,8 +407,14 @@ fn row_ui(ui: &mut Ui, row: &ExchangeRow, selected: &mut Option<u64>, queue: &mu
     });
     match &row.end {
         Some(end) => {
+            // No response at all: no duration to show (the proxy reports 0 for it).
+            let answered = x.error.is_none() || !x.response_headers.is_empty();
             cell(ui, 5, |ui| {
-                ui.label(duration(end.duration_micros));
+                if answered {
+                    ui.label(duration(end.duration_micros));
+                } else {
+                    ui.weak("—").on_hover_text("No response from the upstream");
+                }
             });
             cell(ui, 6, |ui| {
                 ui.label(size(end.bytes));

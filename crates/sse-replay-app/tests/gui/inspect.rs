@@ -344,6 +344,8 @@ fn a_failed_upstream_still_shows_the_request() {
     }
     h.run();
     h.get_by_label("gpt-unreachable");
+    // No response: no made-up duration.
+    assert!(h.query_by_label("0 ms").is_none());
     h.get_by_label("POST /v1/chat/completions").click();
     h.run();
     h.get_by_label_contains("\"model\":\"gpt-unreachable\"");
