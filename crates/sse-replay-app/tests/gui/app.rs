@@ -817,6 +817,8 @@ fn test_a_client_tab_reports_a_dialect_the_client_does_not_speak() {
     h.get_by_label(
         "openai-chat: not spoken (1 case skipped) — pass --dialect openai-chat to include it",
     );
+    // No case ran: no empty matrix (only the form's checkbox is named after the variant).
+    assert_eq!(h.query_all_by_label("one-read").count(), 1);
     // A new run: the previous run's results are gone as soon as it starts, not when it ends.
     {
         let panel = &mut h.state_mut().settings.client_test;
