@@ -333,6 +333,11 @@ fn about_and_badges_explain() {
     h.get_by_label("split-utf8").hover();
     h.run();
     h.get_by_label_contains("A network read ended in the middle of a UTF-8 character");
+    // The keys: one list, the shortcut table's, opened from here too.
+    h.get_by_label("Keyboard shortcuts…").click();
+    h.run();
+    assert!(h.state().show_shortcuts);
+    h.get_by_label("Play / pause");
 }
 
 #[derive(Debug)]
