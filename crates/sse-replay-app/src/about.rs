@@ -1,4 +1,5 @@
-//! The help window: the fragment problem explained on the seed example, and the keys.
+//! The help window: the fragment problem explained on the seed example, and the way to the keys
+//! (Help → Keyboard shortcuts, [`super::shortcuts`]).
 
 use egui::{RichText, Ui};
 
@@ -29,9 +30,14 @@ pub fn about_ui(ui: &mut Ui, queue: &mut ActionQueue) {
     ui.add_space(4.0);
     ui.label(RichText::new("Using the app").strong());
     ui.label("Left: a naive strategy (pick any) and what it makes of each fragment. Right: the accumulator as it grows. Below, as tabs: the timeline (click a fragment), the event list and the bytes as received. Badges mark provider quirks; hover one for the explanation.");
-    ui.label("Keys: Space play/pause · ←/→ chunk · Shift+←/→ event · Ctrl+←/→ fragment · Home/End · Ctrl+O open.");
     ui.add_space(6.0);
-    if ui.button("Open the seed example").clicked() {
-        queue.push(Action::OpenSeed);
-    }
+    ui.horizontal(|ui| {
+        if ui.button("Open the seed example").clicked() {
+            queue.push(Action::OpenSeed);
+        }
+        // The keys are listed once, from the table the key handling reads.
+        if ui.button("Keyboard shortcuts…").clicked() {
+            queue.push(Action::ToggleShortcuts);
+        }
+    });
 }

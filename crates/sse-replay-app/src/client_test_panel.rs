@@ -94,6 +94,9 @@ pub struct Finished {
     pub results: Vec<CaseResult>,
     /// Dialects the client does not speak: skipped, reported once.
     pub not_spoken: Vec<NotSpoken>,
+    /// The run failed with no case judged: the client speaks none of the suite's dialects
+    /// ([`SuiteRun::speaks_none`], the line `sse-replay test` exits 1 with).
+    pub speaks_none: Option<String>,
     pub cancelled: bool,
 }
 
@@ -166,6 +169,8 @@ impl ClientTestRun {
     /// command that cannot be found stops here, before any case, with the CLI's line.
     pub fn start(&mut self, form: &ClientTestForm, ctx: &egui::Context) {
         self.error = None;
+        // The previous run's results are not this run's: gone as soon as Run is pressed.
+        self.last = None;
         let command = form.command.trim().to_owned();
         if command.is_empty() {
             self.error = Some("Enter the command that runs your client".into());
@@ -322,10 +327,12 @@ impl ClientTestRun {
                     self.last = None;
                     return;
                 }
+                let speaks_none = done.speaks_none();
                 self.last = Some(Finished {
                     work,
                     results: done.results,
                     not_spoken: done.not_spoken,
+                    speaks_none,
                     cancelled,
                 });
             }
@@ -484,14 +491,22 @@ impl ClientTestRun {
         } else {
             String::new()
         };
-        ui.label(format!(
-            "{}: {} pass, {} fail, {} error{not_judged}{}",
-            sse_replay_core::text::plural(summary.cases, "case"),
-            summary.pass,
-            summary.fail,
-            summary.error,
-            if last.cancelled { " (cancelled)" } else { "" }
-        ));
+        match &last.speaks_none {
+            // Not a neutral "0 cases": the run failed, as `sse-replay test` says it did.
+            Some(why) => {
+                ui.colored_label(super::style::err_color(ui), why);
+            }
+            None => {
+                ui.label(format!(
+                    "{}: {} pass, {} fail, {} error{not_judged}{}",
+                    sse_replay_core::text::plural(summary.cases, "case"),
+                    summary.pass,
+                    summary.fail,
+                    summary.error,
+                    if last.cancelled { " (cancelled)" } else { "" }
+                ));
+            }
+        }
         let seed = last.work.random_seed;
         ui.horizontal(|ui| {
             ui.weak(format!("random seed {seed}"));
@@ -507,8 +522,15 @@ impl ClientTestRun {
         for n in &last.not_spoken {
             ui.label(n.line());
         }
+        if !last.not_spoken.is_empty() {
+            ui.weak("(--dialect is the Dialects row above: tick a dialect to run it anyway)");
+        }
         for u in &last.work.unreadable {
             ui.colored_label(ui.visuals().error_fg_color, u);
+        }
+        if last.results.is_empty() {
+            // No case ran: no matrix of empty columns.
+            return;
         }
         let mut open = None;
         egui::ScrollArea::vertical()

@@ -80,6 +80,26 @@ impl App {
             }
             Action::ShowTab(t) => self.settings.tab = t,
             Action::ToggleAbout => self.show_about = !self.show_about,
+            Action::ToggleShortcuts => self.show_shortcuts = !self.show_shortcuts,
+            Action::FollowCursor => {
+                if let Some(v) = self.view_mut() {
+                    v.inspector.selected = None;
+                }
+            }
+            Action::CopyEvent => {
+                let Some(doc) = &self.doc else {
+                    return self.set_status("Nothing to copy: no recording is open", true);
+                };
+                let a = &doc.loaded.analysis;
+                let shown = doc.view.inspector.selected.or(doc.view.current_event(a));
+                match shown.and_then(|n| Some((n, a.events.get(n as usize)?))) {
+                    Some((n, e)) => {
+                        ctx.copy_text(super::event_inspector::event_sse_text(a, e));
+                        self.set_status(format!("Copied event {n} as SSE text"), false);
+                    }
+                    None => self.set_status("No event at the cursor to copy", true),
+                }
+            }
             Action::CopyCallsJson => match self.analysis() {
                 Some(a) => {
                     let n = a.client_calls().count();

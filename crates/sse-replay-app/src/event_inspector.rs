@@ -1,7 +1,8 @@
 //! The event inspector: one row per event (time, type, size, the call it fed, that call's name, the
 //! arguments piece it carried), filtered by text or regex and by call, and a detail pane with the
 //! selected event's JSON pretty-printed and the arguments piece highlighted — what Chrome DevTools'
-//! EventStream tab and mitmproxy show. The rows are virtualised (`show_rows`) and the filtered row
+//! EventStream tab and mitmproxy show. A right click on a row copies its data, the event as SSE
+//! text or its JSON; Ctrl+C copies the shown event as SSE text ([`super::shortcuts`]). The rows are virtualised (`show_rows`) and the filtered row
 //! list is cached, keyed by the filter, so a 680,000-event stream scrolls at frame rate.
 
 use egui::text::LayoutJob;
@@ -320,9 +321,6 @@ pub fn inspector_ui(ui: &mut Ui, a: &Analysis, view: &mut ViewState, queue: &mut
         });
     }
     ui.allocate_rect(avail, egui::Sense::hover());
-    if st.selected.is_some() && ui.input(|i| i.key_pressed(egui::Key::Escape)) {
-        st.selected = None;
-    }
 }
 
 fn filter_bar(ui: &mut Ui, a: &Analysis, st: &mut InspectorState) {
@@ -467,6 +465,9 @@ fn list_ui(
             if r.clicked() {
                 clicked = Some(n);
             }
+            if let Some(e) = a.events.get(n as usize) {
+                r.context_menu(|ui| event_menu(ui, a, e));
+            }
         }
     });
     if let Some(n) = clicked {
@@ -474,6 +475,96 @@ fn list_ui(
         if let Some(e) = a.events.get(n as usize) {
             queue.push(Action::Seek(e.chunk));
         }
+    }
+}
+
+/// An event's data, as a client's parser hands it over: the `data` lines joined (SSE), the line
+/// (JSON lines), the element (a JSON array), the event a binary frame carries, or the whole
+/// document (a complete response).
+pub fn event_data(a: &Analysis, e: &EventRecord) -> String {
+    data_of(a, a.bytes(&e.span))
+}
+
+/// [`event_data`] of an event's `bytes` (all of them, or the first part the detail shows).
+fn data_of(a: &Analysis, bytes: &[u8]) -> String {
+    if a.complete {
+        return String::from_utf8_lossy(bytes).trim().to_owned();
+    }
+    match a.framing {
+        Framing::Sse => sse_replay_core::sse::parse_all([bytes])
+            .into_iter()
+            .next()
+            .map(|ev| ev.data)
+            .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned()),
+        Framing::JsonLines | Framing::JsonArray => String::from_utf8_lossy(bytes).trim().to_owned(),
+        // The frame's event, as the framer hands it to the dialects.
+        Framing::AwsEventStream => {
+            let mut data = String::new();
+            let mut framer = sse_replay_core::framing::Framer::new(Some(a.framing));
+            let mut sink = |item: sse_replay_core::framing::Framed<'_>| {
+                if let sse_replay_core::framing::Framed::Event { data: d, .. } = item {
+                    d.clone_into(&mut data);
+                }
+            };
+            framer.feed(bytes, &mut sink);
+            framer.finish(&mut sink);
+            data
+        }
+    }
+}
+
+/// An event as SSE text: as received when the stream is SSE (its own field lines, `id:` and
+/// `retry:` included), else `event:` and `data:` lines built from its type and data, so it can be
+/// pasted into a `.sse` body.
+pub fn event_sse_text(a: &Analysis, e: &EventRecord) -> String {
+    if a.framing == Framing::Sse && !a.complete {
+        let mut text = String::from_utf8_lossy(a.bytes(&e.span)).into_owned();
+        // The blank line that ends it, when the stream's last event had none.
+        while !text.ends_with("\n\n") {
+            text.push('\n');
+        }
+        return text;
+    }
+    let mut text = String::new();
+    let kind = a.event_type(e);
+    if !kind.is_empty() && kind != "message" {
+        text.push_str(&format!("event: {kind}\n"));
+    }
+    for line in event_data(a, e).split('\n') {
+        text.push_str(&format!("data: {line}\n"));
+    }
+    text.push('\n');
+    text
+}
+
+/// The menu a row opens on a right click: the shown event's data, the event as SSE text, its
+/// JSON.
+fn event_menu(ui: &mut Ui, a: &Analysis, e: &EventRecord) {
+    if ui
+        .button("Copy data")
+        .on_hover_text("The event's data, as a client's parser hands it over")
+        .clicked()
+    {
+        ui.ctx().copy_text(event_data(a, e));
+        ui.close();
+    }
+    if ui
+        .button("Copy event as SSE text")
+        .on_hover_text("As received (its field lines), or as event:/data: lines for a stream that is not SSE (Ctrl+C)")
+        .clicked()
+    {
+        ui.ctx().copy_text(event_sse_text(a, e));
+        ui.close();
+    }
+    let (json, parsed) = event_json(a, e);
+    if ui
+        .add_enabled(parsed, egui::Button::new("Copy JSON"))
+        .on_hover_text("The event's data as pretty JSON")
+        .on_disabled_hover_text("Its data is not JSON")
+        .clicked()
+    {
+        ui.ctx().copy_text(json);
+        ui.close();
     }
 }
 
@@ -491,16 +582,7 @@ pub fn event_json(a: &Analysis, e: &EventRecord) -> (String, bool) {
             None => (hex_dump(&bytes[..bytes.len().min(DETAIL_BYTES)]), false),
         };
     }
-    let bytes = &bytes[..bytes.len().min(DETAIL_BYTES)];
-    let data = match a.framing {
-        Framing::AwsEventStream => String::new(),
-        Framing::Sse => sse_replay_core::sse::parse_all([bytes])
-            .into_iter()
-            .next()
-            .map(|ev| ev.data)
-            .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned()),
-        Framing::JsonLines | Framing::JsonArray => String::from_utf8_lossy(bytes).trim().to_owned(),
-    };
+    let data = data_of(a, &bytes[..bytes.len().min(DETAIL_BYTES)]);
     match serde_json::from_str::<serde_json::Value>(&data)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
@@ -648,6 +730,34 @@ fn detail_ui(ui: &mut Ui, a: &Analysis, event: Option<u32>, st: &mut InspectorSt
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// An event of a stream that is not SSE copies as SSE text built from its data; an SSE
+    /// event copies as received, ended by its blank line.
+    #[test]
+    fn events_copy_as_sse_text() {
+        let analyse = |body: &[u8]| {
+            let rec = sse_replay_core::input::raw_to_recording(body, "inline");
+            let source = sse_replay_core::analysis::SourceInfo {
+                name: "inline".into(),
+                kind: "raw body".into(),
+                timing_known: false,
+            };
+            Analysis::from_recording(&rec, source, Default::default())
+        };
+        let a = analyse(b"{\"message\":{\"content\":\"a\"},\"done\":false}\n{\"done\":true}\n");
+        assert_eq!(a.framing, Framing::JsonLines);
+        assert_eq!(
+            event_sse_text(&a, &a.events[1]),
+            "data: {\"done\":true}\n\n"
+        );
+        assert_eq!(event_data(&a, &a.events[1]), "{\"done\":true}");
+        let a = analyse(b"event: x\ndata: 1\ndata: 2\n\n");
+        assert_eq!(event_data(&a, &a.events[0]), "1\n2");
+        assert_eq!(
+            event_sse_text(&a, &a.events[0]),
+            "event: x\ndata: 1\ndata: 2\n\n"
+        );
+    }
 
     #[test]
     fn the_piece_is_found_escaped_after_the_arguments_key() {

@@ -1,7 +1,9 @@
 //! What the accumulator's headline says at the cursor, decided without drawing (so tests can ask):
 //! a stream still arriving, or a cursor before the end, is "streaming — N calls so far, M in
-//! progress" with no verdict; the verdict ([`sse_replay_core::verdict`]) only once the stream has ended; and
-//! zero calls is never a green success — it says what happened, as a warning.
+//! progress" with no verdict; the verdict ([`sse_replay_core::verdict`]) only once the stream has
+//! ended, named by how it ended ("finished", "ended without finish (truncated)", "provider
+//! error: …": [`ending`]); and zero calls is never a green success — it says what happened, as a
+//! warning.
 
 use super::view::{CursorTables, ViewState};
 use sse_replay_core::analysis::Analysis;
@@ -121,12 +123,20 @@ pub fn headline(a: &Analysis, tables: &CursorTables, cursor: u32, arriving: bool
     };
     Headline {
         text: format!(
-            "finished: {ok} of {} parsed · {word}",
+            "{}: {ok} of {} parsed · {word}",
+            ending(a),
             plural(total, "call")
         ),
         tone,
         hover,
     }
+}
+
+/// How the stream ended, in a few words: the core's one decision ([`Analysis::ending`], worded by
+/// [`sse_replay_core::compare::ending_label`]), so a stream cut short is never called "finished".
+/// A provider's message can be long: the headline's hover has it whole.
+pub fn ending(a: &Analysis) -> String {
+    sse_replay_core::text::truncate(&sse_replay_core::compare::ending_label(&a.ending), 80)
 }
 
 #[cfg(test)]
@@ -204,6 +214,9 @@ mod tests {
         // Once it has ended, the verdict.
         let done = headline(&a, &t, end, false);
         assert_eq!(done.tone, Tone::Error);
-        assert_eq!(done.text, "finished: 0 of 1 call parsed · FAILED");
+        assert_eq!(
+            done.text,
+            "ended without finish (truncated): 0 of 1 call parsed · FAILED"
+        );
     }
 }

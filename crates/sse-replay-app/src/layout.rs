@@ -58,6 +58,8 @@ impl LowerView {
 pub struct LowerChoices<'a> {
     pub view: &'a mut LowerView,
     pub folded: &'a mut bool,
+    /// "Bytes as received" wraps long reads.
+    pub wrap_bytes: &'a mut bool,
 }
 
 /// By default the comparison keeps at least this much height (a call card down to its three
@@ -182,7 +184,9 @@ pub fn lower_panel(
                 match *choices.view {
                     LowerView::Timeline => timeline::timeline_ui(ui, a, d, v, queue),
                     LowerView::Events => event_inspector::inspector_ui(ui, a, v, queue),
-                    LowerView::Bytes => raw_view::raw_ui(ui, a, d, v, queue),
+                    LowerView::Bytes => {
+                        raw_view::raw_ui(ui, a, d, v, queue, choices.wrap_bytes);
+                    }
                 }
             })
         });

@@ -42,6 +42,7 @@ pub mod proxy_list;
 pub mod proxy_panel;
 pub mod raw_view;
 pub mod recorder;
+pub mod shortcuts;
 pub mod stub_panel;
 pub mod style;
 pub mod timeline;
@@ -114,6 +115,8 @@ pub struct App {
     confirm_replace: Option<(DialogPurpose, PathBuf)>,
     pub stub: stub_panel::StubForm,
     pub show_about: bool,
+    /// Help → Keyboard shortcuts is open.
+    pub show_shortcuts: bool,
     /// The stream picker of a multi-stream capture, while open.
     pub picker: Option<StreamPicker>,
     /// The newest live recording, waiting for the loader to be free (live updates coalesce).
@@ -189,6 +192,7 @@ impl App {
             confirm_replace: None,
             stub: stub_panel::StubForm::default(),
             show_about: false,
+            show_shortcuts: false,
             picker: None,
             live_pending: None,
             live_follow: false,

@@ -13,6 +13,10 @@ use super::ui::short_name;
 use super::view::{OpenTarget, ViewState};
 use super::{App, Doc, Status, StreamPicker, loader};
 
+/// The status line while Replay shows a stream as it arrives (replaced by how it ended, once it
+/// has).
+pub(super) const LIVE_STATUS: &str = "Showing the stream as it arrives";
+
 /// Frame timing, printed to stderr when `SSE_REPLAY_TIMING` is set (for the scale measurements).
 #[derive(Debug)]
 pub(super) struct Perf {
@@ -345,7 +349,7 @@ impl App {
             OpenTarget::CompareA | OpenTarget::Second => return,
         }
         if live {
-            self.set_status("Showing the stream as it arrives", false);
+            self.set_status(LIVE_STATUS, false);
         } else {
             self.set_status(text, false);
         }

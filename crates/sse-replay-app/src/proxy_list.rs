@@ -275,9 +275,21 @@ pub fn list_ui(ui: &mut Ui, run: &mut ProxyRun, queue: &mut ActionQueue) {
                 ui.horizontal(|ui| row_ui(ui, row, selected, queue));
             }
         });
-    if let Some(row) = selected.and_then(|id| rows.iter().find(|r| r.exchange.id == id)) {
-        ui.separator();
-        detail_ui(ui, row, loaded, queue);
+    // The detail is the selected flow's, whatever its state, and only while the list shows it.
+    if let Some(id) = *selected {
+        match rows.iter().find(|r| r.exchange.id == id) {
+            Some(row) if filter.matches(row) => {
+                ui.separator();
+                detail_ui(ui, row, loaded, queue);
+            }
+            Some(_) => {
+                ui.separator();
+                ui.weak(format!(
+                    "The selected request #{id} is hidden by the filter: clear the filter to see its detail."
+                ));
+            }
+            None => {}
+        }
     }
 }
 
@@ -388,18 +400,34 @@ fn row_ui(ui: &mut Ui, row: &ExchangeRow, selected: &mut Option<u64>, queue: &mu
         let text = match (row.first_byte_micros, &row.end) {
             (Some(t), _) => duration(t),
             (None, Some(_)) => "—".into(),
+            (None, None) if row.gone => "—".into(),
             (None, None) => "…".into(),
         };
         ui.label(text);
     });
     match &row.end {
         Some(end) => {
+            // No response at all: no duration to show (the proxy reports 0 for it).
+            let answered = x.error.is_none() || !x.response_headers.is_empty();
             cell(ui, 5, |ui| {
-                ui.label(duration(end.duration_micros));
+                if answered {
+                    ui.label(duration(end.duration_micros));
+                } else {
+                    ui.weak("—").on_hover_text("No response from the upstream");
+                }
             });
             cell(ui, 6, |ui| {
                 ui.label(size(end.bytes));
             });
+        }
+        None if row.gone => {
+            // Its proxy stopped first: no end will come.
+            for i in [5, 6] {
+                cell(ui, i, |ui| {
+                    ui.weak("—")
+                        .on_hover_text("The proxy stopped before this response ended");
+                });
+            }
         }
         None => {
             // Still streaming: no spinner (it would repaint every frame for as long as a

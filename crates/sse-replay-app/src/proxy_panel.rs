@@ -3,6 +3,7 @@
 //! openable in the player. The proxy runs on its own runtime thread; its events arrive through a
 //! channel and a repaint waker. Stopping happens on a helper thread so the UI never waits.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -17,6 +18,10 @@ use sse_replay_net::proxy::{self, ProxyConfig, ProxyEvent, ProxyHandle};
 
 /// One request through the proxy (a flow): what [`sse_replay_net::exchange`] reports, joined with
 /// its first byte, its body's end and its capture.
+///
+/// `exchange.id` is the app's flow number, not the proxy's: each start of the proxy numbers its
+/// requests from 1 again, so the app gives every flow its own number (in the order their heads
+/// arrive) and the selection, the watched flow and the exports all go by it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExchangeRow {
     pub exchange: Exchange,
@@ -26,6 +31,8 @@ pub struct ExchangeRow {
     pub end: Option<ExchangeEnd>,
     /// The capture of an event stream (or of a complete LLM response).
     pub capture: Option<Capture>,
+    /// The proxy that carried it has gone before the flow ended: nothing more will arrive.
+    pub gone: bool,
 }
 
 /// A captured response.
@@ -53,7 +60,14 @@ pub struct SessionResult {
 /// The running proxy. Dropping it (leaving the app) stops the proxy and saves open captures.
 struct Running {
     handle: ProxyHandle,
+    feed: Feed,
+}
+
+/// One start of the proxy: its events, and its request numbers mapped to the app's flow numbers.
+struct Feed {
     rx: mpsc::Receiver<ProxyEvent>,
+    /// The proxy's number of each request → the app's flow number.
+    ids: HashMap<u64, u64>,
 }
 
 /// The Proxy form: where to listen, where to forward, where to write. Persisted in the settings;
@@ -78,6 +92,11 @@ pub struct ProxyForm {
 #[derive(Default)]
 pub struct ProxyRun {
     running: Option<Running>,
+    /// Stopped proxies still saving their open captures: their events are taken until they are
+    /// gone (a stream cut by the stop ends as its capture is saved).
+    stopping: Vec<Feed>,
+    /// The last flow number given (flow numbers go on across restarts of the proxy).
+    last_id: u64,
     /// The requests, oldest first (at most [`EXCHANGES_MAX`]).
     exchanges: Vec<ExchangeRow>,
     /// The request whose detail is shown.
@@ -164,10 +183,12 @@ impl ProxyRun {
     /// Take the proxy's events and hand Replay the watched flow (at most ~10 times a second).
     /// Called every frame, whichever tab is shown.
     pub fn poll(&mut self, ctx: &egui::Context, queue: &mut ActionQueue) {
-        if let Some(r) = &self.running {
-            let events: Vec<_> = r.rx.try_iter().take(1000).collect();
-            self.apply(events);
+        if let Some(mut r) = self.running.take() {
+            let events: Vec<_> = r.feed.rx.try_iter().take(1000).collect();
+            self.apply(&mut r.feed.ids, events);
+            self.running = Some(r);
         }
+        self.poll_stopping();
         if let Some(rec) = self.finished_watch.take() {
             queue.push(Action::ShowLive(Box::new(rec)));
         }
@@ -216,16 +237,22 @@ impl ProxyRun {
         }) {
             Ok(handle) => {
                 self.error = None;
-                self.running = Some(Running { handle, rx });
+                let feed = Feed {
+                    rx,
+                    ids: HashMap::new(),
+                };
+                self.running = Some(Running { handle, feed });
             }
             Err(e) => self.error = Some(e.to_string()),
         }
     }
 
-    /// Stops the proxy on a helper thread (open captures are saved).
+    /// Stops the proxy on a helper thread (open captures are saved: their ends still arrive).
     pub fn stop(&mut self) {
-        if let Some(Running { handle, rx }) = self.running.take() {
-            self.apply(rx.try_iter().collect());
+        if let Some(Running { handle, mut feed }) = self.running.take() {
+            let events = feed.rx.try_iter().collect();
+            self.apply(&mut feed.ids, events);
+            self.stopping.push(feed);
             std::thread::Builder::new()
                 .name("sse-replay-proxy-stop".into())
                 .spawn(move || handle.stop())
@@ -233,8 +260,84 @@ impl ProxyRun {
         }
     }
 
-    fn apply(&mut self, events: Vec<ProxyEvent>) {
-        for e in events {
+    /// Takes the events of stopped proxies; once one is gone, its flows that never ended are
+    /// marked so (no "streaming…" for a stream nobody will finish).
+    fn poll_stopping(&mut self) {
+        let mut feeds = std::mem::take(&mut self.stopping);
+        feeds.retain_mut(|feed| {
+            let mut events = Vec::new();
+            let gone = loop {
+                match feed.rx.try_recv() {
+                    Ok(e) => events.push(e),
+                    Err(mpsc::TryRecvError::Empty) => break false,
+                    Err(mpsc::TryRecvError::Disconnected) => break true,
+                }
+            };
+            self.apply(&mut feed.ids, events);
+            if gone {
+                let ids: Vec<u64> = feed.ids.values().copied().collect();
+                for id in ids {
+                    self.cut_off(id);
+                }
+            }
+            !gone
+        });
+        self.stopping.extend(feeds);
+    }
+
+    /// Flow `id`'s proxy is gone: whatever had not ended never will.
+    fn cut_off(&mut self, id: u64) {
+        let watched = self.watching == Some(id);
+        let mut last_live = None;
+        let Some(row) = self.row_mut(id) else { return };
+        if row.end.is_none() {
+            row.gone = true;
+        }
+        if let Some(c) = &mut row.capture
+            && c.result.is_none()
+        {
+            let bytes = c.live.as_ref().map_or(0, |l| l.body_len());
+            let chunks = c.live.as_ref().map_or(0, |l| l.chunks.len() as u64);
+            c.result = Some(SessionResult {
+                saved: c.path.is_file(),
+                bytes,
+                chunks,
+                calls: 0,
+                error: Some("the proxy stopped before the stream ended".into()),
+                ended_normally: false,
+            });
+            last_live = c.live.take();
+        }
+        if watched {
+            self.watching = None;
+            self.finished_watch = last_live;
+        }
+    }
+
+    /// Applies one proxy's `events`; `ids` maps its request numbers to the app's flow numbers.
+    fn apply(&mut self, ids: &mut HashMap<u64, u64>, events: Vec<ProxyEvent>) {
+        for mut e in events {
+            // The proxy's number → the flow's: given when the flow is first reported.
+            let flow = |ids: &HashMap<u64, u64>, id: u64| ids.get(&id).copied();
+            match &mut e {
+                ProxyEvent::Exchange(x) => {
+                    self.last_id += 1;
+                    ids.insert(x.id, self.last_id);
+                    x.id = self.last_id;
+                }
+                ProxyEvent::ExchangeEnded(end) => match flow(ids, end.id) {
+                    Some(f) => end.id = f,
+                    None => continue,
+                },
+                ProxyEvent::FirstByte { id, .. }
+                | ProxyEvent::CaptureStarted { id, .. }
+                | ProxyEvent::CaptureProgress { id, .. }
+                | ProxyEvent::CaptureFinished { id, .. } => match flow(ids, *id) {
+                    Some(f) => *id = f,
+                    None => continue,
+                },
+                _ => {}
+            }
             match e {
                 // The request list is built from the exchanges; these lines are the CLI's.
                 ProxyEvent::Forwarded { .. }
@@ -246,6 +349,7 @@ impl ProxyRun {
                         first_byte_micros: None,
                         end: None,
                         capture: None,
+                        gone: false,
                     });
                     if self.exchanges.len() > EXCHANGES_MAX {
                         self.exchanges.drain(..self.exchanges.len() - EXCHANGES_MAX);

@@ -30,6 +30,11 @@ pub struct Settings {
     pub lower_view: super::layout::LowerView,
     /// The lower area folded to its tab row.
     pub lower_folded: bool,
+    /// "Bytes as received" wraps long reads onto several lines (else one line each, scrolled
+    /// sideways).
+    pub wrap_bytes: bool,
+    /// View → Theme: light, dark, or the system's.
+    pub theme: egui::ThemePreference,
     /// The Recorder form (URL, headers without secret values, body, output folder).
     pub recorder: RecorderForm,
     /// The Proxy form (listen address, upstream, output folder).
@@ -47,6 +52,8 @@ impl Default for Settings {
             tab: Tab::Replay,
             lower_view: Default::default(),
             lower_folded: false,
+            wrap_bytes: false,
+            theme: egui::ThemePreference::System,
             recorder: RecorderForm::default(),
             proxy: ProxyForm::default(),
             client_test: client_test_panel::ClientTestForm::default(),

@@ -4,14 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use egui::{Key, Modifiers, RichText, Ui};
+use egui::{RichText, Ui};
 
 use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::export::Format;
 
 use super::loader::{LaterState, Source};
-use super::view::{Action, ActionQueue, OpenTarget, StepUnit, Tab};
+use super::view::{Action, ActionQueue, OpenTarget, Tab};
 use super::{
     App, about, accumulator_panel, client_test_panel, compare_panel, naive_panel, player,
     stub_panel, style,
@@ -31,6 +31,10 @@ impl App {
         }
         if let Some(src) = self.initial.take() {
             self.open(src, OpenTarget::Primary);
+        }
+        // View → Theme (egui's own memory may hold another one from a saved session).
+        if ctx.options(|o| o.theme_preference) != self.settings.theme {
+            ctx.set_theme(self.settings.theme);
         }
         self.poll_background();
         self.input(&ctx);
@@ -104,6 +108,7 @@ impl App {
             self.proxy.unwatch();
         }
         self.recorder_was_running = running;
+        self.end_live_status();
         self.picker_ui(&ctx);
         self.builtin_dialog_ui(&ctx);
         if self.show_about {
@@ -114,6 +119,14 @@ impl App {
                 .default_width(620.0)
                 .show(&ctx, |ui| about::about_ui(ui, queue));
             self.show_about = open;
+        }
+        if self.show_shortcuts {
+            let mut open = true;
+            egui::Window::new("Keyboard shortcuts")
+                .open(&mut open)
+                .default_width(460.0)
+                .show(&ctx, super::shortcuts::shortcuts_ui);
+            self.show_shortcuts = open;
         }
 
         self.apply_actions(&ctx);
@@ -144,51 +157,21 @@ impl App {
             };
             self.actions.push(Action::OpenPath(p, target));
         }
-        if ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::O)) {
-            self.actions.push(Action::OpenDialog(OpenTarget::Primary));
-        }
-        if self.settings.tab != Tab::Replay || self.doc.is_none() || ctx.egui_wants_keyboard_input()
-        {
-            return;
-        }
-        let keys = [
-            (Modifiers::NONE, Key::Space, Action::TogglePlay),
-            (
-                Modifiers::NONE,
-                Key::ArrowRight,
-                Action::StepCursor(StepUnit::Chunk, 1),
-            ),
-            (
-                Modifiers::NONE,
-                Key::ArrowLeft,
-                Action::StepCursor(StepUnit::Chunk, -1),
-            ),
-            (
-                Modifiers::SHIFT,
-                Key::ArrowRight,
-                Action::StepCursor(StepUnit::Event, 1),
-            ),
-            (
-                Modifiers::SHIFT,
-                Key::ArrowLeft,
-                Action::StepCursor(StepUnit::Event, -1),
-            ),
-            (
-                Modifiers::COMMAND,
-                Key::ArrowRight,
-                Action::StepCursor(StepUnit::Fragment, 1),
-            ),
-            (
-                Modifiers::COMMAND,
-                Key::ArrowLeft,
-                Action::StepCursor(StepUnit::Fragment, -1),
-            ),
-            (Modifiers::NONE, Key::Home, Action::Home),
-            (Modifiers::NONE, Key::End, Action::End),
-        ];
-        for (mods, key, action) in keys {
-            if ctx.input_mut(|i| i.consume_key(mods, key)) {
-                self.actions.push(action);
+        // Every key from the one table Help → Keyboard shortcuts lists.
+        let replay = self.settings.tab == Tab::Replay
+            && self.doc.is_some()
+            && !ctx.egui_wants_keyboard_input();
+        let event_list = replay
+            && self.settings.lower_view == super::layout::LowerView::Events
+            && !self.settings.lower_folded;
+        for s in super::shortcuts::all() {
+            let applies = match s.scope {
+                super::shortcuts::Scope::Anywhere => true,
+                super::shortcuts::Scope::Replay => replay,
+                super::shortcuts::Scope::EventList => event_list,
+            };
+            if applies && super::shortcuts::pressed(ctx, &s) {
+                self.actions.push(s.action);
             }
         }
     }
@@ -261,10 +244,29 @@ impl App {
                     if ui.selectable_label(folded, "Fold the lower area").clicked() {
                         self.settings.lower_folded = !folded;
                     }
+                    ui.checkbox(&mut self.settings.wrap_bytes, "Wrap long lines in \"Bytes as received\"");
+                    ui.separator();
+                    ui.menu_button("Theme", |ui| {
+                        for (theme, label) in [
+                            (egui::ThemePreference::System, "System"),
+                            (egui::ThemePreference::Light, "Light"),
+                            (egui::ThemePreference::Dark, "Dark"),
+                        ] {
+                            if ui
+                                .selectable_label(self.settings.theme == theme, label)
+                                .clicked()
+                            {
+                                self.settings.theme = theme;
+                            }
+                        }
+                    });
                 });
                 ui.menu_button("Help", |ui| {
                     if ui.button("About the fragment problem").clicked() {
                         self.actions.push(Action::ToggleAbout);
+                    }
+                    if ui.button("Keyboard shortcuts").clicked() {
+                        self.actions.push(Action::ToggleShortcuts);
                     }
                 });
             });
@@ -325,7 +327,7 @@ impl App {
     }
 
     fn replay_ui(&mut self, ui: &mut Ui) {
-        let Some(doc) = &mut self.doc else {
+        if self.doc.is_none() {
             let queue = &mut self.actions;
             let loading = self.loading.as_ref();
             egui::CentralPanel::default().show(ui, |ui| {
@@ -349,12 +351,9 @@ impl App {
                 });
             });
             return;
-        };
-        let arriving = doc.loaded.is_live()
-            && (self.recorder.is_running()
-                || self.proxy.watching_streaming()
-                || self.live_pending.is_some()
-                || self.loading.as_ref().is_some_and(|l| l.live));
+        }
+        let arriving = self.arriving();
+        let Some(doc) = &mut self.doc else { return };
         let dialect_override = doc.loaded.dialect_override;
         let client = self.client_case.as_ref().filter(
             |c| matches!(&doc.loaded.source, Source::Memory { name, .. } if *name == c.case),
@@ -374,6 +373,7 @@ impl App {
         let choices = super::layout::LowerChoices {
             view: &mut self.settings.lower_view,
             folded: &mut self.settings.lower_folded,
+            wrap_bytes: &mut self.settings.wrap_bytes,
         };
         super::layout::lower_panel(ui, choices, a, d, v, queue);
         let half = ui.available_width() * 0.46;
@@ -407,10 +407,37 @@ impl App {
         });
     }
 
+    /// Replay shows a stream still arriving (the Recorder's, a watched proxy flow): its latest read
+    /// is not its end. Every live label ("● live", "as it arrives") asks this, so none outlives
+    /// the stream.
+    pub fn arriving(&self) -> bool {
+        self.doc.as_ref().is_some_and(|d| d.loaded.is_live())
+            && (self.recorder.is_running()
+                || self.proxy.watching_streaming()
+                || self.live_pending.is_some()
+                || self.loading.as_ref().is_some_and(|l| l.live))
+    }
+
+    /// Once a live stream has ended, the status line says how (it said "as it arrives").
+    fn end_live_status(&mut self) {
+        let live_status = self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.text == super::logic::LIVE_STATUS);
+        if !live_status || self.arriving() {
+            return;
+        }
+        if let Some(a) = self.analysis() {
+            let text = format!("The stream has ended: {}", super::headline::ending(a));
+            self.set_status(text, false);
+        }
+    }
+
     fn recorder_tab_ui(&mut self, ui: &mut Ui) {
         let mut watch = None;
         let live_shown = self.doc.as_ref().is_some_and(|d| d.loaded.is_live());
         let following = self.live_follow;
+        let recording = self.recorder.is_running();
         let (form, recorder, queue) = (
             &mut self.settings.recorder,
             &mut self.recorder,
@@ -427,8 +454,10 @@ impl App {
                     };
                     ui.separator();
                     ui.horizontal_wrapped(|ui| {
-                        if live_shown && following {
+                        if live_shown && following && recording {
                             ui.label("The Replay tab shows this recording as it arrives.");
+                        } else if live_shown && following {
+                            ui.label("The Replay tab shows this recording.");
                         } else {
                             ui.label("The Replay tab shows another recording.");
                         }
@@ -518,8 +547,15 @@ fn header_ui(
     queue: &mut ActionQueue,
 ) {
     ui.horizontal_wrapped(|ui| {
+        // A live source is "live" only while it arrives; once ended it was recorded live.
+        let live_source = a.source.kind == sse_replay_core::analysis::SourceKind::Live;
+        let source_name = match (live_source, arriving) {
+            (true, true) => "live recording".to_owned(),
+            (true, false) => "recorded live".to_owned(),
+            (false, _) => short_name(&a.source.name),
+        };
         let title = if a.meta.title.is_empty() {
-            short_name(&a.source.name)
+            source_name.clone()
         } else {
             a.meta.title.clone()
         };
@@ -535,8 +571,12 @@ fn header_ui(
         }
         // The source's name and its kind, each once: not again when the title or the name
         // already says it ("live recording").
-        let name = short_name(&a.source.name);
-        let kind = a.source.kind.to_string();
+        let name = source_name.clone();
+        let kind = if live_source {
+            source_name
+        } else {
+            a.source.kind.to_string()
+        };
         let mut parts: Vec<String> = Vec::new();
         if name != title {
             parts.push(name.clone());

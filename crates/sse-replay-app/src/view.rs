@@ -109,6 +109,12 @@ pub enum Action {
     ShowTab(Tab),
     /// Show or hide the help window.
     ToggleAbout,
+    /// Show or hide Help → Keyboard shortcuts.
+    ToggleShortcuts,
+    /// Copy the event the event list shows (the clicked one, else the cursor's) as SSE text.
+    CopyEvent,
+    /// The event list's detail follows the cursor again (unpins the clicked event).
+    FollowCursor,
     /// Ask for a capture (HAR, cassette, JSON lines) and import it.
     ImportDialog,
     /// Open stream `n` of the stream picker.
@@ -290,6 +296,8 @@ pub struct ViewState {
     pub raw_scroll: RowScroll,
     /// The naive steps list's scroll; it brings the current step into view when the cursor moves.
     pub steps_scroll: RowScroll,
+    /// The wrapped byte view's row positions ([`super::raw_view::WrapTops`]).
+    pub raw_wrap: super::raw_view::WrapTops,
     /// The event inspector's filter, selection and cached rows.
     pub inspector: super::event_inspector::InspectorState,
     /// Hindsight: before the end, mark what the whole recording knows (the values a typewriter
@@ -363,6 +371,7 @@ impl Default for ViewState {
             timeline_zoom: 1.0,
             raw_scroll: RowScroll::default(),
             steps_scroll: RowScroll::default(),
+            raw_wrap: Default::default(),
             inspector: Default::default(),
             hindsight: false,
             arriving: false,

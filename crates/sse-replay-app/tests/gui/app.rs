@@ -333,6 +333,11 @@ fn about_and_badges_explain() {
     h.get_by_label("split-utf8").hover();
     h.run();
     h.get_by_label_contains("A network read ended in the middle of a UTF-8 character");
+    // The keys: one list, the shortcut table's, opened from here too.
+    h.get_by_label("Keyboard shortcuts…").click();
+    h.run();
+    assert!(h.state().show_shortcuts);
+    h.get_by_label("Play / pause");
 }
 
 #[derive(Debug)]
@@ -808,10 +813,36 @@ fn test_a_client_tab_reports_a_dialect_the_client_does_not_speak() {
         std::thread::sleep(Duration::from_millis(10));
     }
     h.run();
-    h.get_by_label("0 cases: 0 pass, 0 fail, 0 error");
+    // What `sse-replay test` says for the same run (it exits 1 with it): never a neutral
+    // "0 cases".
+    assert!(h.query_by_label_contains("0 cases").is_none());
+    h.get_by_label_contains(
+        "the client printed no call on any clean recording: it speaks none of the suite's dialects (--dialect runs one anyway); e.g. ",
+    );
     h.get_by_label(
         "openai-chat: not spoken (1 case skipped) — pass --dialect openai-chat to include it",
     );
+    // No case ran: no empty matrix (only the form's checkbox is named after the variant).
+    assert_eq!(h.query_all_by_label("one-read").count(), 1);
+    // A new run: the previous run's results are gone as soon as it starts, not when it ends.
+    {
+        let panel = &mut h.state_mut().settings.client_test;
+        panel.command = "sleep 5".into();
+        panel.timeout_secs = 1.0;
+    }
+    h.run();
+    h.get_by_label("Run").click();
+    h.step();
+    assert!(h.state().client_test.is_running());
+    assert!(h.state().client_test.last.is_none());
+    assert!(h.query_by_label_contains("not spoken").is_none());
+    assert!(h.query_by_label_contains("printed no call").is_none());
+    let t0 = Instant::now();
+    while h.state().client_test.is_running() {
+        h.step();
+        assert!(t0.elapsed() < Duration::from_secs(60), "run did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn manifest_path(rel: &str) -> String {

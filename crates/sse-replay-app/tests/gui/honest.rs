@@ -443,3 +443,71 @@ fn a_strategy_that_matches_a_broken_stream_is_not_blamed() {
     h.run();
     h.get_by_label_contains("differs from the correct calls");
 }
+
+/// A stream that ends without its finish is never called "finished": the headline names how it
+/// ended (the core's decision), opened from a file as when recorded live. Once a live stream has
+/// ended, no label says it is live any more: not the badge, the header, the status line or the
+/// Recorder tab.
+#[test]
+fn a_broken_stream_is_not_finished_and_live_labels_end_with_it() {
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Shen\"}}]},\"finish_reason\":null}]}\n\n";
+    // No finish reason, no [DONE]: the stream is cut short.
+    let rest = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"zhen\\\"}\"}}]},\"finish_reason\":null}]}\n\n";
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.sse");
+    std::fs::write(&cut, format!("{first}{rest}")).unwrap();
+    let mut h = harness(app());
+    open(&mut h, cut);
+    h.get_by_label("ended without finish (truncated): 1 of 1 call parsed · FAILED");
+    assert!(h.query_by_label_contains("finished:").is_none());
+
+    let (url, release) = pausing_server(first, rest);
+    {
+        let r = &mut h.state_mut().settings.recorder;
+        r.url = url;
+        r.headers.clear();
+        r.body = "{}".into();
+        r.out_dir = dir.path().join("captures");
+    }
+    h.get_by_label("Recorder").click();
+    h.run();
+    h.get_by_label("⏺ Start").click();
+    h.step();
+    step_until(&mut h, "the first part did not arrive", |a| {
+        a.recorder.is_running()
+            && !a.is_loading()
+            && a.analysis().is_some_and(|x| x.body.len() == first.len())
+    });
+    h.get_by_label("The Replay tab shows this recording as it arrives.");
+    h.get_by_label("Replay").click();
+    h.run();
+    h.get_by_label("● live");
+    assert_eq!(
+        h.state().status.as_ref().map(|s| s.text.as_str()),
+        Some("Showing the stream as it arrives")
+    );
+    release.send(()).unwrap();
+    step_until(&mut h, "the stream did not end", |a| {
+        !a.recorder.is_running()
+            && !a.is_loading()
+            && a.analysis()
+                .is_some_and(|x| x.body.len() == first.len() + rest.len())
+    });
+    h.get_by_label("ended without finish (truncated): 1 of 1 call parsed · FAILED");
+    assert!(h.query_by_label_contains("finished:").is_none());
+    assert!(h.query_by_label("● live").is_none());
+    assert!(h.query_by_label_contains("live recording").is_none());
+    h.get_by_label_contains("recorded live");
+    let status = h.state().status.clone().unwrap().text;
+    assert_eq!(
+        status,
+        "The stream has ended: ended without finish (truncated)"
+    );
+    h.get_by_label("Recorder").click();
+    h.run();
+    assert!(
+        h.query_by_label("The Replay tab shows this recording as it arrives.")
+            .is_none()
+    );
+    h.get_by_label("The Replay tab shows this recording.");
+}

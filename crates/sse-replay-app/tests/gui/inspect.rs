@@ -344,6 +344,8 @@ fn a_failed_upstream_still_shows_the_request() {
     }
     h.run();
     h.get_by_label("gpt-unreachable");
+    // No response: no made-up duration.
+    assert!(h.query_by_label("0 ms").is_none());
     h.get_by_label("POST /v1/chat/completions").click();
     h.run();
     h.get_by_label_contains("\"model\":\"gpt-unreachable\"");
@@ -534,4 +536,171 @@ fn flows_filter_and_export_as_har_and_curl() {
     assert!(!text.contains("sk-flow-secret-1234"));
     h.state_mut().proxy.stop();
     upstream.stop();
+}
+
+/// Every flow keeps its own number across restarts of the proxy (which numbers its requests from
+/// 1 again): clicking a failed flow selects it alone and its detail is its own request, not the
+/// first run's flow #1; the finished flow shows its own detail; and a selected flow the filter
+/// hides leaves the detail.
+#[test]
+fn a_flow_is_selected_by_its_own_number_in_every_state() {
+    use sse_replay_net::serve::{self, Pacing, Plan, ServeConfig};
+    let seed = sse_replay_core::stub::build(&sse_replay_core::stub::seed_example());
+    let plan = std::sync::Arc::new(Plan::new(&seed, Pacing::Instant, None));
+    let upstream = serve::start(ServeConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        plan,
+        log: false,
+        limits: Default::default(),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    let addr = start_proxy(
+        &mut h,
+        format!("http://{}", upstream.addr()),
+        &dir.path().join("captures"),
+    );
+    post_in_background(
+        addr,
+        r#"{"model":"gpt-first","stream":true,"messages":[]}"#.into(),
+    )
+    .join()
+    .unwrap();
+    common::step_until(&mut h, "the first flow did not finish", |a| {
+        a.proxy.exchanges().first().is_some_and(|r| {
+            r.end.is_some() && r.capture.as_ref().is_some_and(|c| c.result.is_some())
+        })
+    });
+    // The proxy again, to an upstream that cannot be reached: its first request fails (502).
+    h.get_by_label("⏹ Stop proxy").click();
+    h.run();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    h.state_mut().settings.proxy.upstream = format!("http://{closed}");
+    h.get_by_label("▶ Start proxy").click();
+    h.run();
+    let addr = h.state().proxy.addr().expect("the proxy started again");
+    let response = post_in_background(
+        addr,
+        r#"{"model":"gpt-unreachable","stream":true,"messages":[]}"#.into(),
+    )
+    .join()
+    .unwrap();
+    assert!(response.starts_with("HTTP/1.1 502"), "{response}");
+    common::step_until(&mut h, "the failed flow was not reported", |a| {
+        a.proxy.exchanges().len() == 2 && a.proxy.exchanges()[1].end.is_some()
+    });
+    let ids: Vec<u64> = h
+        .state()
+        .proxy
+        .exchanges()
+        .iter()
+        .map(|r| r.exchange.id)
+        .collect();
+    assert_ne!(ids[0], ids[1], "two flows, one number");
+    use egui_kittest::kittest::NodeT as _;
+    let selected_rows = |h: &egui_kittest::Harness<'_, sse_replay_app::App>| {
+        h.query_all_by_label("POST /v1/chat/completions")
+            .filter(|n| n.accesskit_node().toggled() == Some(egui::accesskit::Toggled::True))
+            .count()
+    };
+    // Newest first: the failed flow is the first row.
+    h.query_all_by_label("POST /v1/chat/completions")
+        .next()
+        .unwrap()
+        .click();
+    h.run();
+    assert_eq!(selected_rows(&h), 1, "only the clicked flow is highlighted");
+    h.get_by_label_contains(&format!("#{} POST", ids[1]));
+    h.get_by_label_contains("no response:");
+    h.get_by_label_contains("\"model\":\"gpt-unreachable\"");
+    assert!(
+        h.query_by_label_contains("\"model\":\"gpt-first\"")
+            .is_none()
+    );
+    assert!(h.query_by_label_contains("Response body (").is_none());
+    // The finished flow: its own detail and events.
+    h.query_all_by_label("POST /v1/chat/completions")
+        .nth(1)
+        .unwrap()
+        .click();
+    h.run();
+    assert_eq!(selected_rows(&h), 1);
+    h.get_by_label_contains(&format!("#{} POST", ids[0]));
+    h.get_by_label_contains("\"model\":\"gpt-first\"");
+    h.get_by_label_contains("Response body (");
+    assert!(h.query_by_label_contains("no response:").is_none());
+    // Hidden by the filter: out of the detail too.
+    h.state_mut().proxy.filter.status = sse_replay_app::proxy_list::StatusFilter::Failed;
+    h.run();
+    assert!(
+        h.query_by_label_contains("\"model\":\"gpt-first\"")
+            .is_none()
+    );
+    assert!(h.query_by_label_contains("Response body (").is_none());
+    h.get_by_label_contains("hidden by the filter");
+    h.state_mut().proxy.stop();
+    upstream.stop();
+}
+
+/// A flow still streaming when the proxy is stopped: its end (the capture saved) still arrives,
+/// so it stops saying "streaming…", and a Replay watching it live stops being live.
+#[test]
+fn a_flow_cut_by_stopping_the_proxy_is_no_longer_streaming() {
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Shen\"}}]},\"finish_reason\":null}]}\n\n";
+    let rest = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"zhen\\\"}\"}}]},\"finish_reason\":null}]}\n\n";
+    let (upstream, release) = pausing_upstream(first, rest);
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![]));
+    h.run();
+    let addr = start_proxy(
+        &mut h,
+        format!("http://{upstream}"),
+        &dir.path().join("captures"),
+    );
+    let client = post_in_background(
+        addr,
+        r#"{"model":"gpt-cut","stream":true,"messages":[]}"#.into(),
+    );
+    common::step_until(&mut h, "the first part did not arrive", |a| {
+        a.proxy.exchanges().first().is_some_and(|r| {
+            r.capture
+                .as_ref()
+                .and_then(|c| c.live.as_ref())
+                .is_some_and(|l| !l.chunks.is_empty())
+        })
+    });
+    h.get_by_label("POST /v1/chat/completions").click();
+    h.run();
+    h.get_by_label("Watch live in Replay").click();
+    h.step();
+    common::step_until(&mut h, "the live flow did not show", |a| {
+        !a.is_loading() && a.analysis().is_some_and(|x| x.body.len() == first.len())
+    });
+    h.get_by_label("● live");
+    h.get_by_label("Proxy").click();
+    h.run();
+    h.get_by_label("⏹ Stop proxy").click();
+    h.run();
+    // The upstream ends its stream (without a finish) after the stop.
+    release.send(()).unwrap();
+    common::step_until(&mut h, "the cut flow never ended", |a| {
+        a.proxy.exchanges()[0]
+            .capture
+            .as_ref()
+            .is_some_and(|c| c.result.is_some())
+            && !a.proxy.watching_streaming()
+            && !a.is_loading()
+    });
+    h.run();
+    assert!(h.query_by_label("streaming…").is_none());
+    assert!(h.query_by_label("Watch live in Replay").is_none());
+    h.get_by_label("Replay").click();
+    h.run();
+    assert!(h.query_by_label("● live").is_none());
+    client.join().unwrap();
 }

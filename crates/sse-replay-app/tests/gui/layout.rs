@@ -193,6 +193,13 @@ fn a_two_line_title_on_a_laptop_screen_holds_and_the_lower_views_open() {
     h.run();
     h.get_by_label_contains("index 0 get_weather: ");
     assert_no_overlap(&h, w, hgt, 1.0);
+    // The bytes, wrapped: still inside the window.
+    h.get_by_label("Bytes as received").click();
+    h.run();
+    h.get_by_label("Wrap long lines").click();
+    h.run();
+    assert!(h.state().settings.wrap_bytes);
+    assert_no_overlap(&h, w, hgt, 1.0);
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod daily;
 mod forms;
 mod honest;
 mod inspect;
+mod keys;
 mod layout;
 mod restart;
 mod secrets;

@@ -289,6 +289,22 @@ pub struct SuiteRun {
     pub start_failure: Option<String>,
 }
 
+impl SuiteRun {
+    /// Why the run is a failure although no case failed: the client printed no call on any clean
+    /// recording, so every dialect was left out and nothing was judged. `sse-replay test` exits 1
+    /// with this line; the app shows it the same way (never a neutral "0 cases").
+    pub fn speaks_none(&self) -> Option<String> {
+        let first = self
+            .not_spoken
+            .first()
+            .filter(|_| self.results.is_empty())?;
+        Some(format!(
+            "the client printed no call on any clean recording: it speaks none of the suite's dialects (--dialect runs one anyway); e.g. {}",
+            sse_replay_core::text::truncate(&first.example, 300)
+        ))
+    }
+}
+
 /// The cases a probe of `dialect` runs: each clean recording in one variant (`one-read` when the
 /// run has it), and the first clean recording in every variant.
 fn probe_cases(suite: &[SuiteRecording], planned: &[CaseId], dialect: DialectKind) -> Vec<CaseId> {
@@ -428,4 +444,32 @@ pub fn run_plan(
     gate_results(&mut results, suite, &config.variants);
     run.results = results;
     run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run that judged nothing because every dialect was left out fails with one line (the CLI's
+    /// exit 1 and the app's "Test a client" both say it); a run with any result does not.
+    #[test]
+    fn a_run_that_speaks_no_dialect_says_so() {
+        let mut run = SuiteRun {
+            not_spoken: vec![NotSpoken {
+                dialect: DialectKind::OpenAiChat,
+                skipped: 3,
+                example: "openai-chat-weather × one-read: fail printed no calls".into(),
+            }],
+            ..SuiteRun::default()
+        };
+        let why = run.speaks_none().unwrap_or_default();
+        assert!(
+            why.starts_with("the client printed no call on any clean recording"),
+            "{why}"
+        );
+        assert!(why.contains("--dialect"), "{why}");
+        assert!(why.ends_with("fail printed no calls"), "{why}");
+        run.not_spoken.clear();
+        assert_eq!(run.speaks_none(), None, "nothing was left out");
+    }
 }
