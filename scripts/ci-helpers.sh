@@ -14,7 +14,7 @@
 # under `sse-replay test` (the same SDK code as a client program), and every verdict must be the
 # same. Then the plugin's own tests (python/tests): two test functions on one suite, one correct and
 # one that gives up, where the second passes nothing; two runs at once on one server; a server or
-# binary of another version refused; and the same two tests in vitest (examples/vitest/sessions). Python packages go to venvs and npm packages to
+# binary of another version refused; and the same in vitest (examples/vitest/sessions). Python packages go to venvs and npm packages to
 # node_modules/, all under $SSE_REPLAY_CI_DIR (default target/ci-helpers) except the vitest
 # example's node_modules (examples/vitest/, git-ignored), pinned: build 1.2.2.post1, hatchling
 # 1.27.0, pytest 9.2.0, openai 3.51.0; vitest 3.2.7, openai 7.55.0 (package-lock.json), on Node 22
@@ -139,7 +139,7 @@ vitest_run "$WORK/vitest-same.xml" "$SAME"
 "$BIN" test $SAME --json -- "$NODE" "$ROOT/examples/vitest/openai_node_client.mjs" \
   > "$WORK/vitest-same.json" 2> "$WORK/vitest-same.txt" || true
 $CHECK "$WORK/vitest-same.xml" --same-as "$WORK/vitest-same.json"
-step "vitest helper: a test that gives up is not credited with another's passes (sessions/)"
+step "vitest helper: sessions and versions (examples/vitest/sessions)"
 (cd "$ROOT/examples/vitest" && SSE_REPLAY_BIN="$BIN" SSE_REPLAY_SUITE_ARGS="$SESSIONS" \
   "$NODE" node_modules/vitest/vitest.mjs run --root sessions --reporter=dot)
 
