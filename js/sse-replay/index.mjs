@@ -37,6 +37,12 @@ import { createInterface } from 'node:readline';
 export const version = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version;
 
 function mismatch(what, theirs) {
+  if (!theirs) {
+    return new Error(
+      `sse-replay-suite ${version} needs sse-replay ${version}, but ${what} does not say which ` +
+        'sse-replay version it is',
+    );
+  }
   return new Error(
     `sse-replay-suite ${version} needs sse-replay ${version}, but ${what} is sse-replay ${theirs}: ` +
       `install the package of that version (npm install --save-dev sse-replay-suite@${theirs}) ` +
@@ -53,7 +59,7 @@ function binaryVersion(bin) {
         return;
       }
       const words = String(stdout ?? '').trim().split(/\s+/);
-      resolve(words.length === 2 && words[0] === 'sse-replay' ? words[1] : 'of unknown version');
+      resolve(words.length === 2 && words[0] === 'sse-replay' ? words[1] : null);
     });
   });
 }

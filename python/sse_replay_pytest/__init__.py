@@ -45,6 +45,11 @@ __version__ = "0.1.0"
 
 
 def _mismatch(what, version):
+    if not version:
+        return pytest.UsageError(
+            f"sse-replay-pytest {__version__} needs sse-replay {__version__}, but {what} does not say "
+            "which sse-replay version it is"
+        )
     return pytest.UsageError(
         f"sse-replay-pytest {__version__} needs sse-replay {__version__}, but {what} is sse-replay {version}: "
         f"install the plugin of that version (pip install sse-replay-pytest=={version}) "
@@ -79,7 +84,7 @@ class SuiteServer:
         self.what = binary
         version = _binary_version(binary)
         if version != __version__:
-            raise _mismatch(binary, version or "of unknown version")
+            raise _mismatch(binary, version)
         command = [binary, "serve", "--suite", "--addr", "127.0.0.1:0", *args]
         try:
             self.process = subprocess.Popen(
