@@ -21,7 +21,12 @@ The plugin starts ``sse-replay serve --suite`` itself (``--sse-replay-bin`` or `
 default ``sse-replay`` on PATH; extra flags with ``--sse-replay-args`` or
 ``$SSE_REPLAY_SUITE_ARGS``), or uses a running one (``--sse-replay-url`` or
 ``$SSE_REPLAY_SUITE_URL``). A case that is not judged (a pass on a fault or broken stream while the
-client fails the same recording's clean form) is skipped with the reason. Standard library only.
+client fails the same recording's clean form) is skipped with the reason.
+
+Each test function has its own session of verdicts on the server: a fault or broken case counts
+only on the clean form that the same function passed, so one test never changes another's results,
+and two pytest runs on one server never mix. The plugin's version must be the server's (it refuses
+any other sse-replay with the versions in the message). Standard library only.
 """
 
 import json
@@ -33,7 +38,37 @@ import urllib.request
 
 import pytest
 
-__all__ = ["Case", "SuiteServer"]
+__all__ = ["Case", "Session", "SuiteServer", "__version__"]
+
+# Released with sse-replay: the server's version must be this one.
+__version__ = "0.1.0"
+
+
+def _mismatch(what, version):
+    if not version:
+        return pytest.UsageError(
+            f"sse-replay-pytest {__version__} needs sse-replay {__version__}, but {what} does not say "
+            "which sse-replay version it is"
+        )
+    return pytest.UsageError(
+        f"sse-replay-pytest {__version__} needs sse-replay {__version__}, but {what} is sse-replay {version}: "
+        f"install the plugin of that version (pip install sse-replay-pytest=={version}) "
+        f"or point --sse-replay-bin / $SSE_REPLAY_BIN at sse-replay {__version__}"
+    )
+
+
+def _binary_version(binary):
+    """The version `binary --version` prints (``sse-replay X.Y.Z``), or None if it prints no such line."""
+    try:
+        out = subprocess.run(
+            [binary, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise pytest.UsageError(
+            f"sse-replay: cannot run {binary!r} ({e}); set --sse-replay-bin or $SSE_REPLAY_BIN"
+        ) from e
+    words = out.split()
+    return words[1] if len(words) == 2 and words[0] == "sse-replay" else None
 
 
 class SuiteServer:
@@ -41,9 +76,15 @@ class SuiteServer:
 
     def __init__(self, url=None, binary="sse-replay", args=()):
         self.process = None
+        self.sessions = []
         if url:
             self.url = url.rstrip("/")
+            self.what = f"the server at {self.url}"
             return
+        self.what = binary
+        version = _binary_version(binary)
+        if version != __version__:
+            raise _mismatch(binary, version)
         command = [binary, "serve", "--suite", "--addr", "127.0.0.1:0", *args]
         try:
             self.process = subprocess.Popen(
@@ -66,14 +107,43 @@ class SuiteServer:
             )
         self.url = line[len("listening on "):].rstrip("/")
 
+    def session(self, name=None):
+        """Opens a :class:`Session` on the server: verdicts of its own (one per test function).
+        Refuses a server of another version than the plugin's."""
+        request = urllib.request.Request(
+            f"{self.url}/sessions",
+            data=json.dumps({"name": name} if name else {}).encode(),
+            headers={"content-type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as r:
+                info = json.load(r)
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                raise pytest.UsageError(
+                    f"sse-replay-pytest {__version__}: {self.what} opens no sessions, it is older than "
+                    f"sse-replay {__version__}: install sse-replay {__version__}"
+                ) from e
+            raise pytest.UsageError(
+                f"sse-replay: POST {self.url}/sessions: {e.code} {e.read().decode(errors='replace')}"
+            ) from e
+        if info.get("version") != __version__:
+            raise _mismatch(self.what, info.get("version"))
+        session = Session(info)
+        self.sessions.append(session)
+        return session
+
     def cases(self, dialect=None):
-        """Every case (clean ones first), as :class:`Case`."""
-        query = f"?dialect={dialect}" if dialect else ""
-        with urllib.request.urlopen(f"{self.url}/cases{query}", timeout=60) as r:
-            listing = json.load(r)
-        return [Case(c) for c in listing["cases"]]
+        """Every case (clean ones first), as :class:`Case`, in a new session (each call is one)."""
+        return self.session().cases(dialect)
 
     def stop(self):
+        # A server we did not start outlives us: close our sessions on it.
+        if self.process is None:
+            for session in self.sessions:
+                session.close()
+        self.sessions = []
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -82,6 +152,31 @@ class SuiteServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+
+class Session:
+    """A session on the suite server: its cases are judged against each other only."""
+
+    def __init__(self, info):
+        self.id = info["id"]
+        self.url = info["url"].rstrip("/")
+
+    def cases(self, dialect=None):
+        """Every case (clean ones first), as :class:`Case`, served and judged in this session."""
+        query = f"?dialect={dialect}" if dialect else ""
+        with urllib.request.urlopen(f"{self.url}/cases{query}", timeout=60) as r:
+            listing = json.load(r)
+        return [Case(c) for c in listing["cases"]]
+
+    def close(self):
+        """Closes the session on the server (its verdicts are dropped)."""
+        try:
+            urllib.request.urlopen(urllib.request.Request(self.url, method="DELETE"), timeout=60).close()
+        except (urllib.error.URLError, OSError):
+            pass  # the server is gone, and the session with it
+
+    def __repr__(self):
+        return f"Session({self.id})"
 
 
 class Case:
@@ -96,8 +191,9 @@ class Case:
         self.kind = listing["kind"]
         self.base_url = listing["base_url"]
         self.tools = listing["tools"]
-        # Each expected call: {"name", "arguments", "id", "status": "ok" | "unfinished" | "broken"}.
-        self.expected = listing["expected"]
+        # Each expected call: {"name", "arguments", "id", "status": "ok" | "unfinished" | "broken"}
+        # (None if the server does not list them).
+        self.expected = listing.get("expected")
 
     @property
     def openai_base_url(self):
@@ -188,7 +284,9 @@ def pytest_generate_tests(metafunc):
         return
     marker = metafunc.definition.get_closest_marker("sse_replay")
     options = marker.kwargs if marker else {}
-    cases = _server(metafunc.config).cases(dialect=options.get("dialect"))
+    # One session per test function: its fault and broken cases are gated by its own clean forms.
+    session = _server(metafunc.config).session(name=metafunc.definition.nodeid)
+    cases = session.cases(dialect=options.get("dialect"))
     kind = options.get("kind")
     if kind:
         kinds = {kind} if isinstance(kind, str) else set(kind)
@@ -198,5 +296,6 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture(scope="session")
 def sse_replay_suite(request):
-    """The suite server (its ``url`` and ``cases()``), for tests that iterate it themselves."""
+    """The suite server (its ``url``, ``session()`` and ``cases()``), for tests that iterate it
+    themselves: each ``session()`` (and each ``cases()`` call) has verdicts of its own."""
     return _server(request.config)

@@ -11,11 +11,23 @@
 //!   or JSON lines in the client contract's shape, or `{"calls": […], "error": "…"}` for a client
 //!   that failed) answers with the verdict and diagnosis [`CaseContext::judge`] gives, the one
 //!   judge `sse-replay test` uses. A pass on a fault or broken case counts once the client passed
-//!   its clean form on this server (see [`harness::plan`]); until then it is `not-judged`.
+//!   its clean form in the same session (see [`harness::plan`]); until then it is `not-judged`.
+//!
+//! **Sessions.** Verdicts are kept per session, and the clean form a fault or broken case is gated
+//! by is looked up in its own session only, so one test's passes never count for another's, and
+//! two test runs on one server never mix. A helper opens one session per test function:
+//!
+//! - `POST /sessions` (body empty or `{"name": "…"}`, a label for the log) opens one and answers
+//!   `201 {"id", "url", "cases_url", "version", "schema_version"}`: `version` is the server's
+//!   (the binary's) version, which a helper compares with its own.
+//! - Every route above is also served under `/sessions/<id>/` (`GET /sessions/<id>/cases` lists the
+//!   cases with base URLs in that session), and `DELETE /sessions/<id>` closes it.
+//! - The session-less routes (`/cases/…`) are one default session, as before sessions existed.
 //!
 //! In-process ([`SuiteServer::start`], as wiremock's `MockServer::start()`): the same server on
-//! `127.0.0.1:0`, its [`SuiteServer::cases`] to iterate in a `cargo test`, each with
-//! [`SuiteCase::check`].
+//! `127.0.0.1:0`; [`SuiteServer::session`] opens a session (one per test that shares the server) to
+//! iterate its [`SuiteSession::cases`] in a `cargo test`, each with [`SuiteCase::check`];
+//! [`SuiteServer::cases`] are the default session's.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -33,6 +45,13 @@ use sse_replay_core::dialect::DialectKind;
 
 /// Largest verdict request body read.
 const MAX_VERDICT_BYTES: usize = 16 << 20;
+
+/// Largest `POST /sessions` body read (a name).
+const MAX_SESSION_BODY_BYTES: usize = 64 << 10;
+
+/// Sessions open at once through `POST /sessions` (a client that never closes its sessions runs
+/// into this bound, not out of memory).
+const MAX_SESSIONS: usize = 4096;
 
 /// What a suite server serves.
 #[derive(Debug)]
@@ -137,8 +156,31 @@ struct State {
     /// Clean cases first, then the rest, each in suite × variant order.
     cases: Vec<Listed>,
     by_key: HashMap<String, usize>,
-    /// The last verdict judged per case (what clean forms are looked up in).
+    /// The session of the session-less routes and [`SuiteServer::cases`].
+    default_session: Arc<Session>,
+    /// Sessions opened by `POST /sessions` and [`SuiteServer::session`].
+    sessions: Mutex<Sessions>,
+    /// Part of every session id: an id from an earlier server on the same address is not one of
+    /// this server's.
+    nonce: u32,
+}
+
+/// One test's verdicts: what a fault or broken case's clean form is looked up in. Everything a
+/// session keeps lives here, so one session never changes another's results.
+#[derive(Debug, Default)]
+struct Session {
+    /// What the log calls it (empty: the default session).
+    name: String,
+    /// The last verdict judged per case.
     verdicts: Mutex<HashMap<CaseId, CaseOutcome>>,
+}
+
+/// The open sessions by id.
+#[derive(Debug, Default)]
+struct Sessions {
+    open: HashMap<String, Arc<Session>>,
+    /// Sessions opened so far (the ids' counter).
+    opened: u64,
 }
 
 /// A recording's name as a URL path segment: its file stem, anything but letters, digits, `.`,
@@ -214,8 +256,88 @@ impl State {
             log: opts.log,
             cases,
             by_key,
-            verdicts: Mutex::new(HashMap::new()),
+            default_session: Arc::new(Session::default()),
+            sessions: Mutex::new(Sessions::default()),
+            nonce: fastrand::u32(..),
         }
+    }
+
+    /// Opens a session named `name` (for the log): its id and its verdicts.
+    fn open_session(&self, name: &str) -> (String, Arc<Session>) {
+        let mut sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        sessions.opened += 1;
+        let id = format!("{}-{:08x}", sessions.opened, self.nonce);
+        let session = Arc::new(Session {
+            name: if name.is_empty() {
+                id.clone()
+            } else {
+                name.to_owned()
+            },
+            verdicts: Mutex::default(),
+        });
+        sessions.open.insert(id.clone(), session.clone());
+        (id, session)
+    }
+
+    /// The open session `id`.
+    fn session(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .open
+            .get(id)
+            .cloned()
+    }
+
+    /// Closes session `id` (false: no such session).
+    fn close_session(&self, id: &str) -> bool {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .open
+            .remove(id)
+            .is_some()
+    }
+
+    fn open_sessions(&self) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .open
+            .len()
+    }
+
+    /// Every case as [`SuiteCase`]s served under `base` (the server's URL, or a session's) and
+    /// judged in `session`.
+    fn suite_cases(self: &Arc<Self>, base: &str, session: &Arc<Session>) -> Vec<SuiteCase> {
+        self.cases
+            .iter()
+            .enumerate()
+            .map(|(index, c)| {
+                let r = &self.suite[c.id.recording];
+                SuiteCase {
+                    id: c.key.clone(),
+                    recording: c.slug.clone(),
+                    variant: c.id.variant,
+                    dialect: r.base.dialect,
+                    base_url: format!("{base}/cases/{}", c.key),
+                    tools: r.tool_names().into_iter().map(str::to_owned).collect(),
+                    expected: self.context(c.id).map_or_else(
+                        || Expected {
+                            calls: Vec::new(),
+                            problems: Vec::new(),
+                        },
+                        |ctx| ctx.expected,
+                    ),
+                    index,
+                    session: session.clone(),
+                    state: self.clone(),
+                }
+            })
+            .collect()
     }
 
     fn context(&self, id: CaseId) -> Option<CaseContext<'_>> {
@@ -230,9 +352,11 @@ impl State {
             .map_or_else(|| "?".into(), |c| c.key.clone())
     }
 
-    /// Judges case `i` on what the client did, gates a pass by its clean form, and remembers it.
+    /// Judges case `i` on what the client did, gates a pass by its clean form's verdict in
+    /// `session`, and remembers it there.
     fn judge(
         &self,
+        session: &Session,
         i: usize,
         exit: &Exit,
         got: Result<Vec<CaseCall>, OutputError>,
@@ -253,7 +377,7 @@ impl State {
         };
         let judged = ctx.judge_parsed(exit, got, error);
         let verdict = {
-            let verdicts = self
+            let verdicts = session
                 .verdicts
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -266,11 +390,19 @@ impl State {
                 v => v,
             }
         };
-        if let Ok(mut verdicts) = self.verdicts.lock() {
+        if let Ok(mut verdicts) = session.verdicts.lock() {
             verdicts.insert(listed.id, verdict.clone());
         }
         if self.log {
-            sse_replay_core::log_line!("verdict {}: {}", listed.key, verdict.name());
+            let session = if session.name.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (session {})",
+                    sse_replay_core::text::visible(&session.name)
+                )
+            };
+            sse_replay_core::log_line!("verdict {}{session}: {}", listed.key, verdict.name());
         }
         CaseReport {
             case: listed.key.clone(),
@@ -383,6 +515,29 @@ impl CaseReport {
 }
 
 /// A running suite server (dropping it stops it).
+///
+/// In a `cargo test` (this is the README's snippet; `my_client` is the code under test, returning
+/// the calls it assembled in the client contract's JSON):
+///
+/// ```no_run
+/// # use sse_replay_core::dialect::DialectKind;
+/// # use sse_replay_net::suite::{SuiteOptions, SuiteServer};
+/// # async fn my_client(base_url: &str) -> Result<serde_json::Value, std::io::Error> {
+/// #     Err(std::io::Error::other(base_url.to_owned()))
+/// # }
+/// # async fn a_test() -> Result<(), Box<dyn std::error::Error>> {
+/// let suite = SuiteServer::start(SuiteOptions::builtin().dialect(DialectKind::OpenAiChat).with_faults())?;
+/// let session = suite.session();                    // this test's own verdicts
+/// for case in session.cases() {
+///     let outcome = match my_client(&case.base_url).await {
+///         Ok(calls) => case.check(&calls),          // calls: serde_json::Value, the contract's array
+///         Err(e) => case.check_failed(&serde_json::Value::Null, &e.to_string()),
+///     };
+///     assert!(!outcome.is_failure(), "{}", outcome.message());
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct SuiteServer {
     handle: ServerHandle,
@@ -407,7 +562,28 @@ pub struct SuiteCase {
     /// What the case's bytes give: the calls with their status.
     pub expected: Expected,
     index: usize,
+    /// Where its verdicts are kept.
+    session: Arc<Session>,
     state: Arc<State>,
+}
+
+/// A session of a running [`SuiteServer`]: its cases are judged against each other only, so a
+/// test that opens its own session is never credited with another test's passes.
+#[derive(Clone, Debug)]
+pub struct SuiteSession {
+    /// The session's id (its URL is `<server>/sessions/<id>`).
+    pub id: String,
+    /// `http://ADDR/sessions/<id>`: the session's routes (`/cases`, each case's base URL).
+    pub url: String,
+    session: Arc<Session>,
+    state: Arc<State>,
+}
+
+impl SuiteSession {
+    /// Every case in this session, clean ones first.
+    pub fn cases(&self) -> Vec<SuiteCase> {
+        self.state.suite_cases(&self.url, &self.session)
+    }
 }
 
 impl SuiteCase {
@@ -415,15 +591,25 @@ impl SuiteCase {
     /// `{"name", "arguments", "id"}`) as `sse-replay test` would judge a client that printed
     /// them and exited 0.
     pub fn check(&self, calls: &Value) -> CaseReport {
-        self.state
-            .judge(self.index, &Exit::Code(0), parse_calls(calls), "")
+        self.state.judge(
+            &self.session,
+            self.index,
+            &Exit::Code(0),
+            parse_calls(calls),
+            "",
+        )
     }
 
     /// Judges a client that failed with `error` (an exception, a non-zero exit) after
     /// assembling `calls` (often none).
     pub fn check_failed(&self, calls: &Value, error: &str) -> CaseReport {
-        self.state
-            .judge(self.index, &Exit::Code(1), parse_calls(calls), error)
+        self.state.judge(
+            &self.session,
+            self.index,
+            &Exit::Code(1),
+            parse_calls(calls),
+            error,
+        )
     }
 }
 
@@ -478,34 +664,23 @@ impl SuiteServer {
         format!("http://{}", self.addr())
     }
 
-    /// Every case, clean ones first.
+    /// Every case in the default session (the session-less routes'), clean ones first. Tests
+    /// that share one server open a [`SuiteServer::session`] each instead.
     pub fn cases(&self) -> Vec<SuiteCase> {
-        let base = self.url();
         self.state
-            .cases
-            .iter()
-            .enumerate()
-            .map(|(index, c)| {
-                let r = &self.state.suite[c.id.recording];
-                SuiteCase {
-                    id: c.key.clone(),
-                    recording: c.slug.clone(),
-                    variant: c.id.variant,
-                    dialect: r.base.dialect,
-                    base_url: format!("{base}/cases/{}", c.key),
-                    tools: r.tool_names().into_iter().map(str::to_owned).collect(),
-                    expected: self.state.context(c.id).map_or_else(
-                        || Expected {
-                            calls: Vec::new(),
-                            problems: Vec::new(),
-                        },
-                        |ctx| ctx.expected,
-                    ),
-                    index,
-                    state: self.state.clone(),
-                }
-            })
-            .collect()
+            .suite_cases(&self.url(), &self.state.default_session)
+    }
+
+    /// Opens a session: its cases' verdicts are gated by clean forms judged in it only (one per
+    /// test function, so that one test's passes never count for another's).
+    pub fn session(&self) -> SuiteSession {
+        let (id, session) = self.state.open_session("");
+        SuiteSession {
+            url: format!("{}/sessions/{id}", self.url()),
+            id,
+            session,
+            state: self.state.clone(),
+        }
     }
 
     /// The listing `GET /cases` answers with.
@@ -609,15 +784,40 @@ async fn handle(
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
     let local = state.addr;
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    match segments.as_slice() {
+    let all: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // `/sessions/<id>/…` is every route in that session; without the prefix, the default session.
+    let (session, prefix, segments) = match all.as_slice() {
+        ["sessions"] | ["sessions", ""] if method == hyper::Method::POST => {
+            let base = base_of(&req, local);
+            return open_session(req, &state, &base).await;
+        }
+        ["sessions", id] | ["sessions", id, ""] if method == hyper::Method::DELETE => {
+            return if state.close_session(id) {
+                json_response(200, &json!({"closed": id}))
+            } else {
+                error_json(404, &format!("no session {id} on this server"))
+            };
+        }
+        ["sessions", id, rest @ ..] => {
+            let Some(session) = state.session(id) else {
+                return error_json(
+                    404,
+                    &format!("no session {id} on this server (POST /sessions opens one)"),
+                );
+            };
+            (session, format!("/sessions/{id}"), rest)
+        }
+        rest => (state.default_session.clone(), String::new(), rest),
+    };
+    match segments {
         ["cases"] | ["cases", ""] if method == hyper::Method::GET => {
             let dialect = req.uri().query().and_then(|q| {
                 q.split('&')
                     .find_map(|kv| kv.strip_prefix("dialect="))
                     .and_then(DialectKind::from_name)
             });
-            json_response(200, &state.listing(&base_of(&req, local), dialect))
+            let base = format!("{}{prefix}", base_of(&req, local));
+            json_response(200, &state.listing(&base, dialect))
         }
         ["cases", rec, variant, rest @ ..] => {
             let key = format!("{rec}/{variant}");
@@ -628,7 +828,7 @@ async fn handle(
                 );
             };
             if rest == ["verdict"] && method == hyper::Method::POST {
-                return verdict(req, &state, i).await;
+                return verdict(req, &state, &session, i).await;
             }
             let listed = &state.cases[i];
             let r = &state.suite[listed.id.recording];
@@ -647,7 +847,7 @@ async fn handle(
         }
         _ => error_json(
             404,
-            "sse-replay suite: GET /cases lists the cases; each is served under /cases/<recording>/<variant>/",
+            "sse-replay suite: GET /cases lists the cases; each is served under /cases/<recording>/<variant>/; POST /sessions opens a session",
         ),
     }
 }
@@ -658,6 +858,7 @@ async fn handle(
 async fn verdict(
     req: hyper::Request<hyper::body::Incoming>,
     state: &State,
+    session: &Session,
     i: usize,
 ) -> hyper::Response<AnyBody> {
     let body = match http_body_util::Limited::new(req.into_body(), MAX_VERDICT_BYTES)
@@ -668,7 +869,47 @@ async fn verdict(
         Err(e) => return error_json(400, &format!("cannot read the request body: {e}")),
     };
     let (exit, got, error) = read_verdict_body(&body);
-    json_response(200, &state.judge(i, &exit, got, &error).to_json())
+    json_response(200, &state.judge(session, i, &exit, got, &error).to_json())
+}
+
+/// `POST /sessions`: opens a session named by the body's `name` (optional) and answers with its
+/// id, URLs and the server's version.
+async fn open_session(
+    req: hyper::Request<hyper::body::Incoming>,
+    state: &State,
+    base: &str,
+) -> hyper::Response<AnyBody> {
+    let body = match http_body_util::Limited::new(req.into_body(), MAX_SESSION_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return error_json(400, &format!("cannot read the request body: {e}")),
+    };
+    let name = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    if state.open_sessions() >= MAX_SESSIONS {
+        return error_json(
+            503,
+            &format!(
+                "{MAX_SESSIONS} sessions are open on this server: DELETE /sessions/<id> closes one"
+            ),
+        );
+    }
+    let (id, _) = state.open_session(&name);
+    let url = format!("{base}/sessions/{id}");
+    json_response(
+        201,
+        &json!({
+            "id": id,
+            "cases_url": format!("{url}/cases"),
+            "url": url,
+            "version": env!("CARGO_PKG_VERSION"),
+            "schema_version": 1,
+        }),
+    )
 }
 
 /// A verdict request body as the judge's inputs: how the client ended, its calls, its error text.

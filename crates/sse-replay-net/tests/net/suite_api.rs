@@ -34,7 +34,7 @@ fn tools(names: &[String]) -> Vec<ChatCompletionTools> {
 /// The code under test: stream a chat completion with async-openai and assemble its tool calls
 /// the way the crate's streaming examples do (a list indexed by the chunk's `index`, id and name
 /// replaced when present, arguments appended). Returns the calls in the client contract's JSON.
-async fn assemble(base_url: &str, tool_names: &[String]) -> Result<Value, String> {
+pub(crate) async fn assemble(base_url: &str, tool_names: &[String]) -> Result<Value, String> {
     let config = OpenAIConfig::new()
         .with_api_base(format!("{base_url}/v1"))
         .with_api_key("sk-sse-replay-dummy");
