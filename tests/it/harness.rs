@@ -1092,3 +1092,93 @@ fn a_client_whose_grandchild_keeps_stdout_open_is_judged_on_what_it_printed() {
         "ps still lists the grandchild"
     );
 }
+
+/// The caller's real credentials never reach a client under test: every cloud and model
+/// provider's key, token, profile and credentials file in the caller's environment is removed
+/// (by name, and any value shaped like a key whatever its name), and each provider the harness
+/// points at itself gets its fake key instead.
+#[test]
+fn the_callers_credentials_never_reach_the_client() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = dir.path().join("env");
+    let client = example("client_correct");
+    let script = format!("env > {}; exec \"$0\"", dump.display());
+    // Real-looking values, each unique so a grep names the leak.
+    let real: &[(&str, &str)] = &[
+        ("AWS_ACCESS_KEY_ID", "AKIAREALCALLER0KEY01"),
+        ("AWS_SECRET_ACCESS_KEY", "real-caller-secret-access-key-02"),
+        ("AWS_SESSION_TOKEN", "real-caller-session-token-03"),
+        ("AWS_SECURITY_TOKEN", "real-caller-security-token-04"),
+        ("AWS_PROFILE", "real-caller-profile-05"),
+        ("AWS_DEFAULT_PROFILE", "real-caller-profile-06"),
+        ("AWS_BEARER_TOKEN_BEDROCK", "real-caller-bedrock-bearer-07"),
+        (
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "/real-caller/web-identity-08",
+        ),
+        (
+            "AWS_ROLE_ARN",
+            "arn:aws:iam::123456789012:role/real-caller-09",
+        ),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/real-caller/adc-10.json"),
+        ("GOOGLE_API_KEY", "real-caller-google-key-11"),
+        ("GEMINI_API_KEY", "real-caller-gemini-key-12"),
+        ("OPENAI_API_KEY", "sk-real-caller-openai-13"),
+        ("ANTHROPIC_API_KEY", "sk-ant-real-caller-14"),
+        ("ANTHROPIC_AUTH_TOKEN", "real-caller-anthropic-token-15"),
+        ("CO_API_KEY", "real-caller-cohere-16"),
+        ("AZURE_OPENAI_API_KEY", "real-caller-azure-17"),
+        ("AZURE_CLIENT_SECRET", "real-caller-azure-secret-18"),
+        ("MISTRAL_API_KEY", "real-caller-mistral-19"),
+        ("HF_TOKEN", "real-caller-hf-20"),
+        ("GITHUB_TOKEN", "real-caller-github-21"),
+        ("MY_GATEWAY_SETTING", "sk-proj-RealCallerKey22abcdef0123"),
+    ];
+    let mut cmd = bin();
+    cmd.args([
+        "test",
+        "--json",
+        "--variants",
+        "one-read",
+        "--recordings",
+        &rec("seed-example.ron"),
+        "--",
+        "sh",
+        "-c",
+        &script,
+        client.to_str().expect("path"),
+    ]);
+    for (k, v) in real {
+        cmd.env(k, v);
+    }
+    cmd.env("SSE_REPLAY_TEST_KEEPS_THIS", "ordinary-value");
+    let o = cmd.output().expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json_of(&o)["cases"][0]["verdict"], "pass");
+    let env = std::fs::read_to_string(&dump).expect("the client dumped its environment");
+    let leaked: Vec<&str> = real
+        .iter()
+        .filter(|(_, v)| env.contains(v))
+        .map(|(k, _)| *k)
+        .collect();
+    assert_eq!(leaked, Vec::<&str>::new(), "{env}");
+    // Each provider the harness points at itself has its fake key; other settings stay.
+    for var in [
+        "OPENAI_API_KEY=",
+        "ANTHROPIC_API_KEY=",
+        "AWS_ACCESS_KEY_ID=",
+        "AWS_SECRET_ACCESS_KEY=",
+        "GEMINI_API_KEY=",
+        "CO_API_KEY=",
+    ] {
+        assert!(
+            env.lines().any(|l| l.starts_with(var)),
+            "{var} missing: {env}"
+        );
+    }
+    assert!(
+        env.contains("SSE_REPLAY_TEST_KEEPS_THIS=ordinary-value"),
+        "{env}"
+    );
+    assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+}

@@ -76,7 +76,9 @@ pub enum RunError {
     Server(#[from] crate::NetError),
 }
 
-/// The environment that points every common SDK at the server at `addr`, with dummy keys.
+/// The environment that points every common SDK at the server at `addr`, with dummy keys (the
+/// caller's own credentials are removed first, see [`is_caller_credential`]; the SDKs' shared
+/// credentials and config files are `/dev/null`, so no profile on disk is read either).
 pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
     let base = format!("http://{addr}");
     vec![
@@ -105,6 +107,8 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         ("AWS_REGION", "us-east-1".into()),
         ("AWS_DEFAULT_REGION", "us-east-1".into()),
         ("AWS_EC2_METADATA_DISABLED", "true".into()),
+        ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null".into()),
+        ("AWS_CONFIG_FILE", "/dev/null".into()),
         ("OPENAI_API_KEY", "sk-sse-replay-dummy".into()),
         ("ANTHROPIC_API_KEY", "sk-ant-sse-replay-dummy".into()),
         ("GEMINI_API_KEY", "sse-replay-dummy".into()),
@@ -112,6 +116,47 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         ("NO_PROXY", "127.0.0.1,localhost".into()),
         ("no_proxy", "127.0.0.1,localhost".into()),
     ]
+}
+
+/// Variables that lead an SDK to real credentials without naming a secret themselves: a profile,
+/// a role, a web-identity token file, an identity endpoint, Vertex AI instead of the API key.
+/// Removed from a client's environment with the secrets ([`is_caller_credential`]).
+const AMBIENT_CREDENTIALS: &[&str] = &[
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_SSO_SESSION",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "AZURE_FEDERATED_TOKEN_FILE",
+];
+
+/// Whether the caller's variable `name` (with `value`) may carry a real credential, so it is not
+/// passed on to a client under test: its name names a secret (the rule recordings are redacted
+/// by, [`sse_replay_core::redact::is_secret_key`]: `AWS_SESSION_TOKEN`, `HF_TOKEN`,
+/// `GOOGLE_APPLICATION_CREDENTIALS`, `*_API_KEY`, …), it is an [`AMBIENT_CREDENTIALS`] setting,
+/// or its value is shaped like a key whatever its name
+/// ([`sse_replay_core::redact::looks_like_credential`]).
+pub fn is_caller_credential(name: &str, value: &str) -> bool {
+    AMBIENT_CREDENTIALS.contains(&name)
+        || sse_replay_core::redact::is_secret_key(name)
+        || sse_replay_core::redact::looks_like_credential(value)
+}
+
+/// The caller's environment variables that [`is_caller_credential`] keeps from a client.
+fn caller_credentials() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .filter(|(name, value)| {
+            let name = name.to_string_lossy();
+            let value = value.to_string_lossy();
+            is_caller_credential(&name, &value)
+        })
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// Starts the replay server on `127.0.0.1:0` answering every request with `wire`: the response
@@ -195,6 +240,9 @@ pub fn run_client_until(
         NEXT_CASE.fetch_add(1, Ordering::Relaxed)
     );
     let mut command = Command::new(&cmd.program);
+    for name in caller_credentials() {
+        command.env_remove(name);
+    }
     command
         .args(&cmd.args)
         .envs(client_env(server.addr()))
