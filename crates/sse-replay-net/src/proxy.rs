@@ -404,7 +404,7 @@ async fn forward(
         return error_response(405, format!("sse-replay proxy: {reason}\n"));
     }
     let Some(confined) = confine_path(&raw_path) else {
-        let reason = "the path leaves the upstream's prefix, or hides a dot segment (an encoded or `;`-parameter `..`)".to_owned();
+        let reason = "the path holds a dot segment (`.` or `..`, plain, encoded, double-encoded, overlong, backslashed or with a `;` parameter): it could leave the upstream's prefix, and clients resolve dot segments before they send".to_owned();
         report_failed(&shared, begun, 400, &reason);
         (shared.on_event)(ProxyEvent::Refused {
             method,
