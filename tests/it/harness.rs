@@ -1182,3 +1182,52 @@ fn the_callers_credentials_never_reach_the_client() {
     );
     assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
 }
+
+/// Grandchildren that double-fork and clear their environment (`env -i`, so no marker), in the
+/// client's process group or in a session of their own (`setsid`), holding the client's
+/// standard output or only its standard input (saved on descriptor 3 first: `sh` gives a
+/// background job `/dev/null`), outlive the client that started them: each is killed when its
+/// case ends, and the case is judged on what the client printed.
+#[test]
+fn double_forked_grandchildren_without_the_environment_are_killed_with_their_case() {
+    let client = example("client_correct");
+    let mark = format!("9{}5", std::process::id());
+    let script = format!(
+        "(env -i sh -c 'sleep {mark}1' &); \
+         (setsid env -i sh -c 'sleep {mark}2' &); \
+         exec 3<&0; (setsid env -i sh -c 'sleep {mark}3' <&3 3<&- >/dev/null 2>&1 &); \
+         exec \"$0\""
+    );
+    let o = bin()
+        .args([
+            "test",
+            "--json",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("seed-example.ron"),
+            "--",
+            "sh",
+            "-c",
+            &script,
+            client.to_str().expect("path"),
+        ])
+        .output()
+        .expect("run");
+    let doc = json_of(&o);
+    assert_eq!(doc["cases"][0]["verdict"], "pass", "{:#}", doc["cases"][0]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = processes_with(&mark);
+    // Clean up before failing, so a failed run leaves nothing behind.
+    for (pid, _) in &left {
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .ok();
+    }
+    assert_eq!(left, Vec::new(), "ps still lists them");
+}

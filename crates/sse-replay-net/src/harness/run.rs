@@ -5,17 +5,22 @@
 //! the run was stopped), `setsid` and double-forked descendants included. How they are found,
 //! unprivileged: the harness makes itself the *child subreaper* (`PR_SET_CHILD_SUBREAPER`), so a
 //! descendant whose parent exits is re-parented to the harness rather than to init and stays
-//! findable; each client starts with a marker in its environment (`SSE_REPLAY_CASE`), which its
-//! descendants inherit, so when several cases run at once the orphans re-parented to the
-//! harness are told apart; and the client's own descendants are walked by parent pid in
-//! `/proc`. Each found process is stopped (`SIGSTOP`, so it cannot fork away while the rest are
-//! found), then killed (`SIGKILL`), round after round until none is left; the harness reaps the
-//! ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
+//! findable; the client starts in a process group of its own, killed whole; each client starts
+//! with a marker in its environment (`SSE_REPLAY_CASE`) and with the case's own pipes as its
+//! standard input, output and error, which its descendants inherit, so when several cases run at
+//! once the orphans re-parented to the harness are told apart — by the marker, or, for one that
+//! cleared its environment (`env -i`) after leaving the group (`setsid`), by an open descriptor
+//! of one of its case's pipes (`/proc/PID/fd`); and the client's own descendants are walked by
+//! parent pid in `/proc`. Each found process is stopped (`SIGSTOP`, so it cannot fork away while
+//! the rest are found), then killed (`SIGKILL`), round after round until none is left; the
+//! harness reaps the ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
 //! would make the client PID 1, which ignores default signals; a cgroup needs a delegated,
 //! writable cgroup, which ordinary users rarely have. Both are also Linux-only; this works
-//! wherever `/proc` does.) A client that exits while a descendant still holds its standard
-//! output is judged on what it printed: the descendant is killed, and what was read by then is
-//! kept.
+//! wherever `/proc` does.) What none of these finds: a descendant that leaves the group, clears
+//! its environment and closes or redirects all three inherited descriptors, and whose parent has
+//! exited — only a cgroup or a PID namespace would hold that one. A client that exits while a
+//! descendant still holds its standard output is judged on what it printed: the descendant is
+//! killed, and what was read by then is kept.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -239,6 +244,12 @@ pub fn run_client_until(
         std::process::id(),
         NEXT_CASE.fetch_add(1, Ordering::Relaxed)
     );
+    // Standard input is a pipe of the case's own with no writer (the client reads end of file,
+    // as from /dev/null): a descriptor every descendant inherits, found in `/proc/PID/fd` whatever
+    // its environment or session. The harness keeps the read end open so the pipe, and the name
+    // `/proc` gives it, stay this case's until the case is over.
+    let stdin = std::io::pipe().ok().map(|(reader, _writer)| reader);
+    let mut pipes: Vec<std::path::PathBuf> = stdin.iter().filter_map(fd_link).collect();
     let mut command = Command::new(&cmd.program);
     for name in caller_credentials() {
         command.env_remove(name);
@@ -248,7 +259,12 @@ pub fn run_client_until(
         .envs(client_env(server.addr()))
         .envs(extra_env.iter().map(|(k, v)| (*k, v)))
         .env(CASE_MARKER, &marker)
-        .stdin(Stdio::null())
+        .stdin(
+            stdin
+                .as_ref()
+                .and_then(|r| r.try_clone().ok())
+                .map_or_else(Stdio::null, Stdio::from),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -258,6 +274,8 @@ pub fn run_client_until(
         source,
     })?;
     let root = rustix::process::Pid::from_child(&child);
+    pipes.extend(child.stdout.iter().filter_map(fd_link));
+    pipes.extend(child.stderr.iter().filter_map(fd_link));
     let stdout = child.stdout.take().map(|s| drain(s, STDOUT_LIMIT, false));
     let stderr = child.stderr.take().map(|s| drain(s, STDERR_LIMIT, true));
     // The client's exit is watched without reaping it (`WNOWAIT`): until it is reaped its pid,
@@ -299,7 +317,8 @@ pub fn run_client_until(
     let client_time = started.elapsed();
     // The client (if still running) and whatever it left behind: its group, its descendants
     // wherever they went. Then the client is reaped.
-    kill_case(root, &marker);
+    kill_case(root, &CaseMarks { marker, pipes });
+    drop(stdin);
     let reap_deadline = Instant::now() + REAP_WAIT;
     let reaped = loop {
         match child.try_wait() {
@@ -350,17 +369,50 @@ fn become_subreaper() {
     });
 }
 
+/// What `/proc/self/fd/N` says descriptor `fd` is (`pipe:[1234]`): the name every process
+/// holding the same pipe shows for it.
+fn fd_link(fd: &impl std::os::fd::AsRawFd) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+}
+
+/// How one case's processes are recognised once they are no longer below its client: the
+/// environment marker, and the case's pipes (standard input, output, error) as `/proc` names them.
+struct CaseMarks {
+    marker: String,
+    pipes: Vec<std::path::PathBuf>,
+}
+
+impl CaseMarks {
+    /// Whether process `pid` carries the marker in its environment or holds one of the case's
+    /// pipes open (unreadable — another user's process — is no).
+    fn carried_by(&self, pid: i32) -> bool {
+        let needle = format!("{CASE_MARKER}={}", self.marker);
+        if std::fs::read(format!("/proc/{pid}/environ"))
+            .unwrap_or_default()
+            .split(|&b| b == 0)
+            .any(|kv| kv == needle.as_bytes())
+        {
+            return true;
+        }
+        !self.pipes.is_empty()
+            && std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|link| self.pipes.contains(&link))
+                })
+            })
+    }
+}
+
 /// One process as `/proc` shows it.
 struct ProcEntry {
     pid: rustix::process::Pid,
     ppid: i32,
-    /// Whether its environment carries the case's marker (unreadable: another user's, no).
+    /// Whether it carries the case's marks ([`CaseMarks::carried_by`]).
     marked: bool,
 }
 
-/// Every process in `/proc` with its parent, and whether it carries `marker`.
-fn processes(marker: &str) -> Vec<ProcEntry> {
-    let needle = format!("{CASE_MARKER}={marker}");
+/// Every process in `/proc` with its parent, and whether it carries the case's `marks`.
+fn processes(marks: &CaseMarks) -> Vec<ProcEntry> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -385,30 +437,28 @@ fn processes(marker: &str) -> Vec<ProcEntry> {
         if state == "Z" && ppid != rustix::process::getpid().as_raw_nonzero().get() {
             continue; // someone else's zombie: nothing to kill
         }
-        // Orphans come to this subreaper: only they need their environment read (every process
-        // does when this is not the subreaper and they went to init).
+        // Orphans come to this subreaper: only they need their marks read (every process does
+        // when this is not the subreaper and they went to init).
         let me = rustix::process::getpid().as_raw_nonzero().get();
-        let marked = (ppid == me || !SUBREAPER.load(Ordering::Relaxed))
-            && std::fs::read(format!("/proc/{raw}/environ"))
-                .unwrap_or_default()
-                .split(|&b| b == 0)
-                .any(|kv| kv == needle.as_bytes());
+        let marked = raw != me
+            && (ppid == me || !SUBREAPER.load(Ordering::Relaxed))
+            && marks.carried_by(raw);
         all.push(ProcEntry { pid, ppid, marked });
     }
     all
 }
 
 /// Kills every process of one case: the client `root`, its process group, its descendants by
-/// parent pid (wherever their sessions), and every process carrying the case's marker (the
-/// orphans re-parented to this subreaper). Stopped first, so none forks away while the others
+/// parent pid (wherever their sessions), and every process carrying the case's marks (the
+/// orphans re-parented to this subreaper: its environment marker or one of its pipes). Stopped first, so none forks away while the others
 /// are found; then killed; round after round until a round finds none. The ones re-parented
 /// here are reaped. An already finished case is fine.
-fn kill_case(root: rustix::process::Pid, marker: &str) {
+fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
     use rustix::process::{Signal, kill_process, kill_process_group};
     let me = rustix::process::getpid();
     kill_process_group(root, Signal::KILL).ok();
     for _ in 0..20 {
-        let all = processes(marker);
+        let all = processes(marks);
         // The case's processes: the marked ones, and the descendants of the root.
         let mut mine: Vec<rustix::process::Pid> = all
             .iter()
