@@ -755,6 +755,8 @@ fn redact_json_text(text: &str) -> String {
             }
         }
         let Some(end) = string_end(bytes, i) else {
+            // A body cut inside its last string (a truncated capture): a whole key there goes too.
+            by_shape(i, bytes.len(), &mut masks);
             break;
         };
         let colon = skip_whitespace(bytes, end);
@@ -1427,6 +1429,18 @@ mod tests {
         assert_eq!(v["metadata"][5]["value"], "us-east-1");
         assert_eq!(v["metadata"][6]["value"], "*/*");
         assert_eq!(redact_body(&out), out, "idempotent");
+        // A body cut right after a key, inside its string, still loses it.
+        let key = SHAPED[0];
+        for body in [
+            format!(r#"{{"note":"{key}"#),
+            format!(r#"{{"messages":[{{"content":"see {key}"#),
+            format!(r#"{{"list":["x", "{key}"#),
+            format!(r#"{{"list":["x", "see {key}"#),
+        ] {
+            let out = redact_body(&body);
+            assert!(!out.contains(key), "{out}");
+            assert_eq!(redact_body(&out), out, "idempotent");
+        }
     }
 
     #[test]
