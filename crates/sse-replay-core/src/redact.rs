@@ -173,7 +173,7 @@ fn is_secret_query_param(name: &str) -> bool {
 /// [`CREDENTIAL_MIN_TAIL`] more token characters) is a credential wherever it appears — an
 /// ordinary header, a URL's path, a user name — whatever the name beside it says. AWS access key
 /// ids and JWTs have shapes of their own ([`is_aws_key_id`], [`is_jwt`]).
-const CREDENTIAL_PREFIXES: [&str; 24] = [
+const CREDENTIAL_PREFIXES: [&str; 30] = [
     "sk-",
     "sk_",
     "rk_",
@@ -198,6 +198,12 @@ const CREDENTIAL_PREFIXES: [&str; 24] = [
     "csk-",
     "ya29.",
     "xai-",
+    "npm_",
+    "pypi-",
+    "SG.",
+    "dop_v1_",
+    "shpat_",
+    "lin_api_",
 ];
 
 /// The least number of token characters after a [`CREDENTIAL_PREFIXES`] prefix.
@@ -1381,6 +1387,9 @@ mod tests {
         "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
         "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
         "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        "npm_aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2",
+        "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAw",
+        "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",
     ];
 
     #[test]
