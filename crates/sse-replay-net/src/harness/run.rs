@@ -246,10 +246,10 @@ pub fn run_client_until(
     );
     // Standard input is a pipe of the case's own with no writer (the client reads end of file,
     // as from /dev/null): a descriptor every descendant inherits, found in `/proc/PID/fd` whatever
-    // its environment or session. The harness keeps the read end open so the pipe, and the name
-    // `/proc` gives it, stay this case's until the case is over.
+    // its environment or session. The harness keeps no end of it once the client is started, so
+    // no other case's client, forked meanwhile, can hold it.
     let stdin = std::io::pipe().ok().map(|(reader, _writer)| reader);
-    let mut pipes: Vec<std::path::PathBuf> = stdin.iter().filter_map(fd_link).collect();
+    let stdin_name = stdin.as_ref().and_then(fd_link);
     let mut command = Command::new(&cmd.program);
     for name in caller_credentials() {
         command.env_remove(name);
@@ -259,12 +259,7 @@ pub fn run_client_until(
         .envs(client_env(server.addr()))
         .envs(extra_env.iter().map(|(k, v)| (*k, v)))
         .env(CASE_MARKER, &marker)
-        .stdin(
-            stdin
-                .as_ref()
-                .and_then(|r| r.try_clone().ok())
-                .map_or_else(Stdio::null, Stdio::from),
-        )
+        .stdin(stdin.map_or_else(Stdio::null, Stdio::from))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -273,9 +268,20 @@ pub fn run_client_until(
         program: cmd.program.clone(),
         source,
     })?;
+    // The command holds the parent's copy of the client's standard input until it is dropped.
+    drop(command);
     let root = rustix::process::Pid::from_child(&child);
-    pipes.extend(child.stdout.iter().filter_map(fd_link));
-    pipes.extend(child.stderr.iter().filter_map(fd_link));
+    let _registered = LiveClient::register(root);
+    let marks = CaseMarks {
+        marker,
+        stdin: stdin_name,
+        outputs: child
+            .stdout
+            .iter()
+            .filter_map(fd_link)
+            .chain(child.stderr.iter().filter_map(fd_link))
+            .collect(),
+    };
     let stdout = child.stdout.take().map(|s| drain(s, STDOUT_LIMIT, false));
     let stderr = child.stderr.take().map(|s| drain(s, STDERR_LIMIT, true));
     // The client's exit is watched without reaping it (`WNOWAIT`): until it is reaped its pid,
@@ -317,8 +323,7 @@ pub fn run_client_until(
     let client_time = started.elapsed();
     // The client (if still running) and whatever it left behind: its group, its descendants
     // wherever they went. Then the client is reaped.
-    kill_case(root, &CaseMarks { marker, pipes });
-    drop(stdin);
+    kill_case(root, &marks);
     let reap_deadline = Instant::now() + REAP_WAIT;
     let reaped = loop {
         match child.try_wait() {
@@ -375,16 +380,46 @@ fn fd_link(fd: &impl std::os::fd::AsRawFd) -> Option<std::path::PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
 }
 
+/// The clients of the cases running now: one case's cleanup never kills another's client (a
+/// client being started holds, between its fork and its exec, every descriptor of the harness).
+static LIVE_CLIENTS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// A client listed in [`LIVE_CLIENTS`] while this lives.
+struct LiveClient(i32);
+
+impl LiveClient {
+    fn register(pid: rustix::process::Pid) -> Self {
+        let raw = pid.as_raw_nonzero().get();
+        live_clients().push(raw);
+        Self(raw)
+    }
+}
+
+impl Drop for LiveClient {
+    fn drop(&mut self) {
+        live_clients().retain(|&p| p != self.0);
+    }
+}
+
+fn live_clients() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE_CLIENTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// How one case's processes are recognised once they are no longer below its client: the
-/// environment marker, and the case's pipes (standard input, output, error) as `/proc` names them.
+/// environment marker, and the case's pipes as `/proc` names them — its standard input (the
+/// harness keeps no end of it), and the write ends of its standard output and error (the
+/// harness holds their read ends, and so, for an instant, does any client being started).
 struct CaseMarks {
     marker: String,
-    pipes: Vec<std::path::PathBuf>,
+    stdin: Option<std::path::PathBuf>,
+    outputs: Vec<std::path::PathBuf>,
 }
 
 impl CaseMarks {
     /// Whether process `pid` carries the marker in its environment or holds one of the case's
-    /// pipes open (unreadable — another user's process — is no).
+    /// pipes ([`CaseMarks`]) open (unreadable — another user's process — is no).
     fn carried_by(&self, pid: i32) -> bool {
         let needle = format!("{CASE_MARKER}={}", self.marker);
         if std::fs::read(format!("/proc/{pid}/environ"))
@@ -394,13 +429,32 @@ impl CaseMarks {
         {
             return true;
         }
-        !self.pipes.is_empty()
-            && std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-                fds.flatten().any(|fd| {
-                    std::fs::read_link(fd.path()).is_ok_and(|link| self.pipes.contains(&link))
-                })
-            })
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.flatten().any(|fd| {
+            let Ok(link) = std::fs::read_link(fd.path()) else {
+                return false;
+            };
+            self.stdin.as_ref() == Some(&link)
+                || (self.outputs.contains(&link) && opened_for_writing(pid, &fd.file_name()))
+        })
     }
+}
+
+/// Whether descriptor `fd` of process `pid` is open for writing (`/proc/PID/fdinfo/FD`'s
+/// `flags`, octal: the access mode is write-only or read-write).
+fn opened_for_writing(pid: i32, fd: &std::ffi::OsStr) -> bool {
+    let path = std::path::Path::new("/proc")
+        .join(pid.to_string())
+        .join("fdinfo")
+        .join(fd);
+    std::fs::read_to_string(path).is_ok_and(|info| {
+        info.lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .is_some_and(|flags| flags & 0o3 != 0)
+    })
 }
 
 /// One process as `/proc` shows it.
@@ -459,10 +513,16 @@ fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
     kill_process_group(root, Signal::KILL).ok();
     for _ in 0..20 {
         let all = processes(marks);
-        // The case's processes: the marked ones, and the descendants of the root.
+        // The case's processes: the marked ones, and the descendants of the root; never another
+        // case's client.
+        let others: Vec<i32> = live_clients()
+            .iter()
+            .copied()
+            .filter(|&p| p != root.as_raw_nonzero().get())
+            .collect();
         let mut mine: Vec<rustix::process::Pid> = all
             .iter()
-            .filter(|p| p.marked && p.pid != me)
+            .filter(|p| p.marked && p.pid != me && !others.contains(&p.pid.as_raw_nonzero().get()))
             .map(|p| p.pid)
             .collect();
         // Their descendants too (a marked orphan's children still have it as their parent).
