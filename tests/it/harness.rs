@@ -1092,3 +1092,142 @@ fn a_client_whose_grandchild_keeps_stdout_open_is_judged_on_what_it_printed() {
         "ps still lists the grandchild"
     );
 }
+
+/// The caller's real credentials never reach a client under test: every cloud and model
+/// provider's key, token, profile and credentials file in the caller's environment is removed
+/// (by name, and any value shaped like a key whatever its name), and each provider the harness
+/// points at itself gets its fake key instead.
+#[test]
+fn the_callers_credentials_never_reach_the_client() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = dir.path().join("env");
+    let client = example("client_correct");
+    let script = format!("env > {}; exec \"$0\"", dump.display());
+    // Real-looking values, each unique so a grep names the leak.
+    let real: &[(&str, &str)] = &[
+        ("AWS_ACCESS_KEY_ID", "AKIAREALCALLER0KEY01"),
+        ("AWS_SECRET_ACCESS_KEY", "real-caller-secret-access-key-02"),
+        ("AWS_SESSION_TOKEN", "real-caller-session-token-03"),
+        ("AWS_SECURITY_TOKEN", "real-caller-security-token-04"),
+        ("AWS_PROFILE", "real-caller-profile-05"),
+        ("AWS_DEFAULT_PROFILE", "real-caller-profile-06"),
+        ("AWS_BEARER_TOKEN_BEDROCK", "real-caller-bedrock-bearer-07"),
+        (
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "/real-caller/web-identity-08",
+        ),
+        (
+            "AWS_ROLE_ARN",
+            "arn:aws:iam::123456789012:role/real-caller-09",
+        ),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/real-caller/adc-10.json"),
+        ("GOOGLE_API_KEY", "real-caller-google-key-11"),
+        ("GEMINI_API_KEY", "real-caller-gemini-key-12"),
+        ("OPENAI_API_KEY", "sk-real-caller-openai-13"),
+        ("ANTHROPIC_API_KEY", "sk-ant-real-caller-14"),
+        ("ANTHROPIC_AUTH_TOKEN", "real-caller-anthropic-token-15"),
+        ("CO_API_KEY", "real-caller-cohere-16"),
+        ("AZURE_OPENAI_API_KEY", "real-caller-azure-17"),
+        ("AZURE_CLIENT_SECRET", "real-caller-azure-secret-18"),
+        ("MISTRAL_API_KEY", "real-caller-mistral-19"),
+        ("HF_TOKEN", "real-caller-hf-20"),
+        ("GITHUB_TOKEN", "real-caller-github-21"),
+        ("MY_GATEWAY_SETTING", "sk-proj-RealCallerKey22abcdef0123"),
+    ];
+    let mut cmd = bin();
+    cmd.args([
+        "test",
+        "--json",
+        "--variants",
+        "one-read",
+        "--recordings",
+        &rec("seed-example.ron"),
+        "--",
+        "sh",
+        "-c",
+        &script,
+        client.to_str().expect("path"),
+    ]);
+    for (k, v) in real {
+        cmd.env(k, v);
+    }
+    cmd.env("SSE_REPLAY_TEST_KEEPS_THIS", "ordinary-value");
+    let o = cmd.output().expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json_of(&o)["cases"][0]["verdict"], "pass");
+    let env = std::fs::read_to_string(&dump).expect("the client dumped its environment");
+    let leaked: Vec<&str> = real
+        .iter()
+        .filter(|(_, v)| env.contains(v))
+        .map(|(k, _)| *k)
+        .collect();
+    assert_eq!(leaked, Vec::<&str>::new(), "{env}");
+    // Each provider the harness points at itself has its fake key; other settings stay.
+    for var in [
+        "OPENAI_API_KEY=",
+        "ANTHROPIC_API_KEY=",
+        "AWS_ACCESS_KEY_ID=",
+        "AWS_SECRET_ACCESS_KEY=",
+        "GEMINI_API_KEY=",
+        "CO_API_KEY=",
+    ] {
+        assert!(
+            env.lines().any(|l| l.starts_with(var)),
+            "{var} missing: {env}"
+        );
+    }
+    assert!(
+        env.contains("SSE_REPLAY_TEST_KEEPS_THIS=ordinary-value"),
+        "{env}"
+    );
+    assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+}
+
+/// Grandchildren that double-fork and clear their environment (`env -i`, so no marker), in the
+/// client's process group or in a session of their own (`setsid`), holding the client's
+/// standard output or only its standard input (saved on descriptor 3 first: `sh` gives a
+/// background job `/dev/null`), outlive the client that started them: each is killed when its
+/// case ends, and the case is judged on what the client printed.
+#[test]
+fn double_forked_grandchildren_without_the_environment_are_killed_with_their_case() {
+    let client = example("client_correct");
+    let mark = format!("9{}5", std::process::id());
+    let script = format!(
+        "(env -i sh -c 'sleep {mark}1' &); \
+         (setsid env -i sh -c 'sleep {mark}2' &); \
+         exec 3<&0; (setsid env -i sh -c 'sleep {mark}3' <&3 3<&- >/dev/null 2>&1 &); \
+         exec \"$0\""
+    );
+    let o = bin()
+        .args([
+            "test",
+            "--json",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("seed-example.ron"),
+            "--",
+            "sh",
+            "-c",
+            &script,
+            client.to_str().expect("path"),
+        ])
+        .output()
+        .expect("run");
+    let doc = json_of(&o);
+    assert_eq!(doc["cases"][0]["verdict"], "pass", "{:#}", doc["cases"][0]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = processes_with(&mark);
+    // Clean up before failing, so a failed run leaves nothing behind.
+    for (pid, _) in &left {
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .ok();
+    }
+    assert_eq!(left, Vec::new(), "ps still lists them");
+}

@@ -227,3 +227,89 @@ fn the_captures_folder_is_printed_in_full_at_start() {
     );
     kid.signal("TERM");
 }
+
+/// Every spelling of a dot segment (plain, encoded, mixed case, encoded slashes and backslashes,
+/// double-encoded, overlong UTF-8, IIS `%u`, fullwidth, `;` parameters, trailing blanks and
+/// NULs, `...`), whether it would climb out of the upstream's prefix or stay inside: 400, one
+/// `Refused` event each (the command line logs it), and nothing reaches the upstream; a plain
+/// path after them is forwarded byte for byte under the prefix.
+#[test]
+fn every_spelling_of_a_dot_segment_is_refused_and_logged() {
+    use sse_replay_net::proxy::{self, ProxyConfig, ProxyEvent};
+    let spellings = [
+        "/..",
+        "/../admin",
+        "/v1/../admin",
+        "/v1/./../admin",
+        "/v1/./chat",
+        "/v1/chat/..",
+        "/v1/%2e%2e/admin",
+        "/v1/%2E%2E/admin",
+        "/v1/.%2E/admin",
+        "/v1/%2e./admin",
+        "/v1/%2e%2e%2fadmin",
+        "/v1/..%2Fadmin",
+        "/v1/..%5cadmin",
+        "/v1/..\\admin",
+        "/v1/%5c../admin",
+        "/v1/%252e%252e/admin",
+        "/v1/%25252E%25252E/admin",
+        "/v1/..%252fadmin",
+        "/v1/%c0%ae%c0%ae/admin",
+        "/v1/%e0%80%ae%e0%80%ae/admin",
+        "/v1/%u002e%u002e/admin",
+        "/v1/%ef%bc%8e%ef%bc%8e/admin",
+        "/v1/..;/admin",
+        "/v1/..%3b/admin",
+        "/v1/..%00/admin",
+        "/v1/..%20/admin",
+        "/v1/..%09/admin",
+        "/v1/.../admin",
+        "//../admin",
+        "/v1//../../admin",
+    ];
+    let (upstream, requests) =
+        common::canned_upstream("HTTP/1.1 200 OK\r\ncontent-type: application/json", JSON);
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = proxy::start(
+        ProxyConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            upstream: format!("{upstream}/api/v1"),
+            out_dir: dir.path().to_path_buf(),
+            timeout: Duration::from_secs(10),
+            keep_secrets: false,
+            limits: Default::default(),
+        },
+        move |e| {
+            tx.send(e).ok();
+        },
+    )
+    .unwrap();
+    let url = format!("http://{}", handle.addr());
+    for path in spellings {
+        let response = raw_request(
+            &url,
+            &format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"),
+        );
+        assert!(response.starts_with("HTTP/1.1 400"), "{path}: {response}");
+        let refused = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok())
+            .find_map(|e| match e {
+                ProxyEvent::Refused { path, status, .. } => Some((path, status)),
+                _ => None,
+            });
+        assert_eq!(refused, Some((path.to_owned(), 400)), "{path}");
+    }
+    // A plain path is forwarded under the prefix, byte for byte: the first request the upstream
+    // sees (none of the refused ones reached it).
+    let response = raw_request(
+        &url,
+        "GET /models/a%2Fb/x..y HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let first = requests.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        first.starts_with("GET /api/v1/models/a%2Fb/x..y HTTP/1.1"),
+        "{first}"
+    );
+}

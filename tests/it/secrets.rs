@@ -88,11 +88,54 @@ fn more(place: &str) -> &'static str {
         .unwrap()
 }
 
-/// Every secret planted here: the table's, the form secret, and [`MORE`].
+/// Secrets found by their shape or by a metadata pair's name field, not by the key they sit
+/// under: `{"key": "Authorization", "value": …}` pairs, keys under ordinary names (`sk-…`,
+/// `AKIA…`, a JWT, `ghp_…`, `xoxb-…` in a sentence, `AIza…` in an ordinary header) and a key in
+/// a URL path segment (logged by the proxy and `serve`, and in capture titles).
+const SHAPES: &[(&str, &str)] = &[
+    ("key/value metadata pair", "SECRET-metadata-key-pair-29"),
+    ("name/value metadata pair", "SECRET-metadata-name-pair-30"),
+    (
+        "sk- under an ordinary key",
+        "sk-proj-Pl4ntedOrdinaryKey31abcdef",
+    ),
+    ("AKIA under an ordinary key", "AKIAPLANTED000KEY032"),
+    (
+        "JWT under an ordinary key",
+        "eyJhbGciOiJIUzI1NiJ9.eyJwbGFudGVkIjozM30.UGxhbnRlZFNpZ25hdHVyZTMz",
+    ),
+    (
+        "ghp_ under an ordinary key",
+        "ghp_Pl4nted34GithubToken000000000000000",
+    ),
+    (
+        "key in a URL path segment",
+        "sk-proj-Pl4ntedPathKey35abcdef",
+    ),
+    (
+        "xoxb- inside a sentence",
+        "xoxb-1234567890-Pl4nted36SlackToken",
+    ),
+    (
+        "AIza in an ordinary header",
+        "AIzaSyPl4nted37GoogleKey000000000000000",
+    ),
+];
+
+fn shape(place: &str) -> &'static str {
+    SHAPES
+        .iter()
+        .find(|(p, _)| *p == place)
+        .map(|(_, s)| *s)
+        .unwrap()
+}
+
+/// Every secret planted here: the table's, the form secret, [`MORE`] and [`SHAPES`].
 fn planted() -> Vec<&'static str> {
     TABLE
         .iter()
         .chain(MORE)
+        .chain(SHAPES)
         .map(|(_, s)| *s)
         .chain([FORM_SECRET])
         .collect()
@@ -676,6 +719,181 @@ fn imports_close_every_gap_and_the_stream_list_shows_no_secret() {
     }
 }
 
+/// A JSON body with the shape-only secrets and metadata pairs planted (and what must stay).
+fn shapes_body() -> String {
+    serde_json::json!({
+        "model": "m",
+        "stream": true,
+        "max_tokens": 5,
+        "metadata": [
+            {"key": "Authorization", "value": format!("Bearer {}", shape("key/value metadata pair"))},
+            {"name": "x-api-key", "value": shape("name/value metadata pair")},
+            {"key": "region", "value": "us-east-1"},
+        ],
+        "note": shape("sk- under an ordinary key"),
+        "aws": {"id": shape("AKIA under an ordinary key")},
+        "context": [shape("JWT under an ordinary key")],
+        "repo": {"pat": shape("ghp_ under an ordinary key")},
+        "messages": [
+            {"role": "user", "content": format!("my slack bot is {} - fix it", shape("xoxb- inside a sentence"))},
+            {"role": "assistant", "tool_calls": [{"id": "call_Ab3dEf6hIj9lMn2pQr5tUv8x", "type": "function",
+             "function": {"name": "f", "arguments": "{}"}}]},
+        ],
+    })
+    .to_string()
+}
+
+/// The path with a key in one segment.
+fn shapes_path() -> String {
+    format!(
+        "/v1/keys/{}/chat/completions",
+        shape("key in a URL path segment")
+    )
+}
+
+/// Spawns `sse-replay ARGS` (a server), returns it, its `listening on` URL (no trailing slash),
+/// its standard output lines as they come and a thread collecting its standard error.
+fn spawn_server(
+    args: &[&str],
+) -> (
+    common::Kid,
+    String,
+    mpsc::Receiver<String>,
+    std::thread::JoinHandle<String>,
+) {
+    let mut child = common::bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let err_t = std::thread::spawn(move || {
+        let mut v = String::new();
+        std::io::Read::read_to_string(&mut std::io::BufReader::new(err), &mut v).ok();
+        v
+    });
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(out)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let first = lines.recv_timeout(Duration::from_secs(30)).unwrap();
+    let url = first
+        .strip_prefix("listening on ")
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    (common::Kid(child), url, lines, err_t)
+}
+
+#[test]
+fn keys_by_shape_and_metadata_pairs_reach_no_file_and_no_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = format!("X-Debug: {}", shape("AIza in an ordinary header"));
+    // record
+    let (base, requests) = upstream();
+    let out = dir.path().join("rec.ron");
+    let o = run(
+        &[
+            "record",
+            &format!("{base}{}", shapes_path()),
+            "-d",
+            &shapes_body(),
+            "-H",
+            &header,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sent = requests.recv_timeout(Duration::from_secs(10)).unwrap();
+    for (place, s) in SHAPES {
+        assert!(sent.contains(s), "{place} was not sent: {sent}");
+    }
+    let printed = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+    assert_eq!(leaks(&printed), Vec::<&str>::new(), "{printed}");
+    let req = Recording::load(&out).unwrap().request.unwrap();
+    let v: serde_json::Value = serde_json::from_str(&req.body).unwrap();
+    assert_eq!(v["metadata"][2]["value"], "us-east-1", "{v}");
+    assert_eq!(
+        v["messages"][1]["tool_calls"][0]["id"], "call_Ab3dEf6hIj9lMn2pQr5tUv8x",
+        "{v}"
+    );
+    assert_eq!(v["max_tokens"], 5);
+
+    // proxy: captures (their titles too), standard output and standard error.
+    let (base, _requests) = upstream();
+    let captures = dir.path().join("captures");
+    let (kid, proxy, lines, err_t) = spawn_server(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &base,
+        "--out",
+        captures.to_str().unwrap(),
+    ]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (name, value) = header.split_once(": ").unwrap();
+    rt.block_on(async {
+        let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
+        let got = client
+            .post(format!("{proxy}{}", shapes_path()))
+            .header(name, value)
+            .body(shapes_body())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(got, SSE);
+    });
+    let captured = lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(captured.starts_with("captured "), "{captured}");
+    kid.signal("TERM");
+    let mut kid = kid;
+    kid.wait_exit(Duration::from_secs(20));
+    let printed = format!("{}{captured}", err_t.join().unwrap());
+    assert!(printed.contains("/v1/keys/REDACTED/chat"), "{printed}");
+    assert_eq!(leaks(&printed), Vec::<&str>::new(), "{printed}");
+    let text = all_text(&captures);
+    assert!(text.contains("/v1/keys/REDACTED/chat"), "{text}");
+    assert_eq!(leaks(&text), Vec::<&str>::new(), "{text}");
+
+    // serve: its request log.
+    let (kid, served, _lines, err_t) =
+        spawn_server(&["serve", out.to_str().unwrap(), "--addr", "127.0.0.1:0"]);
+    rt.block_on(async {
+        let client = sse_replay_net::http_client(Duration::from_secs(10)).unwrap();
+        client
+            .post(format!("{served}{}", shapes_path()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+    });
+    kid.signal("TERM");
+    let mut kid = kid;
+    kid.wait_exit(Duration::from_secs(20));
+    let log = err_t.join().unwrap();
+    assert!(log.contains("/v1/keys/REDACTED/chat"), "{log}");
+    assert_eq!(leaks(&log), Vec::<&str>::new(), "{log}");
+    assert_eq!(leaks(&all_text(dir.path())), Vec::<&str>::new());
+}
+
 /// The count the closing note reports: every secret planted in this file, and how many of them
 /// any test found on disk or on a terminal (none: each test fails on the first).
 #[test]
@@ -689,5 +907,5 @@ fn planted_secrets_are_counted_once() {
         all.len(),
         "each secret is unique, so a grep names its place"
     );
-    assert_eq!(all.len(), 28);
+    assert_eq!(all.len(), 37);
 }

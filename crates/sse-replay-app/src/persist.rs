@@ -165,9 +165,10 @@ pub mod redacted {
     }
 
     /// Whether a header value may be written: a `$VAR` reference always; otherwise only when
-    /// neither the row (ticked secret), its name, nor the value itself says it is a secret.
+    /// neither the row (ticked secret), its name, nor the value itself (a key, or one inside it)
+    /// says it is a secret.
     pub fn header_value_kept(name: &str, value: &str, secret: bool) -> bool {
         redact::is_env_reference(value)
-            || !(secret || redact::is_secret_header(name) || redact::looks_like_credential(value))
+            || !(secret || redact::is_secret_header(name) || redact::contains_credential(value))
     }
 }

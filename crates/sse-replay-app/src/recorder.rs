@@ -708,8 +708,20 @@ mod tests {
             value: "t-1".into(),
             secret: false,
         });
+        // A key under an ordinary name, alone or inside the value: not persisted either.
+        for value in [
+            "sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8x",
+            "id=7; k=sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8x",
+        ] {
+            panel.headers.push(HeaderRow {
+                name: "X-Debug".into(),
+                value: value.into(),
+                secret: false,
+            });
+        }
         let text = ron::to_string(&panel).unwrap();
         assert!(!text.contains("sk-live-abc"), "{text}");
+        assert!(!text.contains("Ab3dEf6hIj9"), "{text}");
         assert!(text.contains("t-1"), "{text}");
         let back: RecorderForm = ron::from_str(&text).unwrap();
         assert_eq!(back.headers[0].value, "");

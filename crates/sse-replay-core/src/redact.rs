@@ -171,8 +171,9 @@ fn is_secret_query_param(name: &str) -> bool {
 
 /// How well-known API keys and tokens begin: a value that starts with one of these (then at least
 /// [`CREDENTIAL_MIN_TAIL`] more token characters) is a credential wherever it appears — an
-/// ordinary header, a URL's path, a user name — whatever the name beside it says.
-const CREDENTIAL_PREFIXES: [&str; 26] = [
+/// ordinary header, a URL's path, a user name — whatever the name beside it says. AWS access key
+/// ids and JWTs have shapes of their own ([`is_aws_key_id`], [`is_jwt`]).
+const CREDENTIAL_PREFIXES: [&str; 30] = [
     "sk-",
     "sk_",
     "rk_",
@@ -195,31 +196,156 @@ const CREDENTIAL_PREFIXES: [&str; 26] = [
     "pplx-",
     "nvapi-",
     "csk-",
-    "AKIA",
-    "ASIA",
     "ya29.",
     "xai-",
+    "npm_",
+    "pypi-",
+    "SG.",
+    "dop_v1_",
+    "shpat_",
+    "lin_api_",
 ];
 
 /// The least number of token characters after a [`CREDENTIAL_PREFIXES`] prefix.
 const CREDENTIAL_MIN_TAIL: usize = 8;
 
+/// The least number of token characters after a prefix for a key found *inside* a longer text
+/// (a sentence, a header value with other words): there, only a long, random-looking tail counts
+/// ([`is_credential_token`]), so prose such as `sk-learn-compatible` stays.
+const EMBEDDED_MIN_TAIL: usize = 16;
+
+/// The characters a key or token is made of.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// An AWS access key id: `AKIA` (long-term) or `ASIA` (temporary) and exactly 16 upper-case
+/// letters and digits — not `ASIA-PACIFIC`.
+fn is_aws_key_id(token: &str) -> bool {
+    token.len() == 20
+        && (token.starts_with("AKIA") || token.starts_with("ASIA"))
+        && token[4..]
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
+/// A JSON Web Token: `eyJ…​.eyJ…​` and an optional `.signature`, each part base64url (`eyJ` is how
+/// `{"` begins in base64, so both the header and the payload start with it).
+fn is_jwt(token: &str) -> bool {
+    let b64 = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let mut parts = token.split('.');
+    let (Some(header), Some(payload)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let signature = parts.next();
+    parts.next().is_none()
+        && header.len() >= 10
+        && payload.len() >= 6
+        && header.starts_with("eyJ")
+        && payload.starts_with("eyJ")
+        && b64(header)
+        && b64(payload)
+        && signature.is_none_or(b64)
+}
+
+/// Whether `token` (token characters only) is shaped like a well-known key found inside a longer
+/// text: a JWT, an AWS access key id, or a [`CREDENTIAL_PREFIXES`] prefix followed by at least
+/// [`EMBEDDED_MIN_TAIL`] characters that look random (a digit, or both cases). Stricter than
+/// [`looks_like_credential`], which judges a whole value.
+pub fn is_credential_token(token: &str) -> bool {
+    is_jwt(token) || is_aws_key_id(token) || has_key_prefix(token, EMBEDDED_MIN_TAIL)
+}
+
+/// A [`CREDENTIAL_PREFIXES`] prefix, then at least `min_tail` token characters that look
+/// random: a digit among them, or both cases (`sk-proj-Ab3…`, not `sk-learn-compatible`).
+fn has_key_prefix(token: &str, min_tail: usize) -> bool {
+    CREDENTIAL_PREFIXES.iter().any(|p| {
+        token.strip_prefix(p).is_some_and(|tail| {
+            tail.len() >= min_tail
+                && tail.chars().all(is_token_char)
+                && (tail.bytes().any(|b| b.is_ascii_digit())
+                    || (tail.bytes().any(|b| b.is_ascii_uppercase())
+                        && tail.bytes().any(|b| b.is_ascii_lowercase())))
+        })
+    })
+}
+
+/// Where the keys embedded in `text` are ([`is_credential_token`]): byte ranges of maximal runs
+/// of token characters (a trailing `.` ends a sentence, not the key). With `json_escapes`, a
+/// backslash and the character after it (`\n`, `\u0041`) separate runs, as in a JSON string's
+/// raw text.
+fn credential_tokens(text: &str, json_escapes: bool) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if json_escapes && bytes[i] == b'\\' {
+            i += if bytes.get(i + 1) == Some(&b'u') {
+                6
+            } else {
+                2
+            };
+            continue;
+        }
+        if !is_token_char(bytes[i] as char) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && is_token_char(bytes[i] as char) {
+            i += 1;
+        }
+        let token = text[start..i].trim_end_matches('.');
+        if is_credential_token(token) {
+            found.push((start, start + token.len()));
+        }
+    }
+    found
+}
+
+/// `text` with every embedded key ([`credential_tokens`]) replaced by `with`; `None` when it
+/// has none.
+fn mask_credential_tokens(text: &str, with: &str) -> Option<String> {
+    let found = credential_tokens(text, false);
+    if found.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end) in found {
+        out.push_str(&text[copied..start]);
+        out.push_str(with);
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
 /// Whether `value` is shaped like a well-known credential: an optional auth scheme (`Bearer`),
 /// then one token that starts with a known key prefix (`sk-`, `sk-ant-`, `AIza`, `ghp_`, `hf_`,
-/// `xoxb-`, `AKIA`, …) and goes on for at least eight token characters. Names alone decide most
-/// secrets ([`is_secret_header`], [`is_secret_key`]); this catches a key under an ordinary name.
+/// `xoxb-`, …) and goes on for at least eight token characters that look random (a digit, or
+/// both cases: not `sk-learn-compatible`), or is an AWS access key id
+/// (`AKIA…`, `ASIA…`) or a JWT (`eyJ….eyJ….…`). Names alone decide most secrets
+/// ([`is_secret_header`], [`is_secret_key`]); this catches a key under an ordinary name.
 pub fn looks_like_credential(value: &str) -> bool {
     let v = value.trim();
     let token = match auth_scheme(v) {
         Some(scheme) => v[scheme.len()..].trim(),
         None => v,
     };
-    let token_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    !token.contains(char::is_whitespace)
-        && token.chars().all(token_char)
-        && CREDENTIAL_PREFIXES
-            .iter()
-            .any(|p| token.starts_with(p) && token.len() >= p.len() + CREDENTIAL_MIN_TAIL)
+    if !token.chars().all(is_token_char) {
+        return false;
+    }
+    is_jwt(token) || is_aws_key_id(token) || has_key_prefix(token, CREDENTIAL_MIN_TAIL)
+}
+
+/// Whether `value` holds a credential: it is one ([`looks_like_credential`]) or has one inside
+/// (`token=sk-…; other`, a sentence with a key in it: [`is_credential_token`]).
+pub fn contains_credential(value: &str) -> bool {
+    looks_like_credential(value) || !credential_tokens(value, false).is_empty()
 }
 
 /// Whether `value` only names environment variables (`$OPENAI_API_KEY`, `Bearer ${KEY}`): where
@@ -286,13 +412,13 @@ fn percent_decode(text: &str) -> String {
 // Headers and URLs
 // ---------------------------------------------------------------------------------------------
 
-/// Replaces the values of secret headers (see [`is_secret_header`]), and values shaped like a
-/// well-known key under any name ([`looks_like_credential`]), with [`REDACTED`], keeping the scheme
+/// Replaces the values of secret headers (see [`is_secret_header`]), and values holding a
+/// well-known key under any name ([`contains_credential`]), with [`REDACTED`], keeping the scheme
 /// of an `authorization` value: `Bearer sk-…` becomes `Bearer ‹redacted›`. Empty values and
 /// `$VAR` references ([`is_env_reference`]) stay. Idempotent.
 pub fn redact_headers(headers: &mut [(String, String)]) {
     for (name, value) in headers.iter_mut() {
-        let secret = is_secret_header(name) || looks_like_credential(value);
+        let secret = is_secret_header(name) || contains_credential(value);
         if !secret || value.trim().is_empty() || is_env_reference(value) {
             continue;
         }
@@ -329,12 +455,14 @@ fn redact_pairs(pairs: &str, out: &mut String) {
                 if !value.is_empty()
                     && !is_env_reference(&percent_decode(value))
                     && (is_secret_query_param(percent_decode(name).trim())
-                        || looks_like_credential(&percent_decode(value))) =>
+                        || contains_credential(&percent_decode(value))) =>
             {
                 out.push_str(name);
                 out.push('=');
                 out.push_str(REDACTED_URL_VALUE);
             }
+            // `?sk-…`: a key with no name.
+            None if contains_credential(&percent_decode(pair)) => out.push_str(REDACTED_URL_VALUE),
             _ => out.push_str(pair),
         }
     }
@@ -346,7 +474,8 @@ fn redact_pairs(pairs: &str, out: &mut String) {
 /// (`https://TOKEN@host`: a token in the user's place) and the secret pairs of the fragment
 /// (`#access_token=…`, as OAuth's implicit flow returns it), a path segment shaped like a
 /// well-known key ([`looks_like_credential`]: `/v1/sk-…/chat`) and any query value shaped like
-/// one. `$VAR` references stay. Everything else, including order, is kept.
+/// one. `$VAR` references stay. Everything else, including order, is kept. A path alone
+/// (`/v1/keys/sk-…/usage`, as a server logs it) is redacted the same way.
 pub fn redact_url(url: &str) -> String {
     let (before_fragment, fragment) = url.split_at(url.find('#').unwrap_or(url.len()));
     let (base, query) = match before_fragment.split_once('?') {
@@ -366,7 +495,8 @@ pub fn redact_url(url: &str) -> String {
 }
 
 /// `https://host/v1/sk-…/chat` → `https://host/v1/REDACTED/chat`: path segments shaped like a
-/// well-known key (a gateway that takes the key in the path).
+/// well-known key (a gateway that takes the key in the path), and keys inside a segment. Also
+/// for a path alone (`/v1/keys/sk-…/usage`), as servers log it.
 fn redact_path(base: &str) -> String {
     let path_start = match base.find("://") {
         Some(i) => base[i + 3..].find('/').map_or(base.len(), |j| i + 3 + j),
@@ -376,17 +506,23 @@ fn redact_path(base: &str) -> String {
     let segments: Vec<&str> = path.split('/').collect();
     if !segments
         .iter()
-        .any(|seg| looks_like_credential(&percent_decode(seg)))
+        .any(|seg| contains_credential(&percent_decode(seg)))
     {
         return base.to_owned();
     }
-    let redacted: Vec<&str> = segments
+    let redacted: Vec<String> = segments
         .into_iter()
         .map(|seg| {
-            if looks_like_credential(&percent_decode(seg)) {
-                REDACTED_URL_VALUE
+            let decoded = percent_decode(seg);
+            if looks_like_credential(&decoded) {
+                REDACTED_URL_VALUE.to_owned()
+            } else if contains_credential(&decoded) {
+                // A key inside a segment (`models/m:sk-…`): the key goes, the rest stays.
+                mask_credential_tokens(seg, REDACTED_URL_VALUE)
+                    .filter(|masked| !contains_credential(&percent_decode(masked)))
+                    .unwrap_or_else(|| REDACTED_URL_VALUE.to_owned())
             } else {
-                seg
+                seg.to_owned()
             }
         })
         .collect();
@@ -455,6 +591,19 @@ fn masked_header_value(name: &str, value: &str) -> String {
     masked
 }
 
+/// The masked form of the value of a metadata pair whose name field says `name` (a secret
+/// header's or key's): as a header's ([`masked_header_value`]) when `name` is a secret header,
+/// `‹redacted›` otherwise (`{"key": "otp", "value": 123}`); a `$VAR` reference stays.
+fn masked_pair_value(name: &str, value: &str) -> String {
+    if is_secret_header(name) {
+        masked_header_value(name, value)
+    } else if is_env_reference(value) {
+        value.to_owned()
+    } else {
+        REDACTED.to_owned()
+    }
+}
+
 /// The end (exclusive) of the JSON scalar (string or number) at `start`, or `start` when there
 /// is none there (an object, an array, a literal).
 fn scalar_end(bytes: &[u8], start: usize) -> usize {
@@ -509,9 +658,14 @@ fn json_string(literal: &str) -> String {
     })
 }
 
-/// One object being walked by [`redact_json_text`]: whether a `"name"` naming a secret header
-/// was seen (`{"name": "Authorization", "value": "Bearer …"}`, as HAR and many SDKs list
-/// headers), and where its `"value"` string is when that came first.
+/// The fields that name the `"value"` beside them in a metadata pair: `{"name": "Authorization",
+/// "value": "Bearer …"}` (HAR, many SDKs), `{"key": "x-api-key", "value": "…"}` (Postman,
+/// OpenAPI examples, key/value metadata lists), `{"header": …, "value": …}`.
+const PAIR_NAME_FIELDS: [&str; 4] = ["name", "key", "header", "field"];
+
+/// One object being walked by [`redact_json_text`]: whether a name field
+/// ([`PAIR_NAME_FIELDS`]) naming a secret header was seen (`{"name": "Authorization", "value":
+/// "Bearer …"}`), and where its `"value"` (a string or a number) is when that came first.
 #[derive(Default)]
 struct Frame {
     object: bool,
@@ -522,9 +676,11 @@ struct Frame {
 /// Masks secret fields in JSON text, lexically: every `"key": value` whose key names a secret
 /// ([`is_secret_key`], escapes decoded) and whose value is a non-empty string or a number gets
 /// `"‹redacted›"`, and so does every string and number in an array under such a key
-/// (`"secrets": ["…"]`). Header pairs are recognised too: `["Authorization", "Bearer …"]` and
-/// `{"name": "X-Api-Key", "value": "…"}` have their value masked as a header's
-/// ([`is_secret_header`]). Objects are walked whatever their key (a tool schema's `password`
+/// (`"secrets": ["…"]`). Header pairs are recognised too: `["Authorization", "Bearer …"]`,
+/// `{"name": "X-Api-Key", "value": "…"}` and `{"key": "Authorization", "value": "…"}` have
+/// their value masked as a header's ([`is_secret_header`]). Any other string is masked by its
+/// shape: whole when it is a key ([`looks_like_credential`]: `"note": "sk-…"`, an `AKIA…` id,
+/// a JWT), or the keys inside it ([`is_credential_token`]). Objects are walked whatever their key (a tool schema's `password`
 /// property keeps its shape), at any depth without recursion; formatting is kept, and so is a
 /// body cut in the middle (a truncated capture) or several JSON documents (JSON lines).
 fn redact_json_text(text: &str) -> String {
@@ -536,6 +692,18 @@ fn redact_json_text(text: &str) -> String {
         let value = &text[start..end];
         if end > start && value != "\"\"" && !value.contains(REDACTED) {
             masks.push((start, end, with));
+        }
+    };
+    // A string that is not under a secret key: masked whole when it is a key
+    // ([`looks_like_credential`]), or the keys inside it ([`is_credential_token`]).
+    let by_shape = |start: usize, end: usize, masks: &mut Vec<(usize, usize, String)>| {
+        let literal = &text[start..end];
+        if looks_like_credential(&json_string(literal)) {
+            mask(start, end, masked_value.clone(), masks);
+            return;
+        }
+        for (s, e) in credential_tokens(literal, true) {
+            masks.push((start + s, start + e, REDACTED.to_owned()));
         }
     };
     let mut stack: Vec<Frame> = Vec::new();
@@ -593,10 +761,13 @@ fn redact_json_text(text: &str) -> String {
             }
         }
         let Some(end) = string_end(bytes, i) else {
+            // A body cut inside its last string (a truncated capture): a whole key there goes too.
+            by_shape(i, bytes.len(), &mut masks);
             break;
         };
         let colon = skip_whitespace(bytes, end);
         if bytes.get(colon) != Some(&b':') {
+            by_shape(i, end, &mut masks);
             i = end;
             continue;
         }
@@ -624,17 +795,21 @@ fn redact_json_text(text: &str) -> String {
                 continue;
             }
             mask(value_start, value_end, masked_value.clone(), &mut masks);
+        } else if bytes.get(value_start) == Some(&b'"') {
+            by_shape(value_start, value_end, &mut masks);
         }
-        // `{"name": "Authorization", "value": "…"}`, in either order.
-        if bytes.get(value_start) == Some(&b'"')
+        // `{"name": "Authorization", "value": "…"}` and `{"key": "x-api-key", "value": 1234}`,
+        // in either order.
+        let is_string = bytes.get(value_start) == Some(&b'"');
+        if (is_string || value_end > value_start)
             && let Some(frame) = stack.last_mut().filter(|f| f.object)
         {
-            if key.eq_ignore_ascii_case("name") {
+            if is_string && PAIR_NAME_FIELDS.iter().any(|f| key.eq_ignore_ascii_case(f)) {
                 let name = json_string(&text[value_start..value_end]);
-                if is_secret_header(&name) {
+                if is_secret_header(&name) || is_secret_key(&name) {
                     if let Some((s, e)) = frame.value.take() {
                         let value = json_string(&text[s..e]);
-                        let with = serde_json::to_string(&masked_header_value(&name, &value))
+                        let with = serde_json::to_string(&masked_pair_value(&name, &value))
                             .unwrap_or_else(|_| masked_value.clone());
                         mask(s, e, with, &mut masks);
                     }
@@ -644,7 +819,7 @@ fn redact_json_text(text: &str) -> String {
                 match &frame.secret_name {
                     Some(name) => {
                         let value = json_string(&text[value_start..value_end]);
-                        let with = serde_json::to_string(&masked_header_value(name, &value))
+                        let with = serde_json::to_string(&masked_pair_value(name, &value))
                             .unwrap_or_else(|_| masked_value.clone());
                         mask(value_start, value_end, with, &mut masks);
                     }
@@ -689,7 +864,7 @@ fn redact_form_text(text: &str) -> String {
             if !value.trim().is_empty()
                 && value != REDACTED_URL_VALUE
                 && !key.is_empty()
-                && is_secret_query_param(key)
+                && (is_secret_query_param(key) || looks_like_credential(&percent_decode(value)))
             {
                 out.push_str(&text[copied..eq + 1]);
                 out.push_str(REDACTED_URL_VALUE);
@@ -791,8 +966,9 @@ fn redact_multipart(body: &str) -> Option<String> {
 /// The request body with its secrets masked: a JSON body's secret fields at any depth (see
 /// `redact_json_text`; values become `"‹redacted›"`, formatting kept), a multipart body's
 /// secret parts (`redact_multipart`), and any other text's secret `key=value` pairs
-/// (`redact_form_text`: form-urlencoded bodies, with or without odd characters). A body
-/// without secrets is returned byte for byte. Idempotent.
+/// (`redact_form_text`: form-urlencoded bodies, with or without odd characters; a value shaped
+/// like a key under any name too) and the keys inside any other text ([`is_credential_token`]).
+/// A body without secrets is returned byte for byte. Idempotent.
 pub fn redact_body(body: &str) -> String {
     let trimmed = body.trim_start_matches('\u{feff}').trim();
     if trimmed.starts_with(['{', '[']) {
@@ -801,7 +977,8 @@ pub fn redact_body(body: &str) -> String {
     if let Some(out) = redact_multipart(body) {
         return out;
     }
-    redact_form_text(body)
+    let out = redact_form_text(body);
+    mask_credential_tokens(&out, REDACTED_URL_VALUE).unwrap_or(out)
 }
 
 #[cfg(test)]
@@ -816,7 +993,7 @@ mod tests {
             "Bearer sk-ant-api03-abcdefgh",
             "AIzaSyA-1234567890abcdef",
             "ghp_0123456789abcdef",
-            "hf_abcdefghijkl",
+            "hf_AbCdEfGhIjKl",
             "xoxb-1234-5678-abcdef",
         ] {
             assert!(looks_like_credential(v), "{v}");
@@ -1196,6 +1373,125 @@ mod tests {
             }
             assert_eq!(redact_body(&out), out, "idempotent at cut {cut}");
         }
+    }
+
+    /// Realistic keys of each family (made up, each unique).
+    const SHAPED: &[&str] = &[
+        "sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4f",
+        "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe",
+        "sk-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "AKIAQWERTYUIOP123456",
+        "ASIA7EXAMPLEZXCVBNM2",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
+        "ghp_aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        "npm_aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2",
+        "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAw",
+        "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",
+    ];
+
+    #[test]
+    fn keys_are_redacted_by_shape_under_ordinary_names_and_in_metadata_pairs() {
+        for key in SHAPED {
+            assert!(looks_like_credential(key), "{key}");
+            assert!(is_credential_token(key), "{key}");
+            // A JSON value under an ordinary key, in an array, inside a sentence.
+            let body = serde_json::json!({
+                "note": key,
+                "list": ["x", key],
+                "content": format!("my key is {key}. thanks"),
+                "max_tokens": 3,
+            })
+            .to_string();
+            let out = redact_body(&body);
+            assert!(!out.contains(key), "{key}: {out}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["note"], REDACTED);
+            assert_eq!(v["list"][0], "x");
+            assert_eq!(v["content"], format!("my key is {REDACTED}. thanks"));
+            assert_eq!(v["max_tokens"], 3);
+            assert_eq!(redact_body(&out), out, "idempotent");
+            // A form body, a plain text body, a header, a URL path and query.
+            let form = redact_body(&format!("a=1&note={key}&b=2"));
+            assert_eq!(form, "a=1&note=REDACTED&b=2");
+            let text = redact_body(&format!("hello {key} bye"));
+            assert_eq!(text, "hello REDACTED bye");
+            let mut h = vec![("X-Debug".to_owned(), format!("id=7; k={key}"))];
+            redact_headers(&mut h);
+            assert_eq!(h[0].1, REDACTED);
+            let url = redact_url(&format!("https://h/v1/keys/{key}/usage?q={key}"));
+            assert_eq!(url, "https://h/v1/keys/REDACTED/usage?q=REDACTED");
+            let path = redact_url(&format!("/v1/models/m:{key}/x"));
+            assert_eq!(path, "/v1/models/m:REDACTED/x");
+        }
+        // Metadata pairs: `key`/`name`/`header` naming a secret, the value masked (number too),
+        // either order; ordinary pairs stay.
+        let body = r#"{"metadata":[{"key":"Authorization","value":"Bearer SECRET-1"},{"value":"SECRET-2","key":"x-api-key"},{"name":"x-api-key","value":"SECRET-3"},{"header":"X-Auth-Token","value":"SECRET-4"},{"key":"otp","value":918273},{"key":"region","value":"us-east-1"},{"name":"Accept","value":"*/*"}]}"#;
+        let out = redact_body(body);
+        for secret in ["SECRET-1", "SECRET-2", "SECRET-3", "SECRET-4", "918273"] {
+            assert!(!out.contains(secret), "{secret} in {out}");
+        }
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["metadata"][0]["value"], "Bearer ‹redacted›");
+        assert_eq!(v["metadata"][5]["value"], "us-east-1");
+        assert_eq!(v["metadata"][6]["value"], "*/*");
+        assert_eq!(redact_body(&out), out, "idempotent");
+        // A body cut right after a key, inside its string, still loses it.
+        let key = SHAPED[0];
+        for body in [
+            format!(r#"{{"note":"{key}"#),
+            format!(r#"{{"messages":[{{"content":"see {key}"#),
+            format!(r#"{{"list":["x", "{key}"#),
+            format!(r#"{{"list":["x", "see {key}"#),
+        ] {
+            let out = redact_body(&body);
+            assert!(!out.contains(key), "{out}");
+            assert_eq!(redact_body(&out), out, "idempotent");
+        }
+    }
+
+    #[test]
+    fn ordinary_stream_data_is_not_taken_for_a_key() {
+        // Ids, model names, base64, prose and near misses: kept byte for byte.
+        let kept = [
+            "call_Ab3dEf6hIj9lMn2pQr5tUv8x",
+            "toolu_01A09q90qw90lq917835lq9",
+            "chatcmpl-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+            "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
+            "fc_67ccd3acc8d48190a77525dc6de64b4104becb25c2f3a9b4",
+            "gpt-4o-mini-2024-07-18",
+            "claude-3-5-sonnet-20241022",
+            "sk-learn-compatible",
+            "skeleton-key-generator",
+            "ASIA-PACIFIC-SOUTHEAST",
+            "ASIAPACIFICREGIONS",
+            "AKIA is how an AWS key id begins",
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk-sk-AIzaSyD9tSrke72PouQMnMXa7eZSW0jkFMBWYAAAAABJRU5ErkJggg",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "The model said: use the sk- prefix for secret keys.",
+            "hf_hub_download",
+            "$OPENAI_API_KEY",
+        ];
+        for value in kept {
+            assert!(!is_credential_token(value), "{value}");
+            assert!(!contains_credential(value), "{value}");
+            let body = serde_json::json!({"id": value, "content": [value]}).to_string();
+            assert_eq!(redact_body(&body), body, "{value}");
+            let text = format!("data: {value}\n");
+            assert_eq!(redact_body(&text), text, "{value}");
+            let mut h = vec![("X-Request-Id".to_owned(), value.to_owned())];
+            redact_headers(&mut h);
+            assert_eq!(h[0].1, value, "{value}");
+            let url = format!("/v1/x/{}", value.replace(' ', "%20"));
+            assert_eq!(redact_url(&url), url, "{value}");
+        }
+        // A JSON escape right before a key's letters is not part of a token: `\n` then `sk-…`.
+        let escaped = r#"{"content":"line
+sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4f"}"#;
+        assert!(!redact_body(escaped).contains("Ab3dEf6hIj9"));
     }
 
     #[test]

@@ -1,158 +1,102 @@
-//! Keeping a proxied request's path inside the upstream's path prefix (dot segments, encoded or
-//! not, never climb out of it). Used by [`super::proxy`].
+//! Keeping a proxied request's path inside the upstream's path prefix: a path that holds a dot
+//! segment, in any spelling some server would read as one, is refused, never resolved. Used by
+//! [`super::proxy`].
+//!
+//! HTTP clients resolve `.` and `..` before they send a request (RFC 3986 section 5.2.4 is a
+//! client-side algorithm; curl, urllib3, the WHATWG URL parser all do it), so a dot segment on the
+//! wire was written on purpose, and what it means depends on the decoder behind the proxy:
+//! `%2e%2e` is `..` by RFC 3986 section 6.2.2.2, `..%2f` and `..\` are `../` to servers that
+//! decode slashes or read backslashes as slashes, `%252e%252e` to one that decodes twice,
+//! `%c0%ae` to a lenient UTF-8 decoder, `%u002e` to IIS, `..;x` to Tomcat, `.. ` and `...` to
+//! Windows. Resolving one reading and forwarding the result is a guess; refusing is not.
 
-/// Resolves dot segments in a request path so that it cannot climb out of the upstream's path
-/// prefix. Percent-encoded dots, slashes and backslashes (`%2e`, `%2f`, `%5c`, any case) are decoded
-/// first and backslashes count as slashes, as the URL standard and many servers treat them, so
-/// `/../x`, `/%2e%2e/x`, `/..%2fx` and `/..\x` all climb. Returns the path to append to the prefix:
-/// the original, byte for byte, when it has no dot segment; the resolved path when it has some and
-/// stays inside; `None` when it would leave the prefix (or is not an origin-form path).
+/// The path to append to the upstream's prefix: `path` byte for byte, or `/` for an empty one.
+/// `None` (the proxy answers 400) when it is not an origin-form path or holds a dot segment in
+/// any spelling ([`has_dot_segment`]), whether or not it would climb out of the prefix: the path
+/// is normalised once ([`normalise`]) and judged on that.
 pub fn confine_path(path: &str) -> Option<String> {
     if path.is_empty() {
         return Some("/".to_owned());
     }
-    if !path.starts_with('/') || smuggles_dot_segment(path) {
+    if !path.starts_with('/') || has_dot_segment(path) {
         return None;
     }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let escaped = (b == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(
-                |hex| match [hex[0].to_ascii_lowercase(), hex[1].to_ascii_lowercase()] {
-                    [b'2', b'e'] => Some(b'.'),
-                    [b'2', b'f'] | [b'5', b'c'] => Some(b'/'),
-                    _ => None,
-                },
-            );
-        match escaped {
-            Some(c) => {
-                decoded.push(c);
-                i += 3;
-            }
-            None => {
-                decoded.push(if b == b'\\' { b'/' } else { b });
-                i += 1;
-            }
-        }
-    }
-    let segments: Vec<&[u8]> = decoded[1..].split(|&b| b == b'/').collect();
-    if !segments.iter().any(|s| *s == b"." || *s == b"..") {
-        return Some(path.to_owned());
-    }
-    // RFC 3986 section 5.2.4 (remove_dot_segments), failing instead of clamping at the root.
-    let mut out: Vec<&[u8]> = Vec::with_capacity(segments.len());
-    let last = segments.len() - 1;
-    for (k, seg) in segments.iter().enumerate() {
-        match *seg {
-            b"." => {}
-            b".." => {
-                out.pop()?;
-            }
-            s => out.push(s),
-        }
-        if k == last && (*seg == b"." || *seg == b"..") {
-            out.push(b""); // `/a/.` and `/a/b/..` end in a slash
-        }
-    }
-    let mut resolved = Vec::with_capacity(decoded.len());
-    for seg in out {
-        resolved.push(b'/');
-        resolved.extend_from_slice(seg);
-    }
-    if resolved.is_empty() {
-        resolved.push(b'/');
-    }
-    // Only ASCII bytes were replaced by ASCII bytes, so this stays valid UTF-8.
-    String::from_utf8(resolved).ok()
+    Some(path.to_owned())
 }
 
-/// Whether `path` hides a dot segment that an upstream decoding differently from this proxy
-/// could see: a segment that is `.` or `..` only after decoding twice or more (`%252e%252e`),
-/// after reading an overlong UTF-8 form as its ASCII character (`%c0%ae` = `.`, `%c0%af` = `/`),
-/// or after dropping a `;` path parameter (`..;` in Tomcat and Spring). Such a path is refused
-/// (there is no one right way to resolve it), whether or not it would climb out.
-fn smuggles_dot_segment(path: &str) -> bool {
-    let dots = |bytes: &[u8], params: bool| {
-        bytes
-            .split(|&b| b == b'/' || b == b'\\')
-            .filter(|seg| {
-                let seg = if params {
-                    seg.split(|&b| b == b';').next().unwrap_or_default()
-                } else {
-                    seg
-                };
-                seg == b"." || seg == b".."
-            })
-            .count()
-    };
-    // What this proxy itself treats as dot segments: one decoding of `%2e`, `%2f`, `%5c`.
-    let once = decode_all(path.as_bytes());
-    let shallow = dots(&decode_dots_once(path.as_bytes()), false);
-    // Decoded until nothing changes (at most a few times), overlong forms read as ASCII.
-    let mut deep = once;
-    for _ in 0..4 {
-        let next = decode_all(&deep);
-        if next == deep {
+/// Whether a segment of `path`, once [`normalise`]d, is made of dots only (`.`, `..`, `...`), a
+/// `;` path parameter and trailing blanks, controls and NULs aside (`..;x`, `.. `, `..%00`).
+pub fn has_dot_segment(path: &str) -> bool {
+    normalise(path.as_bytes()).split(|&b| b == b'/').any(|seg| {
+        let seg = seg.split(|&b| b == b';').next().unwrap_or_default();
+        let end = seg
+            .iter()
+            .rposition(|&b| b > b' ' && b != 0x7f)
+            .map_or(0, |i| i + 1);
+        let seg = &seg[..end];
+        !seg.is_empty() && seg.iter().all(|&b| b == b'.')
+    })
+}
+
+/// `path` as the most lenient decoder behind the proxy could read it: percent escapes (`%XX`
+/// and IIS's `%uXXXX`) decoded until nothing changes (at most five rounds), overlong UTF-8
+/// forms read as their ASCII character, look-alike dots and slashes (fullwidth, one-dot leader,
+/// division slash…) read as `.` and `/`, and backslashes as slashes.
+fn normalise(path: &[u8]) -> Vec<u8> {
+    let mut bytes = path.to_vec();
+    for _ in 0..5 {
+        let next = decode_escapes(&bytes);
+        if next == bytes {
             break;
         }
-        deep = next;
+        bytes = next;
     }
-    let deep = read_overlong(&deep);
-    dots(&deep, true) > shallow
+    let bytes = read_overlong(&bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    text.chars()
+        .map(|c| match c {
+            '\\' | '\u{ff0f}' | '\u{ff3c}' | '\u{2215}' | '\u{2044}' | '\u{29f8}' | '\u{fe68}' => {
+                '/'
+            }
+            '\u{ff0e}' | '\u{2024}' | '\u{fe52}' | '\u{3002}' | '\u{ff61}' => '.',
+            c => c,
+        })
+        .collect::<String>()
+        .into_bytes()
 }
 
-/// Every `%XX` escape decoded once (an invalid one left as it is).
-fn decode_all(bytes: &[u8]) -> Vec<u8> {
+/// Every `%XX` and `%uXXXX` escape decoded once (an invalid one left as it is; a `%uXXXX` that
+/// is no character becomes U+FFFD).
+fn decode_escapes(bytes: &[u8]) -> Vec<u8> {
     let hex = |b: u8| (b as char).to_digit(16);
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let (Some(h), Some(l)) = (
+        if bytes[i] == b'%' {
+            if let (Some(h), Some(l)) = (
                 bytes.get(i + 1).copied().and_then(hex),
                 bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
+            ) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+            if matches!(bytes.get(i + 1), Some(b'u' | b'U'))
+                && let Some(code) = bytes
+                    .get(i + 2..i + 6)
+                    .filter(|d| d.iter().all(|&b| hex(b).is_some()))
+                    .and_then(|d| std::str::from_utf8(d).ok())
+                    .and_then(|d| u32::from_str_radix(d, 16).ok())
+            {
+                let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                i += 6;
+                continue;
+            }
         }
         out.push(bytes[i]);
         i += 1;
-    }
-    out
-}
-
-/// Only the escapes [`confine_path`] decodes itself (`%2e`, `%2f`, `%5c`), as it decodes them.
-fn decode_dots_once(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(
-                |hex| match [hex[0].to_ascii_lowercase(), hex[1].to_ascii_lowercase()] {
-                    [b'2', b'e'] => Some(b'.'),
-                    [b'2', b'f'] | [b'5', b'c'] => Some(b'/'),
-                    _ => None,
-                },
-            );
-        match escaped {
-            Some(c) => {
-                out.push(c);
-                i += 3;
-            }
-            None => {
-                out.push(if bytes[i] == b'\\' { b'/' } else { bytes[i] });
-                i += 1;
-            }
-        }
     }
     out
 }
@@ -186,80 +130,93 @@ fn read_overlong(bytes: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// Every spelling of a dot segment: refused, whether it climbs out of the prefix or not.
+    const DOT_SPELLINGS: &[&str] = &[
+        "/..",
+        "/../x",
+        "/v1/../admin",
+        "/v1/./../admin",
+        "/a/./b",
+        "/a/.",
+        "/a/b/..",
+        "/v1/%2e%2e/admin",
+        "/v1/%2E%2E/admin",
+        "/v1/.%2E/admin",
+        "/v1/%2e./admin",
+        "/v1/%2e%2e%2fadmin",
+        "/v1/..%2Fadmin",
+        "/v1/..%5cadmin",
+        "/v1/..\\admin",
+        "/a\\..\\..\\x",
+        "/v1/%5c../admin",
+        "/v1/%252e%252e/admin",
+        "/a/%25252E%25252E/b",
+        "/v1/..%252fadmin",
+        "/v1/%c0%ae%c0%ae/admin",
+        "/v1/%e0%80%ae%e0%80%ae/admin",
+        "/a%c0%af..%c0%afb",
+        "/v1/%u002e%u002e/admin",
+        "/v1/%U002E%U002E/admin",
+        "/v1/%ef%bc%8e%ef%bc%8e/admin",
+        "/v1/..%ef%bc%8fadmin",
+        "/v1/..;/admin",
+        "/v1/..;jsessionid=1/admin",
+        "/v1/..%3b/admin",
+        "/v1/..%00/admin",
+        "/v1/..%20/admin",
+        "/v1/..%09/admin",
+        "/v1/.../admin",
+        "/v1/%2e%2e%2e/admin",
+        "//../admin",
+        "/v1//../../admin",
+    ];
+
     #[test]
-    fn paths_stay_inside_the_prefix() {
-        // (request path, what is appended to the upstream prefix; None = refused with 400)
-        let cases: &[(&str, Option<&str>)] = &[
-            ("/v1/chat/completions", Some("/v1/chat/completions")),
-            ("", Some("/")),
-            ("/", Some("/")),
-            ("//double//slash", Some("//double//slash")),
-            ("/models/a%2Fb", Some("/models/a%2Fb")),
-            ("/%41bc", Some("/%41bc")),
-            ("/a/./b", Some("/a/b")),
-            ("/a/b/..", Some("/a/")),
-            ("/a/.", Some("/a/")),
-            ("/a/../b", Some("/b")),
-            ("/a/%2e%2E/b", Some("/b")),
-            ("/a/..", Some("/")),
-            ("/..", None),
-            ("/../x", None),
-            ("/../../admin/json", None),
-            ("/a/../../x", None),
-            ("/%2e%2e/x", None),
-            ("/%2E%2E/x", None),
-            ("/.%2e/x", None),
-            ("/%2e./x", None),
-            ("/..%2fx", None),
-            ("/..%2F..%2Fx", None),
-            ("/..%5cx", None),
-            ("/..%5Cx", None),
-            ("/..\\x", None),
-            ("/a\\..\\..\\x", None),
-            ("*", None),
-            ("x/../y", None),
-            ("/%2", Some("/%2")),
-            ("/%", Some("/%")),
-            ("/é/../ü", Some("/ü")),
-            // Dot segments only another decoder sees: refused.
-            ("/..;/x", None),
-            ("/a/..;p=1/b", None),
-            ("/%252e%252e/x", None),
-            ("/a/%25252E%25252E/b", None),
-            ("/%c0%ae%c0%ae/x", None),
-            ("/%C0%AE/x", None),
-            ("/%e0%80%ae%e0%80%ae/x", None),
-            ("/a%c0%af..%c0%afb", None),
-            // Not dot segments, however decoded: kept as they are.
-            ("/models/a%252Fb", Some("/models/a%252Fb")),
-            ("/a;b/c", Some("/a;b/c")),
-            ("/...;/x", Some("/...;/x")),
-            ("/%c3%a9", Some("/%c3%a9")),
-        ];
-        for (path, want) in cases {
-            assert_eq!(confine_path(path).as_deref(), *want, "{path:?}");
+    fn every_spelling_of_a_dot_segment_is_refused() {
+        for path in DOT_SPELLINGS {
+            assert_eq!(confine_path(path), None, "{path:?}");
+        }
+        for path in ["*", "x/y", "x/../y"] {
+            assert_eq!(confine_path(path), None, "not origin-form: {path:?}");
         }
     }
 
     #[test]
-    fn a_confined_path_never_climbs_when_parsed_as_a_url() {
-        // Whatever confine_path lets through, the URL parser (which resolves dot segments itself)
-        // keeps under the prefix.
-        let tails = [
-            "/a/../b",
-            "/x/%2e%2e/y",
-            "/a/./b/../c",
+    fn plain_paths_pass_byte_for_byte() {
+        for path in [
+            "/v1/chat/completions",
+            "/",
+            "//double//slash",
             "/models/a%2Fb",
-            "/a/b/..",
-        ];
-        for tail in tails {
+            "/models/a%252Fb",
+            "/%41bc",
+            "/%2",
+            "/%",
+            "/%u",
+            "/%u00",
+            "/é/ü",
+            "/%c3%a9",
+            "/a;b/c",
+            "/v1beta/models/gemini-2.0-flash:streamGenerateContent",
+            "/v1/files/file.tar.gz",
+            "/v1/.well-known/x",
+            "/v1/..x/y",
+            "/v1/x../y",
+            "/v1/%2e%2ex/y",
+        ] {
+            assert_eq!(confine_path(path).as_deref(), Some(path), "{path:?}");
+        }
+        assert_eq!(confine_path("").as_deref(), Some("/"));
+    }
+
+    #[test]
+    fn a_confined_path_never_climbs_when_parsed_as_a_url() {
+        // What confine_path lets through, the URL parser (which resolves dot segments itself)
+        // keeps under the prefix, unchanged.
+        for tail in ["/models/a%2Fb", "/a/b", "/v1/..x/y", "//x", "/%2e%2ex"] {
             let confined = confine_path(tail).unwrap();
             let url = reqwest::Url::parse(&format!("http://h/api/v1{confined}")).unwrap();
-            assert!(
-                url.path().starts_with("/api/v1/"),
-                "{tail} → {}",
-                url.path()
-            );
+            assert_eq!(url.path(), format!("/api/v1{tail}"), "{tail}");
         }
     }
 }

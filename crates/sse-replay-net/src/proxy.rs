@@ -374,7 +374,10 @@ async fn forward(
     use hyper::body::Body as _;
     let (parts, body) = req.into_parts();
     let method = parts.method.to_string();
-    let path = parts.uri.path().to_owned();
+    // The path as forwarded is `raw_path`; everything shown or written (the request list, the
+    // log lines, capture titles) gets it redacted: a gateway may take a key in the path.
+    let raw_path = parts.uri.path().to_owned();
+    let path = recording::redact_url(&raw_path);
     let mut begun = Exchange {
         id: shared.next_id.fetch_add(1, Ordering::Relaxed),
         started: super::rfc3339_now(),
@@ -400,8 +403,8 @@ async fn forward(
         });
         return error_response(405, format!("sse-replay proxy: {reason}\n"));
     }
-    let Some(confined) = confine_path(&path) else {
-        let reason = "the path leaves the upstream's prefix, or hides a dot segment (an encoded or `;`-parameter `..`)".to_owned();
+    let Some(confined) = confine_path(&raw_path) else {
+        let reason = "the path holds a dot segment (`.` or `..`, plain, encoded, double-encoded, overlong, backslashed or with a `;` parameter): it could leave the upstream's prefix, and clients resolve dot segments before they send".to_owned();
         report_failed(&shared, begun, 400, &reason);
         (shared.on_event)(ProxyEvent::Refused {
             method,

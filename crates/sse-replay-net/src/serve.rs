@@ -242,7 +242,8 @@ pub(crate) async fn respond(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> hyper::Response<AnyBody> {
     let method = req.method().clone();
-    let path = req.uri().path().to_owned();
+    // Only logged: redacted, as a gateway may take a key in the path.
+    let path = sse_replay_core::redact::redact_url(req.uri().path());
     // Read the request body first, as a real endpoint does (the client may still be sending), but
     // keep none of it: the answer does not depend on it.
     let body_len = match drain_body(req.into_body(), MAX_REQUEST_BYTES, &limits).await {

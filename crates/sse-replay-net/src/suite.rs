@@ -833,7 +833,8 @@ async fn handle(
             let listed = &state.cases[i];
             let r = &state.suite[listed.id.recording];
             if state.log {
-                let p = sse_replay_core::text::visible(&path);
+                let shown = sse_replay_core::redact::redact_url(&path);
+                let p = sse_replay_core::text::visible(&shown);
                 sse_replay_core::log_line!("{method} {p} from {peer}: case {key}");
             }
             let wire = r

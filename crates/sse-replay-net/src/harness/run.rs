@@ -5,17 +5,22 @@
 //! the run was stopped), `setsid` and double-forked descendants included. How they are found,
 //! unprivileged: the harness makes itself the *child subreaper* (`PR_SET_CHILD_SUBREAPER`), so a
 //! descendant whose parent exits is re-parented to the harness rather than to init and stays
-//! findable; each client starts with a marker in its environment (`SSE_REPLAY_CASE`), which its
-//! descendants inherit, so when several cases run at once the orphans re-parented to the
-//! harness are told apart; and the client's own descendants are walked by parent pid in
-//! `/proc`. Each found process is stopped (`SIGSTOP`, so it cannot fork away while the rest are
-//! found), then killed (`SIGKILL`), round after round until none is left; the harness reaps the
-//! ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
+//! findable; the client starts in a process group of its own, killed whole; each client starts
+//! with a marker in its environment (`SSE_REPLAY_CASE`) and with the case's own pipes as its
+//! standard input, output and error, which its descendants inherit, so when several cases run at
+//! once the orphans re-parented to the harness are told apart — by the marker, or, for one that
+//! cleared its environment (`env -i`) after leaving the group (`setsid`), by an open descriptor
+//! of one of its case's pipes (`/proc/PID/fd`); and the client's own descendants are walked by
+//! parent pid in `/proc`. Each found process is stopped (`SIGSTOP`, so it cannot fork away while
+//! the rest are found), then killed (`SIGKILL`), round after round until none is left; the
+//! harness reaps the ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
 //! would make the client PID 1, which ignores default signals; a cgroup needs a delegated,
 //! writable cgroup, which ordinary users rarely have. Both are also Linux-only; this works
-//! wherever `/proc` does.) A client that exits while a descendant still holds its standard
-//! output is judged on what it printed: the descendant is killed, and what was read by then is
-//! kept.
+//! wherever `/proc` does.) What none of these finds: a descendant that leaves the group, clears
+//! its environment and closes or redirects all three inherited descriptors, and whose parent has
+//! exited — only a cgroup or a PID namespace would hold that one. A client that exits while a
+//! descendant still holds its standard output is judged on what it printed: the descendant is
+//! killed, and what was read by then is kept.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -76,7 +81,9 @@ pub enum RunError {
     Server(#[from] crate::NetError),
 }
 
-/// The environment that points every common SDK at the server at `addr`, with dummy keys.
+/// The environment that points every common SDK at the server at `addr`, with dummy keys (the
+/// caller's own credentials are removed first, see [`is_caller_credential`]; the SDKs' shared
+/// credentials and config files are `/dev/null`, so no profile on disk is read either).
 pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
     let base = format!("http://{addr}");
     vec![
@@ -105,6 +112,8 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         ("AWS_REGION", "us-east-1".into()),
         ("AWS_DEFAULT_REGION", "us-east-1".into()),
         ("AWS_EC2_METADATA_DISABLED", "true".into()),
+        ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null".into()),
+        ("AWS_CONFIG_FILE", "/dev/null".into()),
         ("OPENAI_API_KEY", "sk-sse-replay-dummy".into()),
         ("ANTHROPIC_API_KEY", "sk-ant-sse-replay-dummy".into()),
         ("GEMINI_API_KEY", "sse-replay-dummy".into()),
@@ -112,6 +121,47 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
         ("NO_PROXY", "127.0.0.1,localhost".into()),
         ("no_proxy", "127.0.0.1,localhost".into()),
     ]
+}
+
+/// Variables that lead an SDK to real credentials without naming a secret themselves: a profile,
+/// a role, a web-identity token file, an identity endpoint, Vertex AI instead of the API key.
+/// Removed from a client's environment with the secrets ([`is_caller_credential`]).
+const AMBIENT_CREDENTIALS: &[&str] = &[
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_SSO_SESSION",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "AZURE_FEDERATED_TOKEN_FILE",
+];
+
+/// Whether the caller's variable `name` (with `value`) may carry a real credential, so it is not
+/// passed on to a client under test: its name names a secret (the rule recordings are redacted
+/// by, [`sse_replay_core::redact::is_secret_key`]: `AWS_SESSION_TOKEN`, `HF_TOKEN`,
+/// `GOOGLE_APPLICATION_CREDENTIALS`, `*_API_KEY`, …), it is an [`AMBIENT_CREDENTIALS`] setting,
+/// or its value is shaped like a key whatever its name
+/// ([`sse_replay_core::redact::looks_like_credential`]).
+pub fn is_caller_credential(name: &str, value: &str) -> bool {
+    AMBIENT_CREDENTIALS.contains(&name)
+        || sse_replay_core::redact::is_secret_key(name)
+        || sse_replay_core::redact::looks_like_credential(value)
+}
+
+/// The caller's environment variables that [`is_caller_credential`] keeps from a client.
+fn caller_credentials() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .filter(|(name, value)| {
+            let name = name.to_string_lossy();
+            let value = value.to_string_lossy();
+            is_caller_credential(&name, &value)
+        })
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// Starts the replay server on `127.0.0.1:0` answering every request with `wire`: the response
@@ -194,13 +244,22 @@ pub fn run_client_until(
         std::process::id(),
         NEXT_CASE.fetch_add(1, Ordering::Relaxed)
     );
+    // Standard input is a pipe of the case's own with no writer (the client reads end of file,
+    // as from /dev/null): a descriptor every descendant inherits, found in `/proc/PID/fd` whatever
+    // its environment or session. The harness keeps no end of it once the client is started, so
+    // no other case's client, forked meanwhile, can hold it.
+    let stdin = std::io::pipe().ok().map(|(reader, _writer)| reader);
+    let stdin_name = stdin.as_ref().and_then(fd_link);
     let mut command = Command::new(&cmd.program);
+    for name in caller_credentials() {
+        command.env_remove(name);
+    }
     command
         .args(&cmd.args)
         .envs(client_env(server.addr()))
         .envs(extra_env.iter().map(|(k, v)| (*k, v)))
         .env(CASE_MARKER, &marker)
-        .stdin(Stdio::null())
+        .stdin(stdin.map_or_else(Stdio::null, Stdio::from))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -209,7 +268,20 @@ pub fn run_client_until(
         program: cmd.program.clone(),
         source,
     })?;
+    // The command holds the parent's copy of the client's standard input until it is dropped.
+    drop(command);
     let root = rustix::process::Pid::from_child(&child);
+    let _registered = LiveClient::register(root);
+    let marks = CaseMarks {
+        marker,
+        stdin: stdin_name,
+        outputs: child
+            .stdout
+            .iter()
+            .filter_map(fd_link)
+            .chain(child.stderr.iter().filter_map(fd_link))
+            .collect(),
+    };
     let stdout = child.stdout.take().map(|s| drain(s, STDOUT_LIMIT, false));
     let stderr = child.stderr.take().map(|s| drain(s, STDERR_LIMIT, true));
     // The client's exit is watched without reaping it (`WNOWAIT`): until it is reaped its pid,
@@ -251,7 +323,7 @@ pub fn run_client_until(
     let client_time = started.elapsed();
     // The client (if still running) and whatever it left behind: its group, its descendants
     // wherever they went. Then the client is reaped.
-    kill_case(root, &marker);
+    kill_case(root, &marks);
     let reap_deadline = Instant::now() + REAP_WAIT;
     let reaped = loop {
         match child.try_wait() {
@@ -302,17 +374,99 @@ fn become_subreaper() {
     });
 }
 
+/// What `/proc/self/fd/N` says descriptor `fd` is (`pipe:[1234]`): the name every process
+/// holding the same pipe shows for it.
+fn fd_link(fd: &impl std::os::fd::AsRawFd) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+}
+
+/// The clients of the cases running now: one case's cleanup never kills another's client (a
+/// client being started holds, between its fork and its exec, every descriptor of the harness).
+static LIVE_CLIENTS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// A client listed in [`LIVE_CLIENTS`] while this lives.
+struct LiveClient(i32);
+
+impl LiveClient {
+    fn register(pid: rustix::process::Pid) -> Self {
+        let raw = pid.as_raw_nonzero().get();
+        live_clients().push(raw);
+        Self(raw)
+    }
+}
+
+impl Drop for LiveClient {
+    fn drop(&mut self) {
+        live_clients().retain(|&p| p != self.0);
+    }
+}
+
+fn live_clients() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE_CLIENTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// How one case's processes are recognised once they are no longer below its client: the
+/// environment marker, and the case's pipes as `/proc` names them — its standard input (the
+/// harness keeps no end of it), and the write ends of its standard output and error (the
+/// harness holds their read ends, and so, for an instant, does any client being started).
+struct CaseMarks {
+    marker: String,
+    stdin: Option<std::path::PathBuf>,
+    outputs: Vec<std::path::PathBuf>,
+}
+
+impl CaseMarks {
+    /// Whether process `pid` carries the marker in its environment or holds one of the case's
+    /// pipes ([`CaseMarks`]) open (unreadable — another user's process — is no).
+    fn carried_by(&self, pid: i32) -> bool {
+        let needle = format!("{CASE_MARKER}={}", self.marker);
+        if std::fs::read(format!("/proc/{pid}/environ"))
+            .unwrap_or_default()
+            .split(|&b| b == 0)
+            .any(|kv| kv == needle.as_bytes())
+        {
+            return true;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.flatten().any(|fd| {
+            let Ok(link) = std::fs::read_link(fd.path()) else {
+                return false;
+            };
+            self.stdin.as_ref() == Some(&link)
+                || (self.outputs.contains(&link) && opened_for_writing(pid, &fd.file_name()))
+        })
+    }
+}
+
+/// Whether descriptor `fd` of process `pid` is open for writing (`/proc/PID/fdinfo/FD`'s
+/// `flags`, octal: the access mode is write-only or read-write).
+fn opened_for_writing(pid: i32, fd: &std::ffi::OsStr) -> bool {
+    let path = std::path::Path::new("/proc")
+        .join(pid.to_string())
+        .join("fdinfo")
+        .join(fd);
+    std::fs::read_to_string(path).is_ok_and(|info| {
+        info.lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .is_some_and(|flags| flags & 0o3 != 0)
+    })
+}
+
 /// One process as `/proc` shows it.
 struct ProcEntry {
     pid: rustix::process::Pid,
     ppid: i32,
-    /// Whether its environment carries the case's marker (unreadable: another user's, no).
+    /// Whether it carries the case's marks ([`CaseMarks::carried_by`]).
     marked: bool,
 }
 
-/// Every process in `/proc` with its parent, and whether it carries `marker`.
-fn processes(marker: &str) -> Vec<ProcEntry> {
-    let needle = format!("{CASE_MARKER}={marker}");
+/// Every process in `/proc` with its parent, and whether it carries the case's `marks`.
+fn processes(marks: &CaseMarks) -> Vec<ProcEntry> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -337,34 +491,38 @@ fn processes(marker: &str) -> Vec<ProcEntry> {
         if state == "Z" && ppid != rustix::process::getpid().as_raw_nonzero().get() {
             continue; // someone else's zombie: nothing to kill
         }
-        // Orphans come to this subreaper: only they need their environment read (every process
-        // does when this is not the subreaper and they went to init).
+        // Orphans come to this subreaper: only they need their marks read (every process does
+        // when this is not the subreaper and they went to init).
         let me = rustix::process::getpid().as_raw_nonzero().get();
-        let marked = (ppid == me || !SUBREAPER.load(Ordering::Relaxed))
-            && std::fs::read(format!("/proc/{raw}/environ"))
-                .unwrap_or_default()
-                .split(|&b| b == 0)
-                .any(|kv| kv == needle.as_bytes());
+        let marked = raw != me
+            && (ppid == me || !SUBREAPER.load(Ordering::Relaxed))
+            && marks.carried_by(raw);
         all.push(ProcEntry { pid, ppid, marked });
     }
     all
 }
 
 /// Kills every process of one case: the client `root`, its process group, its descendants by
-/// parent pid (wherever their sessions), and every process carrying the case's marker (the
-/// orphans re-parented to this subreaper). Stopped first, so none forks away while the others
+/// parent pid (wherever their sessions), and every process carrying the case's marks (the
+/// orphans re-parented to this subreaper: its environment marker or one of its pipes). Stopped first, so none forks away while the others
 /// are found; then killed; round after round until a round finds none. The ones re-parented
 /// here are reaped. An already finished case is fine.
-fn kill_case(root: rustix::process::Pid, marker: &str) {
+fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
     use rustix::process::{Signal, kill_process, kill_process_group};
     let me = rustix::process::getpid();
     kill_process_group(root, Signal::KILL).ok();
     for _ in 0..20 {
-        let all = processes(marker);
-        // The case's processes: the marked ones, and the descendants of the root.
+        let all = processes(marks);
+        // The case's processes: the marked ones, and the descendants of the root; never another
+        // case's client.
+        let others: Vec<i32> = live_clients()
+            .iter()
+            .copied()
+            .filter(|&p| p != root.as_raw_nonzero().get())
+            .collect();
         let mut mine: Vec<rustix::process::Pid> = all
             .iter()
-            .filter(|p| p.marked && p.pid != me)
+            .filter(|p| p.marked && p.pid != me && !others.contains(&p.pid.as_raw_nonzero().get()))
             .map(|p| p.pid)
             .collect();
         // Their descendants too (a marked orphan's children still have it as their parent).
