@@ -406,8 +406,14 @@ fn error_json(frame: &aws_eventstream::Frame<'_>) -> String {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Framer {
-    /// Only blank bytes so far (kept), and the limit the decided framer will get.
-    Undecided(Vec<u8>, u64),
+    /// Only blank bytes so far: the bytes (kept, handed to the framer once decided), the limit
+    /// the decided framer will get, and how many of them (after a byte order mark) are known
+    /// to be blank, so each byte is looked at once however the input is split.
+    Undecided {
+        held: Vec<u8>,
+        limit: u64,
+        blank: usize,
+    },
     Sse(SseParser),
     Lines(LineFramer),
     Array(crate::json_array::JsonArrayFramer),
@@ -424,7 +430,11 @@ impl Framer {
     /// through [`Framer::overflow`] (the events before it are delivered as usual).
     pub fn with_max_event_bytes(framing: Option<Framing>, limit: u64) -> Self {
         match framing {
-            None => Framer::Undecided(Vec::new(), limit),
+            None => Framer::Undecided {
+                held: Vec::new(),
+                limit,
+                blank: 0,
+            },
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
             Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
             Some(Framing::JsonArray) => Framer::Array(
@@ -437,7 +447,7 @@ impl Framer {
     /// The line or event that went past the limit, if one did: the framer ignores later input.
     pub fn overflow(&self) -> Option<Overflow> {
         match self {
-            Framer::Undecided(..) => None,
+            Framer::Undecided { .. } => None,
             Framer::Sse(p) => p.overflow(),
             Framer::Lines(l) => l.overflow(),
             Framer::Array(a) => a.overflow(),
@@ -448,7 +458,7 @@ impl Framer {
     /// The framing, once decided.
     pub fn framing(&self) -> Option<Framing> {
         match self {
-            Framer::Undecided(..) => None,
+            Framer::Undecided { .. } => None,
             Framer::Sse(_) => Some(Framing::Sse),
             Framer::Lines(_) => Some(Framing::JsonLines),
             Framer::Array(_) => Some(Framing::JsonArray),
@@ -462,24 +472,34 @@ impl Framer {
     /// first non-blank byte (after a BOM) is `{`, a JSON array when it is `[`
     /// ([`crate::json_array::looks_like_json_array`]). More than `limit` blank bytes first: SSE
     /// (only blank lines so far; no JSON line can be that long), decided the same way however the
-    /// bytes were split.
-    fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
+    /// bytes were split. `blank`: how many bytes (after a byte order mark) an earlier call
+    /// found blank; undecided, the error says how many are now.
+    fn decide(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
         if prefix
             .first()
             .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())
         {
             if prefix.len() < aws_eventstream::PRELUDE_BYTES {
-                return None;
+                return Err(0);
             }
             if aws_eventstream::looks_like_aws_eventstream(prefix) {
-                return Some(Framing::AwsEventStream);
+                return Ok(Framing::AwsEventStream);
             }
         }
         let p = crate::text::strip_bom(prefix);
-        let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
-            return (p.len() as u64 > limit).then_some(Framing::Sse);
+        let from = blank.min(p.len());
+        let Some(at) = p[from..]
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .map(|i| i + from)
+        else {
+            return if p.len() as u64 > limit {
+                Ok(Framing::Sse)
+            } else {
+                Err(p.len())
+            };
         };
-        Some(if at as u64 > limit {
+        Ok(if at as u64 > limit {
             Framing::Sse
         } else if p[at] == b'{' {
             Framing::JsonLines
@@ -492,12 +512,16 @@ impl Framer {
 
     /// Feed bytes.
     pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
-        if let Framer::Undecided(buf, limit) = self {
-            buf.extend_from_slice(input);
-            let Some(decided) = Self::decide(buf, *limit) else {
-                return;
+        if let Framer::Undecided { held, limit, blank } = self {
+            held.extend_from_slice(input);
+            let decided = match Self::decide(held, *limit, *blank) {
+                Ok(decided) => decided,
+                Err(known) => {
+                    *blank = known;
+                    return;
+                }
             };
-            let (buf, limit) = (std::mem::take(buf), *limit);
+            let (buf, limit) = (std::mem::take(held), *limit);
             *self = Framer::with_max_event_bytes(Some(decided), limit);
             self.feed(&buf, sink);
             return;
@@ -507,14 +531,14 @@ impl Framer {
             Framer::Lines(l) => l.feed(input, sink),
             Framer::Array(a) => a.feed(input, sink),
             Framer::Aws(a) => a.feed(input, sink),
-            Framer::Undecided(..) => {}
+            Framer::Undecided { .. } => {}
         }
     }
 
     /// End of input. Returns what an SSE stream left unterminated.
     pub fn finish(&mut self, sink: &mut impl FnMut(Framed<'_>)) -> Option<Unterminated> {
-        if let Framer::Undecided(buf, limit) = self {
-            let (buf, limit) = (std::mem::take(buf), *limit);
+        if let Framer::Undecided { held, limit, .. } = self {
+            let (buf, limit) = (std::mem::take(held), *limit);
             *self = Framer::with_max_event_bytes(Some(Framing::Sse), limit);
             self.feed(&buf, sink);
         }
@@ -526,7 +550,7 @@ impl Framer {
             }
             Framer::Array(a) => a.finish(sink),
             Framer::Aws(a) => a.finish(sink),
-            Framer::Undecided(..) => None,
+            Framer::Undecided { .. } => None,
         }
     }
 
