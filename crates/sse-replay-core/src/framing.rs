@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use crate::aws_eventstream::{self, Decoded};
+use crate::findings::FindingKind;
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
 
@@ -84,10 +85,13 @@ pub enum Framed<'a> {
         span: Range<u64>,
     },
     /// Bytes that should have been a frame and are not (a CRC mismatch, an impossible length,
-    /// garbage between frames): skipped, with what was wrong and where.
+    /// garbage between frames: [`FindingKind::FrameCorrupt`]), or a whole frame whose payload
+    /// cannot be read ([`FindingKind::UnreadablePayload`]): skipped, with what was wrong and
+    /// where, and the finding it is.
     Corrupt {
         span: Range<u64>,
         message: &'a str,
+        kind: FindingKind,
     },
 }
 
@@ -237,6 +241,10 @@ impl LineFramer {
 /// dialect reads them without knowing AWS:
 /// - an InvokeModelWithResponseStream `chunk` event's payload `{"bytes": "<base64>"}` holds the
 ///   model's own event JSON (Anthropic Messages on Bedrock): the decoded JSON is the data;
+///   a chunk that cannot be opened (no `bytes`, not base64, not JSON inside) is no event but an
+///   [`FindingKind::UnreadablePayload`] at the frame's offset, as is a frame whose
+///   `:content-type` says JSON and whose payload is not: the frame arrived whole, so what it
+///   carried is lost, never passed on as if it were some other event;
 /// - an exception frame (`:message-type: exception`, `:exception-type: throttlingException`…) or
 ///   an error frame (`:error-code`, `:error-message`) is the protocol's error event: it becomes
 ///   an `error` event whose data is `{"error": {"type": …, "message": …}}`, which every dialect
@@ -303,6 +311,7 @@ fn emit_frame(
             sink(Framed::Corrupt {
                 span: e.span,
                 message,
+                kind: FindingKind::FrameCorrupt,
             });
             return;
         }
@@ -321,10 +330,27 @@ fn emit_frame(
         }
         _ => {
             event_type.push_str(frame.header_str(":event-type").unwrap_or("message"));
-            let inner = (event_type.as_str() == "chunk")
-                .then(|| chunk_bytes(frame.payload))
-                .flatten();
-            push_text(inner.as_deref().unwrap_or(frame.payload), data, &mut flags);
+            let opened = if event_type.as_str() == "chunk" {
+                open_chunk(frame.payload).map(std::borrow::Cow::Owned)
+            } else {
+                json_payload(&frame).map(|()| std::borrow::Cow::Borrowed(frame.payload))
+            };
+            match opened {
+                Ok(bytes) => push_text(&bytes, data, &mut flags),
+                Err(why) => {
+                    message.clear();
+                    message.push_str(&format!(
+                        "frame at byte {} ({event_type}): {why}; the event it carried is lost",
+                        frame.span.start
+                    ));
+                    sink(Framed::Corrupt {
+                        span: frame.span.clone(),
+                        message,
+                        kind: FindingKind::UnreadablePayload,
+                    });
+                    return;
+                }
+            }
         }
     }
     sink(Framed::Event {
@@ -349,13 +375,59 @@ fn push_text(bytes: &[u8], out: &mut String, flags: &mut EventFlags) {
 /// of `{"bytes": "…"}` (other fields, such as the `p` padding, ignored). `None` when the payload
 /// is not that shape.
 pub fn chunk_bytes(payload: &[u8]) -> Option<Vec<u8>> {
+    open_chunk(payload).ok()
+}
+
+/// A `chunk` payload opened: the model's event JSON, or why it cannot be read (the payload is
+/// not JSON, has no string `bytes`, the `bytes` are not base64, or what they hold is not JSON).
+fn open_chunk(payload: &[u8]) -> Result<Vec<u8>, String> {
     #[derive(serde::Deserialize)]
     struct Chunk<'a> {
-        #[serde(borrow)]
-        bytes: std::borrow::Cow<'a, str>,
+        #[serde(borrow, default)]
+        bytes: Option<std::borrow::Cow<'a, str>>,
     }
-    let c: Chunk<'_> = serde_json::from_slice(payload).ok()?;
-    crate::import::base64_decode(&c.bytes).ok()
+    let shown = || crate::text::truncate(String::from_utf8_lossy(payload).trim(), 80);
+    let c: Chunk<'_> = serde_json::from_slice(payload).map_err(|e| {
+        if e.is_data() {
+            format!(
+                "its chunk payload is not {{\"bytes\": \"<base64>\"}} ({e}): {}",
+                shown()
+            )
+        } else {
+            format!("its chunk payload is not JSON ({e}): {}", shown())
+        }
+    })?;
+    let Some(b64) = c.bytes else {
+        return Err(format!("its chunk payload has no \"bytes\": {}", shown()));
+    };
+    let inner = crate::import::base64_decode(&b64)
+        .map_err(|e| format!("its chunk's bytes are not base64 ({e})"))?;
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&inner) {
+        return Err(format!(
+            "the model event in its chunk is not JSON ({e}): {}",
+            crate::text::truncate(String::from_utf8_lossy(&inner).trim(), 80)
+        ));
+    }
+    Ok(inner)
+}
+
+/// A frame whose `:content-type` names JSON must carry JSON (an empty payload carries nothing
+/// and is let through): why not, if it does not.
+fn json_payload(frame: &aws_eventstream::Frame<'_>) -> Result<(), String> {
+    let says_json = frame
+        .header_str(":content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().contains("json"));
+    if !says_json || frame.payload.trim_ascii().is_empty() {
+        return Ok(());
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(frame.payload)
+        .map(|_| ())
+        .map_err(|e| {
+            format!(
+                "its payload is not the JSON its :content-type says ({e}): {}",
+                crate::text::truncate(String::from_utf8_lossy(frame.payload).trim(), 80)
+            )
+        })
 }
 
 /// One binary frame for people (`events`, the app's event inspector): `{"headers": {…},
@@ -718,7 +790,7 @@ mod tests {
             let mut sink = |i: Framed<'_>| match i {
                 Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),
                 Framed::Comment { text, span } => out.push((format!("#{text}"), span)),
-                Framed::Corrupt { message, span } => out.push((format!("!{message}"), span)),
+                Framed::Corrupt { message, span, .. } => out.push((format!("!{message}"), span)),
             };
             let mut start = 0;
             for &c in cuts.iter().chain(std::iter::once(&body.len())) {

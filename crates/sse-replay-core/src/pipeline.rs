@@ -467,15 +467,17 @@ impl<O: FactObserver> Pipeline<O> {
                         format!("comment \":{}\"", truncate(text, 60))
                     });
             }
-            Framed::Corrupt { span, message } => {
+            Framed::Corrupt {
+                span,
+                message,
+                kind,
+            } => {
                 let at = Location {
                     chunk: Some(self.chunk),
                     offset: Some(span.start),
                     ..Default::default()
                 };
-                self.out
-                    .findings
-                    .add(FindingKind::FrameCorrupt, None, at, || message.to_owned());
+                self.out.findings.add(kind, None, at, || message.to_owned());
             }
             Framed::Event {
                 event_type,
