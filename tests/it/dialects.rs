@@ -580,6 +580,42 @@ fn gemini_array_cases() -> Vec<Case> {
             absent: &[],
             ok: false,
         },
+        Case {
+            // `$alt=json;enum-encoding=int`: finishReason, safety categories and probabilities,
+            // modalities all numbers; the call sits on the finishing element.
+            name: "gemini array: integer enums, the call on the finishing element",
+            body: gemini_array(
+                &[
+                    json!({"candidates": [{"content": {"parts": [{"text": "Let me check."}], "role": "model"}, "index": 0, "safetyRatings": [{"category": 8, "probability": 1}]}], "usageMetadata": {"promptTokenCount": 9, "promptTokensDetails": [{"modality": 1, "tokenCount": 9}]}}),
+                    json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}], "role": "model"}, "finishReason": 1, "index": 0, "safetyRatings": [{"category": 8, "probability": 1}]}], "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 5}}),
+                ],
+                true,
+            ),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "get_weather", Some(json!({"city": "Paris"})))],
+            findings: &["no-call-id"],
+            absent: &[
+                "ended-without-finish",
+                "unexpected-shape",
+                "abnormal-finish",
+                "lost-tool-call",
+            ],
+            ok: true,
+        },
+        Case {
+            name: "gemini array: integer finishReason 2 is MAX_TOKENS, an abnormal finish",
+            body: gemini_array(
+                &[
+                    json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}], "role": "model"}, "finishReason": 2, "index": 0}]}),
+                ],
+                true,
+            ),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "f", Some(json!({"a": 1})))],
+            findings: &["abnormal-finish"],
+            absent: &["ended-without-finish", "unexpected-shape"],
+            ok: true,
+        },
     ]
 }
 
