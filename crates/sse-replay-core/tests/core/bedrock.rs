@@ -259,18 +259,26 @@ fn a_damaged_frame_or_a_cut_is_a_finding_at_its_offset_and_the_rest_is_kept() {
         out.calls[1].raw_arguments, "",
         "the only input delta was lost"
     );
-    // Cut inside the messageStop frame (10): the frames before it are read, the cut is named.
+    // Cut inside the messageStop frame (10): the frames before it are read, the cut is named,
+    // and it is an error (the frame's payload is lost), never the text streams' warning.
     assert_eq!(events[10].0, "messageStop");
     let cut = offset_of(10) + 30;
     let out = run(&frames.concat()[..cut], &[]);
     assert_eq!(out.events.len(), 10);
     assert_eq!(calls_of(&out).len(), 2);
+    assert!(
+        !out.findings
+            .list()
+            .iter()
+            .any(|f| f.kind == FindingKind::UnterminatedEvent)
+    );
+    assert!(!sse_replay_core::verdict::judge(&out.calls, out.findings.list()).ok());
     let u = out
         .findings
         .list()
         .iter()
-        .find(|f| f.kind == FindingKind::UnterminatedEvent)
-        .expect("unterminated");
+        .find(|f| f.kind == FindingKind::FrameCorrupt)
+        .expect("the cut frame");
     assert_eq!(u.first.offset, Some(offset_of(10) as u64));
     assert!(
         u.message.starts_with(&format!(
