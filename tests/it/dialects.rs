@@ -580,6 +580,42 @@ fn gemini_array_cases() -> Vec<Case> {
             absent: &[],
             ok: false,
         },
+        Case {
+            // `$alt=json;enum-encoding=int`: finishReason, safety categories and probabilities,
+            // modalities all numbers; the call sits on the finishing element.
+            name: "gemini array: integer enums, the call on the finishing element",
+            body: gemini_array(
+                &[
+                    json!({"candidates": [{"content": {"parts": [{"text": "Let me check."}], "role": "model"}, "index": 0, "safetyRatings": [{"category": 8, "probability": 1}]}], "usageMetadata": {"promptTokenCount": 9, "promptTokensDetails": [{"modality": 1, "tokenCount": 9}]}}),
+                    json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}], "role": "model"}, "finishReason": 1, "index": 0, "safetyRatings": [{"category": 8, "probability": 1}]}], "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 5}}),
+                ],
+                true,
+            ),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "get_weather", Some(json!({"city": "Paris"})))],
+            findings: &["no-call-id"],
+            absent: &[
+                "ended-without-finish",
+                "unexpected-shape",
+                "abnormal-finish",
+                "lost-tool-call",
+            ],
+            ok: true,
+        },
+        Case {
+            name: "gemini array: integer finishReason 2 is MAX_TOKENS, an abnormal finish",
+            body: gemini_array(
+                &[
+                    json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}], "role": "model"}, "finishReason": 2, "index": 0}]}),
+                ],
+                true,
+            ),
+            dialect: DialectKind::Gemini,
+            calls: vec![(None, "f", Some(json!({"a": 1})))],
+            findings: &["abnormal-finish"],
+            absent: &["ended-without-finish", "unexpected-shape"],
+            ok: true,
+        },
     ]
 }
 
@@ -2011,6 +2047,97 @@ fn import_cassettes() {
             .any(|(n, v)| n == "x-api-key" && v == "‹redacted›")
     );
     assert_eq!(recs[0].response.as_ref().map(|r| r.status), Some(200));
+}
+
+/// Ruby's vcr gem (`http_interactions`, `base64_string` and `!binary` bodies, `method: post`),
+/// go-vcr version 2 (`status: 200 OK`, `code: 200`) and Go's httprr traces (the wire, a chunked
+/// body): the files in `tests/data/import/` were written for these tests in each tool's format.
+#[test]
+fn import_ruby_vcr_go_vcr_and_httprr() {
+    let one = |file: &str| {
+        let recs = import_path(&data_file(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            recs.len(),
+            1,
+            "{file}: the exchanges that are not streams are skipped"
+        );
+        recs.into_iter().next().expect("one")
+    };
+    let weather = |id: &str| {
+        vec![(
+            Some(id.to_owned()),
+            "weather".to_owned(),
+            Some(json!({"latitude": "52.52", "longitude": "13.405"})),
+        )]
+    };
+
+    let rec = one("ruby-vcr-openai-stream.yml");
+    assert_eq!(calls_of(&rec), weather("call_rb1"));
+    let req = rec.request.as_ref().expect("request");
+    assert_eq!(
+        (req.method.as_str(), req.url.as_str()),
+        ("POST", "https://api.openai.com/v1/chat/completions")
+    );
+    assert!(req.body.contains(r#""stream":true"#), "{}", req.body);
+    assert!(
+        req.headers
+            .iter()
+            .any(|(n, v)| n == "Authorization" && v == "Bearer ‹redacted›"),
+        "{:?}",
+        req.headers
+    );
+    assert_eq!(rec.response.as_ref().map(|r| r.status), Some(200));
+    assert_eq!(rec.meta.source, "import:cassette");
+    assert_no_timing(&rec, "ruby vcr");
+
+    // `base64_string` response body, `!binary` request body, a JSON exchange before it.
+    let rec = one("ruby-vcr-binary-anthropic.yml");
+    assert_eq!(
+        calls_of(&rec),
+        vec![(
+            Some("toolu_rb2".into()),
+            "best_language_to_learn".into(),
+            Some(json!({"reason": "joy"}))
+        )]
+    );
+    let req = rec.request.as_ref().expect("request");
+    assert!(req.body.contains("claude-3-5-haiku"), "{}", req.body);
+    assert!(
+        rec.meta.title.contains("cassette interaction 2 of 2"),
+        "{}",
+        rec.meta.title
+    );
+
+    let rec = one("go-vcr-v2-stream.yaml");
+    assert_eq!(calls_of(&rec), weather("call_go1"));
+    assert_eq!(rec.response.as_ref().map(|r| r.status), Some(200));
+    let req = rec.request.as_ref().expect("request");
+    assert!(
+        req.headers
+            .iter()
+            .all(|(_, v)| !v.contains("sk-go-vcr-secret")),
+        "{:?}",
+        req.headers
+    );
+
+    let rec = one("openai-stream.httprr");
+    assert_eq!(calls_of(&rec), weather("call_rr1"));
+    assert_eq!(rec.meta.source, "import:httprr");
+    assert_no_timing(&rec, "httprr");
+    let req = rec.request.as_ref().expect("request");
+    assert_eq!(req.url, "https://api.openai.com/v1/chat/completions");
+    assert!(
+        req.headers
+            .iter()
+            .all(|(_, v)| !v.contains("sk-httprr-secret")),
+        "{:?}",
+        req.headers
+    );
+    assert_eq!(rec.response.as_ref().map(|r| r.status), Some(200));
+    assert!(
+        rec.body().starts_with(b"data: {"),
+        "the chunked body decoded"
+    );
 }
 
 #[test]

@@ -47,6 +47,38 @@ fn a_capture_with_several_streams_needs_stream_n() {
 }
 
 #[test]
+fn ruby_vcr_go_vcr_and_httprr_captures_are_checked_as_captures() {
+    // Each holds one stream with one call, among exchanges that are no streams.
+    for (file, source) in [
+        (
+            "tests/data/import/ruby-vcr-openai-stream.yml",
+            "cassette import",
+        ),
+        (
+            "tests/data/import/ruby-vcr-binary-anthropic.yml",
+            "cassette import",
+        ),
+        ("tests/data/import/go-vcr-v2-stream.yaml", "cassette import"),
+        ("tests/data/import/openai-stream.httprr", "httprr import"),
+    ] {
+        let o = run(&["check", file, "--json"]);
+        assert_eq!(code(&o), 0, "{file}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(v["source"], source, "{file}");
+        assert_eq!(v["calls"].as_array().map(Vec::len), Some(1), "{file}: {v}");
+        assert_eq!(v["ok"], true, "{file}");
+    }
+    // The same bytes under a name that says nothing are decided by their content.
+    let dir = tempfile::tempdir().expect("tempdir");
+    for file in ["ruby-vcr-openai-stream.yml", "openai-stream.httprr"] {
+        let copy = dir.path().join(format!("{file}.txt"));
+        std::fs::copy(manifest().join("tests/data/import").join(file), &copy).expect("copy");
+        let o = run(&["check", copy.to_str().expect("path")]);
+        assert_eq!(code(&o), 0, "{file}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn check_export_and_events_open_each_stream_of_a_capture() {
     // Stream 1 of the HAR is an OpenAI chat stream with get_weather, stream 2 an Anthropic one.
     let o = run(&["export", TWO_HAR, "--stream", "1", "--format", "jsonl"]);

@@ -164,6 +164,25 @@ fn stream_raising(kind: FindingKind) -> Option<Vec<u8>> {
             let stop = event_frame("messageStop", br#"{"stopReason":"tool_use"}"#);
             [start, delta, stop].concat()
         }
+        // Anthropic inside InvokeModelWithResponseStream chunks: the input delta's chunk holds
+        // bytes that are not base64, so the call comes out with none of its arguments.
+        FindingKind::UnreadablePayload => {
+            use base64::Engine as _;
+            use sse_replay_core::aws_eventstream::event_frame;
+            let chunk = |event: &Value| {
+                let b64 = base64::engine::general_purpose::STANDARD.encode(event.to_string());
+                event_frame("chunk", json!({ "bytes": b64 }).to_string().as_bytes())
+            };
+            [
+                chunk(&json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}})),
+                chunk(&json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}})),
+                event_frame("chunk", br#"{"bytes":"eyJ0eXBlIjoi!!not base64!!"}"#),
+                chunk(&json!({"type": "content_block_stop", "index": 0})),
+                chunk(&json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}})),
+                chunk(&json!({"type": "message_stop"})),
+            ]
+            .concat()
+        }
         _ => return None,
     })
 }

@@ -331,7 +331,12 @@ fn gemini(doc: &Map<String, Value>, calls: &mut Vec<RawCall>) -> Option<String> 
     let mut finish = None;
     let candidates = doc.get("candidates").and_then(Value::as_array);
     for cand in candidates.into_iter().flatten() {
-        finish = finish.or_else(|| str_of(cand.get("finishReason")));
+        // A name, or its number under `enum-encoding=int`.
+        finish = finish.or_else(|| {
+            cand.get("finishReason")
+                .and_then(crate::dialect::gemini::finish_reason)
+                .map(|(name, _)| name)
+        });
         let parts = cand
             .get("content")
             .and_then(|c| c.get("parts"))
@@ -643,6 +648,21 @@ mod tests {
             let doc = document(body.as_bytes()).unwrap();
             assert_eq!(shape(&doc), Some(want), "{body}");
         }
+    }
+
+    #[test]
+    fn a_gemini_finish_reason_sent_as_a_number_is_read_as_its_name() {
+        let body = br#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1}}}]},"finishReason":1,"safetyRatings":[{"category":8,"probability":1}]}],"usageMetadata":{"promptTokenCount":3}}"#;
+        let out = outcome(body, 1, 0, None, &[]).unwrap();
+        assert_eq!(out.dialect, DialectKind::Gemini);
+        assert_eq!(out.calls.len(), 1);
+        assert_eq!(out.finish.map(|f| f.reason).as_deref(), Some("STOP"));
+        let body = br#"{"candidates":[{"finishReason":2}]}"#;
+        let doc = document(body).unwrap();
+        assert_eq!(
+            calls(&doc, DialectKind::Gemini).1.as_deref(),
+            Some("MAX_TOKENS")
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use crate::aws_eventstream::{self, Decoded};
+use crate::findings::FindingKind;
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
 
@@ -102,10 +103,13 @@ pub enum Framed<'a> {
         span: Range<u64>,
     },
     /// Bytes that should have been a frame and are not (a CRC mismatch, an impossible length,
-    /// garbage between frames): skipped, with what was wrong and where.
+    /// garbage between frames: [`FindingKind::FrameCorrupt`]), or a whole frame whose payload
+    /// cannot be read ([`FindingKind::UnreadablePayload`]): skipped, with what was wrong and
+    /// where, and the finding it is.
     Corrupt {
         span: Range<u64>,
         message: &'a str,
+        kind: FindingKind,
     },
 }
 
@@ -255,6 +259,10 @@ impl LineFramer {
 /// dialect reads them without knowing AWS:
 /// - an InvokeModelWithResponseStream `chunk` event's payload `{"bytes": "<base64>"}` holds the
 ///   model's own event JSON (Anthropic Messages on Bedrock): the decoded JSON is the data;
+///   a chunk that cannot be opened (no `bytes`, not base64, not JSON inside) is no event but an
+///   [`FindingKind::UnreadablePayload`] at the frame's offset, as is a frame whose
+///   `:content-type` says JSON and whose payload is not: the frame arrived whole, so what it
+///   carried is lost, never passed on as if it were some other event;
 /// - an exception frame (`:message-type: exception`, `:exception-type: throttlingException`…) or
 ///   an error frame (`:error-code`, `:error-message`) is the protocol's error event: it becomes
 ///   an `error` event whose data is `{"error": {"type": …, "message": …}}`, which every dialect
@@ -321,6 +329,7 @@ fn emit_frame(
             sink(Framed::Corrupt {
                 span: e.span,
                 message,
+                kind: FindingKind::FrameCorrupt,
             });
             return;
         }
@@ -339,10 +348,27 @@ fn emit_frame(
         }
         _ => {
             event_type.push_str(frame.header_str(":event-type").unwrap_or("message"));
-            let inner = (event_type.as_str() == "chunk")
-                .then(|| chunk_bytes(frame.payload))
-                .flatten();
-            push_text(inner.as_deref().unwrap_or(frame.payload), data, &mut flags);
+            let opened = if event_type.as_str() == "chunk" {
+                open_chunk(frame.payload).map(std::borrow::Cow::Owned)
+            } else {
+                json_payload(&frame).map(|()| std::borrow::Cow::Borrowed(frame.payload))
+            };
+            match opened {
+                Ok(bytes) => push_text(&bytes, data, &mut flags),
+                Err(why) => {
+                    message.clear();
+                    message.push_str(&format!(
+                        "frame at byte {} ({event_type}): {why}; the event it carried is lost",
+                        frame.span.start
+                    ));
+                    sink(Framed::Corrupt {
+                        span: frame.span.clone(),
+                        message,
+                        kind: FindingKind::UnreadablePayload,
+                    });
+                    return;
+                }
+            }
         }
     }
     sink(Framed::Event {
@@ -367,13 +393,59 @@ fn push_text(bytes: &[u8], out: &mut String, flags: &mut EventFlags) {
 /// of `{"bytes": "…"}` (other fields, such as the `p` padding, ignored). `None` when the payload
 /// is not that shape.
 pub fn chunk_bytes(payload: &[u8]) -> Option<Vec<u8>> {
+    open_chunk(payload).ok()
+}
+
+/// A `chunk` payload opened: the model's event JSON, or why it cannot be read (the payload is
+/// not JSON, has no string `bytes`, the `bytes` are not base64, or what they hold is not JSON).
+fn open_chunk(payload: &[u8]) -> Result<Vec<u8>, String> {
     #[derive(serde::Deserialize)]
     struct Chunk<'a> {
-        #[serde(borrow)]
-        bytes: std::borrow::Cow<'a, str>,
+        #[serde(borrow, default)]
+        bytes: Option<std::borrow::Cow<'a, str>>,
     }
-    let c: Chunk<'_> = serde_json::from_slice(payload).ok()?;
-    crate::import::base64_decode(&c.bytes).ok()
+    let shown = || crate::text::truncate(String::from_utf8_lossy(payload).trim(), 80);
+    let c: Chunk<'_> = serde_json::from_slice(payload).map_err(|e| {
+        if e.is_data() {
+            format!(
+                "its chunk payload is not {{\"bytes\": \"<base64>\"}} ({e}): {}",
+                shown()
+            )
+        } else {
+            format!("its chunk payload is not JSON ({e}): {}", shown())
+        }
+    })?;
+    let Some(b64) = c.bytes else {
+        return Err(format!("its chunk payload has no \"bytes\": {}", shown()));
+    };
+    let inner = crate::import::base64_decode(&b64)
+        .map_err(|e| format!("its chunk's bytes are not base64 ({e})"))?;
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&inner) {
+        return Err(format!(
+            "the model event in its chunk is not JSON ({e}): {}",
+            crate::text::truncate(String::from_utf8_lossy(&inner).trim(), 80)
+        ));
+    }
+    Ok(inner)
+}
+
+/// A frame whose `:content-type` names JSON must carry JSON (an empty payload carries nothing
+/// and is let through): why not, if it does not.
+fn json_payload(frame: &aws_eventstream::Frame<'_>) -> Result<(), String> {
+    let says_json = frame
+        .header_str(":content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().contains("json"));
+    if !says_json || frame.payload.trim_ascii().is_empty() {
+        return Ok(());
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(frame.payload)
+        .map(|_| ())
+        .map_err(|e| {
+            format!(
+                "its payload is not the JSON its :content-type says ({e}): {}",
+                crate::text::truncate(String::from_utf8_lossy(frame.payload).trim(), 80)
+            )
+        })
 }
 
 /// One binary frame for people (`events`, the app's event inspector): `{"headers": {…},
@@ -424,8 +496,14 @@ fn error_json(frame: &aws_eventstream::Frame<'_>) -> String {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Framer {
-    /// Only blank bytes so far (kept), and the limit the decided framer will get.
-    Undecided(Vec<u8>, u64),
+    /// Only blank bytes so far: the bytes (kept, handed to the framer once decided), the limit
+    /// the decided framer will get, and how many of them (after a byte order mark) are known
+    /// to be blank, so each byte is looked at once however the input is split.
+    Undecided {
+        held: Vec<u8>,
+        limit: u64,
+        blank: usize,
+    },
     Sse(SseParser),
     Lines(LineFramer),
     Array(crate::json_array::JsonArrayFramer),
@@ -442,7 +520,11 @@ impl Framer {
     /// through [`Framer::overflow`] (the events before it are delivered as usual).
     pub fn with_max_event_bytes(framing: Option<Framing>, limit: u64) -> Self {
         match framing {
-            None => Framer::Undecided(Vec::new(), limit),
+            None => Framer::Undecided {
+                held: Vec::new(),
+                limit,
+                blank: 0,
+            },
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
             Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
             Some(Framing::JsonArray) => Framer::Array(
@@ -455,7 +537,7 @@ impl Framer {
     /// The line or event that went past the limit, if one did: the framer ignores later input.
     pub fn overflow(&self) -> Option<Overflow> {
         match self {
-            Framer::Undecided(..) => None,
+            Framer::Undecided { .. } => None,
             Framer::Sse(p) => p.overflow(),
             Framer::Lines(l) => l.overflow(),
             Framer::Array(a) => a.overflow(),
@@ -466,7 +548,7 @@ impl Framer {
     /// The framing, once decided.
     pub fn framing(&self) -> Option<Framing> {
         match self {
-            Framer::Undecided(..) => None,
+            Framer::Undecided { .. } => None,
             Framer::Sse(_) => Some(Framing::Sse),
             Framer::Lines(_) => Some(Framing::JsonLines),
             Framer::Array(_) => Some(Framing::JsonArray),
@@ -480,24 +562,34 @@ impl Framer {
     /// first non-blank byte (after a BOM) is `{`, a JSON array when it is `[`
     /// ([`crate::json_array::looks_like_json_array`]). More than `limit` blank bytes first: SSE
     /// (only blank lines so far; no JSON line can be that long), decided the same way however the
-    /// bytes were split.
-    fn decide(prefix: &[u8], limit: u64) -> Option<Framing> {
+    /// bytes were split. `blank`: how many bytes (after a byte order mark) an earlier call
+    /// found blank; undecided, the error says how many are now.
+    fn decide(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
         if prefix
             .first()
             .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())
         {
             if prefix.len() < aws_eventstream::PRELUDE_BYTES {
-                return None;
+                return Err(0);
             }
             if aws_eventstream::looks_like_aws_eventstream(prefix) {
-                return Some(Framing::AwsEventStream);
+                return Ok(Framing::AwsEventStream);
             }
         }
         let p = crate::text::strip_bom(prefix);
-        let Some(at) = p.iter().position(|b| !b.is_ascii_whitespace()) else {
-            return (p.len() as u64 > limit).then_some(Framing::Sse);
+        let from = blank.min(p.len());
+        let Some(at) = p[from..]
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .map(|i| i + from)
+        else {
+            return if p.len() as u64 > limit {
+                Ok(Framing::Sse)
+            } else {
+                Err(p.len())
+            };
         };
-        Some(if at as u64 > limit {
+        Ok(if at as u64 > limit {
             Framing::Sse
         } else if p[at] == b'{' {
             Framing::JsonLines
@@ -510,12 +602,16 @@ impl Framer {
 
     /// Feed bytes.
     pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
-        if let Framer::Undecided(buf, limit) = self {
-            buf.extend_from_slice(input);
-            let Some(decided) = Self::decide(buf, *limit) else {
-                return;
+        if let Framer::Undecided { held, limit, blank } = self {
+            held.extend_from_slice(input);
+            let decided = match Self::decide(held, *limit, *blank) {
+                Ok(decided) => decided,
+                Err(known) => {
+                    *blank = known;
+                    return;
+                }
             };
-            let (buf, limit) = (std::mem::take(buf), *limit);
+            let (buf, limit) = (std::mem::take(held), *limit);
             *self = Framer::with_max_event_bytes(Some(decided), limit);
             self.feed(&buf, sink);
             return;
@@ -525,14 +621,14 @@ impl Framer {
             Framer::Lines(l) => l.feed(input, sink),
             Framer::Array(a) => a.feed(input, sink),
             Framer::Aws(a) => a.feed(input, sink),
-            Framer::Undecided(..) => {}
+            Framer::Undecided { .. } => {}
         }
     }
 
     /// End of input. Returns what an SSE stream left unterminated.
     pub fn finish(&mut self, sink: &mut impl FnMut(Framed<'_>)) -> Option<Unterminated> {
-        if let Framer::Undecided(buf, limit) = self {
-            let (buf, limit) = (std::mem::take(buf), *limit);
+        if let Framer::Undecided { held, limit, .. } = self {
+            let (buf, limit) = (std::mem::take(held), *limit);
             *self = Framer::with_max_event_bytes(Some(Framing::Sse), limit);
             self.feed(&buf, sink);
         }
@@ -544,7 +640,7 @@ impl Framer {
             }
             Framer::Array(a) => a.finish(sink),
             Framer::Aws(a) => a.finish(sink),
-            Framer::Undecided(..) => None,
+            Framer::Undecided { .. } => None,
         }
     }
 
@@ -712,7 +808,7 @@ mod tests {
             let mut sink = |i: Framed<'_>| match i {
                 Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),
                 Framed::Comment { text, span } => out.push((format!("#{text}"), span)),
-                Framed::Corrupt { message, span } => out.push((format!("!{message}"), span)),
+                Framed::Corrupt { message, span, .. } => out.push((format!("!{message}"), span)),
             };
             let mut start = 0;
             for &c in cuts.iter().chain(std::iter::once(&body.len())) {

@@ -467,15 +467,17 @@ impl<O: FactObserver> Pipeline<O> {
                         format!("comment \":{}\"", truncate(text, 60))
                     });
             }
-            Framed::Corrupt { span, message } => {
+            Framed::Corrupt {
+                span,
+                message,
+                kind,
+            } => {
                 let at = Location {
                     chunk: Some(self.chunk),
                     offset: Some(span.start),
                     ..Default::default()
                 };
-                self.out
-                    .findings
-                    .add(FindingKind::FrameCorrupt, None, at, || message.to_owned());
+                self.out.findings.add(kind, None, at, || message.to_owned());
             }
             Framed::Event {
                 event_type,
@@ -975,22 +977,28 @@ impl<O: FactObserver> Pipeline<O> {
             };
             let text = u.text.clone();
             let binary = framer.framing() == Some(Framing::AwsEventStream);
-            self.out
-                .findings
-                .add(FindingKind::UnterminatedEvent, None, at, || {
-                    let discarded = crate::text::plural(u.span.end - u.span.start, "byte");
-                    if binary {
-                        // The text says which frame was cut and how much of it arrived.
-                        format!("{text}; discarded")
-                    } else if text.is_empty() {
-                        format!("stream ended inside an event; discarded {discarded} (no data)")
-                    } else {
-                        format!(
-                            "stream ended inside an event; discarded {discarded}: {}",
-                            truncate(&text, 120)
-                        )
-                    }
-                });
+            // A binary frame cut short is a frame whose payload cannot be read (its CRC never
+            // came; an AWS SDK raises there): an error, where an unterminated text event is a
+            // warning (WHATWG discards it by design).
+            let kind = if binary {
+                FindingKind::FrameCorrupt
+            } else {
+                FindingKind::UnterminatedEvent
+            };
+            self.out.findings.add(kind, None, at, || {
+                let discarded = crate::text::plural(u.span.end - u.span.start, "byte");
+                if binary {
+                    // The text says which frame was cut and how much of it arrived.
+                    format!("{text}; discarded")
+                } else if text.is_empty() {
+                    format!("stream ended inside an event; discarded {discarded} (no data)")
+                } else {
+                    format!(
+                        "stream ended inside an event; discarded {discarded}: {}",
+                        truncate(&text, 120)
+                    )
+                }
+            });
         }
         self.out.framing = framer.framing();
         self.out.array_unclosed = framer.unclosed();

@@ -80,7 +80,8 @@ pub enum Kind {
 pub enum CaptureFormat {
     /// HAR (browser devtools, proxies): `{"log": {"entries": …}}`.
     Har,
-    /// A VCR-style YAML cassette (vcrpy, pytest-recording, pydantic-ai): `interactions:`.
+    /// A VCR-style YAML cassette (vcrpy, pytest-recording, pydantic-ai, go-vcr): `interactions:`;
+    /// Ruby's vcr gem: `http_interactions:`.
     Cassette,
     /// A JSON-lines fixture (one chunk object per line), told from a raw JSON-lines body only by
     /// its name (`.jsonl`, `.ndjson`).
@@ -91,6 +92,8 @@ pub enum CaptureFormat {
     Base64Body,
     /// A JSON object holding a response's status, headers and body (a proxy's or a test's capture).
     JsonCapture,
+    /// An httprr trace (Go): `httprr trace v1`, then each request and response as on the wire.
+    Httprr,
 }
 
 /// What a body looks like from its head. Every form is read the same way (cut into events by the
@@ -127,6 +130,7 @@ impl Kind {
             Kind::Capture(CaptureFormat::TestProxy) => "test-proxy session record",
             Kind::Capture(CaptureFormat::Base64Body) => "base64 body",
             Kind::Capture(CaptureFormat::JsonCapture) => "JSON capture",
+            Kind::Capture(CaptureFormat::Httprr) => "httprr trace",
             Kind::Body(BodyForm::Sse) => "SSE body",
             Kind::Body(BodyForm::JsonLines) => "JSON-lines body",
             Kind::Body(BodyForm::Document) => "JSON document",
@@ -154,12 +158,13 @@ const HAR_KEY_BYTES: usize = 4096;
 /// 2. named `.ron` / `.partial`, or opening like a RON document (`(`, `Recording(`, `#![enable`,
 ///    `# sse-replay journal`) → [`Kind::Recording`];
 /// 3. nothing but whitespace → [`BodyForm::Blank`];
-/// 4. named `.har`, `.yaml` / `.yml`, `.jsonl` / `.ndjson` → that [`Kind::Capture`];
+/// 4. named `.har`, `.yaml` / `.yml`, `.jsonl` / `.ndjson`, `.httprr` → that [`Kind::Capture`];
 /// 5. binary AWS event stream frames → a body ([`BodyForm::Unrecognised`], framed as frames);
 ///    a JSON object holding a response's status, headers and body → [`CaptureFormat::JsonCapture`];
 ///    opening with `{`: a HAR when its first line has a `log` key, a test-proxy session record,
 ///    else [`BodyForm::Document`] or [`BodyForm::JsonLines`];
-/// 6. a line `interactions:` → a cassette;
+/// 6. a line `interactions:` or `http_interactions:` → a cassette; `httprr trace v1` → an httprr
+///    trace;
 /// 7. a first line that is an SSE field or comment, or a `data:` / `event:` line among the first
 ///    64 → [`BodyForm::Sse`];
 /// 8. base64 text that decodes to a stream → [`CaptureFormat::Base64Body`];
@@ -181,6 +186,7 @@ pub fn decide(name: &Path, head: &[u8]) -> Kind {
         "har" => return Kind::Capture(CaptureFormat::Har),
         "yaml" | "yml" => return Kind::Capture(CaptureFormat::Cassette),
         "jsonl" | "ndjson" => return Kind::Capture(CaptureFormat::JsonLines),
+        "httprr" => return Kind::Capture(CaptureFormat::Httprr),
         _ => {}
     }
     // Binary AWS event stream frames (Bedrock): a body, cut into frames by the framing layer.
@@ -199,8 +205,11 @@ pub fn decide(name: &Path, head: &[u8]) -> Kind {
         }
         return Kind::Body(json_form(text));
     }
-    if lines(text).any(|l| l.starts_with(b"interactions:")) {
+    if lines(text).any(crate::import::cassette::opens_interactions) {
         return Kind::Capture(CaptureFormat::Cassette);
+    }
+    if crate::import::httprr::is_trace(text) {
+        return Kind::Capture(CaptureFormat::Httprr);
     }
     if is_sse(text) {
         return Kind::Body(BodyForm::Sse);
@@ -408,6 +417,18 @@ mod tests {
         assert_eq!(
             kind("x", b"interactions:\n- a"),
             Kind::Capture(CaptureFormat::Cassette)
+        );
+        // Ruby's vcr gem; an httprr trace, whose responses hold `data:` lines.
+        assert_eq!(
+            kind("x", b"---\nhttp_interactions:\n- request:"),
+            Kind::Capture(CaptureFormat::Cassette)
+        );
+        assert_eq!(
+            kind(
+                "x",
+                b"httprr trace v1\n3 30\nGETHTTP/1.1 200 OK\r\n\r\ndata: x\n\n"
+            ),
+            Kind::Capture(CaptureFormat::Httprr)
         );
         assert_eq!(
             kind("x.jsonl", b"{}"),

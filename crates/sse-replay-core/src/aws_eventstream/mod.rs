@@ -22,10 +22,13 @@
 //! skipped byte by byte until the next 12 bytes that form a valid prelude (a 32-bit check, so a
 //! false start is a one-in-four-billion event), and the skipped range is one
 //! [`Decoded::Corrupt`]. Scanning rather than trusting the bad frame's length also finds the next
-//! frame when a frame was cut short in the middle of a stream. A frame longer
+//! frame when a frame was cut short in the middle of a stream; the frames found inside the bytes a
+//! bad frame claimed are checked from prefix CRCs ([`crc`]), so decoding stays linear in the
+//! stream however the claims nest. A frame longer
 //! than the limit stops the decoder ([`Overflow`], as for SSE), so memory stays bounded; a frame
 //! cut short by the end of input is [`Decoder::finish`]'s [`Cut`].
 
+mod crc;
 #[cfg(test)]
 mod tests;
 
@@ -75,6 +78,11 @@ fn prelude(b: &[u8]) -> Result<Prelude, Option<FrameFault>> {
         return Err(Some(FrameFault::Length { total, headers }));
     }
     Ok(Prelude { total, headers })
+}
+
+/// [`prelude`]`(b).is_ok()`.
+fn is_prelude(b: &[u8]) -> bool {
+    prelude(b).is_ok()
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -472,6 +480,16 @@ fn describe(span: &Range<u64>, fault: &FrameFault) -> String {
 /// Decode one whole frame (`bytes` exactly one frame long, at stream offset `offset`): both CRCs
 /// and the headers checked. The decoder uses it, and so does `events` to show a frame again.
 pub fn decode_frame(bytes: &[u8], offset: u64) -> Result<Frame<'_>, FrameError> {
+    decode_with(bytes, offset, crc32)
+}
+
+/// [`decode_frame`], with the CRC32 of everything before the message CRC computed by `body_crc`
+/// (the decoder derives it from prefix CRCs).
+fn decode_with<'a>(
+    bytes: &'a [u8],
+    offset: u64,
+    body_crc: impl FnOnce(&[u8]) -> u32,
+) -> Result<Frame<'a>, FrameError> {
     let span = offset..offset + bytes.len() as u64;
     let err = |fault| FrameError {
         span: span.clone(),
@@ -491,7 +509,7 @@ pub fn decode_frame(bytes: &[u8], offset: u64) -> Result<Frame<'_>, FrameError> 
     }
     let body_end = bytes.len() - 4;
     let stated = be32(bytes, body_end).unwrap_or_default();
-    let computed = crc32(&bytes[..body_end]);
+    let computed = body_crc(&bytes[..body_end]);
     if stated != computed {
         return Err(err(FrameFault::MessageCrc { stated, computed }));
     }
@@ -561,10 +579,15 @@ impl fmt::Display for Cut {
 /// The push decoder. See the module documentation.
 #[derive(Debug)]
 pub struct Decoder {
-    /// Bytes not yet handed out: the frame in progress (or the bytes being scanned).
+    /// Bytes not yet handed out: the frame in progress (or the bytes being scanned), after at
+    /// most [`crc::Prefixes::keep_from`]'s few bytes already handed out.
     buf: Vec<u8>,
     /// Stream offset of `buf[0]`.
     buf_start: u64,
+    /// Stream offset of the first byte not yet handed out (at or after `buf_start`).
+    start: u64,
+    /// Prefix CRCs over `buf`, which check every frame's message CRC.
+    prefixes: crc::Prefixes,
     /// Bytes fed so far.
     offset: u64,
     /// Longest frame accepted.
@@ -572,6 +595,9 @@ pub struct Decoder {
     overflow: Option<Overflow>,
     /// Scanning for the next valid prelude after a bad one: where the bad stretch began and why.
     skipping: Option<(u64, FrameFault)>,
+    /// Where the bytes claimed by frames whose message CRC failed end: a frame starting before
+    /// it overlaps bytes already hashed, and is checked from prefix CRCs instead.
+    shadow_end: u64,
 }
 
 impl Default for Decoder {
@@ -586,10 +612,13 @@ impl Decoder {
         Self {
             buf: Vec::new(),
             buf_start: 0,
+            start: 0,
+            prefixes: crc::Prefixes::default(),
             offset: 0,
             max_frame: limit,
             overflow: None,
             skipping: None,
+            shadow_end: 0,
         }
     }
 
@@ -605,15 +634,14 @@ impl Decoder {
             return;
         }
         self.buf.extend_from_slice(input);
-        let mut pos = 0usize;
+        let mut pos = (self.start - self.buf_start) as usize;
         loop {
             let rest = &self.buf[pos..];
             let at = self.buf_start + pos as u64;
             if let Some((start, _)) = &self.skipping {
                 // The first offset whose 12 bytes are a valid prelude ends the bad stretch.
                 let start = *start;
-                let found = (0..rest.len().saturating_sub(PRELUDE_BYTES - 1))
-                    .find(|&i| prelude(&rest[i..]).is_ok());
+                let found = crc::next_prelude(rest, is_prelude);
                 match found {
                     Some(i) => {
                         if let Some((_, fault)) = self.skipping.take() {
@@ -647,13 +675,23 @@ impl Decoder {
                     limit: self.max_frame,
                 });
                 self.buf = Vec::new();
+                self.prefixes.clear();
                 return;
             }
             let total = p.total as usize;
             if rest.len() < total {
                 break;
             }
-            match decode_frame(&rest[..total], at) {
+            let (buf, buf_start, prefixes) = (&self.buf, self.buf_start, &mut self.prefixes);
+            let shadowed = at < self.shadow_end;
+            let body_crc = |body: &[u8]| {
+                if shadowed {
+                    prefixes.span(buf, buf_start, at, at + body.len() as u64)
+                } else {
+                    crc32(body)
+                }
+            };
+            match decode_with(&rest[..total], at, body_crc) {
                 Ok(frame) => sink(Decoded::Frame(frame)),
                 // The prelude vouched for the length, but a bad message CRC may also mean the
                 // frame was cut and the next one follows inside the bytes it claims: look for it
@@ -664,6 +702,7 @@ impl Decoder {
                     ..
                 }) => {
                     self.skipping = Some((at, fault));
+                    self.shadow_end = self.shadow_end.max(at + total as u64);
                     pos += 1;
                     continue;
                 }
@@ -671,9 +710,12 @@ impl Decoder {
             }
             pos += total;
         }
-        if pos > 0 {
-            self.buf.drain(..pos);
-            self.buf_start += pos as u64;
+        self.start = self.buf_start + pos as u64;
+        let keep = self.prefixes.keep_from(self.start).max(self.buf_start);
+        let drop = (keep - self.buf_start) as usize;
+        if drop > 0 {
+            self.buf.drain(..drop);
+            self.buf_start = keep;
         }
         // A large read leaves a small tail: give the memory back.
         if self.buf.capacity() > (1 << 20) && self.buf.len() < self.buf.capacity() / 4 {
@@ -689,22 +731,27 @@ impl Decoder {
         }
         if let Some((start, fault)) = self.skipping.take() {
             self.buf.clear();
+            self.prefixes.clear();
             self.buf_start = self.offset;
+            self.start = self.offset;
             sink(Decoded::Corrupt(FrameError {
                 span: start..self.offset,
                 fault,
             }));
             return None;
         }
-        if self.buf.is_empty() {
+        let rest = self.buf.get((self.start - self.buf_start) as usize..)?;
+        if rest.is_empty() {
             return None;
         }
         let cut = Cut {
-            span: self.buf_start..self.offset,
-            total: prelude(&self.buf).ok().map(|p| p.total),
+            span: self.start..self.offset,
+            total: prelude(rest).ok().map(|p| p.total),
         };
         self.buf.clear();
+        self.prefixes.clear();
         self.buf_start = self.offset;
+        self.start = self.offset;
         Some(cut)
     }
 }

@@ -85,6 +85,14 @@ impl Bedrock {
                 out.push(Fact::ProviderError {
                     message: format!("{kind}: {message}"),
                 });
+            } else if let Some(name) = EVENTS.iter().find(|e| obj.contains_key(**e)) {
+                // Named as one of this dialect's events, but not an object: what it carried
+                // cannot be read (an event of no known name is someone else's, and ignored).
+                out.push(Fact::Finding {
+                    kind: FindingKind::UnexpectedShape,
+                    key: None,
+                    message: format!("{name} is not an object: {}", truncate(data.trim(), 80)),
+                });
             }
             return;
         };
@@ -475,6 +483,7 @@ mod tests {
                 r#"{"contentBlockIndex":-1,"delta":{"toolUse":{"input":"y"}}}"#,
             ),
             ("contentBlockDelta", "not json"),
+            ("message", r#"{"contentBlockDelta":"{\"a\":1}"}"#),
         ]);
         let kinds: Vec<FindingKind> = s
             .iter()
@@ -491,7 +500,8 @@ mod tests {
                 FindingKind::UnexpectedShape,
                 FindingKind::InvalidIndex,
                 FindingKind::UnexpectedShape,
-                FindingKind::NonJsonData
+                FindingKind::NonJsonData,
+                FindingKind::UnexpectedShape
             ]
         );
         // An object input (some gateways) is an object fragment.

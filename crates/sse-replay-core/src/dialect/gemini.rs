@@ -10,6 +10,10 @@
 //! `willContinue` is absent or false (often an empty `{"functionCall":{}}`). The decoder assembles
 //! the pieces into one arguments object and hands it to the accumulator when the call closes; every
 //! part is still a fragment, so the player shows when each arrived.
+//!
+//! With `$alt=json;enum-encoding=int` the API writes enums as their numbers (`"finishReason": 1`):
+//! a number is read as the enum's name ([`finish_reason_name`]); the other enums in a chunk
+//! (safety ratings, modalities) are not read at all, so their form does not matter.
 
 use std::collections::HashSet;
 
@@ -34,8 +38,56 @@ struct Chunk<'a> {
 struct Candidate<'a> {
     #[serde(default, borrow)]
     content: Option<Content<'a>>,
+    /// A name, or the enum's number (`enum-encoding=int`): see [`finish_reason`].
     #[serde(default, borrow)]
-    finish_reason: Option<std::borrow::Cow<'a, str>>,
+    finish_reason: Option<&'a RawValue>,
+}
+
+/// A `FinishReason` by its number in the Gemini API's protocol buffers
+/// (`google.ai.generativelanguage.v1beta.Candidate.FinishReason`), as
+/// `$alt=json;enum-encoding=int` sends it. Numbers 0–5 mean the same on Vertex AI
+/// (`google.cloud.aiplatform.v1.Candidate.FinishReason`); from 6 on Vertex AI numbers differ
+/// (it has no `LANGUAGE`), so a Vertex AI stream's 6 and above are named by the Gemini API's
+/// table. A number neither knows is `FINISH_REASON_<n>`.
+pub fn finish_reason_name(n: u64) -> std::borrow::Cow<'static, str> {
+    const NAMES: [&str; 18] = [
+        "FINISH_REASON_UNSPECIFIED",
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "OTHER",
+        "LANGUAGE",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "IMAGE_SAFETY",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "IMAGE_RECITATION",
+    ];
+    match usize::try_from(n).ok().and_then(|i| NAMES.get(i)) {
+        Some(name) => std::borrow::Cow::Borrowed(name),
+        None => std::borrow::Cow::Owned(format!("FINISH_REASON_{n}")),
+    }
+}
+
+/// A `finishReason` value read: its name, and how it was written when that was a number
+/// (`"2 (MAX_TOKENS)"`, for messages). `None` for `null` or a value that is neither.
+pub fn finish_reason(v: &Value) -> Option<(String, Option<String>)> {
+    match v {
+        Value::String(s) => Some((s.clone(), None)),
+        Value::Number(n) => {
+            let name = finish_reason_name(n.as_u64()?).into_owned();
+            let shown = format!("{n} ({name})");
+            Some((name, Some(shown)))
+        }
+        _ => None,
+    }
 }
 
 #[derive(Deserialize)]
@@ -138,12 +190,28 @@ impl Gemini {
                     self.function_call(fc, out);
                 }
             }
-            if let Some(reason) = cand.finish_reason {
+            let reason = cand.finish_reason.and_then(|raw| {
+                let v = serde_json::from_str::<Value>(raw.get()).ok()?;
+                let read = finish_reason(&v);
+                if read.is_none() && !v.is_null() {
+                    out.push(Fact::Finding {
+                        kind: FindingKind::UnexpectedShape,
+                        key: None,
+                        message: format!(
+                            "finishReason {} is neither a name nor a number",
+                            crate::text::truncate(raw.get(), 40)
+                        ),
+                    });
+                }
+                read
+            });
+            if let Some((reason, as_sent)) = reason {
+                let shown = as_sent.unwrap_or_else(|| reason.clone());
                 if let Some(open) = self.open.take() {
                     out.push(Fact::Finding {
                         kind: FindingKind::UnexpectedShape,
                         key: Some(open.key.clone()),
-                        message: format!("finishReason {reason} while the streamed call still had willContinue: true"),
+                        message: format!("finishReason {shown} while the streamed call still had willContinue: true"),
                     });
                     Self::close(open, empty_fragment(), out);
                 }
@@ -151,12 +219,10 @@ impl Gemini {
                     out.push(Fact::Finding {
                         kind: FindingKind::AbnormalFinish,
                         key: None,
-                        message: format!("finishReason {reason}"),
+                        message: format!("finishReason {shown}"),
                     });
                 }
-                out.push(Fact::Finish {
-                    reason: reason.into_owned(),
-                });
+                out.push(Fact::Finish { reason });
             }
         }
     }
@@ -505,6 +571,54 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn integer_enums_are_read_as_their_names() {
+        // `$alt=json;enum-encoding=int`: every enum a number, the call on the finishing chunk.
+        let s = run(&[
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}]},"finishReason":1,"index":0,"safetyRatings":[{"category":8,"probability":1}]}],"usageMetadata":{"promptTokenCount":5,"promptTokensDetails":[{"modality":1,"tokenCount":5}]},"modelVersion":"gemini-2.5-flash"}"#,
+        ]);
+        assert_eq!(args_of(&s), [r#"{"city":"Paris"}"#]);
+        assert_eq!(
+            s.last(),
+            Some(&Fact::Finish {
+                reason: "STOP".into()
+            })
+        );
+        assert!(
+            !s.iter()
+                .any(|f| matches!(f, Fact::Finding { kind, .. } if *kind != FindingKind::NoCallId)),
+            "{s:?}"
+        );
+        // Any other number is an abnormal finish under its name; 10 announces a lost call.
+        let s = run(&[r#"{"candidates":[{"finishReason":2}]}"#]);
+        assert!(s.contains(&Fact::Finding {
+            kind: FindingKind::AbnormalFinish,
+            key: None,
+            message: "finishReason 2 (MAX_TOKENS)".into()
+        }));
+        let s = run(&[r#"{"candidates":[{"finishReason":10}]}"#]);
+        assert_eq!(
+            s.last(),
+            Some(&Fact::Finish {
+                reason: "MALFORMED_FUNCTION_CALL".into()
+            })
+        );
+        assert_eq!(finish_reason_name(12), "UNEXPECTED_TOOL_CALL");
+        assert_eq!(finish_reason_name(99), "FINISH_REASON_99");
+        // A value that is neither is a finding, and the chunk's call is still read.
+        let s = run(&[
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]},"finishReason":{"x":1}}]}"#,
+        ]);
+        assert_eq!(args_of(&s), ["{}"]);
+        assert!(s.iter().any(|f| matches!(
+            f,
+            Fact::Finding {
+                kind: FindingKind::UnexpectedShape,
+                ..
+            }
+        )));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! VCR-style YAML cassettes: vcrpy, pytest-recording and pydantic-ai's variant.
+//! VCR-style YAML cassettes: vcrpy, pytest-recording and pydantic-ai's variant, Ruby's vcr gem
+//! (ruby_llm and many Ruby SDKs) and Go's go-vcr.
 //!
 //! ```yaml
 //! interactions:
@@ -13,6 +14,12 @@
 //!     body: {string: "data: …\n\n"}                 # may be `!!binary` base64
 //! version: 1
 //! ```
+//!
+//! Ruby's vcr gem writes `http_interactions:` with `method: post`, bodies as
+//! `{encoding: UTF-8, string: …}` or, for bytes kept exactly, `{encoding: ASCII-8BIT,
+//! base64_string: …}` (or Psych's `string: !binary …`), and `recorded_at` beside each
+//! interaction. go-vcr (versions 1 and 2) writes `interactions:` with the request's `url`, each
+//! body a string, and `status: 200 OK` with `code: 200` beside it.
 //!
 //! Every interaction whose response is an event stream (SSE, JSON lines, binary AWS event stream
 //! frames; a gzip-encoded body decoded first) becomes a recording. Cassettes keep the body whole,
@@ -54,20 +61,24 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Import
         at,
         message,
     };
-    let Some(interactions) = doc.get("interactions") else {
+    let Some((key, interactions)) = INTERACTION_KEYS
+        .iter()
+        .find_map(|k| doc.get(*k).map(|v| (*k, v)))
+    else {
         return Err(bad(
             "the top level".into(),
-            "no `interactions` list (expected a vcrpy cassette)".into(),
+            "no `interactions` list (vcrpy, go-vcr) or `http_interactions` list (Ruby's vcr)"
+                .into(),
         ));
     };
     let Some(interactions) = interactions.as_sequence() else {
-        return Err(bad("interactions".into(), "not a list".into()));
+        return Err(bad(key.into(), "not a list".into()));
     };
     let total = interactions.len();
     let mut out = Imported::default();
     let mut skipped: Vec<String> = Vec::new();
     for (i, it) in interactions.iter().enumerate() {
-        let at = |field: &str| format!("interactions[{i}].{field}");
+        let at = |field: &str| format!("{key}[{i}].{field}");
         let Some(resp) = it.get("response") else {
             return Err(bad(at("response"), "missing".into()));
         };
@@ -122,15 +133,7 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Import
         if !options.keep_secrets {
             redact_headers(&mut headers);
         }
-        let status = match resp.get("status") {
-            Some(s) => s
-                .get("code")
-                .unwrap_or(s)
-                .as_u64()
-                .and_then(|n| u16::try_from(n).ok())
-                .unwrap_or(0),
-            None => 0,
-        };
+        let status = status_code(resp);
         let title = format!(
             "{} {} (cassette interaction {} of {})",
             request.method,
@@ -167,6 +170,34 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Import
         });
     }
     Ok(out)
+}
+
+/// The top-level keys that hold a cassette's interactions: vcrpy's and go-vcr's, Ruby vcr's.
+const INTERACTION_KEYS: [&str; 2] = ["interactions", "http_interactions"];
+
+/// Whether a line of a YAML file opens a cassette's interactions (the probe's and the importer's
+/// one test of "this is a cassette").
+pub fn opens_interactions(line: &[u8]) -> bool {
+    INTERACTION_KEYS.iter().any(|k| {
+        line.strip_prefix(k.as_bytes())
+            .is_some_and(|rest| rest.starts_with(b":"))
+    })
+}
+
+/// The response's status: `status: {code: 200, message: OK}` (vcrpy, Ruby), `status: 200`, or
+/// go-vcr's `status: 200 OK` with `code: 200` beside it; 0 when none says.
+fn status_code(resp: &Value) -> u16 {
+    let number = |v: &Value| -> Option<u16> {
+        match v {
+            Value::Number(n) => n.as_u64().and_then(|n| u16::try_from(n).ok()),
+            Value::String(s) => s.split_whitespace().next()?.parse().ok(),
+            _ => None,
+        }
+    };
+    resp.get("status")
+        .and_then(|s| s.get("code").map_or_else(|| number(s), number))
+        .or_else(|| resp.get("code").and_then(number))
+        .unwrap_or(0)
 }
 
 /// Deepest nesting of flow collections (`[`, `{`) accepted. The YAML reader takes time quadratic
@@ -263,19 +294,31 @@ fn looks_base64(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
 }
 
-/// `body: {string: …}`, `body: "…"`, or httpx-era `content: "…"`.
+/// `body: {string: …}`, Ruby vcr's `body: {base64_string: …}`, `body: "…"`, or httpx-era
+/// `content: "…"`.
 fn response_body(resp: &Value) -> Result<Option<Vec<u8>>, String> {
     match resp.get("body") {
-        Some(b @ Value::Mapping(_)) => match b.get("string") {
-            Some(s) => scalar_bytes(s),
-            None if b.get("parsed_body").is_some() => Ok(None),
-            None => Ok(None),
-        },
+        Some(b @ Value::Mapping(_)) => mapped_body(b),
         Some(b) => scalar_bytes(b),
         None => match resp.get("content") {
             Some(c) => scalar_bytes(c),
             None => Ok(None),
         },
+    }
+}
+
+/// A body written as a mapping: `string` (text, or `!binary` base64), Ruby vcr's
+/// `base64_string`; pydantic-ai's `parsed_body` (or nothing) gives no bytes here.
+fn mapped_body(b: &Value) -> Result<Option<Vec<u8>>, String> {
+    if let Some(s) = b.get("string") {
+        return scalar_bytes(s);
+    }
+    match b.get("base64_string") {
+        Some(Value::String(s)) => base64_decode(s)
+            .map(Some)
+            .map_err(|e| format!("base64_string: {e}")),
+        Some(Value::Null) | None => Ok(None),
+        Some(other) => Err(format!("base64_string is {}", kind(other))),
     }
 }
 
@@ -287,12 +330,9 @@ fn request_info(r: &Value) -> Result<RequestInfo, String> {
         (_, Some(parsed)) => {
             serde_json::to_string(parsed).map_err(|e| format!("parsed_body: {e}"))?
         }
-        (Some(b @ Value::Mapping(_)), None) => match b.get("string") {
-            Some(s) => scalar_bytes(s)?
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default(),
-            None => String::new(),
-        },
+        (Some(b @ Value::Mapping(_)), None) => mapped_body(b)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default(),
         (Some(b), None) => scalar_bytes(b)?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default(),
@@ -304,7 +344,8 @@ fn request_info(r: &Value) -> Result<RequestInfo, String> {
         text("url")
     };
     Ok(RequestInfo {
-        method: text("method"),
+        // Ruby's vcr writes `method: post`.
+        method: text("method").to_ascii_uppercase(),
         url,
         headers: headers(r.get("headers"))?,
         body,

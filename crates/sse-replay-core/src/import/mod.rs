@@ -27,6 +27,7 @@
 pub mod cassette;
 mod encoding;
 pub mod har;
+pub mod httprr;
 pub mod jsonl;
 pub mod testproxy;
 pub mod wrapped;
@@ -212,6 +213,8 @@ pub enum ImportFormat {
     Base64Body,
     /// A JSON document holding one response with a base64 (or text) body.
     JsonCapture,
+    /// An httprr trace (Go).
+    Httprr,
 }
 
 impl ImportFormat {
@@ -225,6 +228,7 @@ impl ImportFormat {
             ImportFormat::RawBody => "raw",
             ImportFormat::Base64Body => "base64",
             ImportFormat::JsonCapture => "json-capture",
+            ImportFormat::Httprr => "httprr",
         }
     }
 }
@@ -241,6 +245,7 @@ impl From<CaptureFormat> for ImportFormat {
             CaptureFormat::TestProxy => ImportFormat::TestProxy,
             CaptureFormat::Base64Body => ImportFormat::Base64Body,
             CaptureFormat::JsonCapture => ImportFormat::JsonCapture,
+            CaptureFormat::Httprr => ImportFormat::Httprr,
         }
     }
 }
@@ -266,7 +271,13 @@ fn detect_body(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
         "har" => return Ok(ImportFormat::Har),
         "yaml" | "yml" => return Ok(ImportFormat::Cassette),
         "jsonl" | "ndjson" => return Ok(ImportFormat::JsonLines),
+        "httprr" => return Ok(ImportFormat::Httprr),
         _ => {}
+    }
+    // Before the SSE rule: a trace's responses hold `data:` lines, but its requests and response
+    // heads are no events.
+    if httprr::is_trace(text) {
+        return Ok(ImportFormat::Httprr);
     }
     // A binary AWS event stream body (its first byte is a control byte, never whitespace).
     if crate::aws_eventstream::looks_like_aws_eventstream(body) {
@@ -304,7 +315,7 @@ fn detect_body(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
         text.split(|b| *b == b'\n')
             .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
     };
-    if lines().any(|l| l.starts_with(b"interactions:")) {
+    if lines().any(cassette::opens_interactions) {
         return Ok(ImportFormat::Cassette);
     }
     if lines()
@@ -456,6 +467,7 @@ fn import_as(
         },
         ImportFormat::Base64Body => wrapped::import_base64(path, bytes, options)?,
         ImportFormat::JsonCapture => wrapped::import_json_capture(path, bytes, options)?,
+        ImportFormat::Httprr => httprr::import(path, bytes, options)?,
     };
     if imported.recordings.is_empty() {
         return Err(ImportError::NoStreams {

@@ -259,18 +259,26 @@ fn a_damaged_frame_or_a_cut_is_a_finding_at_its_offset_and_the_rest_is_kept() {
         out.calls[1].raw_arguments, "",
         "the only input delta was lost"
     );
-    // Cut inside the messageStop frame (10): the frames before it are read, the cut is named.
+    // Cut inside the messageStop frame (10): the frames before it are read, the cut is named,
+    // and it is an error (the frame's payload is lost), never the text streams' warning.
     assert_eq!(events[10].0, "messageStop");
     let cut = offset_of(10) + 30;
     let out = run(&frames.concat()[..cut], &[]);
     assert_eq!(out.events.len(), 10);
     assert_eq!(calls_of(&out).len(), 2);
+    assert!(
+        !out.findings
+            .list()
+            .iter()
+            .any(|f| f.kind == FindingKind::UnterminatedEvent)
+    );
+    assert!(!sse_replay_core::verdict::judge(&out.calls, out.findings.list()).ok());
     let u = out
         .findings
         .list()
         .iter()
-        .find(|f| f.kind == FindingKind::UnterminatedEvent)
-        .expect("unterminated");
+        .find(|f| f.kind == FindingKind::FrameCorrupt)
+        .expect("the cut frame");
     assert_eq!(u.first.offset, Some(offset_of(10) as u64));
     assert!(
         u.message.starts_with(&format!(
@@ -309,4 +317,109 @@ fn frames_of_another_aws_service_are_nothing_recognised_and_say_so() {
         f.message,
         "binary AWS event stream frames (2 frames), none of them a known dialect's event"
     );
+}
+
+/// Anthropic's events inside InvokeModelWithResponseStream `chunk` frames (`{"bytes": base64}`),
+/// with the input delta's frame replaced by `bad` (a whole frame with good CRCs).
+fn invoke_model_stream(bad: Option<Vec<u8>>) -> (Vec<u8>, u64) {
+    use base64::Engine as _;
+    use sse_replay_core::aws_eventstream::event_frame;
+    let chunk = |event: Value| {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(event.to_string());
+        event_frame(
+            "chunk",
+            json!({ "bytes": b64, "p": "abc" }).to_string().as_bytes(),
+        )
+    };
+    let frames = [
+        chunk(json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}})),
+        chunk(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}})),
+        bad.unwrap_or_else(|| {
+            chunk(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"city\":\"Paris\"}"}}))
+        }),
+        chunk(json!({"type": "content_block_stop", "index": 0})),
+        chunk(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}})),
+        chunk(json!({"type": "message_stop"})),
+    ];
+    let at = (frames[0].len() + frames[1].len()) as u64;
+    (frames.concat(), at)
+}
+
+#[test]
+fn a_chunk_or_payload_that_cannot_be_read_is_an_error_at_its_frame_and_the_call_is_not_ok() {
+    use base64::Engine as _;
+    use sse_replay_core::aws_eventstream::event_frame;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    // The clean stream: one call, OK.
+    let (body, _) = invoke_model_stream(None);
+    let out = run(&body, &[]);
+    assert_eq!(out.dialect, DialectKind::AnthropicMessages);
+    assert_eq!(calls_of(&out)[0].2, json!({"city": "Paris"}));
+    assert!(sse_replay_core::verdict::judge(&out.calls, out.findings.list()).ok());
+    let damaged: [(&str, Vec<u8>, &str); 5] = [
+        (
+            "bytes that are not base64",
+            event_frame("chunk", br#"{"bytes":"eyJ0eXBlIjoi!!not base64!!"}"#),
+            "its chunk's bytes are not base64",
+        ),
+        (
+            "a chunk payload that is not JSON",
+            event_frame("chunk", br#"{"bytes":"eyJ0eXBlIjoiY29udGVudF9ibG9ja19kZWx0YSJ9"#),
+            "its chunk payload is not JSON",
+        ),
+        (
+            "a chunk without bytes",
+            event_frame("chunk", br#"{"p":"abcdef"}"#),
+            "its chunk payload has no \"bytes\"",
+        ),
+        (
+            "a model event that is not JSON",
+            event_frame(
+                "chunk",
+                json!({"bytes": b64(r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"ci"#)})
+                    .to_string()
+                    .as_bytes(),
+            ),
+            "the model event in its chunk is not JSON",
+        ),
+        (
+            "a JSON frame whose payload is not JSON",
+            event_frame("contentBlockDelta", br#"{"contentBlockIndex":0,"delta":{"toolUse":"#),
+            "its payload is not the JSON its :content-type says",
+        ),
+    ];
+    for (what, frame, says) in damaged {
+        let (body, at) = invoke_model_stream(Some(frame));
+        let whole = run(&body, &[]);
+        for cut in [1, at as usize + 7, body.len() / 2] {
+            assert_eq!(
+                fingerprint(&run(&body, &[cut])),
+                fingerprint(&whole),
+                "{what}"
+            );
+        }
+        let f = whole
+            .findings
+            .list()
+            .iter()
+            .find(|f| f.kind == FindingKind::UnreadablePayload)
+            .unwrap_or_else(|| panic!("{what}: no unreadable-payload finding"));
+        assert_eq!(f.first.offset, Some(at), "{what}");
+        assert!(
+            f.message.starts_with(&format!("frame at byte {at} (")) && f.message.contains(says),
+            "{what}: {}",
+            f.message
+        );
+        // The call lost its only input delta: it is read with empty arguments, and the verdict
+        // fails for the lost payload.
+        assert_eq!(whole.calls.len(), 1, "{what}");
+        assert_eq!(whole.calls[0].raw_arguments, "", "{what}");
+        let verdict = sse_replay_core::verdict::judge(&whole.calls, whole.findings.list());
+        assert!(!verdict.ok(), "{what}: the verdict says OK");
+        assert!(
+            verdict.problems.iter().any(|p| p.contains("frame at byte")),
+            "{what}: {:?}",
+            verdict.problems
+        );
+    }
 }

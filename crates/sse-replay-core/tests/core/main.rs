@@ -7,4 +7,5 @@ mod common;
 mod bedrock;
 mod conformance;
 mod fixtures;
+mod linear;
 mod pipeline;
