@@ -304,7 +304,8 @@ fn json_string(out: &mut Vec<u8>, s: &str) {
 }
 
 /// One row as a CSV record (RFC 4180, CRLF): null is an empty field, an empty text `""`, text
-/// with a comma, quote, line break or surrounding space quoted with its quotes doubled.
+/// with a comma, quote, line break or surrounding space quoted with its quotes doubled. A text
+/// that a spreadsheet would run as a formula is neutralised first ([`csv_text`]).
 fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
     for i in 0..row.table().columns().len() {
         if i > 0 {
@@ -315,6 +316,7 @@ fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
             Value::Text(s) => {
+                let s = csv_text(s);
                 let quote = s.is_empty()
                     || s.contains([',', '"', '\n', '\r'])
                     || s.starts_with(' ')
@@ -332,16 +334,33 @@ fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// Characters that make a spreadsheet read a cell as a formula when they start it (OWASP's CSV
+/// injection list).
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell as CSV holds it: one starting with a formula character ([`FORMULA_STARTS`]) gets
+/// a leading `'`, so a spreadsheet shows it as text instead of running it (a tool named
+/// `=HYPERLINK(…)` in a capture); one starting with `'` gets another, so that a reader removes
+/// exactly one leading `'` from any cell that has one to get the value back.
+fn csv_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.starts_with(FORMULA_STARTS) || s.starts_with('\'') {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parquet
 // ---------------------------------------------------------------------------------------------
 
-/// Rows in a row group before it is written: small enough that the rows held before a flush
-/// are a few megabytes (memory must not grow with the number of files), large enough for
-/// dictionary encoding and compression to pay.
-const ROW_GROUP_ROWS: usize = 2 * 1024;
-/// Text bytes held before the row group is written, whatever its rows.
-const ROW_GROUP_TEXT_BYTES: usize = 1 << 20;
+/// Rows in a row group before it is written: as analytics engines want them (DuckDB, Spark and
+/// polars read a row group as one unit of work; tiny groups cost a footer entry and a seek
+/// each), while the rows held before a flush stay bounded whatever the number of files.
+const ROW_GROUP_ROWS: usize = 64 * 1024;
+/// Text bytes held before the row group is written, whatever its rows: long messages or many
+/// calls end a group early, so memory stays bounded by bytes as well as rows.
+const ROW_GROUP_TEXT_BYTES: usize = 64 << 20;
 
 /// One column's values of the row group being filled; `defs` are Parquet's definition levels
 /// (1 = a value, 0 = null) for a nullable column.

@@ -16,23 +16,33 @@ pub enum RowVerdict {
     NotOk,
     /// The file could not be read (its error is in the `error` column).
     Unreadable,
+    /// An entry found in a folder that is not a capture (the `error` column says why: nothing in
+    /// it was recognised, or it is not a regular file): reported, never counted as a stream.
+    Skipped,
 }
 
 impl RowVerdict {
+    /// Every verdict, in the order filters list them.
+    pub const ALL: [RowVerdict; 4] = [
+        RowVerdict::Ok,
+        RowVerdict::NotOk,
+        RowVerdict::Unreadable,
+        RowVerdict::Skipped,
+    ];
+
     /// The column's text.
     pub fn name(self) -> &'static str {
         match self {
             RowVerdict::Ok => "ok",
             RowVerdict::NotOk => "not-ok",
             RowVerdict::Unreadable => "unreadable",
+            RowVerdict::Skipped => "skipped",
         }
     }
 
     /// The text back to the verdict.
     pub fn from_name(s: &str) -> Option<Self> {
-        [RowVerdict::Ok, RowVerdict::NotOk, RowVerdict::Unreadable]
-            .into_iter()
-            .find(|v| v.name() == s)
+        RowVerdict::ALL.into_iter().find(|v| v.name() == s)
     }
 }
 
@@ -74,7 +84,7 @@ impl StreamRow {
     /// The row of a file that could not be read: its one-line `error`, nothing else known.
     pub fn unreadable(source_file: &str, error: &str) -> Self {
         Self {
-            stream_key: stream_key(source_file, 0),
+            stream_key: stream_key(source_file, 0, None),
             source_file: source_file.to_owned(),
             stream: 0,
             source_kind: None,
@@ -100,6 +110,20 @@ impl StreamRow {
             finding_kinds: None,
             naive: vec![None; Strategy::ALL.len()],
         }
+    }
+
+    /// The row of a folder entry that is not a capture: its one-line reason in `error`, nothing
+    /// else known.
+    pub fn skipped(source_file: &str, why: &str) -> Self {
+        Self {
+            verdict: RowVerdict::Skipped,
+            ..Self::unreadable(source_file, why)
+        }
+    }
+
+    /// The row is a stream (or a file that could not be read), not a skipped entry.
+    pub fn is_stream(&self) -> bool {
+        self.verdict != RowVerdict::Skipped
     }
 
     /// The stream is OK (the `check` exit code 0 condition).
@@ -176,9 +200,15 @@ pub struct StreamRows {
     pub findings: Vec<FindingRow>,
 }
 
-/// The key of stream `stream` of `source_file` in the three tables.
-pub fn stream_key(source_file: &str, stream: u32) -> String {
-    format!("{source_file}#{stream}")
+/// The key of stream `stream` of `source_file` in the three tables: `source_file#stream`, then
+/// `@` and the stream's content hash when its body was read, so the key names the content as
+/// well as the place (two roots holding a file of the same name, or a file that changed between
+/// two scans, give different keys).
+pub fn stream_key(source_file: &str, stream: u32, content_hash: Option<&str>) -> String {
+    match content_hash {
+        Some(h) => format!("{source_file}#{stream}@{h}"),
+        None => format!("{source_file}#{stream}"),
+    }
 }
 
 /// `s` on one line: line breaks and other control characters made visible.
@@ -202,7 +232,7 @@ pub struct StreamContext {
 impl StreamRows {
     /// The rows of one analysed stream.
     pub fn from_analysis(a: &Analysis, ctx: &StreamContext) -> Self {
-        let key = stream_key(&ctx.source_file, ctx.stream);
+        let key = stream_key(&ctx.source_file, ctx.stream, Some(&ctx.content_hash));
         let timed = a.source.timing_known;
         let chunk_time = |chunk: u32| -> Option<u64> {
             timed

@@ -11,7 +11,7 @@ use crate::naive::Strategy;
 use super::rows::{CallRow, FindingRow, StreamRow};
 
 /// The version of the tables' schema (the `schema_version` key of each file's metadata).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One of the three tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,7 +41,7 @@ impl Table {
     pub fn description(self) -> &'static str {
         match self {
             Table::Streams => {
-                "One row per stream (each stream of a capture is its own row), or per file that could not be read."
+                "One row per stream (each stream of a capture is its own row), per file that could not be read, or per entry found in a folder that is not a capture (`verdict` `skipped`), in the order the files were listed."
             }
             Table::Calls => "One row per tool call of a stream, server tools included.",
             Table::Findings => {
@@ -222,9 +222,9 @@ fn stream_fields() -> &'static Fields<StreamRow> {
     FIELDS.get_or_init(|| {
         use Kind::{Bool, Int, Text};
         let mut f = Fields::<StreamRow>::new();
-        f.add("stream_key", Text, false, "The stream's key in the three tables: `source_file#stream`.", |r| text(&r.stream_key));
-        f.add("source_file", Text, false, "The file, as found under the scanned paths (or as named in `--files-from`).", |r| text(&r.source_file));
-        f.add("stream", Int, false, "The stream's number in its file, from 1 (a HAR or cassette holds several); 0 for a file that could not be read.", |r| Value::Int(i64::from(r.stream)));
+        f.add("stream_key", Text, false, "The stream's key in the three tables: `source_file#stream@content_hash` (`source_file#0` for a file that could not be read or was skipped).", |r| text(&r.stream_key));
+        f.add("source_file", Text, false, "The file: the name of the path it was found from (a folder's own name, however it was typed: `d`, `./d` and `/abs/d` are all `d`), then its path under it with `/` between the parts; or the name a `--files-from` line gives it.", |r| text(&r.source_file));
+        f.add("stream", Int, false, "The stream's number in its file, from 1 (a HAR or cassette holds several); 0 for a file that could not be read or was skipped.", |r| Value::Int(i64::from(r.stream)));
         f.add("source_kind", Text, true, "What the file is: `recording`, `journal (interrupted recording)`, `raw body`, `har import`, `cassette import`, `jsonl import` (as `check --json`'s `source`).", |r| opt_text(&r.source_kind));
         f.add("content_hash", Text, true, "XXH64 of the stream's body bytes, 16 hex digits: the same stream captured twice (or copied) has the same hash whatever its read boundaries.", |r| opt_text(&r.content_hash));
         f.add("dialect", Text, true, "The dialect's name (`openai-chat`, `anthropic-messages`, …): the one the recording names, else the one detected.", |r| opt_text(&r.dialect));
@@ -233,9 +233,9 @@ fn stream_fields() -> &'static Fields<StreamRow> {
         f.add("complete", Bool, true, "Not a stream: one complete (non-streaming) response, its calls read directly.", |r| opt_bool(r.complete));
         f.add("ending", Text, true, "How the stream ended: `finished`, `calls-complete`, `provider-error`, `ended-without-finish`.", |r| opt_text(&r.ending));
         f.add("finish_reason", Text, true, "The finish reason the stream gave (`tool_calls`, `stop`, `[DONE]`, …).", |r| opt_text(&r.finish_reason));
-        f.add("verdict", Text, false, "`ok` (no error-severity finding: `check` exits 0), `not-ok` (`check` exits 1), `unreadable` (the file could not be read: see `error`).", |r| text(r.verdict.name()));
+        f.add("verdict", Text, false, "`ok` (no error-severity finding: `check` exits 0), `not-ok` (`check` exits 1), `unreadable` (the file could not be read: see `error`), `skipped` (an entry found in a folder that is not a capture: nothing in it was recognised, or it is not a regular file; see `error`; never counted as a stream).", |r| text(r.verdict.name()));
         f.add("problems", Text, true, "Why the stream is not OK, on one line (`check`'s reason).", |r| opt_text(&r.problems));
-        f.add("error", Text, true, "Why the file could not be read, on one line.", |r| opt_text(&r.error));
+        f.add("error", Text, true, "Why the file could not be read, or why it was skipped (`not a capture: …`, `not a regular file: …`), on one line.", |r| opt_text(&r.error));
         f.add("calls", Int, true, "Calls the client must execute (server tools not counted).", |r| opt_int(r.calls));
         f.add("server_tools", Int, true, "Tools the provider ran itself.", |r| opt_int(r.server_tools));
         f.add("events", Int, true, "Framed events (SSE events or JSON lines).", |r| opt_int(r.events));
