@@ -300,11 +300,15 @@ fn the_summary_is_what_the_rows_say_in_every_format_and_any_parallelism() {
     );
 }
 
-/// Rows in a canonical order (each as its sorted columns' JSON), to compare sets of rows.
+/// Rows in a canonical order (each as its sorted columns' JSON), to compare sets of rows; the
+/// `scan_id` column, which tells two runs apart by design, left out.
 fn sorted(rows: Vec<Row>) -> Vec<String> {
     let mut v: Vec<String> = rows
         .into_iter()
-        .map(|r| serde_json::to_string(&r.into_iter().collect::<BTreeMap<_, _>>()).unwrap())
+        .map(|mut r| {
+            r.remove("scan_id");
+            serde_json::to_string(&r.into_iter().collect::<BTreeMap<_, _>>()).unwrap()
+        })
         .collect();
     v.sort();
     v
@@ -966,7 +970,20 @@ fn the_same_folder_however_typed_gives_the_same_tables() {
     let mut outputs = Vec::new();
     for (i, (cwd, path, j)) in spellings.iter().enumerate() {
         let o = tables.join(i.to_string());
-        scan_in(cwd, &["scan", path, "-j", j, "-o", o.to_str().unwrap()]);
+        // Only the scan id tells two runs apart: given, the tables are byte for byte the same.
+        scan_in(
+            cwd,
+            &[
+                "scan",
+                path,
+                "-j",
+                j,
+                "-o",
+                o.to_str().unwrap(),
+                "--scan-id",
+                "s1",
+            ],
+        );
         outputs.push(o);
     }
     for t in sse_replay_core::scan::Table::ALL {
@@ -1075,4 +1092,81 @@ fn fail_on_chooses_what_makes_the_exit_code_1() {
     assert_eq!(code(&["--fail-on", "unreadable"], true), Some(1));
     assert_eq!(code(&["--fail-on", "never"], true), Some(0));
     assert_eq!(code(&["--fail-on", "sometimes"], false), Some(2));
+}
+
+/// The columns read from a capture's response and stream: the model that answered, the
+/// response and request ids, the HTTP status, the normalised finish reason, the capture time,
+/// a percent-decoded Bedrock model name, and the scan id.
+#[test]
+fn the_response_columns_come_from_the_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01\",\"model\":\"claude-3-5-sonnet-20241022\",\"role\":\"assistant\",\"content\":[]}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    let entry = |url: &str, request_body: &str| {
+        json!({
+            "startedDateTime": "2025-05-01T10:00:00.000Z",
+            "time": 10,
+            "request": {"method": "POST", "url": url, "httpVersion": "HTTP/1.1",
+                "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
+                "postData": {"mimeType": "application/json", "text": request_body}},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                "headers": [{"name": "content-type", "value": "text/event-stream"},
+                            {"name": "Request-Id", "value": "req_abc123"}],
+                "cookies": [], "content": {"size": body.len(), "mimeType": "text/event-stream", "text": body},
+                "redirectURL": "", "headersSize": -1, "bodySize": body.len()},
+            "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 1}
+        })
+    };
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [
+        entry("https://api.anthropic.com/v1/messages", r#"{"model":"claude-3-5-sonnet-latest","stream":true}"#),
+        entry("https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/invoke-with-response-stream", "{}"),
+    ]}});
+    let f = dir.path().join("two.har");
+    std::fs::write(&f, serde_json::to_vec(&har).unwrap()).unwrap();
+    let out = run(
+        &[
+            "scan",
+            "-o",
+            "-",
+            "--format",
+            "jsonl",
+            "--scan-id",
+            "job-7",
+            f.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let rows = stream_rows(&out);
+    assert_eq!(rows.len(), 2, "{}", stderr(&out));
+    let a = &rows[0];
+    assert_eq!(a["model"], "claude-3-5-sonnet-latest");
+    assert_eq!(a["response_model"], "claude-3-5-sonnet-20241022");
+    assert_eq!(a["response_id"], "msg_01");
+    assert_eq!(a["request_id"], "req_abc123");
+    assert_eq!(a["http_status"], 200);
+    assert_eq!(a["finish_reason"], "tool_use");
+    assert_eq!(a["finish_reason_normalised"], "tool_calls");
+    assert_eq!(a["scan_id"], "job-7");
+    assert_eq!(
+        rows[1]["model"],
+        "anthropic.claude-3-5-sonnet-20240620-v1:0"
+    );
+}
+
+/// docs/scan-schema.md describes every column of the schema, with its type and version.
+#[test]
+fn the_schema_page_describes_every_column() {
+    let doc = std::fs::read_to_string(manifest().join("docs/scan-schema.md")).unwrap();
+    assert!(doc.contains(&format!(
+        "`schema_version` {}",
+        sse_replay_core::scan::SCHEMA_VERSION
+    )));
+    for t in sse_replay_core::scan::Table::ALL {
+        for c in t.columns() {
+            let line = format!("| `{}` | {} |", c.name, c.kind.name());
+            assert!(
+                doc.contains(&line),
+                "{line} missing from docs/scan-schema.md"
+            );
+        }
+    }
 }

@@ -79,6 +79,10 @@ pub struct ScanArgs {
     /// Skipped entries (not captures) never fail. Usage and output errors exit 2 and 1 anyway.
     #[arg(long, value_name = "WHEN", default_value = "not-ok")]
     pub fail_on: FailOn,
+    /// The `scan_id` column of every row (default: the start time, UTC, and the process id,
+    /// `20250131-120000-1a2b`): give one id to every part of a job (the Spark job does).
+    #[arg(long, value_name = "ID")]
+    pub scan_id: Option<String>,
     /// Print the tables' schema (version, columns, types, meaning) as JSON and exit.
     #[arg(long, conflicts_with_all = ["output", "json"])]
     pub schema: bool,
@@ -240,7 +244,21 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
     }
     drop(done_tx);
     let mut summary = Summary::default();
-    let collected = collect(&done_rx, sink.as_mut(), &mut summary, progress, &written);
+    let scan_id = a.scan_id.clone().unwrap_or_else(|| {
+        format!(
+            "{}-{:x}",
+            sse_replay_net::file_stamp_now(),
+            std::process::id()
+        )
+    });
+    let collected = collect(
+        &done_rx,
+        sink.as_mut(),
+        &mut summary,
+        progress,
+        &written,
+        &scan_id,
+    );
     // Whatever happened, the lister must not wait for the writer any more.
     written.set(u64::MAX);
     if let Err(e) = collected {
@@ -300,16 +318,18 @@ fn collect(
     summary: &mut Summary,
     mut progress: Progress,
     written: &Written,
+    scan_id: &str,
 ) -> Result<(), SinkError> {
     let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
     let mut next = 0u64;
     while let Ok(done) = rx.recv() {
         waiting.insert(done.seq, done);
-        while let Some(done) = waiting.remove(&next) {
+        while let Some(mut done) = waiting.remove(&next) {
             if done.other {
                 summary.add_other_file();
             } else {
-                for rows in &done.rows {
+                for rows in &mut done.rows {
+                    rows.stream.scan_id = Some(scan_id.to_owned());
                     summary.add(&rows.stream);
                     if let Some(sink) = sink.as_deref_mut() {
                         sink.write(rows)?;

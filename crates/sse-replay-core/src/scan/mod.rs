@@ -26,7 +26,7 @@ use crate::recording::Recording;
 
 pub use rows::{
     CallRow, FindingRow, RowVerdict, StreamContext, StreamRow, StreamRows, model_in_event,
-    request_host_model, stream_key,
+    normalised_finish_reason, request_host_model, response_in_event, stream_key,
 };
 pub use schema::{AnyRow, Column, Kind, Row, SCHEMA_VERSION, Table, Value, strategy_column};
 pub use summary::{GroupKey, GroupStats, Summary, quantile_disc};
@@ -243,18 +243,22 @@ impl BodyHash {
     }
 }
 
-/// The model named by the first [`MODEL_EVENTS`] events of a stream.
+/// The model and the response id named by the first [`MODEL_EVENTS`] events of a stream (each
+/// the first one found).
 #[derive(Default)]
 struct ModelProbe {
     seen: usize,
     model: Option<String>,
+    response_id: Option<String>,
 }
 
 impl ModelProbe {
     fn event(&mut self, bytes: &[u8]) {
-        if self.model.is_none() && self.seen < MODEL_EVENTS {
+        if (self.model.is_none() || self.response_id.is_none()) && self.seen < MODEL_EVENTS {
             self.seen += 1;
-            self.model = model_in_event(bytes);
+            let (model, id) = rows::response_in_event(bytes);
+            self.model = self.model.take().or(model);
+            self.response_id = self.response_id.take().or(id);
         }
     }
 }
@@ -434,6 +438,7 @@ fn rows_of(
         stream,
         content_hash: hash.hex(),
         stream_model: probe.model,
+        response_id: probe.response_id,
     };
     StreamRows::from_analysis(analysis, &ctx)
 }

@@ -229,7 +229,7 @@ fn stream_fields() -> &'static Fields<StreamRow> {
         f.add("content_hash", Text, true, "XXH64 of the stream's body bytes, 16 hex digits: the same stream captured twice (or copied) has the same hash whatever its read boundaries.", |r| opt_text(&r.content_hash));
         f.add("dialect", Text, true, "The dialect's name (`openai-chat`, `anthropic-messages`, …): the one the recording names, else the one detected.", |r| opt_text(&r.dialect));
         f.add("provider_host", Text, true, "The request URL's host (and port), when the capture has the request.", |r| opt_text(&r.provider_host));
-        f.add("model", Text, true, "The model: the request body's `model`, else the URL's `/models/NAME`, else the stream's own (`model`, `message.model`, `response.model`, `modelVersion`).", |r| opt_text(&r.model));
+        f.add("model", Text, true, "The model: the request body's `model`, else the URL's `/models/NAME` or `/model/NAME` (percent-decoded: Bedrock's `…-v1%3A0` is `…-v1:0`), else the stream's own (`response_model`).", |r| opt_text(&r.model));
         f.add("complete", Bool, true, "Not a stream: one complete (non-streaming) response, its calls read directly.", |r| opt_bool(r.complete));
         f.add("ending", Text, true, "How the stream ended: `finished`, `calls-complete`, `provider-error`, `ended-without-finish`.", |r| opt_text(&r.ending));
         f.add("finish_reason", Text, true, "The finish reason the stream gave (`tool_calls`, `stop`, `[DONE]`, …).", |r| opt_text(&r.finish_reason));
@@ -246,6 +246,13 @@ fn stream_fields() -> &'static Fields<StreamRow> {
         f.add("first_call_us", Int, true, "Time to the first call's first fragment, in microseconds (when the timing is real and there is a call).", |r| opt_int(r.first_call_us));
         f.add("end_us", Int, true, "Time to the last read, in microseconds (when the timing is real).", |r| opt_int(r.end_us));
         f.add("finding_kinds", Text, true, "The kinds of the stream's findings, sorted, comma-separated (the `findings` table has one row each).", |r| opt_text(&r.finding_kinds));
+        f.add("response_model", Text, true, "The model the stream itself names (`model`, `message.model`, `response.model`, `modelVersion` of its first events): the one that answered, which a router may have chosen over the requested `model` (OpenTelemetry `gen_ai.response.model`).", |r| opt_text(&r.response_model));
+        f.add("response_id", Text, true, "The response's id as the stream gives it (`id`, `message.id`, `response.id`, `responseId` of its first events; OpenTelemetry `gen_ai.response.id`).", |r| opt_text(&r.response_id));
+        f.add("request_id", Text, true, "The provider's request id from the response headers (`x-request-id`, `request-id`, `x-amzn-requestid`, `x-amz-request-id`, `apim-request-id`), when the capture has them.", |r| opt_text(&r.request_id));
+        f.add("http_status", Int, true, "The response's HTTP status, when the capture has it (OpenTelemetry `http.response.status_code`).", |r| opt_int(r.http_status));
+        f.add("finish_reason_normalised", Text, true, "`finish_reason` in one vocabulary across dialects (OpenTelemetry `gen_ai.response.finish_reasons` values): `tool_calls` (`tool_use`, `TOOL_CALL`, `function_call`), `stop` (`end_turn`, `STOP`, `COMPLETE`, `stop_sequence`), `length` (`max_tokens`, `MAX_TOKENS`), `content_filter` (`SAFETY`, `RECITATION`, `guardrail_intervened`, `refusal`, …), `error`; any other reason lower-cased; null for `[DONE]` or no reason.", |r| opt_text(&r.finish_reason_normalised));
+        f.add("captured_at", Text, true, "When the capture was made (RFC 3339, UTC), when it says (a recording's `created`).", |r| opt_text(&r.captured_at));
+        f.add("scan_id", Text, true, "The scan that wrote the row: `--scan-id`, by default the scan's start time and process (`20250131-120000-1a2b`); every row of one run (or of one Spark job) has the same.", |r| opt_text(&r.scan_id));
         for (i, s) in Strategy::ALL.into_iter().enumerate() {
             f.add(
                 &strategy_column(s),
