@@ -55,7 +55,8 @@ pub struct ScanArgs {
     pub jobs: Option<u32>,
     /// Also scan the paths listed in FILE, one per line (`-`: standard input). A line
     /// `PATH<TAB>NAME` scans PATH and names it NAME in the tables (a staged copy of a remote
-    /// object).
+    /// object). Listed files are taken as found in a folder: one that is not a capture is
+    /// skipped.
     #[arg(long, value_name = "FILE")]
     pub files_from: Option<PathBuf>,
     /// Print the summary as one JSON object (counts, shares' numerators and denominators, time
@@ -448,7 +449,7 @@ impl Lister<'_> {
     /// Every file to scan: each path (a folder walked), then each line of `files_from`.
     fn list(&mut self, paths: &[PathBuf], files_from: Option<&Path>) {
         for p in paths {
-            if !self.walk(p) {
+            if !self.walk(p, false) {
                 return;
             }
         }
@@ -489,10 +490,10 @@ impl Lister<'_> {
                         || self.send(JobKind::Scan {
                             path,
                             name: name.to_owned(),
-                            walked: false,
+                            walked: true,
                         })
                 }
-                None => self.walk(Path::new(line)),
+                None => self.walk(Path::new(line), true),
             };
             if !ok {
                 return;
@@ -501,14 +502,16 @@ impl Lister<'_> {
     }
 
     /// Send the files under `root` ([`scan::walk`]), each named by [`name_under`]; `false` when
-    /// the workers are gone.
-    fn walk(&mut self, root: &Path) -> bool {
+    /// the workers are gone. `listed`: `root` comes from `--files-from` (a listing of a folder,
+    /// such as `find`'s), so a file that is not a capture is skipped as in a folder; a file named
+    /// on the command line is always scanned.
+    fn walk(&mut self, root: &Path, listed: bool) -> bool {
         let label = root_label(root);
         scan::walk(root, true, &mut |found| {
             let (path, what) = match found {
                 scan::Found::File(path) => {
                     let name = name_under(&label, root, &path);
-                    let walked = path != root;
+                    let walked = listed || path != root;
                     let what = JobKind::Scan {
                         path: path.clone(),
                         name,
