@@ -6,7 +6,8 @@
         # rebuild `sse-replay scan --json`'s summary from the `groups`, `finding_kinds` and
         # `naive_failures` queries and compare; exit 1 on any difference
     python duckdb_queries.py TABLES_DIR --same-rows OTHER_DIR
-        # the two sets of tables hold the same rows (e.g. the Spark job's and scan's own)
+        # the two sets of tables hold the same rows (e.g. the Spark job's and scan's own), the
+        # scan_id column aside
 
 TABLES_DIR holds streams.parquet, calls.parquet and findings.parquet (scan), or the folders
 streams/, calls/ and findings/ of partitioned Parquet files (the Spark job).
@@ -173,7 +174,8 @@ def same_rows(con, other_dir):
             print(f"{t}: columns differ: {sorted(set(cols) ^ set(mine))}", file=sys.stderr)
             differ += 1
             continue
-        select = ", ".join(f'"{c}"' for c in cols)
+        # The scan id tells two runs apart by design: every other column must agree.
+        select = ", ".join(f'"{c}"' for c in cols if c != "scan_id")
         a = con.execute(f"SELECT {select} FROM {t}").fetchall()
         b = other.execute(f"SELECT {select} FROM {t}").fetchall()
         key = lambda r: tuple((v is None, str(v)) for v in r)  # noqa: E731
