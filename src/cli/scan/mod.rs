@@ -70,11 +70,11 @@ pub struct ScanArgs {
     /// row unreadable, with the reason.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
-    /// The most bytes read from one file, whatever it is (as `check`; suffixes K, M, G): a
-    /// longer one (a FIFO, a device, an endless file named here) makes the file's row
+    /// The most bytes read from one file, as `check` reads it (suffixes K, M, G; default 32M):
+    /// a longer one (a FIFO, a device, an endless file named here) makes the file's row
     /// unreadable, with the reason, at bounded memory.
-    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
-    pub max_input_bytes: u64,
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    pub max_input_bytes: Option<u64>,
     /// When to exit 1: `not-ok` (a stream is not OK or a file could not be read; the default),
     /// `unreadable` (only when a file could not be read), `never` (0 whatever the rows say).
     /// Skipped entries (not captures) never fail. Usage and output errors exit 2 and 1 anyway.
@@ -203,7 +203,10 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
     }
     let options = ScanOptions {
         max_event_bytes: a.max_event_bytes,
-        max_input_bytes: a.max_input_bytes,
+        // As `check`'s input flags: the one default, whatever reads it.
+        max_input_bytes: a
+            .max_input_bytes
+            .unwrap_or(sse_replay_core::input::DEFAULT_MAX_INPUT_BYTES),
         skip_non_captures: false,
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
