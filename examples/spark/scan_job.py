@@ -110,9 +110,10 @@ def report(m, out=sys.stderr, shown=20):
 def spark_schemas(schema_json):
     """Per table, its Spark schema; and one schema with every column of the three (for parsing
     the mixed JSON lines once)."""
-    from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+    from pyspark.sql.types import ArrayType, BooleanType, LongType, StringType, StructField, StructType
 
-    TYPES = {"bool": BooleanType(), "int64": LongType(), "string": StringType()}
+    TYPES = {"bool": BooleanType(), "int64": LongType(), "string": StringType(),
+             "string[]": ArrayType(StringType(), False)}
     tables, union = {}, {"table": StructField("table", StringType(), False)}
     for name, table in schema_json["tables"].items():
         fields = []

@@ -358,6 +358,15 @@ fn read_parquet(path: &Path) -> Vec<Row> {
                         Field::Bool(b) => json!(b),
                         Field::Long(n) => json!(n),
                         Field::Str(s) => json!(s),
+                        Field::ListInternal(list) => Value::Array(
+                            list.elements()
+                                .iter()
+                                .map(|e| match e {
+                                    Field::Str(s) => json!(s),
+                                    other => panic!("unexpected element {other:?}"),
+                                })
+                                .collect(),
+                        ),
                         other => panic!("unexpected {other:?}"),
                     };
                     (name.clone(), v)
@@ -395,6 +404,7 @@ fn read_csv(path: &Path, table: sse_replay_core::scan::Table) -> Vec<Row> {
                         (Some(s), Kind::Int) => json!(s.parse::<i64>().unwrap()),
                         // A formula-looking cell was written with one `'` in front.
                         (Some(s), Kind::Text) => json!(s.strip_prefix('\'').unwrap_or(&s)),
+                        (Some(s), Kind::TextList) => serde_json::from_str(&s).unwrap(),
                     };
                     (c.name.clone(), v)
                 })
@@ -1146,6 +1156,7 @@ fn the_response_columns_come_from_the_capture() {
     assert_eq!(a["finish_reason"], "tool_use");
     assert_eq!(a["finish_reason_normalised"], "tool_calls");
     assert_eq!(a["scan_id"], "job-7");
+    assert_eq!(a["tool_names"], json!(["get_weather"]));
     assert_eq!(
         rows[1]["model"],
         "anthropic.claude-3-5-sonnet-20240620-v1:0"

@@ -293,9 +293,15 @@ fn json_row(out: &mut Vec<u8>, row: &AnyRow<'_>, tagged: bool) {
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
             Value::Text(s) => json_string(out, s),
+            Value::TextList(v) => json_list(out, v),
         }
     }
     out.extend_from_slice(b"}\n");
+}
+
+fn json_list(out: &mut Vec<u8>, v: &[String]) {
+    // Writing to a Vec cannot fail.
+    serde_json::to_writer(&mut *out, v).ok();
 }
 
 fn json_string(out: &mut Vec<u8>, s: &str) {
@@ -315,7 +321,17 @@ fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
             Value::Null => {}
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
-            Value::Text(s) => {
+            Value::Text(_) | Value::TextList(_) => {
+                // A list is its JSON array as text (`["a","b"]`).
+                let list;
+                let s = match row.value(i) {
+                    Value::TextList(v) => {
+                        list = serde_json::to_string(v).unwrap_or_default();
+                        list.as_str()
+                    }
+                    Value::Text(s) => s,
+                    _ => "",
+                };
                 let s = csv_text(s);
                 let quote = s.is_empty()
                     || s.contains([',', '"', '\n', '\r'])
@@ -368,6 +384,35 @@ enum ColumnBuf {
     Bool(Vec<bool>, Vec<i16>),
     Int(Vec<i64>, Vec<i16>),
     Text(Vec<ByteArray>, Vec<i16>),
+    /// A list column's elements, definition levels ([`LIST_NULL`], [`LIST_EMPTY`],
+    /// [`LIST_ELEMENT`]) and repetition levels (0: a row's first entry, 1: the next element of
+    /// the same list).
+    List(Vec<ByteArray>, Vec<i16>, Vec<i16>),
+}
+
+/// A list column's definition levels: the list is null, empty, or this entry is an element.
+const LIST_NULL: i16 = 0;
+const LIST_EMPTY: i16 = 1;
+const LIST_ELEMENT: i16 = 2;
+
+/// A nullable list of strings as Parquet's LIST logical type prescribes it (three levels:
+/// `optional group NAME (LIST) { repeated group list { required binary element (STRING) } }`),
+/// which DuckDB, Spark, polars and pyarrow all read as a list column.
+fn list_type(name: &str, repetition: Repetition) -> parquet::errors::Result<Arc<Type>> {
+    let element = Type::primitive_type_builder("element", PhysicalType::BYTE_ARRAY)
+        .with_logical_type(Some(LogicalType::String))
+        .with_repetition(Repetition::REQUIRED)
+        .build()?;
+    let list = Type::group_type_builder("list")
+        .with_repetition(Repetition::REPEATED)
+        .with_fields(vec![Arc::new(element)])
+        .build()?;
+    Type::group_type_builder(name)
+        .with_logical_type(Some(LogicalType::List))
+        .with_repetition(repetition)
+        .with_fields(vec![Arc::new(list)])
+        .build()
+        .map(Arc::new)
 }
 
 /// A table written as Parquet: the low-level column writer of the `parquet` crate (no Arrow
@@ -396,6 +441,7 @@ impl ParquetTable {
                     Kind::Int => Type::primitive_type_builder(&c.name, PhysicalType::INT64),
                     Kind::Text => Type::primitive_type_builder(&c.name, PhysicalType::BYTE_ARRAY)
                         .with_logical_type(Some(LogicalType::String)),
+                    Kind::TextList => return list_type(&c.name, repetition),
                 };
                 t.with_repetition(repetition).build().map(Arc::new)
             })
@@ -423,6 +469,7 @@ impl ParquetTable {
                 Kind::Bool => ColumnBuf::Bool(Vec::new(), Vec::new()),
                 Kind::Int => ColumnBuf::Int(Vec::new(), Vec::new()),
                 Kind::Text => ColumnBuf::Text(Vec::new(), Vec::new()),
+                Kind::TextList => ColumnBuf::List(Vec::new(), Vec::new(), Vec::new()),
             })
             .collect();
         Ok(Self {
@@ -458,6 +505,24 @@ impl ParquetTable {
                     }
                     defs.push(def);
                 }
+                (ColumnBuf::List(vals, defs, reps), v) => match v {
+                    Value::TextList(items) if !items.is_empty() => {
+                        for (k, item) in items.iter().enumerate() {
+                            self.text_bytes += item.len();
+                            vals.push(ByteArray::from(item.as_str()));
+                            defs.push(LIST_ELEMENT);
+                            reps.push(i16::from(k > 0));
+                        }
+                    }
+                    Value::TextList(_) => {
+                        defs.push(LIST_EMPTY);
+                        reps.push(0);
+                    }
+                    _ => {
+                        defs.push(LIST_NULL);
+                        reps.push(0);
+                    }
+                },
             }
         }
         self.rows += 1;
@@ -497,6 +562,13 @@ impl ParquetTable {
                     w.typed::<ByteArrayType>().write_batch(v, defs, None)?;
                     v.clear();
                     d.clear();
+                }
+                ColumnBuf::List(v, d, r) => {
+                    w.typed::<ByteArrayType>()
+                        .write_batch(v, Some(d), Some(r))?;
+                    v.clear();
+                    d.clear();
+                    r.clear();
                 }
             }
             w.close()?;

@@ -78,6 +78,8 @@ pub struct StreamRow {
     /// Per strategy, in [`Strategy::ALL`] order: it ended with the correct calls; `None` when it
     /// could not run.
     pub naive: Vec<Option<bool>>,
+    /// The names of the client's calls, in call order.
+    pub tool_names: Option<Vec<String>>,
     /// The model the stream itself names (the one that answered, which a router may have chosen).
     pub response_model: Option<String>,
     /// The response's id as the stream gives it.
@@ -123,6 +125,7 @@ impl StreamRow {
             end_us: None,
             finding_kinds: None,
             naive: vec![None; Strategy::ALL.len()],
+            tool_names: None,
             response_model: None,
             response_id: None,
             request_id: None,
@@ -330,6 +333,7 @@ impl StreamRows {
             end_us: timed.then(|| a.chunks.last().map(|c| c.t_micros)).flatten(),
             finding_kinds: Some(kinds.join(",")),
             naive,
+            tool_names: Some(a.client_calls().map(|c| c.name.clone()).collect()),
             response_model: ctx.stream_model.clone(),
             response_id: ctx.response_id.clone(),
             request_id: a.response.as_ref().and_then(|r| request_id(&r.headers)),

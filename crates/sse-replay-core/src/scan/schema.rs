@@ -69,6 +69,9 @@ pub enum Kind {
     Int,
     /// UTF-8 text (Parquet BYTE_ARRAY annotated as a string).
     Text,
+    /// A list of UTF-8 texts (Parquet LIST of strings, a JSON array; in CSV the JSON array as
+    /// text).
+    TextList,
 }
 
 impl Kind {
@@ -78,6 +81,7 @@ impl Kind {
             Kind::Bool => "bool",
             Kind::Int => "int64",
             Kind::Text => "string",
+            Kind::TextList => "string[]",
         }
     }
 }
@@ -100,6 +104,7 @@ pub enum Value<'a> {
     Bool(bool),
     Int(i64),
     Text(&'a str),
+    TextList(&'a [String]),
 }
 
 impl Value<'_> {
@@ -110,6 +115,7 @@ impl Value<'_> {
             Value::Bool(b) => b.to_string(),
             Value::Int(n) => n.to_string(),
             Value::Text(s) => (*s).to_owned(),
+            Value::TextList(v) => v.join(", "),
         }
     }
 }
@@ -220,7 +226,7 @@ pub fn strategy_column(strategy: Strategy) -> String {
 fn stream_fields() -> &'static Fields<StreamRow> {
     static FIELDS: OnceLock<Fields<StreamRow>> = OnceLock::new();
     FIELDS.get_or_init(|| {
-        use Kind::{Bool, Int, Text};
+        use Kind::{Bool, Int, Text, TextList};
         let mut f = Fields::<StreamRow>::new();
         f.add("stream_key", Text, false, "The stream's key in the three tables: `source_file#stream@content_hash` (`source_file#0` for a file that could not be read or was skipped).", |r| text(&r.stream_key));
         f.add("source_file", Text, false, "The file: the name of the path it was found from (a folder's own name, however it was typed: `d`, `./d` and `/abs/d` are all `d`), then its path under it with `/` between the parts; or the name a `--files-from` line gives it.", |r| text(&r.source_file));
@@ -246,6 +252,7 @@ fn stream_fields() -> &'static Fields<StreamRow> {
         f.add("first_call_us", Int, true, "Time to the first call's first fragment, in microseconds (when the timing is real and there is a call).", |r| opt_int(r.first_call_us));
         f.add("end_us", Int, true, "Time to the last read, in microseconds (when the timing is real).", |r| opt_int(r.end_us));
         f.add("finding_kinds", Text, true, "The kinds of the stream's findings, sorted, comma-separated (the `findings` table has one row each).", |r| opt_text(&r.finding_kinds));
+        f.add("tool_names", TextList, true, "The names of the calls the client must execute, in call order (repeats kept; server tools not included); an empty list for a stream without calls (OpenTelemetry `gen_ai.tool.name`, one per call).", |r| r.tool_names.as_deref().map_or(Value::Null, Value::TextList));
         f.add("response_model", Text, true, "The model the stream itself names (`model`, `message.model`, `response.model`, `modelVersion` of its first events): the one that answered, which a router may have chosen over the requested `model` (OpenTelemetry `gen_ai.response.model`).", |r| opt_text(&r.response_model));
         f.add("response_id", Text, true, "The response's id as the stream gives it (`id`, `message.id`, `response.id`, `responseId` of its first events; OpenTelemetry `gen_ai.response.id`).", |r| opt_text(&r.response_id));
         f.add("request_id", Text, true, "The provider's request id from the response headers (`x-request-id`, `request-id`, `x-amzn-requestid`, `x-amz-request-id`, `apim-request-id`), when the capture has them.", |r| opt_text(&r.request_id));
