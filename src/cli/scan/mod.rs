@@ -291,9 +291,8 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
                 dir.display().to_string()
             };
             sse_replay_core::log_line!(
-                "sse-replay: into {}: {}",
-                sse_replay_core::text::visible(&into),
-                summary.last_line()
+                "sse-replay: {}",
+                summary.last_line(Some(&sse_replay_core::text::visible(&into)))
             );
         }
     }

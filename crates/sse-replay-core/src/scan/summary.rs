@@ -137,13 +137,15 @@ impl Summary {
         self.total.streams
     }
 
-    /// The last line of the text summary (and of `scan -o`'s message): streams, files, not OK,
-    /// and the entries skipped or left unread when there are some.
-    pub fn last_line(&self) -> String {
+    /// The last line of the text summary (and of `scan -o`'s message, with where the rows went
+    /// as `into`): streams, files, not OK, and the entries skipped or left unread when there are
+    /// some.
+    pub fn last_line(&self, into: Option<&str>) -> String {
         let mut line = format!(
-            "{} in {}; {} not OK",
+            "{} in {}{}; {} not OK",
             crate::text::plural(self.total.streams as usize, "stream"),
             crate::text::plural(self.files as usize, "file"),
+            into.map(|i| format!(" into {i}")).unwrap_or_default(),
             self.total.not_ok
         );
         if self.skipped > 0 {
@@ -333,7 +335,7 @@ impl Summary {
             let t = &self.total;
             writeln!(s, "  {:>6}", share(get(&t.naive_failed), get(&t.naive_ran))).ok();
         }
-        writeln!(s, "\n{}", self.last_line()).ok();
+        writeln!(s, "\n{}", self.last_line(None)).ok();
         s
     }
 }
