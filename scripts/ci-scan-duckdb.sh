@@ -2,7 +2,8 @@
 # DuckDB's answers equal `sse-replay scan`'s own summary: a generated corpus (10,000 captures by
 # default) plus the bundled recordings and the test data are scanned into Parquet tables, the
 # queries of examples/spark/queries.sql are run on them with the pinned duckdb Python package, and
-# the summary they rebuild must equal `scan --json`'s. Needs Python 3 with venv (installs duckdb
+# the summary they rebuild must equal `scan --json`'s; then the Spark job's accounting is tested
+# (examples/spark/test_scan_job.py, without Spark). Needs Python 3 with venv (installs duckdb
 # from PyPI into examples/spark/.venv on first run) and a built binary (debug by default).
 #
 #   scripts/ci-scan-duckdb.sh            # 10,000 captures
@@ -35,4 +36,6 @@ status=0
 "$BIN" scan -o "$work/tables" "${inputs[@]}" 2> "$work/scan.err" || status=$?
 [ "$status" -le 1 ] || { cat "$work/scan.err" >&2; exit 1; }
 "$VENV/bin/python" examples/spark/duckdb_queries.py "$work/tables" --check "$work/summary.json"
+# The Spark job's accounting (no Spark needed): a killed partition's files are named, exit 1.
+python3 -W ignore examples/spark/test_scan_job.py "$BIN"
 echo "ci-scan-duckdb: $CORPUS captures, $(( $(date +%s) - start )) s"

@@ -6,7 +6,8 @@
         # rebuild `sse-replay scan --json`'s summary from the `groups`, `finding_kinds` and
         # `naive_failures` queries and compare; exit 1 on any difference
     python duckdb_queries.py TABLES_DIR --same-rows OTHER_DIR
-        # the two sets of tables hold the same rows (e.g. the Spark job's and scan's own)
+        # the two sets of tables hold the same rows (e.g. the Spark job's and scan's own), the
+        # scan_id column aside
 
 TABLES_DIR holds streams.parquet, calls.parquet and findings.parquet (scan), or the folders
 streams/, calls/ and findings/ of partitioned Parquet files (the Spark job).
@@ -86,8 +87,9 @@ def rows(con, sql):
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
-def summary(con, q, strategies, files):
-    """scan --json's summary, rebuilt from the queries' answers."""
+def summary(con, q, strategies, files, other_files, tables_dir):
+    """scan --json's summary, rebuilt from the queries' answers. `other_files` (left unread for
+    their extension) have no row: they come from the summary being checked."""
     def empty():
         return {
             "streams": 0,
@@ -140,7 +142,25 @@ def summary(con, q, strategies, files):
         g["finding_kinds"] = dict(sorted(g["finding_kinds"].items()))
         out_groups.append({**g, "dialect": key[0], "provider_host": key[1], "model": key[2]})
     total["finding_kinds"] = dict(sorted(total["finding_kinds"].items()))
-    return {"schema_version": 1, "files": files, "groups": out_groups, "total": total}
+    (skipped,) = con.execute("SELECT count(*) FROM streams WHERE verdict = 'skipped'").fetchone()
+    (unreadable,) = con.execute("SELECT count(*) FROM streams WHERE verdict = 'unreadable'").fetchone()
+    return {"schema_version": schema_version(con, tables_dir), "files": files, "skipped": skipped,
+            "other_files": other_files, "unreadable": unreadable,
+            "groups": out_groups, "total": total}
+
+
+def schema_version(con, tables_dir):
+    """The tables' schema version: the `_schema.json` the Spark job writes, else the key-value
+    metadata of scan's `streams.parquet`."""
+    try:
+        return json.load(open(os.path.join(tables_dir, "_schema.json"), encoding="utf-8"))["schema_version"]
+    except OSError:
+        pass
+    path = os.path.join(tables_dir, "streams.parquet").replace("'", "''")
+    row = con.execute(
+        f"SELECT decode(value) FROM parquet_kv_metadata('{path}') WHERE decode(key) = 'schema_version'"
+    ).fetchone()
+    return int(row[0]) if row else None
 
 
 def same_rows(con, other_dir):
@@ -154,7 +174,8 @@ def same_rows(con, other_dir):
             print(f"{t}: columns differ: {sorted(set(cols) ^ set(mine))}", file=sys.stderr)
             differ += 1
             continue
-        select = ", ".join(f'"{c}"' for c in cols)
+        # The scan id tells two runs apart by design: every other column must agree.
+        select = ", ".join(f'"{c}"' for c in cols if c != "scan_id")
         a = con.execute(f"SELECT {select} FROM {t}").fetchall()
         b = other.execute(f"SELECT {select} FROM {t}").fetchall()
         key = lambda r: tuple((v is None, str(v)) for v in r)  # noqa: E731
@@ -181,7 +202,7 @@ def main():
         want = json.load(open(a.check, encoding="utf-8"))
         strategies = list(want["total"]["naive_failures"].keys())
         files = con.execute("SELECT count(DISTINCT source_file) FROM streams").fetchone()[0]
-        got = summary(con, q, strategies, files)
+        got = summary(con, q, strategies, files, want.get("other_files", 0), a.tables)
         if got == want:
             n = len(want["groups"])
             print(f"DuckDB agrees with scan's summary: {want['total']['streams']} streams, {n} groups")

@@ -11,7 +11,8 @@
 
 -- name: groups
 -- Per dialect, provider host and model: how many streams, how many end not OK (as `check` would
--- say), and how long until the first call (p50/p95, µs from the request).
+-- say), and how long until the first call (p50/p95, µs from the request). Skipped entries (not
+-- captures) are not streams.
 SELECT
     dialect,
     provider_host,
@@ -23,6 +24,7 @@ SELECT
     quantile_disc(first_call_us, 0.5) AS first_call_p50_us,
     quantile_disc(first_call_us, 0.95) AS first_call_p95_us
 FROM streams
+WHERE verdict <> 'skipped'
 GROUP BY ALL
 ORDER BY ALL;
 
@@ -52,7 +54,7 @@ SELECT
     count(*) FILTER (WHERE NOT agrees) AS failed,
     round(100.0 * count(*) FILTER (WHERE NOT agrees) / count(*), 1) AS failed_pct
 FROM (
-    UNPIVOT (SELECT dialect, provider_host, model, COLUMNS('^agrees_') FROM streams)
+    UNPIVOT (SELECT dialect, provider_host, model, COLUMNS('^agrees_') FROM streams WHERE verdict <> 'skipped')
     ON COLUMNS('^agrees_') INTO NAME strategy VALUE agrees
 )
 GROUP BY ALL
@@ -62,7 +64,7 @@ ORDER BY ALL;
 -- How often streams end broken: how each dialect's streams ended.
 SELECT dialect, ending, count(*) AS streams
 FROM streams
-WHERE verdict <> 'unreadable'
+WHERE verdict NOT IN ('unreadable', 'skipped')
 GROUP BY ALL
 ORDER BY dialect, streams DESC;
 
@@ -103,4 +105,12 @@ LIMIT 10;
 SELECT source_file, error
 FROM streams
 WHERE verdict = 'unreadable'
+ORDER BY source_file;
+
+-- name: skipped
+-- Entries found in folders that are not captures (nothing recognised in them, or not a regular
+-- file), and why: never counted as streams.
+SELECT source_file, error
+FROM streams
+WHERE verdict = 'skipped'
 ORDER BY source_file;

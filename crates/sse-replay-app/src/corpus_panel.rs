@@ -389,7 +389,7 @@ impl CorpusPanel {
                 .selected_text(self.filter.verdict.map_or("any", RowVerdict::name))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut self.filter.verdict, None, "any");
-                    for v in [RowVerdict::Ok, RowVerdict::NotOk, RowVerdict::Unreadable] {
+                    for v in RowVerdict::ALL {
                         ui.selectable_value(&mut self.filter.verdict, Some(v), v.name());
                     }
                 })
@@ -518,6 +518,7 @@ impl CorpusPanel {
                         RowVerdict::Ok => ok,
                         RowVerdict::NotOk => err,
                         RowVerdict::Unreadable => warn,
+                        RowVerdict::Skipped => ui.visuals().weak_text_color(),
                     };
                     let first_call = r
                         .first_call_us

@@ -293,9 +293,15 @@ fn json_row(out: &mut Vec<u8>, row: &AnyRow<'_>, tagged: bool) {
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
             Value::Text(s) => json_string(out, s),
+            Value::TextList(v) => json_list(out, v),
         }
     }
     out.extend_from_slice(b"}\n");
+}
+
+fn json_list(out: &mut Vec<u8>, v: &[String]) {
+    // Writing to a Vec cannot fail.
+    serde_json::to_writer(&mut *out, v).ok();
 }
 
 fn json_string(out: &mut Vec<u8>, s: &str) {
@@ -304,7 +310,8 @@ fn json_string(out: &mut Vec<u8>, s: &str) {
 }
 
 /// One row as a CSV record (RFC 4180, CRLF): null is an empty field, an empty text `""`, text
-/// with a comma, quote, line break or surrounding space quoted with its quotes doubled.
+/// with a comma, quote, line break or surrounding space quoted with its quotes doubled. A text
+/// that a spreadsheet would run as a formula is neutralised first ([`csv_text`]).
 fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
     for i in 0..row.table().columns().len() {
         if i > 0 {
@@ -314,7 +321,18 @@ fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
             Value::Null => {}
             Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
-            Value::Text(s) => {
+            Value::Text(_) | Value::TextList(_) => {
+                // A list is its JSON array as text (`["a","b"]`).
+                let list;
+                let s = match row.value(i) {
+                    Value::TextList(v) => {
+                        list = serde_json::to_string(v).unwrap_or_default();
+                        list.as_str()
+                    }
+                    Value::Text(s) => s,
+                    _ => "",
+                };
+                let s = csv_text(s);
                 let quote = s.is_empty()
                     || s.contains([',', '"', '\n', '\r'])
                     || s.starts_with(' ')
@@ -332,16 +350,33 @@ fn csv_row(out: &mut Vec<u8>, row: &AnyRow<'_>) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// Characters that make a spreadsheet read a cell as a formula when they start it (OWASP's CSV
+/// injection list).
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell as CSV holds it: one starting with a formula character ([`FORMULA_STARTS`]) gets
+/// a leading `'`, so a spreadsheet shows it as text instead of running it (a tool named
+/// `=HYPERLINK(…)` in a capture); one starting with `'` gets another, so that a reader removes
+/// exactly one leading `'` from any cell that has one to get the value back.
+fn csv_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.starts_with(FORMULA_STARTS) || s.starts_with('\'') {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parquet
 // ---------------------------------------------------------------------------------------------
 
-/// Rows in a row group before it is written: small enough that the rows held before a flush
-/// are a few megabytes (memory must not grow with the number of files), large enough for
-/// dictionary encoding and compression to pay.
-const ROW_GROUP_ROWS: usize = 2 * 1024;
-/// Text bytes held before the row group is written, whatever its rows.
-const ROW_GROUP_TEXT_BYTES: usize = 1 << 20;
+/// Rows in a row group before it is written: as analytics engines want them (DuckDB, Spark and
+/// polars read a row group as one unit of work; tiny groups cost a footer entry and a seek
+/// each), while the rows held before a flush stay bounded whatever the number of files.
+const ROW_GROUP_ROWS: usize = 64 * 1024;
+/// Text bytes held before the row group is written, whatever its rows: long messages or many
+/// calls end a group early, so memory stays bounded by bytes as well as rows.
+const ROW_GROUP_TEXT_BYTES: usize = 64 << 20;
 
 /// One column's values of the row group being filled; `defs` are Parquet's definition levels
 /// (1 = a value, 0 = null) for a nullable column.
@@ -349,6 +384,35 @@ enum ColumnBuf {
     Bool(Vec<bool>, Vec<i16>),
     Int(Vec<i64>, Vec<i16>),
     Text(Vec<ByteArray>, Vec<i16>),
+    /// A list column's elements, definition levels ([`LIST_NULL`], [`LIST_EMPTY`],
+    /// [`LIST_ELEMENT`]) and repetition levels (0: a row's first entry, 1: the next element of
+    /// the same list).
+    List(Vec<ByteArray>, Vec<i16>, Vec<i16>),
+}
+
+/// A list column's definition levels: the list is null, empty, or this entry is an element.
+const LIST_NULL: i16 = 0;
+const LIST_EMPTY: i16 = 1;
+const LIST_ELEMENT: i16 = 2;
+
+/// A nullable list of strings as Parquet's LIST logical type prescribes it (three levels:
+/// `optional group NAME (LIST) { repeated group list { required binary element (STRING) } }`),
+/// which DuckDB, Spark, polars and pyarrow all read as a list column.
+fn list_type(name: &str, repetition: Repetition) -> parquet::errors::Result<Arc<Type>> {
+    let element = Type::primitive_type_builder("element", PhysicalType::BYTE_ARRAY)
+        .with_logical_type(Some(LogicalType::String))
+        .with_repetition(Repetition::REQUIRED)
+        .build()?;
+    let list = Type::group_type_builder("list")
+        .with_repetition(Repetition::REPEATED)
+        .with_fields(vec![Arc::new(element)])
+        .build()?;
+    Type::group_type_builder(name)
+        .with_logical_type(Some(LogicalType::List))
+        .with_repetition(repetition)
+        .with_fields(vec![Arc::new(list)])
+        .build()
+        .map(Arc::new)
 }
 
 /// A table written as Parquet: the low-level column writer of the `parquet` crate (no Arrow
@@ -377,6 +441,7 @@ impl ParquetTable {
                     Kind::Int => Type::primitive_type_builder(&c.name, PhysicalType::INT64),
                     Kind::Text => Type::primitive_type_builder(&c.name, PhysicalType::BYTE_ARRAY)
                         .with_logical_type(Some(LogicalType::String)),
+                    Kind::TextList => return list_type(&c.name, repetition),
                 };
                 t.with_repetition(repetition).build().map(Arc::new)
             })
@@ -404,6 +469,7 @@ impl ParquetTable {
                 Kind::Bool => ColumnBuf::Bool(Vec::new(), Vec::new()),
                 Kind::Int => ColumnBuf::Int(Vec::new(), Vec::new()),
                 Kind::Text => ColumnBuf::Text(Vec::new(), Vec::new()),
+                Kind::TextList => ColumnBuf::List(Vec::new(), Vec::new(), Vec::new()),
             })
             .collect();
         Ok(Self {
@@ -439,6 +505,24 @@ impl ParquetTable {
                     }
                     defs.push(def);
                 }
+                (ColumnBuf::List(vals, defs, reps), v) => match v {
+                    Value::TextList(items) if !items.is_empty() => {
+                        for (k, item) in items.iter().enumerate() {
+                            self.text_bytes += item.len();
+                            vals.push(ByteArray::from(item.as_str()));
+                            defs.push(LIST_ELEMENT);
+                            reps.push(i16::from(k > 0));
+                        }
+                    }
+                    Value::TextList(_) => {
+                        defs.push(LIST_EMPTY);
+                        reps.push(0);
+                    }
+                    _ => {
+                        defs.push(LIST_NULL);
+                        reps.push(0);
+                    }
+                },
             }
         }
         self.rows += 1;
@@ -478,6 +562,13 @@ impl ParquetTable {
                     w.typed::<ByteArrayType>().write_batch(v, defs, None)?;
                     v.clear();
                     d.clear();
+                }
+                ColumnBuf::List(v, d, r) => {
+                    w.typed::<ByteArrayType>()
+                        .write_batch(v, Some(d), Some(r))?;
+                    v.clear();
+                    d.clear();
+                    r.clear();
                 }
             }
             w.close()?;

@@ -26,7 +26,7 @@ use crate::recording::Recording;
 
 pub use rows::{
     CallRow, FindingRow, RowVerdict, StreamContext, StreamRow, StreamRows, model_in_event,
-    request_host_model, stream_key,
+    normalised_finish_reason, request_host_model, response_in_event, stream_key,
 };
 pub use schema::{AnyRow, Column, Kind, Row, SCHEMA_VERSION, Table, Value, strategy_column};
 pub use summary::{GroupKey, GroupStats, Summary, quantile_disc};
@@ -36,16 +36,36 @@ pub use summary::{GroupKey, GroupStats, Summary, quantile_disc};
 const MODEL_EVENTS: usize = 8;
 
 /// File extensions `scan` picks up when it walks a folder (files named explicitly are always
-/// scanned): recordings and journals, raw bodies, complete responses and captures.
+/// scanned): recordings and journals, raw bodies (binary AWS event streams among them), complete
+/// responses and captures.
 pub const EXTENSIONS: &[&str] = &[
-    "ron", "partial", "sse", "txt", "ndjson", "jsonl", "json", "har", "yaml", "yml",
+    "ron",
+    "partial",
+    "sse",
+    "eventstream",
+    "txt",
+    "ndjson",
+    "jsonl",
+    "json",
+    "har",
+    "yaml",
+    "yml",
 ];
+
+/// Extensions that say a file is a stream body whatever it holds: such a file found in a folder
+/// is a (perhaps broken) stream even when nothing in it is recognised, never "not a capture".
+/// The name breaks the tie only here, as it does in [`crate::probe::decide`].
+const STREAM_EXTENSIONS: &[&str] = &["sse", "eventstream"];
+
+fn has_extension(path: &Path, list: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| list.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
 
 /// Whether a file found in a folder is one `scan` reads (by its extension, any case).
 pub fn is_scanned_name(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
+    has_extension(path, EXTENSIONS)
 }
 
 /// What [`walk`] found.
@@ -55,13 +75,73 @@ pub enum Found {
     File(PathBuf),
     /// A path that could not be read or listed, and why (one line).
     Failed { path: PathBuf, error: String },
+    /// An entry of a folder that is not scanned, and why.
+    Skipped { path: PathBuf, why: Skip },
+}
+
+/// Why [`walk`] skipped an entry of a folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// A regular file without a scanned extension ([`is_scanned_name`]): counted, not read.
+    Name,
+    /// Not a regular file (a FIFO, a device, a socket, a link to a folder or to nothing): never
+    /// opened, since reading it could block or never end. The text says what it is.
+    NotRegular(&'static str),
+}
+
+impl Skip {
+    /// The reason, on one line (a `skipped` row's `error`).
+    pub fn reason(&self) -> String {
+        match self {
+            Skip::Name => "not a capture's extension".into(),
+            Skip::NotRegular(what) => format!("not a regular file: {what}"),
+        }
+    }
+}
+
+/// What a folder entry is, when it is not a regular file (links followed, as `walk` follows
+/// them to files).
+fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.file_type().is_symlink() {
+        return match std::fs::metadata(path) {
+            Err(_) => Some("a link to nothing"),
+            Ok(m) if m.is_dir() => Some("a link to a folder (not followed)"),
+            Ok(m) if m.is_file() => None,
+            Ok(m) => Some(special_kind(&m)),
+        };
+    }
+    (!meta.is_file()).then(|| special_kind(meta))
+}
+
+#[cfg(unix)]
+fn special_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::Metadata) -> &'static str {
+    "a special file"
 }
 
 /// Hand `each` the files to scan under `path`: the file itself, or every file under a folder
 /// (recursively, in name order) with a scanned extension ([`is_scanned_name`]), hidden entries
-/// (`.name`) skipped, links followed to files but never to folders (no cycles). `named`: the
-/// path was named by the user: scanned whatever its extension, and a missing one is reported.
-/// Stops, returning `false`, when `each` does. `scan` and the app's Corpus tab list files here.
+/// (`.name`) skipped without a word, links followed to files but never to folders (no cycles).
+/// Every other entry of a folder is handed out once as [`Found::Skipped`]: a file with another
+/// extension, and what is not a regular file (a FIFO, a device, a socket, a link to one, to a
+/// folder or to nothing), which is never opened. `named`: the path was named by the user:
+/// scanned whatever it is (a FIFO or a device is read within the input limit), and a missing
+/// one is reported. Stops, returning `false`, when `each` does. `scan` and the app's Corpus tab
+/// list files here.
 pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bool {
     let meta = if named {
         std::fs::metadata(path)
@@ -98,13 +178,15 @@ pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bo
         return children.iter().all(|child| walk(child, false, each));
     }
     if !named {
-        let is_file = if meta.file_type().is_symlink() {
-            std::fs::metadata(path).is_ok_and(|m| m.is_file())
-        } else {
-            meta.is_file()
+        let skip = match not_regular(path, &meta) {
+            Some(what) => Some(Skip::NotRegular(what)),
+            None => (!is_scanned_name(path)).then_some(Skip::Name),
         };
-        if !is_file || !is_scanned_name(path) {
-            return true;
+        if let Some(why) = skip {
+            return each(Found::Skipped {
+                path: path.to_path_buf(),
+                why,
+            });
         }
     }
     each(Found::File(path.to_path_buf()))
@@ -115,12 +197,33 @@ pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bo
 pub struct ScanOptions {
     /// The longest line or event accepted (as `check --max-event-bytes`).
     pub max_event_bytes: u64,
+    /// The most bytes read from one file, whatever it is (as `check --max-input-bytes`): a FIFO,
+    /// a device or an endless file named on the command line ends there, as one unreadable row.
+    pub max_input_bytes: u64,
+    /// A body in which nothing was recognised (a licence note, a JSON file that is not a
+    /// response, an empty file) is a [`RowVerdict::Skipped`] row ("not a capture") rather than a
+    /// stream that is not OK, unless its extension says it is a stream (`.sse`,
+    /// `.eventstream`). `scan` sets it for files found in a folder, not for files named.
+    pub skip_non_captures: bool,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
         Self {
             max_event_bytes: input::DEFAULT_MAX_EVENT_BYTES,
+            max_input_bytes: input::DEFAULT_MAX_INPUT_BYTES,
+            skip_non_captures: true,
+        }
+    }
+}
+
+impl ScanOptions {
+    /// The probe's read options for these.
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            max_event_bytes: self.max_event_bytes,
+            max_input_bytes: self.max_input_bytes,
+            ..ReadOptions::default()
         }
     }
 }
@@ -140,18 +243,22 @@ impl BodyHash {
     }
 }
 
-/// The model named by the first [`MODEL_EVENTS`] events of a stream.
+/// The model and the response id named by the first [`MODEL_EVENTS`] events of a stream (each
+/// the first one found).
 #[derive(Default)]
 struct ModelProbe {
     seen: usize,
     model: Option<String>,
+    response_id: Option<String>,
 }
 
 impl ModelProbe {
     fn event(&mut self, bytes: &[u8]) {
-        if self.model.is_none() && self.seen < MODEL_EVENTS {
+        if (self.model.is_none() || self.response_id.is_none()) && self.seen < MODEL_EVENTS {
             self.seen += 1;
-            self.model = model_in_event(bytes);
+            let (model, id) = rows::response_in_event(bytes);
+            self.model = self.model.take().or(model);
+            self.response_id = self.response_id.take().or(id);
         }
     }
 }
@@ -165,23 +272,23 @@ pub fn scan_file(
     options: &ScanOptions,
     mut emit: impl FnMut(StreamRows),
 ) -> usize {
-    let read_options = ReadOptions {
-        max_event_bytes: options.max_event_bytes,
-        ..ReadOptions::default()
-    };
-    let probe = match crate::probe::open(path, read_options) {
+    let probe = match crate::probe::open(path, options.read_options()) {
         Ok(p) => p,
         Err(e) => {
             emit(unreadable(name, &e));
             return 1;
         }
     };
+    // Only a body can be "not a capture": recordings, journals and captures are what they say.
+    let may_skip = options.skip_non_captures
+        && matches!(probe.kind(), InputKind::Body(_))
+        && !has_extension(path, STREAM_EXTENSIONS);
     // A raw stream body is analysed as it is read, without keeping it (as `check` reads one); a
     // complete JSON document is kept whole, and recordings and captures are opened.
     if let InputKind::Body(form) = probe.kind()
         && form != BodyForm::Document
     {
-        emit(match scan_raw_body(probe, name, options) {
+        emit(match scan_raw_body(probe, name, options, may_skip) {
             Ok(rows) => rows,
             Err(e) => unreadable(name, &e),
         });
@@ -193,14 +300,14 @@ pub fn scan_file(
             1
         }
         Ok(Opened::One { recording, kind }) => {
-            emit(analyse(*recording, kind, name, 1, options));
+            emit(analyse(*recording, kind, name, 1, options, may_skip));
             1
         }
         Ok(Opened::Several { recordings }) => {
             let n = recordings.len();
             for (i, recording) in recordings.into_iter().enumerate() {
                 let kind = open::imported_kind(&recording);
-                emit(analyse(recording, kind, name, i as u32 + 1, options));
+                emit(analyse(recording, kind, name, i as u32 + 1, options, false));
             }
             n
         }
@@ -224,6 +331,7 @@ fn analyse(
     name: &str,
     stream: u32,
     options: &ScanOptions,
+    may_skip: bool,
 ) -> StreamRows {
     let mut hash = BodyHash::default();
     let mut probe = ModelProbe::default();
@@ -254,7 +362,7 @@ fn analyse(
     for e in analysis.events.iter().take(MODEL_EVENTS) {
         probe.event(analysis.bytes(&e.span));
     }
-    rows_of(&analysis, name, stream, &hash, probe)
+    rows_of(&analysis, name, stream, &hash, probe, may_skip)
 }
 
 /// A raw stream body, analysed as it is read without keeping the body (as `check` reads one).
@@ -262,6 +370,7 @@ fn scan_raw_body(
     probe: crate::probe::Probe,
     name: &str,
     options: &ScanOptions,
+    may_skip: bool,
 ) -> Result<StreamRows, input::InputError> {
     let opts = Options {
         dialect: None,
@@ -292,7 +401,21 @@ fn scan_raw_body(
         kind: SourceKind::RawBody,
     };
     let analysis = feed.unwrap_or_else(start).finish(&rec, source);
-    Ok(rows_of(&analysis, name, 1, &hash, model))
+    Ok(rows_of(&analysis, name, 1, &hash, model, may_skip))
+}
+
+/// Why an analysed body is not a capture at all: nothing in it was recognised (no event of any
+/// dialect, not a complete response, no call), as the verdict's `nothing-recognised` says, with
+/// its description of what the bytes look like.
+fn not_a_capture(a: &Analysis) -> Option<String> {
+    if a.reported_dialect().is_some() || a.complete || a.client_calls().next().is_some() {
+        return None;
+    }
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.kind == crate::findings::FindingKind::NothingRecognised)?;
+    Some(format!("not a capture: {}", f.message))
 }
 
 fn rows_of(
@@ -301,12 +424,21 @@ fn rows_of(
     stream: u32,
     hash: &BodyHash,
     probe: ModelProbe,
+    may_skip: bool,
 ) -> StreamRows {
+    if let Some(why) = may_skip.then(|| not_a_capture(analysis)).flatten() {
+        return StreamRows {
+            stream: StreamRow::skipped(name, &why),
+            calls: Vec::new(),
+            findings: Vec::new(),
+        };
+    }
     let ctx = StreamContext {
         source_file: name.to_owned(),
         stream,
         content_hash: hash.hex(),
         stream_model: probe.model,
+        response_id: probe.response_id,
     };
     StreamRows::from_analysis(analysis, &ctx)
 }
@@ -345,7 +477,7 @@ mod tests {
             if !matches!(probe.kind(), InputKind::Body(f) if f != BodyForm::Document) {
                 continue;
             }
-            let Ok(streamed) = scan_raw_body(probe, &name, &options) else {
+            let Ok(streamed) = scan_raw_body(probe, &name, &options, false) else {
                 continue;
             };
             let opened = crate::probe::open(p, ReadOptions::default())
@@ -356,7 +488,11 @@ mod tests {
                 Opened::One { recording, kind } => (*recording, kind),
                 Opened::Several { .. } => panic!("{name}: one stream"),
             };
-            assert_eq!(streamed, analyse(rec, kind, &name, 1, &options), "{name}");
+            assert_eq!(
+                streamed,
+                analyse(rec, kind, &name, 1, &options, false),
+                "{name}"
+            );
             compared += 1;
         }
         assert!(compared >= 7, "{compared} raw bodies compared");

@@ -16,23 +16,33 @@ pub enum RowVerdict {
     NotOk,
     /// The file could not be read (its error is in the `error` column).
     Unreadable,
+    /// An entry found in a folder that is not a capture (the `error` column says why: nothing in
+    /// it was recognised, or it is not a regular file): reported, never counted as a stream.
+    Skipped,
 }
 
 impl RowVerdict {
+    /// Every verdict, in the order filters list them.
+    pub const ALL: [RowVerdict; 4] = [
+        RowVerdict::Ok,
+        RowVerdict::NotOk,
+        RowVerdict::Unreadable,
+        RowVerdict::Skipped,
+    ];
+
     /// The column's text.
     pub fn name(self) -> &'static str {
         match self {
             RowVerdict::Ok => "ok",
             RowVerdict::NotOk => "not-ok",
             RowVerdict::Unreadable => "unreadable",
+            RowVerdict::Skipped => "skipped",
         }
     }
 
     /// The text back to the verdict.
     pub fn from_name(s: &str) -> Option<Self> {
-        [RowVerdict::Ok, RowVerdict::NotOk, RowVerdict::Unreadable]
-            .into_iter()
-            .find(|v| v.name() == s)
+        RowVerdict::ALL.into_iter().find(|v| v.name() == s)
     }
 }
 
@@ -68,13 +78,29 @@ pub struct StreamRow {
     /// Per strategy, in [`Strategy::ALL`] order: it ended with the correct calls; `None` when it
     /// could not run.
     pub naive: Vec<Option<bool>>,
+    /// The names of the client's calls, in call order.
+    pub tool_names: Option<Vec<String>>,
+    /// The model the stream itself names (the one that answered, which a router may have chosen).
+    pub response_model: Option<String>,
+    /// The response's id as the stream gives it.
+    pub response_id: Option<String>,
+    /// The provider's request id (a response header), when the capture has the response head.
+    pub request_id: Option<String>,
+    /// The response's HTTP status, when the capture has it.
+    pub http_status: Option<u64>,
+    /// [`finish_reason`](Self::finish_reason) in one vocabulary ([`normalised_finish_reason`]).
+    pub finish_reason_normalised: Option<String>,
+    /// When the capture was made (RFC 3339), when it says.
+    pub captured_at: Option<String>,
+    /// The scan that wrote the row (set by the writer; `None` elsewhere).
+    pub scan_id: Option<String>,
 }
 
 impl StreamRow {
     /// The row of a file that could not be read: its one-line `error`, nothing else known.
     pub fn unreadable(source_file: &str, error: &str) -> Self {
         Self {
-            stream_key: stream_key(source_file, 0),
+            stream_key: stream_key(source_file, 0, None),
             source_file: source_file.to_owned(),
             stream: 0,
             source_kind: None,
@@ -99,7 +125,29 @@ impl StreamRow {
             end_us: None,
             finding_kinds: None,
             naive: vec![None; Strategy::ALL.len()],
+            tool_names: None,
+            response_model: None,
+            response_id: None,
+            request_id: None,
+            http_status: None,
+            finish_reason_normalised: None,
+            captured_at: None,
+            scan_id: None,
         }
+    }
+
+    /// The row of a folder entry that is not a capture: its one-line reason in `error`, nothing
+    /// else known.
+    pub fn skipped(source_file: &str, why: &str) -> Self {
+        Self {
+            verdict: RowVerdict::Skipped,
+            ..Self::unreadable(source_file, why)
+        }
+    }
+
+    /// The row is a stream (or a file that could not be read), not a skipped entry.
+    pub fn is_stream(&self) -> bool {
+        self.verdict != RowVerdict::Skipped
     }
 
     /// The stream is OK (the `check` exit code 0 condition).
@@ -176,9 +224,15 @@ pub struct StreamRows {
     pub findings: Vec<FindingRow>,
 }
 
-/// The key of stream `stream` of `source_file` in the three tables.
-pub fn stream_key(source_file: &str, stream: u32) -> String {
-    format!("{source_file}#{stream}")
+/// The key of stream `stream` of `source_file` in the three tables: `source_file#stream`, then
+/// `@` and the stream's content hash when its body was read, so the key names the content as
+/// well as the place (two roots holding a file of the same name, or a file that changed between
+/// two scans, give different keys).
+pub fn stream_key(source_file: &str, stream: u32, content_hash: Option<&str>) -> String {
+    match content_hash {
+        Some(h) => format!("{source_file}#{stream}@{h}"),
+        None => format!("{source_file}#{stream}"),
+    }
 }
 
 /// `s` on one line: line breaks and other control characters made visible.
@@ -197,12 +251,14 @@ pub struct StreamContext {
     pub content_hash: String,
     /// The model the stream itself names (read from its first events), if any.
     pub stream_model: Option<String>,
+    /// The response id the stream gives (read from its first events), if any.
+    pub response_id: Option<String>,
 }
 
 impl StreamRows {
     /// The rows of one analysed stream.
     pub fn from_analysis(a: &Analysis, ctx: &StreamContext) -> Self {
-        let key = stream_key(&ctx.source_file, ctx.stream);
+        let key = stream_key(&ctx.source_file, ctx.stream, Some(&ctx.content_hash));
         let timed = a.source.timing_known;
         let chunk_time = |chunk: u32| -> Option<u64> {
             timed
@@ -244,6 +300,7 @@ impl StreamRows {
             })
             .collect();
         let (host, model) = request_host_model(a.request.as_ref());
+        let finish_reason_normalised = finish_reason.as_deref().and_then(normalised_finish_reason);
         let stream = StreamRow {
             stream_key: key.clone(),
             source_file: ctx.source_file.clone(),
@@ -276,6 +333,14 @@ impl StreamRows {
             end_us: timed.then(|| a.chunks.last().map(|c| c.t_micros)).flatten(),
             finding_kinds: Some(kinds.join(",")),
             naive,
+            tool_names: Some(a.client_calls().map(|c| c.name.clone()).collect()),
+            response_model: ctx.stream_model.clone(),
+            response_id: ctx.response_id.clone(),
+            request_id: a.response.as_ref().and_then(|r| request_id(&r.headers)),
+            http_status: a.response.as_ref().map(|r| u64::from(r.status)),
+            finish_reason_normalised,
+            captured_at: Some(a.meta.created.clone()).filter(|c| !c.is_empty()),
+            scan_id: None,
         };
         let calls = a
             .calls
@@ -366,22 +431,122 @@ fn split_url(url: &str) -> (Option<String>, &str) {
 }
 
 /// `NAME` from a path segment pair `models/NAME` or `model/NAME` (cut at `:` — Gemini's
-/// `:streamGenerateContent`), URL escapes left as they are.
+/// `:streamGenerateContent`), then percent-decoded: Bedrock's URLs escape the `:` and `/` of
+/// ARNs and versioned ids (`anthropic.claude-3-5-sonnet-20240620-v1%3A0`), and the column holds
+/// the model's name as the provider spells it.
 fn model_in_path(path: &str) -> Option<String> {
     let mut segments = path.split('/');
     while let Some(s) = segments.next() {
         if s == "models" || s == "model" {
-            let name = segments.next()?.split(':').next()?;
-            return (!name.is_empty()).then(|| name.to_owned());
+            let name = decode_segment(segments.next()?.split(':').next()?);
+            return (!name.is_empty()).then_some(name);
         }
     }
     None
+}
+
+/// A URL path segment with its `%XX` escapes decoded (lossily as UTF-8; `+` stays a `+` in a
+/// path, unlike in a query).
+fn decode_segment(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |k: usize| b.get(k).and_then(|&c| (c as char).to_digit(16));
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (hex(i + 1), hex(i + 2))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Response headers that carry the provider's id of the request, in the order they are
+/// preferred (OpenAI and most: `x-request-id`; Anthropic: `request-id`; AWS: `x-amzn-requestid`;
+/// Azure: `apim-request-id`).
+const REQUEST_ID_HEADERS: &[&str] = &[
+    "x-request-id",
+    "request-id",
+    "x-amzn-requestid",
+    "x-amz-request-id",
+    "apim-request-id",
+];
+
+/// The provider's request id among a response's headers.
+fn request_id(headers: &[(String, String)]) -> Option<String> {
+    REQUEST_ID_HEADERS.iter().find_map(|want| {
+        headers
+            .iter()
+            .find(|(k, v)| k.eq_ignore_ascii_case(want) && !v.trim().is_empty())
+            .map(|(_, v)| one_line(v.trim()))
+    })
+}
+
+/// A finish reason in one vocabulary across dialects (OpenTelemetry's
+/// `gen_ai.response.finish_reasons` values, OpenAI's words): `tool_calls`, `stop`, `length`,
+/// `content_filter`, `error`; any other reason lower-cased as it is; `None` for `[DONE]` (a
+/// terminator, not a reason).
+pub fn normalised_finish_reason(reason: &str) -> Option<String> {
+    let r = reason.trim().to_ascii_lowercase();
+    let word = match r.as_str() {
+        "" | "[done]" => return None,
+        "tool_calls" | "tool_call" | "tool_use" | "function_call" => "tool_calls",
+        "stop" | "end_turn" | "stop_sequence" | "complete" | "eos" | "finish_reason_stop" => "stop",
+        "length" | "max_tokens" | "max_output_tokens" | "model_context_window_exceeded" => "length",
+        "content_filter"
+        | "content_filtered"
+        | "safety"
+        | "recitation"
+        | "blocklist"
+        | "prohibited_content"
+        | "spii"
+        | "guardrail_intervened"
+        | "refusal" => "content_filter",
+        "error" | "error_toxic" | "error_limit" => "error",
+        other => other,
+    };
+    Some(word.to_owned())
 }
 
 /// The model named in one event's JSON data, if any: `model`, `modelVersion`, `message.model`
 /// (Anthropic `message_start`) or `response.model` (Responses `response.created`). `scan` asks
 /// the first few events of a stream whose request did not name one.
 pub fn model_in_event(data: &[u8]) -> Option<String> {
+    response_in_event(data).0
+}
+
+/// The model and the response id named in one event's JSON data: the model as
+/// [`model_in_event`]; the id as `id` (OpenAI Chat chunks, Cohere), `responseId` (Gemini),
+/// `message.id` (Anthropic `message_start`) or `response.id` (Responses `response.created`).
+pub fn response_in_event(data: &[u8]) -> (Option<String>, Option<String>) {
+    let Some(v) = event_json(data) else {
+        return (None, None);
+    };
+    let pick = |v: &serde_json::Value, k: &str| {
+        v.get(k)
+            .and_then(|m| m.as_str())
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned)
+    };
+    let nested = |outer: &str, k: &str| v.get(outer).and_then(|m| pick(m, k));
+    let model = pick(&v, "model")
+        .or_else(|| pick(&v, "modelVersion"))
+        .or_else(|| nested("message", "model"))
+        .or_else(|| nested("response", "model"));
+    let id = pick(&v, "id")
+        .or_else(|| pick(&v, "responseId"))
+        .or_else(|| nested("message", "id"))
+        .or_else(|| nested("response", "id"));
+    (model, id)
+}
+
+/// The JSON object of an event's first `data:` line (or of a JSON line).
+fn event_json(data: &[u8]) -> Option<serde_json::Value> {
     let line = data
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
@@ -390,17 +555,7 @@ pub fn model_in_event(data: &[u8]) -> Option<String> {
             let l = l.strip_prefix(b" ").unwrap_or(l);
             l.starts_with(b"{").then_some(l)
         })?;
-    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
-    let pick = |v: &serde_json::Value, k: &str| {
-        v.get(k)
-            .and_then(|m| m.as_str())
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned)
-    };
-    pick(&v, "model")
-        .or_else(|| pick(&v, "modelVersion"))
-        .or_else(|| v.get("message").and_then(|m| pick(m, "model")))
-        .or_else(|| v.get("response").and_then(|m| pick(m, "model")))
+    serde_json::from_slice(line).ok()
 }
 
 #[cfg(test)]
@@ -474,6 +629,51 @@ mod tests {
                 String::from_utf8_lossy(event)
             );
         }
+    }
+
+    #[test]
+    fn finish_reasons_are_normalised_across_dialects() {
+        for (raw, want) in [
+            ("tool_calls", Some("tool_calls")),
+            ("tool_use", Some("tool_calls")),
+            ("TOOL_CALL", Some("tool_calls")),
+            ("end_turn", Some("stop")),
+            ("STOP", Some("stop")),
+            ("COMPLETE", Some("stop")),
+            ("max_tokens", Some("length")),
+            ("MAX_TOKENS", Some("length")),
+            ("SAFETY", Some("content_filter")),
+            ("guardrail_intervened", Some("content_filter")),
+            ("Something_New", Some("something_new")),
+            ("[DONE]", None),
+        ] {
+            assert_eq!(normalised_finish_reason(raw).as_deref(), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn request_ids_and_response_ids_are_read() {
+        let h = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        assert_eq!(
+            request_id(&[h("content-type", "x"), h("X-Amzn-RequestId", " r-1 ")]).as_deref(),
+            Some("r-1")
+        );
+        assert_eq!(
+            request_id(&[h("request-id", "b"), h("x-request-id", "a")]).as_deref(),
+            Some("a")
+        );
+        assert_eq!(request_id(&[h("x-request-id", " ")]), None);
+        let (m, id) = response_in_event(
+            b"event: response.created\ndata: {\"response\":{\"id\":\"resp_1\",\"model\":\"o4\"}}\n\n",
+        );
+        assert_eq!((m.as_deref(), id.as_deref()), (Some("o4"), Some("resp_1")));
+        let (m, id) =
+            response_in_event(b"data: {\"responseId\":\"g1\",\"modelVersion\":\"gemini-2.5\"}\n\n");
+        assert_eq!(
+            (m.as_deref(), id.as_deref()),
+            (Some("gemini-2.5"), Some("g1"))
+        );
+        assert_eq!(decode_segment("a%3A0%2Fb+c%zz"), "a:0/b+c%zz");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::naive::Strategy;
 use super::rows::{CallRow, FindingRow, StreamRow};
 
 /// The version of the tables' schema (the `schema_version` key of each file's metadata).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One of the three tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,7 +41,7 @@ impl Table {
     pub fn description(self) -> &'static str {
         match self {
             Table::Streams => {
-                "One row per stream (each stream of a capture is its own row), or per file that could not be read."
+                "One row per stream (each stream of a capture is its own row), per file that could not be read, or per entry found in a folder that is not a capture (`verdict` `skipped`), in the order the files were listed."
             }
             Table::Calls => "One row per tool call of a stream, server tools included.",
             Table::Findings => {
@@ -69,6 +69,9 @@ pub enum Kind {
     Int,
     /// UTF-8 text (Parquet BYTE_ARRAY annotated as a string).
     Text,
+    /// A list of UTF-8 texts (Parquet LIST of strings, a JSON array; in CSV the JSON array as
+    /// text).
+    TextList,
 }
 
 impl Kind {
@@ -78,6 +81,7 @@ impl Kind {
             Kind::Bool => "bool",
             Kind::Int => "int64",
             Kind::Text => "string",
+            Kind::TextList => "string[]",
         }
     }
 }
@@ -100,6 +104,7 @@ pub enum Value<'a> {
     Bool(bool),
     Int(i64),
     Text(&'a str),
+    TextList(&'a [String]),
 }
 
 impl Value<'_> {
@@ -110,6 +115,7 @@ impl Value<'_> {
             Value::Bool(b) => b.to_string(),
             Value::Int(n) => n.to_string(),
             Value::Text(s) => (*s).to_owned(),
+            Value::TextList(v) => v.join(", "),
         }
     }
 }
@@ -220,22 +226,22 @@ pub fn strategy_column(strategy: Strategy) -> String {
 fn stream_fields() -> &'static Fields<StreamRow> {
     static FIELDS: OnceLock<Fields<StreamRow>> = OnceLock::new();
     FIELDS.get_or_init(|| {
-        use Kind::{Bool, Int, Text};
+        use Kind::{Bool, Int, Text, TextList};
         let mut f = Fields::<StreamRow>::new();
-        f.add("stream_key", Text, false, "The stream's key in the three tables: `source_file#stream`.", |r| text(&r.stream_key));
-        f.add("source_file", Text, false, "The file, as found under the scanned paths (or as named in `--files-from`).", |r| text(&r.source_file));
-        f.add("stream", Int, false, "The stream's number in its file, from 1 (a HAR or cassette holds several); 0 for a file that could not be read.", |r| Value::Int(i64::from(r.stream)));
+        f.add("stream_key", Text, false, "The stream's key in the three tables: `source_file#stream@content_hash` (`source_file#0` for a file that could not be read or was skipped).", |r| text(&r.stream_key));
+        f.add("source_file", Text, false, "The file: the name of the path it was found from (a folder's own name, however it was typed: `d`, `./d` and `/abs/d` are all `d`), then its path under it with `/` between the parts; or the name a `--files-from` line gives it.", |r| text(&r.source_file));
+        f.add("stream", Int, false, "The stream's number in its file, from 1 (a HAR or cassette holds several); 0 for a file that could not be read or was skipped.", |r| Value::Int(i64::from(r.stream)));
         f.add("source_kind", Text, true, "What the file is: `recording`, `journal (interrupted recording)`, `raw body`, `har import`, `cassette import`, `jsonl import` (as `check --json`'s `source`).", |r| opt_text(&r.source_kind));
         f.add("content_hash", Text, true, "XXH64 of the stream's body bytes, 16 hex digits: the same stream captured twice (or copied) has the same hash whatever its read boundaries.", |r| opt_text(&r.content_hash));
         f.add("dialect", Text, true, "The dialect's name (`openai-chat`, `anthropic-messages`, …): the one the recording names, else the one detected.", |r| opt_text(&r.dialect));
         f.add("provider_host", Text, true, "The request URL's host (and port), when the capture has the request.", |r| opt_text(&r.provider_host));
-        f.add("model", Text, true, "The model: the request body's `model`, else the URL's `/models/NAME`, else the stream's own (`model`, `message.model`, `response.model`, `modelVersion`).", |r| opt_text(&r.model));
+        f.add("model", Text, true, "The model: the request body's `model`, else the URL's `/models/NAME` or `/model/NAME` (percent-decoded: Bedrock's `…-v1%3A0` is `…-v1:0`), else the stream's own (`response_model`).", |r| opt_text(&r.model));
         f.add("complete", Bool, true, "Not a stream: one complete (non-streaming) response, its calls read directly.", |r| opt_bool(r.complete));
         f.add("ending", Text, true, "How the stream ended: `finished`, `calls-complete`, `provider-error`, `ended-without-finish`.", |r| opt_text(&r.ending));
         f.add("finish_reason", Text, true, "The finish reason the stream gave (`tool_calls`, `stop`, `[DONE]`, …).", |r| opt_text(&r.finish_reason));
-        f.add("verdict", Text, false, "`ok` (no error-severity finding: `check` exits 0), `not-ok` (`check` exits 1), `unreadable` (the file could not be read: see `error`).", |r| text(r.verdict.name()));
+        f.add("verdict", Text, false, "`ok` (no error-severity finding: `check` exits 0), `not-ok` (`check` exits 1), `unreadable` (the file could not be read: see `error`), `skipped` (an entry found in a folder that is not a capture: nothing in it was recognised, or it is not a regular file; see `error`; never counted as a stream).", |r| text(r.verdict.name()));
         f.add("problems", Text, true, "Why the stream is not OK, on one line (`check`'s reason).", |r| opt_text(&r.problems));
-        f.add("error", Text, true, "Why the file could not be read, on one line.", |r| opt_text(&r.error));
+        f.add("error", Text, true, "Why the file could not be read, or why it was skipped (`not a capture: …`, `not a regular file: …`), on one line.", |r| opt_text(&r.error));
         f.add("calls", Int, true, "Calls the client must execute (server tools not counted).", |r| opt_int(r.calls));
         f.add("server_tools", Int, true, "Tools the provider ran itself.", |r| opt_int(r.server_tools));
         f.add("events", Int, true, "Framed events (SSE events or JSON lines).", |r| opt_int(r.events));
@@ -246,6 +252,14 @@ fn stream_fields() -> &'static Fields<StreamRow> {
         f.add("first_call_us", Int, true, "Time to the first call's first fragment, in microseconds (when the timing is real and there is a call).", |r| opt_int(r.first_call_us));
         f.add("end_us", Int, true, "Time to the last read, in microseconds (when the timing is real).", |r| opt_int(r.end_us));
         f.add("finding_kinds", Text, true, "The kinds of the stream's findings, sorted, comma-separated (the `findings` table has one row each).", |r| opt_text(&r.finding_kinds));
+        f.add("tool_names", TextList, true, "The names of the calls the client must execute, in call order (repeats kept; server tools not included); an empty list for a stream without calls (OpenTelemetry `gen_ai.tool.name`, one per call).", |r| r.tool_names.as_deref().map_or(Value::Null, Value::TextList));
+        f.add("response_model", Text, true, "The model the stream itself names (`model`, `message.model`, `response.model`, `modelVersion` of its first events): the one that answered, which a router may have chosen over the requested `model` (OpenTelemetry `gen_ai.response.model`).", |r| opt_text(&r.response_model));
+        f.add("response_id", Text, true, "The response's id as the stream gives it (`id`, `message.id`, `response.id`, `responseId` of its first events; OpenTelemetry `gen_ai.response.id`).", |r| opt_text(&r.response_id));
+        f.add("request_id", Text, true, "The provider's request id from the response headers (`x-request-id`, `request-id`, `x-amzn-requestid`, `x-amz-request-id`, `apim-request-id`), when the capture has them.", |r| opt_text(&r.request_id));
+        f.add("http_status", Int, true, "The response's HTTP status, when the capture has it (OpenTelemetry `http.response.status_code`).", |r| opt_int(r.http_status));
+        f.add("finish_reason_normalised", Text, true, "`finish_reason` in one vocabulary across dialects (OpenTelemetry `gen_ai.response.finish_reasons` values): `tool_calls` (`tool_use`, `TOOL_CALL`, `function_call`), `stop` (`end_turn`, `STOP`, `COMPLETE`, `stop_sequence`), `length` (`max_tokens`, `MAX_TOKENS`), `content_filter` (`SAFETY`, `RECITATION`, `guardrail_intervened`, `refusal`, …), `error`; any other reason lower-cased; null for `[DONE]` or no reason.", |r| opt_text(&r.finish_reason_normalised));
+        f.add("captured_at", Text, true, "When the capture was made (RFC 3339, UTC), when it says (a recording's `created`).", |r| opt_text(&r.captured_at));
+        f.add("scan_id", Text, true, "The scan that wrote the row: `--scan-id`, by default the scan's start time and process (`20250131-120000-1a2b`); every row of one run (or of one Spark job) has the same.", |r| opt_text(&r.scan_id));
         for (i, s) in Strategy::ALL.into_iter().enumerate() {
             f.add(
                 &strategy_column(s),

@@ -92,15 +92,27 @@ pub fn quantile_disc(values: &mut [u64], q: f64) -> Option<u64> {
 /// The summary being built, one stream row at a time.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
-    /// Files scanned (each counted once, whatever its streams).
+    /// Files scanned (each counted once, whatever its streams), skipped ones included.
     pub files: u64,
+    /// Entries found in folders that are not captures (`skipped` rows: nothing recognised in
+    /// them, or not a regular file): counted here, never as streams.
+    pub skipped: u64,
+    /// Files in folders left unread for their extension (no row).
+    pub other_files: u64,
+    /// Files that could not be read (`unreadable` rows; also counted as not OK).
+    pub unreadable: u64,
     pub groups: BTreeMap<GroupKey, GroupStats>,
     pub total: GroupStats,
 }
 
 impl Summary {
-    /// Count one stream row.
+    /// Count one row of the `streams` table (a skipped entry apart from the streams).
     pub fn add(&mut self, row: &StreamRow) {
+        if !row.is_stream() {
+            self.skipped += 1;
+            return;
+        }
+        self.unreadable += u64::from(row.verdict == super::RowVerdict::Unreadable);
         let key = (
             row.dialect.clone(),
             row.provider_host.clone(),
@@ -108,6 +120,11 @@ impl Summary {
         );
         self.groups.entry(key).or_default().add(row);
         self.total.add(row);
+    }
+
+    /// Count one file left unread in a folder for its extension.
+    pub fn add_other_file(&mut self) {
+        self.other_files += 1;
     }
 
     /// Count one file (of any number of streams).
@@ -118,6 +135,29 @@ impl Summary {
     /// Streams counted (unreadable files included).
     pub fn streams(&self) -> u64 {
         self.total.streams
+    }
+
+    /// The last line of the text summary (and of `scan -o`'s message, with where the rows went
+    /// as `into`): streams, files, not OK, and the entries skipped or left unread when there are
+    /// some.
+    pub fn last_line(&self, into: Option<&str>) -> String {
+        let mut line = format!(
+            "{} in {}{}; {} not OK",
+            crate::text::plural(self.total.streams as usize, "stream"),
+            crate::text::plural(self.files as usize, "file"),
+            into.map(|i| format!(" into {i}")).unwrap_or_default(),
+            self.total.not_ok
+        );
+        if self.skipped > 0 {
+            line.push_str(&format!("; {} skipped (not a capture)", self.skipped));
+        }
+        if self.other_files > 0 {
+            line.push_str(&format!(
+                "; {} with other extensions not read",
+                crate::text::plural(self.other_files as usize, "file")
+            ));
+        }
+        line
     }
 
     /// Some stream is not OK, or some file could not be read (`scan` exits 1).
@@ -168,6 +208,9 @@ impl Summary {
         json!({
             "schema_version": super::SCHEMA_VERSION,
             "files": self.files,
+            "skipped": self.skipped,
+            "other_files": self.other_files,
+            "unreadable": self.unreadable,
             "groups": groups,
             "total": group_json(None, &mut self.total),
         })
@@ -292,14 +335,7 @@ impl Summary {
             let t = &self.total;
             writeln!(s, "  {:>6}", share(get(&t.naive_failed), get(&t.naive_ran))).ok();
         }
-        writeln!(
-            s,
-            "\n{} in {}; {} not OK",
-            crate::text::plural(self.total.streams as usize, "stream"),
-            crate::text::plural(self.files as usize, "file"),
-            self.total.not_ok
-        )
-        .ok();
+        writeln!(s, "\n{}", self.last_line(None)).ok();
         s
     }
 }
