@@ -1026,6 +1026,15 @@ fn stopping_the_test_command_kills_every_process_its_cases_started() {
             assert!(Instant::now() < deadline, "the client never started");
             std::thread::sleep(Duration::from_millis(20));
         };
+        // The pids are written before each `sleep` is exec'd: wait until both are sleeping.
+        while processes_with(&mark).len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "the sleeps never started: {:?}",
+                processes_with(&mark)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert_eq!(
             processes_with(&mark).len(),
             2,
