@@ -79,7 +79,7 @@ impl Framing {
     /// ([`Framer::new`] with no framing given); `None` while `head` cannot tell (empty, only
     /// blank bytes, or fewer bytes than a binary frame's prelude).
     pub fn sniff(head: &[u8]) -> Option<Framing> {
-        Framer::decide(head, DEFAULT_MAX_EVENT_BYTES)
+        Framer::decide(head, DEFAULT_MAX_EVENT_BYTES, 0).ok()
     }
 
     /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
