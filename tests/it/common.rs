@@ -218,25 +218,29 @@ impl Kid {
     }
 }
 
-/// Waits for `kid` at most `limit` (panics naming `what` after that) and collects its output.
-/// Output is read after the exit, so it must fit in the pipes (a few lines, or a small document).
+/// Waits for `kid` at most `limit` (panics naming `what` after that) and collects its output,
+/// read while it runs (so a child that writes more than a pipe holds is not stuck on a full pipe).
 pub fn wait_bounded(mut kid: Kid, what: &str, limit: std::time::Duration) -> Output {
-    use std::io::Read as _;
+    fn drain(
+        pipe: Option<impl std::io::Read + Send + 'static>,
+    ) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                p.read_to_end(&mut buf).ok();
+            }
+            buf
+        })
+    }
+    let stdout = drain(kid.0.stdout.take());
+    let stderr = drain(kid.0.stderr.take());
     let deadline = std::time::Instant::now() + limit;
     loop {
         if let Some(status) = kid.0.try_wait().expect("wait") {
-            let mut stdout = Vec::new();
-            let mut stderr = Vec::new();
-            if let Some(mut o) = kid.0.stdout.take() {
-                o.read_to_end(&mut stdout).ok();
-            }
-            if let Some(mut e) = kid.0.stderr.take() {
-                e.read_to_end(&mut stderr).ok();
-            }
             return Output {
                 status,
-                stdout,
-                stderr,
+                stdout: stdout.join().expect("stdout reader"),
+                stderr: stderr.join().expect("stderr reader"),
             };
         }
         assert!(
