@@ -48,9 +48,9 @@ const REPORT_BYTES: usize = 1 << 20;
 
 /// What one read costs in memory beyond its bytes while it waits (in the channel, then among the
 /// reads not yet reported): its message in the channel's slot and its buffer's allocation, about
-/// 100 bytes. Counted with its bytes against [`IN_FLIGHT_BYTES`] and [`REPORT_BYTES`], so a stream
-/// of tiny reads holds no more than one of large reads: counting the bytes alone let four million
-/// one-byte reads wait at once, some 70 bytes each past the budget.
+/// 100 bytes. Counted with its bytes against [`IN_FLIGHT_BYTES`] and the progress report's share,
+/// so a stream of tiny reads holds no more than one of large reads: counting the bytes alone let
+/// four million one-byte reads wait at once, about 100 bytes each.
 pub const READ_COST_BYTES: usize = 128;
 
 /// A read of `len` bytes as counted against the budgets: its bytes and [`READ_COST_BYTES`].
