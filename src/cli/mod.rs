@@ -118,11 +118,13 @@ pub struct InputArgs {
     /// one stops the read with exit 1, so an endless input ends at bounded memory.
     #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
     pub max_event_bytes: u64,
-    /// The most bytes read from the input, whatever it is (a file, standard input, a FIFO, a
-    /// device, a capture; suffixes K, M, G): past it the read stops with exit 1 and one line
-    /// saying where, so an endless input ends at bounded memory.
-    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
-    pub max_input_bytes: u64,
+    /// The most bytes read from an input that may grow without end (standard input, a pipe, a
+    /// FIFO, a device; suffixes K, M, G), or held from a file read whole (a `.ron` recording, a
+    /// capture, the body `events` and `preview` keep): past it the read stops with exit 1 and one
+    /// line saying where, so an endless input ends at bounded memory. Default 32M. A regular file
+    /// `export` or `check` streams is read to its end, unless this is given.
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    pub max_input_bytes: Option<u64>,
     /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
     /// capture is refused with exit 2 and the list of its streams.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
@@ -140,7 +142,11 @@ impl InputArgs {
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
             max_event_bytes: self.max_event_bytes,
-            max_input_bytes: self.max_input_bytes,
+            max_input_bytes: self
+                .max_input_bytes
+                .unwrap_or(input::DEFAULT_MAX_INPUT_BYTES),
+            // Given, it bounds every file; by default only what grows or is held whole.
+            limit_files: self.max_input_bytes.is_some(),
             stream: self.stream(),
             dialect: self.dialect,
             ..ReadOptions::default()
@@ -464,14 +470,20 @@ mod tests {
             vec!["sse-replay", "preview", "x"],
             vec!["sse-replay", "export", "x"],
         ] {
-            let limit = match Cli::try_parse_from(&args).unwrap().command {
-                Some(Command::Check(a)) => a.input.max_input_bytes,
-                Some(Command::Events(a)) => a.input.max_input_bytes,
-                Some(Command::Preview(a)) => a.input.max_input_bytes,
-                Some(Command::Export(a)) => a.input.max_input_bytes,
-                _ => 0,
+            let options = match Cli::try_parse_from(&args).unwrap().command {
+                Some(Command::Check(a)) => a.input.read_options(),
+                Some(Command::Events(a)) => a.input.read_options(),
+                Some(Command::Preview(a)) => a.input.read_options(),
+                Some(Command::Export(a)) => a.input.read_options(),
+                _ => ReadOptions::default(),
             };
-            assert_eq!(limit, input::DEFAULT_MAX_INPUT_BYTES, "{args:?}");
+            assert_eq!(
+                options.max_input_bytes,
+                input::DEFAULT_MAX_INPUT_BYTES,
+                "{args:?}"
+            );
+            // By default the limit bounds what grows and what is held whole, not every file.
+            assert!(!options.limit_files, "{args:?}");
         }
         let Some(Command::Import(a)) = Cli::try_parse_from(["sse-replay", "import", "x"])
             .unwrap()

@@ -700,19 +700,102 @@ fn a_file_or_capture_over_max_input_bytes_is_refused_before_it_is_read() {
     assert!(!stderr(&o).contains("--max-input-bytes"), "{}", stderr(&o));
 }
 
+/// An honest stream body longer than the default input limit (32 MiB): a text answer in deltas
+/// of 64 KiB, then its finish.
+fn honest_body_over_32_mib() -> Vec<u8> {
+    let text = "x".repeat(64 << 10);
+    let delta =
+        format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n");
+    let mut body = delta.repeat((33 << 20) / delta.len());
+    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    assert!(body.len() > 32 << 20);
+    body.into_bytes()
+}
+
 #[test]
-fn the_default_input_limit_is_32_mib_and_applies_to_files_too() {
+fn a_regular_file_over_the_default_limit_is_streamed_and_what_grows_stays_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
     let big = dir.path().join("big.sse");
-    let f = std::fs::File::create(&big).expect("create");
-    // Sparse: 32 MiB + 1 byte of nothing, refused before a byte is read.
-    f.set_len((32 << 20) + 1).expect("set_len");
-    for cmd in READERS {
+    let body = honest_body_over_32_mib();
+    std::fs::write(&big, &body).expect("write");
+    let p = big.to_str().expect("utf-8 path");
+    // `export` and `check` stream a regular file: read to its end with the default flags.
+    for args in [
+        vec!["check", p],
+        vec!["check", "--json", p],
+        vec!["export", p, "-o", "/dev/null"],
+    ] {
+        let o = run_bounded(limited(&args), None, LONG);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("--max-input-bytes"), "{}", stderr(&o));
+    }
+    // `events` and `preview` hold the body: refused before it is read, saying how to raise it.
+    for cmd in [&["events"][..], &["preview"]] {
         let mut args = cmd.to_vec();
-        args.push(big.to_str().unwrap_or(""));
+        args.push(p);
         let o = run_bounded(bin(&args), None, LONG);
         assert_stopped_at_limit(&o, &format!("{cmd:?}"), "big.sse", 32 << 20);
+        assert!(stderr(&o).contains("raise the limit"), "{}", stderr(&o));
     }
+    // Given explicitly, the limit bounds the file for every reader.
+    let o = run_bounded(bin(&["export", p, "--max-input-bytes", "32M"]), None, LONG);
+    assert_stopped_at_limit(&o, "export --max-input-bytes", "big.sse", 32 << 20);
+    // Standard input may grow without end: still bounded by default, for the streaming readers
+    // too.
+    for cmd in ["check", "export"] {
+        let o = run_bounded(limited(&[cmd, "-"]), Some(body.clone()), LONG);
+        assert_stopped_at_limit(&o, cmd, "standard input", 32 << 20);
+    }
+    // A recording is read whole into memory: bounded by default, refused before it is read.
+    let ron = dir.path().join("big.ron");
+    let f = std::fs::File::create(&ron).expect("create");
+    f.set_len((32 << 20) + 1).expect("set_len");
+    for cmd in ["check", "export"] {
+        let o = run_bounded(bin(&[cmd, ron.to_str().unwrap_or("")]), None, LONG);
+        assert_stopped_at_limit(&o, cmd, "big.ron", 32 << 20);
+    }
+}
+
+/// `[{},{},…]` of `len` bytes: one event every three bytes, each of which an analysis keeps rows
+/// for.
+fn array_of_empty_objects(len: usize) -> Vec<u8> {
+    let mut body = b"[".to_vec();
+    body.extend(b"{},".repeat(len / 3));
+    body.extend_from_slice(b"{}]");
+    body
+}
+
+#[test]
+fn tiny_events_are_counted_against_the_limit_so_their_rows_stay_bounded() {
+    // 32 MiB of `{},`: eleven million events, whose rows took 640 MB before each event was
+    // counted as its rows: 85 MB from standard input, 140 MB from the file (whose own size is
+    // added to the limit) now, so 500 MB of address space is ample.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("empty-objects.json");
+    let body = array_of_empty_objects((32 << 20) - 8);
+    std::fs::write(&path, &body).expect("write");
+    let p = path.to_str().expect("utf-8 path");
+    let check = |input: &str, stdin: Option<Vec<u8>>| {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -v 500000 && exec \"$0\" \"$@\"")
+            .arg(BIN)
+            .args(["check", "--no-preview", input]);
+        let o = run_bounded(c, stdin, LONG);
+        assert_eq!(code(&o), 1, "{input}: {}", stderr(&o));
+        let e = one_line(&o);
+        assert!(
+            e.contains("events too short")
+                && e.contains("--max-input-bytes")
+                && e.contains("raise the limit"),
+            "{input}: {e}"
+        );
+    };
+    check(p, None);
+    check("-", Some(body));
+    // `export` keeps nothing per event: the same array is read to its end.
+    let o = run_bounded(limited(&["export", p]), None, LONG);
+    assert!(!stderr(&o).contains("--max-input-bytes"), "{}", stderr(&o));
 }
 
 #[test]

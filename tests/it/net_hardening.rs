@@ -1310,6 +1310,66 @@ fn slow_bodies_give_the_slots_back(args: &[&str], what: &str) {
     assert!(took < Duration::from_secs(10), "{what}: {took:?}");
 }
 
+/// An HTTP/2 frame (prior knowledge, h2c): its 9-byte header, then `payload`.
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
+    let mut f = vec![len[1], len[2], len[3], kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Opens an h2c connection that never reads: the preface and an empty SETTINGS frame, then, if
+/// `request`, a whole `GET /v1` request head (HPACK: `:method GET`, `:scheme http` from the static
+/// table, `:path /v1` and `:authority x` as literals), and nothing more.
+fn silent_h2c(addr: &str, request: bool) -> TcpStream {
+    let mut sock = TcpStream::connect(addr).unwrap();
+    let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    out.extend(h2_frame(0x4, 0, 0, &[]));
+    if request {
+        let head = [0x82, 0x86, 0x44, 3, b'/', b'v', b'1', 0x41, 1, b'x'];
+        // END_STREAM | END_HEADERS on stream 1.
+        out.extend(h2_frame(0x1, 0x5, 1, &head));
+    }
+    sock.write_all(&out).unwrap();
+    sock
+}
+
+#[test]
+#[allow(
+    clippy::print_stderr,
+    reason = "a test helper: tests print what they measure"
+)]
+fn silent_http2_connections_give_their_slots_back_within_the_header_timeouts() {
+    // A replay paced over a minute: a request for it keeps the server busy, so only the client's
+    // own silence can free its slot.
+    let dir = tempfile::tempdir().unwrap();
+    let (slow, _) = slow_fixture(dir.path(), 200_000, 1200);
+    let (kid, url, _, _) = start_listening(&[
+        "serve",
+        slow.to_str().unwrap(),
+        "--addr",
+        "127.0.0.1:0",
+        "--max-connections",
+        "4",
+        "--header-timeout",
+        "1",
+    ]);
+    let addr = authority(&url);
+    // Every slot taken: two h2c connections that never send a request, two whose request's
+    // answer they never read.
+    let held: Vec<TcpStream> = (0..4).map(|i| silent_h2c(&addr, i % 2 == 1)).collect();
+    let took = time_until_answered(&url, Duration::from_secs(30));
+    drop(held);
+    drop(kid);
+    let took = took.expect("still refusing everyone after 30 s");
+    eprintln!(
+        "4 silent h2c connections held every slot; a plain request was answered after {took:?}"
+    );
+    // Within a few header timeouts (1 s each), far from the idle timeout (60 s).
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
 #[test]
 fn trickled_request_bodies_do_not_hold_serve_s_slots() {
     let seed = seed();

@@ -5,6 +5,7 @@
 //! (a raw body cut into one piece per event as it is read). Nothing here decides what a file is (the
 //! probe does) or analyses it (the `open` module hands what is read to the analysis).
 
+use std::cell::Cell;
 use std::io::Read;
 use std::path::Path;
 
@@ -46,10 +47,23 @@ pub enum InputError {
     },
     /// The input went past `--max-input-bytes`: nothing after that byte was read.
     #[error(
-        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {path}",
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {path}; {RAISE_INPUT_LIMIT}",
         crate::text::plural(*.limit, "byte")
     )]
     InputTooLong { path: String, limit: u64 },
+    /// The input's events are so short that the rows kept for them would outgrow the input limit
+    /// ([`EVENT_STATE_BYTES`] counted for each): reading stopped after this many.
+    #[error(
+        "events too short for their rows: more than {} in the first {} would be held past --max-input-bytes ({limit} bytes, each event counted as {EVENT_STATE_BYTES} at least): reading stopped at byte {at} in {path}; {RAISE_INPUT_LIMIT}",
+        crate::text::plural(*.events, "event"),
+        crate::text::plural(*.at, "byte")
+    )]
+    TooManyEvents {
+        path: String,
+        events: u64,
+        at: u64,
+        limit: u64,
+    },
     /// The caller's progress callback asked to stop.
     #[error("cancelled")]
     Cancelled,
@@ -64,6 +78,7 @@ impl InputError {
             InputError::EventTooLarge { .. }
                 | InputError::RecordingLineTooLong { .. }
                 | InputError::InputTooLong { .. }
+                | InputError::TooManyEvents { .. }
         )
     }
 }
@@ -72,6 +87,18 @@ impl InputError {
 /// stream, and small enough that an endless input (a pipe, a FIFO, `/dev/urandom`) ends before
 /// the analysis holds a gigabyte (see the measurements in the README).
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// What every refusal at the input limit ends with: how to read further.
+pub const RAISE_INPUT_LIMIT: &str =
+    "to read further, raise the limit: --max-input-bytes N (e.g. 1G)";
+
+/// What a raw body's event is counted as against the input limit at the least ([`read_events`]):
+/// the rows an analysis keeps per event (its record and its chunk span, about 70 bytes), so a
+/// body of tiny events (`[{},{},…`, 3 bytes an event) holds no more than about twice its limit,
+/// where counting its bytes alone let it hold twenty times as much. Real streams' events are
+/// longer (a `data: [DONE]` line is 14 bytes, a content delta 50 to 300), so honest input is never
+/// refused by it.
+pub const EVENT_STATE_BYTES: u64 = 32;
 
 /// The payload of the I/O error [`LimitedReader`] returns past the input limit, turned into
 /// [`InputError::InputTooLong`] by the readers' error mapping.
@@ -90,7 +117,8 @@ pub fn over_input_limit(e: &std::io::Error) -> Option<u64> {
 }
 
 /// The reader under every input: hands out at most `limit` bytes, then an [`OverInputLimit`]
-/// error if the input goes on (an input exactly `limit` bytes long ends normally).
+/// error if the input goes on (an input exactly `limit` bytes long ends normally). A regular file
+/// read by a streaming pass has no limit here (`u64::MAX`): its size bounds it.
 pub struct LimitedReader {
     inner: Box<dyn Read + Send>,
     read: u64,
@@ -164,19 +192,42 @@ struct OpenInput {
     len: Option<u64>,
 }
 
+/// Which inputs `--max-input-bytes` bounds, and how much. What grows without end is always bounded
+/// by it (standard input, pipes, FIFOs, character devices, sockets: whatever has no size), and so
+/// is a regular file a reader holds whole (a recording's text, a capture, a body kept for
+/// `events`); a regular file read by a streaming pass (`export`, `check`'s analysis of a body) is
+/// read to its size unless `files` is set (the limit was given explicitly).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputLimit {
+    /// The most bytes read from an input without a size, or held from one read whole.
+    pub bytes: u64,
+    /// The limit bounds every regular file too, whatever reads it: a file over it is refused
+    /// before anything of it is read.
+    pub files: bool,
+}
+
+impl InputLimit {
+    /// No limit at all (library callers reading files a person chose, such as the app).
+    pub const NONE: InputLimit = InputLimit {
+        bytes: u64::MAX,
+        files: false,
+    };
+}
+
 /// Open an input for reading: a file, a pipe, a device, or standard input (`-`). A FIFO is opened
 /// without blocking, so one with no writer reads as empty input instead of hanging in `open`.
-/// At most `max_input_bytes` are read from it ([`LimitedReader`]); a regular file longer than
-/// that is refused at once ([`InputError::InputTooLong`]), nothing of it read.
-fn open_input(path: &Path, max_input_bytes: u64) -> Result<OpenInput, InputError> {
-    let limited = |inner: Box<dyn Read + Send>| LimitedReader {
+/// An input without a size is read up to `limit.bytes` ([`LimitedReader`]); a regular file up to
+/// its size, and refused at once ([`InputError::InputTooLong`], nothing of it read) when it is
+/// longer than the limit and `limit.files` says the limit bounds files too.
+fn open_input(path: &Path, limit: InputLimit) -> Result<OpenInput, InputError> {
+    let limited = |inner: Box<dyn Read + Send>, limit: u64| LimitedReader {
         inner,
         read: 0,
-        limit: max_input_bytes,
+        limit,
     };
     if is_stdin(path) {
         return Ok(OpenInput {
-            reader: limited(Box::new(std::io::stdin())),
+            reader: limited(Box::new(std::io::stdin()), limit.bytes),
             len: None,
         });
     }
@@ -187,20 +238,24 @@ fn open_input(path: &Path, max_input_bytes: u64) -> Result<OpenInput, InputError
         });
     }
     let len = (meta.is_file() && meta.len() > 0).then_some(meta.len());
-    if len.is_some_and(|n| n > max_input_bytes) {
+    if limit.files && len.is_some_and(|n| n > limit.bytes) {
         return Err(InputError::InputTooLong {
             path: display_name(path),
-            limit: max_input_bytes,
+            limit: limit.bytes,
         });
     }
     let file = open_nonblocking(path).map_err(|e| io_err(path, e))?;
-    let reader: Box<dyn Read + Send> = match len {
-        Some(n) => Box::new(file.take(n)),
-        None => Box::new(file),
-    };
-    Ok(OpenInput {
-        reader: limited(reader),
-        len,
+    Ok(match len {
+        // Bounded by its size; a reader that holds it whole refuses it first
+        // ([`Peeked::refuse_larger_file`]).
+        Some(n) => OpenInput {
+            reader: limited(Box::new(file.take(n)), u64::MAX),
+            len,
+        },
+        None => OpenInput {
+            reader: limited(Box::new(file), limit.bytes),
+            len,
+        },
     })
 }
 
@@ -239,16 +294,19 @@ pub struct Peeked {
     rest: Box<dyn Read + Send>,
     len: Option<u64>,
     whole: bool,
+    /// The input limit it was opened with.
+    limit: InputLimit,
 }
 
 impl Peeked {
     /// Open `path` (`-` is standard input) and read its first block. A FIFO without a writer is
-    /// empty input; a regular file is read up to the size it had when opened. At most
-    /// `max_input_bytes` are read from it, whatever it is (`--max-input-bytes`): past that, a read
-    /// fails with [`InputError::InputTooLong`], and a regular file longer than that is refused at
-    /// once, nothing of it read.
-    pub fn open(path: &Path, max_input_bytes: u64) -> Result<Self, InputError> {
-        let mut input = open_input(path, max_input_bytes)?;
+    /// empty input; a regular file is read up to the size it had when opened. An input without a
+    /// size (standard input, a pipe, a device) is read up to `limit.bytes` (`--max-input-bytes`):
+    /// past that, a read fails with [`InputError::InputTooLong`]. A regular file longer than that
+    /// is refused at once, nothing of it read, when `limit.files`, or later by a reader that holds
+    /// it whole ([`Peeked::refuse_larger_file`]).
+    pub fn open(path: &Path, limit: InputLimit) -> Result<Self, InputError> {
+        let mut input = open_input(path, limit)?;
         let cap = input.len.map_or(PEEK_BYTES, |n| {
             usize::try_from(n).map_or(PEEK_BYTES, |n| n.min(PEEK_BYTES))
         });
@@ -263,7 +321,33 @@ impl Peeked {
             rest: Box::new(input.reader),
             len: input.len,
             whole,
+            limit,
         })
+    }
+
+    /// For a reader that holds the whole input (a recording's text, a capture, a body kept in
+    /// memory): a regular file longer than the input limit is refused now
+    /// ([`InputError::InputTooLong`]), nothing past its head read. An input without a size is
+    /// bounded as it is read.
+    pub fn refuse_larger_file(&self) -> Result<(), InputError> {
+        match self.len {
+            Some(n) if n > self.limit.bytes => Err(InputError::InputTooLong {
+                path: self.name(),
+                limit: self.limit.bytes,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// How many bytes of rows a reader that keeps rows per event may count ([`read_events`],
+    /// [`EVENT_STATE_BYTES`] at least per event): the input limit; for a regular file the limit
+    /// does not bound (a streaming pass reads it whole), its own size plus the limit, so the few
+    /// short events of an honest stream (`data: [DONE]`) never tip it.
+    fn event_budget(&self) -> u64 {
+        match self.len {
+            Some(n) if !self.limit.files => n.saturating_add(self.limit.bytes),
+            _ => self.limit.bytes,
+        }
     }
 
     /// An input already in memory, named `path` in messages (for tests and callers that hold the
@@ -277,6 +361,7 @@ impl Peeked {
             rest: Box::new(std::io::empty()),
             len,
             whole: true,
+            limit: InputLimit::NONE,
         }
     }
 
@@ -348,7 +433,7 @@ pub fn read_bounded(
     what: &'static str,
     flag: &'static str,
 ) -> Result<Vec<u8>, InputError> {
-    let input = open_input(path, u64::MAX)?;
+    let input = open_input(path, InputLimit::NONE)?;
     let mut bytes = Vec::new();
     if let Some(n) = input.len {
         bytes.reserve(n.min(limit) as usize);
@@ -512,9 +597,11 @@ pub fn raw_title(path: &Path) -> String {
 /// handed to `each` one event at a time (one chunk per event, exactly as [`raw_to_recording`]
 /// cuts it), so nothing of the body is held here: `check` analyses a 227 MB stream this way.
 /// Returns the recording the events belong to, without its chunks. Stops at the first line or
-/// event longer than `max_event_bytes` ([`InputError::EventTooLarge`]); `progress` is told the
-/// bytes read and the file size (0 for a pipe) after each block and cancels by returning `false`
-/// ([`InputError::Cancelled`]).
+/// event longer than `max_event_bytes` ([`InputError::EventTooLarge`]), and where the events,
+/// each counted as [`EVENT_STATE_BYTES`] at least (the rows every reader of it keeps per event),
+/// come to more than the input limit allows ([`InputError::TooManyEvents`]); `progress` is told
+/// the bytes read and the file size (0 for a pipe) after each block and cancels by returning
+/// `false` ([`InputError::Cancelled`]).
 pub fn read_events(
     mut input: Peeked,
     max_event_bytes: u64,
@@ -528,6 +615,31 @@ pub fn read_events(
         overflow,
     };
     let mut cutter = EventCutter::new(max_event_bytes);
+    let budget = input.event_budget();
+    // The rows counted so far, the events and the byte just past the last one handed on.
+    let (charged, events, at) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
+    let mut each = |event: &[u8]| {
+        if charged.get() > budget {
+            return;
+        }
+        let len = event.len() as u64;
+        charged.set(charged.get().saturating_add(len.max(EVENT_STATE_BYTES)));
+        if charged.get() > budget {
+            // Past the budget: this event is not handed on, and reading stops before it.
+            return;
+        }
+        events.set(events.get() + 1);
+        at.set(at.get() + len);
+        each(event);
+    };
+    let over_budget = || {
+        (charged.get() > budget).then(|| InputError::TooManyEvents {
+            path: name.clone(),
+            events: events.get(),
+            at: at.get(),
+            limit: budget,
+        })
+    };
     let mut read = 0u64;
     let mut buf = vec![0u8; PEEK_BYTES];
     loop {
@@ -539,12 +651,18 @@ pub fn read_events(
         if let Some(overflow) = cutter.overflow() {
             return Err(too_large(overflow));
         }
+        if let Some(e) = over_budget() {
+            return Err(e);
+        }
         read += n as u64;
         if !progress(read, total) {
             return Err(InputError::Cancelled);
         }
     }
     cutter.finish(&mut each).map_err(too_large)?;
+    if let Some(e) = over_budget() {
+        return Err(e);
+    }
     Ok(raw_recording(&raw_title(&input.path)))
 }
 
@@ -643,4 +761,90 @@ pub fn read_recording(
     }
     drop(buf);
     Ok(Recording::from_bytes(&bytes).map_err(|e| e.with_path(&path))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).expect("write");
+        p
+    }
+
+    fn events_read(path: &Path, limit: InputLimit) -> (u64, Result<Recording, InputError>) {
+        let mut n = 0u64;
+        let r = Peeked::open(path, limit)
+            .and_then(|p| read_events(p, u64::MAX, |_, _| true, |_| n += 1));
+        (n, r)
+    }
+
+    /// A body of tiny events is counted at least [`EVENT_STATE_BYTES`] an event, so no reader
+    /// keeps rows for more events than its limit allows; events of an honest size are counted
+    /// as their bytes, so a body of them as long as the limit is read whole.
+    #[test]
+    fn tiny_events_are_counted_as_their_rows() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let limit = InputLimit {
+            bytes: 64 << 10,
+            files: true,
+        };
+        let mut tiny = b"[".to_vec();
+        tiny.extend(b"{},".repeat(20_000));
+        tiny.extend_from_slice(b"{}]");
+        let p = file(dir.path(), "tiny.json", &tiny);
+        let (n, r) = events_read(&p, limit);
+        assert!(n <= limit.bytes / EVENT_STATE_BYTES, "{n} events handed on");
+        assert!(
+            matches!(r, Err(InputError::TooManyEvents { events, .. }) if events == n),
+            "{r:?}"
+        );
+        // The same limit on a regular file a streaming pass reads to its end: counted against
+        // the file's own size instead.
+        let (_, r) = events_read(
+            &p,
+            InputLimit {
+                files: false,
+                ..limit
+            },
+        );
+        assert!(matches!(r, Err(InputError::TooManyEvents { .. })), "{r:?}");
+        let honest = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
+        let body = honest.repeat((64 << 10) / honest.len());
+        let p = file(dir.path(), "honest.sse", &body);
+        let (n, r) = events_read(&p, limit);
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(n as usize, body.len() / honest.len());
+    }
+
+    /// A regular file a streaming reader reads is bounded by its size, not by the limit, unless
+    /// the limit bounds files; a reader that holds it whole refuses it first.
+    #[test]
+    fn a_regular_file_is_limited_only_where_it_is_held() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let honest = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
+        let body = honest.repeat(4 * PEEK_BYTES / honest.len());
+        let p = file(dir.path(), "big.sse", &body);
+        let limit = InputLimit {
+            bytes: PEEK_BYTES as u64,
+            files: false,
+        };
+        let (n, r) = events_read(&p, limit);
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(n as usize, body.len() / honest.len());
+        let peeked = Peeked::open(&p, limit).expect("opens");
+        assert!(matches!(
+            peeked.refuse_larger_file(),
+            Err(InputError::InputTooLong { limit: l, .. }) if l == limit.bytes
+        ));
+        let refused = Peeked::open(
+            &p,
+            InputLimit {
+                files: true,
+                ..limit
+            },
+        );
+        assert!(matches!(refused, Err(InputError::InputTooLong { .. })));
+    }
 }

@@ -195,6 +195,9 @@ impl Probe {
         let mx = self.options.max_event_bytes;
         let size = self.input.size().unwrap_or(0);
         let import_only = self.options.import_only;
+        // Every reader below holds the input whole (a recording's text, a body's chunks, a
+        // capture): a regular file over the input limit is refused before it is read.
+        self.input.refuse_larger_file().map_err(input_error)?;
         let one = match self.kind {
             // Import… on a recording opens it as one (an empty file is "empty" either way).
             Kind::Recording | Kind::Journal
@@ -318,6 +321,12 @@ impl Probe {
         let analysis = match self.streams_as_body() {
             Some(form) => {
                 let keep = keep_body || matches!(form, BodyForm::Document | BodyForm::Blank);
+                if keep {
+                    // Held whole: a regular file over the input limit is refused before it is
+                    // read. Not kept, a regular file is read to its end: only rows per event are
+                    // kept, and those are bounded by the input (`input::read_events`).
+                    self.input.refuse_larger_file().map_err(input_error)?;
+                }
                 // A raw body's recording has no metadata to analyse with (its title comes at the
                 // end): the empty one stands for it until then.
                 let empty = Recording::default();
@@ -395,6 +404,7 @@ impl Probe {
     /// before its naive strategies are computed). Stops at the first line or event longer than
     /// `max_event_bytes`; `progress` (bytes read, size) cancels by returning `false`.
     pub fn raw_body(self, progress: impl FnMut(u64, u64) -> bool) -> Result<RawBody, OpenError> {
+        self.input.refuse_larger_file().map_err(input_error)?;
         // Room for the whole file at once: growing by doubling would peak at twice the body.
         let size = self.input.size().unwrap_or(0);
         let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));

@@ -416,6 +416,10 @@ struct Activity {
     origin: tokio::time::Instant,
     last_millis: std::sync::atomic::AtomicU64,
     server_busy: std::sync::atomic::AtomicUsize,
+    /// Requests under way: from the request head to the end of its response (or its reset).
+    requests: std::sync::atomic::AtomicUsize,
+    /// When the last request began or ended (the connection's start before any).
+    request_millis: std::sync::atomic::AtomicU64,
 }
 
 impl Activity {
@@ -424,13 +428,38 @@ impl Activity {
             origin: tokio::time::Instant::now(),
             last_millis: std::sync::atomic::AtomicU64::new(0),
             server_busy: std::sync::atomic::AtomicUsize::new(0),
+            requests: std::sync::atomic::AtomicUsize::new(0),
+            request_millis: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
+    fn now_millis(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A request began (`true`) or ended.
+    fn request(&self, began: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if began {
+            self.requests.fetch_add(1, Relaxed);
+        } else {
+            self.requests.fetch_sub(1, Relaxed);
+        }
+        self.request_millis.store(self.now_millis(), Relaxed);
+    }
+
+    /// With no request under way: when the connection must have begun its next one, `within`
+    /// after the last ended (or after it opened). `None` while a request is under way.
+    fn next_request_due(&self, within: Duration) -> Option<tokio::time::Instant> {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.requests.load(Relaxed) == 0).then(|| {
+            self.origin + Duration::from_millis(self.request_millis.load(Relaxed)) + within
+        })
+    }
+
     fn touch(&self) {
-        let ms = u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.last_millis
-            .store(ms, std::sync::atomic::Ordering::Relaxed);
+            .store(self.now_millis(), std::sync::atomic::Ordering::Relaxed);
     }
 
     fn last(&self) -> tokio::time::Instant {
@@ -468,6 +497,23 @@ impl BusyGuard {
 impl Drop for BusyGuard {
     fn drop(&mut self) {
         self.0.end();
+    }
+}
+
+/// A request under way for as long as it lives: made when the handler is called, moved into the
+/// response body, dropped with it (or with the handler, if the request is reset first).
+struct RequestGuard(Arc<Activity>);
+
+impl RequestGuard {
+    fn new(activity: Arc<Activity>) -> Self {
+        activity.request(true);
+        Self(activity)
+    }
+}
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        self.0.request(false);
     }
 }
 
@@ -536,6 +582,8 @@ struct WatchedBody {
     inner: AnyBody,
     activity: Arc<Activity>,
     waiting: bool,
+    /// The request this body answers, under way until the body is dropped.
+    _request: RequestGuard,
 }
 
 impl WatchedBody {
@@ -630,8 +678,10 @@ fn refuse(stream: &tokio::net::TcpStream, limit: usize) {
 /// for within the header timeout (or the idle timeout, if shorter), so a silent or slow client is
 /// closed exactly as an HTTP/1.1-only server closes it.
 ///
-/// [`ServerLimits`] are enforced here: hyper's header-read timeout (with the tokio timer), an idle
-/// watchdog per connection, and a connection cap. Over the cap a connection is accepted and closed
+/// [`ServerLimits`] are enforced here: hyper's header-read timeout (with the tokio timer; for
+/// HTTP/2, which has none, the watchdog closes a connection with no request under way once the
+/// header timeout passes without a new one, and hyper pings it so one that stops reading is closed
+/// too), an idle watchdog per connection, and a connection cap. Over the cap a connection is accepted and closed
 /// at once (with a best-effort 503) rather than left waiting in the kernel's backlog: the client
 /// learns immediately, and a flood of idle connections cannot hold the listener hostage.
 pub(crate) async fn accept_loop<F, Fut>(
@@ -693,6 +743,7 @@ pub(crate) async fn accept_loop<F, Fut>(
             let handler = handler.clone();
             let activity = service_activity.clone();
             async move {
+                let request = RequestGuard::new(activity.clone());
                 let busy = BusyGuard::new(activity.clone());
                 let resp = handler(req, peer).await;
                 drop(busy);
@@ -700,6 +751,7 @@ pub(crate) async fn accept_loop<F, Fut>(
                     inner,
                     activity,
                     waiting: false,
+                    _request: request,
                 }))
             }
         });
@@ -720,9 +772,14 @@ pub(crate) async fn accept_loop<F, Fut>(
                 Box<dyn std::future::Future<Output = Result<(), hyper::Error>> + Send>,
             >;
             let conn: Conn = if h2 {
+                // A client that stops reading stops acknowledging pings: closed within two
+                // header timeouts, not the idle timeout (its bytes stopped moving because it
+                // does not read, while its slot is held).
                 let conn =
                     hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
                         .timer(hyper_util::rt::TokioTimer::new())
+                        .keep_alive_interval(Some(limits.header_timeout))
+                        .keep_alive_timeout(limits.header_timeout)
                         .serve_connection(io, service);
                 Box::pin(watcher.watch(conn))
             } else {
@@ -733,11 +790,22 @@ pub(crate) async fn accept_loop<F, Fut>(
                 Box::pin(watcher.watch(conn))
             };
             let mut conn = conn;
+            // HTTP/1.1 has hyper's header-read timeout; HTTP/2 has none, so a connection that
+            // sends no complete request head within the header timeout (after opening, or after
+            // its last response) is closed here, as HTTP/1.1's would be.
+            let request_due = || {
+                h2.then(|| activity.next_request_due(limits.header_timeout))
+                    .flatten()
+            };
             loop {
                 let deadline = activity.last() + idle;
+                let deadline = request_due().map_or(deadline, |due| due.min(deadline));
                 tokio::select! {
                     _ = conn.as_mut() => break,
                     () = tokio::time::sleep_until(deadline) => {
+                        if request_due().is_some_and(|due| due <= tokio::time::Instant::now()) {
+                            break; // no request head in time: its slot goes back
+                        }
                         if activity.busy() {
                             // The server is the one waiting: the client gets a fresh window.
                             activity.touch();

@@ -46,6 +46,18 @@ pub const IN_FLIGHT_BYTES: usize = 4 << 20;
 /// arrived within one [`FLUSH_INTERVAL`]).
 const REPORT_BYTES: usize = 1 << 20;
 
+/// What one read costs in memory beyond its bytes while it waits (in the channel, then among the
+/// reads not yet reported): its message in the channel's slot and its buffer's allocation, about
+/// 100 bytes. Counted with its bytes against [`IN_FLIGHT_BYTES`] and the progress report's share,
+/// so a stream of tiny reads holds no more than one of large reads: counting the bytes alone let
+/// four million one-byte reads wait at once, about 100 bytes each.
+pub const READ_COST_BYTES: usize = 128;
+
+/// A read of `len` bytes as counted against the budgets: its bytes and [`READ_COST_BYTES`].
+fn read_cost(len: usize) -> usize {
+    len.saturating_add(READ_COST_BYTES).min(IN_FLIGHT_BYTES)
+}
+
 /// The longest body kept in memory while it may be one complete (non-streaming) JSON response,
 /// to read its calls at the end; past it, or once the body is plainly a stream, none is kept.
 const MAX_COMPLETE_BYTES: usize = 64 << 20;
@@ -205,10 +217,11 @@ impl Sink {
         self.tx.send(Msg::Chunk(chunk, 0)).ok();
     }
 
-    /// Hands over one read, first waiting while more than [`IN_FLIGHT_BYTES`] wait to be
-    /// written: a fast upstream is slowed to the disk's pace rather than queued in memory.
+    /// Hands over one read, first waiting while reads costing more than [`IN_FLIGHT_BYTES`]
+    /// ([`READ_COST_BYTES`] each beyond their bytes) wait to be written: a fast upstream is slowed
+    /// to the disk's pace rather than queued in memory.
     pub async fn send(&self, chunk: Chunk) {
-        let want = chunk.bytes.len().clamp(1, IN_FLIGHT_BYTES);
+        let want = read_cost(chunk.bytes.len());
         let permits = u32::try_from(want).unwrap_or(u32::MAX);
         match self.budget.acquire_many(permits).await {
             Ok(p) => {
@@ -326,7 +339,7 @@ struct Writer {
     head: Recording,
     pipeline: Pipeline,
     progress: Progress,
-    /// Reads not yet reported, and their bytes.
+    /// Reads not yet reported, and what they cost ([`read_cost`]).
     unreported: Vec<Chunk>,
     unreported_bytes: usize,
     /// The body so far while it may be one complete JSON document (see [`MAX_COMPLETE_BYTES`]).
@@ -387,7 +400,7 @@ impl Writer {
                 self.progress.bytes += chunk.bytes.len() as u64;
                 self.progress.chunks += 1;
                 self.last_t = chunk.t_micros;
-                self.unreported_bytes += chunk.bytes.len();
+                self.unreported_bytes += read_cost(chunk.bytes.len());
                 if let Store::Memory(chunks) = &mut self.store {
                     chunks.push(chunk.clone());
                 }
@@ -619,6 +632,58 @@ mod tests {
             t_micros: i * 10,
             bytes: format!("data: {{\"n\":{i},\"pad\":\"{}\"}}\n\n", "x".repeat(60)).into_bytes(),
         }
+    }
+
+    /// A writer that cannot keep up stops the network side once the reads waiting for it cost
+    /// the budget, their own size counted with their bytes: tiny reads wait in no greater number
+    /// than their cost allows (counted by bytes alone, four million one-byte reads could wait).
+    #[test]
+    fn tiny_reads_wait_within_the_budget_counted_with_their_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("tiny.ron");
+        // The progress callback runs on the writer thread: holding it there stalls the writer.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let held = std::sync::Mutex::new(held);
+        let sink = Sink::start(
+            Some(&out),
+            false,
+            Recording::default(),
+            Box::new(move |_, _| {
+                held.lock().unwrap().recv().ok();
+            }),
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let most = (IN_FLIGHT_BYTES + REPORT_BYTES) / READ_COST_BYTES + 64;
+        let sent = rt.block_on(async {
+            let mut sent = 0usize;
+            while sent <= 4 * most {
+                let read = Chunk {
+                    t_micros: sent as u64,
+                    bytes: vec![b'x'],
+                };
+                let handed = tokio::time::timeout(Duration::from_millis(500), sink.send(read));
+                if handed.await.is_err() {
+                    break;
+                }
+                sent += 1;
+            }
+            sent
+        });
+        drop(release);
+        let done = sink.finish(Vec::new());
+        assert!(done.write_error.is_none(), "{:?}", done.write_error);
+        assert!(
+            sent <= most,
+            "{sent} one-byte reads waited (at most {most})"
+        );
+        assert!(
+            sent > IN_FLIGHT_BYTES / (2 * READ_COST_BYTES),
+            "{sent} reads"
+        );
     }
 
     #[test]

@@ -35,9 +35,10 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::harness::judge::{CaseCall, CaseOutcome, Exit, Expected, OutputError};
+use crate::harness::judge::{CaseCall, CaseOutcome, Exit, Expected, OutputError, OutputLimits};
 use crate::harness::plan::{self, CleanForm};
 use crate::harness::{self, CaseContext, CaseId, SuiteRecording, Variant};
 use crate::{AnyBody, NetError, ServerHandle, ServerLimits};
@@ -52,6 +53,9 @@ const MAX_SESSION_BODY_BYTES: usize = 64 << 10;
 /// Sessions open at once through `POST /sessions` (a client that never closes its sessions runs
 /// into this bound, not out of memory).
 const MAX_SESSIONS: usize = 4096;
+
+/// The most calls a verdict body is read for, whatever the case (see [`State::verdict_limits`]).
+const MAX_VERDICT_CALLS: usize = 100_000;
 
 /// What a suite server serves.
 #[derive(Debug)]
@@ -340,6 +344,30 @@ impl State {
             .collect()
     }
 
+    /// What a verdict body for case `i` is read within: more calls than its recording holds, or
+    /// a call longer than its longest, can only come from a broken client, so reading stops
+    /// there — at twice the calls and 16 more (at most [`MAX_VERDICT_CALLS`]), and eight times the
+    /// longest arguments and 64 KiB more (a client may print them escaped, indented, with fields
+    /// of its own).
+    fn verdict_limits(&self, i: usize) -> OutputLimits {
+        let (calls, longest) = self
+            .cases
+            .get(i)
+            .and_then(|c| self.suite.get(c.id.recording))
+            .map_or((0, 0), |r| {
+                r.base.client_calls().fold((0usize, 0usize), |(n, l), c| {
+                    (n + 1, l.max(c.raw_arguments.len()))
+                })
+            });
+        OutputLimits {
+            calls: calls
+                .saturating_mul(2)
+                .saturating_add(16)
+                .min(MAX_VERDICT_CALLS),
+            call_bytes: longest.saturating_mul(8).saturating_add(64 << 10),
+        }
+    }
+
     fn context(&self, id: CaseId) -> Option<CaseContext<'_>> {
         let r = self.suite.get(id.recording)?;
         Some(CaseContext::new(r, id.variant, self.random_seed))
@@ -613,19 +641,6 @@ impl SuiteCase {
     }
 }
 
-/// The calls of a JSON value: an array of calls (`null` is none).
-fn parse_calls(calls: &Value) -> Result<Vec<CaseCall>, OutputError> {
-    match calls {
-        Value::Null => Ok(Vec::new()),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| harness::judge::call_from_json(v).ok_or(OutputError::NotACall(i)))
-            .collect(),
-        _ => Err(OutputError::NotJson("not an array of calls".into())),
-    }
-}
-
 impl SuiteServer {
     /// Binds `opts.addr` and serves the suite on a background thread with its own runtime.
     pub fn start(opts: SuiteOptions) -> Result<Self, NetError> {
@@ -869,7 +884,7 @@ async fn verdict(
         Ok(b) => b.to_bytes(),
         Err(e) => return error_json(400, &format!("cannot read the request body: {e}")),
     };
-    let (exit, got, error) = read_verdict_body(&body);
+    let (exit, got, error) = read_verdict_body(&body, state.verdict_limits(i));
     json_response(200, &state.judge(session, i, &exit, got, &error).to_json())
 }
 
@@ -914,31 +929,108 @@ async fn open_session(
 }
 
 /// A verdict request body as the judge's inputs: how the client ended, its calls, its error text.
-fn read_verdict_body(body: &Bytes) -> (Exit, Result<Vec<CaseCall>, OutputError>, String) {
-    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(body)
-        && !o.contains_key("name")
-        && ["calls", "error", "exit"]
-            .iter()
-            .any(|k| o.contains_key(*k))
+/// Read without a tree of the whole body: the envelope's keys are looked up without building its
+/// other values ([`Envelope`]), and the calls are read one at a time within `limits`
+/// ([`harness::judge::parse_output_limited`]).
+fn read_verdict_body(
+    body: &Bytes,
+    limits: OutputLimits,
+) -> (Exit, Result<Vec<CaseCall>, OutputError>, String) {
+    if let Ok(o) = serde_json::from_slice::<Envelope<'_>>(body)
+        && !o.name
+        && (o.calls.is_some() || o.error.is_some() || o.exit.is_some())
     {
+        // Only a string is an error text, only an integer an exit code.
         let error = o
-            .get("error")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
+            .error
+            .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
             .unwrap_or_default();
         let code = o
-            .get("exit")
-            .and_then(Value::as_i64)
+            .exit
+            .and_then(|r| serde_json::from_str::<i64>(r.get()).ok())
             .and_then(|c| i32::try_from(c).ok())
             .unwrap_or(if error.is_empty() { 0 } else { 1 });
-        let calls = o.get("calls").cloned().unwrap_or(Value::Null);
-        return (Exit::Code(code), parse_calls(&calls), error);
+        return (Exit::Code(code), envelope_calls(o.calls, limits), error);
     }
     (
         Exit::Code(0),
-        harness::judge::parse_output(body),
+        harness::judge::parse_output_limited(body, limits),
         String::new(),
     )
+}
+
+/// The calls of a JSON value: an array of calls (`null` is none).
+fn parse_calls(calls: &Value) -> Result<Vec<CaseCall>, OutputError> {
+    match calls {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| harness::judge::call_from_json(v).ok_or(OutputError::NotACall(i)))
+            .collect(),
+        _ => Err(OutputError::NotJson("not an array of calls".into())),
+    }
+}
+
+/// A verdict envelope's `calls`, as [`parse_calls`] reads a value: absent or `null` is no calls,
+/// an array is read call by call from its text.
+fn envelope_calls(
+    calls: Option<&RawValue>,
+    limits: OutputLimits,
+) -> Result<Vec<CaseCall>, OutputError> {
+    match calls.map(RawValue::get) {
+        None | Some("null") => Ok(Vec::new()),
+        Some(text) if text.starts_with('[') => {
+            harness::judge::parse_output_limited(text.as_bytes(), limits)
+        }
+        Some(_) => Err(OutputError::NotJson("not an array of calls".into())),
+    }
+}
+
+/// A verdict body's top-level object, its other values skipped unbuilt: whether it has a `name`
+/// (then it is a call printed as a JSON line, not an envelope), and the text of `calls`, `error`
+/// and `exit` (the last of each, as a JSON object reader keeps).
+#[derive(Default)]
+struct Envelope<'a> {
+    name: bool,
+    calls: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+    exit: Option<&'a RawValue>,
+}
+
+impl<'de> serde::Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Envelope<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut e = Envelope::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    let slot = match key.as_str() {
+                        "calls" => &mut e.calls,
+                        "error" => &mut e.error,
+                        "exit" => &mut e.exit,
+                        other => {
+                            e.name |= other == "name";
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value::<&'de RawValue>()?);
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 #[cfg(test)]
@@ -955,19 +1047,101 @@ mod tests {
 
     #[test]
     fn verdict_bodies() {
-        let (exit, got, err) =
-            read_verdict_body(&Bytes::from_static(br#"[{"name":"f","arguments":"{}"}]"#));
+        let (exit, got, err) = read_verdict_body(
+            &Bytes::from_static(br#"[{"name":"f","arguments":"{}"}]"#),
+            OutputLimits::NONE,
+        );
         assert_eq!(exit, Exit::Code(0));
         assert_eq!(got.unwrap().len(), 1);
         assert!(err.is_empty());
-        let (exit, got, err) = read_verdict_body(&Bytes::from_static(
-            br#"{"calls": null, "error": "APIError: boom"}"#,
-        ));
+        let (exit, got, err) = read_verdict_body(
+            &Bytes::from_static(br#"{"calls": null, "error": "APIError: boom"}"#),
+            OutputLimits::NONE,
+        );
         assert_eq!(exit, Exit::Code(1));
         assert_eq!(got.unwrap(), vec![]);
         assert_eq!(err, "APIError: boom");
-        let (_, got, _) = read_verdict_body(&Bytes::from_static(b"{\"name\":\"f\"}\n"));
+        let (_, got, _) = read_verdict_body(
+            &Bytes::from_static(b"{\"name\":\"f\"}\n"),
+            OutputLimits::NONE,
+        );
         // A JSON line of one call reads as the client contract's JSON lines, not as an envelope.
         assert!(got.is_ok());
+    }
+
+    /// A verdict body is read call by call within its limits, in every form (an array, JSON
+    /// lines, an envelope's `calls`); the envelope's other values are skipped.
+    #[test]
+    fn verdict_bodies_are_read_call_by_call_and_bounded() {
+        let limits = OutputLimits {
+            calls: 50,
+            call_bytes: 64,
+        };
+        let read = |body: String| read_verdict_body(&Bytes::from(body), limits);
+        let call = r#"{"name":"f","arguments":{"a":1}}"#;
+        let array = |n: usize| format!("[{}]", vec![call; n].join(","));
+        let lines = |n: usize| format!("{call}\n").repeat(n);
+        let envelope = |n: usize| format!(r#"{{"exit":3,"junk":[[[{{}}]]],"calls":{}}}"#, array(n));
+        for (form, body) in [
+            ("array", &array as &dyn Fn(usize) -> String),
+            ("lines", &lines),
+            ("envelope", &envelope),
+        ] {
+            let (_, got, _) = read(body(50));
+            assert_eq!(got.map(|c| c.len()), Ok(50), "{form}");
+            let (_, got, _) = read(body(51));
+            assert_eq!(
+                got,
+                Err(OutputError::NotJson("more than 50 calls".into())),
+                "{form}"
+            );
+        }
+        let long = format!(
+            r#"[{call},{{"name":"f","arguments":"{}"}}]"#,
+            "x".repeat(64)
+        );
+        let (_, got, _) = read(long);
+        assert_eq!(
+            got,
+            Err(OutputError::NotJson(
+                "call 1 is longer than 64 bytes".into()
+            ))
+        );
+        let (exit, got, err) = read(envelope(2));
+        assert_eq!(
+            (exit, got.map(|c| c.len()), err),
+            (Exit::Code(3), Ok(2), String::new())
+        );
+        // What a value would have said: a float is no exit code, a number no error text, a
+        // string no array of calls, a non-call its index, broken JSON not JSON.
+        let (exit, got, err) = read(r#"{"exit":2.0,"error":5,"calls":"x"}"#.into());
+        assert_eq!(exit, Exit::Code(0));
+        assert!(err.is_empty());
+        assert_eq!(
+            got,
+            Err(OutputError::NotJson("not an array of calls".into()))
+        );
+        let (_, got, _) = read(r#"{"calls":[{"name":"f"},7,{"x":1}]}"#.into());
+        assert_eq!(got, Err(OutputError::NotACall(1)));
+        let (_, got, _) = read(r#"[{"name":"f"},7,{"#.into());
+        assert!(matches!(got, Err(OutputError::NotJson(_))), "{got:?}");
+    }
+
+    /// A case's verdict body is read within what its recording could give: a few more calls than
+    /// it holds, calls a few times longer than its longest.
+    #[test]
+    fn the_verdict_limits_follow_the_case() {
+        let opts = SuiteOptions::builtin();
+        let addr = opts.addr;
+        let state = State::new(opts, addr);
+        for (i, case) in state.cases.iter().enumerate() {
+            let r = &state.suite[case.id.recording];
+            let limits = state.verdict_limits(i);
+            assert_eq!(limits.calls, 2 * r.base.client_calls().count() + 16);
+            let longest = r.base.client_calls().map(|c| c.raw_arguments.len()).max();
+            assert_eq!(limits.call_bytes, 8 * longest.unwrap_or(0) + (64 << 10));
+            assert!(limits.call_bytes < 16 << 20, "{}", case.key);
+        }
+        assert_eq!(state.verdict_limits(usize::MAX).calls, 16);
     }
 }

@@ -128,9 +128,10 @@ pub enum ImportError {
     TooLong { path: PathBuf, limit: u64 },
     /// The input went past `--max-input-bytes`: nothing after that byte was read.
     #[error(
-        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {}",
+        "input longer than {} (--max-input-bytes): reading stopped at byte {limit} in {}; {}",
         crate::text::plural(*.limit, "byte"),
-        .path.display()
+        .path.display(),
+        crate::input::RAISE_INPUT_LIMIT
     )]
     InputTooLong { path: PathBuf, limit: u64 },
     /// The cassette nests deeper than any real cassette (and than the YAML reader accepts).
@@ -388,6 +389,10 @@ pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     let options = *probe.options();
     let input = probe.into_input();
     let path = input.path().to_owned();
+    // Read whole: a regular file over the input limit is refused before it is read.
+    input
+        .refuse_larger_file()
+        .map_err(|e| open_error(&path, e))?;
     let format = importer(kind, &path, input.head())?;
     let io = |source: std::io::Error| match crate::input::over_input_limit(&source) {
         Some(limit) => ImportError::InputTooLong {

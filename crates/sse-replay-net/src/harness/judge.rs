@@ -234,28 +234,131 @@ pub enum OutputError {
 /// raw text: the client printed arguments that do not parse). Empty output is no calls. An `id`
 /// that is absent or `null` is not given; any other value is kept as printed (`""` included).
 pub fn parse_output(stdout: &[u8]) -> Result<Vec<CaseCall>, OutputError> {
+    parse_output_limited(stdout, OutputLimits::NONE)
+}
+
+/// How much of a client's output is read into calls ([`parse_output_limited`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputLimits {
+    /// The most calls.
+    pub calls: usize,
+    /// The longest call, as printed (its JSON text).
+    pub call_bytes: usize,
+}
+
+impl OutputLimits {
+    /// No limit.
+    pub const NONE: OutputLimits = OutputLimits {
+        calls: usize::MAX,
+        call_bytes: usize::MAX,
+    };
+}
+
+/// [`parse_output`] within `limits`: more calls, or a longer one, is [`OutputError::NotJson`]
+/// saying which, found as soon as that call is read. The output is read call by call (each call's
+/// text first, and its JSON value only within the limit), never as one tree of every value printed
+/// (which took fifty times the bytes of a long output).
+pub fn parse_output_limited(
+    stdout: &[u8],
+    limits: OutputLimits,
+) -> Result<Vec<CaseCall>, OutputError> {
     let text = String::from_utf8_lossy(stdout);
     let text = text.trim();
-    let values: Vec<Value> = if text.is_empty() {
-        Vec::new()
-    } else if text.starts_with('[') {
-        match serde_json::from_str::<Value>(text) {
-            Ok(Value::Array(items)) => items,
-            Ok(_) => return Err(OutputError::NotJson("not an array".into())),
-            Err(e) => return Err(OutputError::NotJson(e.to_string())),
-        }
-    } else {
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Value>(l.trim()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| OutputError::NotJson(e.to_string()))?
+    let mut calls = Calls {
+        calls: Vec::new(),
+        not_a_call: None,
+        seen: 0,
+        limits,
+        over: None,
     };
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| call_from_json(v).ok_or(OutputError::NotACall(i)))
-        .collect()
+    if text.is_empty() {
+        return Ok(Vec::new());
+    } else if text.starts_with('[') {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read =
+            serde::Deserializer::deserialize_seq(&mut de, &mut calls).and_then(|()| de.end());
+        if let Some(over) = calls.over.take() {
+            return Err(over);
+        }
+        read.map_err(|e| OutputError::NotJson(e.to_string()))?;
+    } else {
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            calls.push(line, || serde_json::from_str::<Value>(line))?;
+        }
+    }
+    match calls.not_a_call {
+        Some(i) => Err(OutputError::NotACall(i)),
+        None => Ok(calls.calls),
+    }
+}
+
+/// The calls of an output as it is read, element by element ([`parse_output_limited`]).
+struct Calls {
+    calls: Vec<CaseCall>,
+    /// The first element that is not a call; later ones are read (a syntax error after it
+    /// still makes the output not JSON) but not kept.
+    not_a_call: Option<usize>,
+    /// Elements read.
+    seen: usize,
+    limits: OutputLimits,
+    /// Why reading stopped at a limit.
+    over: Option<OutputError>,
+}
+
+impl Calls {
+    /// One more element, `text` as printed; `value` parses it (only within the limits).
+    fn push(
+        &mut self,
+        text: &str,
+        value: impl FnOnce() -> Result<Value, serde_json::Error>,
+    ) -> Result<(), OutputError> {
+        let i = self.seen;
+        if i >= self.limits.calls {
+            return Err(OutputError::NotJson(format!(
+                "more than {} calls",
+                self.limits.calls
+            )));
+        }
+        if text.len() > self.limits.call_bytes {
+            return Err(OutputError::NotJson(format!(
+                "call {i} is longer than {} bytes",
+                self.limits.call_bytes
+            )));
+        }
+        let v = value().map_err(|e| OutputError::NotJson(e.to_string()))?;
+        self.seen += 1;
+        if self.not_a_call.is_none() {
+            match call_from_json(&v) {
+                Some(call) => self.calls.push(call),
+                None => {
+                    self.not_a_call = Some(i);
+                    // Nothing more is kept; the rest is only checked to be JSON.
+                    self.calls = Vec::new();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Calls {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON array of calls")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        // Each element's text, borrowed: nothing is built before it is found within the limits.
+        while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+            let text = raw.get();
+            if let Err(e) = self.push(text, || serde_json::from_str::<Value>(text)) {
+                self.over = Some(e);
+                return Err(serde::de::Error::custom("over the limit"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One printed call from its JSON object (`None`: not an object with a `"name"` string).
