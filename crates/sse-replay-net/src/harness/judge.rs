@@ -419,6 +419,12 @@ pub fn judge_with(
         Ok(g) => g,
         // Crashing is an expected outcome here, whatever it printed before.
         Err(_) if failed_how.is_some() => return CaseOutcome::Pass,
+        // JSON whose calls lack a name is not "no parseable JSON" (a nameless partial call).
+        Err(e @ OutputError::NotACall(_)) => {
+            return CaseOutcome::Error(format!(
+                "printed JSON that is not the contract's calls: {e}"
+            ));
+        }
         Err(e) => return CaseOutcome::Error(format!("printed no parseable JSON ({e})")),
     };
     // The stream ended badly: printing nothing is a choice the client may make.
@@ -939,6 +945,13 @@ mod tests {
             Err(OutputError::NotJson(_))
         ));
         assert_eq!(parse_output(b"[1]"), Err(OutputError::NotACall(0)));
+        // A nameless call (google-genai's partial calls) is named for what it is.
+        let nameless = parse_output(br#"[{"name":null,"arguments":{}}]"#);
+        let v = judge(&expected(vec![]), &Exit::Code(0), &nameless);
+        assert_eq!(
+            v.detail(),
+            "printed JSON that is not the contract's calls: call 0 is not an object with a \"name\" string"
+        );
         // An empty id or name printed is a value, kept as printed.
         let empty = parse_output(br#"[{"name":"","arguments":{},"id":""}]"#).unwrap();
         assert_eq!(empty[0].name, "");
