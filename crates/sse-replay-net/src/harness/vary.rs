@@ -779,6 +779,18 @@ pub fn vary(rec: &Recording, base: &Analysis, seed: u64) -> Variation {
         }
     }
     let mut out = edit.out;
+    if out == *body {
+        // Nothing to change, or nothing found where it could be changed.
+        return if holds_values(&Expected::from_analysis(base)) {
+            unchanged("none of its ids and string values was found as text in the body (a payload encoded again, such as the base64 of InvokeModel's chunk frames, is not varied)".into())
+        } else {
+            Variation {
+                recording: rec.clone(),
+                bits: 0.0,
+                failure: None,
+            }
+        };
+    }
     if base.framing == Framing::AwsEventStream {
         fix_crcs(body, &mut out);
     }
@@ -893,6 +905,19 @@ fn check(base: &Analysis, varied: &Recording) -> Result<f64, String> {
     changed.sort_unstable();
     changed.dedup();
     Ok(changed.iter().map(|&c| Cipher::bits(c)).sum())
+}
+
+/// Whether the calls hold an id or a string value the substitution would change.
+fn holds_values(expected: &Expected) -> bool {
+    expected.calls.iter().any(|(c, _)| {
+        let mut strings = Vec::new();
+        string_values(&c.arguments.to_json(), &mut strings);
+        c.id.as_deref()
+            .is_some_and(|id| id_mask(id).contains(&true))
+            || strings
+                .iter()
+                .any(|s| s.chars().any(|ch| Cipher::class(ch).is_some()))
+    })
 }
 
 /// The two calls differ only in the characters of their ids and string values (pushed to
@@ -1019,6 +1044,30 @@ mod tests {
 mod suite_tests {
     use super::*;
     use crate::harness::variants;
+
+    /// A recording whose calls sit in base64 payloads (InvokeModel's `chunk` frames) is not
+    /// varied, and says why instead of counting as proof.
+    #[test]
+    fn an_invoke_model_stream_says_it_is_not_varied() {
+        let spec = sse_replay_core::stub::StubSpec {
+            dialect: sse_replay_core::dialect::DialectKind::AnthropicMessages,
+            invoke_model_stream: true,
+            calls: vec![sse_replay_core::stub::StubCall {
+                id: "toolu_01ABCDEFG".into(),
+                name: "get_weather".into(),
+                arguments: r#"{"city":"Paris"}"#.into(),
+            }],
+            fragment_chars: vec![5],
+            ..Default::default()
+        };
+        let rec = sse_replay_core::stub::build(&spec);
+        let r = crate::harness::SuiteRecording::new("invoke".into(), rec, None);
+        assert_eq!(r.base.client_calls().count(), 1);
+        let v = vary(&r.recording, &r.base, 3);
+        let why = v.unproven().unwrap();
+        assert!(why.contains("base64"), "{why}");
+        assert_eq!(v.recording, r.recording);
+    }
 
     /// Whether a call holds an id or a string to vary.
     fn has_values(e: &Expected) -> bool {
