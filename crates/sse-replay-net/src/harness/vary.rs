@@ -12,8 +12,9 @@
 //! split across fragments is changed piece by piece (the substitution is the same for every
 //! piece), a value the stream repeats (Responses' `.done` events, `response.completed`, an id
 //! referenced again) is changed the same way everywhere, a JSON-escaped `\uXXXX` stays an escape
-//! of the same length, and a binary AWS frame whose payload changed gets its CRC again (only if
-//! it had a valid one: a corrupt frame stays corrupt).
+//! of the same length, an event base64-encoded in a frame (InvokeModel's `chunk`) is varied
+//! inside and encoded again, and a binary AWS frame whose payload changed gets its CRC again
+//! (only if it had a valid one: a corrupt frame stays corrupt).
 //!
 //! The calls a client must print are then read from the changed bytes by the analysis, as for
 //! any other case (never patched by hand). The change is checked: the changed recording must give
@@ -509,6 +510,44 @@ fn value_spans(
     spans
 }
 
+/// The value literals of `body[range]` that hold a JSON event again, base64-encoded
+/// (InvokeModel's `chunk` frames: `{"bytes": "<base64>"}`): each decoded is varied by `vary_inner`
+/// through an edit of its own, then encoded again in place (the same bytes count, so the same
+/// length).
+fn base64_payloads(
+    body: &[u8],
+    range: std::ops::Range<usize>,
+    edit: &mut Edit<'_>,
+    mut vary_inner: impl FnMut(&mut Edit<'_>, &[u8]),
+) {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for l in literals(body, range) {
+        // Escapes (`\/`) would make the raw text longer than the decoded one: left alone.
+        if l.key || l.text.len() < 8 || l.end - l.start - 2 != l.text.len() {
+            continue;
+        }
+        let Ok(inner) = b64.decode(l.text.as_bytes()) else {
+            continue;
+        };
+        if inner.first() != Some(&b'{') {
+            continue;
+        }
+        let mut sub = Edit {
+            body: &inner,
+            out: inner.clone(),
+            cipher: edit.cipher,
+        };
+        vary_inner(&mut sub, &inner);
+        if sub.out != inner {
+            let encoded = b64.encode(&sub.out);
+            if encoded.len() == l.text.len() {
+                edit.out[l.start + 1..l.end - 1].copy_from_slice(encoded.as_bytes());
+            }
+        }
+    }
+}
+
 /// Where JSON text sits in the body: the whole body for text framings, each frame's payload for
 /// binary AWS frames (their headers are binary, and may hold quote bytes).
 fn text_regions(body: &[u8], framing: Framing) -> Vec<std::ops::Range<usize>> {
@@ -622,6 +661,116 @@ pub fn vary(rec: &Recording, base: &Analysis, seed: u64) -> Variation {
     let mut unmatched = 0usize;
     // Client calls whose whole arguments object is found in no event.
     let mut assembled: Vec<usize> = Vec::new();
+    // Every rule on `body[s..e]`, a part of `event`, written through `edit`.
+    let apply = |edit: &mut Edit<'_>,
+                 body: &[u8],
+                 s: usize,
+                 e: usize,
+                 event: &sse_replay_core::pipeline::EventRecord,
+                 assembled: &mut Vec<usize>,
+                 unmatched: &mut usize| {
+        let lits = literals(body, s..e);
+        for l in &lits {
+            if let Some((_, m)) = ids.iter().find(|(id, _)| *id == l.text) {
+                edit.put_masked(l, m);
+            }
+            if !l.key
+                && let Some((i, _)) = whole_text.iter().find(|(_, t)| *t == l.text)
+            {
+                edit.put_masked(l, &masks[*i]);
+            }
+            if !l.key && whole_strings.contains(&l.text) {
+                for lc in &l.chars {
+                    edit.put(lc);
+                }
+            }
+        }
+        for target in &whole_values {
+            for span in value_spans(body, &(s..e), &lits, target) {
+                edit.put_values_in(&lits, &span);
+            }
+        }
+        // The event's own fragments, where they sit in it.
+        let first = event.first_fragment as usize;
+        for f in base
+            .fragments
+            .iter()
+            .skip(first)
+            .take(event.fragment_count as usize)
+        {
+            let Some(&Some(ci)) = client_index.get(f.call as usize) else {
+                continue;
+            };
+            let range = f.args_range.start as usize..f.args_range.end as usize;
+            if !f.has_args || range.is_empty() {
+                continue;
+            }
+            let text = base.fragment_text(f);
+            if f.object_args {
+                match serde_json::from_str::<Value>(text) {
+                    Ok(target) => {
+                        let spans = value_spans(body, &(s..e), &lits, &target);
+                        if spans.is_empty() {
+                            assembled.push(ci);
+                        }
+                        for span in spans {
+                            edit.put_values_in(&lits, &span);
+                        }
+                    }
+                    Err(_) => *unmatched += 1,
+                }
+                continue;
+            }
+            let mask = &masks[ci][range.clone()];
+            let mut found = false;
+            for l in lits.iter().filter(|l| !l.key && l.text == text) {
+                edit.put_masked(l, mask);
+                found = true;
+            }
+            if !found {
+                // The fragment is the JSON-escaped form of the literal (a diff streamed into
+                // a string of the arguments): walk the escaping.
+                for l in lits.iter().filter(|l| !l.key) {
+                    if escaped_inner(&l.text) != text {
+                        continue;
+                    }
+                    found = true;
+                    let mut t_off = 0;
+                    for lc in &l.chars {
+                        let esc = escaped_inner(lc.c.encode_utf8(&mut [0u8; 4]));
+                        if esc.len() == lc.c.len_utf8() && mask.get(t_off) == Some(&true) {
+                            edit.put(lc);
+                        }
+                        t_off += esc.len();
+                    }
+                }
+            }
+            if !found {
+                // The dialect built the fragment around the literal (Gemini's `partialArgs`:
+                // a `stringValue` becomes `{"location":"Bost`): the literal's escaped text,
+                // found once inside the fragment's, is that part of it.
+                for l in lits.iter().filter(|l| !l.key && !l.text.is_empty()) {
+                    let esc = escaped_inner(&l.text);
+                    let mut at = text.match_indices(esc.as_str()).map(|(i, _)| i);
+                    let (Some(k), None) = (at.next(), at.next()) else {
+                        continue;
+                    };
+                    found = true;
+                    let mut t_off = k;
+                    for lc in &l.chars {
+                        let e = escaped_inner(lc.c.encode_utf8(&mut [0u8; 4]));
+                        if e.len() == lc.c.len_utf8() && mask.get(t_off) == Some(&true) {
+                            edit.put(lc);
+                        }
+                        t_off += e.len();
+                    }
+                }
+            }
+            if !found && mask.iter().any(|&b| b) {
+                *unmatched += 1;
+            }
+        }
+    };
     for event in &base.events {
         let (es, ee) = (event.span.start as usize, event.span.end as usize);
         for region in &regions {
@@ -629,106 +778,19 @@ pub fn vary(rec: &Recording, base: &Analysis, seed: u64) -> Variation {
             if s >= e {
                 continue;
             }
-            let lits = literals(body, s..e);
-            for l in &lits {
-                if let Some((_, m)) = ids.iter().find(|(id, _)| *id == l.text) {
-                    edit.put_masked(l, m);
-                }
-                if !l.key
-                    && let Some((i, _)) = whole_text.iter().find(|(_, t)| *t == l.text)
-                {
-                    edit.put_masked(l, &masks[*i]);
-                }
-                if !l.key && whole_strings.contains(&l.text) {
-                    for lc in &l.chars {
-                        edit.put(lc);
-                    }
-                }
-            }
-            for target in &whole_values {
-                for span in value_spans(body, &(s..e), &lits, target) {
-                    edit.put_values_in(&lits, &span);
-                }
-            }
-            // The event's own fragments, where they sit in it.
-            let first = event.first_fragment as usize;
-            for f in base
-                .fragments
-                .iter()
-                .skip(first)
-                .take(event.fragment_count as usize)
-            {
-                let Some(&Some(ci)) = client_index.get(f.call as usize) else {
-                    continue;
-                };
-                let range = f.args_range.start as usize..f.args_range.end as usize;
-                if !f.has_args || range.is_empty() {
-                    continue;
-                }
-                let text = base.fragment_text(f);
-                if f.object_args {
-                    match serde_json::from_str::<Value>(text) {
-                        Ok(target) => {
-                            let spans = value_spans(body, &(s..e), &lits, &target);
-                            if spans.is_empty() {
-                                assembled.push(ci);
-                            }
-                            for span in spans {
-                                edit.put_values_in(&lits, &span);
-                            }
-                        }
-                        Err(_) => unmatched += 1,
-                    }
-                    continue;
-                }
-                let mask = &masks[ci][range.clone()];
-                let mut found = false;
-                for l in lits.iter().filter(|l| !l.key && l.text == text) {
-                    edit.put_masked(l, mask);
-                    found = true;
-                }
-                if !found {
-                    // The fragment is the JSON-escaped form of the literal (a diff streamed into
-                    // a string of the arguments): walk the escaping.
-                    for l in lits.iter().filter(|l| !l.key) {
-                        if escaped_inner(&l.text) != text {
-                            continue;
-                        }
-                        found = true;
-                        let mut t_off = 0;
-                        for lc in &l.chars {
-                            let esc = escaped_inner(lc.c.encode_utf8(&mut [0u8; 4]));
-                            if esc.len() == lc.c.len_utf8() && mask.get(t_off) == Some(&true) {
-                                edit.put(lc);
-                            }
-                            t_off += esc.len();
-                        }
-                    }
-                }
-                if !found {
-                    // The dialect built the fragment around the literal (Gemini's `partialArgs`:
-                    // a `stringValue` becomes `{"location":"Bost`): the literal's escaped text,
-                    // found once inside the fragment's, is that part of it.
-                    for l in lits.iter().filter(|l| !l.key && !l.text.is_empty()) {
-                        let esc = escaped_inner(&l.text);
-                        let mut at = text.match_indices(esc.as_str()).map(|(i, _)| i);
-                        let (Some(k), None) = (at.next(), at.next()) else {
-                            continue;
-                        };
-                        found = true;
-                        let mut t_off = k;
-                        for lc in &l.chars {
-                            let e = escaped_inner(lc.c.encode_utf8(&mut [0u8; 4]));
-                            if e.len() == lc.c.len_utf8() && mask.get(t_off) == Some(&true) {
-                                edit.put(lc);
-                            }
-                            t_off += e.len();
-                        }
-                    }
-                }
-                if !found && mask.iter().any(|&b| b) {
-                    unmatched += 1;
-                }
+            apply(&mut edit, body, s, e, event, &mut assembled, &mut unmatched);
+            if base.framing == Framing::AwsEventStream {
+                base64_payloads(body, s..e, &mut edit, |sub, inner| {
+                    apply(
+                        sub,
+                        inner,
+                        0,
+                        inner.len(),
+                        event,
+                        &mut assembled,
+                        &mut unmatched,
+                    );
+                });
             }
         }
     }
@@ -782,7 +844,7 @@ pub fn vary(rec: &Recording, base: &Analysis, seed: u64) -> Variation {
     if out == *body {
         // Nothing to change, or nothing found where it could be changed.
         return if holds_values(&Expected::from_analysis(base)) {
-            unchanged("none of its ids and string values was found as text in the body (a payload encoded again, such as the base64 of InvokeModel's chunk frames, is not varied)".into())
+            unchanged("none of its ids and string values was found in the body (an encoding of its payloads this harness does not read)".into())
         } else {
             Variation {
                 recording: rec.clone(),
@@ -1045,10 +1107,10 @@ mod suite_tests {
     use super::*;
     use crate::harness::variants;
 
-    /// A recording whose calls sit in base64 payloads (InvokeModel's `chunk` frames) is not
-    /// varied, and says why instead of counting as proof.
+    /// A recording whose calls sit in base64 payloads (InvokeModel's `chunk` frames: the model's
+    /// event base64-encoded in a binary frame) is varied inside them, frames and CRCs intact.
     #[test]
-    fn an_invoke_model_stream_says_it_is_not_varied() {
+    fn an_invoke_model_stream_is_varied_inside_its_base64_payloads() {
         let spec = sse_replay_core::stub::StubSpec {
             dialect: sse_replay_core::dialect::DialectKind::AnthropicMessages,
             invoke_model_stream: true,
@@ -1064,9 +1126,16 @@ mod suite_tests {
         let r = crate::harness::SuiteRecording::new("invoke".into(), rec, None);
         assert_eq!(r.base.client_calls().count(), 1);
         let v = vary(&r.recording, &r.base, 3);
-        let why = v.unproven().unwrap();
-        assert!(why.contains("base64"), "{why}");
-        assert_eq!(v.recording, r.recording);
+        assert_eq!(v.unproven(), None);
+        assert_eq!(v.recording.body().len(), r.recording.body().len());
+        let after = Expected::from_analysis(&Analysis::from_recording(
+            &v.recording,
+            SourceInfo::default(),
+            Options::default(),
+        ));
+        let id = after.calls[0].0.id.clone().unwrap();
+        assert!(id.starts_with("toolu_") && id != "toolu_01ABCDEFG", "{id}");
+        assert_ne!(after.calls[0].0.arguments.to_json()["city"], "Paris");
     }
 
     /// Whether a call holds an id or a string to vary.
