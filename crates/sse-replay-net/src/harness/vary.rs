@@ -110,11 +110,27 @@ const DIGIT: Class = Class {
     first: '0' as u32,
     len: 10,
 };
-/// CJK Unified Ideographs (three bytes each).
+/// CJK Unified Ideographs (three bytes each): each is replaced by one of [`COMMON_HANZI`].
 const CJK: Class = Class {
     first: 0x4E00,
     len: 0x5200,
 };
+
+/// The hanzi a CJK character is replaced by: the first five rows of GB 2312 level 1 (470 common
+/// characters, all three UTF-8 bytes), which every CJK font covers (the app's subset font holds
+/// GB 2312 whole), so a varied stream stays drawable.
+const COMMON_HANZI: &str = "啊阿埃挨哎唉哀皑癌蔼矮艾碍爱隘鞍氨安俺按暗岸胺案肮昂盎凹敖熬翱袄傲奥懊澳芭捌扒叭\
+     吧笆八疤巴拔跋靶把耙坝霸罢爸白柏百摆佰败拜稗斑班搬扳般颁板版扮拌伴瓣半办绊邦帮梆\
+     榜膀绑棒磅蚌镑傍谤苞胞包褒剥薄雹保堡饱宝抱报暴豹鲍爆杯碑悲卑北辈背贝钡倍狈备惫焙\
+     被奔苯本笨崩绷甭泵蹦迸逼鼻比鄙笔彼碧蓖蔽毕毙毖币庇痹闭敝弊必辟壁臂避陛鞭边编贬扁\
+     便变卞辨辩辫遍标彪膘表鳖憋别瘪彬斌濒滨宾摈兵冰柄丙秉饼炳病并玻菠播拨钵波博勃搏铂\
+     箔伯帛舶脖膊渤泊驳捕卜哺补埠不布步簿部怖擦猜裁材才财睬踩采彩菜蔡餐参蚕残惭惨灿苍\
+     舱仓沧藏操糙槽曹草厕策侧册测层蹭插叉茬茶查碴搽察岔差诧拆柴豺搀掺蝉馋谗缠铲产阐颤\
+     昌猖场尝常长偿肠厂敞畅唱倡超抄钞朝嘲潮巢吵炒车扯撤掣彻澈郴臣辰尘晨忱沉陈趁衬撑称\
+     城橙成呈乘程惩澄诚承逞骋秤吃痴持匙池迟弛驰耻齿侈尺赤翅斥炽充冲虫崇宠抽酬畴踌稠愁\
+     筹仇绸瞅丑臭初出橱厨躇锄雏滁除楚础储矗搐触处揣川穿椽传船喘串疮窗幢床闯创吹炊捶锤\
+     垂春椿醇唇淳纯蠢戳绰疵茨磁雌辞慈瓷词此刺赐次聪葱囱匆从丛凑粗醋簇促蹿篡窜摧崔催脆\
+     瘁粹淬翠村存寸磋撮搓措挫错搭达答瘩打大呆歹傣戴带殆代贷袋待逮";
 /// Hiragana letters (three bytes each).
 const HIRAGANA: Class = Class {
     first: 0x3041,
@@ -182,16 +198,34 @@ impl Cipher {
             f if f == LOWER.first => u32::from(self.lower[i as usize]),
             f if f == UPPER.first => u32::from(self.upper[i as usize]),
             f if f == DIGIT.first => u32::from(self.digit[i as usize]),
-            f if f == CJK.first => (i + self.cjk) % class.len,
+            f if f == CJK.first => return Some(self.hanzi(c)),
             f if f == HIRAGANA.first => (i + self.hiragana) % class.len,
             _ => (i + self.cyrillic) % class.len,
         };
         char::from_u32(class.first + j)
     }
 
-    /// The bits of chance a changed `c` carries: log2 of the other characters of its class.
+    /// A CJK character's replacement: the next-but-`shift` common hanzi for one of them, one
+    /// picked by its code point for any other (never itself: it is not among them).
+    fn hanzi(&self, c: char) -> char {
+        let table: Vec<char> = COMMON_HANZI.chars().collect();
+        let n = table.len() as u32;
+        let at = match table.iter().position(|&h| h == c) {
+            Some(i) => (i as u32 + 1 + self.cjk % (n - 1)) % n,
+            None => (c as u32).wrapping_add(self.cjk) % n,
+        };
+        table.get(at as usize).copied().unwrap_or(c)
+    }
+
+    /// The bits of chance a changed `c` carries: log2 of the other characters it could become.
     fn bits(c: char) -> f64 {
-        Self::class(c).map_or(0.0, |k| f64::from(k.len - 1).log2())
+        match Self::class(c) {
+            Some(k) if k.first == CJK.first => {
+                f64::from(COMMON_HANZI.chars().count() as u32 - 1).log2()
+            }
+            Some(k) => f64::from(k.len - 1).log2(),
+            None => 0.0,
+        }
     }
 
     /// `text` with the characters at `mask` (byte offsets of character starts) substituted.
@@ -1048,11 +1082,13 @@ mod tests {
                     Cipher::class(ch).map(|k| k.first)
                 );
             }
-            for ch in ['深', '圳', 'я', 'А', 'あ'] {
+            for ch in ['深', '圳', 'я', 'А', 'あ', '啊', '匝'] {
                 let n = c.map(ch).unwrap();
                 assert_ne!(n, ch);
                 assert_eq!(n.len_utf8(), ch.len_utf8());
             }
+            // A CJK character becomes a common one (drawable by any CJK font).
+            assert!(COMMON_HANZI.contains(c.map('深').unwrap()));
             assert_eq!(c.map('_'), None);
             assert_eq!(c.map('é'), None);
         }
