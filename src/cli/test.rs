@@ -173,6 +173,10 @@ pub fn matrix_text(names: &[String], variants: &[Variant], results: &[CaseResult
             if let Some(d) = &r.diagnosis {
                 out.push_str(&format!("    {}\n", visible(d)));
             }
+            // How much of the stream it read (a client that never asked says so in its detail).
+            if r.served.requests > 0 {
+                out.push_str(&format!("    stream: {}\n", harness::served_text(r)));
+            }
             if matches!(r.outcome, CaseOutcome::Error(_)) && !r.stderr.trim().is_empty() {
                 let lines: Vec<&str> = r.stderr.trim_end().lines().collect();
                 for l in &lines[lines.len().saturating_sub(5)..] {

@@ -21,6 +21,7 @@ fn example(name: &str) -> PathBuf {
         "client_correct" => env!("CARGO_BIN_EXE_sse-replay-example-client-correct"),
         "client_naive" => env!("CARGO_BIN_EXE_sse-replay-example-client-naive"),
         "client_openai_chat" => env!("CARGO_BIN_EXE_sse-replay-example-client-openai-chat"),
+        "client_export" => env!("CARGO_BIN_EXE_sse-replay-example-client-export"),
         other => panic!("no example client {other}"),
     })
 }
@@ -671,7 +672,14 @@ fn forced_openai_chat(client: &[&str]) -> (Output, Vec<Value>) {
 /// when the client passes the same recording's clean form: it passes nothing.
 #[test]
 fn a_client_that_prints_nothing_passes_no_case() {
-    let (o, cases) = forced_openai_chat(&["sh", "-c", "echo '[]'"]);
+    // It reads the stream (so it is judged on what it prints, not on never asking).
+    let fetch = example("client_export");
+    let (o, cases) = forced_openai_chat(&[
+        "sh",
+        "-c",
+        "\"$0\" --fetch-only; echo '[]'",
+        fetch.to_str().expect("path"),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         cases.iter().all(|c| c["verdict"] != "pass"),
@@ -712,7 +720,13 @@ fn a_client_that_prints_nothing_passes_no_case() {
 /// says nothing unless the client passes the clean form.
 #[test]
 fn a_client_that_always_exits_1_passes_no_case() {
-    let (o, cases) = forced_openai_chat(&["sh", "-c", "exit 1"]);
+    let fetch = example("client_export");
+    let (o, cases) = forced_openai_chat(&[
+        "sh",
+        "-c",
+        "\"$0\" --fetch-only; exit 1",
+        fetch.to_str().expect("path"),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         cases.iter().all(|c| c["verdict"] != "pass"),
@@ -769,7 +783,8 @@ fn server_tools_are_not_expected_from_the_client() {
         assert_eq!(exported.as_array().map(Vec::len), Some(1), "{name}");
         assert_eq!(exported[0]["name"], "get_weather");
     }
-    let client = r#"echo '[{"name":"get_weather","arguments":{"location":"Paris, France","unit":"celsius"},"id":"call_s1"}]'"#;
+    // A client that prints what `export` reads from the served bytes (this run's values).
+    let client = example("client_export");
     let o = run_test(
         &[
             "--json",
@@ -780,15 +795,19 @@ fn server_tools_are_not_expected_from_the_client() {
             "--recordings",
             &rec("anthropic-server-tool.ron"),
         ],
-        &["sh", "-c", client],
+        &[client.to_str().expect("path"), common::BIN],
     );
-    assert_eq!(json_of(&o)["cases"][0]["verdict"], "pass", "{}", stderr(&o));
+    let case = &json_of(&o)["cases"][0];
+    assert_eq!(case["verdict"], "pass", "{}", stderr(&o));
+    assert_eq!(case["got"].as_array().map(Vec::len), Some(1), "{case:#}");
+    assert_eq!(case["got"][0]["name"], "get_weather");
 }
 
 /// A client that reads on past `event: error` is told so, not that it repaired arguments.
 #[test]
 fn a_client_that_ignores_the_error_event_is_told_so() {
-    let whole = r#"echo '[{"name":"get_weather","arguments":{"city":"深圳","days":3},"id":"call_1"},{"name":"get_time","arguments":{"city":"杭州","days":1},"id":"call_2"}]'"#;
+    // The naive client looks at `data:` lines only: it reads on past `event: error`.
+    let naive = example("client_naive");
     let o = run_test(
         &[
             "--json",
@@ -800,7 +819,7 @@ fn a_client_that_ignores_the_error_event_is_told_so() {
             &rec("quirk-provider-error.ron"),
             &rec("openai-chat-weather.ron"),
         ],
-        &["sh", "-c", whole],
+        &[naive.to_str().expect("path")],
     );
     let doc = json_of(&o);
     let case = doc["cases"]
@@ -911,6 +930,40 @@ fn serve_suite_lists_the_cases_and_judges_like_test() {
             .flat_map(|c| c["expected"].as_array().expect("expected"))
             .any(|e| e["status"] == "broken")
     );
+    // The listing names the calls, never this run's values: they must be read from the stream.
+    assert!(
+        listed
+            .iter()
+            .flat_map(|c| c["expected"].as_array().expect("expected"))
+            .all(|e| e.get("arguments").is_none()
+                && e.get("id").is_none()
+                && e["name"].is_string()),
+        "{listing:#}"
+    );
+    // A verdict on a case whose stream was never requested is not a pass.
+    let unread = listed
+        .iter()
+        .find(|c| c["id"] == "openai-chat-weather/one-read")
+        .expect("case");
+    let verdict: Value = serde_json::from_str(&rt.block_on(async {
+        http.post(unread["verdict_url"].as_str().expect("url"))
+            .body("[]")
+            .send()
+            .await
+            .expect("POST")
+            .text()
+            .await
+            .expect("body")
+    }))
+    .expect("JSON");
+    assert_eq!(verdict["verdict"], "fail", "{verdict:#}");
+    assert!(
+        verdict["detail"]
+            .as_str()
+            .expect("detail")
+            .starts_with("did not request the stream"),
+        "{verdict:#}"
+    );
     // A case's bytes under its base URL, with the SDK's own path below it.
     let case = listed
         .iter()
@@ -949,7 +1002,12 @@ fn serve_suite_lists_the_cases_and_judges_like_test() {
             "--recordings",
             &rec("quirk-repeated-name.ron"),
         ],
-        &["sh", "-c", &format!("echo '{printed}'")],
+        &[
+            "sh",
+            "-c",
+            &format!("\"$0\" --fetch-only; echo '{printed}'"),
+            example("client_export").to_str().expect("path"),
+        ],
     );
     let tested = &json_of(&o)["cases"][0];
     for key in ["verdict", "detail", "diagnosis", "expected", "got"] {
@@ -1239,4 +1297,197 @@ fn double_forked_grandchildren_without_the_environment_are_killed_with_their_cas
             .ok();
     }
     assert_eq!(left, Vec::new(), "ps still lists them");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Proof of reading: a pass needs this run's values, read from the stream
+// ---------------------------------------------------------------------------------------------
+
+/// The flags of the proof-of-reading runs: the whole built-in suite and the Responses client
+/// items (custom tools, apply_patch, local shell), four framing variants and both faults.
+fn proof_args<'a>(seed: &'a str, items: &'a str) -> Vec<&'a str> {
+    vec![
+        "--json",
+        "--faults",
+        "all",
+        "--variants",
+        "one-read,bytewise,utf8-split,keepalive",
+        "--random-seed",
+        seed,
+        "--recordings",
+        "recordings",
+        items,
+    ]
+}
+
+fn verdicts(cases: &[Value]) -> std::collections::BTreeMap<String, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for c in cases {
+        *m.entry(c["verdict"].as_str().unwrap_or("?").to_owned())
+            .or_insert(0) += 1;
+    }
+    m
+}
+
+/// A client that reads the stream and prints what `sse-replay export` makes of it passes every
+/// case, faults, broken recordings and custom tools included; run with another seed, its answers
+/// of the first run — printed without connecting (looked up by recording and variant), or after
+/// reading the new stream — pass none.
+#[test]
+fn the_export_echo_client_passes_every_case_and_its_old_answers_pass_none() {
+    let items = manifest().join("tests/data/responses-items");
+    let items = items.to_str().expect("path");
+    let export = example("client_export");
+    let run = |seed: &str, client: &[&str]| {
+        let o = bin()
+            .current_dir(manifest())
+            .arg("test")
+            .args(proof_args(seed, items))
+            .arg("--")
+            .args(client)
+            .output()
+            .expect("run sse-replay test");
+        let cases = json_of(&o)["cases"].as_array().expect("cases").clone();
+        (o, cases)
+    };
+    let (o, first) = run("11", &[export.to_str().expect("path"), common::BIN]);
+    let bad: Vec<&Value> = first.iter().filter(|c| c["verdict"] != "pass").collect();
+    assert!(bad.is_empty(), "{bad:#?}\n{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first.len() > 250, "{} cases", first.len());
+    // Custom tools were judged as text, the apply_patch and shell items as their objects.
+    for kind in ["custom-tool", "apply-patch", "local-shell"] {
+        assert!(
+            first.iter().any(
+                |c| c["recording"].as_str().is_some_and(|r| r.contains(kind))
+                    && c["verdict"] == "pass"
+            ),
+            "{kind}"
+        );
+    }
+    // Every case read to the end (the faults' cut included: what was planned was served).
+    for c in &first {
+        assert_eq!(c["served"]["requests"], 1, "{c:#}");
+        assert_eq!(c["served"]["to_the_end"], true, "{c:#}");
+    }
+    // Run 1's answers, keyed by recording and variant.
+    let dir = tempfile::tempdir().expect("tempdir");
+    for c in &first {
+        let file = format!(
+            "{}.{}.json",
+            c["recording"].as_str().expect("name").replace('/', "_"),
+            c["variant"].as_str().expect("variant")
+        );
+        std::fs::write(dir.path().join(file), c["got"].to_string()).expect("write");
+    }
+    let lookup = format!(
+        "cat \"{}/$(printf %s \"$SSE_REPLAY_RECORDING\" | tr / _).$SSE_REPLAY_VARIANT.json\"",
+        dir.path().display()
+    );
+    // Never connects.
+    let (_, cases) = run("12", &["sh", "-c", &lookup]);
+    assert_eq!(cases.len(), first.len());
+    assert_eq!(verdicts(&cases).get("pass"), None, "{:?}", verdicts(&cases));
+    for c in &cases {
+        assert_eq!(c["served"]["requests"], 0, "{c:#}");
+        assert!(
+            c["detail"]
+                .as_str()
+                .expect("detail")
+                .contains("did not request the stream"),
+            "{c:#}"
+        );
+    }
+    // Reads the new stream, prints the old answer.
+    let (_, cases) = run(
+        "12",
+        &[
+            "sh",
+            "-c",
+            &format!("\"$0\" --fetch-only; {lookup}"),
+            export.to_str().expect("path"),
+        ],
+    );
+    assert_eq!(verdicts(&cases).get("pass"), None, "{:?}", verdicts(&cases));
+    assert!(cases.iter().all(|c| c["served"]["requests"] == 1));
+}
+
+/// The degenerate clients: none passes a case, on the whole suite with faults.
+#[test]
+fn degenerate_clients_pass_no_case() {
+    let fetch = example("client_export");
+    let fetch = fetch.to_str().expect("path");
+    let fixed =
+        r#"echo '[{"name":"get_weather","arguments":{"city":"深圳","days":3},"id":"call_1"}]'"#;
+    let table: Vec<(&str, Vec<String>)> = vec![
+        (
+            "prints []",
+            vec!["sh".into(), "-c".into(), "echo '[]'".into()],
+        ),
+        ("exits 1", vec!["sh".into(), "-c".into(), "exit 1".into()]),
+        (
+            "random JSON",
+            vec![
+                "sh".into(),
+                "-c".into(),
+                r#"echo "[{\"name\":\"x$$\",\"arguments\":{\"r\":$$}}]""#.into(),
+            ],
+        ),
+        (
+            "crashes",
+            vec!["sh".into(), "-c".into(), "kill -SEGV $$".into()],
+        ),
+        ("fixed answer", vec!["sh".into(), "-c".into(), fixed.into()]),
+        (
+            "reads, then a fixed answer",
+            vec![
+                "sh".into(),
+                "-c".into(),
+                format!("\"$0\" --fetch-only; {fixed}"),
+                fetch.into(),
+            ],
+        ),
+        (
+            "reads, then []",
+            vec![
+                "sh".into(),
+                "-c".into(),
+                "\"$0\" --fetch-only; echo '[]'".into(),
+                fetch.into(),
+            ],
+        ),
+        (
+            "reads, then exits 1",
+            vec![
+                "sh".into(),
+                "-c".into(),
+                "\"$0\" --fetch-only; exit 1".into(),
+                fetch.into(),
+            ],
+        ),
+    ];
+    for (what, client) in &table {
+        let client: Vec<&str> = client.iter().map(String::as_str).collect();
+        let o = run_test(
+            &[
+                "--json",
+                "--faults",
+                "all",
+                "--variants",
+                "one-read,bytewise",
+                "--dialect",
+                "openai-chat,anthropic-messages,gemini,bedrock-converse,openai-responses",
+            ],
+            &client,
+        );
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        let doc = json_of(&o);
+        let cases = doc["cases"].as_array().expect("cases");
+        assert!(cases.len() > 100, "{what}: {} cases", cases.len());
+        assert_eq!(doc["summary"]["pass"], 0, "{what}: {:?}", verdicts(cases));
+        let reads = what.starts_with("reads");
+        for c in cases {
+            assert_eq!(c["served"]["requests"] != 0, reads, "{what}: {c:#}");
+        }
+    }
 }

@@ -349,10 +349,9 @@ impl ClientTestRun {
         let last = self.last.as_ref()?;
         let r = last.results.get(i)?;
         let rec = last.work.suite.get(r.id.recording)?;
-        let wire = rec.wire(r.id.variant, last.work.random_seed)?;
         Some((
             format!("{} × {}", rec.name, r.id.variant.name()),
-            wire.to_recording(&rec.recording),
+            rec.case_recording(r.id.variant, last.work.random_seed)?,
         ))
     }
 
@@ -675,6 +674,8 @@ fn show_call(c: &CaseCall) -> String {
     let args = match &c.arguments {
         harness::judge::Args::Value(v) => v.to_string(),
         harness::judge::Args::Raw(s) => format!("{s:?} (not JSON)"),
+        harness::judge::Args::Text(s) => format!("{s:?}"),
+        harness::judge::Args::Failed { error, .. } => format!("(failed: {error})"),
     };
     format!("{} {}", c.name, sse_replay_core::text::truncate(&args, 200))
 }

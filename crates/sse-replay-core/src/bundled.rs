@@ -151,7 +151,60 @@ fn notes(lines: &[&str]) -> Vec<String> {
 pub fn all() -> Vec<Bundled> {
     let mut all = weather_and_quirks();
     all.extend(shapes());
+    all.extend(responses_items());
     all
+}
+
+/// The OpenAI Responses calls the client executes that are not function calls: a custom tool
+/// (free-form input) and an apply_patch operation (its diff streamed), each from a public
+/// recording's shape.
+fn responses_items() -> Vec<Bundled> {
+    let base = |title: &str, calls: Vec<StubCall>, kind: stub::CallKind| StubSpec {
+        title: title.into(),
+        dialect: DialectKind::OpenAiResponses,
+        calls,
+        call_kinds: vec![kind],
+        fragment_chars: vec![9, 11, 14],
+        gap_micros: 10_000,
+        ..StubSpec::default()
+    };
+    vec![
+        Bundled {
+            file: "openai-responses-custom-tool.ron".into(),
+            spec: base(
+                "OpenAI Responses: a custom tool call, its free-form input streamed in pieces",
+                vec![call(
+                    "call_custom_sql_001",
+                    "write_sql",
+                    "SELECT * FROM users WHERE age > 25",
+                )],
+                stub::CallKind::CustomTool,
+            ),
+            notes: notes(&[
+                "The shape of vercel/ai's openai-custom-tool.1.chunks.txt (packages/openai/src/responses/__fixtures__/, Apache-2.0; tests/data/responses-items/): output_item.added with a custom_tool_call item and an empty input, response.custom_tool_call_input.delta pieces (\"SELECT * \", \"FROM users \", \"WHERE age > 25\"), the item done with the whole input, response.completed. A client prints the input as a JSON string. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: "openai-responses-apply-patch.ron".into(),
+            spec: StubSpec {
+                fragment_chars: vec![2, 9, 10, 3],
+                ..base(
+                    "OpenAI Responses: an apply_patch call creating a file, its diff streamed in pieces",
+                    vec![call(
+                        "call_kA46f91ZwocQyMCKyyZqRyC5",
+                        "apply_patch",
+                        r#"{"diff":"+## Shopping Checklist\n+\n+- [ ] Milk\n+- [ ] Bread\n+- [ ] Eggs\n","path":"shopping-checklist.md","type":"create_file"}"#,
+                    )],
+                    stub::CallKind::ApplyPatch,
+                )
+            },
+            notes: notes(&[
+                "The shape of vercel/ai's openai-apply-patch-tool.1.chunks.txt (a live gpt-5.1 capture; packages/openai/src/responses/__fixtures__/, Apache-2.0; tests/data/responses-items/): output_item.added with an apply_patch_call whose operation has an empty diff, response.apply_patch_call_operation_diff.delta pieces, .done with the whole diff, the item done with the whole operation, response.completed. A client prints the operation object as the arguments. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+    ]
 }
 
 /// The weather recordings and the quirk recordings.

@@ -125,6 +125,49 @@ pub struct StubSpec {
     /// `server_tool_use` with its `web_search_tool_result`, Responses `web_search_call` items; the
     /// arguments are the search's input). Ignored by dialects that have none.
     pub server_tools: Vec<StubCall>,
+    /// OpenAI Responses only: what kind of item each call is, by position (a call past the end
+    /// is a function call). Other dialects write every call as a function call.
+    pub call_kinds: Vec<CallKind>,
+}
+
+/// The kind of a Responses item a stub call is written as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CallKind {
+    /// A `function_call`: arguments streamed by `response.function_call_arguments.delta`.
+    #[default]
+    Function,
+    /// A `custom_tool_call`: the call's arguments are its free-form input, streamed by
+    /// `response.custom_tool_call_input.delta` (as in
+    /// tests/data/responses-items/openai-custom-tool.1.chunks.txt).
+    CustomTool,
+    /// An `apply_patch_call`: the call's arguments are its operation object
+    /// (`{"type","diff","path"}`), whose `diff` streams by
+    /// `response.apply_patch_call_operation_diff.delta` (as in
+    /// tests/data/responses-items/openai-apply-patch-tool.1.chunks.txt).
+    ApplyPatch,
+}
+
+impl StubSpec {
+    /// The kind of call `c` (see [`StubSpec::call_kinds`]).
+    pub fn call_kind(&self, c: usize) -> CallKind {
+        if self.dialect == DialectKind::OpenAiResponses {
+            self.call_kinds.get(c).copied().unwrap_or_default()
+        } else {
+            CallKind::Function
+        }
+    }
+
+    /// The text call `c` streams in pieces: its arguments, or an apply_patch operation's diff.
+    fn streamed_text(&self, c: usize) -> String {
+        let call = &self.calls[c];
+        match self.call_kind(c) {
+            CallKind::ApplyPatch => serde_json::from_str::<Value>(&call.arguments)
+                .ok()
+                .and_then(|v| v.get("diff").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default(),
+            _ => call.arguments.clone(),
+        }
+    }
 }
 
 impl Default for StubSpec {
@@ -144,6 +187,7 @@ impl Default for StubSpec {
             lead: Lead::None,
             whole_calls: false,
             server_tools: Vec::new(),
+            call_kinds: Vec::new(),
         }
     }
 }
@@ -746,14 +790,13 @@ impl Writer<'_> {
 
 /// Per call, its argument fragments; and the order in which (call, fragment) pairs are sent.
 fn fragment_plan(spec: &StubSpec) -> (Vec<Vec<String>>, Vec<(usize, usize)>) {
-    let per_call: Vec<Vec<String>> = spec
-        .calls
-        .iter()
+    let per_call: Vec<Vec<String>> = (0..spec.calls.len())
         .map(|c| {
+            let text = spec.streamed_text(c);
             let mut pieces = if spec.whole_calls {
-                vec![c.arguments.clone()]
+                vec![text]
             } else {
-                split_chars(&c.arguments, &spec.fragment_chars)
+                split_chars(&text, &spec.fragment_chars)
             };
             if pieces.is_empty() {
                 pieces.push(String::new());
@@ -1113,13 +1156,57 @@ fn responses_events(w: &mut Writer<'_>) {
     let at = |c: usize| output_index + c;
     for &(c, f) in &order {
         let call = &spec.calls[c];
+        let last_of_call = f + 1 == per_call[c].len();
+        match spec.call_kind(c) {
+            CallKind::Function => {}
+            CallKind::CustomTool => {
+                let id = format!("ctc_stub_{}", c + 1);
+                if f == 0 {
+                    let it = json!({"type": "custom_tool_call", "id": id, "call_id": call.id, "name": call.name, "input": ""});
+                    w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": at(c), "item": it}), false);
+                }
+                let delta = json!({"type": "response.custom_tool_call_input.delta", "sequence_number": next_seq(), "item_id": id, "output_index": at(c), "delta": per_call[c][f]});
+                w.push(Some("response.custom_tool_call_input.delta"), &delta, true);
+                if last_of_call {
+                    w.push(Some("response.custom_tool_call_input.done"), &json!({"type": "response.custom_tool_call_input.done", "sequence_number": next_seq(), "item_id": id, "output_index": at(c), "input": call.arguments}), false);
+                    let it = json!({"type": "custom_tool_call", "id": id, "call_id": call.id, "name": call.name, "input": call.arguments, "status": "completed"});
+                    w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": at(c), "item": it.clone()}), false);
+                    done_items.push(it);
+                }
+                continue;
+            }
+            CallKind::ApplyPatch => {
+                let id = format!("apc_stub_{}", c + 1);
+                let op = args_value(&call.arguments);
+                if f == 0 {
+                    let mut opening = op.clone();
+                    if let Some(o) = opening.as_object_mut() {
+                        o.insert("diff".into(), json!(""));
+                    }
+                    let it = json!({"id": id, "type": "apply_patch_call", "status": "in_progress", "call_id": call.id, "operation": opening});
+                    w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": at(c), "item": it}), false);
+                }
+                let delta = json!({"type": "response.apply_patch_call_operation_diff.delta", "sequence_number": next_seq(), "item_id": id, "output_index": at(c), "delta": per_call[c][f]});
+                w.push(
+                    Some("response.apply_patch_call_operation_diff.delta"),
+                    &delta,
+                    true,
+                );
+                if last_of_call {
+                    w.push(Some("response.apply_patch_call_operation_diff.done"), &json!({"type": "response.apply_patch_call_operation_diff.done", "sequence_number": next_seq(), "item_id": id, "output_index": at(c), "diff": op.get("diff").cloned().unwrap_or(Value::Null)}), false);
+                    let it = json!({"id": id, "type": "apply_patch_call", "status": "completed", "call_id": call.id, "operation": op});
+                    w.push(Some("response.output_item.done"), &json!({"type": "response.output_item.done", "sequence_number": next_seq(), "output_index": at(c), "item": it.clone()}), false);
+                    done_items.push(it);
+                }
+                continue;
+            }
+        }
         if f == 0 {
             let it = json!({"id": item(c), "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call.id, "name": call.name});
             w.push(Some("response.output_item.added"), &json!({"type": "response.output_item.added", "sequence_number": next_seq(), "output_index": at(c), "item": it}), false);
         }
         let delta = json!({"type": "response.function_call_arguments.delta", "sequence_number": next_seq(), "item_id": item(c), "output_index": at(c), "delta": per_call[c][f]});
         w.push(Some("response.function_call_arguments.delta"), &delta, true);
-        let last_of_call = f + 1 == per_call[c].len();
         if last_of_call {
             let it = json!({"id": item(c), "type": "function_call", "status": "completed", "arguments": call.arguments, "call_id": call.id, "name": call.name});
             w.push(Some("response.function_call_arguments.done"), &json!({"type": "response.function_call_arguments.done", "sequence_number": next_seq(), "item_id": item(c), "output_index": at(c), "arguments": call.arguments}), false);

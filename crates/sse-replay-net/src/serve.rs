@@ -15,6 +15,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -143,6 +144,61 @@ impl Plan {
     }
 }
 
+/// What a server saw of its clients, filled as it answers: how many asked for the response and
+/// how much of it was handed to their connection. The client-test harness reads it to tell a
+/// client that read the stream from one that never asked for it. "Handed to the connection" is
+/// what the server can know: a small body fits in the socket buffers, so a client that reads a
+/// few bytes and closes may still count as served whole.
+#[derive(Debug, Default)]
+pub struct ServedLog {
+    requests: AtomicU32,
+    most_bytes: AtomicU64,
+    whole: AtomicU32,
+    left: AtomicU32,
+}
+
+/// A snapshot of a [`ServedLog`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Served {
+    /// Requests answered with the response (a request refused for its body is not counted).
+    pub requests: u32,
+    /// The most bytes of the body one response handed to its connection.
+    pub bytes: u64,
+    /// Responses handed over to their end.
+    pub whole: u32,
+    /// Responses whose client left before their end (the connection closed while writing).
+    pub left: u32,
+}
+
+impl ServedLog {
+    /// What was seen so far.
+    pub fn snapshot(&self) -> Served {
+        Served {
+            requests: self.requests.load(Ordering::Relaxed),
+            bytes: self.most_bytes.load(Ordering::Relaxed),
+            whole: self.whole.load(Ordering::Relaxed),
+            left: self.left.load(Ordering::Relaxed),
+        }
+    }
+
+    fn request(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn progress(&self, bytes: usize) {
+        self.most_bytes.fetch_max(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn ended(&self, whole: bool, left: bool) {
+        if whole {
+            self.whole.fetch_add(1, Ordering::Relaxed);
+        }
+        if left {
+            self.left.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// What to serve and where.
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
@@ -159,6 +215,14 @@ pub type ServeHandle = super::ServerHandle;
 
 /// Binds `config.addr` and serves on a background thread with its own runtime.
 pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
+    start_watched(config, None)
+}
+
+/// [`start`], noting what each client was served in `watch`.
+pub fn start_watched(
+    config: ServeConfig,
+    watch: Option<Arc<ServedLog>>,
+) -> Result<ServeHandle, NetError> {
     let listener = super::bind(config.addr)?;
     let addr = listener.local_addr().map_err(|source| NetError::Bind {
         addr: config.addr,
@@ -169,12 +233,13 @@ pub fn start(config: ServeConfig) -> Result<ServeHandle, NetError> {
     let thread = std::thread::Builder::new()
         .name("sse-replay-serve".into())
         .spawn(move || {
-            rt.block_on(run(
+            rt.block_on(run_watched(
                 listener,
                 config.plan,
                 config.log,
                 config.limits,
                 stop_rx,
+                watch,
             ));
         })
         .map_err(NetError::Runtime)?;
@@ -189,11 +254,23 @@ pub async fn run(
     limits: super::ServerLimits,
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
+    run_watched(listener, plan, log, limits, stop, None).await;
+}
+
+async fn run_watched(
+    listener: std::net::TcpListener,
+    plan: Arc<Plan>,
+    log: bool,
+    limits: super::ServerLimits,
+    stop: tokio::sync::watch::Receiver<bool>,
+    watch: Option<Arc<ServedLog>>,
+) {
     let stop_streams = stop.clone();
     super::accept_loop(listener, stop, limits, true, move |req, peer| {
         let plan = plan.clone();
         let stop = stop_streams.clone();
-        async move { respond(req, peer, plan, log, limits, stop).await }
+        let watch = watch.clone();
+        async move { respond(req, peer, plan, log, limits, stop, watch).await }
     })
     .await;
 }
@@ -232,7 +309,8 @@ async fn drain_body(
     }
 }
 
-/// Answers one request with `plan` (the request body read and dropped first).
+/// Answers one request with `plan` (the request body read and dropped first), noting in `watch`
+/// what the client was served.
 pub(crate) async fn respond(
     req: hyper::Request<hyper::body::Incoming>,
     peer: SocketAddr,
@@ -240,6 +318,7 @@ pub(crate) async fn respond(
     log: bool,
     limits: super::ServerLimits,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    watch: Option<Arc<ServedLog>>,
 ) -> hyper::Response<AnyBody> {
     let method = req.method().clone();
     // Only logged: redacted, as a gateway may take a key in the path.
@@ -280,8 +359,17 @@ pub(crate) async fn respond(
         sse_replay_core::text::visible(&path),
         sse_replay_core::text::plural(body_len, "byte")
     );
+    if let Some(w) = &watch {
+        w.request();
+    }
     if plan.complete && !plan.abort_at_end {
         let resp = respond_whole(&plan, &mut stop).await;
+        if let Some(w) = &watch
+            && resp.status().as_u16() == plan.status
+        {
+            w.progress(plan.writes.iter().map(|(_, b)| b.len()).sum());
+            w.ended(true, false);
+        }
         if log {
             let bytes: usize = plan.writes.iter().map(|(_, b)| b.len()).sum();
             sse_replay_core::log_line!(
@@ -317,6 +405,15 @@ pub(crate) async fn respond(
             }
             written += 1;
             bytes_written += bytes.len();
+            if let Some(w) = &watch {
+                w.progress(bytes_written);
+            }
+        }
+        if let Some(w) = &watch {
+            w.ended(
+                ending.is_empty() && written == total,
+                ending == " before the client left",
+            );
         }
         if ending.is_empty() && plan.abort_at_end {
             tx.send(Err(std::io::Error::other("stream cut"))).await.ok();

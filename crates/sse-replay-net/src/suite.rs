@@ -81,19 +81,27 @@ pub struct SuiteOptions {
 
 impl SuiteOptions {
     /// The built-in suite in every framing variant, recorded timing as recorded, on
-    /// `127.0.0.1:0`, random seed 1.
+    /// `127.0.0.1:0`, a new random seed each time (the cases' values change with it; see
+    /// [`SuiteOptions::random_seed`]).
     pub fn builtin() -> Self {
         let (suite, _) = harness::builtin_suite();
         Self {
             suite,
             variants: Variant::FRAMING.to_vec(),
             dialects: Vec::new(),
-            random_seed: 1,
+            random_seed: fresh_seed(),
             speed: Some(1.0),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             log: false,
             limits: ServerLimits::default(),
         }
+    }
+
+    /// This seed (the `random` variant's writes and every case's varied values): the same seed
+    /// serves the same bytes.
+    pub fn random_seed(mut self, seed: u64) -> Self {
+        self.random_seed = seed;
+        self
     }
 
     /// Only recordings of `dialect` (may be called more than once).
@@ -124,6 +132,13 @@ impl SuiteOptions {
         self.speed = speed;
         self
     }
+}
+
+/// A seed from the clock: a new one each run.
+fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_000)
 }
 
 /// What kind of case it is, for the listing.
@@ -160,6 +175,8 @@ struct State {
     /// Clean cases first, then the rest, each in suite × variant order.
     cases: Vec<Listed>,
     by_key: HashMap<String, usize>,
+    /// Each listed case's wire, built once (its values varied for this server's seed).
+    wires: Vec<std::sync::OnceLock<Arc<harness::Wire>>>,
     /// The session of the session-less routes and [`SuiteServer::cases`].
     default_session: Arc<Session>,
     /// Sessions opened by `POST /sessions` and [`SuiteServer::session`].
@@ -177,6 +194,20 @@ struct Session {
     name: String,
     /// The last verdict judged per case.
     verdicts: Mutex<HashMap<CaseId, CaseOutcome>>,
+    /// What each listed case's stream requests in this session were served (by index in
+    /// `cases`): a verdict on a case whose stream this session never requested is not a pass.
+    served: Vec<Arc<crate::serve::ServedLog>>,
+}
+
+impl Session {
+    /// A session named `name` over `cases` listed cases.
+    fn new(name: String, cases: usize) -> Self {
+        Self {
+            name,
+            verdicts: Mutex::default(),
+            served: (0..cases).map(|_| Arc::default()).collect(),
+        }
+    }
 }
 
 /// The open sessions by id.
@@ -251,7 +282,10 @@ impl State {
             .enumerate()
             .map(|(i, c)| (c.key.clone(), i))
             .collect();
+        let wires = cases.iter().map(|_| std::sync::OnceLock::new()).collect();
+        let default_session = Arc::new(Session::new(String::new(), cases.len()));
         Self {
+            wires,
             addr,
             suite: opts.suite,
             variants: opts.variants,
@@ -260,7 +294,7 @@ impl State {
             log: opts.log,
             cases,
             by_key,
-            default_session: Arc::new(Session::default()),
+            default_session,
             sessions: Mutex::new(Sessions::default()),
             nonce: fastrand::u32(..),
         }
@@ -274,14 +308,12 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         sessions.opened += 1;
         let id = format!("{}-{:08x}", sessions.opened, self.nonce);
-        let session = Arc::new(Session {
-            name: if name.is_empty() {
-                id.clone()
-            } else {
-                name.to_owned()
-            },
-            verdicts: Mutex::default(),
-        });
+        let label = if name.is_empty() {
+            id.clone()
+        } else {
+            name.to_owned()
+        };
+        let session = Arc::new(Session::new(label, self.cases.len()));
         sessions.open.insert(id.clone(), session.clone());
         (id, session)
     }
@@ -403,7 +435,12 @@ impl State {
                 },
             };
         };
-        let judged = ctx.judge_parsed(exit, got, error);
+        let served = session
+            .served
+            .get(i)
+            .map(|w| w.snapshot())
+            .unwrap_or_default();
+        let judged = ctx.judge_parsed(exit, got, error, &served);
         let verdict = {
             let verdicts = session
                 .verdicts
@@ -467,7 +504,9 @@ impl State {
             "dialect": r.base.dialect.name(),
             "tools": r.tool_names(),
             "kind": kind(r, listed.id.variant),
-            "expected": ctx.as_ref().map(|c| c.expected.to_json()),
+            // Names and statuses only: the ids and arguments change every run, and a client
+            // must read them from the stream (the verdict shows them).
+            "expected": ctx.as_ref().map(|c| shape_json(&c.expected)),
             "problems": ctx.as_ref().map(|c| c.expected.problems.clone()),
             "clean_form": match &listed.form {
                 CleanForm::Cases(ids) => ids.iter().map(|&c| Value::String(self.label(c))).collect(),
@@ -492,6 +531,16 @@ impl State {
             "cases": cases,
         })
     }
+}
+
+/// The expected calls as the listing shows them: each call's `name` and `status`, never its
+/// values.
+fn shape_json(expected: &Expected) -> Value {
+    expected
+        .calls
+        .iter()
+        .map(|(c, s)| json!({"name": c.name, "status": s.name()}))
+        .collect()
 }
 
 /// A verdict on one case, as `POST …/verdict` and [`SuiteCase::check`] give it.
@@ -852,14 +901,18 @@ async fn handle(
                 let p = sse_replay_core::text::visible(&shown);
                 sse_replay_core::log_line!("{method} {p} from {peer}: case {key}");
             }
-            let wire = r
-                .wire(listed.id.variant, state.random_seed)
-                .unwrap_or_default();
+            let wire = state.wires[i].get_or_init(|| {
+                Arc::new(
+                    r.wire(listed.id.variant, state.random_seed)
+                        .unwrap_or_default(),
+                )
+            });
+            let watch = session.served.get(i).cloned();
             let speed = (listed.id.variant == Variant::Recorded)
                 .then_some(state.speed)
                 .flatten();
-            let plan = harness::run::wire_plan(&wire, r.response_head(), speed);
-            crate::serve::respond(req, peer, Arc::new(plan), false, limits, stop).await
+            let plan = harness::run::wire_plan(wire, r.response_head(), speed);
+            crate::serve::respond(req, peer, Arc::new(plan), false, limits, stop, watch).await
         }
         _ => error_json(
             404,

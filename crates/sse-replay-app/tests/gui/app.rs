@@ -732,7 +732,8 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
     }
     h.run();
     h.get_by_label("1 case: 0 pass, 1 fail, 0 error");
-    h.get_by_label_contains("call 0: arguments {} instead of");
+    // `echo` never asks for the stream: whatever it prints, it cannot have read this run's values.
+    h.get_by_label_contains("did not request the stream");
     h.get_by_label("✗").click();
     h.run();
     wait_loaded(&mut h);
@@ -743,7 +744,12 @@ fn test_a_client_tab_runs_shows_the_matrix_and_opens_a_case() {
     // "Your client" on the left: what it printed against the correct calls, the difference in red.
     h.get_by_label("Your client");
     h.get_by_label_contains("✗ 0: get_weather {}");
-    h.get_by_label_contains("correct: get_weather {\"city\":\"深圳\",\"days\":3}");
+    // The case's own bytes: its values varied for this run (the key and the number stay).
+    h.get_by_label_contains("correct: get_weather {\"city\":");
+    assert!(
+        h.query_by_label_contains("\"深圳\"").is_none(),
+        "the recording's own values are not this run's"
+    );
     h.get_by_label_contains("1 of the stream's 2 calls not printed");
     h.get_by_label("Naive strategies").click();
     h.run();

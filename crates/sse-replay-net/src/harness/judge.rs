@@ -72,14 +72,25 @@ pub enum Args {
     Value(Value),
     /// Text that does not parse as JSON (a broken call, or what a client printed as a string).
     Raw(String),
+    /// Free-form text: a custom tool's input (expected), compared as text. A client prints it as
+    /// a JSON string holding the text (or that string JSON-encoded once more, as the AI SDK hands
+    /// it out).
+    Text(String),
+    /// A call the client printed as failed, in `export`'s shape (`"error"` and `"raw_arguments"`,
+    /// no `"arguments"`): it says the call's arguments did not parse, which is leaving it out.
+    Failed {
+        /// The error it gave.
+        error: String,
+        /// The text it says it received, when it gave it.
+        raw: Option<String>,
+    },
 }
 
 impl PartialEq for Args {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Args::Value(a), Args::Value(b)) => json_eq(a, b),
-            (Args::Raw(a), Args::Raw(b)) => a == b,
-            _ => false,
+            (Args::Failed { raw: a, .. }, Args::Failed { raw: b, .. }) => a == b,
+            _ => self.same(other),
         }
     }
 }
@@ -89,7 +100,8 @@ impl Args {
     pub fn to_json(&self) -> Value {
         match self {
             Args::Value(v) => v.clone(),
-            Args::Raw(s) => Value::String(s.clone()),
+            Args::Raw(s) | Args::Text(s) => Value::String(s.clone()),
+            Args::Failed { raw, .. } => raw.clone().map_or(Value::Null, Value::String),
         }
     }
 
@@ -98,15 +110,24 @@ impl Args {
         let text = match self {
             Args::Value(v) => v.to_string(),
             Args::Raw(s) => format!("{s:?} (not JSON)"),
+            Args::Text(s) => format!("{s:?} (text)"),
+            Args::Failed { error, .. } => format!("(reported as failed: {error})"),
         };
         sse_replay_core::text::truncate(&text, 120)
     }
 
-    /// The same arguments: equal JSON values ([`json_eq`]) or the same raw text.
+    /// The same arguments: equal JSON values ([`json_eq`]) or the same raw text; free-form text
+    /// equals a printed string holding it (once or twice JSON-encoded) or, for text that is JSON,
+    /// the same value. A call reported as failed is never the same as arguments.
     pub fn same(&self, other: &Args) -> bool {
         match (self, other) {
             (Args::Value(a), Args::Value(b)) => json_eq(a, b),
-            (Args::Raw(a), Args::Raw(b)) => a == b,
+            (Args::Raw(a), Args::Raw(b)) | (Args::Text(a), Args::Text(b)) => a == b,
+            (Args::Text(t), Args::Raw(s)) | (Args::Raw(s), Args::Text(t)) => s == t,
+            (Args::Text(t), Args::Value(v)) | (Args::Value(v), Args::Text(t)) => match v {
+                Value::String(s) => s == t,
+                other => serde_json::from_str::<Value>(t).is_ok_and(|p| json_eq(&p, other)),
+            },
             _ => false,
         }
     }
@@ -143,9 +164,14 @@ impl CaseCall {
         self.name == got.name && ids && self.arguments.same(&got.arguments)
     }
 
-    /// The contract's JSON shape.
+    /// The contract's JSON shape (a call reported as failed: `export`'s, with `"error"`).
     pub fn to_json(&self) -> Value {
-        json!({"name": self.name, "arguments": self.arguments.to_json(), "id": self.id})
+        let mut v =
+            json!({"name": self.name, "arguments": self.arguments.to_json(), "id": self.id});
+        if let (Args::Failed { error, .. }, Some(o)) = (&self.arguments, v.as_object_mut()) {
+            o.insert("error".into(), json!(error));
+        }
+        v
     }
 }
 
@@ -169,6 +195,15 @@ impl Expected {
             .client_calls()
             .map(|c| {
                 let (arguments, status) = match &c.parsed {
+                    // A custom tool's input is text, judged as text.
+                    Parsed::Ok(_) if c.text_input => (
+                        Args::Text(c.raw_arguments.clone()),
+                        if c.complete {
+                            CallStatus::Ok
+                        } else {
+                            CallStatus::Unfinished
+                        },
+                    ),
                     Parsed::Ok(v) if c.complete => {
                         (Args::Value(serde_json::Value::clone(v)), CallStatus::Ok)
                     }
@@ -361,10 +396,23 @@ impl<'de> serde::de::Visitor<'de> for &mut Calls {
     }
 }
 
-/// One printed call from its JSON object (`None`: not an object with a `"name"` string).
+/// One printed call from its JSON object (`None`: not an object with a `"name"` string). A call
+/// with an `"error"` string and no `"arguments"` is a call reported as failed, as `export` writes
+/// one ([`Args::Failed`]).
 pub fn call_from_json(v: &Value) -> Option<CaseCall> {
     let name = v.get("name").and_then(Value::as_str)?.to_owned();
+    let failed = v
+        .get("error")
+        .and_then(Value::as_str)
+        .filter(|_| v.get("arguments").is_none_or(Value::is_null));
     let arguments = match v.get("arguments") {
+        _ if failed.is_some() => Args::Failed {
+            error: failed.unwrap_or_default().to_owned(),
+            raw: v
+                .get("raw_arguments")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        },
         None | Some(Value::Null) => Args::Value(json!({})),
         Some(Value::String(s)) if s.trim().is_empty() => Args::Value(json!({})),
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
@@ -474,6 +522,12 @@ pub fn judge_with(
         Ok(g) => g,
         // Crashing is an expected outcome here, whatever it printed before.
         Err(_) if failed_how.is_some() => return CaseOutcome::Pass,
+        // JSON whose calls lack a name is not "no parseable JSON" (a nameless partial call).
+        Err(e @ OutputError::NotACall(_)) => {
+            return CaseOutcome::Error(format!(
+                "printed JSON that is not the contract's calls: {e}"
+            ));
+        }
         Err(e) => return CaseOutcome::Error(format!("printed no parseable JSON ({e})")),
     };
     // The stream ended badly: printing nothing is a choice the client may make.
@@ -511,6 +565,36 @@ fn align(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
     let mut skipped: Vec<usize> = Vec::new();
     for (ei, (e, status)) in expected.calls.iter().enumerate() {
         let g = got.get(gi);
+        // A call reported as failed, as `export` writes one: it stands for this call when the
+        // names agree, and is right for a call that does not parse (or never finished).
+        if let Some(g) = g
+            && let Args::Failed { error, raw } = &g.arguments
+            && g.name == e.name
+        {
+            match (status, &e.arguments, raw) {
+                (CallStatus::Ok, _, _) => {
+                    return Err(format!(
+                        "call {gi}: reported {} as failed ({}), but its arguments parse: {}",
+                        sse_replay_core::text::truncate(&g.name, 60),
+                        sse_replay_core::text::truncate(error, 120),
+                        e.arguments.show()
+                    ));
+                }
+                (CallStatus::Broken, Args::Raw(received), Some(r)) if r != received => {
+                    return Err(format!(
+                        "call {gi}: reported call {ei} {} as failed with other text than was received ({} instead of {})",
+                        sse_replay_core::text::truncate(&g.name, 60),
+                        Args::Raw(r.clone()).show(),
+                        e.arguments.show()
+                    ));
+                }
+                _ => {
+                    gi += 1;
+                    skipped.clear();
+                    continue;
+                }
+            }
+        }
         match status {
             CallStatus::Ok => match g {
                 Some(g) if e.accepts(g) => {
@@ -535,6 +619,11 @@ fn align(expected: &Expected, got: &[CaseCall]) -> Result<(), String> {
     }
     match got.get(gi) {
         None => Ok(()),
+        Some(g) if matches!(g.arguments, Args::Failed { .. }) => Err(format!(
+            "call {gi}: reported {} as failed, a call the stream does not hold at that place (its calls: {})",
+            sse_replay_core::text::truncate(&g.name, 60),
+            stream_calls(expected)
+        )),
         Some(g) => Err(
             match skipped
                 .iter()
@@ -801,6 +890,7 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
             && match &g.arguments {
                 Args::Value(v) => json_eq(v, &json!({})),
                 Args::Raw(r) => r.trim().is_empty(),
+                Args::Text(_) | Args::Failed { .. } => false,
             }
     };
     let without: Vec<CaseCall> = got.iter().filter(|g| !placeholder(g)).cloned().collect();
@@ -958,6 +1048,13 @@ mod tests {
             Err(OutputError::NotJson(_))
         ));
         assert_eq!(parse_output(b"[1]"), Err(OutputError::NotACall(0)));
+        // A nameless call (google-genai's partial calls) is named for what it is.
+        let nameless = parse_output(br#"[{"name":null,"arguments":{}}]"#);
+        let v = judge(&expected(vec![]), &Exit::Code(0), &nameless);
+        assert_eq!(
+            v.detail(),
+            "printed JSON that is not the contract's calls: call 0 is not an object with a \"name\" string"
+        );
         // An empty id or name printed is a value, kept as printed.
         let empty = parse_output(br#"[{"name":"","arguments":{},"id":""}]"#).unwrap();
         assert_eq!(empty[0].name, "");
@@ -1183,6 +1280,72 @@ mod tests {
         // Without that knowledge it is a repaired call.
         let v = judge(&e, &Exit::Code(0), &Ok(whole));
         assert!(v.detail().contains("repaired"), "{v:?}");
+    }
+
+    /// A custom tool's input is text: printed as a JSON string holding it (as the README says),
+    /// it passes; it used to pass only JSON-encoded twice. Other text is a difference.
+    #[test]
+    fn a_custom_tool_input_printed_as_a_string_passes() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/responses-items/openai-custom-tool.1.chunks.txt");
+        let (suite, bad) = crate::harness::load_paths(&[path]);
+        assert!(bad.is_empty(), "{bad:?}");
+        let e = Expected::from_analysis(&suite[0].base);
+        assert_eq!(
+            e.calls[0].0.arguments,
+            Args::Text("SELECT * FROM users WHERE age > 25".into())
+        );
+        for printed in [
+            r#"[{"name":"write_sql","arguments":"SELECT * FROM users WHERE age > 25"}]"#,
+            r#"[{"name":"write_sql","arguments":"\"SELECT * FROM users WHERE age > 25\""}]"#,
+            r#"[{"name":"write_sql","arguments":"SELECT * FROM users WHERE age > 25","id":"call_custom_sql_001"}]"#,
+        ] {
+            let got = parse_output(printed.as_bytes());
+            assert_eq!(
+                judge(&e, &Exit::Code(0), &got),
+                CaseOutcome::Pass,
+                "{printed}"
+            );
+        }
+        let got = parse_output(br#"[{"name":"write_sql","arguments":"SELECT 1"}]"#);
+        let v = judge(&e, &Exit::Code(0), &got);
+        assert!(v.detail().contains("\"SELECT 1\""), "{v:?}");
+    }
+
+    /// `export`'s own output read back: a call that failed to parse is written with `error` and
+    /// `raw_arguments` (no `arguments`); it used to read as `{}` and be called "partial, repaired
+    /// or invented". It is a call reported as failed: right for a broken call, named for an ok one.
+    #[test]
+    fn a_failed_call_in_exports_output_is_named_as_failed() {
+        let e = Expected {
+            calls: vec![
+                (call("f", json!({"a": 1})), CallStatus::Ok),
+                (broken("g", "{\"city\":\"杭"), CallStatus::Broken),
+            ],
+            problems: vec!["the stream was cut".into()],
+        };
+        let export = r#"[{"index":0,"id":null,"name":"f","arguments":{"a":1}},{"index":1,"id":null,"name":"g","error":"EOF while parsing a string at line 1 column 12","raw_arguments":"{\"city\":\"杭"}]"#.as_bytes();
+        let got = parse_output(export);
+        assert!(matches!(
+            got.as_ref().unwrap()[1].arguments,
+            Args::Failed { .. }
+        ));
+        assert_eq!(judge(&e, &Exit::Code(1), &got), CaseOutcome::Pass);
+        // Reported as failed with other text than received.
+        let other =
+            br#"[{"name":"f","arguments":{"a":1}},{"name":"g","error":"x","raw_arguments":"{"}]"#;
+        let v = judge(&e, &Exit::Code(1), &parse_output(other));
+        assert!(v.detail().contains("as failed with other text"), "{v:?}");
+        assert!(!v.detail().contains("invented"), "{v:?}");
+        // A call that parsed, reported as failed.
+        let wrong = br#"[{"name":"f","error":"x","raw_arguments":"{\"a\":1}"}]"#;
+        let v = judge(&e, &Exit::Code(1), &parse_output(wrong));
+        assert!(
+            v.detail()
+                .contains("reported f as failed (x), but its arguments parse"),
+            "{v:?}"
+        );
+        assert!(!v.detail().contains("printed {}"), "{v:?}");
     }
 
     fn analysis_of(file: &str) -> Analysis {

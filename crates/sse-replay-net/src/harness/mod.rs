@@ -13,6 +13,7 @@ pub mod junit;
 pub mod plan;
 pub mod run;
 pub mod variants;
+pub mod vary;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,11 +25,13 @@ use sse_replay_core::open::OpenError;
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::recording::Recording;
 
+pub use crate::serve::Served;
 pub use case::{CaseContext, Judgement};
 pub use judge::{CaseCall, CaseOutcome, Exit, Expected};
 pub use plan::{CleanForm, NotSpoken, SuiteRun, plan_cases, run_plan};
 pub use run::{ClientCommand, ClientRun, RunError};
 pub use variants::{Variant, Wire};
+pub use vary::Variation;
 
 /// Every bundled recording (`recordings/*.ron`): (file name, bytes).
 pub use sse_replay_core::bundled::BUILTIN;
@@ -234,6 +237,11 @@ pub struct CaseResult {
     /// The tail of its standard error, lossily decoded.
     pub stderr: String,
     pub exit: Option<Exit>,
+    /// What the case's server saw of the client: its requests and how much of the stream it
+    /// was handed (nothing when it did not run).
+    pub served: Served,
+    /// The bytes the case serves.
+    pub wire_bytes: u64,
     /// The client's run time.
     pub client_time: Duration,
     /// The whole case (building the bytes, serving, judging), client included.
@@ -243,9 +251,31 @@ pub struct CaseResult {
 }
 
 impl SuiteRecording {
-    /// The bytes case `variant` puts on the wire (`None`: the variant does not apply).
+    /// The bytes case `variant` puts on the wire (`None`: the variant does not apply): the
+    /// recording with its values varied for this case and run ([`vary`]), cut as the variant cuts.
     pub fn wire(&self, variant: Variant, random_seed: u64) -> Option<Wire> {
-        variants::wire(variant, &self.recording, &self.base, random_seed)
+        self.case_wire(variant, random_seed).map(|(wire, _)| wire)
+    }
+
+    /// The recording case `variant` serves, its exact reads and varied values (to open it as
+    /// the client saw it).
+    pub fn case_recording(&self, variant: Variant, random_seed: u64) -> Option<Recording> {
+        let (wire, variation) = self.case_wire(variant, random_seed)?;
+        Some(wire.to_recording(&variation.recording))
+    }
+
+    /// [`SuiteRecording::wire`] with the variation it was cut from (whether its values changed).
+    pub fn case_wire(&self, variant: Variant, random_seed: u64) -> Option<(Wire, Variation)> {
+        if !variants::applies(variant, &self.base) {
+            return None;
+        }
+        let variation = vary::vary(
+            &self.recording,
+            &self.base,
+            vary::case_seed(random_seed, &self.name, variant),
+        );
+        let wire = variants::wire(variant, &variation.recording, &self.base, random_seed)?;
+        Some((wire, variation))
     }
 }
 
@@ -296,6 +326,8 @@ pub fn run_case_until(
         diagnosis: None,
         stderr,
         exit: None,
+        served: Served::default(),
+        wire_bytes: ctx.wire.writes.iter().map(|(_, b)| b.len() as u64).sum(),
         client_time: Duration::ZERO,
         case_time: started.elapsed(),
         start_failed,
@@ -343,11 +375,12 @@ pub fn run_case_until(
             )
         };
     }
-    let judged = ctx.judge(&run.exit, &run.stdout, &stderr);
+    let judged = ctx.judge(&run.exit, &run.stdout, &stderr, &run.served);
     CaseResult {
         got: judged.got,
         diagnosis: judged.diagnosis,
         exit: Some(run.exit),
+        served: run.served,
         client_time: run.client_time,
         case_time: started.elapsed(),
         ..base(judged.outcome, stderr, false)
@@ -504,7 +537,45 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
             Some(Exit::Stopped) => serde_json::json!("stopped"),
             None => serde_json::Value::Null,
         },
+        "served": served_json(result),
         "client_ms": result.client_time.as_secs_f64() * 1e3,
         "case_ms": result.case_time.as_secs_f64() * 1e3,
+    })
+}
+
+/// How much of the stream the client was served, in a few words: `did not request the stream`,
+/// `read to the end (N bytes)`, `left after X of N bytes`, `had X of N bytes when it ended`.
+pub fn served_text(result: &CaseResult) -> String {
+    let s = &result.served;
+    let n = result.wire_bytes;
+    let times = if s.requests > 1 {
+        format!(", {} requests", s.requests)
+    } else {
+        String::new()
+    };
+    if s.requests == 0 {
+        "did not request the stream".into()
+    } else if s.whole > 0 {
+        format!(
+            "read to the end ({}{times})",
+            sse_replay_core::text::plural(n, "byte")
+        )
+    } else if s.left > 0 {
+        format!("left after {} of {n} bytes{times}", s.bytes)
+    } else {
+        format!("had {} of {n} bytes when it ended{times}", s.bytes)
+    }
+}
+
+/// `--json`'s `served` of a case: `{"requests", "bytes", "of", "to_the_end", "left_early", "text"}`.
+fn served_json(result: &CaseResult) -> serde_json::Value {
+    let s = &result.served;
+    serde_json::json!({
+        "requests": s.requests,
+        "bytes": s.bytes,
+        "of": result.wire_bytes,
+        "to_the_end": s.whole > 0,
+        "left_early": s.whole == 0 && s.left > 0,
+        "text": served_text(result),
     })
 }

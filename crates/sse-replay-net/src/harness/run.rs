@@ -65,6 +65,8 @@ pub struct ClientRun {
     pub stderr: Vec<u8>,
     /// The client's own run time (spawn to exit).
     pub client_time: Duration,
+    /// What the case's server saw of it: its requests, how much of the stream it was handed.
+    pub served: serve::Served,
 }
 
 /// Why a case could not run at all.
@@ -172,12 +174,25 @@ pub fn serve_wire(
     head: (u16, String),
     speed: Option<f64>,
 ) -> Result<crate::serve::ServeHandle, crate::NetError> {
-    serve::start(ServeConfig {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        plan: Arc::new(wire_plan(wire, head, speed)),
-        log: false,
-        limits: crate::ServerLimits::default(),
-    })
+    serve_wire_watched(wire, head, speed, None)
+}
+
+/// [`serve_wire`], noting in `watch` what each client was served.
+pub fn serve_wire_watched(
+    wire: &Wire,
+    head: (u16, String),
+    speed: Option<f64>,
+    watch: Option<Arc<serve::ServedLog>>,
+) -> Result<crate::serve::ServeHandle, crate::NetError> {
+    serve::start_watched(
+        ServeConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            plan: Arc::new(wire_plan(wire, head, speed)),
+            log: false,
+            limits: crate::ServerLimits::default(),
+        },
+        watch,
+    )
 }
 
 /// What a server answers with to put `wire` on the wire: the response head `(status, content
@@ -238,7 +253,8 @@ pub fn run_client_until(
 ) -> Result<ClientRun, RunError> {
     static NEXT_CASE: AtomicU64 = AtomicU64::new(1);
     become_subreaper();
-    let server = serve_wire(wire, head, speed)?;
+    let watch = Arc::new(serve::ServedLog::default());
+    let server = serve_wire_watched(wire, head, speed, Some(watch.clone()))?;
     let marker = format!(
         "{}-{}",
         std::process::id(),
@@ -356,6 +372,7 @@ pub fn run_client_until(
         stdout,
         stderr,
         client_time,
+        served: watch.snapshot(),
     })
 }
 

@@ -158,13 +158,18 @@ pub fn applies(variant: Variant, base: &Analysis) -> bool {
     }
 }
 
-/// The wire for `variant` over `rec` (whose analysis is `base`), or `None` when the variant does not
-/// apply (see [`applies`]).
+/// The wire for `variant` over `rec`, or `None` when the variant does not apply (see
+/// [`applies`]). `base` is the analysis of `rec` or of a recording with the same byte layout (the
+/// recording before its values were varied: the same length, events and reads), whose positions
+/// say where to cut; the bytes are `rec`'s.
 pub fn wire(variant: Variant, rec: &Recording, base: &Analysis, random_seed: u64) -> Option<Wire> {
     if !applies(variant, base) {
         return None;
     }
-    let body = base.body.clone();
+    let body = rec.body();
+    if body.len() != base.body.len() {
+        return None;
+    }
     let writes = match variant {
         Variant::Recorded => rec
             .chunks

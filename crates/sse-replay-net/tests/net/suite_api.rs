@@ -137,13 +137,16 @@ async fn async_openai_against_every_openai_chat_case() {
         "{}",
         merged.message()
     );
-    // Empty ids on continuations overwrite the real one: a printed "" is a wrong id.
+    // Empty ids on continuations overwrite the real one: a printed "" is a wrong id (the real
+    // one is this run's, varied from the recording's).
     let blanked = find("quirk-empty-id-continuations/bytewise");
+    let real = blanked.expected.calls[0].0.id.clone().expect("an id");
+    assert_ne!(real, "call_1");
     assert!(
         blanked
             .outcome
             .detail()
-            .contains("id \"\" instead of \"call_1\""),
+            .contains(&format!("id \"\" instead of {real:?}")),
         "{}",
         blanked.message()
     );
@@ -187,6 +190,24 @@ async fn the_listing_and_the_verdict_endpoint_match_the_api() {
         .into_iter()
         .find(|c| c.id == "openai-chat-weather/bytewise")
         .expect("case");
+    // A verdict counts only once the case's stream was requested.
+    let unread = case.check(&json!([]));
+    assert!(
+        unread
+            .outcome
+            .detail()
+            .starts_with("did not request the stream"),
+        "{}",
+        unread.message()
+    );
+    http.post(format!("{}/v1/chat/completions", case.base_url))
+        .body("{}")
+        .send()
+        .await
+        .expect("POST the case")
+        .text()
+        .await
+        .expect("body");
     for printed in [
         json!([]),
         json!([{"name": "get_weather", "arguments": "{\"city\":\"深圳\",\"days\":3.0}"}]),
