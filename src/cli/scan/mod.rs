@@ -207,6 +207,7 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
         max_input_bytes: a
             .max_input_bytes
             .unwrap_or(sse_replay_core::input::DEFAULT_MAX_INPUT_BYTES),
+        limit_files: a.max_input_bytes.is_some(),
         skip_non_captures: false,
     };
     let progress = Progress::new(std::io::stderr().is_terminal());

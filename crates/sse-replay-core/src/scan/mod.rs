@@ -197,9 +197,12 @@ pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bo
 pub struct ScanOptions {
     /// The longest line or event accepted (as `check --max-event-bytes`).
     pub max_event_bytes: u64,
-    /// The most bytes read from one file, whatever it is (as `check --max-input-bytes`): a FIFO,
-    /// a device or an endless file named on the command line ends there, as one unreadable row.
+    /// The most bytes read from what grows without end (as `check --max-input-bytes`): a FIFO, a
+    /// device or an endless stream named on the command line ends there, as one unreadable row;
+    /// a regular file analysed as it is read is read to its end unless [`Self::limit_files`].
     pub max_input_bytes: u64,
+    /// The limit bounds regular files too (`--max-input-bytes` given, as `check` takes it).
+    pub limit_files: bool,
     /// A body in which nothing was recognised (a licence note, a JSON file that is not a
     /// response, an empty file) is a [`RowVerdict::Skipped`] row ("not a capture") rather than a
     /// stream that is not OK, unless its extension says it is a stream (`.sse`,
@@ -212,6 +215,7 @@ impl Default for ScanOptions {
         Self {
             max_event_bytes: input::DEFAULT_MAX_EVENT_BYTES,
             max_input_bytes: input::DEFAULT_MAX_INPUT_BYTES,
+            limit_files: false,
             skip_non_captures: true,
         }
     }
@@ -223,6 +227,7 @@ impl ScanOptions {
         ReadOptions {
             max_event_bytes: self.max_event_bytes,
             max_input_bytes: self.max_input_bytes,
+            limit_files: self.limit_files,
             ..ReadOptions::default()
         }
     }
@@ -244,16 +249,19 @@ impl BodyHash {
 }
 
 /// The model and the response id named by the first [`MODEL_EVENTS`] events of a stream (each
-/// the first one found).
+/// the first one found), and the token usage of all its events.
 #[derive(Default)]
 struct ModelProbe {
     seen: usize,
     model: Option<String>,
     response_id: Option<String>,
+    /// Token usage, from every event that carries it.
+    usage: rows::TokenUsage,
 }
 
 impl ModelProbe {
     fn event(&mut self, bytes: &[u8]) {
+        self.usage.event(bytes);
         if (self.model.is_none() || self.response_id.is_none()) && self.seen < MODEL_EVENTS {
             self.seen += 1;
             let (model, id) = rows::response_in_event(bytes);
@@ -359,7 +367,7 @@ fn analyse(
         feed.feed(&c.bytes, c.t_micros);
     }
     let analysis = feed.finish(&rec, source);
-    for e in analysis.events.iter().take(MODEL_EVENTS) {
+    for e in &analysis.events {
         probe.event(analysis.bytes(&e.span));
     }
     rows_of(&analysis, name, stream, &hash, probe, may_skip)
@@ -439,6 +447,7 @@ fn rows_of(
         content_hash: hash.hex(),
         stream_model: probe.model,
         response_id: probe.response_id,
+        usage: probe.usage,
     };
     StreamRows::from_analysis(analysis, &ctx)
 }

@@ -92,6 +92,8 @@ pub struct StreamRow {
     pub finish_reason_normalised: Option<String>,
     /// When the capture was made (RFC 3339), when it says.
     pub captured_at: Option<String>,
+    /// Token usage the stream reports ([`TokenUsage`]).
+    pub usage: TokenUsage,
     /// The scan that wrote the row (set by the writer; `None` elsewhere).
     pub scan_id: Option<String>,
 }
@@ -132,6 +134,7 @@ impl StreamRow {
             http_status: None,
             finish_reason_normalised: None,
             captured_at: None,
+            usage: TokenUsage::default(),
             scan_id: None,
         }
     }
@@ -253,6 +256,8 @@ pub struct StreamContext {
     pub stream_model: Option<String>,
     /// The response id the stream gives (read from its first events), if any.
     pub response_id: Option<String>,
+    /// The token usage the stream reports (read from every event that carries it).
+    pub usage: TokenUsage,
 }
 
 impl StreamRows {
@@ -340,6 +345,7 @@ impl StreamRows {
             http_status: a.response.as_ref().map(|r| u64::from(r.status)),
             finish_reason_normalised,
             captured_at: Some(a.meta.created.clone()).filter(|c| !c.is_empty()),
+            usage: ctx.usage,
             scan_id: None,
         };
         let calls = a
@@ -545,6 +551,93 @@ pub fn response_in_event(data: &[u8]) -> (Option<String>, Option<String>) {
     (model, id)
 }
 
+/// Token usage as a stream reports it (OpenTelemetry `gen_ai.usage.input_tokens` and
+/// `gen_ai.usage.output_tokens`; reasoning tokens where the provider counts them apart). Each
+/// field is the last value the stream gave: providers that stream usage send running totals
+/// (Gemini's `usageMetadata` in every chunk, Anthropic's `message_delta`), so the last is the total.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    /// Prompt (input) tokens.
+    pub input: Option<u64>,
+    /// Completion (output) tokens, reasoning included where the provider includes it.
+    pub output: Option<u64>,
+    /// Reasoning (thinking) tokens, where counted apart.
+    pub reasoning: Option<u64>,
+}
+
+impl TokenUsage {
+    /// Take what the event `data` says of usage, if anything: the `usage` object of OpenAI Chat,
+    /// Assistants, Anthropic (`message.usage` too), Responses (`response.usage`), Cohere
+    /// (`delta.usage.billed_units`) and Bedrock (`usage`, `metadata.usage`), Gemini's
+    /// `usageMetadata`, Ollama's `prompt_eval_count` / `eval_count`. Cheap on events without any.
+    pub fn event(&mut self, data: &[u8]) {
+        const MARKERS: [&[u8]; 3] = [b"sage", b"eval_count", b"Usage"];
+        if !MARKERS
+            .iter()
+            .any(|m| memchr::memmem::find(data, m).is_some())
+        {
+            return;
+        }
+        let Some(v) = event_json(data) else {
+            return;
+        };
+        let num = |o: &serde_json::Value, keys: &[&str]| -> Option<u64> {
+            keys.iter()
+                .find_map(|k| o.get(*k).and_then(serde_json::Value::as_u64))
+        };
+        let objects = [
+            v.get("usage"),
+            v.get("usageMetadata"),
+            v.get("message").and_then(|m| m.get("usage")),
+            v.get("response").and_then(|m| m.get("usage")),
+            v.get("data").and_then(|m| m.get("usage")),
+            v.get("metadata").and_then(|m| m.get("usage")),
+            v.get("delta")
+                .and_then(|m| m.get("usage"))
+                .map(|u| u.get("billed_units").unwrap_or(u)),
+        ];
+        for u in objects.into_iter().flatten().filter(|u| u.is_object()) {
+            if let Some(n) = num(
+                u,
+                &[
+                    "input_tokens",
+                    "prompt_tokens",
+                    "inputTokens",
+                    "promptTokenCount",
+                ],
+            ) {
+                self.input = Some(n);
+            }
+            if let Some(n) = num(
+                u,
+                &[
+                    "output_tokens",
+                    "completion_tokens",
+                    "outputTokens",
+                    "candidatesTokenCount",
+                ],
+            ) {
+                self.output = Some(n);
+            }
+            let details = ["output_tokens_details", "completion_tokens_details"]
+                .iter()
+                .find_map(|k| u.get(*k));
+            if let Some(n) = details
+                .and_then(|d| num(d, &["reasoning_tokens"]))
+                .or_else(|| num(u, &["thoughtsTokenCount"]))
+            {
+                self.reasoning = Some(n);
+            }
+        }
+        if let Some(n) = num(&v, &["prompt_eval_count"]) {
+            self.input = Some(n);
+        }
+        if let Some(n) = num(&v, &["eval_count"]) {
+            self.output = Some(n);
+        }
+    }
+}
+
 /// The JSON object of an event's first `data:` line (or of a JSON line).
 fn event_json(data: &[u8]) -> Option<serde_json::Value> {
     let line = data
@@ -561,6 +654,80 @@ fn event_json(data: &[u8]) -> Option<serde_json::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Usage as each provider streams it, the last value winning (running totals).
+    #[test]
+    fn token_usage_is_read_from_every_providers_shape() {
+        let cases: [(&[&str], [Option<u64>; 3]); 8] = [
+            // OpenAI Chat with stream_options.include_usage: the last chunk.
+            (
+                &[
+                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":20,\"completion_tokens_details\":{\"reasoning_tokens\":8}}}\n\n",
+                ],
+                [Some(50), Some(20), Some(8)],
+            ),
+            // Anthropic: input in message_start, the output total in message_delta.
+            (
+                &[
+                    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":472,\"output_tokens\":2}}}\n\n",
+                    "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":89}}\n\n",
+                ],
+                [Some(472), Some(89), None],
+            ),
+            // Responses: response.completed.
+            (
+                &[
+                    "event: response.completed\ndata: {\"response\":{\"usage\":{\"input_tokens\":9,\"output_tokens\":30,\"output_tokens_details\":{\"reasoning_tokens\":12}}}}\n\n",
+                ],
+                [Some(9), Some(30), Some(12)],
+            ),
+            // Gemini: usageMetadata in every chunk, a running total.
+            (
+                &[
+                    "data: {\"usageMetadata\":{\"promptTokenCount\":7,\"candidatesTokenCount\":1}}\r\n\r\n",
+                    "data: {\"usageMetadata\":{\"promptTokenCount\":7,\"candidatesTokenCount\":15,\"thoughtsTokenCount\":4}}\r\n\r\n",
+                ],
+                [Some(7), Some(15), Some(4)],
+            ),
+            // Ollama: the done line.
+            (
+                &["{\"done\":true,\"prompt_eval_count\":26,\"eval_count\":298}\n"],
+                [Some(26), Some(298), None],
+            ),
+            // Cohere: message-end's billed units.
+            (
+                &[
+                    "event: message-end\ndata: {\"type\":\"message-end\",\"delta\":{\"usage\":{\"billed_units\":{\"input_tokens\":31,\"output_tokens\":17},\"tokens\":{\"input_tokens\":900,\"output_tokens\":60}}}}\n\n",
+                ],
+                [Some(31), Some(17), None],
+            ),
+            // Bedrock ConverseStream, decoded.
+            (
+                &["data: {\"metadata\":{\"usage\":{\"inputTokens\":120,\"outputTokens\":45}}}\n\n"],
+                [Some(120), Some(45), None],
+            ),
+            // No usage anywhere.
+            (
+                &["data: {\"choices\":[{\"delta\":{\"content\":\"the usage of words\"}}]}\n\n"],
+                [None, None, None],
+            ),
+        ];
+        for (events, [input, output, reasoning]) in cases {
+            let mut u = TokenUsage::default();
+            for e in events {
+                u.event(e.as_bytes());
+            }
+            assert_eq!(
+                u,
+                TokenUsage {
+                    input,
+                    output,
+                    reasoning
+                },
+                "{events:?}"
+            );
+        }
+    }
 
     #[test]
     fn host_and_model_come_from_the_request() {
