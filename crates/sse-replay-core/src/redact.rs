@@ -252,8 +252,8 @@ fn is_jwt(token: &str) -> bool {
 }
 
 /// Whether `token` (token characters only) is shaped like a well-known key found inside a longer
-/// text: a JWT, an AWS access key id, or a [`CREDENTIAL_PREFIXES`] prefix followed by at least
-/// [`EMBEDDED_MIN_TAIL`] characters that look random (a digit, or both cases). Stricter than
+/// text: a JWT, an AWS access key id, or a `CREDENTIAL_PREFIXES` prefix followed by at least
+/// `EMBEDDED_MIN_TAIL` characters that look random (a digit, or both cases). Stricter than
 /// [`looks_like_credential`], which judges a whole value.
 pub fn is_credential_token(token: &str) -> bool {
     is_jwt(token) || is_aws_key_id(token) || has_key_prefix(token, EMBEDDED_MIN_TAIL)

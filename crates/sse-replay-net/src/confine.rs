@@ -12,8 +12,8 @@
 
 /// The path to append to the upstream's prefix: `path` byte for byte, or `/` for an empty one.
 /// `None` (the proxy answers 400) when it is not an origin-form path or holds a dot segment in
-/// any spelling ([`has_dot_segment`]), whether or not it would climb out of the prefix: the path
-/// is normalised once ([`normalise`]) and judged on that.
+/// any spelling (`has_dot_segment`), whether or not it would climb out of the prefix: the path
+/// is normalised once (`normalise`) and judged on that.
 pub fn confine_path(path: &str) -> Option<String> {
     if path.is_empty() {
         return Some("/".to_owned());

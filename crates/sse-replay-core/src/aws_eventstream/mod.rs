@@ -23,7 +23,7 @@
 //! false start is a one-in-four-billion event), and the skipped range is one
 //! [`Decoded::Corrupt`]. Scanning rather than trusting the bad frame's length also finds the next
 //! frame when a frame was cut short in the middle of a stream; the frames found inside the bytes a
-//! bad frame claimed are checked from prefix CRCs ([`crc`]), so decoding stays linear in the
+//! bad frame claimed are checked from prefix CRCs (`crc.rs`), so decoding stays linear in the
 //! stream however the claims nest. A frame longer
 //! than the limit stops the decoder ([`Overflow`], as for SSE), so memory stays bounded; a frame
 //! cut short by the end of input is [`Decoder::finish`]'s [`Cut`].

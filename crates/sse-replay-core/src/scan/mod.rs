@@ -25,8 +25,8 @@ use crate::probe::{BodyForm, Kind as InputKind, ReadOptions};
 use crate::recording::Recording;
 
 pub use rows::{
-    CallRow, FindingRow, RowVerdict, StreamContext, StreamRow, StreamRows, model_in_event,
-    normalised_finish_reason, request_host_model, response_in_event, stream_key,
+    CallRow, FindingRow, RowVerdict, StreamContext, StreamRow, StreamRows, TokenUsage,
+    model_in_event, normalised_finish_reason, request_host_model, response_in_event, stream_key,
 };
 pub use schema::{AnyRow, Column, Kind, Row, SCHEMA_VERSION, Table, Value, strategy_column};
 pub use summary::{GroupKey, GroupStats, Summary, quantile_disc};

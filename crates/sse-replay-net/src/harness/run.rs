@@ -145,7 +145,7 @@ const AMBIENT_CREDENTIALS: &[&str] = &[
 /// Whether the caller's variable `name` (with `value`) may carry a real credential, so it is not
 /// passed on to a client under test: its name names a secret (the rule recordings are redacted
 /// by, [`sse_replay_core::redact::is_secret_key`]: `AWS_SESSION_TOKEN`, `HF_TOKEN`,
-/// `GOOGLE_APPLICATION_CREDENTIALS`, `*_API_KEY`, …), it is an [`AMBIENT_CREDENTIALS`] setting,
+/// `GOOGLE_APPLICATION_CREDENTIALS`, `*_API_KEY`, …), it is an `AMBIENT_CREDENTIALS` setting,
 /// or its value is shaped like a key whatever its name
 /// ([`sse_replay_core::redact::looks_like_credential`]).
 pub fn is_caller_credential(name: &str, value: &str) -> bool {
