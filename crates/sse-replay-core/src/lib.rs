@@ -6,40 +6,24 @@
 //! real HTTP lives in `sse-replay-net`, the desktop app in `sse-replay-app`, the command line in
 //! the `sse-replay` binary.
 
-pub mod accumulate;
-pub mod analysis;
-pub mod aws_eventstream;
-pub mod bundled;
-pub mod chunking;
-pub mod compare;
-pub mod complete;
-pub mod corpus;
-pub mod dialect;
-pub mod export;
-pub mod fact;
-pub mod findings;
-pub mod framing;
-pub mod generate;
-pub mod import;
-pub mod input;
-pub mod json_array;
-pub mod json_diff;
-pub mod naive;
-pub mod open;
-pub mod pipeline;
-pub mod preview;
-pub mod probe;
-pub mod quirk;
-pub mod recording;
-pub mod redact;
-pub mod report;
-pub mod scan;
-pub mod sse;
-pub mod staged;
-pub mod stub;
-pub mod stub_complete;
-pub mod text;
-pub mod verdict;
+pub mod analyse;
+pub mod base;
+pub mod out;
+pub mod read;
+pub mod synth;
+pub mod wire;
+
+// Every module keeps its old path at the crate root (`sse_replay_core::framing`, …): the net
+// crate, the app, the binary, the tests and the doc links name modules that way, and a module's
+// path should not change because its layer was made visible.
+pub use analyse::{
+    accumulate, analysis, complete, naive, open, pipeline, preview, staged, verdict,
+};
+pub use base::{fact, findings, text};
+pub use out::{compare, export, json_diff, report, scan};
+pub use read::{dialect, import, input, probe, recording, redact};
+pub use synth::{bundled, corpus, generate, quirk, stub, stub_complete};
+pub use wire::{aws_eventstream, chunking, framing, json_array, sse};
 
 /// The repository's top folder (where `recordings/` and `tests/data/` live), for unit tests.
 #[cfg(test)]

@@ -1,0 +1,7 @@
+//! The vocabulary every other layer speaks: the one text escaper ([`text`]), every finding kind
+//! ([`findings`]) and the facts a dialect hands the accumulator ([`fact`]). It depends on nothing
+//! else in the crate, so the byte layer can raise findings without knowing who reads them.
+
+pub mod fact;
+pub mod findings;
+pub mod text;
