@@ -593,7 +593,7 @@ fn header_ui(
         let framing = if a.complete {
             "one JSON document (not streamed)".to_owned()
         } else if a.framing == sse_replay_core::framing::Framing::JsonArray {
-            sse_replay_core::json_array::header(a.dialect, a.events.len())
+            sse_replay_core::report::json_array_header(a.dialect, a.events.len())
         } else if a.source.timing_known {
             format!("{framing_name} (recorded reads)")
         } else {

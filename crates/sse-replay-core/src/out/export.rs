@@ -306,7 +306,7 @@ impl serde::Serialize for CheckReport<'_> {
             // What the framing means for this file (present only for a JSON array).
             m.serialize_entry(
                 "framing_detail",
-                &crate::json_array::header(a.dialect, a.events.len()),
+                &crate::report::json_array_header(a.dialect, a.events.len()),
             )?;
         }
         m.serialize_entry("ok", &a.verdict().ok())?;

@@ -117,7 +117,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
         out!(
             s,
             "  {}",
-            crate::json_array::header(analysis.dialect, analysis.events.len())
+            json_array_header(analysis.dialect, analysis.events.len())
         );
     }
     if analysis.meta.interrupted {
@@ -340,6 +340,22 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
         out!(s, "Result: OK, {} parsed", plural(client_calls, "call"));
     } else {
         out!(s, "Result: FAILED, {}", verdict.line());
+    }
+}
+
+/// What the report and `check --json` say of a body framed as one JSON array of `elements`
+/// elements: for Gemini, the REST endpoint's own wire (`streamGenerateContent` without
+/// `alt=sse`); for any other dialect a dump of its chunks (a snapshot a test suite stored), which
+/// is not how the stream arrived. Said here, not by the framer: naming the dialect is not the
+/// byte layer's business.
+pub fn json_array_header(dialect: crate::dialect::DialectKind, elements: usize) -> String {
+    let n = crate::text::plural(elements, "chunk");
+    if dialect == crate::dialect::DialectKind::Gemini {
+        format!(
+            "a JSON array of {n}, streamed element by element (Gemini streamGenerateContent without alt=sse)"
+        )
+    } else {
+        format!("a JSON array of {n} — a dump, not the wire: no read boundaries or timing")
     }
 }
 

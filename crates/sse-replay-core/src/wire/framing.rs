@@ -418,7 +418,7 @@ fn open_chunk(payload: &[u8]) -> Result<Vec<u8>, String> {
     let Some(b64) = c.bytes else {
         return Err(format!("its chunk payload has no \"bytes\": {}", shown()));
     };
-    let inner = crate::import::base64_decode(&b64)
+    let inner = crate::wire::base64::decode(&b64)
         .map_err(|e| format!("its chunk's bytes are not base64 ({e})"))?;
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&inner) {
         return Err(format!(

@@ -23,20 +23,6 @@ pub fn looks_like_json_array(prefix: &[u8]) -> bool {
     p.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
 }
 
-/// What the header says of a body framed as one JSON array of `elements` elements: for Gemini,
-/// the REST endpoint's own wire (`streamGenerateContent` without `alt=sse`); for any other dialect
-/// a dump of its chunks (a snapshot a test suite stored), which is not how the stream arrived.
-pub fn header(dialect: crate::dialect::DialectKind, elements: usize) -> String {
-    let n = crate::text::plural(elements, "chunk");
-    if dialect == crate::dialect::DialectKind::Gemini {
-        format!(
-            "a JSON array of {n}, streamed element by element (Gemini streamGenerateContent without alt=sse)"
-        )
-    } else {
-        format!("a JSON array of {n} — a dump, not the wire: no read boundaries or timing")
-    }
-}
-
 /// Where the framer is between elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

@@ -522,6 +522,7 @@ pub(crate) fn max_decoded_body(options: &ReadOptions) -> u64 {
         .saturating_mul(crate::input::RECORDING_LINE_FACTOR)
 }
 
+pub(crate) use crate::wire::base64::decode as base64_decode;
 pub(crate) use encoding::decode_body;
 
 /// A body as a recording, with the import's metadata; a line or event over the limit is an error.
@@ -599,62 +600,4 @@ pub(crate) fn is_stream_type(content_type: &str) -> bool {
         || t.starts_with("application/ndjson")
         || t.starts_with("application/jsonl")
         || t.starts_with("application/x-jsonlines")
-}
-
-/// Decode standard or URL-safe base64 (padding optional, whitespace ignored, the two alphabets'
-/// 62nd/63rd characters both accepted, and anything after the first `=` ignored, as before the
-/// `base64` crate did the decoding).
-pub(crate) fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
-    use base64::Engine as _;
-    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-    const LENIENT: GeneralPurpose = GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        GeneralPurposeConfig::new()
-            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
-            .with_decode_allow_trailing_bits(true),
-    );
-    let data = s.split('=').next().unwrap_or_default();
-    let standard: Vec<u8> = data
-        .bytes()
-        .filter(|c| !c.is_ascii_whitespace())
-        .map(|c| match c {
-            b'-' => b'+',
-            b'_' => b'/',
-            c => c,
-        })
-        .collect();
-    LENIENT.decode(standard).map_err(|e| match e {
-        base64::DecodeError::InvalidByte(_, byte) => {
-            format!("invalid base64 character {:?}", char::from(byte))
-        }
-        other => format!("invalid base64: {other}"),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64() {
-        assert_eq!(
-            base64_decode("ZGF0YTogW0RPTkVdCgo=").as_deref(),
-            Ok(b"data: [DONE]\n\n".as_slice())
-        );
-        assert_eq!(base64_decode("YWI").as_deref(), Ok(b"ab".as_slice()));
-        // URL-safe alphabet, whitespace, and anything after the padding.
-        assert_eq!(
-            base64_decode("-_-_\n-_8=\r\n").as_deref(),
-            Ok(b"\xfb\xff\xbf\xfb\xff".as_slice())
-        );
-        assert_eq!(
-            base64_decode("+/+/").as_deref(),
-            Ok(b"\xfb\xff\xbf".as_slice())
-        );
-        assert_eq!(base64_decode("YQ==ignored").as_deref(), Ok(b"a".as_slice()));
-        assert_eq!(
-            base64_decode("a$b"),
-            Err("invalid base64 character '$'".to_owned())
-        );
-    }
 }
