@@ -606,6 +606,56 @@ fn every_relative_link_and_anchor_resolves() {
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
+/// The cells of a table row: split at each `|` that is not escaped (`\|`), the outer pipes
+/// dropped.
+fn cells(row: &str) -> usize {
+    let row = row.trim();
+    let mut n: usize = 0;
+    let mut escaped = false;
+    for c in row.chars() {
+        match c {
+            '\\' => escaped = !escaped,
+            '|' if !escaped => n += 1,
+            _ => escaped = false,
+        }
+    }
+    // `| a | b |` has 3 pipes and 2 cells
+    n.saturating_sub(1)
+}
+
+/// Every table's rows have as many cells as its header (an unescaped `|` in a cell breaks the
+/// row when rendered), and every fenced block is closed.
+#[test]
+fn every_table_and_fence_is_well_formed() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = read(&page);
+        let lines = classify(&text);
+        let fences = lines.iter().filter(|(k, _)| *k == Kind::Fence).count();
+        if fences % 2 != 0 {
+            broken.push(format!("{page}: a fenced block is not closed"));
+        }
+        let mut header: Option<usize> = None;
+        for (n, (kind, line)) in lines.iter().enumerate() {
+            let row = *kind == Kind::Text && line.trim_start().starts_with('|');
+            if !row {
+                header = None;
+                continue;
+            }
+            let count = cells(line);
+            match header {
+                None => header = Some(count),
+                Some(want) if want != count => broken.push(format!(
+                    "{page}:{}: {count} cells in a table of {want} columns: {line}",
+                    n + 1
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
 /// The front page keeps the two set-up commands (`.ci/run` runs exactly the test command it
 /// gives) in at most 300 lines.
 #[test]
@@ -664,6 +714,8 @@ fn console_blocks_are_read_as_documented() {
             "find . | sse-replay scan --files-from -"
         ]
     );
+    assert_eq!(cells(r"| a | `b \| c` | d |"), 3);
+    assert_eq!(cells("| a | b |"), 2);
     assert_eq!(
         slug("A folder of captures: `scan`"),
         "a-folder-of-captures-scan"
