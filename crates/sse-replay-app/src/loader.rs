@@ -22,6 +22,7 @@ use super::view::{CursorTables, OpenTarget};
 use sse_replay_core::analysis::{Analysis, SourceInfo, SourceKind};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::findings::Finding;
+use sse_replay_core::limits::EventLimit;
 use sse_replay_core::open::{OpenError, Opened};
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::probe::{self, Kind, ReadOptions};
@@ -452,9 +453,14 @@ fn load(
                     timing_known: false,
                     kind: SourceKind::RawBody,
                 };
-                let analysis =
-                    staged::first_stage_body(raw, source_info, opts, u64::MAX, analysing)
-                        .ok_or(LoadError::Cancelled)?;
+                let analysis = staged::first_stage_body(
+                    raw,
+                    source_info,
+                    opts,
+                    EventLimit::UNBOUNDED,
+                    analysing,
+                )
+                .ok_or(LoadError::Cancelled)?;
                 return Ok(WorkerResult::Analysed {
                     analysis: Box::new(analysis),
                     path: Some(path),
@@ -487,7 +493,7 @@ fn load(
         kind,
     };
     // Consumed: each chunk is freed once copied into the analysis's body (one copy, not two).
-    let analysis = staged::first_stage(rec, source_info, opts, u64::MAX, analysing)
+    let analysis = staged::first_stage(rec, source_info, opts, EventLimit::UNBOUNDED, analysing)
         .ok_or(LoadError::Cancelled)?;
     set(1.0);
     Ok(WorkerResult::Analysed {

@@ -24,6 +24,7 @@ pub mod import;
 pub mod input;
 pub mod json_array;
 pub mod json_diff;
+pub mod limits;
 pub mod naive;
 pub mod open;
 pub mod pipeline;
