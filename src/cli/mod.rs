@@ -557,6 +557,68 @@ mod tests {
     }
 
     #[test]
+    fn every_faults_and_variants_flag_takes_the_harness_table() {
+        use sse_replay_net::harness::Variant;
+        let faults: Vec<String> = Variant::FAULTS
+            .iter()
+            .map(|v| v.name().to_owned())
+            .chain(["all".to_owned()])
+            .collect();
+        let commands = commands_with("faults");
+        let names: Vec<&str> = commands.iter().map(clap::Command::get_name).collect();
+        assert_eq!(names, ["serve", "test"], "commands with --faults");
+        for cmd in &commands {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == "faults")
+                .unwrap();
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            assert_eq!(values, faults, "{}", cmd.get_name());
+        }
+        // Both commands select the same variants from the same words.
+        let parsed = |argv: &[&str]| match Cli::try_parse_from(argv).unwrap().command {
+            Some(Command::Test(a)) => shared::selected_variants(&a.variants, &a.faults),
+            Some(Command::Serve(a)) => shared::selected_variants(&a.variants, &a.faults),
+            _ => panic!("{argv:?}"),
+        };
+        for (variants, faults) in [("bytewise,crlf", "all"), ("one-read", "cut")] {
+            let test = parsed(&[
+                "sse-replay",
+                "test",
+                "--variants",
+                variants,
+                "--faults",
+                faults,
+                "--",
+                "c",
+            ]);
+            let serve = parsed(&[
+                "sse-replay",
+                "serve",
+                "--suite",
+                "--variants",
+                variants,
+                "--faults",
+                faults,
+            ]);
+            assert_eq!(test, serve, "{variants} {faults}");
+        }
+        let all = shared::selected_variants(&[], &["all".to_owned(), "cut".to_owned()]);
+        let mut expected: Vec<Variant> = Variant::FRAMING
+            .into_iter()
+            .chain(Variant::FAULTS)
+            .collect();
+        expected.sort();
+        assert_eq!(all, expected, "every framing variant, every fault once");
+        let one = shared::selected_variants(&[Variant::Crlf], &["no-terminator".to_owned()]);
+        assert_eq!(one, [Variant::Crlf, Variant::NoTerminator]);
+    }
+
+    #[test]
     fn every_format_spelling_accepted_before_still_parses() {
         for format in sse_replay_core::export::Format::ALL {
             let cli =

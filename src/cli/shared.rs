@@ -10,6 +10,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::limits::{EventLimit, InputLimit};
+use sse_replay_net::harness::Variant;
 
 /// The id of the `--max-event-bytes` arg (for `mut_arg`).
 pub const EVENT_LIMIT_ID: &str = "max_event_bytes";
@@ -168,4 +169,50 @@ impl TypedValueParser for DialectParser {
 /// The value parser of every `--dialect`.
 pub fn dialect_parser() -> DialectParser {
     DialectParser
+}
+
+/// `--faults`' word for every fault variant.
+const ALL_FAULTS: &str = "all";
+
+/// The value parser of every `--variants` (`test`, `serve --suite`): a framing variant's name
+/// (faults go to `--faults`).
+pub fn parse_variant(s: &str) -> Result<Variant, String> {
+    Variant::from_name(s)
+        .filter(|v| !v.is_fault())
+        .ok_or_else(|| {
+            format!(
+                "unknown variant {s:?} (expected one of: {}; faults go to --faults)",
+                Variant::FRAMING.map(Variant::name).join(", ")
+            )
+        })
+}
+
+/// The value parser of every `--faults` (`test`, `serve --suite`): the harness's fault variants
+/// by name ([`Variant::FAULTS`]), or `all`.
+pub fn faults_parser() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        Variant::FAULTS
+            .map(Variant::name)
+            .into_iter()
+            .chain([ALL_FAULTS]),
+    )
+}
+
+/// The variants `--variants` and `--faults` select, sorted, each once: the framing variants
+/// named (all of them when none is), then each fault named (`all`: every fault).
+pub fn selected_variants(variants: &[Variant], faults: &[String]) -> Vec<Variant> {
+    let mut selected: Vec<Variant> = if variants.is_empty() {
+        Variant::FRAMING.to_vec()
+    } else {
+        variants.to_vec()
+    };
+    for f in faults {
+        match Variant::from_name(f) {
+            Some(v) => selected.push(v),
+            None => selected.extend(Variant::FAULTS),
+        }
+    }
+    selected.sort();
+    selected.dedup();
+    selected
 }
