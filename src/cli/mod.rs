@@ -554,6 +554,25 @@ mod tests {
                 .collect();
             assert_eq!(values, table, "{}", cmd.get_name());
         }
+        // A help text that names aliases names ones the table accepts, for that dialect's flag.
+        for cmd in &commands {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == "dialect")
+                .unwrap();
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            let Some((_, rest)) = help.split_once("aliases: ") else {
+                continue;
+            };
+            let listed = rest.split(')').next().unwrap_or_default();
+            for alias in listed.split(',').map(str::trim) {
+                assert!(
+                    DialectKind::from_name(alias).is_some_and(|d| d.name() != alias),
+                    "{}: {alias:?} is not an alias",
+                    cmd.get_name()
+                );
+            }
+        }
     }
 
     #[test]
