@@ -15,6 +15,7 @@ use crate::accumulate::Call;
 use crate::analysis::{Analysis, ChunkSpan, Feed, SourceInfo, SourceKind};
 use crate::import::{self, ImportError};
 use crate::input::{self, InputError, Peeked};
+use crate::limits::EventLimit;
 use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::probe::{BodyForm, Kind, Probe};
 use crate::recording::{Chunk, Recording};
@@ -434,7 +435,7 @@ fn stream_body(
     mut input: Peeked,
     form: BodyForm,
     opts: Options,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     each: impl FnMut(Call),
 ) -> Result<PipelineOutput, InputError> {
     let name = input.name();
@@ -452,7 +453,7 @@ fn stream_body(
         let mut whole = buf[..n].to_vec();
         let mut eof = n < buf.len();
         let mut next_check = whole.len();
-        while !eof && (whole.len() as u64) <= max_event_bytes {
+        while !eof && (whole.len() as u64) <= max_event_bytes.bytes() {
             if whole.len() >= next_check {
                 if !crate::complete::first_document_unfinished(&whole) {
                     break;
@@ -497,7 +498,7 @@ fn stream_body(
 fn stream_recording(
     rec: &Recording,
     opts: Options,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     each: impl FnMut(Call),
 ) -> Result<PipelineOutput, Overflow> {
     let dialect = opts
@@ -607,8 +608,12 @@ mod tests {
                 timing_known: kind.may_have_timing() && rec.meta.timing_known,
                 kind,
             };
-            let mut want =
-                Analysis::from_recording_owned(rec, source, Options::default(), u64::MAX);
+            let mut want = Analysis::from_recording_owned(
+                rec,
+                source,
+                Options::default(),
+                EventLimit::UNBOUNDED,
+            );
             for previews in [false, true] {
                 if previews {
                     want.compute_previews();

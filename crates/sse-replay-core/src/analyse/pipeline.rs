@@ -14,6 +14,7 @@ use crate::dialect::{Dialect, DialectKind};
 use crate::fact::{ArgsPiece, Fact, FactObserver, Fragment, NoObserver, Pos, Raw};
 use crate::findings::{FindingKind, Findings, Location};
 use crate::framing::{Framed, Framer, Framing};
+use crate::limits::EventLimit;
 use crate::sse::{EventFlags, Overflow, Unterminated};
 use crate::text::truncate;
 
@@ -398,7 +399,7 @@ impl<O: FactObserver> Pipeline<O> {
     /// A pipeline that stops framing at the first line or event longer than `limit` bytes (see
     /// [`Pipeline::overflow`]); callers that read unbounded input (a pipe, `/dev/zero`) use it to
     /// keep memory bounded and to know when to stop reading.
-    pub fn with_max_event_bytes(mut self, limit: u64) -> Self {
+    pub fn with_max_event_bytes(mut self, limit: EventLimit) -> Self {
         self.framer = Framer::with_max_event_bytes(self.opts.framing, limit);
         self
     }

@@ -9,12 +9,9 @@ use std::ops::Range;
 
 use crate::aws_eventstream::{self, Decoded};
 use crate::findings::FindingKind;
+use crate::limits::EventLimit;
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
-
-/// The default limit on one line or event (`--max-event-bytes`): generous for real streams, and
-/// small enough that an endless line (`/dev/zero`) ends the read early at bounded memory.
-pub const DEFAULT_MAX_EVENT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How events are framed in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -79,7 +76,7 @@ impl Framing {
     /// ([`Framer::new`] with no framing given); `None` while `head` cannot tell (empty, only
     /// blank bytes, or fewer bytes than a binary frame's prelude).
     pub fn sniff(head: &[u8]) -> Option<Framing> {
-        Framer::decide(head, DEFAULT_MAX_EVENT_BYTES, 0).ok()
+        Framer::decide(head, EventLimit::DEFAULT.bytes(), 0).ok()
     }
 
     /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
@@ -501,7 +498,7 @@ pub enum Framer {
     /// to be blank, so each byte is looked at once however the input is split.
     Undecided {
         held: Vec<u8>,
-        limit: u64,
+        limit: EventLimit,
         blank: usize,
     },
     Sse(SseParser),
@@ -513,12 +510,12 @@ pub enum Framer {
 impl Framer {
     /// A framer without a size limit; `None` = auto-detect.
     pub fn new(framing: Option<Framing>) -> Self {
-        Self::with_max_event_bytes(framing, u64::MAX)
+        Self::with_max_event_bytes(framing, EventLimit::UNBOUNDED)
     }
 
-    /// A framer that stops at the first line or event longer than `limit` bytes and reports it
+    /// A framer that stops at the first line or event longer than `limit` and reports it
     /// through [`Framer::overflow`] (the events before it are delivered as usual).
-    pub fn with_max_event_bytes(framing: Option<Framing>, limit: u64) -> Self {
+    pub fn with_max_event_bytes(framing: Option<Framing>, limit: EventLimit) -> Self {
         match framing {
             None => Framer::Undecided {
                 held: Vec::new(),
@@ -526,11 +523,13 @@ impl Framer {
                 blank: 0,
             },
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
-            Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
+            Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit.bytes())),
             Some(Framing::JsonArray) => Framer::Array(
                 crate::json_array::JsonArrayFramer::with_max_event_bytes(limit),
             ),
-            Some(Framing::AwsEventStream) => Framer::Aws(AwsFramer::with_max_frame_bytes(limit)),
+            Some(Framing::AwsEventStream) => {
+                Framer::Aws(AwsFramer::with_max_frame_bytes(limit.bytes()))
+            }
         }
     }
 
@@ -604,7 +603,7 @@ impl Framer {
     pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
         if let Framer::Undecided { held, limit, blank } = self {
             held.extend_from_slice(input);
-            let decided = match Self::decide(held, *limit, *blank) {
+            let decided = match Self::decide(held, limit.bytes(), *blank) {
                 Ok(decided) => decided,
                 Err(known) => {
                     *blank = known;
@@ -679,7 +678,7 @@ mod tests {
         cut: usize,
         limit: u64,
     ) -> (Vec<String>, Option<Framing>, Option<Overflow>) {
-        let mut f = Framer::with_max_event_bytes(None, limit);
+        let mut f = Framer::with_max_event_bytes(None, EventLimit::new(limit));
         let mut out = Vec::new();
         let mut sink = |i: Framed<'_>| {
             if let Framed::Event { data, .. } = i {
@@ -734,7 +733,7 @@ mod tests {
             br#"{"message":"Too many requests"}"#,
         ));
         let run = |cuts: &[usize]| {
-            let mut f = Framer::with_max_event_bytes(None, 1 << 20);
+            let mut f = Framer::with_max_event_bytes(None, EventLimit::new(1 << 20));
             let mut out = Vec::new();
             let mut sink = |i: Framed<'_>| {
                 if let Framed::Event {
@@ -803,7 +802,7 @@ mod tests {
             state
         };
         let run = |body: &[u8], cuts: &[usize], limit: u64| {
-            let mut f = Framer::with_max_event_bytes(None, limit);
+            let mut f = Framer::with_max_event_bytes(None, EventLimit::new(limit));
             let mut out = Vec::new();
             let mut sink = |i: Framed<'_>| match i {
                 Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),

@@ -11,6 +11,7 @@
 use super::{Analysis, ChunkSpan, SourceInfo};
 use crate::dialect::DialectKind;
 use crate::fact::{FactObserver, NoObserver};
+use crate::limits::EventLimit;
 use crate::naive::{Strategies, StrategyFeed};
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
@@ -115,14 +116,14 @@ pub struct Feed<O: FeedObserver = StrategyFeed, P: FnMut(u64, u64) -> bool = NoP
 impl Feed {
     /// Start analysing `rec` (its metadata and ground truth; its chunks are fed with
     /// [`Feed::feed`]) with the naive strategies beside the correct pass, on a worker thread.
-    pub fn new(rec: &Recording, opts: Options, max_event_bytes: u64) -> Self {
+    pub fn new(rec: &Recording, opts: Options, max_event_bytes: EventLimit) -> Self {
         Self::observed(rec, opts, max_event_bytes, StrategyFeed::spawn())
     }
 
     /// [`Feed::new`] with the naive strategies fed on this thread: for a caller that already
     /// runs one analysis per core (`scan`), where a thread per analysis would only add its
     /// start-up and compete for the same cores.
-    pub fn new_inline(rec: &Recording, opts: Options, max_event_bytes: u64) -> Self {
+    pub fn new_inline(rec: &Recording, opts: Options, max_event_bytes: EventLimit) -> Self {
         Self::observed(rec, opts, max_event_bytes, StrategyFeed::inline())
     }
 }
@@ -131,7 +132,12 @@ impl<O: FeedObserver> Feed<O> {
     /// Start analysing `rec`, the correct pass watched by `observer`. The body is not kept (see
     /// [`Feed::keep_body`]); framing stops at the first line or event longer than
     /// `max_event_bytes` ([`Feed::overflow`]), and later chunks are ignored.
-    pub fn observed(rec: &Recording, opts: Options, max_event_bytes: u64, observer: O) -> Self {
+    pub fn observed(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: EventLimit,
+        observer: O,
+    ) -> Self {
         let opts = run_options(rec, opts);
         let mut pipeline = Pipeline::observed(opts, observer).with_max_event_bytes(max_event_bytes);
         pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());

@@ -11,6 +11,7 @@ use crate::dialect::DialectKind;
 use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
+use crate::limits::EventLimit;
 use crate::naive::{NaiveCall, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
 use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
@@ -248,7 +249,14 @@ impl Analysis {
     /// real) for the report and messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
         let chunks = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros));
-        Self::run(rec, chunks, rec.body_len(), source, opts, u64::MAX)
+        Self::run(
+            rec,
+            chunks,
+            rec.body_len(),
+            source,
+            opts,
+            EventLimit::UNBOUNDED,
+        )
     }
 
     /// [`Analysis::from_recording`], consuming the recording so each chunk's bytes are freed as
@@ -259,7 +267,7 @@ impl Analysis {
         mut rec: Recording,
         source: SourceInfo,
         opts: Options,
-        max_event_bytes: u64,
+        max_event_bytes: EventLimit,
     ) -> Self {
         let body_len = rec.body_len();
         let chunks = std::mem::take(&mut rec.chunks);
@@ -273,7 +281,7 @@ impl Analysis {
         body_len: u64,
         source: SourceInfo,
         opts: Options,
-        max_event_bytes: u64,
+        max_event_bytes: EventLimit,
     ) -> Self {
         let mut feed = Feed::new(rec, opts, max_event_bytes).keep_body(body_len);
         for (bytes, t_micros) in rec_chunks {
