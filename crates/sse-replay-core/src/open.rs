@@ -307,8 +307,10 @@ impl Probe {
     /// set, reading stopped at the first line or event longer than `max_event_bytes`
     /// ([`InputError::EventTooLarge`]). A body is analysed as it is read, one event at a time;
     /// without `keep_body` a stream body is not kept ([`Analysis::body`] is empty; its length is
-    /// [`Analysis::body_len`]), so a large stream is never held twice, and the report is the same
-    /// either way. A document or a blank body is always kept (a complete response is read from
+    /// [`Analysis::body_len`]), nor are its per-event and per-chunk records
+    /// ([`Analysis::events`] and [`Analysis::chunks`] are empty; their numbers are
+    /// [`Analysis::event_count`] and [`Analysis::chunk_count`]), so a large stream is never held
+    /// twice, and the report is the same either way. A document or a blank body is always kept (a complete response is read from
     /// it).
     pub fn analyse(self, keep_body: bool) -> Result<Analysis, OpenError> {
         let name = self.input.name();
@@ -333,9 +335,13 @@ impl Probe {
                 // No room reserved for the file's size: reading may stop long before it (a
                 // sparse file, a line over the limit).
                 let mut feed = Feed::new(&empty, opts, mx);
-                if keep {
-                    feed = feed.keep_body(0);
-                }
+                feed = if keep {
+                    feed.keep_body(0)
+                } else {
+                    // Nor a record per event or per chunk (a raw body's chunks are its events):
+                    // the report needs only their numbers, and a large body has millions.
+                    feed.counts_only()
+                };
                 let rec = input::read_events(
                     self.input,
                     mx,
