@@ -871,9 +871,10 @@ fn a_deeply_nested_recording_gets_a_message_for_people_not_developers() {
 /// `check` on a large raw body (about 100 MB from `generate-large`, default flags) reads it as it
 /// comes and keeps no record per event or per chunk, only their numbers: its peak memory over a
 /// small body's grows by well under the body's size. Measured (debug build): 0.81× the bytes
-/// with those records, 0.64× without them (what is left grows with the fragments — their
-/// records, which the checkpoints, findings and previews read, and the per-fragment strategy's
-/// attempts, which `check --json` lists — and with the calls' parsed arguments).
+/// with those records, 0.58× without them and with `parse-when-valid`'s attempts only counted
+/// (what is left grows with the fragments — their records, which the checkpoints, findings and
+/// previews read, and `per-fragment`'s attempts, which `check --json` lists — and with the calls'
+/// parsed arguments).
 #[test]
 fn check_on_a_large_body_keeps_no_record_per_event_or_chunk() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -15,6 +15,7 @@ use crate::accumulate::Call;
 use crate::analysis::{Analysis, ChunkSpan, Feed, SourceInfo, SourceKind};
 use crate::import::{self, ImportError};
 use crate::input::{self, InputError, Peeked};
+use crate::naive::StrategyFeed;
 use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::probe::{BodyForm, Kind, Probe};
 use crate::recording::{Chunk, Recording};
@@ -334,13 +335,13 @@ impl Probe {
                 let empty = Recording::default();
                 // No room reserved for the file's size: reading may stop long before it (a
                 // sparse file, a line over the limit).
-                let mut feed = Feed::new(&empty, opts, mx);
-                feed = if keep {
-                    feed.keep_body(0)
+                let mut feed = if keep {
+                    Feed::new(&empty, opts, mx).keep_body(0)
                 } else {
-                    // Nor a record per event or per chunk (a raw body's chunks are its events):
-                    // the report needs only their numbers, and a large body has millions.
-                    feed.counts_only()
+                    // Nor a record per event or per chunk (a raw body's chunks are its events),
+                    // nor `parse-when-valid`'s attempts: the report needs only their numbers,
+                    // and a large body has millions.
+                    Feed::observed(&empty, opts, mx, StrategyFeed::spawn_counting()).counts_only()
                 };
                 let rec = input::read_events(
                     self.input,
