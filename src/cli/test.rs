@@ -200,6 +200,9 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     let Some((program, args)) = a.command.split_first() else {
         return fail(EXIT_INPUT, "no command to test: give it after --");
     };
+    // This process starts no child but the cases' clients: every orphan re-parented to it is
+    // a case's, even one that carries none of the case's marks.
+    harness::run::claim_orphans();
     if !harness::run::program_exists(program) {
         return fail(
             EXIT_INPUT,

@@ -16,6 +16,7 @@ use crate::analysis::{Analysis, ChunkSpan, Feed, SourceInfo, SourceKind};
 use crate::import::{self, ImportError};
 use crate::input::{self, InputError, Peeked};
 use crate::limits::EventLimit;
+use crate::naive::StrategyFeed;
 use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::probe::{BodyForm, Kind, Probe};
 use crate::recording::{Chunk, Recording};
@@ -308,8 +309,10 @@ impl Probe {
     /// set, reading stopped at the first line or event longer than `max_event_bytes`
     /// ([`InputError::EventTooLarge`]). A body is analysed as it is read, one event at a time;
     /// without `keep_body` a stream body is not kept ([`Analysis::body`] is empty; its length is
-    /// [`Analysis::body_len`]), so a large stream is never held twice, and the report is the same
-    /// either way. A document or a blank body is always kept (a complete response is read from
+    /// [`Analysis::body_len`]), nor are its per-event and per-chunk records
+    /// ([`Analysis::events`] and [`Analysis::chunks`] are empty; their numbers are
+    /// [`Analysis::event_count`] and [`Analysis::chunk_count`]), so a large stream is never held
+    /// twice, and the report is the same either way. A document or a blank body is always kept (a complete response is read from
     /// it).
     pub fn analyse(self, keep_body: bool) -> Result<Analysis, OpenError> {
         let name = self.input.name();
@@ -333,10 +336,14 @@ impl Probe {
                 let empty = Recording::default();
                 // No room reserved for the file's size: reading may stop long before it (a
                 // sparse file, a line over the limit).
-                let mut feed = Feed::new(&empty, opts, mx);
-                if keep {
-                    feed = feed.keep_body(0);
-                }
+                let mut feed = if keep {
+                    Feed::new(&empty, opts, mx).keep_body(0)
+                } else {
+                    // Nor a record per event or per chunk (a raw body's chunks are its events),
+                    // nor `parse-when-valid`'s attempts: the report needs only their numbers,
+                    // and a large body has millions.
+                    Feed::observed(&empty, opts, mx, StrategyFeed::spawn_counting()).counts_only()
+                };
                 let rec = input::read_events(
                     self.input,
                     mx,

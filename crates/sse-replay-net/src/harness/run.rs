@@ -16,9 +16,11 @@
 //! harness reaps the ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
 //! would make the client PID 1, which ignores default signals; a cgroup needs a delegated,
 //! writable cgroup, which ordinary users rarely have. Both are also Linux-only; this works
-//! wherever `/proc` does.) What none of these finds: a descendant that leaves the group, clears
-//! its environment and closes or redirects all three inherited descriptors, and whose parent has
-//! exited — only a cgroup or a PID namespace would hold that one. A client that exits while a
+//! wherever `/proc` does.) A descendant that leaves the group, clears its environment and closes
+//! or redirects all three inherited descriptors, and whose parent has exited, carries none of
+//! these marks: where the process starts no children but clients (the `sse-replay` binary says
+//! so with [`claim_orphans`]), every orphan re-parented to it is some case's, and it is killed
+//! when a case ends while no other runs. A client that exits while a
 //! descendant still holds its standard output is judged on what it printed: the descendant is
 //! killed, and what was read by then is kept.
 
@@ -280,14 +282,19 @@ pub fn run_client_until(
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|source| RunError::Spawn {
-        program: cmd.program.clone(),
-        source,
-    })?;
+    // Started and listed as a live client in one step: a sweep of unmarked orphans
+    // ([`claim_orphans`]) never sees a client that is started but not yet listed.
+    let (mut child, root, _registered) = {
+        let _spawning = spawning();
+        let child = command.spawn().map_err(|source| RunError::Spawn {
+            program: cmd.program.clone(),
+            source,
+        })?;
+        let root = rustix::process::Pid::from_child(&child);
+        (child, root, LiveClient::register(root))
+    };
     // The command holds the parent's copy of the client's standard input until it is dropped.
     drop(command);
-    let root = rustix::process::Pid::from_child(&child);
-    let _registered = LiveClient::register(root);
     let marks = CaseMarks {
         marker,
         stdin: stdin_name,
@@ -389,6 +396,31 @@ fn become_subreaper() {
             SUBREAPER.store(true, Ordering::Relaxed);
         }
     });
+}
+
+/// Set by [`claim_orphans`]: every orphan re-parented to this process descends from a case.
+static ORPHANS_ARE_CASES: AtomicBool = AtomicBool::new(false);
+
+/// Declares that this process starts no child process but the harness's clients (the
+/// `sse-replay` binary's `test`), so that every orphan re-parented to it (it is the child
+/// subreaper) descends from some case's client — also one that left the client's group, cleared
+/// its environment and closed every inherited descriptor, which carries none of the case's marks.
+/// Such an unmarked orphan is killed when a case ends while no other case runs (at the latest
+/// with the run's last case): which of the running cases it came from cannot be told, and a
+/// running case's helper is left alone. A process that starts children of its own (a test
+/// binary, the app) must not call it: their orphans would be killed as well.
+pub fn claim_orphans() {
+    ORPHANS_ARE_CASES.store(true, Ordering::Relaxed);
+}
+
+/// Held while a client is started and listed ([`LIVE_CLIENTS`]), and while unmarked orphans are
+/// swept ([`kill_case`]): the sweep never takes a client being started for an orphan.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+fn spawning() -> std::sync::MutexGuard<'static, ()> {
+    SPAWNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What `/proc/self/fd/N` says descriptor `fd` is (`pipe:[1234]`): the name every process
@@ -520,33 +552,48 @@ fn processes(marks: &CaseMarks) -> Vec<ProcEntry> {
 }
 
 /// Kills every process of one case: the client `root`, its process group, its descendants by
-/// parent pid (wherever their sessions), and every process carrying the case's marks (the
-/// orphans re-parented to this subreaper: its environment marker or one of its pipes). Stopped first, so none forks away while the others
-/// are found; then killed; round after round until a round finds none. The ones re-parented
-/// here are reaped. An already finished case is fine.
+/// parent pid (wherever their sessions), every process carrying the case's marks (the orphans
+/// re-parented to this subreaper: its environment marker or one of its pipes), and — when this
+/// process has [claimed its orphans](claim_orphans) and no other case is running — every other
+/// orphan re-parented here. Stopped first, so none forks away while the others are found; then
+/// killed; round after round until a round finds none. The ones re-parented here are reaped. An
+/// already finished case is fine.
 fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
     use rustix::process::{Signal, kill_process, kill_process_group};
     let me = rustix::process::getpid();
+    let me_raw = me.as_raw_nonzero().get();
+    let root_raw = root.as_raw_nonzero().get();
     kill_process_group(root, Signal::KILL).ok();
     for _ in 0..20 {
+        // No client is started while a round looks for orphans (see `SPAWNING`).
+        let _spawning = spawning();
         let all = processes(marks);
         // The case's processes: the marked ones, and the descendants of the root; never another
         // case's client.
         let others: Vec<i32> = live_clients()
             .iter()
             .copied()
-            .filter(|&p| p != root.as_raw_nonzero().get())
+            .filter(|&p| p != root_raw)
             .collect();
+        // Every child of this process is then a case's client or its orphan, and no other
+        // case runs: the unmarked orphans are this case's, or left by a case that has ended.
+        let sweep = ORPHANS_ARE_CASES.load(Ordering::Relaxed)
+            && SUBREAPER.load(Ordering::Relaxed)
+            && others.is_empty();
         let mut mine: Vec<rustix::process::Pid> = all
             .iter()
-            .filter(|p| p.marked && p.pid != me && !others.contains(&p.pid.as_raw_nonzero().get()))
+            .filter(|p| {
+                (p.marked || (sweep && p.ppid == me_raw))
+                    && p.pid != me
+                    && !others.contains(&p.pid.as_raw_nonzero().get())
+            })
             .map(|p| p.pid)
             .collect();
         // Their descendants too (a marked orphan's children still have it as their parent).
         let mut frontier: Vec<i32> = mine
             .iter()
             .map(|p| p.as_raw_nonzero().get())
-            .chain([root.as_raw_nonzero().get()])
+            .chain([root_raw])
             .collect();
         while let Some(parent) = frontier.pop() {
             for p in all.iter().filter(|p| p.ppid == parent && p.pid != me) {
@@ -556,17 +603,22 @@ fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
                 frontier.push(p.pid.as_raw_nonzero().get());
             }
         }
-        let live: Vec<_> = mine.into_iter().filter(|pid| !is_zombie(*pid)).collect();
+        let live: Vec<_> = mine
+            .iter()
+            .copied()
+            .filter(|pid| !is_zombie(*pid))
+            .collect();
         for &pid in &live {
             kill_process(pid, Signal::STOP).ok();
         }
         for &pid in &live {
             kill_process(pid, Signal::KILL).ok();
         }
-        reap_orphans(&all, root, me);
+        reap_orphans(&all, &mine, root, me);
         if live.is_empty() {
             break;
         }
+        drop(_spawning);
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -584,13 +636,18 @@ fn is_zombie(pid: rustix::process::Pid) -> bool {
     )
 }
 
-/// Reaps this case's processes re-parented to this subreaper that have died: the ones carrying
-/// its marker, not its client `root` (reaped by [`run_client_until`]) and never another case's
-/// (other cases' clients are this process's children too).
-fn reap_orphans(all: &[ProcEntry], root: rustix::process::Pid, me: rustix::process::Pid) {
+/// Reaps this case's processes (`mine`) re-parented to this subreaper that have died: not its
+/// client `root` (reaped by [`run_client_until`]) and never another case's (other cases' clients
+/// are this process's children too, and are never in `mine`).
+fn reap_orphans(
+    all: &[ProcEntry],
+    mine: &[rustix::process::Pid],
+    root: rustix::process::Pid,
+    me: rustix::process::Pid,
+) {
     for p in all
         .iter()
-        .filter(|p| p.marked && p.ppid == me.as_raw_nonzero().get() && p.pid != root)
+        .filter(|p| p.ppid == me.as_raw_nonzero().get() && p.pid != root && mine.contains(&p.pid))
     {
         rustix::process::waitpid(Some(p.pid), rustix::process::WaitOptions::NOHANG).ok();
     }

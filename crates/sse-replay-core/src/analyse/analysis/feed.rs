@@ -108,6 +108,10 @@ pub struct Feed<O: FeedObserver = StrategyFeed, P: FnMut(u64, u64) -> bool = NoP
     opts: Options,
     body: Body,
     chunks: Vec<ChunkSpan>,
+    /// Chunks fed so far (`chunks.len()` while their spans are kept).
+    fed_chunks: u64,
+    /// Each chunk's span is kept in `chunks` (see [`Feed::counts_only`]).
+    spans: bool,
     /// Bytes fed so far.
     offset: u64,
     progress: Progress<P>,
@@ -146,6 +150,8 @@ impl<O: FeedObserver> Feed<O> {
             opts,
             body: Body::Dropped,
             chunks: Vec::new(),
+            fed_chunks: 0,
+            spans: true,
             offset: 0,
             progress: Progress::new(|_, _| true, 0),
         }
@@ -159,6 +165,19 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     /// one complete JSON document.
     pub fn keep_body(mut self, capacity: u64) -> Self {
         self.body = Body::Kept(Vec::with_capacity(usize::try_from(capacity).unwrap_or(0)));
+        self
+    }
+
+    /// Keep no record per chunk or per event, only their numbers: the analysis's
+    /// [`Analysis::chunks`] and [`Analysis::events`] stay empty, [`Analysis::chunk_count`],
+    /// [`Analysis::event_count`] and [`Analysis::body_len`] say how many there were. For a report
+    /// that needs no more (`check` on a raw body, with no read timing), so its memory does not
+    /// grow with the events of a large body; not with a kept body (a complete response is read
+    /// from its spans) nor with real read timing (the per-read strategies and findings need the
+    /// spans).
+    pub fn counts_only(mut self) -> Self {
+        self.spans = false;
+        self.pipeline = self.pipeline.without_event_records();
         self
     }
 
@@ -177,6 +196,8 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             opts: self.opts,
             body: self.body,
             chunks: self.chunks,
+            fed_chunks: self.fed_chunks,
+            spans: self.spans,
             offset: self.offset,
             progress: Progress::new(progress, total),
         }
@@ -216,11 +237,14 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     fn fed(&mut self, n: u64, t_micros: u64) {
         let start = self.offset;
         self.offset += n;
-        self.chunks.push(ChunkSpan {
-            start,
-            end: self.offset,
-            t_micros,
-        });
+        self.fed_chunks += 1;
+        if self.spans {
+            self.chunks.push(ChunkSpan {
+                start,
+                end: self.offset,
+                t_micros,
+            });
+        }
     }
 
     /// Every chunk was fed: tell the progress hook it is all done. `false` when it asked to stop
@@ -246,6 +270,9 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             opts,
             body,
             chunks,
+            fed_chunks,
+            spans,
+            offset,
             ..
         } = self;
         let (out, observer) = pipeline.finish_observed();
@@ -257,7 +284,11 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             Body::Dropped => None,
             Body::Kept(b) | Body::Given(b) => Some(b),
         };
-        let mut a = build(out, strategies, rec, source, body, chunks, opts);
+        let counted = (!spans).then_some(Counted {
+            chunks: fed_chunks,
+            bytes: offset,
+        });
+        let mut a = build(out, strategies, rec, source, body, chunks, counted, opts);
         if later {
             // Unfed strategies report nothing: their (empty) results are dropped, not shown as
             // final.
@@ -267,7 +298,18 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     }
 }
 
+/// How many chunks and bytes were fed, when their spans were not kept ([`Feed::counts_only`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Counted {
+    pub chunks: u64,
+    pub bytes: u64,
+}
+
 /// The analysis from the pipeline's output: a complete response's when the kept body is one.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one feed, handed over once"
+)]
 fn build(
     out: crate::pipeline::PipelineOutput,
     strategies: Strategies,
@@ -275,6 +317,7 @@ fn build(
     source: SourceInfo,
     body: Option<Vec<u8>>,
     chunks: Vec<ChunkSpan>,
+    counted: Option<Counted>,
     opts: Options,
 ) -> Analysis {
     let t_last = chunks.last().map_or(0, |c| c.t_micros);
@@ -286,7 +329,16 @@ fn build(
         1
     };
     let Some(body) = body else {
-        return Analysis::build(out, strategies, rec, source, Vec::new(), chunks, opts);
+        return Analysis::build(
+            out,
+            strategies,
+            rec,
+            source,
+            Vec::new(),
+            chunks,
+            counted,
+            opts,
+        );
     };
     if out.overflow.is_none()
         && let Some(whole) = crate::complete::outcome(&body, reads, t_last, opts.dialect, &truth)
@@ -302,5 +354,5 @@ fn build(
         };
         return Analysis::build_complete(whole, strategies, rec, source, body, chunks, opts);
     }
-    Analysis::build(out, strategies, rec, source, body, chunks, opts)
+    Analysis::build(out, strategies, rec, source, body, chunks, None, opts)
 }
