@@ -210,27 +210,12 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
     if let Some(d) = a.dialect {
         spec.dialect = d;
     }
-    if a.invoke_model_stream {
-        if spec.dialect != DialectKind::AnthropicMessages {
-            return fail(
-                EXIT_INPUT,
-                "--invoke-model-stream wraps Anthropic Messages events, as Bedrock's InvokeModelWithResponseStream sends them (give --dialect anthropic)",
-            );
-        }
-        spec.invoke_model_stream = true;
-    }
-    if stub::builds_binary(&spec) && a.framing.is_some() {
-        return fail(
-            EXIT_INPUT,
-            "--framing frames text events; a binary AWS event stream has its own frames",
-        );
-    }
+    spec.invoke_model_stream = a.invoke_model_stream;
     spec.framing = a.framing.map(Framing::from);
-    // Which streams can carry which quirk: the core's one table (the app's builder and
-    // `generate-corpus` follow it too).
-    let refusals = quirk::refusals(&spec);
-    if !refusals.is_empty() {
-        return fail(EXIT_INPUT, refusals.join("; "));
+    // Which streams the builder writes and which quirks each can carry: the core's one check
+    // (the app's builder and `generate-corpus` make it too).
+    if let Err(why) = quirk::check(&spec) {
+        return fail(EXIT_INPUT, why);
     }
     if a.non_streaming && a.framing.is_some() {
         return fail(

@@ -852,49 +852,89 @@ fn json_output_escapes_c1_bidi_and_line_separators() {
     }
 }
 
-/// `stub` refuses exactly the dialect × framing × quirk combinations the core's quirk table
-/// refuses, with the table's reason; everything else builds. (Before the table, the app's builder
-/// offered `args-in-start` and `crc-error` for Anthropic while `stub` refused them, and
-/// `generate-corpus` named files after quirks their dialect could not carry.)
+/// The agreement walk: for every stub shape the dialect table allows (dialect × framing ×
+/// InvokeModel wrapping) × every quirk (and none), with one short call and with two calls,
+/// `sse-replay stub` builds exactly the stream the core's builder builds for the same spec (the
+/// one the app's builder and `generate-corpus` call), refuses exactly what the core's one check
+/// refuses (with its reason), and every stream it builds raises one of the quirk's findings.
+/// (Before the table, the app's builder offered `args-in-start` and `crc-error` for Anthropic
+/// while `stub` refused them; `generate-corpus` special-cased the quirks a short stream lost.)
 #[test]
-fn stub_refuses_exactly_what_the_quirk_table_refuses() {
-    use sse_replay_core::dialect::DialectKind;
-    use sse_replay_core::framing::Framing;
-    use sse_replay_core::quirk::{Quirk, Shape};
-    use sse_replay_core::stub::native_framing;
-    for dialect in DialectKind::ALL {
-        let framings: &[Option<Framing>] = if dialect == DialectKind::BedrockConverse {
-            &[None]
-        } else {
-            &[None, Some(Framing::JsonLines)]
-        };
-        for &framing in framings {
-            for &quirk in Quirk::ALL {
-                let mut args = vec![
-                    "stub",
-                    "--call",
-                    r#"get_weather={"city":"Shenzhen","days":3}"#,
-                    "--dialect",
-                    dialect.name(),
-                    "--quirk",
-                    quirk.name(),
-                ];
-                if framing.is_some() {
-                    args.extend(["--framing", "jsonl"]);
+fn stub_agrees_with_the_core_builder_on_every_shape_and_quirk() {
+    use sse_replay_core::analysis::{Analysis, SourceInfo};
+    use sse_replay_core::quirk::{self, Quirk, StubShape};
+    use sse_replay_core::stub::{self, StubCall};
+    let call_sets: [&[(&str, &str)]; 2] = [
+        &[("get_time", r#"{"tz":"UTC"}"#)],
+        &[
+            ("get_weather", r#"{"city":"Shenzhen","days":3}"#),
+            ("get_time", r#"{"tz":"UTC"}"#),
+        ],
+    ];
+    let (mut built, mut refused) = (0, 0);
+    for shape in StubShape::all() {
+        for calls in call_sets {
+            for quirk in std::iter::once(None).chain(Quirk::ALL.iter().copied().map(Some)) {
+                let mut spec = shape.spec();
+                spec.calls = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, args))| StubCall {
+                        id: format!("call_{}", i + 1),
+                        name: (*name).into(),
+                        arguments: (*args).into(),
+                    })
+                    .collect();
+                let mut args = vec!["stub".to_owned()];
+                for (name, a) in calls {
+                    args.extend(["--call".to_owned(), format!("{name}={a}")]);
                 }
-                let o = run(&args);
-                let shape = Shape {
-                    dialect,
-                    framing: framing.unwrap_or_else(|| native_framing(dialect)),
-                };
-                match quirk.refusal(shape) {
-                    None => assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o)),
-                    Some(why) => {
+                args.extend(["--dialect".to_owned(), shape.dialect.name().to_owned()]);
+                if let Some(f) = shape.framing {
+                    args.extend(["--framing".to_owned(), f.name().to_owned()]);
+                }
+                if shape.invoke_model_stream {
+                    args.push("--invoke-model-stream".to_owned());
+                }
+                if let Some(q) = quirk {
+                    q.set(&mut spec.quirks, true);
+                    args.extend(["--quirk".to_owned(), q.name().to_owned()]);
+                }
+                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = run(&argv);
+                match quirk::check(&spec) {
+                    Err(why) => {
+                        refused += 1;
                         assert_eq!(code(&o), 2, "{args:?} built");
                         assert!(stderr(&o).contains(&why), "{args:?}: {}", stderr(&o));
+                    }
+                    Ok(()) => {
+                        built += 1;
+                        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+                        let cli = sse_replay_core::recording::from_ron_str(&stdout(&o))
+                            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+                        let core = stub::build(&spec);
+                        assert_eq!(cli.chunks, core.chunks, "{args:?}: the stream differs");
+                        assert_eq!(cli.truth, core.truth, "{args:?}: the truth differs");
+                        if let Some(q) = quirk {
+                            let a = Analysis::from_recording(
+                                &cli,
+                                SourceInfo::default(),
+                                sse_replay_core::pipeline::Options::default(),
+                            );
+                            assert!(
+                                a.findings.iter().any(|f| q.findings().contains(&f.kind)),
+                                "{args:?}: none of {:?}",
+                                q.findings()
+                            );
+                        }
                     }
                 }
             }
         }
     }
+    assert!(
+        built > 300 && refused > 500,
+        "{built} built, {refused} refused"
+    );
 }

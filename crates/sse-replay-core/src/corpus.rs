@@ -10,7 +10,7 @@
 //! (the ones a dialect does not have are ignored by the builder, as in `sse-replay stub`).
 
 use crate::dialect::DialectKind;
-use crate::quirk::{Quirk, Shape};
+use crate::quirk::Quirk;
 use crate::recording::{Recording, RequestInfo, ResponseInfo};
 use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
@@ -116,7 +116,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
     let hosts = providers(dialect);
     let (host, models) = hosts[rng.usize(..hosts.len())];
     let model = models[rng.usize(..models.len())];
-    let mut calls = (0..rng.usize(1..=3))
+    let calls = (0..rng.usize(1..=3))
         .map(|i| {
             let name = NAMES[rng.usize(..NAMES.len())];
             StubCall {
@@ -126,37 +126,24 @@ pub fn capture(seed: u64, n: u64) -> Capture {
             }
         })
         .collect::<Vec<_>>();
-    // Only the quirks this dialect's stream can carry (the one table `sse-replay stub` and the
-    // app's builder follow); the quirk's one name goes into the file name.
-    let candidates = Quirk::applicable(Shape {
+    // Only the quirks this stream can carry (the one rule `sse-replay stub` and the app's
+    // builder follow: its shape and its calls); the quirk's one name goes into the file name,
+    // and the stub builder writes every quirk it is given, however short the stream.
+    let candidates = Quirk::applicable_to(&StubSpec {
+        calls: calls.clone(),
         dialect,
-        framing: stub::native_framing(dialect),
+        ..StubSpec::default()
     });
-    let quirk = rng
-        .bool()
-        .then(|| candidates[rng.usize(..candidates.len())]);
+    let quirk =
+        (rng.bool() && !candidates.is_empty()).then(|| candidates[rng.usize(..candidates.len())]);
     let mut quirks = Quirks::default();
     if let Some(q) = quirk {
         q.set(&mut quirks, true);
-        // Early enough that even a one-fragment call shows it; calls at one index need two.
-        match q {
-            Quirk::Keepalive => quirks.keepalive_every = 1,
-            Quirk::Error => quirks.error_after = Some(rng.usize(..2)),
-            Quirk::AllAtIndex0 if calls.len() == 1 => {
-                let name = NAMES[rng.usize(..NAMES.len())];
-                calls.push(StubCall {
-                    id: format!("call_{}", rng.u32(100_000..999_999) as usize * 10 + 1),
-                    name: name.into(),
-                    arguments: arguments(&mut rng, name),
-                });
-            }
-            _ => {}
-        }
     }
     // Some captures come in small network reads (characters and lines split across reads): a
     // chunking, not a quirk of the stream, so not in the file name.
     let read_bytes = (rng.u8(..6) == 0).then(|| rng.usize(17..90));
-    let mut spec = StubSpec {
+    let spec = StubSpec {
         title: format!(
             "Generated capture {n} (seed {seed}): {} via {host}",
             dialect.title()
@@ -175,10 +162,6 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         minimal: false,
         ..StubSpec::default()
     };
-    if quirk == Some(Quirk::CrcError) {
-        // The builder corrupts the third fragment's frame: short fragments make sure there is one.
-        spec.fragment_chars = vec![3];
-    }
     let mut rec = stub::build(&spec);
     // A capture, not a stub: no ground truth, the request and response head, a first byte after
     // the model's thinking time.
@@ -206,7 +189,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.to_string(),
     });
-    let content_type = stub::native_framing(dialect).content_type();
+    let content_type = dialect.native_framing().content_type();
     rec.response = Some(ResponseInfo {
         status: 200,
         headers: vec![("content-type".into(), content_type.into())],
@@ -229,6 +212,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quirk::Shape;
 
     #[test]
     fn the_same_seed_gives_the_same_captures_and_another_seed_others() {
@@ -318,7 +302,7 @@ mod tests {
             .flat_map(|&dialect| {
                 Quirk::applicable(Shape {
                     dialect,
-                    framing: stub::native_framing(dialect),
+                    framing: dialect.native_framing(),
                 })
             })
             .map(|q| q.name().to_owned())
