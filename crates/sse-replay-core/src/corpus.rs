@@ -54,23 +54,36 @@ fn providers(dialect: DialectKind) -> &'static [(&'static str, &'static [&'stati
     }
 }
 
-/// The request path of a dialect's streaming endpoint, and whether the model goes into the URL
-/// (Gemini) rather than the body.
-fn endpoint(dialect: DialectKind, model: &str) -> (String, bool) {
+/// Where a dialect's streaming request names its model, which decides the request body's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ModelIn {
+    /// In the JSON body, with `"stream": true` and chat `messages`.
+    Body,
+    /// In the URL, Gemini's way (`contents` in the body).
+    GeminiUrl,
+    /// In the URL, Bedrock's way (Converse `messages` in the body).
+    BedrockUrl,
+}
+
+/// The request path of a dialect's streaming endpoint, and where the model goes.
+fn endpoint(dialect: DialectKind, model: &str) -> (String, ModelIn) {
     use DialectKind as D;
     match dialect {
-        D::OpenAiChat => ("/v1/chat/completions".into(), false),
-        D::OpenAiResponses => ("/v1/responses".into(), false),
-        D::AnthropicMessages => ("/v1/messages".into(), false),
+        D::OpenAiChat => ("/v1/chat/completions".into(), ModelIn::Body),
+        D::OpenAiResponses => ("/v1/responses".into(), ModelIn::Body),
+        D::AnthropicMessages => ("/v1/messages".into(), ModelIn::Body),
         D::Gemini => (
             format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
-            true,
+            ModelIn::GeminiUrl,
         ),
-        D::Ollama => ("/api/chat".into(), false),
-        D::Cohere => ("/v2/chat".into(), false),
-        D::OpenAiAssistants => ("/v1/threads/runs".into(), false),
-        D::BedrockConverse => (format!("/model/{model}/converse-stream"), true),
-        D::AiSdkUi => ("/v1/stream".into(), false),
+        D::Ollama => ("/api/chat".into(), ModelIn::Body),
+        D::Cohere => ("/v2/chat".into(), ModelIn::Body),
+        D::OpenAiAssistants => ("/v1/threads/runs".into(), ModelIn::Body),
+        D::BedrockConverse => (
+            format!("/model/{model}/converse-stream"),
+            ModelIn::BedrockUrl,
+        ),
+        D::AiSdkUi => ("/v1/stream".into(), ModelIn::Body),
     }
 }
 
@@ -105,8 +118,25 @@ fn arguments(rng: &mut fastrand::Rng, name: &str) -> String {
     v.to_string()
 }
 
-/// Capture `n` of the corpus of `seed`.
-pub fn capture(seed: u64, n: u64) -> Capture {
+/// What capture `n` of corpus `seed` is drawn to be: the stub spec (built by the same builder
+/// `sse-replay stub` and the app's builder call, after the same check), its quirk, its provider
+/// and when its first byte comes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// What the stub builder builds.
+    pub spec: StubSpec,
+    /// The quirk set in the spec, if any (its name goes into the file name).
+    pub quirk: Option<Quirk>,
+    /// The provider's host.
+    pub host: &'static str,
+    /// The model asked for.
+    pub model: &'static str,
+    /// Microseconds before the first byte (the model's thinking time).
+    pub first_byte: u64,
+}
+
+/// The plan of capture `n` of the corpus of `seed` ([`capture`] builds it).
+pub fn plan(seed: u64, n: u64) -> Plan {
     // SplitMix64-style mixing: neighbouring `n` give unrelated generators.
     let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -162,26 +192,48 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         minimal: false,
         ..StubSpec::default()
     };
+    Plan {
+        spec,
+        quirk,
+        host,
+        model,
+        first_byte: rng.u64(100_000..2_000_000),
+    }
+}
+
+/// Capture `n` of the corpus of `seed`.
+pub fn capture(seed: u64, n: u64) -> Capture {
+    let Plan {
+        spec,
+        quirk,
+        host,
+        model,
+        first_byte,
+    } = plan(seed, n);
+    let dialect = spec.dialect;
     let mut rec = stub::build(&spec);
     // A capture, not a stub: no ground truth, the request and response head, a first byte after
     // the model's thinking time.
-    let first_byte = rng.u64(100_000..2_000_000);
     for c in &mut rec.chunks {
         c.t_micros += first_byte;
     }
     rec.truth.clear();
-    let (path, model_in_url) = endpoint(dialect, model);
+    let (path, model_in) = endpoint(dialect, model);
     let scheme = if host.starts_with("localhost") {
         "http"
     } else {
         "https"
     };
-    let body = if dialect == DialectKind::BedrockConverse {
-        serde_json::json!({"messages": [{"role": "user", "content": [{"text": "Plan my trip"}]}]})
-    } else if model_in_url {
-        serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "Plan my trip"}]}]})
-    } else {
-        serde_json::json!({"model": model, "stream": true, "messages": [{"role": "user", "content": "Plan my trip"}]})
+    let body = match model_in {
+        ModelIn::BedrockUrl => {
+            serde_json::json!({"messages": [{"role": "user", "content": [{"text": "Plan my trip"}]}]})
+        }
+        ModelIn::GeminiUrl => {
+            serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "Plan my trip"}]}]})
+        }
+        ModelIn::Body => {
+            serde_json::json!({"model": model, "stream": true, "messages": [{"role": "user", "content": "Plan my trip"}]})
+        }
     };
     rec.request = Some(RequestInfo {
         method: "POST".into(),
@@ -268,6 +320,33 @@ mod tests {
             seen += 1;
         }
         assert!(seen > 200, "{seen}");
+    }
+
+    /// Each capture is the stub builder's stream for its plan's spec (the one `stub` and the
+    /// app's builder build, see the CLI's agreement walk), read at the plan's times; the spec
+    /// passes the one check they make, and its quirk is the one the file name gives.
+    #[test]
+    fn every_capture_is_the_stub_builders_stream_for_its_spec() {
+        for n in 0..400 {
+            let p = plan(11, n);
+            let c = capture(11, n);
+            assert_eq!(crate::quirk::check(&p.spec), Ok(()), "{}", c.file_name);
+            assert_eq!(
+                Quirk::set_in(&p.spec.quirks),
+                p.quirk.into_iter().collect::<Vec<_>>()
+            );
+            let stub = stub::build(&p.spec);
+            assert_eq!(
+                stub.chunks.len(),
+                c.recording.chunks.len(),
+                "{}",
+                c.file_name
+            );
+            for (s, r) in stub.chunks.iter().zip(&c.recording.chunks) {
+                assert_eq!(s.bytes, r.bytes, "{}", c.file_name);
+                assert_eq!(s.t_micros + p.first_byte, r.t_micros, "{}", c.file_name);
+            }
+        }
     }
 
     #[test]

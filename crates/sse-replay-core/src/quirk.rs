@@ -454,73 +454,101 @@ mod tests {
     fn every_allowed_quirk_shows_its_finding_in_every_shape() {
         use crate::analysis::{Analysis, SourceInfo};
         use crate::stub::StubCall;
-        let framings = [
-            None,
-            Some(Framing::Sse),
-            Some(Framing::JsonLines),
-            Some(Framing::JsonArray),
-        ];
         let mut walked = 0;
         let mut missing = Vec::new();
-        for dialect in DialectKind::ALL {
-            for invoke_model_stream in [false, true] {
-                if invoke_model_stream && dialect != DialectKind::AnthropicMessages {
+        for stub_shape in StubShape::all() {
+            for &quirk in Quirk::ALL {
+                let mut spec = stub_shape.spec();
+                spec.calls = vec![
+                    StubCall {
+                        id: "call_1".into(),
+                        name: "get_weather".into(),
+                        arguments: r#"{"city":"Shenzhen","days":3}"#.into(),
+                    },
+                    StubCall {
+                        id: "call_2".into(),
+                        name: "get_time".into(),
+                        arguments: r#"{"tz":"Asia/Shanghai"}"#.into(),
+                    },
+                ];
+                quirk.set(&mut spec.quirks, true);
+                let shape = Shape::of(&spec);
+                if quirk.refusal(shape).is_some() {
                     continue;
                 }
-                for framing in framings {
-                    let binary = dialect == DialectKind::BedrockConverse || invoke_model_stream;
-                    if binary && framing.is_some() {
-                        continue;
-                    }
-                    for &quirk in Quirk::ALL {
-                        let mut spec = StubSpec {
-                            calls: vec![
-                                StubCall {
-                                    id: "call_1".into(),
-                                    name: "get_weather".into(),
-                                    arguments: r#"{"city":"Shenzhen","days":3}"#.into(),
-                                },
-                                StubCall {
-                                    id: "call_2".into(),
-                                    name: "get_time".into(),
-                                    arguments: r#"{"tz":"Asia/Shanghai"}"#.into(),
-                                },
-                            ],
-                            dialect,
-                            framing,
-                            invoke_model_stream,
-                            ..StubSpec::default()
-                        };
-                        quirk.set(&mut spec.quirks, true);
-                        let shape = Shape::of(&spec);
-                        if quirk.refusal(shape).is_some() {
-                            continue;
-                        }
-                        walked += 1;
-                        let rec = stub::build(&spec);
-                        let a = Analysis::from_recording(
-                            &rec,
-                            SourceInfo::default(),
-                            crate::pipeline::Options::default(),
-                        );
-                        if !a
-                            .findings
+                walked += 1;
+                let rec = stub::build(&spec);
+                let a = Analysis::from_recording(
+                    &rec,
+                    SourceInfo::default(),
+                    crate::pipeline::Options::default(),
+                );
+                if !a
+                    .findings
+                    .iter()
+                    .any(|f| quirk.findings().contains(&f.kind))
+                {
+                    missing.push(format!(
+                        "{} in {stub_shape:?}: none of {:?} among {:?}",
+                        quirk.name(),
+                        quirk.findings(),
+                        a.findings
                             .iter()
-                            .any(|f| quirk.findings().contains(&f.kind))
-                        {
-                            missing.push(format!(
-                                "{} in {shape:?} (invoke model: {invoke_model_stream}): none of {:?} among {:?}",
-                                quirk.name(),
-                                quirk.findings(),
-                                a.findings.iter().map(|f| f.kind.label()).collect::<Vec<_>>()
-                            ));
-                        }
-                    }
+                            .map(|f| f.kind.label())
+                            .collect::<Vec<_>>()
+                    ));
                 }
             }
         }
         assert!(missing.is_empty(), "{}", missing.join("\n"));
         assert!(walked > 100, "{walked}");
+    }
+
+    /// Every shape the table lists can be built (no refusal), and a shape outside it is refused.
+    #[test]
+    fn stub_shapes_are_the_tables() {
+        let all = StubShape::all();
+        assert!(all.iter().all(|s| s.refusal().is_none()));
+        for d in DialectKind::ALL {
+            assert!(all.contains(&StubShape {
+                dialect: d,
+                framing: None,
+                invoke_model_stream: false
+            }));
+            let wrapped = StubShape {
+                dialect: d,
+                framing: None,
+                invoke_model_stream: true,
+            };
+            assert_eq!(
+                all.contains(&wrapped),
+                d.invoke_model_stream(),
+                "{}",
+                d.name()
+            );
+            assert_eq!(
+                wrapped.refusal().is_none(),
+                d.invoke_model_stream(),
+                "{}",
+                d.name()
+            );
+            for &f in Framing::ALL {
+                let framed = StubShape {
+                    dialect: d,
+                    framing: Some(f),
+                    invoke_model_stream: false,
+                };
+                let text = f.is_text() && d.native_framing().is_text();
+                assert_eq!(all.contains(&framed), text, "{} {}", d.name(), f.name());
+                assert_eq!(
+                    framed.refusal().is_none(),
+                    text,
+                    "{} {}",
+                    d.name(),
+                    f.name()
+                );
+            }
+        }
     }
 
     /// A requested quirk is always written, however little there is to write it into: one

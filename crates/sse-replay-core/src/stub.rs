@@ -270,11 +270,9 @@ pub fn build(spec: &StubSpec) -> Recording {
     assemble(spec, reframe(spec, events))
 }
 
-/// The events in the dialect's own wire framing (SSE; JSON lines for Ollama).
-fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
-    if spec.dialect != DialectKind::OpenAiChat {
-        return other_dialect_events(spec);
-    }
+/// OpenAI Chat Completions: the seed's own lines ([`StubSpec::minimal`]) or what OpenAI sends,
+/// with every chat quirk.
+fn openai_chat_events(spec: &StubSpec) -> Vec<Vec<u8>> {
     let q = &spec.quirks;
     // Per call: its fragments (text, or the whole object).
     let per_call: Vec<Vec<String>> = spec
@@ -870,7 +868,9 @@ fn send_order(per_call: &[Vec<String>], layout: Layout, truncate: bool) -> Vec<(
     order
 }
 
-fn other_dialect_events(spec: &StubSpec) -> Vec<Vec<u8>> {
+/// The events in the dialect's own wire framing (SSE; JSON lines for Ollama; binary frames for
+/// Bedrock), one builder per dialect.
+fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
     let mut w = Writer {
         spec,
         events: Vec::new(),
@@ -878,7 +878,7 @@ fn other_dialect_events(spec: &StubSpec) -> Vec<Vec<u8>> {
         placed: Placed::default(),
     };
     match spec.dialect {
-        DialectKind::OpenAiChat => {}
+        DialectKind::OpenAiChat => return openai_chat_events(spec),
         DialectKind::OpenAiResponses => responses_events(&mut w),
         DialectKind::AnthropicMessages => anthropic_events(&mut w),
         DialectKind::Gemini if spec.quirks.partial_args => gemini_partial_events(&mut w),
