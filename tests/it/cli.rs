@@ -938,3 +938,112 @@ fn stub_agrees_with_the_core_builder_on_every_shape_and_quirk() {
         "{built} built, {refused} refused"
     );
 }
+
+/// The markdown between `<!-- NAME -->` and `<!-- /NAME -->`, found once in README.md or a
+/// `docs/*.md` file (the docs move; the markers go with the table).
+fn marked_block(name: &str) -> (PathBuf, String) {
+    let mut files = vec![manifest().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(manifest().join("docs"))
+        .expect("docs/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let (open, close) = (format!("<!-- {name} -->\n"), format!("<!-- /{name} -->"));
+    let found: Vec<(PathBuf, String)> = files
+        .into_iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(&f).ok()?;
+            let start = text.find(&open)? + open.len();
+            let end = start + text[start..].find(&close)?;
+            Some((f, text[start..end].to_owned()))
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "the {name} markers, once in README.md or docs/*.md"
+    );
+    found.into_iter().next().expect("one")
+}
+
+/// The first cell of each body row of a markdown table.
+fn first_cells(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.split(" | ")
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("| ")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The docs' dialect table has one row per dialect of the dialect table, in its order, named as
+/// `--dialect` takes it with every alias; the docs' stub-quirk table is the quirk table written
+/// out (regenerate it from this test's message when a quirk or a refusal changes).
+#[test]
+fn the_docs_tables_of_dialects_and_quirks_are_the_tables() {
+    use sse_replay_core::dialect::DialectKind;
+    use sse_replay_core::quirk::{Quirk, Shape, StubShape};
+    let (file, dialects) = marked_block("dialects-table");
+    let expected: Vec<String> = DialectKind::ALL
+        .iter()
+        .map(|d| {
+            let aliases: Vec<String> = d.aliases().iter().map(|a| format!("`{a}`")).collect();
+            if aliases.is_empty() {
+                format!("`{}`", d.name())
+            } else {
+                format!("`{}` ({})", d.name(), aliases.join(", "))
+            }
+        })
+        .collect();
+    assert_eq!(first_cells(&dialects), expected, "{}", file.display());
+
+    let mut table = String::from(
+        "| quirk (`--quirk`) | what the stub writes | findings a correct reader raises | streams that carry it |\n|---|---|---|---|\n",
+    );
+    for &q in Quirk::ALL {
+        let findings: Vec<String> = q
+            .findings()
+            .iter()
+            .map(|f| format!("`{}`", f.label()))
+            .collect();
+        let carrying: Vec<DialectKind> = DialectKind::ALL
+            .into_iter()
+            .filter(|&d| {
+                StubShape::all()
+                    .into_iter()
+                    .filter(|s| s.dialect == d)
+                    .any(|s| q.refusal(Shape::of(&s.spec())).is_none())
+            })
+            .collect();
+        let streams = if carrying.len() == DialectKind::ALL.len() {
+            "every dialect".to_owned()
+        } else {
+            carrying
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        table.push_str(&format!(
+            "| `{}` | {} | {} | {streams} |\n",
+            q.name(),
+            q.description(),
+            findings.join(", ")
+        ));
+    }
+    let (file, quirks) = marked_block("stub-quirks-table");
+    assert_eq!(
+        quirks,
+        table,
+        "{}: the table should read\n{table}",
+        file.display()
+    );
+}
