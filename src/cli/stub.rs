@@ -33,12 +33,12 @@ pub struct StubArgs {
     /// Microseconds between events (at most one hour).
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=MAX_STUB_GAP_MICROS))]
     pub gap_us: u64,
-    /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
-    /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
-    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments);
-    /// args-in-start (cohere only: the first arguments fragment rides on tool-call-start),
-    /// crc-error (binary AWS event streams only: one frame with a wrong message CRC32).
-    #[arg(long = "quirk")]
+    /// Provider quirks to reproduce (repeatable); the help lists the quirk table's names.
+    #[arg(
+        long = "quirk",
+        help = "Provider quirks to reproduce (repeatable; --help lists them)",
+        long_help = quirk_help()
+    )]
     pub quirks: Vec<String>,
     /// The dialect of the stream to build (default openai-chat). bedrock-converse builds binary
     /// AWS event stream frames with correct CRCs.
@@ -92,6 +92,18 @@ impl From<FramingArg> for Framing {
             FramingArg::JsonArray => Framing::JsonArray,
         }
     }
+}
+
+/// `--quirk`'s help: every quirk of the table, by its one name, with what it does.
+fn quirk_help() -> String {
+    let quirks: Vec<String> = Quirk::ALL
+        .iter()
+        .map(|q| format!("{} ({})", q.name(), q.description()))
+        .collect();
+    format!(
+        "Provider quirks to reproduce (repeatable): {}",
+        quirks.join("; ")
+    )
 }
 
 /// Largest `stub --read-bytes` (1 GiB: any body a stub can hold).
@@ -254,6 +266,23 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--help` lists every quirk of the table by its one name (the list was written by hand).
+    #[test]
+    fn the_quirk_help_is_the_quirk_table() {
+        use clap::CommandFactory as _;
+        let help = crate::cli::Cli::command()
+            .find_subcommand_mut("stub")
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default();
+        for q in Quirk::ALL {
+            assert!(
+                help.contains(&format!("{} ({})", q.name(), q.description())),
+                "{}",
+                q.name()
+            );
+        }
+    }
 
     #[test]
     fn every_quirk_name_accepted_before_still_parses() {
