@@ -30,6 +30,7 @@ macro_rules! dialects {
             name: $name:literal,
             aliases: [$($alias:literal),*],
             title: $title:literal,
+            short: $short:literal,
             help: $help:literal,
             framing: $framing:ident,
             markers: [$($marker:literal),+],
@@ -75,6 +76,11 @@ macro_rules! dialects {
             /// Human title.
             pub fn title(self) -> &'static str {
                 match self { $( DialectKind::$variant => $title, )* }
+            }
+
+            /// The name in at most six characters (a column head in `scan`'s summary).
+            pub fn short(self) -> &'static str {
+                match self { $( DialectKind::$variant => $short, )* }
             }
 
             /// One line for `--dialect`'s help.
@@ -161,6 +167,7 @@ dialects! {
         name: "openai-chat",
         aliases: ["openai", "chat", "openai-compatible"],
         title: "OpenAI Chat Completions",
+        short: "chat",
         help: "OpenAI Chat Completions (and compatible servers)",
         framing: Sse,
         markers: ["\"tool_calls\"", "\"function_call\""],
@@ -179,6 +186,7 @@ dialects! {
         name: "openai-responses",
         aliases: ["responses"],
         title: "OpenAI Responses",
+        short: "resp",
         help: "OpenAI Responses",
         framing: Sse,
         markers: ["function_call"],
@@ -197,6 +205,7 @@ dialects! {
         name: "anthropic-messages",
         aliases: ["anthropic", "claude"],
         title: "Anthropic Messages",
+        short: "anthr",
         help: "Anthropic Messages",
         framing: Sse,
         markers: ["\"tool_use\"", "input_json_delta"],
@@ -215,6 +224,7 @@ dialects! {
         name: "gemini",
         aliases: ["google", "vertex"],
         title: "Google Gemini",
+        short: "gemini",
         help: "Google Gemini / Vertex AI",
         framing: Sse,
         markers: ["\"functionCall\"", "\"function_call\""],
@@ -233,6 +243,7 @@ dialects! {
         name: "ollama",
         aliases: [],
         title: "Ollama /api/chat (NDJSON)",
+        short: "ollama",
         help: "Ollama (JSON lines)",
         framing: JsonLines,
         markers: ["\"tool_calls\""],
@@ -251,6 +262,7 @@ dialects! {
         name: "cohere",
         aliases: ["cohere-v2", "cohere-v2-chat"],
         title: "Cohere v2 Chat",
+        short: "cohere",
         help: "Cohere v2 chat",
         framing: Sse,
         markers: ["tool-call-", "\"tool_calls\""],
@@ -269,6 +281,7 @@ dialects! {
         name: "openai-assistants",
         aliases: ["assistants", "openai-assistants-v2"],
         title: "OpenAI Assistants v2 runs",
+        short: "asst",
         help: "OpenAI Assistants v2 run streams",
         framing: Sse,
         markers: ["\"tool_calls\"", "\"function\""],
@@ -287,6 +300,7 @@ dialects! {
         name: "ai-sdk-ui",
         aliases: ["ai-sdk", "vercel-ai", "ui-message-stream"],
         title: "Vercel AI SDK UI message stream",
+        short: "ai-sdk",
         help: "The Vercel AI SDK UI message stream",
         framing: Sse,
         markers: ["tool-input-", "tool-call"],
@@ -305,6 +319,7 @@ dialects! {
         name: "bedrock-converse",
         aliases: ["bedrock", "bedrock-converse-stream", "converse", "converse-stream", "aws-bedrock"],
         title: "AWS Bedrock ConverseStream",
+        short: "bedrck",
         help: "AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events)",
         framing: AwsEventStream,
         markers: ["\"toolUse\"", "tool_use"],
