@@ -34,6 +34,11 @@ macro_rules! framings {
                 match self { $( Framing::$variant => $name, )* }
             }
 
+            /// Its other spellings, which [`Framing::from_name`] accepts too.
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self { $( Framing::$variant => &[$($alias),*], )* }
+            }
+
             /// Parse a name as [`Framing::name`] gives it, or one of its other spellings
             /// (`array` for `json-array`, `ndjson` for `jsonl`), any case.
             pub fn from_name(s: &str) -> Option<Self> {
