@@ -13,44 +13,54 @@ use crate::limits::EventLimit;
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
 
-/// How events are framed in the body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Framing {
-    #[serde(rename = "sse")]
-    Sse,
-    #[serde(rename = "jsonl")]
-    JsonLines,
+macro_rules! framings {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal $(| $alias:literal)*; )*) => {
+        /// How events are framed in the body.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum Framing {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+        }
+
+        impl Framing {
+            /// Every framing, in the table's order (generated with the enum, so it cannot miss
+            /// one).
+            pub const ALL: &'static [Framing] = &[$( Framing::$variant, )*];
+
+            /// Stable name.
+            pub fn name(self) -> &'static str {
+                match self { $( Framing::$variant => $name, )* }
+            }
+
+            /// Its other spellings, which [`Framing::from_name`] accepts too.
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self { $( Framing::$variant => &[$($alias),*], )* }
+            }
+
+            /// Parse a name as [`Framing::name`] gives it, or one of its other spellings
+            /// (`array` for `json-array`, `ndjson` for `jsonl`), any case.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    $( $name $(| $alias)* => Some(Framing::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+framings! {
+    /// Server-sent events.
+    Sse = "sse";
+    /// One JSON object per line.
+    JsonLines = "jsonl" | "ndjson" | "json-lines";
     /// One JSON array whose top-level elements are the events.
-    #[serde(rename = "json-array")]
-    JsonArray,
+    JsonArray = "json-array" | "array";
     /// Binary AWS event stream frames (`application/vnd.amazon.eventstream`): Bedrock
     /// ConverseStream and InvokeModelWithResponseStream.
-    #[serde(rename = "aws-eventstream")]
-    AwsEventStream,
+    AwsEventStream = "aws-eventstream" | "eventstream";
 }
 
 impl Framing {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Framing::Sse => "sse",
-            Framing::JsonLines => "jsonl",
-            Framing::JsonArray => "json-array",
-            Framing::AwsEventStream => "aws-eventstream",
-        }
-    }
-
-    /// Parse a name as [`Framing::name`] gives it (`array` is accepted for `json-array`).
-    pub fn from_name(s: &str) -> Option<Self> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "sse" => Framing::Sse,
-            "jsonl" | "ndjson" | "json-lines" => Framing::JsonLines,
-            "json-array" | "array" => Framing::JsonArray,
-            "aws-eventstream" | "eventstream" => Framing::AwsEventStream,
-            _ => return None,
-        })
-    }
-
     /// Human title (the app's header).
     pub fn title(self) -> &'static str {
         match self {

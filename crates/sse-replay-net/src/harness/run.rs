@@ -89,42 +89,24 @@ pub enum RunError {
 /// caller's own credentials are removed first, see [`is_caller_credential`]; the SDKs' shared
 /// credentials and config files are `/dev/null`, so no profile on disk is read either).
 pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
+    use sse_replay_core::dialect::{ClientEnv, DialectKind};
     let base = format!("http://{addr}");
-    vec![
-        ("SSE_REPLAY_URL", base.clone()),
-        ("OPENAI_BASE_URL", format!("{base}/v1")),
-        ("OPENAI_API_BASE", format!("{base}/v1")),
-        ("ANTHROPIC_BASE_URL", base.clone()),
-        ("OLLAMA_HOST", base.clone()),
-        ("GOOGLE_GEMINI_BASE_URL", base.clone()),
-        ("GEMINI_BASE_URL", base.clone()),
-        // Cohere's SDKs (Python, TypeScript) read their base URL and key from these.
-        ("CO_API_URL", base.clone()),
-        ("CO_API_KEY", "sse-replay-dummy".into()),
-        // boto3 / botocore and the AWS SDK for JavaScript (v3): the service-specific endpoint
-        // and the global one, static dummy credentials (requests are SigV4-signed with them; the
-        // server does not check), a region, and no instance-metadata lookups.
-        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", base.clone()),
-        // The Anthropic SDK's Bedrock client (InvokeModelWithResponseStream).
-        ("ANTHROPIC_BEDROCK_BASE_URL", base.clone()),
-        ("AWS_ENDPOINT_URL", base),
-        ("AWS_ACCESS_KEY_ID", "AKIASSEREPLAYDUMMY00".into()),
-        (
-            "AWS_SECRET_ACCESS_KEY",
-            "sse-replay-dummy-secret-access-key".into(),
-        ),
-        ("AWS_REGION", "us-east-1".into()),
-        ("AWS_DEFAULT_REGION", "us-east-1".into()),
-        ("AWS_EC2_METADATA_DISABLED", "true".into()),
-        ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null".into()),
-        ("AWS_CONFIG_FILE", "/dev/null".into()),
-        ("OPENAI_API_KEY", "sk-sse-replay-dummy".into()),
-        ("ANTHROPIC_API_KEY", "sk-ant-sse-replay-dummy".into()),
-        ("GEMINI_API_KEY", "sse-replay-dummy".into()),
-        ("GOOGLE_API_KEY", "sse-replay-dummy".into()),
-        ("NO_PROXY", "127.0.0.1,localhost".into()),
-        ("no_proxy", "127.0.0.1,localhost".into()),
-    ]
+    let mut env: Vec<(&'static str, String)> = vec![("SSE_REPLAY_URL", base.clone())];
+    // Each provider's variables, from the dialect table (several dialects share OpenAI's and
+    // the AWS ones: each is set once).
+    for (name, value) in DialectKind::ALL.iter().flat_map(|d| d.client_env()) {
+        if env.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let value = match value {
+            ClientEnv::BaseUrl(path) => format!("{base}{path}"),
+            ClientEnv::Fixed(v) => (*v).to_owned(),
+        };
+        env.push((name, value));
+    }
+    env.push(("NO_PROXY", "127.0.0.1,localhost".into()));
+    env.push(("no_proxy", "127.0.0.1,localhost".into()));
+    env
 }
 
 /// Variables that lead an SDK to real credentials without naming a secret themselves: a profile,
@@ -729,4 +711,49 @@ pub fn program_exists(program: &str) -> bool {
             })
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sse_replay_core::dialect::{ClientEnv, DialectKind};
+
+    /// Every variable of every dialect's descriptor is set once: base URLs at the server (with
+    /// their path), fixed values as the table gives them, and nothing else but the harness's own.
+    #[test]
+    fn the_environment_is_the_dialect_tables() {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 4567));
+        let env = client_env(addr);
+        let mut names: Vec<&str> = env.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "a variable set twice");
+        for d in DialectKind::ALL {
+            for (name, value) in d.client_env() {
+                let expected = match value {
+                    ClientEnv::BaseUrl(path) => format!("http://127.0.0.1:4567{path}"),
+                    ClientEnv::Fixed(v) => (*v).to_owned(),
+                };
+                assert!(
+                    env.iter().any(|(n, v)| n == name && *v == expected),
+                    "{name} for {}",
+                    d.name()
+                );
+            }
+        }
+        let from_table: usize = {
+            let mut all: Vec<&str> = DialectKind::ALL
+                .iter()
+                .flat_map(|d| d.client_env().iter().map(|(n, _)| *n))
+                .collect();
+            all.sort_unstable();
+            all.dedup();
+            all.len()
+        };
+        // SSE_REPLAY_URL and the two spellings of NO_PROXY are the harness's own.
+        assert_eq!(env.len(), from_table + 3);
+        assert!(env.contains(&("OPENAI_BASE_URL", "http://127.0.0.1:4567/v1".into())));
+        assert!(env.contains(&("CO_API_URL", "http://127.0.0.1:4567".into())));
+    }
 }
