@@ -3,7 +3,7 @@
 //! one chunk object per line without `data:`), one JSON array streamed element by element
 //! ([`crate::json_array`]: Gemini without `alt=sse`, and snapshot dumps of chunks), or binary AWS
 //! event stream frames (Bedrock, the decoder in [`crate::aws_eventstream`]). Auto-detected from
-//! the first bytes.
+//! the first bytes, as [`crate::content::framing_of_prefix`] decides.
 
 use std::ops::Range;
 
@@ -73,13 +73,6 @@ impl Framing {
             Framing::JsonArray => "application/json",
             Framing::AwsEventStream => aws_eventstream::CONTENT_TYPE,
         }
-    }
-
-    /// The framing of a body that starts with `head`, decided as the framer decides it
-    /// ([`Framer::new`] with no framing given); `None` while `head` cannot tell (empty, only
-    /// blank bytes, or fewer bytes than a binary frame's prelude).
-    pub fn sniff(head: &[u8]) -> Option<Framing> {
-        Framer::decide(head, DEFAULT_MAX_EVENT_BYTES, 0).ok()
     }
 
     /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
@@ -418,7 +411,7 @@ fn open_chunk(payload: &[u8]) -> Result<Vec<u8>, String> {
     let Some(b64) = c.bytes else {
         return Err(format!("its chunk payload has no \"bytes\": {}", shown()));
     };
-    let inner = crate::import::base64_decode(&b64)
+    let inner = crate::content::base64_decode(&b64)
         .map_err(|e| format!("its chunk's bytes are not base64 ({e})"))?;
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&inner) {
         return Err(format!(
@@ -556,55 +549,11 @@ impl Framer {
         }
     }
 
-    /// Sniff: binary AWS event stream frames when the body opens with a valid prelude
-    /// ([`aws_eventstream::looks_like_aws_eventstream`]; a frame starts with its length, a control
-    /// byte no text body starts with, so only then are its 12 bytes awaited); JSON lines when the
-    /// first non-blank byte (after a BOM) is `{`, a JSON array when it is `[`
-    /// ([`crate::json_array::looks_like_json_array`]). More than `limit` blank bytes first: SSE
-    /// (only blank lines so far; no JSON line can be that long), decided the same way however the
-    /// bytes were split. `blank`: how many bytes (after a byte order mark) an earlier call
-    /// found blank; undecided, the error says how many are now.
-    fn decide(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
-        if prefix
-            .first()
-            .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())
-        {
-            if prefix.len() < aws_eventstream::PRELUDE_BYTES {
-                return Err(0);
-            }
-            if aws_eventstream::looks_like_aws_eventstream(prefix) {
-                return Ok(Framing::AwsEventStream);
-            }
-        }
-        let p = crate::text::strip_bom(prefix);
-        let from = blank.min(p.len());
-        let Some(at) = p[from..]
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .map(|i| i + from)
-        else {
-            return if p.len() as u64 > limit {
-                Ok(Framing::Sse)
-            } else {
-                Err(p.len())
-            };
-        };
-        Ok(if at as u64 > limit {
-            Framing::Sse
-        } else if p[at] == b'{' {
-            Framing::JsonLines
-        } else if crate::json_array::looks_like_json_array(&p[at..]) {
-            Framing::JsonArray
-        } else {
-            Framing::Sse
-        })
-    }
-
     /// Feed bytes.
     pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
         if let Framer::Undecided { held, limit, blank } = self {
             held.extend_from_slice(input);
-            let decided = match Self::decide(held, *limit, *blank) {
+            let decided = match crate::content::framing_of_prefix(held, *limit, *blank) {
                 Ok(decided) => decided,
                 Err(known) => {
                     *blank = known;

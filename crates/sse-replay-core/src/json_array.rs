@@ -16,13 +16,6 @@ use std::ops::Range;
 use crate::framing::Framed;
 use crate::sse::{EventFlags, Overflow, Unterminated};
 
-/// The body starts like a JSON array: the first byte that is not whitespace (after a UTF-8 byte
-/// order mark) is `[`. No SSE body (`data:`, `event:`, `:`) or JSON-lines body (`{`) does.
-pub fn looks_like_json_array(prefix: &[u8]) -> bool {
-    let p = crate::text::strip_bom(prefix);
-    p.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
-}
-
 /// What the header says of a body framed as one JSON array of `elements` elements: for Gemini,
 /// the REST endpoint's own wire (`streamGenerateContent` without `alt=sse`); for any other dialect
 /// a dump of its chunks (a snapshot a test suite stored), which is not how the stream arrived.
@@ -475,14 +468,5 @@ mod tests {
                 "{body:?} {cuts:?} {limit}"
             );
         }
-    }
-
-    #[test]
-    fn detection() {
-        assert!(looks_like_json_array(b"\xEF\xBB\xBF \n[{"));
-        assert!(looks_like_json_array(b"["));
-        assert!(!looks_like_json_array(b"{\"a\":1}"));
-        assert!(!looks_like_json_array(b"data: [DONE]"));
-        assert!(!looks_like_json_array(b"   "));
     }
 }

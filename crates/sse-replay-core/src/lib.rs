@@ -13,6 +13,7 @@ pub mod bundled;
 pub mod chunking;
 pub mod compare;
 pub mod complete;
+pub mod content;
 pub mod corpus;
 pub mod dialect;
 pub mod export;

@@ -684,34 +684,6 @@ impl Drop for HeldBytes {
 }
 
 impl PendingCapture {
-    /// The held body is a JSON array whose first element is a chunk of a known dialect.
-    fn is_chunk_array(&self) -> bool {
-        let head: Vec<u8> = self
-            .chunks
-            .iter()
-            .flat_map(|c| c.bytes.iter().copied())
-            .take(4096)
-            .collect();
-        if !sse_replay_core::json_array::looks_like_json_array(&head) {
-            return false;
-        }
-        let mut framer = sse_replay_core::json_array::JsonArrayFramer::default();
-        let mut first = None;
-        for c in &self.chunks {
-            framer.feed(&c.bytes, &mut |item| {
-                if let sse_replay_core::framing::Framed::Event { data, .. } = item {
-                    first.get_or_insert_with(|| {
-                        sse_replay_core::dialect::detect("message", data).is_some()
-                    });
-                }
-            });
-            if first.is_some() {
-                break;
-            }
-        }
-        first.unwrap_or(false)
-    }
-
     /// Keeps one read; gives up (returns `false`) past [`MAX_PENDING_JSON`] for this answer or
     /// past the budget of every answer held at once: such an answer is passed on, not captured.
     fn hold(&mut self, chunk: Chunk) -> bool {
@@ -728,7 +700,11 @@ impl PendingCapture {
         let complete = sse_replay_core::complete::chunks_are_complete(
             self.chunks.iter().map(|c| c.bytes.as_slice()),
         );
-        if !complete && !self.is_chunk_array() {
+        if !complete
+            && !sse_replay_core::content::is_chunk_array(
+                self.chunks.iter().map(|c| c.bytes.as_slice()),
+            )
+        {
             return None;
         }
         let (id, sink) = open_capture_with(

@@ -54,7 +54,7 @@ fn assert_chunking_invariant(
 }
 
 fn b64(s: &str) -> Vec<u8> {
-    crate::import::base64_decode(s).unwrap()
+    crate::content::base64_decode(s).unwrap()
 }
 
 /// The live Claude capture in vercel/ai's fixtures (6 frames, no tool call).
