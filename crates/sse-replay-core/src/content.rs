@@ -650,6 +650,13 @@ pub fn stream_type(content_type: &str) -> Option<Framing> {
     }
 }
 
+/// Whether a content type names one JSON document (`application/json`, `…+json`): a complete
+/// response, or a JSON array of chunks told by its bytes ([`is_chunk_array`]).
+pub fn is_json_type(content_type: &str) -> bool {
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    media.eq_ignore_ascii_case("application/json") || media.to_ascii_lowercase().ends_with("+json")
+}
+
 /// Whether a content type names a stream ([`stream_type`]).
 pub fn is_stream_type(content_type: &str) -> bool {
     stream_type(content_type).is_some()
@@ -666,6 +673,13 @@ pub fn may_be_one_document(bytes: &[u8]) -> bool {
         Some(Err(e)) => e.is_eof(),
         Some(Ok(_)) => it.next().is_none(),
     }
+}
+
+/// The first JSON document in `bytes` is not finished yet (more bytes may complete it).
+pub fn first_document_unfinished(bytes: &[u8]) -> bool {
+    let bytes = crate::text::strip_bom(bytes);
+    let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    matches!(it.next(), Some(Err(e)) if e.is_eof())
 }
 
 /// Whether a body that starts with `head` may open a JSON document: its first byte that is not
@@ -702,6 +716,12 @@ mod tests {
             base64::engine::general_purpose::STANDARD.encode(b"data: {\"a\":1}\n\ndata: [DONE]\n\n")
         };
         let gemini = br#"[{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}]"#;
+        // A HAR whose `log` key comes after the first 4096 bytes: the probe called it a document
+        // (check read it as a complete response) while the importer read it as a HAR.
+        let late_log = format!(
+            "{{\n  \"comment\": \"{}\",\n  \"log\": {{\"entries\": []}}\n}}\n",
+            "x".repeat(5000)
+        );
         type Row<'a> = (
             &'a str,
             &'a [u8],
@@ -734,6 +754,13 @@ mod tests {
             (
                 "x.har",
                 b"{}",
+                Kind::Capture(CaptureFormat::Har),
+                None,
+                Ok(I::Har),
+            ),
+            (
+                "x",
+                late_log.as_bytes(),
                 Kind::Capture(CaptureFormat::Har),
                 None,
                 Ok(I::Har),
@@ -846,7 +873,7 @@ mod tests {
         ];
         for (name, head, want_kind, want_framing, want_import) in rows {
             let c = content(name, head);
-            let shown = String::from_utf8_lossy(head);
+            let shown = crate::text::truncate(&String::from_utf8_lossy(head), 60);
             assert_eq!(c.kind, want_kind, "{name} {shown:?}");
             assert_eq!(c.framing, want_framing, "{name} {shown:?}");
             assert_eq!(c.import, want_import, "{name} {shown:?}");
@@ -1174,10 +1201,16 @@ mod tests {
             Some(Framing::AwsEventStream)
         );
         assert_eq!(stream_type("application/json"), None);
+        assert!(is_json_type("Application/JSON; charset=utf-8"));
+        assert!(is_json_type("application/problem+json"));
+        assert!(!is_json_type("text/event-stream"));
         assert!(may_open_document(b"\xEF\xBB\xBF  {"));
         assert!(may_open_document(b"  "));
         assert!(!may_open_document(b"data: {"));
         assert!(may_be_one_document(b"{\"a\": [1,"));
         assert!(!may_be_one_document(b"{}\n{}"));
+        assert!(first_document_unfinished(b"{\"a\": [1,"));
+        assert!(!first_document_unfinished(b"{}"));
+        assert!(!first_document_unfinished(b"{nope"));
     }
 }

@@ -454,7 +454,7 @@ fn stream_body(
         let mut next_check = whole.len();
         while !eof && (whole.len() as u64) <= max_event_bytes {
             if whole.len() >= next_check {
-                if !crate::complete::first_document_unfinished(&whole) {
+                if !crate::content::first_document_unfinished(&whole) {
                     break;
                 }
                 next_check = whole.len() * 2;
