@@ -312,11 +312,6 @@ pub fn import_format(kind: Kind, head: &[u8]) -> Result<ImportFormat, NotImporta
     }
 }
 
-/// The head holds nothing but whitespace (after a byte order mark): an empty input.
-pub fn is_blank(head: &[u8]) -> bool {
-    trim_start(crate::text::strip_bom(head)).is_empty()
-}
-
 /// The first line of the head after leading whitespace, for messages about unrecognised input.
 pub fn first_line(head: &[u8]) -> &[u8] {
     let text = trim_start(crate::text::strip_bom(head));
@@ -680,6 +675,59 @@ pub fn first_document_unfinished(bytes: &[u8]) -> bool {
     let bytes = crate::text::strip_bom(bytes);
     let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
     matches!(it.next(), Some(Err(e)) if e.is_eof())
+}
+
+/// What a body that framed no event looks like from its first bytes, for the one-line
+/// description `nothing-recognised` gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Appearance {
+    /// Shaped like AWS event stream frames, whether or not their checksums hold.
+    AwsFrames,
+    /// Control bytes (other than line endings and tabs), or a few bytes that are not UTF-8.
+    Binary,
+    /// Anything else.
+    Text,
+}
+
+/// What a body that framed no event looks like: AWS event stream frames (a big-endian total
+/// length, a headers length, a prelude CRC, then `:event-type`-style headers), binary data, or
+/// text.
+pub fn appearance(head: &[u8]) -> Appearance {
+    if resembles_aws_eventstream(head) {
+        return Appearance::AwsFrames;
+    }
+    let binary = head
+        .iter()
+        .any(|&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')))
+        || std::str::from_utf8(head).is_err() && head.len() < 4;
+    if binary {
+        Appearance::Binary
+    } else {
+        Appearance::Text
+    }
+}
+
+/// The body is shaped like an AWS event stream message (`application/vnd.amazon.eventstream`),
+/// whether or not its checksums hold: a prelude whose total length covers at least the prelude
+/// and the CRCs, a headers length inside it, and a header name starting with `:` right after the
+/// 12-byte prelude. Only for describing a body that framed no event: a body whose first prelude
+/// CRC is corrupt is still said to be AWS frames. Whether a body *is* an event stream (sniffing,
+/// importing, serving) is [`crate::aws_eventstream::looks_like_aws_eventstream`], which checks
+/// the prelude CRC.
+fn resembles_aws_eventstream(head: &[u8]) -> bool {
+    if head.len() < 16 {
+        return false;
+    }
+    let total = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    let headers = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+    let name_len = head[12] as usize;
+    total >= 16
+        && headers < total
+        && name_len > 1
+        && head.get(13) == Some(&b':')
+        && head
+            .get(13..13 + name_len.min(head.len() - 13))
+            .is_some_and(|n| n.iter().all(|b| b.is_ascii_graphic()))
 }
 
 /// Whether a body that starts with `head` may open a JSON document: its first byte that is not
@@ -1206,6 +1254,11 @@ mod tests {
         assert!(!is_json_type("text/event-stream"));
         assert!(may_open_document(b"\xEF\xBB\xBF  {"));
         assert!(may_open_document(b"  "));
+        let mut frame = crate::aws_eventstream::event_frame("x", b"{}");
+        frame[8] ^= 0xff;
+        assert_eq!(appearance(&frame), Appearance::AwsFrames);
+        assert_eq!(appearance(b"\0\x01abc"), Appearance::Binary);
+        assert_eq!(appearance(b"<html>\n\t"), Appearance::Text);
         assert!(!may_open_document(b"data: {"));
         assert!(may_be_one_document(b"{\"a\": [1,"));
         assert!(!may_be_one_document(b"{}\n{}"));

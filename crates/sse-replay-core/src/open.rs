@@ -201,7 +201,8 @@ impl Probe {
         let one = match self.content.kind {
             // Import… on a recording opens it as one (an empty file is "empty" either way).
             Kind::Recording | Kind::Journal
-                if !(import_only && crate::content::is_blank(self.input.head())) =>
+                if !(import_only
+                    && self.content.import == Err(crate::content::NotImportable::Empty)) =>
             {
                 let recording =
                     input::read_recording(self.input, mx, &mut progress).map_err(input_error)?;
