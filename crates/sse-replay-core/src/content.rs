@@ -219,8 +219,8 @@ pub const INTERACTION_KEYS: [&str; 2] = ["interactions", "http_interactions"];
 /// 9. base64 text that decodes to a stream → [`CaptureFormat::Base64Body`];
 /// 10. else [`BodyForm::Unrecognised`].
 ///
-/// A body's framing is [`framing`] of the head; its importer follows from the kind
-/// ([`import_format`]).
+/// A body's framing is [`framing`] of the head; its importer follows from the kind (a body goes
+/// to the raw-body reader, as `check` reads it, except JSON lines and broken JSON).
 pub fn decide(name: &Path, head: &[u8]) -> Content {
     let kind = kind(name, head);
     Content {
@@ -294,7 +294,7 @@ fn kind(name: &Path, head: &[u8]) -> Kind {
 /// goes to the raw-body reader, as `check` reads it, except JSON lines (a fixture, one chunk
 /// object per line) and a `{` body that is not one JSON document, perhaps cut short (broken JSON:
 /// the JSON-lines reader names the line that is not an object).
-pub fn import_format(kind: Kind, head: &[u8]) -> Result<ImportFormat, NotImportable> {
+fn import_format(kind: Kind, head: &[u8]) -> Result<ImportFormat, NotImportable> {
     let text = trim_start(crate::text::strip_bom(head));
     match kind {
         Kind::Recording | Kind::Journal if text.is_empty() => Err(NotImportable::Empty),
@@ -389,7 +389,7 @@ fn one_document(text: &[u8]) -> Option<Document> {
 }
 
 /// A test-proxy session record: a JSON object with an `Entries` list.
-pub fn looks_like_test_proxy_session(doc: &serde_json::Map<String, serde_json::Value>) -> bool {
+fn looks_like_test_proxy_session(doc: &serde_json::Map<String, serde_json::Value>) -> bool {
     doc.get("Entries").is_some_and(serde_json::Value::is_array)
 }
 
@@ -428,7 +428,7 @@ fn is_sse(text: &[u8]) -> bool {
 
 /// Whether a line of a YAML file opens a cassette's interactions (the one test of "this is a
 /// cassette").
-pub fn opens_interactions(line: &[u8]) -> bool {
+fn opens_interactions(line: &[u8]) -> bool {
     INTERACTION_KEYS.iter().any(|k| {
         line.strip_prefix(k.as_bytes())
             .is_some_and(|rest| rest.starts_with(b":"))
@@ -436,7 +436,7 @@ pub fn opens_interactions(line: &[u8]) -> bool {
 }
 
 /// Whether `head` (leading whitespace and a BOM allowed) opens an httprr trace.
-pub fn is_httprr_trace(head: &[u8]) -> bool {
+fn is_httprr_trace(head: &[u8]) -> bool {
     trim_start(crate::text::strip_bom(head))
         .strip_prefix(HTTPRR_HEADER)
         .is_some_and(|rest| rest.first().is_none_or(|&b| b == b'\n' || b == b'\r'))
@@ -505,7 +505,7 @@ pub fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
 
 /// The body starts like a JSON array: the first byte that is not whitespace (after a UTF-8 byte
 /// order mark) is `[`. No SSE body (`data:`, `event:`, `:`) or JSON-lines body (`{`) does.
-pub fn looks_like_json_array(prefix: &[u8]) -> bool {
+fn looks_like_json_array(prefix: &[u8]) -> bool {
     let p = crate::text::strip_bom(prefix);
     p.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
 }
@@ -521,7 +521,7 @@ pub fn framing(head: &[u8]) -> Option<Framing> {
 /// with a valid prelude ([`crate::aws_eventstream::looks_like_aws_eventstream`]; a frame starts
 /// with its length, a control byte no text body starts with, so only then are its 12 bytes
 /// awaited); JSON lines when the first non-blank byte (after a BOM) is `{`, a JSON array when it
-/// is `[` ([`looks_like_json_array`]). More than `limit` blank bytes first: SSE (only blank lines
+/// is `[`. More than `limit` blank bytes first: SSE (only blank lines
 /// so far; no JSON line can be that long), decided the same way however the bytes were split.
 /// `blank`: how many bytes (after a byte order mark) an earlier call found blank; undecided, the
 /// error says how many are now.
