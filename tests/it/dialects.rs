@@ -2175,7 +2175,7 @@ fn import_jsonl_and_raw_keep_the_bytes() {
 /// The importer the probe's decision picks for `bytes` named `name`.
 fn importer(name: &str, bytes: &[u8]) -> Result<import::ImportFormat, ImportError> {
     let path = Path::new(name);
-    import::importer(probe::decide(path, bytes), path, bytes)
+    import::importer(sse_replay_core::content::decide(path, bytes), path, bytes)
 }
 
 #[test]

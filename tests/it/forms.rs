@@ -319,7 +319,7 @@ fn real_files_at_any_chunking() {
         for (file, _) in expected(folder) {
             let path = data(folder).join(&file);
             if matches!(
-                sse_replay_core::probe::decide(&path, &std::fs::read(&path).expect("read")),
+                sse_replay_core::content::decide(&path, &std::fs::read(&path).expect("read")).kind,
                 sse_replay_core::probe::Kind::Capture(_)
             ) {
                 continue;

@@ -20,8 +20,8 @@
 //!   ([`aws_eventstream`]), JSON arrays streamed element by element ([`json_array`]), the one
 //!   [`framing::Framer`] over them and JSON lines, and cutting a body into reads ([`chunking`]).
 //! - [`read`]: inputs to recordings and facts. The recording model and its safe writer
-//!   ([`recording`]), secrets ([`redact`]), the byte readers and their limits ([`input`]), the
-//!   one decision of what an input is ([`probe`]), capture formats ([`import`]) and the dialects
+//!   ([`recording`]), secrets ([`redact`]), the byte readers and their limits ([`input`]), every
+//!   test of what a byte sequence is ([`content`]), the one reading of an input ([`probe`]), capture formats ([`import`]) and the dialects
 //!   ([`dialect`]) that route events to calls.
 //! - [`analyse`]: facts to calls and a verdict. The accumulator ([`accumulate`]), the push
 //!   [`pipeline`], the naive strategies ([`naive`]), the immutable [`analysis::Analysis`] with its
@@ -85,7 +85,7 @@ pub use analyse::{
 };
 pub use base::{fact, findings, limits, text};
 pub use out::{compare, export, json_diff, report, scan};
-pub use read::{dialect, import, input, probe, recording, redact};
+pub use read::{content, dialect, import, input, probe, recording, redact};
 pub use synth::{bundled, corpus, generate, quirk, stub, stub_complete};
 pub use wire::{aws_eventstream, chunking, framing, json_array, sse};
 

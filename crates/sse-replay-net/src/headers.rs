@@ -139,13 +139,11 @@ pub fn header_pairs(headers: &hyper::HeaderMap) -> Vec<(String, String)> {
 /// Whether a `Content-Type` value is an event stream: server-sent events, or binary AWS event
 /// stream frames (Bedrock's ConverseStream and InvokeModelWithResponseStream).
 pub fn is_event_stream(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|ct| {
-        ct.split(';').next().is_some_and(|m| {
-            let m = m.trim();
-            m.eq_ignore_ascii_case("text/event-stream")
-                || m.eq_ignore_ascii_case(sse_replay_core::aws_eventstream::CONTENT_TYPE)
-        })
-    })
+    use sse_replay_core::framing::Framing;
+    matches!(
+        content_type.map(sse_replay_core::content::stream_type),
+        Some(Some(Framing::Sse | Framing::AwsEventStream))
+    )
 }
 
 /// The provider's message in an error body: `error.message` (OpenAI, Anthropic, Gemini), `message`,

@@ -577,7 +577,8 @@ async fn forward(
     let mut pending = None;
     // Gemini's streamGenerateContent without alt=sse streams one JSON array: a stream, teed as it
     // arrives like an event stream.
-    let json_stream = is_json(content_type) && path.contains(":streamGenerateContent");
+    let json_stream = content_type.is_some_and(sse_replay_core::content::is_json_type)
+        && path.contains(":streamGenerateContent");
     let sink = if headers::is_event_stream(content_type) || json_stream {
         open_capture(
             &shared,
@@ -589,7 +590,9 @@ async fn forward(
             &path,
         )
     } else {
-        if is_json(content_type) && !asks_for_stream(&request_info.body) {
+        if content_type.is_some_and(sse_replay_core::content::is_json_type)
+            && !asks_for_stream(&request_info.body)
+        {
             // Perhaps a non-streaming LLM response: held until its end, captured only when it
             // is one complete response of a known shape.
             pending = Some(PendingCapture {
@@ -620,16 +623,6 @@ async fn forward(
     resp
 }
 
-/// A JSON response (`application/json`, or `+json`).
-fn is_json(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|ct| {
-        ct.split(';').next().is_some_and(|m| {
-            let m = m.trim().to_ascii_lowercase();
-            m == "application/json" || m.ends_with("+json")
-        })
-    })
-}
-
 /// The request body asks for a stream (`"stream": true`).
 fn asks_for_stream(body: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(body)
@@ -639,7 +632,7 @@ fn asks_for_stream(body: &str) -> bool {
 /// The largest JSON response held to see whether it is one complete LLM response.
 const MAX_PENDING_JSON: u64 = 64 * 1024 * 1024;
 
-/// A JSON response held until its end (see [`is_json`]): captured when it turns out to be one
+/// A JSON response held until its end (see [`sse_replay_core::content::is_json_type`]): captured when it turns out to be one
 /// complete (non-streaming) response ([`sse_replay_core::complete`]).
 struct PendingCapture {
     id: u64,
@@ -684,34 +677,6 @@ impl Drop for HeldBytes {
 }
 
 impl PendingCapture {
-    /// The held body is a JSON array whose first element is a chunk of a known dialect.
-    fn is_chunk_array(&self) -> bool {
-        let head: Vec<u8> = self
-            .chunks
-            .iter()
-            .flat_map(|c| c.bytes.iter().copied())
-            .take(4096)
-            .collect();
-        if !sse_replay_core::json_array::looks_like_json_array(&head) {
-            return false;
-        }
-        let mut framer = sse_replay_core::json_array::JsonArrayFramer::default();
-        let mut first = None;
-        for c in &self.chunks {
-            framer.feed(&c.bytes, &mut |item| {
-                if let sse_replay_core::framing::Framed::Event { data, .. } = item {
-                    first.get_or_insert_with(|| {
-                        sse_replay_core::dialect::detect("message", data).is_some()
-                    });
-                }
-            });
-            if first.is_some() {
-                break;
-            }
-        }
-        first.unwrap_or(false)
-    }
-
     /// Keeps one read; gives up (returns `false`) past [`MAX_PENDING_JSON`] for this answer or
     /// past the budget of every answer held at once: such an answer is passed on, not captured.
     fn hold(&mut self, chunk: Chunk) -> bool {
@@ -728,7 +693,11 @@ impl PendingCapture {
         let complete = sse_replay_core::complete::chunks_are_complete(
             self.chunks.iter().map(|c| c.bytes.as_slice()),
         );
-        if !complete && !self.is_chunk_array() {
+        if !complete
+            && !sse_replay_core::content::is_chunk_array(
+                self.chunks.iter().map(|c| c.bytes.as_slice()),
+            )
+        {
             return None;
         }
         let (id, sink) = open_capture_with(

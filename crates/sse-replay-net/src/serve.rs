@@ -126,7 +126,7 @@ impl Plan {
                         "application/json".to_owned()
                     } else {
                         // The framer's own decision on the body's first bytes.
-                        Framing::sniff(&head)
+                        sse_replay_core::content::framing(&head)
                             .unwrap_or(Framing::Sse)
                             .content_type()
                             .to_owned()

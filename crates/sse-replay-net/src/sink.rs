@@ -374,14 +374,12 @@ impl Writer {
         };
         let before = body.len();
         body.extend_from_slice(bytes);
-        let head = sse_replay_core::text::strip_bom(body);
-        // Its first byte decides: a document opens with `{`.
-        let first = head.iter().find(|b| !b.is_ascii_whitespace());
         let grew_past = |n: usize| before < n && body.len() >= n;
         let check = (0..40).map(|k| 4096usize << k).any(grew_past);
-        if first.is_some_and(|b| *b != b'{')
+        // Its first byte decides: a document opens with `{`.
+        if !sse_replay_core::content::may_open_document(body)
             || body.len() > MAX_COMPLETE_BYTES
-            || (check && !sse_replay_core::complete::may_be_one_document(body))
+            || (check && !sse_replay_core::content::may_be_one_document(body))
         {
             self.complete = None;
         }

@@ -41,26 +41,6 @@ pub fn document(body: &[u8]) -> Option<Map<String, Value>> {
     Some(doc)
 }
 
-/// Whether `bytes` may still be (the start of) one single JSON document: the first document is
-/// unfinished, or finished with nothing but whitespace after it. JSON lines (a second document)
-/// and text that is not JSON are not.
-pub fn may_be_one_document(bytes: &[u8]) -> bool {
-    let bytes = crate::text::strip_bom(bytes);
-    let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
-    match it.next() {
-        None => true,
-        Some(Err(e)) => e.is_eof(),
-        Some(Ok(_)) => it.next().is_none(),
-    }
-}
-
-/// The first JSON document in `bytes` is not finished yet (more bytes may complete it).
-pub fn first_document_unfinished(bytes: &[u8]) -> bool {
-    let bytes = crate::text::strip_bom(bytes);
-    let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
-    matches!(it.next(), Some(Err(e)) if e.is_eof())
-}
-
 /// [`document`] over a recording's chunks, without joining them into one body first (a long
 /// JSON-lines recording is rejected after its second line, an SSE one at its first byte).
 pub fn chunks_are_complete<'a>(chunks: impl Iterator<Item = &'a [u8]>) -> bool {

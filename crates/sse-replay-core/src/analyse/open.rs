@@ -169,7 +169,7 @@ impl Probe {
     /// a body, not imported, and no stream other than the first asked for (which the
     /// recording reader refuses, naming the one stream).
     fn streams_as_body(&self) -> Option<BodyForm> {
-        match self.kind {
+        match self.content.kind {
             Kind::Body(form)
                 if !self.options.import_only && matches!(self.options.stream, None | Some(1)) =>
             {
@@ -200,10 +200,11 @@ impl Probe {
         // Every reader below holds the input whole (a recording's text, a body's chunks, a
         // capture): a regular file over the input limit is refused before it is read.
         self.input.refuse_larger_file().map_err(input_error)?;
-        let one = match self.kind {
+        let one = match self.content.kind {
             // Import… on a recording opens it as one (an empty file is "empty" either way).
             Kind::Recording | Kind::Journal
-                if !(import_only && crate::probe::is_blank(self.input.head())) =>
+                if !(import_only
+                    && self.content.import == Err(crate::content::NotImportable::Empty)) =>
             {
                 let recording =
                     input::read_recording(self.input, mx, &mut progress).map_err(input_error)?;
@@ -462,7 +463,7 @@ fn stream_body(
         let mut next_check = whole.len();
         while !eof && (whole.len() as u64) <= max_event_bytes.bytes() {
             if whole.len() >= next_check {
-                if !crate::complete::first_document_unfinished(&whole) {
+                if !crate::content::first_document_unfinished(&whole) {
                     break;
                 }
                 next_check = whole.len() * 2;

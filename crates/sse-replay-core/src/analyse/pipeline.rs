@@ -317,46 +317,14 @@ impl Unmatched {
     }
 }
 
-/// What a body that framed no event looks like, from its first bytes: text, binary data, or
-/// AWS event stream frames (a big-endian total length, a headers length, a prelude CRC, then
-/// `:event-type`-style headers).
+/// What a body that framed no event looks like, in words ([`crate::content::appearance`] decides).
 fn describe_bytes(head: &[u8], bytes: u64) -> String {
     let n = crate::text::plural(bytes, "byte");
-    if resembles_aws_eventstream(head) {
-        return format!("binary AWS event stream frames, {n}");
+    match crate::content::appearance(head) {
+        crate::content::Appearance::AwsFrames => format!("binary AWS event stream frames, {n}"),
+        crate::content::Appearance::Binary => format!("{n} of binary data"),
+        crate::content::Appearance::Text => format!("{n} of other text"),
     }
-    let binary = head
-        .iter()
-        .any(|&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')))
-        || std::str::from_utf8(head).is_err() && head.len() < 4;
-    if binary {
-        format!("{n} of binary data")
-    } else {
-        format!("{n} of other text")
-    }
-}
-
-/// The body is shaped like an AWS event stream message (`application/vnd.amazon.eventstream`),
-/// whether or not its checksums hold: a prelude whose total length covers at least the prelude
-/// and the CRCs, a headers length inside it, and a header name starting with `:` right after the
-/// 12-byte prelude. Only for describing a body that framed no event: a body whose first prelude
-/// CRC is corrupt is still said to be AWS frames. Whether a body *is* an event stream (sniffing,
-/// importing, serving) is [`crate::aws_eventstream::looks_like_aws_eventstream`], which checks
-/// the prelude CRC.
-fn resembles_aws_eventstream(head: &[u8]) -> bool {
-    if head.len() < 16 {
-        return false;
-    }
-    let total = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-    let headers = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
-    let name_len = head[12] as usize;
-    total >= 16
-        && headers < total
-        && name_len > 1
-        && head.get(13) == Some(&b':')
-        && head
-            .get(13..13 + name_len.min(head.len() - 13))
-            .is_some_and(|n| n.iter().all(|b| b.is_ascii_graphic()))
 }
 
 const MAX_PENDING: usize = 64;

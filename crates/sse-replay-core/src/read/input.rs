@@ -250,7 +250,7 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// How much of an input is read before anything is decided about it ([`Peeked::head`]): enough for
-/// every rule of [`crate::probe::decide`], and the block size the readers read in anyway.
+/// every rule of [`crate::content::decide`], and the block size the readers read in anyway.
 pub const PEEK_BYTES: usize = 1 << 20;
 
 /// An input opened once, its first block (up to [`PEEK_BYTES`]) read: the head, for deciding what

@@ -4,7 +4,7 @@
 /// Decode standard or URL-safe base64 (padding optional, whitespace ignored, the two alphabets'
 /// 62nd/63rd characters both accepted, and anything after the first `=` ignored, as before the
 /// `base64` crate did the decoding).
-pub(crate) fn decode(s: &str) -> Result<Vec<u8>, String> {
+pub fn decode(s: &str) -> Result<Vec<u8>, String> {
     use base64::Engine as _;
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
     const LENIENT: GeneralPurpose = GeneralPurpose::new(

@@ -3,7 +3,7 @@
 //! one chunk object per line without `data:`), one JSON array streamed element by element
 //! ([`crate::json_array`]: Gemini without `alt=sse`, and snapshot dumps of chunks), or binary AWS
 //! event stream frames (Bedrock, the decoder in [`crate::aws_eventstream`]). Auto-detected from
-//! the first bytes.
+//! the first bytes, as [`Framer::decide`] decides.
 
 use std::ops::Range;
 
@@ -80,13 +80,6 @@ impl Framing {
             Framing::JsonArray => "application/json",
             Framing::AwsEventStream => aws_eventstream::CONTENT_TYPE,
         }
-    }
-
-    /// The framing of a body that starts with `head`, decided as the framer decides it
-    /// ([`Framer::new`] with no framing given); `None` while `head` cannot tell (empty, only
-    /// blank bytes, or fewer bytes than a binary frame's prelude).
-    pub fn sniff(head: &[u8]) -> Option<Framing> {
-        Framer::decide(head, EventLimit::DEFAULT.bytes(), 0).ok()
     }
 
     /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
@@ -573,7 +566,7 @@ impl Framer {
     /// (only blank lines so far; no JSON line can be that long), decided the same way however the
     /// bytes were split. `blank`: how many bytes (after a byte order mark) an earlier call
     /// found blank; undecided, the error says how many are now.
-    fn decide(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
+    pub fn decide(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
         if prefix
             .first()
             .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())

@@ -463,13 +463,4 @@ mod tests {
             );
         }
     }
-
-    #[test]
-    fn detection() {
-        assert!(looks_like_json_array(b"\xEF\xBB\xBF \n[{"));
-        assert!(looks_like_json_array(b"["));
-        assert!(!looks_like_json_array(b"{\"a\":1}"));
-        assert!(!looks_like_json_array(b"data: [DONE]"));
-        assert!(!looks_like_json_array(b"   "));
-    }
 }

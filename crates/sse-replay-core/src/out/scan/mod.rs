@@ -55,7 +55,7 @@ pub const EXTENSIONS: &[&str] = &[
 
 /// Extensions that say a file is a stream body whatever it holds: such a file found in a folder
 /// is a (perhaps broken) stream even when nothing in it is recognised, never "not a capture".
-/// The name breaks the tie only here, as it does in [`crate::probe::decide`].
+/// The name breaks the tie only here, as it does in [`crate::content::decide`].
 const STREAM_EXTENSIONS: &[&str] = &["sse", "eventstream"];
 
 fn has_extension(path: &Path, list: &[&str]) -> bool {

@@ -30,9 +30,9 @@ use std::path::Path;
 use serde_yaml_ng::Value;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, base64_decode, body_recording,
-    file_name, is_stream_body, is_stream_type,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
 };
+use crate::content::{base64_decode, is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
@@ -61,7 +61,7 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Import
         at,
         message,
     };
-    let Some((key, interactions)) = INTERACTION_KEYS
+    let Some((key, interactions)) = crate::content::INTERACTION_KEYS
         .iter()
         .find_map(|k| doc.get(*k).map(|v| (*k, v)))
     else {
@@ -170,18 +170,6 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Import
         });
     }
     Ok(out)
-}
-
-/// The top-level keys that hold a cassette's interactions: vcrpy's and go-vcr's, Ruby vcr's.
-const INTERACTION_KEYS: [&str; 2] = ["interactions", "http_interactions"];
-
-/// Whether a line of a YAML file opens a cassette's interactions (the probe's and the importer's
-/// one test of "this is a cassette").
-pub fn opens_interactions(line: &[u8]) -> bool {
-    INTERACTION_KEYS.iter().any(|k| {
-        line.strip_prefix(k.as_bytes())
-            .is_some_and(|rest| rest.starts_with(b":"))
-    })
 }
 
 /// The response's status: `status: {code: 200, message: OK}` (vcrpy, Ruby), `status: 200`, or

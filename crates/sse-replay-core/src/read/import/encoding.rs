@@ -5,7 +5,7 @@
 
 use std::io::Read as _;
 
-use super::is_stream_body;
+use crate::content::is_stream_body;
 
 /// The body as a stream reader sees it: decoded when it is gzip (by its magic bytes, whatever the
 /// header says) or when `content_encoding` names gzip or deflate and the body does not already
@@ -23,9 +23,8 @@ pub(crate) fn decode_body(
     // A body that is already a stream or a JSON document was stored decoded, whatever the header says.
     let plain = || {
         is_stream_body(&body)
-            || crate::aws_eventstream::looks_like_aws_eventstream(&body)
-            || crate::probe::decide(std::path::Path::new(""), &body)
-                == crate::probe::Kind::Body(crate::probe::BodyForm::Document)
+            || crate::content::decide(std::path::Path::new(""), &body).kind
+                == crate::content::Kind::Body(crate::content::BodyForm::Document)
     };
     if gzip_magic || (matches!(encoding.as_str(), "gzip" | "x-gzip") && !plain()) {
         return read_limited(flate2::read::MultiGzDecoder::new(&body[..]), limit, "gzip");

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, base64_decode, body_recording,
-    file_name, is_stream_body, is_stream_type,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
 };
+use crate::content::{base64_decode, is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 

@@ -12,24 +12,10 @@ use std::path::Path;
 
 use super::{
     BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
-    is_stream_body, is_stream_type,
 };
+use crate::content::{is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
-
-/// The first line of every trace.
-pub const HEADER: &[u8] = b"httprr trace v1";
-
-/// Whether `head` (leading whitespace and a BOM allowed) opens an httprr trace.
-pub fn is_trace(head: &[u8]) -> bool {
-    let start = crate::text::strip_bom(head);
-    let text = &start[start
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(start.len())..];
-    text.strip_prefix(HEADER)
-        .is_some_and(|rest| rest.first().is_none_or(|&b| b == b'\n' || b == b'\r'))
-}
 
 /// One HTTP message as written on the wire: its first line, headers and body (still transfer-
 /// encoded).
@@ -109,7 +95,7 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Import
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(text.len());
     let mut rest = text[start..]
-        .strip_prefix(HEADER)
+        .strip_prefix(crate::content::HTTPRR_HEADER)
         .ok_or_else(|| bad("the first line".into(), "not `httprr trace v1`".into()))?;
     rest = rest.strip_prefix(b"\r").unwrap_or(rest);
     rest = rest.strip_prefix(b"\n").unwrap_or(rest);
@@ -250,17 +236,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunked_bodies_are_decoded_and_traces_told_apart() {
+    fn chunked_bodies_are_decoded() {
         assert_eq!(
             dechunk(b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\n").ok(),
             Some(b"hello, world".to_vec())
         );
         assert!(dechunk(b"zz\r\n").is_err());
         assert!(dechunk(b"10\r\nshort").is_err());
-        assert!(is_trace(b"httprr trace v1\n12 34\n"));
-        assert!(is_trace(b"\xEF\xBB\xBFhttprr trace v1\r\n"));
-        assert!(!is_trace(b"httprr trace v10\n"));
-        assert!(!is_trace(b"data: httprr trace v1\n"));
     }
 
     #[test]

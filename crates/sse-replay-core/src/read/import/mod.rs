@@ -2,8 +2,8 @@
 //! [`import`] (an input opened by [`crate::probe::open`]; [`import_bytes`] for data already in
 //! memory), used by `sse-replay import` and by the app's File → Import and drag-and-drop.
 //!
-//! The format is what [`crate::probe::decide`] made of the content (the extension only breaks ties
-//! and chooses which error to report for a broken file):
+//! The format is what [`crate::content::decide`] made of the content (the extension only breaks
+//! ties and chooses which error to report for a broken file); no importer decides again:
 //! - HAR (browser devtools "Save all as HAR", proxies): every event-stream entry becomes a
 //!   recording with its request, secrets redacted ([`har`]);
 //! - VCR-style YAML cassettes (vcrpy, pytest-recording, pydantic-ai) whose response body holds the
@@ -34,8 +34,10 @@ pub mod wrapped;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::content::ImportFormat;
+use crate::content::{Content, NotImportable};
 use crate::input::InputError;
-use crate::probe::{BodyForm, CaptureFormat, Kind, Probe, ReadOptions};
+use crate::probe::{Probe, ReadOptions};
 use crate::recording::Recording;
 
 pub use crate::probe::DEFAULT_MAX_STREAMS;
@@ -201,179 +203,25 @@ impl Imported {
     }
 }
 
-/// Where an imported recording came from: a capture format, or a raw body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ImportFormat {
-    Har,
-    Cassette,
-    JsonLines,
-    /// An Azure SDK test-proxy session record.
-    TestProxy,
-    RawBody,
-    /// A file that is the base64 text of a stream.
-    Base64Body,
-    /// A JSON document holding one response with a base64 (or text) body.
-    JsonCapture,
-    /// An httprr trace (Go).
-    Httprr,
-}
-
-impl ImportFormat {
-    /// Short name for messages and `meta.source` (`import:har`, …).
-    pub fn name(self) -> &'static str {
-        match self {
-            ImportFormat::Har => "har",
-            ImportFormat::Cassette => "cassette",
-            ImportFormat::JsonLines => "jsonl",
-            ImportFormat::TestProxy => "test-proxy",
-            ImportFormat::RawBody => "raw",
-            ImportFormat::Base64Body => "base64",
-            ImportFormat::JsonCapture => "json-capture",
-            ImportFormat::Httprr => "httprr",
-        }
-    }
-}
-
 /// The note every imported recording carries: which boundaries are made up.
 pub const NO_TIMING_NOTE: &str = "keeps no chunk boundaries or timing: the body is shown as one chunk per event, and the strategies that need real network reads cannot run.";
 
-impl From<CaptureFormat> for ImportFormat {
-    fn from(f: CaptureFormat) -> Self {
-        match f {
-            CaptureFormat::Har => ImportFormat::Har,
-            CaptureFormat::Cassette => ImportFormat::Cassette,
-            CaptureFormat::JsonLines => ImportFormat::JsonLines,
-            CaptureFormat::TestProxy => ImportFormat::TestProxy,
-            CaptureFormat::Base64Body => ImportFormat::Base64Body,
-            CaptureFormat::JsonCapture => ImportFormat::JsonCapture,
-            CaptureFormat::Httprr => ImportFormat::Httprr,
-        }
-    }
-}
-
-/// The format of a body by its content (`text`: the first bytes, a BOM and leading whitespace
-/// removed; `path`'s extension breaks ties): the capture formats and bodies only import reads
-/// (a test-proxy session, a base64 or JSON-wrapped capture, a binary AWS event stream, a JSON
-/// array of chunks) beside what [`crate::probe::decide`] tells apart.
-fn detect_body(path: &Path, bytes: &[u8]) -> Result<ImportFormat, ImportError> {
-    let body = crate::text::strip_bom(bytes);
-    let Some(start) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
-        return Err(ImportError::Empty {
-            path: path.to_owned(),
-        });
-    };
-    let text = &body[start..];
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "har" => return Ok(ImportFormat::Har),
-        "yaml" | "yml" => return Ok(ImportFormat::Cassette),
-        "jsonl" | "ndjson" => return Ok(ImportFormat::JsonLines),
-        "httprr" => return Ok(ImportFormat::Httprr),
-        _ => {}
-    }
-    // Before the SSE rule: a trace's responses hold `data:` lines, but its requests and response
-    // heads are no events.
-    if httprr::is_trace(text) {
-        return Ok(ImportFormat::Httprr);
-    }
-    // A binary AWS event stream body (its first byte is a control byte, never whitespace).
-    if crate::aws_eventstream::looks_like_aws_eventstream(body) {
-        return Ok(ImportFormat::RawBody);
-    }
-    let first_line_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
-    let first_line = &text[..first_line_end];
-    if wrapped::looks_like_json_capture(text) {
-        return Ok(ImportFormat::JsonCapture);
-    }
-    if let Some(format) = whole_document(text) {
-        return Ok(format);
-    }
-    if crate::json_array::looks_like_json_array(text) {
-        // A JSON array of chunks (Gemini without alt=sse, a dump), even one cut short.
-        return Ok(ImportFormat::RawBody);
-    }
-    if text[0] == b'{' {
-        // A minified HAR is one line too: look for its `log.entries`.
-        return Ok(
-            match serde_json::from_slice::<serde_json::Value>(first_line) {
-                Ok(v) if v.get("log").is_some() => ImportFormat::Har,
-                Ok(_) => ImportFormat::JsonLines,
-                Err(_)
-                    if memchr::memmem::find(&text[..text.len().min(4096)], b"\"log\"")
-                        .is_some() =>
-                {
-                    ImportFormat::Har
-                }
-                Err(_) => ImportFormat::JsonLines,
-            },
-        );
-    }
-    let lines = || {
-        text.split(|b| *b == b'\n')
-            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-    };
-    if lines().any(cassette::opens_interactions) {
-        return Ok(ImportFormat::Cassette);
-    }
-    if lines()
-        .take(64)
-        .any(|l| l.starts_with(b"data:") || l.starts_with(b"event:"))
-    {
-        return Ok(ImportFormat::RawBody);
-    }
-    if wrapped::looks_like_base64_stream(text) {
-        return Ok(ImportFormat::Base64Body);
-    }
-    Err(ImportError::Unrecognised {
-        path: path.to_owned(),
-        first_line: crate::text::truncate(&String::from_utf8_lossy(first_line), 60),
-    })
-}
-
-/// Is `text` (a head, perhaps cut short) one JSON document that is a test-proxy session record?
-pub(crate) fn is_test_proxy_session(text: &[u8]) -> bool {
-    whole_document(text) == Some(ImportFormat::TestProxy)
-}
-
-/// The format of a body that is exactly one JSON document: a HAR (`log`), a test-proxy session
-/// record (`Entries`), or anything else: a complete response (pretty-printed or not) or a JSON
-/// array of chunks, read as a raw body exactly as `check` reads it. `None` when it is not one
-/// document (JSON lines, SSE, YAML…).
-fn whole_document(text: &[u8]) -> Option<ImportFormat> {
-    if !matches!(text.first(), Some(b'{' | b'[')) {
-        return None;
-    }
-    let mut it = serde_json::Deserializer::from_slice(text).into_iter::<serde_json::Value>();
-    let doc = it.next()?.ok()?;
-    if it.next().is_some() {
-        return None;
-    }
-    Some(match &doc {
-        serde_json::Value::Object(m) if m.contains_key("log") => ImportFormat::Har,
-        serde_json::Value::Object(m) if testproxy::looks_like_session(m) => ImportFormat::TestProxy,
-        _ => ImportFormat::RawBody,
-    })
-}
-
-/// Which importer reads an input of this kind (`head`: its first bytes, for the messages), or why
-/// none does.
-pub fn importer(kind: Kind, path: &Path, head: &[u8]) -> Result<ImportFormat, ImportError> {
+/// Which importer reads an input, as the one decision on its content said
+/// ([`crate::content::Content::import`]; `head`: its first bytes, for the messages), or why none
+/// does.
+pub fn importer(content: Content, path: &Path, head: &[u8]) -> Result<ImportFormat, ImportError> {
     let path = path.to_owned();
-    match kind {
-        Kind::Recording | Kind::Journal if crate::probe::is_blank(head) => {
-            Err(ImportError::Empty { path })
-        }
-        Kind::Recording | Kind::Journal => Err(ImportError::AlreadyRecording { path }),
-        Kind::Capture(format) => Ok(format.into()),
-        Kind::Body(BodyForm::Blank) => Err(ImportError::Empty { path }),
-        // Every other body by its content: JSON lines, SSE, a JSON array, one document (a HAR, a
-        // test-proxy session, a complete response), a wrapped or binary capture.
-        Kind::Body(_) => detect_body(&path, head),
-    }
+    content.import.map_err(|why| match why {
+        NotImportable::Empty => ImportError::Empty { path },
+        NotImportable::AlreadyRecording => ImportError::AlreadyRecording { path },
+        NotImportable::Unrecognised => ImportError::Unrecognised {
+            path,
+            first_line: crate::text::truncate(
+                &String::from_utf8_lossy(crate::content::first_line(head)),
+                60,
+            ),
+        },
+    })
 }
 
 /// Import an opened input: one recording per event stream it holds (at least one), each with a
@@ -385,7 +233,7 @@ pub fn importer(kind: Kind, path: &Path, head: &[u8]) -> Result<ImportFormat, Im
 /// ([`ImportError::InputTooLong`]).
 pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     use std::io::Read as _;
-    let kind = probe.kind();
+    let content = probe.content();
     let options = *probe.options();
     let input = probe.into_input();
     let path = input.path().to_owned();
@@ -393,7 +241,7 @@ pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     input
         .refuse_larger_file()
         .map_err(|e| open_error(&path, e))?;
-    let format = importer(kind, &path, input.head())?;
+    let format = importer(content, &path, input.head())?;
     let io = |source: std::io::Error| match crate::input::over_input_limit(&source) {
         Some(limit) => ImportError::InputTooLong {
             path: path.clone(),
@@ -446,7 +294,7 @@ pub fn import_bytes(
     bytes: &[u8],
     options: &ReadOptions,
 ) -> Result<Imported, ImportError> {
-    let format = importer(crate::probe::decide(path, bytes), path, bytes)?;
+    let format = importer(crate::content::decide(path, bytes), path, bytes)?;
     import_as(format, path, bytes, options)
 }
 
@@ -518,7 +366,6 @@ pub(crate) fn max_decoded_body(options: &ReadOptions) -> u64 {
     options.max_event_bytes.recording_line_bytes()
 }
 
-pub(crate) use crate::wire::base64::decode as base64_decode;
 pub(crate) use encoding::decode_body;
 
 /// A body as a recording, with the import's metadata; a line or event over the limit is an error.
@@ -540,60 +387,4 @@ pub(crate) fn body_recording(
     rec.meta.notes = notes;
     rec.meta.timing_known = false;
     Ok(rec)
-}
-
-/// Does this body look like a stream (SSE lines, JSON lines, binary AWS event stream frames, or a
-/// JSON array whose first element is a chunk of a known dialect, as Gemini's
-/// `streamGenerateContent` without `alt=sse` sends) rather than one JSON document?
-pub(crate) fn is_stream_body(body: &[u8]) -> bool {
-    if crate::aws_eventstream::looks_like_aws_eventstream(body) {
-        return true;
-    }
-    if crate::json_array::looks_like_json_array(body) {
-        let mut framer = crate::json_array::JsonArrayFramer::default();
-        let mut first: Option<bool> = None;
-        // The first element decides; the framer stops being fed once it has been seen.
-        for block in body.chunks(64 * 1024) {
-            framer.feed(block, &mut |item| {
-                if let crate::framing::Framed::Event { data, .. } = item {
-                    first.get_or_insert_with(|| crate::dialect::detect("message", data).is_some());
-                }
-            });
-            if first.is_some() {
-                break;
-            }
-        }
-        return first.unwrap_or(false);
-    }
-    let mut lines = body
-        .split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
-    let Some(first) = lines.next() else {
-        return false;
-    };
-    if first.starts_with(b"data:")
-        || first.starts_with(b"event:")
-        || first.starts_with(b":")
-        || first.starts_with(b"id:")
-    {
-        return true;
-    }
-    // Two or more lines that are each a JSON object: NDJSON (Ollama).
-    let is_obj = |l: &[u8]| {
-        l.first() == Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
-    };
-    is_obj(first) && lines.next().is_some_and(is_obj)
-}
-
-/// Whether a content type names a stream: `text/event-stream`, NDJSON / JSON lines, or binary AWS
-/// event stream frames (`application/vnd.amazon.eventstream`).
-pub(crate) fn is_stream_type(content_type: &str) -> bool {
-    let t = content_type.trim().to_ascii_lowercase();
-    t.starts_with("text/event-stream")
-        || t.starts_with(crate::aws_eventstream::CONTENT_TYPE)
-        || t.starts_with("application/x-ndjson")
-        || t.starts_with("application/ndjson")
-        || t.starts_with("application/jsonl")
-        || t.starts_with("application/x-jsonlines")
 }

@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use super::{
     BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
-    is_stream_body, is_stream_type,
 };
+use crate::content::{is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
 
@@ -49,11 +49,6 @@ struct Entry {
     response_headers: Value,
     #[serde(rename = "ResponseBody")]
     response_body: Value,
-}
-
-/// The file is a test-proxy session record: a JSON object with an `Entries` list.
-pub fn looks_like_session(doc: &serde_json::Map<String, Value>) -> bool {
-    doc.get("Entries").is_some_and(Value::is_array)
 }
 
 /// Headers as the record keeps them: a map of name to a string (or a list of strings).

@@ -11,32 +11,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{
-    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, base64_decode, body_recording,
-    file_name, is_stream_body, is_stream_type,
+    BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
 };
+use crate::content::{base64_decode, is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{ResponseInfo, redact_headers};
-
-/// Whether `text` (a file's head, leading whitespace skipped) is base64 text whose decoding
-/// starts like a stream: an AWS event stream prelude, or SSE / JSON lines.
-pub(crate) fn looks_like_base64_stream(text: &[u8]) -> bool {
-    let head = &text[..text.len().min(4096)];
-    let alphabet =
-        |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_');
-    if head.len() < 16 || !head.iter().all(|b| alphabet(b) || b.is_ascii_whitespace()) {
-        return false;
-    }
-    // Decode whole 4-character groups of the head only.
-    let chars: Vec<u8> = head.iter().copied().filter(alphabet).collect();
-    let whole = chars.len() / 4 * 4;
-    let Ok(decoded) = std::str::from_utf8(&chars[..whole])
-        .map_err(|e| e.to_string())
-        .and_then(base64_decode)
-    else {
-        return false;
-    };
-    crate::aws_eventstream::looks_like_aws_eventstream(&decoded) || is_stream_body(&decoded)
-}
 
 /// Import a base64 text file as the stream it encodes.
 pub fn import_base64(
@@ -73,13 +52,6 @@ pub fn import_base64(
     let mut out = Imported::default();
     out.push(rec, options);
     Ok(out)
-}
-
-/// Whether a JSON document's head names a base64 body (`"bodyBase64"`): checked before the
-/// document is parsed.
-pub(crate) fn looks_like_json_capture(text: &[u8]) -> bool {
-    text.first() == Some(&b'{')
-        && memchr::memmem::find(&text[..text.len().min(64 * 1024)], b"\"bodyBase64\"").is_some()
 }
 
 /// Import a JSON capture: `response.bodyBase64` (or `response.body`, or a top-level
