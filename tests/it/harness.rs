@@ -914,6 +914,52 @@ fn a_client_that_prints_empty_arguments_for_a_cut_call_is_told_so() {
     }
 }
 
+/// A client that sends its request and never reads: the server still hands a small body over
+/// whole (it fits in the buffers), so the case never says the stream was read; it says reading
+/// was not observable.
+#[test]
+fn a_client_that_never_reads_a_small_body_is_not_said_to_have_read_it() {
+    let client = concat!(
+        "u=${OPENAI_BASE_URL#http://}; hp=${u%%/*}; ",
+        "exec 3<>\"/dev/tcp/${hp%:*}/${hp##*:}\"; ",
+        "printf 'POST /v1/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\n\\r\\n{}' >&3; ",
+        "sleep 1; echo '[]'"
+    );
+    let o = run_test(
+        &[
+            "--json",
+            "--dialect",
+            "openai-chat",
+            "--variants",
+            "one-read,bytewise",
+            "--recordings",
+            &rec("openai-chat-weather.ron"),
+        ],
+        &["bash", "-c", client],
+    );
+    let doc = json_of(&o);
+    let cases = doc["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2, "{doc:#}");
+    let mut whole = 0;
+    for c in cases {
+        let served = &c["served"];
+        assert_eq!(served["requests"], 1, "{c:#}");
+        assert_eq!(served["reading_observable"], false, "{c:#}");
+        let text = served["text"].as_str().expect("text");
+        assert!(!text.starts_with("read to the end"), "{text}");
+        if served["to_the_end"] == true {
+            whole += 1;
+            assert!(
+                text.starts_with("sent whole (") && text.contains("not observable"),
+                "{text}"
+            );
+        }
+        assert_ne!(c["verdict"], "pass", "{c:#}");
+    }
+    // Loopback's buffers take a few kilobytes at once: at least one case was handed over whole.
+    assert!(whole > 0, "{doc:#}");
+}
+
 /// `serve --suite` lists the cases `test` runs and judges a posted output exactly as `test` judges
 /// a client that printed it.
 #[test]
