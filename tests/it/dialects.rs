@@ -1584,6 +1584,46 @@ fn bundled_recordings_check_json() {
             &["get_weather", "get_time"],
             "frame-corrupt",
         ),
+        (
+            "quirk-anthropic-truncated",
+            "anthropic-messages",
+            1,
+            "ended-without-finish",
+            &["get_weather", "get_time"],
+            "incomplete-call",
+        ),
+        (
+            "quirk-anthropic-error",
+            "anthropic-messages",
+            1,
+            "provider-error",
+            &["get_weather"],
+            "provider-error",
+        ),
+        (
+            "bedrock-invoke-model-weather",
+            "anthropic-messages",
+            0,
+            "finished",
+            &["get_weather", "get_time"],
+            "ping-event",
+        ),
+        (
+            "quirk-bedrock-invoke-model-truncated",
+            "anthropic-messages",
+            1,
+            "ended-without-finish",
+            &["get_weather", "get_time"],
+            "incomplete-call",
+        ),
+        (
+            "quirk-bedrock-invoke-model-exception",
+            "anthropic-messages",
+            1,
+            "provider-error",
+            &["get_weather"],
+            "provider-error",
+        ),
     ];
     for &(name, dialect, code, ending, names, finding) in table {
         let (v, rc) = check_json(name);

@@ -842,6 +842,124 @@ fn a_client_that_ignores_the_error_event_is_told_so() {
     assert!(!detail.contains("repaired"), "{detail}");
 }
 
+/// An Anthropic stream cut (or failing) inside a tool_use's input: a client that prints `{}` for
+/// the call whose input does not parse — what the Anthropic SDKs' message snapshot holds — fails
+/// and is told so; one that leaves the call out, or exits 1, passes. Both Anthropic over SSE and
+/// inside InvokeModel's chunk frames.
+#[test]
+fn a_client_that_prints_empty_arguments_for_a_cut_call_is_told_so() {
+    use harness::judge::{Args, CallStatus, Exit};
+    let (suite, _) = harness::builtin_suite();
+    let served = harness::Served {
+        requests: 1,
+        bytes: 1,
+        whole: 1,
+        left: 0,
+    };
+    for name in [
+        "quirk-anthropic-truncated",
+        "quirk-anthropic-error",
+        "quirk-bedrock-invoke-model-truncated",
+        "quirk-bedrock-invoke-model-exception",
+    ] {
+        let r = suite
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{name} is in the suite"));
+        let ctx = harness::CaseContext::new(r, Variant::OneRead, 3);
+        assert!(
+            ctx.expected
+                .calls
+                .iter()
+                .any(|(_, s)| *s == CallStatus::Broken),
+            "{name}: a call is cut"
+        );
+        let sdk_like: Vec<harness::CaseCall> = ctx
+            .expected
+            .calls
+            .iter()
+            .map(|(c, s)| harness::CaseCall {
+                arguments: if *s == CallStatus::Broken {
+                    Args::Value(serde_json::json!({}))
+                } else {
+                    c.arguments.clone()
+                },
+                ..c.clone()
+            })
+            .collect();
+        let judged = ctx.judge_parsed(&Exit::Code(0), Ok(sdk_like), "", &served);
+        assert_eq!(judged.outcome.name(), "fail", "{name}: {judged:?}");
+        assert!(
+            judged.outcome.detail().contains(": printed {} for call "),
+            "{name}: {}",
+            judged.outcome.detail()
+        );
+        let diagnosis = judged.diagnosis.unwrap_or_default();
+        assert!(
+            diagnosis.starts_with("printed {} for a call whose arguments were cut"),
+            "{name}: {diagnosis}"
+        );
+        // Leaving the cut call out, or failing, is right.
+        let whole: Vec<harness::CaseCall> = ctx
+            .expected
+            .calls
+            .iter()
+            .filter(|(_, s)| *s == CallStatus::Ok)
+            .map(|(c, _)| c.clone())
+            .collect();
+        let judged = ctx.judge_parsed(&Exit::Code(0), Ok(whole), "", &served);
+        assert_eq!(judged.outcome, harness::CaseOutcome::Pass, "{name}");
+        let judged = ctx.judge_parsed(&Exit::Code(1), Ok(Vec::new()), "overloaded", &served);
+        assert_eq!(judged.outcome, harness::CaseOutcome::Pass, "{name}");
+    }
+}
+
+/// A client that sends its request and never reads: the server still hands a small body over
+/// whole (it fits in the buffers), so the case never says the stream was read; it says reading
+/// was not observable.
+#[test]
+fn a_client_that_never_reads_a_small_body_is_not_said_to_have_read_it() {
+    let client = concat!(
+        "u=${OPENAI_BASE_URL#http://}; hp=${u%%/*}; ",
+        "exec 3<>\"/dev/tcp/${hp%:*}/${hp##*:}\"; ",
+        "printf 'POST /v1/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\n\\r\\n{}' >&3; ",
+        "sleep 1; echo '[]'"
+    );
+    let o = run_test(
+        &[
+            "--json",
+            "--dialect",
+            "openai-chat",
+            "--variants",
+            "one-read,bytewise",
+            "--recordings",
+            &rec("openai-chat-weather.ron"),
+        ],
+        &["bash", "-c", client],
+    );
+    let doc = json_of(&o);
+    let cases = doc["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2, "{doc:#}");
+    let mut whole = 0;
+    for c in cases {
+        let served = &c["served"];
+        assert_eq!(served["requests"], 1, "{c:#}");
+        assert_eq!(served["reading_observable"], false, "{c:#}");
+        let text = served["text"].as_str().expect("text");
+        assert!(!text.starts_with("read to the end"), "{text}");
+        if served["to_the_end"] == true {
+            whole += 1;
+            assert!(
+                text.starts_with("sent whole (") && text.contains("not observable"),
+                "{text}"
+            );
+        }
+        assert_ne!(c["verdict"], "pass", "{c:#}");
+    }
+    // Loopback's buffers take a few kilobytes at once: at least one case was handed over whole.
+    assert!(whole > 0, "{doc:#}");
+}
+
 /// `serve --suite` lists the cases `test` runs and judges a posted output exactly as `test` judges
 /// a client that printed it.
 #[test]
@@ -1410,8 +1528,19 @@ fn the_export_echo_client_passes_every_case_and_its_old_answers_pass_none() {
     assert!(bad.is_empty(), "{bad:#?}\n{}", stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(first.len() > 250, "{} cases", first.len());
-    // Custom tools were judged as text, the apply_patch and shell items as their objects.
-    for kind in ["custom-tool", "apply-patch", "local-shell"] {
+    // Custom tools were judged as text, the apply_patch and shell items as their objects; the
+    // Anthropic cut and error, InvokeModel's chunk frames and Vertex's partialArgs passed too.
+    for kind in [
+        "custom-tool",
+        "apply-patch",
+        "local-shell",
+        "quirk-anthropic-truncated",
+        "quirk-anthropic-error",
+        "bedrock-invoke-model-weather",
+        "quirk-bedrock-invoke-model-truncated",
+        "quirk-bedrock-invoke-model-exception",
+        "gemini-vertex-partial-args",
+    ] {
         assert!(
             first.iter().any(
                 |c| c["recording"].as_str().is_some_and(|r| r.contains(kind))
@@ -1540,6 +1669,20 @@ fn degenerate_clients_pass_no_case() {
         let cases = doc["cases"].as_array().expect("cases");
         assert!(cases.len() > 100, "{what}: {} cases", cases.len());
         assert_eq!(doc["summary"]["pass"], 0, "{what}: {:?}", verdicts(cases));
+        // The Anthropic cut and error, InvokeModel's chunk frames, Vertex's partialArgs are run.
+        for name in [
+            "quirk-anthropic-truncated",
+            "quirk-anthropic-error",
+            "bedrock-invoke-model-weather",
+            "quirk-bedrock-invoke-model-truncated",
+            "quirk-bedrock-invoke-model-exception",
+            "gemini-vertex-partial-args",
+        ] {
+            assert!(
+                cases.iter().any(|c| c["recording"] == name),
+                "{what}: {name} was not run"
+            );
+        }
         let reads = what.starts_with("reads");
         for c in cases {
             assert_eq!(c["served"]["requests"] != 0, reads, "{what}: {c:#}");

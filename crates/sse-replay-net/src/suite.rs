@@ -12,10 +12,14 @@
 //!   that failed) answers with the verdict and diagnosis [`CaseContext::judge`] gives, the one
 //!   judge `sse-replay test` uses. A pass on a fault or broken case counts once the client passed
 //!   its clean form in the same session (see [`harness::plan`]); until then it is `not-judged`.
+//!   A case is judged once per session: the verdict shows the expected calls, so a second answer
+//!   is judged `fail` ("answered twice"), never a pass.
 //!
 //! **Sessions.** Verdicts are kept per session, and the clean form a fault or broken case is gated
 //! by is looked up in its own session only, so one test's passes never count for another's, and
-//! two test runs on one server never mix. A helper opens one session per test function:
+//! two test runs on one server never mix. Each session's cases carry values of their own (ids and
+//! argument values varied with the session's seed), so what one session's verdicts show is no
+//! answer in another. A helper opens one session per test function:
 //!
 //! - `POST /sessions` (body empty or `{"name": "…"}`, a label for the log) opens one and answers
 //!   `201 {"id", "url", "cases_url", "version", "schema_version"}`: `version` is the server's
@@ -192,7 +196,12 @@ struct State {
 struct Session {
     /// What the log calls it (empty: the default session).
     name: String,
-    /// The last verdict judged per case.
+    /// The seed its cases' values are varied with (and the `random` variant cut with): the
+    /// server's for the default session, one of its own for every other. A verdict shows the
+    /// expected values, so the values one session's verdicts show are never another's to print.
+    seed: u64,
+    /// The verdict judged per case: the first one stands (a case is judged once per session;
+    /// a second answer is judged "answered twice" and replaces it).
     verdicts: Mutex<HashMap<CaseId, CaseOutcome>>,
     /// What each listed case's stream requests in this session were served (by index in
     /// `cases`): a verdict on a case whose stream this session never requested is not a pass.
@@ -200,10 +209,11 @@ struct Session {
 }
 
 impl Session {
-    /// A session named `name` over `cases` listed cases.
-    fn new(name: String, cases: usize) -> Self {
+    /// A session named `name` over `cases` listed cases, its values varied with `seed`.
+    fn new(name: String, cases: usize, seed: u64) -> Self {
         Self {
             name,
+            seed,
             verdicts: Mutex::default(),
             served: (0..cases).map(|_| Arc::default()).collect(),
         }
@@ -283,7 +293,7 @@ impl State {
             .map(|(i, c)| (c.key.clone(), i))
             .collect();
         let wires = cases.iter().map(|_| std::sync::OnceLock::new()).collect();
-        let default_session = Arc::new(Session::new(String::new(), cases.len()));
+        let default_session = Arc::new(Session::new(String::new(), cases.len(), opts.random_seed));
         Self {
             wires,
             addr,
@@ -313,7 +323,8 @@ impl State {
         } else {
             name.to_owned()
         };
-        let session = Arc::new(Session::new(label, self.cases.len()));
+        let seed = session_seed(self.random_seed, sessions.opened);
+        let session = Arc::new(Session::new(label, self.cases.len(), seed));
         sessions.open.insert(id.clone(), session.clone());
         (id, session)
     }
@@ -361,7 +372,7 @@ impl State {
                     dialect: r.base.dialect,
                     base_url: format!("{base}/cases/{}", c.key),
                     tools: r.tool_names().into_iter().map(str::to_owned).collect(),
-                    expected: self.context(c.id).map_or_else(
+                    expected: self.context(c.id, session.seed).map_or_else(
                         || Expected {
                             calls: Vec::new(),
                             problems: Vec::new(),
@@ -400,9 +411,33 @@ impl State {
         }
     }
 
-    fn context(&self, id: CaseId) -> Option<CaseContext<'_>> {
+    /// Case `id` as served with `seed` (a session's, [`Session::seed`]).
+    fn context(&self, id: CaseId, seed: u64) -> Option<CaseContext<'_>> {
         let r = self.suite.get(id.recording)?;
-        Some(CaseContext::new(r, id.variant, self.random_seed))
+        Some(CaseContext::new(r, id.variant, seed))
+    }
+
+    /// The bytes case `i` serves in `session`: the default session's are built once per server,
+    /// every other session's on each request (a session asks for each case about once, and
+    /// keeping them would hold every case's bytes per open session).
+    fn wire(&self, session: &Arc<Session>, i: usize) -> Arc<harness::Wire> {
+        let Some(listed) = self.cases.get(i) else {
+            return Arc::default();
+        };
+        let build = || {
+            self.suite
+                .get(listed.id.recording)
+                .and_then(|r| r.wire(listed.id.variant, session.seed))
+                .unwrap_or_default()
+        };
+        if Arc::ptr_eq(session, &self.default_session) {
+            self.wires.get(i).map_or_else(
+                || Arc::new(build()),
+                |w| w.get_or_init(|| Arc::new(build())).clone(),
+            )
+        } else {
+            Arc::new(build())
+        }
     }
 
     fn label(&self, id: CaseId) -> String {
@@ -423,7 +458,7 @@ impl State {
         error: &str,
     ) -> CaseReport {
         let listed = &self.cases[i];
-        let Some(ctx) = self.context(listed.id) else {
+        let Some(ctx) = self.context(listed.id, session.seed) else {
             return CaseReport {
                 case: listed.key.clone(),
                 outcome: CaseOutcome::Error("the case is not in the suite".into()),
@@ -441,23 +476,34 @@ impl State {
             .map(|w| w.snapshot())
             .unwrap_or_default();
         let judged = ctx.judge_parsed(exit, got, error, &served);
-        let verdict = {
-            let verdicts = session
+        // Looked up and recorded under one lock: of two answers at once, one is the second.
+        let (verdict, twice) = {
+            let mut verdicts = session
                 .verdicts
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let gated = plan::gate(judged.outcome, listed.id, &listed.form, &self.suite, |c| {
-                verdicts.get(&c).cloned()
-            });
-            // The clean form's own label is the server's key (`recording/variant`).
-            match gated {
-                CaseOutcome::NotJudged(reason) => CaseOutcome::NotJudged(self.rename(&reason)),
-                v => v,
-            }
-        };
-        if let Ok(mut verdicts) = session.verdicts.lock() {
+            let twice = verdicts.contains_key(&listed.id);
+            let verdict = match verdicts.get(&listed.id) {
+                // The first verdict showed the expected calls: an answer after it proves
+                // nothing, whatever it holds.
+                Some(first) => answered_twice(first),
+                None => {
+                    let gated =
+                        plan::gate(judged.outcome, listed.id, &listed.form, &self.suite, |c| {
+                            verdicts.get(&c).cloned()
+                        });
+                    // The clean form's own label is the server's key (`recording/variant`).
+                    match gated {
+                        CaseOutcome::NotJudged(reason) => {
+                            CaseOutcome::NotJudged(self.rename(&reason))
+                        }
+                        v => v,
+                    }
+                }
+            };
             verdicts.insert(listed.id, verdict.clone());
-        }
+            (verdict, twice)
+        };
         if self.log {
             let session = if session.name.is_empty() {
                 String::new()
@@ -469,10 +515,12 @@ impl State {
             };
             sse_replay_core::log_line!("verdict {}{session}: {}", listed.key, verdict.name());
         }
+        // What the second answer behaves like is beside the point.
+        let diagnosis = if twice { None } else { judged.diagnosis };
         CaseReport {
             case: listed.key.clone(),
             outcome: verdict,
-            diagnosis: judged.diagnosis,
+            diagnosis,
             got: judged.got,
             expected: ctx.expected,
         }
@@ -491,9 +539,9 @@ impl State {
         out
     }
 
-    fn case_json(&self, listed: &Listed, base: &str) -> Value {
+    fn case_json(&self, listed: &Listed, base: &str, seed: u64) -> Value {
         let r = &self.suite[listed.id.recording];
-        let ctx = self.context(listed.id);
+        let ctx = self.context(listed.id, seed);
         let base_url = format!("{base}/cases/{}", listed.key);
         json!({
             "id": listed.key,
@@ -512,25 +560,45 @@ impl State {
                 CleanForm::Cases(ids) => ids.iter().map(|&c| Value::String(self.label(c))).collect(),
                 _ => Vec::new(),
             },
-            "random_seed": (listed.id.variant == Variant::Random).then_some(self.random_seed),
+            "random_seed": (listed.id.variant == Variant::Random).then_some(seed),
         })
     }
 
-    /// The listing (`GET /cases`), only `dialect`'s cases when given.
-    fn listing(&self, base: &str, dialect: Option<DialectKind>) -> Value {
+    /// The listing (`GET /cases`) of `session`'s cases, only `dialect`'s when given; the seed
+    /// shown is the session's ([`Session::seed`]: `sse-replay test --random-seed` with it serves
+    /// the same bytes).
+    fn listing(&self, base: &str, dialect: Option<DialectKind>, session: &Session) -> Value {
         let cases: Vec<Value> = self
             .cases
             .iter()
             .filter(|c| dialect.is_none_or(|d| self.suite[c.id.recording].base.dialect == d))
-            .map(|c| self.case_json(c, base))
+            .map(|c| self.case_json(c, base, session.seed))
             .collect();
         json!({
             "schema_version": 1,
-            "random_seed": self.random_seed,
+            "random_seed": session.seed,
             "variants": self.variants.iter().map(|v| v.name()).collect::<Vec<_>>(),
             "cases": cases,
         })
     }
+}
+
+/// The verdict on a second answer to a case `first` was judged on: never a pass.
+fn answered_twice(first: &CaseOutcome) -> CaseOutcome {
+    CaseOutcome::Fail(format!(
+        "answered twice: this session judged the case already ({}), and that verdict showed the expected calls; a case is judged once per session (POST /sessions opens a new one)",
+        first.name()
+    ))
+}
+
+/// Session number `opened`'s seed: the server's mixed with it (splitmix64's finaliser), kept
+/// below 10⁹ as the server's own seeds are. The same server seed gives the same sessions the
+/// same seeds, so a run is reproduced by its seed as before sessions had their own.
+fn session_seed(server: u64, opened: u64) -> u64 {
+    let mut z = server ^ opened.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % 1_000_000_000
 }
 
 /// The expected calls as the listing shows them: each call's `name` and `status`, never its
@@ -747,9 +815,10 @@ impl SuiteServer {
         }
     }
 
-    /// The listing `GET /cases` answers with.
+    /// The listing `GET /cases` answers with (the default session's).
     pub fn listing(&self) -> Value {
-        self.state.listing(&self.url(), None)
+        self.state
+            .listing(&self.url(), None, &self.state.default_session)
     }
 
     /// Stops the server and waits for its thread.
@@ -881,7 +950,7 @@ async fn handle(
                     .and_then(DialectKind::from_name)
             });
             let base = format!("{}{prefix}", base_of(&req, local));
-            json_response(200, &state.listing(&base, dialect))
+            json_response(200, &state.listing(&base, dialect, &session))
         }
         ["cases", rec, variant, rest @ ..] => {
             let key = format!("{rec}/{variant}");
@@ -901,17 +970,12 @@ async fn handle(
                 let p = sse_replay_core::text::visible(&shown);
                 sse_replay_core::log_line!("{method} {p} from {peer}: case {key}");
             }
-            let wire = state.wires[i].get_or_init(|| {
-                Arc::new(
-                    r.wire(listed.id.variant, state.random_seed)
-                        .unwrap_or_default(),
-                )
-            });
+            let wire = state.wire(&session, i);
             let watch = session.served.get(i).cloned();
             let speed = (listed.id.variant == Variant::Recorded)
                 .then_some(state.speed)
                 .flatten();
-            let plan = harness::run::wire_plan(wire, r.response_head(), speed);
+            let plan = harness::run::wire_plan(&wire, r.response_head(), speed);
             crate::serve::respond(req, peer, Arc::new(plan), false, limits, stop, watch).await
         }
         _ => error_json(

@@ -64,6 +64,32 @@ fn cohere_clean() -> StubSpec {
     )
 }
 
+/// The clean Anthropic Messages recording the Anthropic quirk recordings are twins of.
+pub const ANTHROPIC_CLEAN: &str = "anthropic-weather.ron";
+
+/// The clean Anthropic Messages spec (`anthropic-weather.ron`).
+fn anthropic_clean() -> StubSpec {
+    other(
+        "Anthropic Messages: two tool_use blocks after a text block",
+        DialectKind::AnthropicMessages,
+        vec![6, 3],
+        Quirks::default(),
+    )
+}
+
+/// The clean Bedrock InvokeModelWithResponseStream recording (Claude's events in `chunk` frames).
+pub const INVOKE_MODEL_CLEAN: &str = "bedrock-invoke-model-weather.ron";
+
+/// The clean InvokeModelWithResponseStream spec: [`anthropic_clean`]'s events, each base64 in a
+/// binary `chunk` frame.
+fn invoke_model_clean() -> StubSpec {
+    StubSpec {
+        title: "AWS Bedrock InvokeModelWithResponseStream: Claude's Messages events, base64 in chunk frames".into(),
+        invoke_model_stream: true,
+        ..anthropic_clean()
+    }
+}
+
 /// The clean Bedrock ConverseStream recording (binary frames) the Bedrock quirks are twins of.
 pub const BEDROCK_CLEAN: &str = "bedrock-converse-weather.ron";
 
@@ -353,18 +379,70 @@ fn weather_and_quirks() -> Vec<Bundled> {
             clean_twin: None,
         },
         Bundled {
-            file: "anthropic-weather.ron".into(),
-            spec: other(
-                "Anthropic Messages: two tool_use blocks after a text block",
-                DialectKind::AnthropicMessages,
-                vec![6, 3],
-                q(),
-            ),
+            file: ANTHROPIC_CLEAN.into(),
+            spec: anthropic_clean(),
             notes: notes(&[
                 "Built by the stub builder in the shape of the Anthropic Messages stream (as in tests/data/fixtures/anthropic-messages-tool-use.sse): event: lines, message_start with the whole message and its usage, a text block at index 0, ping, tool_use blocks at index 1 and 2 opened with input: {} and a first partial_json of \"\", content_block_stop for every block, message_delta with stop_reason tool_use and usage, message_stop.",
-                "The tool calls are keyed by content-block index, which text blocks share: they start at 1. check exits 0.",
+                "The tool calls are keyed by content-block index, which text blocks share: they start at 1. The clean twin of quirk-anthropic-*.ron. check exits 0.",
             ]),
             clean_twin: None,
+        },
+        Bundled {
+            file: "quirk-anthropic-truncated.ron".into(),
+            spec: StubSpec {
+                title: "Anthropic Messages cut inside a tool_use's input_json_delta fragments (a dropped connection)".into(),
+                quirks: Quirks { truncate: true, ..q() },
+                ..anthropic_clean()
+            },
+            notes: notes(&[
+                "The shape of anthropic-sdk-python's tests/lib/streaming/fixtures/tool_use_response.txt (tests/data/fixtures/anthropic-messages-tool-use.sse), cut inside the second tool_use block: its last input_json_delta, its content_block_stop, message_delta and message_stop never arrive. The first call is complete (its content_block_stop came); the second's input does not parse and its raw text is shown, nothing is invented. The Anthropic SDKs' message snapshot holds a partial parse of the cut input (often {}): a client that prints it prints arguments the stream never gave. check exits 1 (ended without finish).",
+            ]),
+            clean_twin: Some(ANTHROPIC_CLEAN),
+        },
+        Bundled {
+            file: "quirk-anthropic-error.ron".into(),
+            spec: StubSpec {
+                title: "Anthropic Messages with an error event inside a tool_use block (overloaded_error)".into(),
+                quirks: Quirks { error_after: Some(2), ..q() },
+                ..anthropic_clean()
+            },
+            notes: notes(&[
+                "The error event of Anthropic's streaming documentation (docs.anthropic.com, Streaming Messages, \"Error events\": event: error with {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}) arrives after the first tool_use block's opening \"\" and first input_json_delta: mid-call. Decoding stops there and what was received is kept; the call never finished. The Anthropic SDKs raise an APIStatusError (overloaded) from the stream. check exits 1 (provider error).",
+            ]),
+            clean_twin: Some(ANTHROPIC_CLEAN),
+        },
+        Bundled {
+            file: INVOKE_MODEL_CLEAN.into(),
+            spec: invoke_model_clean(),
+            notes: notes(&[
+                "Built by the stub builder in the shape Bedrock's InvokeModelWithResponseStream sends for Claude (AWS Bedrock user guide, \"Invoke a model with streaming\": each event's chunk.bytes is the model's own JSON event; read by anthropic-sdk-python's lib/bedrock AWSEventStreamDecoder and boto3's invoke_model_with_response_stream): binary AWS event stream frames (application/vnd.amazon.eventstream), each a chunk event whose JSON payload {\"bytes\": base64, \"p\": padding} holds one Anthropic Messages event, the same events as anthropic-weather.ron.",
+                "Read with the Anthropic dialect from the decoded payloads; sse-replay test sets AWS_ENDPOINT_URL_BEDROCK_RUNTIME and ANTHROPIC_BEDROCK_BASE_URL. The clean twin of quirk-bedrock-invoke-model-*.ron. check exits 0.",
+            ]),
+            clean_twin: None,
+        },
+        Bundled {
+            file: "quirk-bedrock-invoke-model-truncated.ron".into(),
+            spec: StubSpec {
+                title: "Bedrock InvokeModelWithResponseStream cut inside a tool_use's input_json_delta fragments".into(),
+                quirks: Quirks { truncate: true, ..q() },
+                ..invoke_model_clean()
+            },
+            notes: notes(&[
+                "As quirk-anthropic-truncated.ron inside InvokeModel chunk frames: every frame that arrived is whole, the one carrying the second call's last input_json_delta and every frame after it never arrive. The first call is complete; the second does not parse. check exits 1 (ended without finish).",
+            ]),
+            clean_twin: Some(INVOKE_MODEL_CLEAN),
+        },
+        Bundled {
+            file: "quirk-bedrock-invoke-model-exception.ron".into(),
+            spec: StubSpec {
+                title: "Bedrock InvokeModelWithResponseStream with an exception frame inside a tool_use block".into(),
+                quirks: Quirks { error_after: Some(2), ..q() },
+                ..invoke_model_clean()
+            },
+            notes: notes(&[
+                "After the first tool_use block's opening \"\" and first input_json_delta an exception frame arrives (:message-type exception, :exception-type modelStreamErrorException, as in tests/data/bedrock/binary/model-stream-error-exception.eventstream.base64.txt): a provider error mid-call. boto3 raises EventStreamError; the Anthropic SDK's Bedrock client raises too. check exits 1 (provider error).",
+            ]),
+            clean_twin: Some(INVOKE_MODEL_CLEAN),
         },
         Bundled {
             file: "gemini-weather.ron".into(),

@@ -710,6 +710,11 @@ fn unparseable_printed(expected: &Expected, ei: usize, gi: usize, g: &CaseCall) 
             "call {gi}: printed call {ei} {} whose arguments do not parse, as received: a call that does not parse must be left out",
             sse_replay_core::text::truncate(&g.name, 60)
         ),
+        (CallStatus::Broken, Args::Value(v)) if json_eq(v, &json!({})) => format!(
+            "call {gi}: printed {{}} for call {ei} {} whose arguments do not parse (as received: {}): empty arguments stand in for what was received",
+            sse_replay_core::text::truncate(&g.name, 60),
+            e.arguments.show()
+        ),
         (CallStatus::Broken, Args::Value(_)) => format!(
             "call {gi}: printed {} for call {ei} whose arguments do not parse (as received: {}): partial, repaired or invented arguments",
             g.show(),
@@ -756,6 +761,48 @@ fn mismatch(ei: usize, e: &CaseCall, gi: usize, g: &CaseCall) -> String {
 // ---------------------------------------------------------------------------------------------
 // Diagnosis
 // ---------------------------------------------------------------------------------------------
+
+/// The printed calls are the expected ones, except that some call whose arguments do not parse
+/// was printed with `{}`: the client stands an empty object in for arguments it could not parse
+/// (the Anthropic SDKs' message snapshot does this for an input cut mid-fragment: their partial
+/// parse of `{"locat` is `{}`). Said as "cut" when the stream ended early, which is how such
+/// arguments come about.
+fn empty_for_unparseable(
+    got: &[CaseCall],
+    expected: &Expected,
+    analysis: &Analysis,
+) -> Option<String> {
+    if got.len() != expected.calls.len() {
+        return None;
+    }
+    let mut emptied = Vec::new();
+    for (i, (g, (e, status))) in got.iter().zip(&expected.calls).enumerate() {
+        let empty = matches!(&g.arguments, Args::Value(v) if json_eq(v, &json!({})));
+        if *status == CallStatus::Broken && empty && g.name == e.name {
+            emptied.push(i);
+        } else if !(g.name == e.name && g.arguments.same(&e.arguments)) {
+            return None;
+        }
+    }
+    let first = *emptied.first()?;
+    let how = if matches!(
+        analysis.ending,
+        sse_replay_core::analysis::StreamEnding::Finished { .. }
+    ) {
+        "do not parse"
+    } else {
+        "were cut"
+    };
+    let calls = if emptied.len() == 1 {
+        format!("call {first}")
+    } else {
+        format!("{} calls", emptied.len())
+    };
+    Some(format!(
+        "printed {{}} for a call whose arguments {how} ({calls}: {} as received): it stands an empty object in for arguments it could not parse, as the Anthropic SDKs' partial parse of a cut input does, instead of leaving the call out or failing",
+        expected.calls[first].0.arguments.show()
+    ))
+}
 
 /// A short phrase for what a strategy's code does wrong.
 fn strategy_phrase(s: Strategy) -> &'static str {
@@ -865,6 +912,9 @@ pub fn diagnose(got: &[CaseCall], scene: &Scene<'_>) -> Option<String> {
         ));
     }
     let as_received: Vec<CaseCall> = expected.calls.iter().map(|(c, _)| c.clone()).collect();
+    if let Some(said) = empty_for_unparseable(got, expected, analysis) {
+        return Some(said);
+    }
     if same_list(got, &as_received) {
         if expected.failure_allowed() {
             return Some(

@@ -242,6 +242,8 @@ pub struct CaseResult {
     pub served: Served,
     /// The bytes the case serves.
     pub wire_bytes: u64,
+    /// The largest of its writes: one write is handed to the connection whole, read or not.
+    pub largest_write: u64,
     /// The client's run time.
     pub client_time: Duration,
     /// The whole case (building the bytes, serving, judging), client included.
@@ -328,6 +330,13 @@ pub fn run_case_until(
         exit: None,
         served: Served::default(),
         wire_bytes: ctx.wire.writes.iter().map(|(_, b)| b.len() as u64).sum(),
+        largest_write: ctx
+            .wire
+            .writes
+            .iter()
+            .map(|(_, b)| b.len() as u64)
+            .max()
+            .unwrap_or(0),
         client_time: Duration::ZERO,
         case_time: started.elapsed(),
         start_failed,
@@ -543,8 +552,49 @@ pub fn case_json(result: &CaseResult) -> serde_json::Value {
     })
 }
 
-/// How much of the stream the client was served, in a few words: `did not request the stream`,
-/// `read to the end (N bytes)`, `left after X of N bytes`, `had X of N bytes when it ended`.
+/// The most bytes the server can hand to a connection whose client reads none of them, beside
+/// the writes in hand: hyper's write buffer (its default limit, 8 KiB + 100 × 4 KiB) and the
+/// kernel's socket buffers at their largest (`tcp_wmem` and `tcp_rmem`'s maximum, read once from
+/// `/proc`; Linux's defaults, 4 MiB and 6 MiB, where they cannot be read). The kernel grows a
+/// loopback connection's buffers towards them whether the client reads or not: a client that
+/// sent its request and never read was handed 2,510,386 bytes whole (`tcp_rmem` max 32 MiB),
+/// the same body in 1-byte writes 65,073 bytes before it left (each tiny write costs the
+/// buffers far more than its byte).
+pub fn unread_buffered_bytes() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let max = |file: &str, default: u64| {
+            std::fs::read_to_string(file)
+                .ok()
+                .and_then(|t| t.split_whitespace().nth(2)?.parse::<u64>().ok())
+                .unwrap_or(default)
+        };
+        let hyper_buffer = 8192 + 100 * 4096;
+        hyper_buffer
+            + max("/proc/sys/net/ipv4/tcp_wmem", 4 << 20)
+            + max("/proc/sys/net/ipv4/tcp_rmem", 6 << 20)
+    })
+}
+
+/// How many of a case's last bytes may have been sent without being read: the buffers between
+/// server and client ([`unread_buffered_bytes`]) and two writes handed over whole (one in the
+/// response body's channel, one taken from it).
+pub fn unobserved_tail(result: &CaseResult) -> u64 {
+    unread_buffered_bytes().saturating_add(result.largest_write.saturating_mul(2))
+}
+
+/// Whether handing a case's whole stream over shows that the client read it: only when the
+/// body is larger than what the buffers can hold unread ([`unobserved_tail`]). Below that, a
+/// client that sends its request and reads nothing is handed the whole body as well.
+pub fn reading_observable(result: &CaseResult) -> bool {
+    result.wire_bytes > unobserved_tail(result)
+}
+
+/// How much of the stream the client was served, in a few words: `did not request the stream`;
+/// for a stream handed over to its end, `read to the end (N bytes; the last U may sit unread in
+/// the buffers)` when the body is larger than the buffers can hold, else `sent whole (N bytes;
+/// whether it was read is not observable: …)`; `left after X of N bytes were sent`; `was sent X
+/// of N bytes when it ended`.
 pub fn served_text(result: &CaseResult) -> String {
     let s = &result.served;
     let n = result.wire_bytes;
@@ -553,21 +603,29 @@ pub fn served_text(result: &CaseResult) -> String {
     } else {
         String::new()
     };
+    let bytes = sse_replay_core::text::plural(n, "byte");
     if s.requests == 0 {
         "did not request the stream".into()
+    } else if s.whole > 0 && reading_observable(result) {
+        format!(
+            "read to the end ({bytes}{times}; the last {} may sit unread in the buffers)",
+            unobserved_tail(result)
+        )
     } else if s.whole > 0 {
         format!(
-            "read to the end ({}{times})",
-            sse_replay_core::text::plural(n, "byte")
+            "sent whole ({bytes}{times}; whether it was read is not observable: a body this size fits in the buffers between server and client)"
         )
     } else if s.left > 0 {
-        format!("left after {} of {n} bytes{times}", s.bytes)
+        format!("left after {} of {n} bytes were sent{times}", s.bytes)
     } else {
-        format!("had {} of {n} bytes when it ended{times}", s.bytes)
+        format!("was sent {} of {n} bytes when it ended{times}", s.bytes)
     }
 }
 
-/// `--json`'s `served` of a case: `{"requests", "bytes", "of", "to_the_end", "left_early", "text"}`.
+/// `--json`'s `served` of a case: `{"requests", "bytes", "of", "to_the_end", "left_early",
+/// "reading_observable", "text"}`. `bytes` and `to_the_end` say what was handed to the
+/// connection; `reading_observable` whether that tells the client read it
+/// ([`reading_observable`]).
 fn served_json(result: &CaseResult) -> serde_json::Value {
     let s = &result.served;
     serde_json::json!({
@@ -576,6 +634,7 @@ fn served_json(result: &CaseResult) -> serde_json::Value {
         "of": result.wire_bytes,
         "to_the_end": s.whole > 0,
         "left_early": s.whole == 0 && s.left > 0,
+        "reading_observable": reading_observable(result),
         "text": served_text(result),
     })
 }

@@ -236,6 +236,78 @@ async fn two_runs_on_one_server_at_once_do_not_mix() {
     suite.stop();
 }
 
+/// The calls a verdict's `expected` says a client must print: every call but the broken ones,
+/// in the client contract's JSON.
+fn answer_from(expected: &harness::Expected) -> Value {
+    Value::Array(
+        expected
+            .calls
+            .iter()
+            .filter(|(_, status)| *status != harness::judge::CallStatus::Broken)
+            .map(|(call, _)| call.to_json())
+            .collect(),
+    )
+}
+
+/// A verdict shows the expected calls, so an answer after it proves nothing: a client that reads
+/// each stream, posts a wrong answer and then the expected calls the verdict showed passes no
+/// case, in that session or in another one (whose values are its own). The same answers, built
+/// from a session's own expected calls and posted first, pass: the answers are right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_answers_twice_passes_no_case() {
+    let suite = SuiteServer::start(options()).expect("start the suite on 127.0.0.1:0");
+    let cases = suite.session().cases();
+    let mut learned = BTreeMap::new();
+    let mut second = Vec::new();
+    for case in &cases {
+        let _read = assemble(&case.base_url, &case.tools).await;
+        let wrong = case.check(&json!([{"name": "not_a_tool", "arguments": {"x": 1}}]));
+        assert_eq!(wrong.outcome.name(), "fail", "{}", wrong.message());
+        let answer = answer_from(&wrong.expected);
+        let again = case.check(&answer);
+        assert!(
+            again.outcome.detail().starts_with("answered twice"),
+            "{}",
+            again.message()
+        );
+        learned.insert(case.id.clone(), answer);
+        second.push(again);
+    }
+    assert_eq!(passes(&second), Vec::<&str>::new());
+    // Another session: the learned values are not its values.
+    let mut elsewhere = Vec::new();
+    for case in &suite.session().cases() {
+        let _read = assemble(&case.base_url, &case.tools).await;
+        elsewhere.push(case.check(&learned[&case.id]));
+    }
+    let clean_passed: Vec<&str> = passes(&elsewhere)
+        .into_iter()
+        .filter(|c| !is_fault(c))
+        .collect();
+    assert_eq!(
+        clean_passed,
+        Vec::<&str>::new(),
+        "{:?}",
+        verdicts(&elsewhere)
+    );
+    assert_eq!(passes(&elsewhere), Vec::<&str>::new());
+    // Posted first in their own session, such answers pass.
+    let mut honest = Vec::new();
+    for case in &suite.session().cases() {
+        let _read = assemble(&case.base_url, &case.tools).await;
+        let own = answer_from(&case.expected);
+        honest.push(case.check(&own));
+    }
+    assert!(
+        passes(&honest)
+            .iter()
+            .any(|c| c.starts_with("openai-chat-weather/")),
+        "{:?}",
+        verdicts(&honest)
+    );
+    suite.stop();
+}
+
 /// The pytest plugin and the npm package are released with the binary: their versions are the
 /// workspace's, which they compare with the server's.
 #[test]

@@ -165,15 +165,19 @@ async fn async_openai_against_every_openai_chat_case() {
 }
 
 /// The in-process listing is what `GET /cases` answers with, and the verdict endpoint judges a
-/// posted body as `check` does.
+/// posted body as `check` does. A case is judged once per session, so each body is posted over
+/// HTTP in a session of one server and checked in-process in the same-numbered session of a
+/// second server with the same seed (the same values).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listing_and_the_verdict_endpoint_match_the_api() {
-    let suite = SuiteServer::start(
+    let options = || {
         SuiteOptions::builtin()
             .dialect(DialectKind::OpenAiChat)
-            .speed(None),
-    )
-    .expect("start");
+            .speed(None)
+            .random_seed(31)
+    };
+    let suite = SuiteServer::start(options()).expect("start");
+    let twin = SuiteServer::start(options()).expect("start");
     let http = reqwest::Client::new();
     let text = http
         .get(format!("{}/cases", suite.url()))
@@ -185,13 +189,12 @@ async fn the_listing_and_the_verdict_endpoint_match_the_api() {
         .expect("body");
     let listing: Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(listing, suite.listing());
-    let case = suite
-        .cases()
-        .into_iter()
-        .find(|c| c.id == "openai-chat-weather/bytewise")
-        .expect("case");
+    let key = "openai-chat-weather/bytewise";
+    let case = |cases: Vec<sse_replay_net::suite::SuiteCase>| {
+        cases.into_iter().find(|c| c.id == key).expect("case")
+    };
     // A verdict counts only once the case's stream was requested.
-    let unread = case.check(&json!([]));
+    let unread = case(suite.cases()).check(&json!([]));
     assert!(
         unread
             .outcome
@@ -200,35 +203,56 @@ async fn the_listing_and_the_verdict_endpoint_match_the_api() {
         "{}",
         unread.message()
     );
-    http.post(format!("{}/v1/chat/completions", case.base_url))
-        .body("{}")
-        .send()
-        .await
-        .expect("POST the case")
-        .text()
-        .await
-        .expect("body");
+    let request = |base: String| {
+        let http = http.clone();
+        async move {
+            http.post(format!("{base}/v1/chat/completions"))
+                .body("{}")
+                .send()
+                .await
+                .expect("POST the case")
+                .text()
+                .await
+                .expect("body")
+        }
+    };
     for printed in [
         json!([]),
         json!([{"name": "get_weather", "arguments": "{\"city\":\"深圳\",\"days\":3.0}"}]),
     ] {
-        let text = http
-            .post(format!("{}/verdict", case.base_url))
-            .body(printed.to_string())
-            .send()
-            .await
-            .expect("POST verdict")
-            .text()
-            .await
-            .expect("body");
-        let posted: Value = serde_json::from_str(&text).expect("JSON");
-        let direct = case.check(&printed);
+        let (posted_in, checked_in) = (case(suite.session().cases()), case(twin.session().cases()));
+        request(posted_in.base_url.clone()).await;
+        request(checked_in.base_url.clone()).await;
+        let post = || async {
+            let text = http
+                .post(format!("{}/verdict", posted_in.base_url))
+                .body(printed.to_string())
+                .send()
+                .await
+                .expect("POST verdict")
+                .text()
+                .await
+                .expect("body");
+            serde_json::from_str::<Value>(&text).expect("JSON")
+        };
+        let posted = post().await;
+        let direct = checked_in.check(&printed);
         assert_eq!(posted, direct.to_json());
         assert_eq!(posted["verdict"], "fail");
+        if printed == json!([]) {
+            assert_eq!(
+                direct.diagnosis.as_deref(),
+                Some("printed no calls on this openai-chat stream (2 calls expected)")
+            );
+        }
+        // A second answer in the session is never judged again.
+        let again = post().await;
+        assert_eq!(again["verdict"], "fail", "{again:#}");
+        assert!(
+            again["detail"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("answered twice")),
+            "{again:#}"
+        );
     }
-    let nothing = case.check(&json!([]));
-    assert_eq!(
-        nothing.diagnosis.as_deref(),
-        Some("printed no calls on this openai-chat stream (2 calls expected)")
-    );
 }
