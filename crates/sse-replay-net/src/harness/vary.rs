@@ -261,11 +261,23 @@ fn id_mask(id: &str) -> Vec<bool> {
     mask
 }
 
+/// Keys whose string value names a kind rather than holding data (`"type": "create_file"` in an
+/// apply_patch operation, `"type": "function"`): a client's schema may accept only the names it
+/// knows, so changing one would test the schema, not whether the stream was read. Never varied.
+const DISCRIMINATOR_KEYS: &[&str] = &["type"];
+
+fn is_discriminator(key: &str) -> bool {
+    DISCRIMINATOR_KEYS.contains(&key)
+}
+
 /// The characters of arguments text that are inside a JSON string value (not a key, not part of
-/// an escape), as byte offsets of character starts; every character for free-form text. The
+/// an escape, not the value of a discriminator key such as `type`), as byte offsets of character
+/// starts; every character for free-form text. The
 /// lexer is tolerant: truncated or repeated JSON (`{"a":"x"}{"a":"x"}`) is read as far as it goes.
 pub fn value_mask(text: &str, free_text: bool) -> Vec<bool> {
     let mut mask = vec![false; text.len()];
+    // The last key read: a value under a discriminator key is kept as it is.
+    let mut last_key = String::new();
     if free_text {
         for (i, c) in text.char_indices() {
             mask[i] = Cipher::class(c).is_some();
@@ -295,6 +307,10 @@ pub fn value_mask(text: &str, free_text: bool) -> Vec<bool> {
             b',' => expect_key = stack.last() == Some(&true),
             b'"' => {
                 let key = expect_key;
+                let discriminator = !key && is_discriminator(&last_key);
+                if key {
+                    last_key.clear();
+                }
                 i += 1;
                 while i < b.len() && b[i] != b'"' {
                     if b[i] == b'\\' {
@@ -307,7 +323,9 @@ pub fn value_mask(text: &str, free_text: bool) -> Vec<bool> {
                     let Some(c) = text.get(i..).and_then(|s| s.chars().next()) else {
                         break;
                     };
-                    if !key {
+                    if key {
+                        last_key.push(c);
+                    } else if !discriminator {
                         mask[i] = Cipher::class(c).is_some();
                     }
                     i += c.len_utf8();
@@ -495,11 +513,19 @@ impl Edit<'_> {
     }
 
     /// Substitutes every character of every value literal inside `span`.
+    /// The value of a discriminator key (`"type": …`) is kept.
     fn put_values_in(&mut self, lits: &[Lit], span: &std::ops::Range<usize>) {
-        for l in lits
-            .iter()
-            .filter(|l| !l.key && l.start >= span.start && l.end <= span.end)
-        {
+        for (n, l) in lits.iter().enumerate() {
+            if l.key || l.start < span.start || l.end > span.end {
+                continue;
+            }
+            let under_discriminator = n
+                .checked_sub(1)
+                .and_then(|p| lits.get(p))
+                .is_some_and(|k| k.key && is_discriminator(&k.text));
+            if under_discriminator {
+                continue;
+            }
             for lc in &l.chars {
                 self.put(lc);
             }
@@ -935,12 +961,15 @@ pub fn vary(rec: &Recording, base: &Analysis, seed: u64) -> Variation {
     }
 }
 
-/// Every string value in `v` (not the keys).
+/// Every string value in `v` (not the keys, not a discriminator key's value).
 fn string_values(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::String(s) => out.push(s.clone()),
         Value::Array(a) => a.iter().for_each(|x| string_values(x, out)),
-        Value::Object(o) => o.values().for_each(|x| string_values(x, out)),
+        Value::Object(o) => o
+            .iter()
+            .filter(|(k, x)| !(is_discriminator(k) && x.is_string()))
+            .for_each(|(_, x)| string_values(x, out)),
         _ => {}
     }
 }
@@ -1091,6 +1120,41 @@ mod tests {
             assert!(COMMON_HANZI.contains(c.map('深').unwrap()));
             assert_eq!(c.map('_'), None);
             assert_eq!(c.map('é'), None);
+        }
+    }
+
+    #[test]
+    fn a_discriminators_value_is_never_varied() {
+        let t = r#"{"type":"create_file","path":"a.py","nested":{"type":"x","v":"Q"}}"#;
+        let m = value_mask(t, false);
+        let set: String = t
+            .char_indices()
+            .filter(|(i, _)| m[*i])
+            .map(|(_, c)| c)
+            .collect();
+        assert_eq!(set, "apyQ");
+        let mut out = Vec::new();
+        string_values(&serde_json::from_str(t).unwrap(), &mut out);
+        assert_eq!(out, ["a.py", "Q"]);
+    }
+
+    /// An apply_patch operation keeps its `type` (`create_file`): an SDK's schema accepts only
+    /// the operation names it knows, and rejecting a made-up one is right, not a client defect.
+    #[test]
+    fn an_apply_patch_operation_keeps_its_type() {
+        let (suite, _) = crate::harness::builtin_suite();
+        let r = suite
+            .iter()
+            .find(|r| r.name.contains("apply-patch"))
+            .expect("the apply-patch recording is in the suite");
+        let count = |b: &[u8]| String::from_utf8_lossy(b).matches("create_file").count();
+        let before = count(&r.recording.body());
+        assert!(before > 0);
+        for seed in [1, 7, 11] {
+            let v = vary(&r.recording, &r.base, seed);
+            assert_eq!(v.unproven(), None);
+            assert_eq!(count(&v.recording.body()), before, "seed {seed}");
+            assert_ne!(v.recording.body(), r.recording.body());
         }
     }
 
