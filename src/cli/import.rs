@@ -4,12 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, parse_size};
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, shared};
 use sse_replay_core::import;
 use sse_replay_core::probe::{self, Kind, ReadOptions};
 
 /// `import` arguments.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg(shared::EVENT_LIMIT_ID, |a| a.help(shared::EventLimitArg::IMPORT_HELP)))]
 pub struct ImportArgs {
     /// A HAR file, a VCR / pytest-recording / pydantic-ai cassette (YAML), a JSON-lines fixture, a
     /// raw SSE body, or a recorder's journal (`OUT.ron.partial`, salvaged and marked interrupted).
@@ -29,14 +30,10 @@ pub struct ImportArgs {
     /// Write at most N recordings from one file; the rest are counted on standard error.
     #[arg(long, value_name = "N", default_value_t = import::DEFAULT_MAX_STREAMS, value_parser = parse_max_streams)]
     pub max_streams: usize,
-    /// The longest line or event accepted in a stream, in bytes (suffixes K, M, G); a longer one
-    /// stops the import with exit 1.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
-    pub max_event_bytes: u64,
-    /// The most bytes read from the input (suffixes K, M, G): past it the import stops with exit 1
-    /// and one line saying where, so an endless input ends at bounded memory.
-    #[arg(long, value_name = "N", default_value = "32M", value_parser = parse_size)]
-    pub max_input_bytes: u64,
+    #[command(flatten)]
+    pub max_event_bytes: shared::EventLimitArg,
+    #[command(flatten)]
+    pub max_input_bytes: shared::HeldInputLimitArg,
 }
 
 fn parse_max_streams(s: &str) -> Result<usize, String> {
@@ -88,9 +85,9 @@ fn default_output(input: &Path) -> PathBuf {
 )]
 pub(super) fn run(args: &ImportArgs) -> ExitCode {
     let options = ReadOptions {
-        max_event_bytes: args.max_event_bytes,
+        max_event_bytes: args.max_event_bytes.limit(),
         max_streams: args.max_streams,
-        max_input_bytes: args.max_input_bytes,
+        input_limit: args.max_input_bytes.limit(),
         keep_secrets: args.keep_secrets,
         ..ReadOptions::default()
     };

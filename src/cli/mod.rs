@@ -9,8 +9,9 @@
 //! probe, [`sse_replay_core::probe`], as in the app (a HAR or cassette with several streams takes
 //! `--stream N`).
 //!
-//! One file per command; this module holds the clap [`Cli`], the exit codes, the shared flags and
-//! value parsers, and `fail`. Nothing below `cli` knows clap or exit codes: the core returns typed
+//! One file per command; this module holds the clap [`Cli`], the exit codes, the input flags
+//! ([`InputArgs`]) and `fail`; the options several commands share, each defined once, and their
+//! value parsers are in `shared`. Nothing below `cli` knows clap or exit codes: the core returns typed
 //! results and errors, and each command maps them to an exit code here.
 
 mod check;
@@ -23,6 +24,7 @@ mod proxy;
 mod record;
 mod scan;
 mod serve;
+mod shared;
 mod signals;
 mod stub;
 mod test;
@@ -30,7 +32,6 @@ mod test;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 use sse_replay_core::analysis::Analysis;
@@ -49,6 +50,7 @@ pub use proxy::ProxyArgs;
 pub use record::RecordArgs;
 pub use scan::ScanArgs;
 pub use serve::{LimitArgs, ServeArgs, parse_seconds};
+pub use shared::{dialect_parser, parse_size};
 pub use stub::StubArgs;
 pub use test::TestArgs;
 
@@ -114,17 +116,10 @@ pub struct InputArgs {
     /// google, vertex, cohere-v2, assistants, ai-sdk).
     #[arg(long, value_parser = dialect_parser())]
     pub dialect: Option<DialectKind>,
-    /// The longest line or event accepted, in bytes (suffixes K, M, G = KiB, MiB, GiB): a longer
-    /// one stops the read with exit 1, so an endless input ends at bounded memory.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
-    pub max_event_bytes: u64,
-    /// The most bytes read from an input that may grow without end (standard input, a pipe, a
-    /// FIFO, a device; suffixes K, M, G), or held from a file read whole (a `.ron` recording, a
-    /// capture, the body `events` and `preview` keep): past it the read stops with exit 1 and one
-    /// line saying where, so an endless input ends at bounded memory. Default 32M. A regular file
-    /// `export` or `check` streams is read to its end, unless this is given.
-    #[arg(long, value_name = "N", value_parser = parse_size)]
-    pub max_input_bytes: Option<u64>,
+    #[command(flatten)]
+    pub max_event_bytes: shared::EventLimitArg,
+    #[command(flatten)]
+    pub max_input_bytes: shared::InputLimitArg,
     /// Which stream of a capture (HAR, cassette) holding several, from 1; without it such a
     /// capture is refused with exit 2 and the list of its streams.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
@@ -141,12 +136,8 @@ impl InputArgs {
     /// How these flags read the file.
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
-            max_event_bytes: self.max_event_bytes,
-            max_input_bytes: self
-                .max_input_bytes
-                .unwrap_or(input::DEFAULT_MAX_INPUT_BYTES),
-            // Given, it bounds every file; by default only what grows or is held whole.
-            limit_files: self.max_input_bytes.is_some(),
+            max_event_bytes: self.max_event_bytes.limit(),
+            input_limit: self.max_input_bytes.limit(),
             stream: self.stream(),
             dialect: self.dialect,
             ..ReadOptions::default()
@@ -162,73 +153,6 @@ impl InputArgs {
     fn analyse(&self) -> Result<Analysis, OpenError> {
         self.open()?.analyse(true)
     }
-}
-
-/// A positive byte count: digits with an optional K, M or G suffix (powers of 1024; `KiB`,
-/// `MiB`, `GiB` and a trailing `B` are accepted too).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(digits_end);
-    let unit: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => 0,
-    };
-    match digits.parse::<u64>() {
-        Ok(n) if n > 0 && unit > 0 => n
-            .checked_mul(unit)
-            .ok_or_else(|| format!("{s:?}: too large")),
-        _ => Err(format!(
-            "{s:?}: expected a positive number of bytes, like 65536, 512K or 64M"
-        )),
-    }
-}
-
-/// The value parser of every `--dialect`: the dialect table's names and aliases
-/// ([`DialectKind::name`], [`DialectKind::aliases`]), any case, surrounding spaces ignored; help
-/// and errors list the names as clap lists any possible values.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DialectParser;
-
-impl DialectParser {
-    fn values() -> impl Iterator<Item = PossibleValue> {
-        DialectKind::ALL.into_iter().map(|d| {
-            PossibleValue::new(d.name())
-                .aliases(d.aliases().iter().copied())
-                .help(d.help())
-        })
-    }
-}
-
-impl TypedValueParser for DialectParser {
-    type Value = DialectKind;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<DialectKind, clap::Error> {
-        if let Some(d) = value.to_str().and_then(DialectKind::from_name) {
-            return Ok(d);
-        }
-        // Not one of them: clap's own error, listing the possible values.
-        clap::builder::PossibleValuesParser::new(Self::values())
-            .parse_ref(cmd, arg, value)
-            .and_then(|_| Err(clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd)))
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(Self::values()))
-    }
-}
-
-/// The value parser of every `--dialect`.
-pub fn dialect_parser() -> DialectParser {
-    DialectParser
 }
 
 /// Before clap and before any window: a first argument that is neither a subcommand, an option
@@ -377,6 +301,8 @@ fn open_failed(e: &OpenError) -> ExitCode {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use clap::builder::TypedValueParser as _;
+    use sse_replay_core::limits::{EventLimit, InputLimit};
 
     /// `--dialect D` on `check`, `stub` and `test` (before a `test` client's `--`).
     fn dialect(args: &[&str], d: &str) -> Result<Option<DialectKind>, clap::Error> {
@@ -451,7 +377,7 @@ mod tests {
             assert!(e.to_string().contains("anthropic-messages"), "{e}");
         }
         // Every kind has its value (nothing the core knows is missing from the flag).
-        let listed: Vec<String> = DialectParser
+        let listed: Vec<String> = shared::DialectParser
             .possible_values()
             .into_iter()
             .flatten()
@@ -462,36 +388,253 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_input_limit_defaults_to_the_documented_constant() {
-        for args in [
-            vec!["sse-replay", "check", "x"],
-            vec!["sse-replay", "events", "x"],
-            vec!["sse-replay", "preview", "x"],
-            vec!["sse-replay", "export", "x"],
-        ] {
-            let options = match Cli::try_parse_from(&args).unwrap().command {
-                Some(Command::Check(a)) => a.input.read_options(),
-                Some(Command::Events(a)) => a.input.read_options(),
-                Some(Command::Preview(a)) => a.input.read_options(),
-                Some(Command::Export(a)) => a.input.read_options(),
-                _ => ReadOptions::default(),
-            };
-            assert_eq!(
-                options.max_input_bytes,
-                input::DEFAULT_MAX_INPUT_BYTES,
-                "{args:?}"
-            );
-            // By default the limit bounds what grows and what is held whole, not every file.
-            assert!(!options.limit_files, "{args:?}");
+    /// The limits a parsed command reads with: `--max-event-bytes` and `--max-input-bytes` as
+    /// typed values. `None` for a command that takes neither; a command that takes them and is
+    /// not listed here fails the tests below, so a new one is checked as the others are.
+    fn limits_of(cli: Cli) -> Option<(EventLimit, InputLimit)> {
+        let read = |o: ReadOptions| (o.max_event_bytes, o.input_limit);
+        match cli.command? {
+            Command::Check(a) => Some(read(a.input.read_options())),
+            Command::Events(a) => Some(read(a.input.read_options())),
+            Command::Preview(a) => Some(read(a.input.read_options())),
+            Command::Export(a) => Some(read(a.input.read_options())),
+            Command::Scan(a) => Some((a.max_event_bytes.limit(), a.max_input_bytes.limit())),
+            Command::Import(a) => Some((a.max_event_bytes.limit(), a.max_input_bytes.limit())),
+            _ => None,
         }
-        let Some(Command::Import(a)) = Cli::try_parse_from(["sse-replay", "import", "x"])
-            .unwrap()
-            .command
-        else {
-            panic!("not import");
+    }
+
+    /// Every subcommand that defines the arg `id`, by name.
+    fn commands_with(id: &str) -> Vec<clap::Command> {
+        use clap::CommandFactory as _;
+        Cli::command()
+            .get_subcommands()
+            .filter(|c| c.get_arguments().any(|a| a.get_id() == id))
+            .cloned()
+            .collect()
+    }
+
+    /// `sse-replay <name> x <extra…>`, parsed (every command with the limits takes a path first).
+    fn parse_with(name: &str, extra: &[&str]) -> Cli {
+        let mut argv = vec!["sse-replay", name, "x"];
+        argv.extend_from_slice(extra);
+        Cli::try_parse_from(&argv).unwrap()
+    }
+
+    #[test]
+    fn every_command_with_max_event_bytes_parses_it_the_same_way() {
+        let commands = commands_with(shared::EVENT_LIMIT_ID);
+        let names: Vec<&str> = commands.iter().map(clap::Command::get_name).collect();
+        for expected in ["check", "events", "preview", "export", "scan", "import"] {
+            assert!(
+                names.contains(&expected),
+                "{expected} lost --max-event-bytes: {names:?}"
+            );
+        }
+        // The shown default is the core's constant, written as the flag takes it.
+        assert_eq!(
+            shared::parse_size(shared::EVENT_LIMIT_DEFAULT),
+            Ok(EventLimit::DEFAULT.bytes())
+        );
+        for cmd in &commands {
+            let name = cmd.get_name();
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == shared::EVENT_LIMIT_ID)
+                .unwrap();
+            assert_eq!(arg.get_long(), Some("max-event-bytes"), "{name}");
+            assert_eq!(
+                arg.get_default_values(),
+                [shared::EVENT_LIMIT_DEFAULT],
+                "{name}"
+            );
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                help.starts_with("The longest line or event accepted"),
+                "{name}: {help}"
+            );
+            // Absent: the core's default; given: the same typed value whatever the command.
+            let (absent, _) = limits_of(parse_with(name, &[])).unwrap();
+            assert_eq!(absent, EventLimit::DEFAULT, "{name}");
+            for (text, bytes) in [("512K", 512 << 10), ("3", 3), ("2GiB", 2 << 30)] {
+                let (given, _) = limits_of(parse_with(name, &["--max-event-bytes", text])).unwrap();
+                assert_eq!(given, EventLimit::new(bytes), "{name} {text}");
+            }
+            for bad in ["0", "1.5M", "12X", ""] {
+                let argv = ["sse-replay", name, "x", "--max-event-bytes", bad];
+                let e = Cli::try_parse_from(argv).unwrap_err();
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{name} {bad:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_with_max_input_bytes_parses_it_the_same_way() {
+        let commands = commands_with(shared::INPUT_LIMIT_ID);
+        let names: Vec<&str> = commands.iter().map(clap::Command::get_name).collect();
+        for expected in ["check", "events", "preview", "export", "scan", "import"] {
+            assert!(
+                names.contains(&expected),
+                "{expected} lost --max-input-bytes: {names:?}"
+            );
+        }
+        assert_eq!(
+            shared::parse_size(shared::INPUT_LIMIT_DEFAULT),
+            Ok(sse_replay_core::limits::DEFAULT_MAX_INPUT_BYTES)
+        );
+        for cmd in &commands {
+            let name = cmd.get_name();
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == shared::INPUT_LIMIT_ID)
+                .unwrap();
+            assert_eq!(arg.get_long(), Some("max-input-bytes"), "{name}");
+            // The default is shown as a default or named in the help, and either way it is the
+            // core's constant.
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            let defaults = arg.get_default_values();
+            assert!(
+                defaults == [shared::INPUT_LIMIT_DEFAULT]
+                    || (defaults.is_empty()
+                        && help.to_ascii_lowercase().contains(
+                            &format!("default {}", shared::INPUT_LIMIT_DEFAULT)
+                                .to_ascii_lowercase()
+                        )),
+                "{name}: {defaults:?} {help}"
+            );
+            // Absent: the one default (what grows and what is held whole; not every file).
+            let (_, absent) = limits_of(parse_with(name, &[])).unwrap();
+            assert_eq!(absent, InputLimit::DEFAULT, "{name}");
+            // Given: that many bytes. It bounds every file where a file may be streamed past
+            // it; `import` holds its input whole, so the holding reader bounds files there.
+            let (_, given) = limits_of(parse_with(name, &["--max-input-bytes", "1M"])).unwrap();
+            let expected = if name == "import" {
+                InputLimit {
+                    bytes: 1 << 20,
+                    files: false,
+                }
+            } else {
+                InputLimit::given(1 << 20)
+            };
+            assert_eq!(given, expected, "{name}");
+            let argv = ["sse-replay", name, "x", "--max-input-bytes", "0"];
+            let e = Cli::try_parse_from(argv).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_dialect_flag_takes_the_dialect_table() {
+        // Each `--dialect` (a forced dialect, the stub's, a suite filter) lists exactly the
+        // table's names, from the one parser.
+        let table: Vec<&str> = DialectKind::ALL.iter().map(|d| d.name()).collect();
+        let commands = commands_with("dialect");
+        let names: Vec<&str> = commands.iter().map(clap::Command::get_name).collect();
+        for expected in [
+            "check", "events", "preview", "export", "stub", "test", "serve",
+        ] {
+            assert!(
+                names.contains(&expected),
+                "{expected} lost --dialect: {names:?}"
+            );
+        }
+        for cmd in &commands {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == "dialect")
+                .unwrap();
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            assert_eq!(values, table, "{}", cmd.get_name());
+        }
+        // A help text that names aliases names ones the table accepts, for that dialect's flag.
+        for cmd in &commands {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == "dialect")
+                .unwrap();
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            let Some((_, rest)) = help.split_once("aliases: ") else {
+                continue;
+            };
+            let listed = rest.split(')').next().unwrap_or_default();
+            for alias in listed.split(',').map(str::trim) {
+                assert!(
+                    DialectKind::from_name(alias).is_some_and(|d| d.name() != alias),
+                    "{}: {alias:?} is not an alias",
+                    cmd.get_name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_faults_and_variants_flag_takes_the_harness_table() {
+        use sse_replay_net::harness::Variant;
+        let faults: Vec<String> = Variant::FAULTS
+            .iter()
+            .map(|v| v.name().to_owned())
+            .chain(["all".to_owned()])
+            .collect();
+        let commands = commands_with("faults");
+        let names: Vec<&str> = commands.iter().map(clap::Command::get_name).collect();
+        assert_eq!(names, ["serve", "test"], "commands with --faults");
+        for cmd in &commands {
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == "faults")
+                .unwrap();
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            assert_eq!(values, faults, "{}", cmd.get_name());
+        }
+        // Both commands select the same variants from the same words.
+        let parsed = |argv: &[&str]| match Cli::try_parse_from(argv).unwrap().command {
+            Some(Command::Test(a)) => shared::selected_variants(&a.variants, &a.faults),
+            Some(Command::Serve(a)) => shared::selected_variants(&a.variants, &a.faults),
+            _ => panic!("{argv:?}"),
         };
-        assert_eq!(a.max_input_bytes, input::DEFAULT_MAX_INPUT_BYTES);
+        for (variants, faults) in [("bytewise,crlf", "all"), ("one-read", "cut")] {
+            let test = parsed(&[
+                "sse-replay",
+                "test",
+                "--variants",
+                variants,
+                "--faults",
+                faults,
+                "--",
+                "c",
+            ]);
+            let serve = parsed(&[
+                "sse-replay",
+                "serve",
+                "--suite",
+                "--variants",
+                variants,
+                "--faults",
+                faults,
+            ]);
+            assert_eq!(test, serve, "{variants} {faults}");
+        }
+        let all = shared::selected_variants(&[], &["all".to_owned(), "cut".to_owned()]);
+        let mut expected: Vec<Variant> = Variant::FRAMING
+            .into_iter()
+            .chain(Variant::FAULTS)
+            .collect();
+        expected.sort();
+        assert_eq!(all, expected, "every framing variant, every fault once");
+        let one = shared::selected_variants(&[Variant::Crlf], &["no-terminator".to_owned()]);
+        assert_eq!(one, [Variant::Crlf, Variant::NoTerminator]);
     }
 
     #[test]

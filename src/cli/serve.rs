@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, shared};
 use sse_replay_core::open::OpenError;
 use sse_replay_net::{MAX_SECONDS, MIN_SECONDS, NetError, ServerLimits, secs, serve};
 
@@ -29,10 +29,10 @@ pub struct ServeArgs {
     #[arg(long, num_args = 1.., value_name = "PATH", requires = "suite")]
     pub recordings: Vec<PathBuf>,
     /// With --suite: framing variants (comma list). Default: all that apply to each recording.
-    #[arg(long, value_delimiter = ',', value_parser = super::test::parse_variant, requires = "suite")]
+    #[arg(long, value_delimiter = ',', value_parser = shared::parse_variant, requires = "suite")]
     pub variants: Vec<sse_replay_net::harness::Variant>,
     /// With --suite: fault variants to add (comma list): cut, no-terminator, or all.
-    #[arg(long, value_delimiter = ',', value_parser = ["cut", "no-terminator", "all"], requires = "suite")]
+    #[arg(long, value_delimiter = ',', value_parser = shared::faults_parser(), requires = "suite")]
     pub faults: Vec<String>,
     /// With --suite: only recordings of these dialects (comma list or repeated).
     #[arg(long, value_delimiter = ',', value_parser = super::dialect_parser(), requires = "suite")]
@@ -174,7 +174,7 @@ pub(super) fn run(args: &ServeArgs) -> ExitCode {
 /// Prints `listening on http://ADDR/` first, like `serve`. Exit 2 when a recording cannot be read
 /// (nothing is served), 1 when the address cannot be bound.
 fn run_suite(args: &ServeArgs) -> ExitCode {
-    use sse_replay_net::harness::{self, Variant};
+    use sse_replay_net::harness;
     let (suite, unreadable) = if args.recordings.is_empty() {
         harness::builtin_suite()
     } else {
@@ -190,19 +190,7 @@ fn run_suite(args: &ServeArgs) -> ExitCode {
             ),
         );
     }
-    let mut variants: Vec<Variant> = if args.variants.is_empty() {
-        Variant::FRAMING.to_vec()
-    } else {
-        args.variants.clone()
-    };
-    for f in &args.faults {
-        match Variant::from_name(f) {
-            Some(v) => variants.push(v),
-            None => variants.extend(Variant::FAULTS),
-        }
-    }
-    variants.sort();
-    variants.dedup();
+    let variants = shared::selected_variants(&args.variants, &args.faults);
     let random_seed = args.random_seed.unwrap_or_else(super::test::fresh_seed);
     let opts = sse_replay_net::suite::SuiteOptions {
         suite,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, write_failed};
 use sse_replay_core::dialect::DialectKind;
@@ -33,12 +33,12 @@ pub struct StubArgs {
     /// Microseconds between events (at most one hour).
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=MAX_STUB_GAP_MICROS))]
     pub gap_us: u64,
-    /// Provider quirks to reproduce (repeatable): repeat-name, empty-id, no-index, index-from-1,
-    /// all-at-index-0, object-arguments, cumulative, crlf, no-space, keepalive, truncate,
-    /// finish-with-last, error; partial-args (gemini only: Vertex AI streamed arguments);
-    /// args-in-start (cohere only: the first arguments fragment rides on tool-call-start),
-    /// crc-error (binary AWS event streams only: one frame with a wrong message CRC32).
-    #[arg(long = "quirk")]
+    /// Provider quirks to reproduce (repeatable); the help lists the quirk table's names.
+    #[arg(
+        long = "quirk",
+        help = "Provider quirks to reproduce (repeatable; --help lists them)",
+        long_help = quirk_help()
+    )]
     pub quirks: Vec<String>,
     /// The dialect of the stream to build (default openai-chat). bedrock-converse builds binary
     /// AWS event stream frames with correct CRCs.
@@ -47,8 +47,8 @@ pub struct StubArgs {
     /// How to frame the events (default: the dialect's own wire, SSE or JSON lines for ollama):
     /// sse, jsonl (one data object per line) or json-array (one JSON array of the chunks, as
     /// Gemini's streamGenerateContent sends it without alt=sse; a dump for other dialects).
-    #[arg(long, value_enum)]
-    pub framing: Option<FramingArg>,
+    #[arg(long, value_parser = framing_parser())]
+    pub framing: Option<Framing>,
     /// Wrap an anthropic-messages stream in binary AWS event stream `chunk` frames (base64 event
     /// JSON), as Bedrock's InvokeModelWithResponseStream sends it.
     #[arg(long)]
@@ -71,27 +71,29 @@ pub struct StubArgs {
     pub non_streaming: bool,
 }
 
-/// The `--framing` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FramingArg {
-    /// Server-sent events.
-    Sse,
-    /// One JSON object per line.
-    #[value(alias = "ndjson")]
-    Jsonl,
-    /// One JSON array streamed element by element.
-    #[value(name = "json-array", alias = "array")]
-    JsonArray,
+/// The `--framing` values: the framing table's text framings, by name and alias (binary frames
+/// are the dialect's own, never asked for).
+fn framing_parser() -> impl clap::builder::TypedValueParser<Value = Framing> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let values = Framing::ALL.iter().filter(|f| f.is_text()).map(|f| {
+        PossibleValue::new(f.name())
+            .aliases(f.aliases().iter().copied())
+            .help(f.title())
+    });
+    PossibleValuesParser::new(values)
+        .try_map(|s| Framing::from_name(&s).ok_or_else(|| format!("unknown framing {s:?}")))
 }
 
-impl From<FramingArg> for Framing {
-    fn from(f: FramingArg) -> Self {
-        match f {
-            FramingArg::Sse => Framing::Sse,
-            FramingArg::Jsonl => Framing::JsonLines,
-            FramingArg::JsonArray => Framing::JsonArray,
-        }
-    }
+/// `--quirk`'s help: every quirk of the table, by its one name, with what it does.
+fn quirk_help() -> String {
+    let quirks: Vec<String> = Quirk::ALL
+        .iter()
+        .map(|q| format!("{} ({})", q.name(), q.description()))
+        .collect();
+    format!(
+        "Provider quirks to reproduce (repeatable): {}",
+        quirks.join("; ")
+    )
 }
 
 /// Largest `stub --read-bytes` (1 GiB: any body a stub can hold).
@@ -210,27 +212,12 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
     if let Some(d) = a.dialect {
         spec.dialect = d;
     }
-    if a.invoke_model_stream {
-        if spec.dialect != DialectKind::AnthropicMessages {
-            return fail(
-                EXIT_INPUT,
-                "--invoke-model-stream wraps Anthropic Messages events, as Bedrock's InvokeModelWithResponseStream sends them (give --dialect anthropic)",
-            );
-        }
-        spec.invoke_model_stream = true;
-    }
-    if stub::builds_binary(&spec) && a.framing.is_some() {
-        return fail(
-            EXIT_INPUT,
-            "--framing frames text events; a binary AWS event stream has its own frames",
-        );
-    }
-    spec.framing = a.framing.map(Framing::from);
-    // Which streams can carry which quirk: the core's one table (the app's builder and
-    // `generate-corpus` follow it too).
-    let refusals = quirk::refusals(&spec);
-    if !refusals.is_empty() {
-        return fail(EXIT_INPUT, refusals.join("; "));
+    spec.invoke_model_stream = a.invoke_model_stream;
+    spec.framing = a.framing;
+    // Which streams the builder writes and which quirks each can carry: the core's one check
+    // (the app's builder and `generate-corpus` make it too).
+    if let Err(why) = quirk::check(&spec) {
+        return fail(EXIT_INPUT, why);
     }
     if a.non_streaming && a.framing.is_some() {
         return fail(
@@ -269,6 +256,51 @@ pub(super) fn run(a: &StubArgs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--framing` takes exactly the framing table's text framings, by name and by alias.
+    #[test]
+    fn the_framing_values_are_the_framing_table() {
+        use clap::CommandFactory as _;
+        let mut cmd = crate::cli::Cli::command();
+        let stub = cmd.find_subcommand_mut("stub").expect("stub");
+        let arg = stub
+            .get_arguments()
+            .find(|a| a.get_id() == "framing")
+            .expect("--framing");
+        let names: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_owned())
+            .collect();
+        let text: Vec<&Framing> = Framing::ALL.iter().filter(|f| f.is_text()).collect();
+        assert_eq!(names, text.iter().map(|f| f.name()).collect::<Vec<_>>());
+        for f in text {
+            for spelling in std::iter::once(f.name()).chain(f.aliases().iter().copied()) {
+                let m = crate::cli::Cli::command()
+                    .try_get_matches_from(["sse-replay", "stub", "--framing", spelling])
+                    .expect(spelling);
+                let (_, sub) = m.subcommand().expect("stub");
+                assert_eq!(sub.get_one::<Framing>("framing"), Some(f), "{spelling}");
+            }
+        }
+    }
+
+    /// `--help` lists every quirk of the table by its one name (the list was written by hand).
+    #[test]
+    fn the_quirk_help_is_the_quirk_table() {
+        use clap::CommandFactory as _;
+        let help = crate::cli::Cli::command()
+            .find_subcommand_mut("stub")
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default();
+        for q in Quirk::ALL {
+            assert!(
+                help.contains(&format!("{} ({})", q.name(), q.description())),
+                "{}",
+                q.name()
+            );
+        }
+    }
 
     #[test]
     fn every_quirk_name_accepted_before_still_parses() {

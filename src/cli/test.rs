@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail};
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, shared};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_net::harness::{self, CaseOutcome, CaseResult, Config, Summary, Variant};
 
@@ -30,10 +30,10 @@ pub struct TestArgs {
     pub dialect: Vec<DialectKind>,
     /// Framing variants (comma list): recorded, one-read, bytewise, utf8-split, random, crlf,
     /// keepalive. Default: all that apply to each recording.
-    #[arg(long, value_delimiter = ',', value_parser = parse_variant)]
+    #[arg(long, value_delimiter = ',', value_parser = shared::parse_variant)]
     pub variants: Vec<Variant>,
     /// Fault variants to add (comma list): cut, no-terminator, or all.
-    #[arg(long, value_delimiter = ',', value_parser = ["cut", "no-terminator", "all"])]
+    #[arg(long, value_delimiter = ',', value_parser = shared::faults_parser())]
     pub faults: Vec<String>,
     /// Cases run in parallel. Default: the number of cores.
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -61,18 +61,6 @@ pub struct TestArgs {
     /// The client under test and its arguments (after `--`).
     #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
     pub command: Vec<String>,
-}
-
-/// A framing variant name (faults go to `--faults`).
-pub(super) fn parse_variant(s: &str) -> Result<Variant, String> {
-    Variant::from_name(s)
-        .filter(|v| !v.is_fault())
-        .ok_or_else(|| {
-            format!(
-                "unknown variant {s:?} (expected one of: {}; faults go to --faults)",
-                Variant::FRAMING.map(Variant::name).join(", ")
-            )
-        })
 }
 
 fn parse_positive(s: &str, flag: &str, max: f64) -> Result<f64, String> {
@@ -212,6 +200,9 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     let Some((program, args)) = a.command.split_first() else {
         return fail(EXIT_INPUT, "no command to test: give it after --");
     };
+    // This process starts no child but the cases' clients: every orphan re-parented to it is
+    // a case's, even one that carries none of the case's marks.
+    harness::run::claim_orphans();
     if !harness::run::program_exists(program) {
         return fail(
             EXIT_INPUT,
@@ -232,19 +223,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
     for u in &unreadable {
         eprintln!("sse-replay: {}", u.error.replace(['\n', '\r'], " "));
     }
-    let mut variants: Vec<Variant> = if a.variants.is_empty() {
-        Variant::FRAMING.to_vec()
-    } else {
-        a.variants.clone()
-    };
-    for f in &a.faults {
-        match Variant::from_name(f) {
-            Some(v) => variants.push(v),
-            None => variants.extend(Variant::FAULTS),
-        }
-    }
-    variants.sort();
-    variants.dedup();
+    let variants = shared::selected_variants(&a.variants, &a.faults);
     let config = Config {
         command: harness::ClientCommand {
             program: program.clone(),

@@ -852,49 +852,198 @@ fn json_output_escapes_c1_bidi_and_line_separators() {
     }
 }
 
-/// `stub` refuses exactly the dialect × framing × quirk combinations the core's quirk table
-/// refuses, with the table's reason; everything else builds. (Before the table, the app's builder
-/// offered `args-in-start` and `crc-error` for Anthropic while `stub` refused them, and
-/// `generate-corpus` named files after quirks their dialect could not carry.)
+/// The agreement walk: for every stub shape the dialect table allows (dialect × framing ×
+/// InvokeModel wrapping) × every quirk (and none), with one short call and with two calls,
+/// `sse-replay stub` builds exactly the stream the core's builder builds for the same spec (the
+/// one the app's builder and `generate-corpus` call), refuses exactly what the core's one check
+/// refuses (with its reason), and every stream it builds raises one of the quirk's findings.
+/// (Before the table, the app's builder offered `args-in-start` and `crc-error` for Anthropic
+/// while `stub` refused them; `generate-corpus` special-cased the quirks a short stream lost.)
 #[test]
-fn stub_refuses_exactly_what_the_quirk_table_refuses() {
-    use sse_replay_core::dialect::DialectKind;
-    use sse_replay_core::framing::Framing;
-    use sse_replay_core::quirk::{Quirk, Shape};
-    use sse_replay_core::stub::native_framing;
-    for dialect in DialectKind::ALL {
-        let framings: &[Option<Framing>] = if dialect == DialectKind::BedrockConverse {
-            &[None]
-        } else {
-            &[None, Some(Framing::JsonLines)]
-        };
-        for &framing in framings {
-            for &quirk in Quirk::ALL {
-                let mut args = vec![
-                    "stub",
-                    "--call",
-                    r#"get_weather={"city":"Shenzhen","days":3}"#,
-                    "--dialect",
-                    dialect.name(),
-                    "--quirk",
-                    quirk.name(),
-                ];
-                if framing.is_some() {
-                    args.extend(["--framing", "jsonl"]);
+fn stub_agrees_with_the_core_builder_on_every_shape_and_quirk() {
+    use sse_replay_core::analysis::{Analysis, SourceInfo};
+    use sse_replay_core::quirk::{self, Quirk, StubShape};
+    use sse_replay_core::stub::{self, StubCall};
+    let call_sets: [&[(&str, &str)]; 2] = [
+        &[("get_time", r#"{"tz":"UTC"}"#)],
+        &[
+            ("get_weather", r#"{"city":"Shenzhen","days":3}"#),
+            ("get_time", r#"{"tz":"UTC"}"#),
+        ],
+    ];
+    let (mut built, mut refused) = (0, 0);
+    for shape in StubShape::all() {
+        for calls in call_sets {
+            for quirk in std::iter::once(None).chain(Quirk::ALL.iter().copied().map(Some)) {
+                let mut spec = shape.spec();
+                spec.calls = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, args))| StubCall {
+                        id: format!("call_{}", i + 1),
+                        name: (*name).into(),
+                        arguments: (*args).into(),
+                    })
+                    .collect();
+                let mut args = vec!["stub".to_owned()];
+                for (name, a) in calls {
+                    args.extend(["--call".to_owned(), format!("{name}={a}")]);
                 }
-                let o = run(&args);
-                let shape = Shape {
-                    dialect,
-                    framing: framing.unwrap_or_else(|| native_framing(dialect)),
-                };
-                match quirk.refusal(shape) {
-                    None => assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o)),
-                    Some(why) => {
+                args.extend(["--dialect".to_owned(), shape.dialect.name().to_owned()]);
+                if let Some(f) = shape.framing {
+                    args.extend(["--framing".to_owned(), f.name().to_owned()]);
+                }
+                if shape.invoke_model_stream {
+                    args.push("--invoke-model-stream".to_owned());
+                }
+                if let Some(q) = quirk {
+                    q.set(&mut spec.quirks, true);
+                    args.extend(["--quirk".to_owned(), q.name().to_owned()]);
+                }
+                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = run(&argv);
+                match quirk::check(&spec) {
+                    Err(why) => {
+                        refused += 1;
                         assert_eq!(code(&o), 2, "{args:?} built");
                         assert!(stderr(&o).contains(&why), "{args:?}: {}", stderr(&o));
+                    }
+                    Ok(()) => {
+                        built += 1;
+                        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+                        let cli = sse_replay_core::recording::from_ron_str(&stdout(&o))
+                            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+                        let core = stub::build(&spec);
+                        assert_eq!(cli.chunks, core.chunks, "{args:?}: the stream differs");
+                        assert_eq!(cli.truth, core.truth, "{args:?}: the truth differs");
+                        if let Some(q) = quirk {
+                            let a = Analysis::from_recording(
+                                &cli,
+                                SourceInfo::default(),
+                                sse_replay_core::pipeline::Options::default(),
+                            );
+                            assert!(
+                                a.findings.iter().any(|f| q.findings().contains(&f.kind)),
+                                "{args:?}: none of {:?}",
+                                q.findings()
+                            );
+                        }
                     }
                 }
             }
         }
     }
+    assert!(
+        built > 300 && refused > 500,
+        "{built} built, {refused} refused"
+    );
+}
+
+/// The markdown between `<!-- NAME -->` and `<!-- /NAME -->`, found once in README.md or a
+/// `docs/*.md` file (the docs move; the markers go with the table).
+fn marked_block(name: &str) -> (PathBuf, String) {
+    let mut files = vec![manifest().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(manifest().join("docs"))
+        .expect("docs/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let (open, close) = (format!("<!-- {name} -->\n"), format!("<!-- /{name} -->"));
+    let found: Vec<(PathBuf, String)> = files
+        .into_iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(&f).ok()?;
+            let start = text.find(&open)? + open.len();
+            let end = start + text[start..].find(&close)?;
+            Some((f, text[start..end].to_owned()))
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "the {name} markers, once in README.md or docs/*.md"
+    );
+    found.into_iter().next().expect("one")
+}
+
+/// The first cell of each body row of a markdown table.
+fn first_cells(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.split(" | ")
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("| ")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The docs' dialect table has one row per dialect of the dialect table, in its order, named as
+/// `--dialect` takes it with every alias; the docs' stub-quirk table is the quirk table written
+/// out (regenerate it from this test's message when a quirk or a refusal changes).
+#[test]
+fn the_docs_tables_of_dialects_and_quirks_are_the_tables() {
+    use sse_replay_core::dialect::DialectKind;
+    use sse_replay_core::quirk::{Quirk, Shape, StubShape};
+    let (file, dialects) = marked_block("dialects-table");
+    let expected: Vec<String> = DialectKind::ALL
+        .iter()
+        .map(|d| {
+            let aliases: Vec<String> = d.aliases().iter().map(|a| format!("`{a}`")).collect();
+            if aliases.is_empty() {
+                format!("`{}`", d.name())
+            } else {
+                format!("`{}` ({})", d.name(), aliases.join(", "))
+            }
+        })
+        .collect();
+    assert_eq!(first_cells(&dialects), expected, "{}", file.display());
+
+    let mut table = String::from(
+        "| quirk (`--quirk`) | what the stub writes | findings a correct reader raises | streams that carry it |\n|---|---|---|---|\n",
+    );
+    for &q in Quirk::ALL {
+        let findings: Vec<String> = q
+            .findings()
+            .iter()
+            .map(|f| format!("`{}`", f.label()))
+            .collect();
+        let carrying: Vec<DialectKind> = DialectKind::ALL
+            .into_iter()
+            .filter(|&d| {
+                StubShape::all()
+                    .into_iter()
+                    .filter(|s| s.dialect == d)
+                    .any(|s| q.refusal(Shape::of(&s.spec())).is_none())
+            })
+            .collect();
+        let streams = if carrying.len() == DialectKind::ALL.len() {
+            "every dialect".to_owned()
+        } else {
+            carrying
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        table.push_str(&format!(
+            "| `{}` | {} | {} | {streams} |\n",
+            q.name(),
+            q.description(),
+            findings.join(", ")
+        ));
+    }
+    let (file, quirks) = marked_block("stub-quirks-table");
+    assert_eq!(
+        quirks,
+        table,
+        "{}: the table should read\n{table}",
+        file.display()
+    );
 }

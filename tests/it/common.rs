@@ -183,6 +183,23 @@ impl Kid {
         }
     }
 
+    /// Peak resident memory (VmHWM, KiB) of the process, polled until it exits (at most
+    /// `limit`), and its exit code.
+    pub fn peak_rss_until_exit(&mut self, limit: std::time::Duration) -> (u64, Option<i32>) {
+        let started = std::time::Instant::now();
+        let mut peak = 0;
+        loop {
+            if let Some(kib) = self.peak_rss_kib() {
+                peak = peak.max(kib);
+            }
+            if let Some(s) = self.0.try_wait().expect("wait") {
+                return (peak, s.code());
+            }
+            assert!(started.elapsed() < limit, "still running after {limit:?}");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     /// Peak resident memory (VmHWM) in KiB, from /proc (Linux).
     pub fn peak_rss_kib(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;

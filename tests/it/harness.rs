@@ -1299,6 +1299,61 @@ fn double_forked_grandchildren_without_the_environment_are_killed_with_their_cas
     assert_eq!(left, Vec::new(), "ps still lists them");
 }
 
+/// A grandchild that double-forks, leaves the session (`setsid`), clears its environment
+/// (`env -i`) and closes or redirects all three inherited descriptors carries none of its case's
+/// marks: `sse-replay test` starts nothing but clients, so it is killed as an orphan of the run
+/// (checked by its pid), and the case is judged on what the client printed.
+#[test]
+fn an_unmarked_double_forked_grandchild_is_killed_with_its_case() {
+    let client = example("client_correct");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    let mark = format!("9{}3", std::process::id());
+    // The client goes on only once the grandchild has said its pid (it then execs `sleep`).
+    let script = format!(
+        "(setsid env -i sh -c 'echo $$ > {p}.tmp && mv {p}.tmp {p} && exec sleep {mark}' \
+         <&- >/dev/null 2>&1 &); \
+         while [ ! -s {p} ]; do :; done; exec \"$0\"",
+        p = pid_file.display()
+    );
+    let o = bin()
+        .args([
+            "test",
+            "--json",
+            "--variants",
+            "one-read",
+            "--recordings",
+            &rec("seed-example.ron"),
+            "--",
+            "sh",
+            "-c",
+            &script,
+            client.to_str().expect("path"),
+        ])
+        .output()
+        .expect("run");
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .expect("the grandchild wrote its pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = alive(pid);
+    if left {
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .ok();
+    }
+    assert!(!left, "the grandchild {pid} outlived its case");
+    let doc = json_of(&o);
+    assert_eq!(doc["cases"][0]["verdict"], "pass", "{:#}", doc["cases"][0]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Proof of reading: a pass needs this run's values, read from the stream
 // ---------------------------------------------------------------------------------------------

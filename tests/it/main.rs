@@ -8,6 +8,7 @@ mod bedrock;
 mod cli;
 mod complete;
 mod dialects;
+mod docs;
 mod files;
 mod forms;
 mod harness;

@@ -1048,27 +1048,6 @@ fn long_stream_upstream(total: usize) -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-/// Peak RSS (VmHWM, KiB) of a child, polled until it exits; and its exit code.
-fn peak_until_exit(kid: &mut Kid, limit: Duration) -> (u64, Option<i32>) {
-    let started = Instant::now();
-    let status = format!("/proc/{}/status", kid.0.id());
-    let mut peak = 0;
-    loop {
-        if let Some(kib) = std::fs::read_to_string(&status).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        }) {
-            peak = peak.max(kib);
-        }
-        if let Some(s) = kid.0.try_wait().unwrap() {
-            return (peak, s.code());
-        }
-        assert!(started.elapsed() < limit, "still running after {limit:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// About 45 MB received (the generated benchmark stream, 400 calls): held whole (13–15× it
 /// before), that was 600+ MiB; streamed to the journal, the recorder stays near its baseline
 /// plus what is in flight.
@@ -1107,7 +1086,7 @@ fn record_keeps_a_long_stream_on_disk_not_in_memory() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap());
-        let (peak, code) = peak_until_exit(&mut kid, Duration::from_secs(300));
+        let (peak, code) = kid.peak_rss_until_exit(Duration::from_secs(300));
         assert_eq!(code, Some(0), "{target}");
         peak
     };

@@ -16,6 +16,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::findings::{FindingKind, Severity};
+use sse_replay_core::limits::EventLimit;
 use sse_replay_core::pipeline::Options;
 
 use common::{analyse_raw, code, run, stderr, stdout, write};
@@ -259,7 +260,7 @@ fn event_too_large_fails_every_verdict(dir: &Path) {
         kind: "raw body".into(),
         timing_known: false,
     };
-    let a = Analysis::from_recording_owned(rec, source, Options::default(), 1024);
+    let a = Analysis::from_recording_owned(rec, source, Options::default(), EventLimit::new(1024));
     assert!(
         a.findings
             .iter()

@@ -22,6 +22,7 @@ use super::view::{CursorTables, OpenTarget};
 use sse_replay_core::analysis::{Analysis, SourceInfo, SourceKind};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::findings::Finding;
+use sse_replay_core::limits::EventLimit;
 use sse_replay_core::open::{OpenError, Opened};
 use sse_replay_core::pipeline::Options;
 use sse_replay_core::probe::{self, Kind, ReadOptions};
@@ -31,6 +32,11 @@ use sse_replay_core::staged;
 /// A body at least this big is shown before its naive strategies and previews are computed
 /// (they follow in the background); a smaller one is analysed whole first.
 pub const STAGE_MIN_BYTES: u64 = 16 << 20;
+
+/// The longest line or event the app's analysis accepts: the command line's default
+/// (`--max-event-bytes`), so a stream the app opens stops where `check` stops on it, at bounded
+/// memory, and says so as `check` does.
+pub const EVENT_LIMIT: EventLimit = EventLimit::DEFAULT;
 
 /// The bundled seed example, so a fresh machine opens on it from any working directory.
 pub const SEED_RON: &str = include_str!("../../../recordings/seed-example.ron");
@@ -439,6 +445,7 @@ fn load(
         Source::File(path) | Source::Import(path) => {
             let options = ReadOptions {
                 import_only: matches!(keep, Source::Import(_)),
+                max_event_bytes: EVENT_LIMIT,
                 ..ReadOptions::default()
             };
             // Opened once; what it is decides how it is read.
@@ -453,7 +460,7 @@ fn load(
                     kind: SourceKind::RawBody,
                 };
                 let analysis =
-                    staged::first_stage_body(raw, source_info, opts, u64::MAX, analysing)
+                    staged::first_stage_body(raw, source_info, opts, EVENT_LIMIT, analysing)
                         .ok_or(LoadError::Cancelled)?;
                 return Ok(WorkerResult::Analysed {
                     analysis: Box::new(analysis),
@@ -487,7 +494,7 @@ fn load(
         kind,
     };
     // Consumed: each chunk is freed once copied into the analysis's body (one copy, not two).
-    let analysis = staged::first_stage(rec, source_info, opts, u64::MAX, analysing)
+    let analysis = staged::first_stage(rec, source_info, opts, EVENT_LIMIT, analysing)
         .ok_or(LoadError::Cancelled)?;
     set(1.0);
     Ok(WorkerResult::Analysed {
@@ -495,4 +502,47 @@ fn load(
         path,
         source: keep,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::panic, reason = "tests")]
+mod tests {
+    use super::*;
+    use sse_replay_core::recording::Chunk;
+
+    /// Loads `source` on this thread, as the worker does.
+    fn analysed(source: Source) -> Analysis {
+        let (progress, stage, cancel) =
+            (AtomicU32::new(0), AtomicU32::new(0), AtomicBool::new(false));
+        match load(source, None, &progress, &stage, &cancel) {
+            Ok(WorkerResult::Analysed { analysis, .. }) => *analysis,
+            Ok(WorkerResult::Several { .. }) => panic!("several streams"),
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+
+    /// A recording of one SSE event whose data line is `len` bytes long.
+    fn one_event(len: u64) -> Source {
+        let mut bytes = b"data: ".to_vec();
+        bytes.resize(usize::try_from(len).unwrap_or(usize::MAX), b'x');
+        bytes.extend_from_slice(b"\n\n");
+        let recording = Recording {
+            chunks: vec![Chunk { t_micros: 0, bytes }],
+            ..Recording::default()
+        };
+        Source::Memory {
+            name: "one event".into(),
+            recording: Box::new(recording),
+        }
+    }
+
+    #[test]
+    fn a_recording_is_analysed_with_the_command_lines_event_limit() {
+        // A line one byte past `--max-event-bytes`'s default stops `check` (event-too-large, at
+        // bounded memory); the app stops at the same byte, and reads a line at the limit whole.
+        let limit = EventLimit::DEFAULT.bytes();
+        let over = analysed(one_event(limit + 1)).overflow;
+        assert_eq!(over.map(|o| (o.start, o.limit)), Some((0, limit)));
+        assert_eq!(analysed(one_event(limit)).overflow, None);
+    }
 }

@@ -8,7 +8,7 @@ use super::view::{Action, ActionQueue};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::naive::Strategy;
 use sse_replay_core::pipeline::Options;
-use sse_replay_core::quirk::{Quirk, Shape};
+use sse_replay_core::quirk::Quirk;
 use sse_replay_core::recording::Recording;
 use sse_replay_core::stub::{self, Layout, StubCall, StubSpec};
 
@@ -100,10 +100,9 @@ impl StubForm {
         if self.spec.calls.is_empty() {
             return Err("add at least one call".into());
         }
-        // The rule `sse-replay stub` follows: a quirk this stream cannot carry is refused.
-        let refusals = sse_replay_core::quirk::refusals(&self.spec);
-        if !self.non_streaming && !refusals.is_empty() {
-            return Err(refusals.join("; "));
+        // The check `sse-replay stub` makes: a quirk this stream cannot carry is refused.
+        if !self.non_streaming {
+            sse_replay_core::quirk::check(&self.spec)?;
         }
         Ok(StubSpec {
             title: self.title(),
@@ -288,10 +287,9 @@ fn form_ui(ui: &mut Ui, form: &mut StubForm, queue: &mut ActionQueue) {
     ui.collapsing("Provider quirks", |ui| {
         // Every quirk `stub --quirk` has (the core's one table); the ones this stream cannot
         // carry are greyed out with the reason the CLI gives (a set one can still be cleared).
-        let shape = Shape::of(&form.spec);
         for quirk in Quirk::ALL.iter().copied() {
             let mut on = quirk.is_set(&form.spec.quirks);
-            let refusal = quirk.refusal(shape);
+            let refusal = quirk.refusal_in(&form.spec);
             let r = ui.add_enabled(
                 refusal.is_none() || on,
                 egui::Checkbox::new(

@@ -14,7 +14,8 @@
 //! `sse_replay_core::wire::framing` are the same module.
 //!
 //! - [`base`]: the vocabulary: the one text escaper ([`text`]), every finding kind
-//!   ([`findings`]), and the facts a dialect hands on ([`fact`]: fragments, call keys, positions).
+//!   ([`findings`]), the facts a dialect hands on ([`fact`]: fragments, call keys, positions), and
+//!   the limits of a read, one type each ([`limits`]).
 //! - [`wire`]: bytes to events. The WHATWG event-stream algorithm ([`sse`]), binary AWS frames
 //!   ([`aws_eventstream`]), JSON arrays streamed element by element ([`json_array`]), the one
 //!   [`framing::Framer`] over them and JSON lines, and cutting a body into reads ([`chunking`]).
@@ -82,7 +83,7 @@ pub mod wire;
 pub use analyse::{
     accumulate, analysis, complete, naive, open, pipeline, preview, staged, verdict,
 };
-pub use base::{fact, findings, text};
+pub use base::{fact, findings, limits, text};
 pub use out::{compare, export, json_diff, report, scan};
 pub use read::{dialect, import, input, probe, recording, redact};
 pub use synth::{bundled, corpus, generate, quirk, stub, stub_complete};

@@ -593,8 +593,8 @@ impl CaseReport {
 
 /// A running suite server (dropping it stops it).
 ///
-/// In a `cargo test` (this is the README's snippet; `my_client` is the code under test, returning
-/// the calls it assembled in the client contract's JSON):
+/// In a `cargo test` (this is the snippet in the user guide's `docs/ci.md`; `my_client` is the
+/// code under test, returning the calls it assembled in the client contract's JSON):
 ///
 /// ```no_run
 /// # use sse_replay_core::dialect::DialectKind;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, parse_size};
+use super::{EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, shared};
 use sse_replay_core::scan::{self, ScanOptions, StreamRow, StreamRows, Summary};
 
 pub use sink::TableFormat;
@@ -35,6 +35,10 @@ use sink::{Sink, SinkError};
 
 /// `scan` arguments.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg(shared::EVENT_LIMIT_ID, |a| a.help(shared::EventLimitArg::SCAN_HELP)),
+    mut_arg(shared::INPUT_LIMIT_ID, |a| a.help(shared::InputLimitArg::SCAN_HELP)),
+)]
 pub struct ScanArgs {
     /// Files and folders to scan. Folders are walked recursively (hidden entries skipped, links
     /// to folders not followed) for recordings (.ron), journals (.partial), raw bodies (.sse,
@@ -66,15 +70,10 @@ pub struct ScanArgs {
     /// Replace the table files if they exist (without it, existing ones are refused with exit 2).
     #[arg(long)]
     pub force: bool,
-    /// The longest line or event accepted, in bytes (as `check`): a longer one makes the file's
-    /// row unreadable, with the reason.
-    #[arg(long, value_name = "N", default_value = "64M", value_parser = parse_size)]
-    pub max_event_bytes: u64,
-    /// The most bytes read from one file, as `check` reads it (suffixes K, M, G; default 32M):
-    /// a longer one (a FIFO, a device, an endless file named here) makes the file's row
-    /// unreadable, with the reason, at bounded memory.
-    #[arg(long, value_name = "N", value_parser = parse_size)]
-    pub max_input_bytes: Option<u64>,
+    #[command(flatten)]
+    pub max_event_bytes: shared::EventLimitArg,
+    #[command(flatten)]
+    pub max_input_bytes: shared::InputLimitArg,
     /// When to exit 1: `not-ok` (a stream is not OK or a file could not be read; the default),
     /// `unreadable` (only when a file could not be read), `never` (0 whatever the rows say).
     /// Skipped entries (not captures) never fail. Usage and output errors exit 2 and 1 anyway.
@@ -202,12 +201,9 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
         }
     }
     let options = ScanOptions {
-        max_event_bytes: a.max_event_bytes,
+        max_event_bytes: a.max_event_bytes.limit(),
         // As `check`'s input flags: the one default, whatever reads it.
-        max_input_bytes: a
-            .max_input_bytes
-            .unwrap_or(sse_replay_core::input::DEFAULT_MAX_INPUT_BYTES),
-        limit_files: a.max_input_bytes.is_some(),
+        input_limit: a.max_input_bytes.limit(),
         skip_non_captures: false,
     };
     let progress = Progress::new(std::io::stderr().is_terminal());

@@ -1218,6 +1218,7 @@ fn stub_builder_offers_exactly_the_quirks_the_dialect_can_carry() {
     use sse_replay_core::dialect::DialectKind;
     use sse_replay_core::quirk::{Quirk, Shape};
     let mut h = harness(app_with(vec![]));
+    let mut offered_somewhere = std::collections::HashSet::new();
     h.run();
     h.get_by_label("Stub builder").click();
     h.run();
@@ -1227,13 +1228,55 @@ fn stub_builder_offers_exactly_the_quirks_the_dialect_can_carry() {
         h.state_mut().stub.spec.dialect = dialect;
         h.state_mut().stub.spec.quirks = Default::default();
         h.run();
-        let shape = Shape::of(&h.state().stub.spec);
-        for &quirk in Quirk::ALL {
-            let label = format!("{} — {}", quirk.name(), quirk.description());
-            let disabled = h.get_by_label(&label).accesskit_node().is_disabled();
-            assert_eq!(
-                disabled,
-                quirk.refusal(shape).is_some(),
+        // Offered (enabled) exactly where the core's one check lets the stream carry it.
+        let offered: Vec<Quirk> = Quirk::ALL
+            .iter()
+            .copied()
+            .filter(|q| {
+                let label = format!("{} — {}", q.name(), q.description());
+                !h.get_by_label(&label).accesskit_node().is_disabled()
+            })
+            .collect();
+        let spec = h.state().stub.spec.clone();
+        assert_eq!(offered, Quirk::applicable_to(&spec), "{}", dialect.name());
+        // The two calls of the form's example: the calls leave every quirk of the shape
+        // something to show in.
+        assert_eq!(
+            offered,
+            Quirk::applicable(Shape::of(&spec)),
+            "{}",
+            dialect.name()
+        );
+        offered_somewhere.extend(offered);
+    }
+    assert_eq!(
+        offered_somewhere.len(),
+        Quirk::ALL.len(),
+        "{offered_somewhere:?}"
+    );
+    // What the form builds for each of them is the core builder's stream for the form's spec
+    // (the one `sse-replay stub` builds, see the CLI's agreement walk), and it shows the quirk.
+    for dialect in DialectKind::ALL {
+        for quirk in Quirk::ALL.iter().copied() {
+            let form = &mut h.state_mut().stub;
+            form.spec.dialect = dialect;
+            form.spec.quirks = Default::default();
+            quirk.set(&mut form.spec.quirks, true);
+            let Ok(spec) = form.current_spec() else {
+                assert!(quirk.refusal_in(&form.spec).is_some(), "{}", quirk.name());
+                continue;
+            };
+            let rec = form.recording().cloned().expect("a preview");
+            assert_eq!(rec.chunks, sse_replay_core::stub::build(&spec).chunks);
+            let a = sse_replay_core::analysis::Analysis::from_recording(
+                &rec,
+                Default::default(),
+                Default::default(),
+            );
+            assert!(
+                a.findings
+                    .iter()
+                    .any(|f| quirk.findings().contains(&f.kind)),
                 "{} in {}",
                 quirk.name(),
                 dialect.name()

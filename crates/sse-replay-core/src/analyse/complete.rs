@@ -562,6 +562,7 @@ pub fn outcome(
         }],
         event_types: vec![EVENT_TYPE.to_owned()],
         event_count: 1,
+        recorded_events: 1,
         finish: Some(FinishMark {
             reason: finish.unwrap_or_else(|| "complete".into()),
             pos,

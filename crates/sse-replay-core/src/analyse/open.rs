@@ -15,6 +15,8 @@ use crate::accumulate::Call;
 use crate::analysis::{Analysis, ChunkSpan, Feed, SourceInfo, SourceKind};
 use crate::import::{self, ImportError};
 use crate::input::{self, InputError, Peeked};
+use crate::limits::EventLimit;
+use crate::naive::StrategyFeed;
 use crate::pipeline::{Options, Pipeline, PipelineOutput};
 use crate::probe::{BodyForm, Kind, Probe};
 use crate::recording::{Chunk, Recording};
@@ -307,8 +309,10 @@ impl Probe {
     /// set, reading stopped at the first line or event longer than `max_event_bytes`
     /// ([`InputError::EventTooLarge`]). A body is analysed as it is read, one event at a time;
     /// without `keep_body` a stream body is not kept ([`Analysis::body`] is empty; its length is
-    /// [`Analysis::body_len`]), so a large stream is never held twice, and the report is the same
-    /// either way. A document or a blank body is always kept (a complete response is read from
+    /// [`Analysis::body_len`]), nor are its per-event and per-chunk records
+    /// ([`Analysis::events`] and [`Analysis::chunks`] are empty; their numbers are
+    /// [`Analysis::event_count`] and [`Analysis::chunk_count`]), so a large stream is never held
+    /// twice, and the report is the same either way. A document or a blank body is always kept (a complete response is read from
     /// it).
     pub fn analyse(self, keep_body: bool) -> Result<Analysis, OpenError> {
         let name = self.input.name();
@@ -332,10 +336,14 @@ impl Probe {
                 let empty = Recording::default();
                 // No room reserved for the file's size: reading may stop long before it (a
                 // sparse file, a line over the limit).
-                let mut feed = Feed::new(&empty, opts, mx);
-                if keep {
-                    feed = feed.keep_body(0);
-                }
+                let mut feed = if keep {
+                    Feed::new(&empty, opts, mx).keep_body(0)
+                } else {
+                    // Nor a record per event or per chunk (a raw body's chunks are its events),
+                    // nor `parse-when-valid`'s attempts: the report needs only their numbers,
+                    // and a large body has millions.
+                    Feed::observed(&empty, opts, mx, StrategyFeed::spawn_counting()).counts_only()
+                };
                 let rec = input::read_events(
                     self.input,
                     mx,
@@ -434,7 +442,7 @@ fn stream_body(
     mut input: Peeked,
     form: BodyForm,
     opts: Options,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     each: impl FnMut(Call),
 ) -> Result<PipelineOutput, InputError> {
     let name = input.name();
@@ -452,7 +460,7 @@ fn stream_body(
         let mut whole = buf[..n].to_vec();
         let mut eof = n < buf.len();
         let mut next_check = whole.len();
-        while !eof && (whole.len() as u64) <= max_event_bytes {
+        while !eof && (whole.len() as u64) <= max_event_bytes.bytes() {
             if whole.len() >= next_check {
                 if !crate::complete::first_document_unfinished(&whole) {
                     break;
@@ -497,7 +505,7 @@ fn stream_body(
 fn stream_recording(
     rec: &Recording,
     opts: Options,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     each: impl FnMut(Call),
 ) -> Result<PipelineOutput, Overflow> {
     let dialect = opts
@@ -607,8 +615,12 @@ mod tests {
                 timing_known: kind.may_have_timing() && rec.meta.timing_known,
                 kind,
             };
-            let mut want =
-                Analysis::from_recording_owned(rec, source, Options::default(), u64::MAX);
+            let mut want = Analysis::from_recording_owned(
+                rec,
+                source,
+                Options::default(),
+                EventLimit::UNBOUNDED,
+            );
             for previews in [false, true] {
                 if previews {
                     want.compute_previews();

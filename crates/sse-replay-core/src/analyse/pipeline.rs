@@ -14,6 +14,7 @@ use crate::dialect::{Dialect, DialectKind};
 use crate::fact::{ArgsPiece, Fact, FactObserver, Fragment, NoObserver, Pos, Raw};
 use crate::findings::{FindingKind, Findings, Location};
 use crate::framing::{Framed, Framer, Framing};
+use crate::limits::EventLimit;
 use crate::sse::{EventFlags, Overflow, Unterminated};
 use crate::text::truncate;
 
@@ -98,6 +99,9 @@ pub struct PipelineOutput {
     pub events: Vec<EventRecord>,
     pub event_types: Vec<String>,
     pub event_count: u32,
+    /// The events a record is made for (the raw view's events): `events.len()`, also when the
+    /// records are not kept ([`Pipeline::without_event_records`]).
+    pub recorded_events: u32,
     pub finish: Option<FinishMark>,
     pub done: Option<Pos>,
     pub provider_error: Option<(String, Pos)>,
@@ -204,6 +208,8 @@ pub struct Pipeline<O: FactObserver = NoObserver> {
     unmatched: Unmatched,
     /// The first bytes of the body, to say what a body with no events looks like.
     head: Vec<u8>,
+    /// Event records are kept (with `opts.detail`); without them only their number is.
+    event_records: bool,
 }
 
 /// Bytes of the body kept to describe one that framed no event.
@@ -392,13 +398,22 @@ impl<O: FactObserver> Pipeline<O> {
             head: Vec::new(),
             announced: None,
             opts,
+            event_records: true,
         }
+    }
+
+    /// A pipeline that counts the events it would record but keeps no [`EventRecord`]s (nor
+    /// their type names): for a report that needs only their number (`check`), whose memory
+    /// must not grow with the events of a large body. Fragment records are kept as before.
+    pub fn without_event_records(mut self) -> Self {
+        self.event_records = false;
+        self
     }
 
     /// A pipeline that stops framing at the first line or event longer than `limit` bytes (see
     /// [`Pipeline::overflow`]); callers that read unbounded input (a pipe, `/dev/zero`) use it to
     /// keep memory bounded and to know when to stop reading.
-    pub fn with_max_event_bytes(mut self, limit: u64) -> Self {
+    pub fn with_max_event_bytes(mut self, limit: EventLimit) -> Self {
         self.framer = Framer::with_max_event_bytes(self.opts.framing, limit);
         self
     }
@@ -850,6 +865,10 @@ impl<O: FactObserver> Pipeline<O> {
         first_fragment: u32,
     ) {
         if !self.opts.detail {
+            return;
+        }
+        self.out.recorded_events += 1;
+        if !self.event_records {
             return;
         }
         let type_id = match self.event_type_ids.get(event_type) {

@@ -14,6 +14,7 @@ use crate::analysis::{Analysis, CallPreview, Feed, SourceInfo, StrategyResult};
 use crate::analysis::{Progress, strategy_results};
 use crate::fact::NoObserver;
 use crate::findings::Finding;
+use crate::limits::EventLimit;
 use crate::naive::Strategies;
 use crate::open::RawBody;
 use crate::pipeline::{Options, Pipeline};
@@ -26,7 +27,7 @@ pub fn first_stage(
     mut rec: Recording,
     source: SourceInfo,
     opts: Options,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Option<Analysis> {
     let body_len = rec.body_len();
@@ -51,7 +52,7 @@ pub fn first_stage_body(
     raw: RawBody,
     source: SourceInfo,
     opts: Options,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     progress: impl FnMut(u64, u64) -> bool,
 ) -> Option<Analysis> {
     let RawBody { meta, body, chunks } = raw;
@@ -239,8 +240,10 @@ mod tests {
                 timing_known: false,
             };
             let opts = Options::default();
-            let whole = Analysis::from_recording_owned(rec, source.clone(), opts, u64::MAX);
-            let first = first_stage_body(raw, source, opts, u64::MAX, |_, _| true).unwrap();
+            let whole =
+                Analysis::from_recording_owned(rec, source.clone(), opts, EventLimit::UNBOUNDED);
+            let first =
+                first_stage_body(raw, source, opts, EventLimit::UNBOUNDED, |_, _| true).unwrap();
             assert_eq!(first.body, whole.body, "{}", p.display());
             assert_eq!(first.chunks, whole.chunks, "{}", p.display());
             assert_eq!(first.calls, whole.calls, "{}", p.display());
@@ -255,11 +258,21 @@ mod tests {
         assert!(recs.len() > 3, "recordings found: {}", recs.len());
         for rec in recs {
             let opts = Options::default();
-            let mut whole =
-                Analysis::from_recording_owned(rec.clone(), source(&rec), opts, u64::MAX);
+            let mut whole = Analysis::from_recording_owned(
+                rec.clone(),
+                source(&rec),
+                opts,
+                EventLimit::UNBOUNDED,
+            );
             whole.compute_previews();
-            let mut staged =
-                first_stage(rec.clone(), source(&rec), opts, u64::MAX, |_, _| true).unwrap();
+            let mut staged = first_stage(
+                rec.clone(),
+                source(&rec),
+                opts,
+                EventLimit::UNBOUNDED,
+                |_, _| true,
+            )
+            .unwrap();
             assert!(staged.strategies.is_empty());
             assert_eq!(staged.calls, whole.calls, "{}", rec.meta.title);
             let later = second_stage(&staged, |_, _| true, || false).unwrap();
@@ -274,8 +287,24 @@ mod tests {
     fn a_stage_stops_when_cancelled() {
         let rec = seed();
         let opts = Options::default();
-        assert!(first_stage(rec.clone(), source(&rec), opts, u64::MAX, |_, _| false).is_none());
-        let a = first_stage(rec.clone(), source(&rec), opts, u64::MAX, |_, _| true).unwrap();
+        assert!(
+            first_stage(
+                rec.clone(),
+                source(&rec),
+                opts,
+                EventLimit::UNBOUNDED,
+                |_, _| false
+            )
+            .is_none()
+        );
+        let a = first_stage(
+            rec.clone(),
+            source(&rec),
+            opts,
+            EventLimit::UNBOUNDED,
+            |_, _| true,
+        )
+        .unwrap();
         assert!(second_stage(&a, |_, _| false, || false).is_none());
         assert!(second_stage(&a, |_, _| true, || true).is_none());
     }

@@ -306,7 +306,7 @@ impl serde::Serialize for CheckReport<'_> {
             // What the framing means for this file (present only for a JSON array).
             m.serialize_entry(
                 "framing_detail",
-                &crate::report::json_array_header(a.dialect, a.events.len()),
+                &crate::report::json_array_header(a.dialect, a.event_count()),
             )?;
         }
         m.serialize_entry("ok", &a.verdict().ok())?;
@@ -315,8 +315,8 @@ impl serde::Serialize for CheckReport<'_> {
             "stats",
             &json!({
                 "bytes": a.body_len(),
-                "chunks": a.chunks.len(),
-                "events": a.events.len(),
+                "chunks": a.chunk_count(),
+                "events": a.event_count(),
                 "fragments": a.fragments.len(),
             }),
         )?;

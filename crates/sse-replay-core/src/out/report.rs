@@ -103,13 +103,13 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
             ", dialect guessed"
         },
         plural(analysis.body_len() as usize, "byte"),
-        plural(analysis.chunks.len(), "chunk"),
+        plural(analysis.chunk_count(), "chunk"),
         if analysis.source.timing_known {
             ""
         } else {
             " (no read boundaries)"
         },
-        plural(analysis.events.len(), "event"),
+        plural(analysis.event_count(), "event"),
         plural(analysis.fragments.len(), "fragment"),
         ending
     );
@@ -117,7 +117,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
         out!(
             s,
             "  {}",
-            json_array_header(analysis.dialect, analysis.events.len())
+            json_array_header(analysis.dialect, analysis.event_count())
         );
     }
     if analysis.meta.interrupted {

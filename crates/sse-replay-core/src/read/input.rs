@@ -9,8 +9,9 @@ use std::cell::Cell;
 use std::io::Read;
 use std::path::Path;
 
-pub use crate::framing::DEFAULT_MAX_EVENT_BYTES;
 use crate::framing::{Framed, Framer, Overflow};
+use crate::limits::EventLimit;
+pub use crate::limits::{DEFAULT_MAX_INPUT_BYTES, InputLimit, RECORDING_LINE_FACTOR};
 use crate::recording::{self, Chunk, Meta, Recording, RecordingError};
 
 /// Why an input could not be opened.
@@ -83,11 +84,6 @@ impl InputError {
     }
 }
 
-/// The default `--max-input-bytes` of the commands that read an input: generous for any real
-/// stream, and small enough that an endless input (a pipe, a FIFO, `/dev/urandom`) ends before
-/// the analysis holds a gigabyte (see the measurements in the README).
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = 32 * 1024 * 1024;
-
 /// What every refusal at the input limit ends with: how to read further.
 pub const RAISE_INPUT_LIMIT: &str =
     "to read further, raise the limit: --max-input-bytes N (e.g. 1G)";
@@ -150,10 +146,6 @@ impl Read for LimitedReader {
     }
 }
 
-/// A recording (RON or journal) keeps one chunk per line, escaped: a line may be this many times
-/// the event limit before a recording read from a pipe is refused.
-pub const RECORDING_LINE_FACTOR: u64 = 8;
-
 /// `-` as an input path: standard input.
 pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
@@ -190,28 +182,6 @@ struct OpenInput {
     reader: LimitedReader,
     /// The size of a regular file; `None` for pipes, terminals, devices and `/proc` files.
     len: Option<u64>,
-}
-
-/// Which inputs `--max-input-bytes` bounds, and how much. What grows without end is always bounded
-/// by it (standard input, pipes, FIFOs, character devices, sockets: whatever has no size), and so
-/// is a regular file a reader holds whole (a recording's text, a capture, a body kept for
-/// `events`); a regular file read by a streaming pass (`export`, `check`'s analysis of a body) is
-/// read to its size unless `files` is set (the limit was given explicitly).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InputLimit {
-    /// The most bytes read from an input without a size, or held from one read whole.
-    pub bytes: u64,
-    /// The limit bounds every regular file too, whatever reads it: a file over it is refused
-    /// before anything of it is read.
-    pub files: bool,
-}
-
-impl InputLimit {
-    /// No limit at all (library callers reading files a person chose, such as the app).
-    pub const NONE: InputLimit = InputLimit {
-        bytes: u64::MAX,
-        files: false,
-    };
 }
 
 /// Open an input for reading: a file, a pipe, a device, or standard input (`-`). A FIFO is opened
@@ -468,7 +438,7 @@ struct EventCutter {
 }
 
 impl EventCutter {
-    fn new(max_event_bytes: u64) -> Self {
+    fn new(max_event_bytes: EventLimit) -> Self {
         Self {
             framer: Framer::with_max_event_bytes(None, max_event_bytes),
             tail: Vec::new(),
@@ -545,7 +515,7 @@ struct RawChunker {
 }
 
 impl RawChunker {
-    fn new(max_event_bytes: u64) -> Self {
+    fn new(max_event_bytes: EventLimit) -> Self {
         Self {
             cutter: EventCutter::new(max_event_bytes),
             chunks: Vec::new(),
@@ -604,7 +574,7 @@ pub fn raw_title(path: &Path) -> String {
 /// `false` ([`InputError::Cancelled`]).
 pub fn read_events(
     mut input: Peeked,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     mut progress: impl FnMut(u64, u64) -> bool,
     mut each: impl FnMut(&[u8]),
 ) -> Result<Recording, InputError> {
@@ -668,7 +638,7 @@ pub fn read_events(
 
 /// Turn a raw body into a recording: one chunk per event (a raw body has no read boundaries).
 pub fn raw_to_recording(body: &[u8], title: &str) -> Recording {
-    match raw_to_recording_limited(body, title, u64::MAX) {
+    match raw_to_recording_limited(body, title, EventLimit::UNBOUNDED) {
         Ok(rec) => rec,
         // Without a limit there is no overflow; keep the body whole rather than lose it.
         Err(_) => Recording {
@@ -686,7 +656,7 @@ pub fn raw_to_recording(body: &[u8], title: &str) -> Recording {
 pub fn raw_to_recording_limited(
     body: &[u8],
     title: &str,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
 ) -> Result<Recording, Overflow> {
     let mut c = RawChunker::new(max_event_bytes);
     // In blocks, so the event in progress is the only copy held besides the chunks.
@@ -720,13 +690,13 @@ pub(crate) fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Resul
 /// each block and cancels by returning `false` ([`InputError::Cancelled`]).
 pub fn read_recording(
     input: Peeked,
-    max_event_bytes: u64,
+    max_event_bytes: EventLimit,
     mut progress: impl FnMut(u64, u64) -> bool,
 ) -> Result<Recording, InputError> {
     let path = input.path.clone();
     let len = input.len;
     let (head, mut rest) = input.into_parts();
-    let line_limit = max_event_bytes.saturating_mul(RECORDING_LINE_FACTOR);
+    let line_limit = max_event_bytes.recording_line_bytes();
     let mut bytes = head;
     if let Some(n) = len {
         bytes.reserve((n as usize).saturating_sub(bytes.len()));
@@ -776,7 +746,7 @@ mod tests {
     fn events_read(path: &Path, limit: InputLimit) -> (u64, Result<Recording, InputError>) {
         let mut n = 0u64;
         let r = Peeked::open(path, limit)
-            .and_then(|p| read_events(p, u64::MAX, |_, _| true, |_| n += 1));
+            .and_then(|p| read_events(p, EventLimit::UNBOUNDED, |_, _| true, |_| n += 1));
         (n, r)
     }
 

@@ -17,6 +17,7 @@ use std::path::Path;
 
 use crate::dialect::DialectKind;
 use crate::input::{InputError, Peeked};
+use crate::limits::{EventLimit, InputLimit};
 
 /// `--max-streams` default: far more than a real capture holds, far fewer than a hostile one.
 pub const DEFAULT_MAX_STREAMS: usize = 1000;
@@ -26,20 +27,17 @@ pub const DEFAULT_MAX_STREAMS: usize = 1000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The longest line or event accepted (`--max-event-bytes`); a longer one stops the read.
-    pub max_event_bytes: u64,
+    pub max_event_bytes: EventLimit,
     /// `--max-input-bytes`: the most bytes read from an input that has no size (standard input, a
     /// pipe, a FIFO, a device, a socket: what may grow without end), checked by the reader under
     /// it, so every reading path stops at the same byte ([`InputError::InputTooLong`]); and the
     /// most a reader holds of a regular file it reads whole (a recording, a capture, a body kept
     /// in memory), refused before it is read. A regular file read by a streaming pass (`export`,
-    /// `check`'s analysis of a body) is read to its size unless [`ReadOptions::limit_files`].
-    /// Unbounded by default (library callers that read files a person chose, such as the app); the
-    /// command line passes its own, [`crate::input::DEFAULT_MAX_INPUT_BYTES`] unless told
-    /// otherwise.
-    pub max_input_bytes: u64,
-    /// `max_input_bytes` bounds every regular file too, whatever reads it (the command line sets
-    /// it when `--max-input-bytes` is given): a longer file is refused before it is read.
-    pub limit_files: bool,
+    /// `check`'s analysis of a body) is read to its size unless [`InputLimit::files`].
+    /// Unbounded by default ([`InputLimit::NONE`]: library callers that read files a person
+    /// chose, such as the app); the command line passes its own, [`InputLimit::DEFAULT`] unless
+    /// told otherwise.
+    pub input_limit: InputLimit,
     /// Which stream of a capture holding several, from 1 (`--stream`); `None`: the only one.
     pub stream: Option<usize>,
     /// The dialect, forced (`--dialect`); `None`: detected.
@@ -54,22 +52,11 @@ pub struct ReadOptions {
     pub keep_secrets: bool,
 }
 
-impl ReadOptions {
-    /// The input limit these options read with.
-    pub fn input_limit(&self) -> crate::input::InputLimit {
-        crate::input::InputLimit {
-            bytes: self.max_input_bytes,
-            files: self.limit_files,
-        }
-    }
-}
-
 impl Default for ReadOptions {
     fn default() -> Self {
         Self {
-            max_event_bytes: crate::input::DEFAULT_MAX_EVENT_BYTES,
-            max_input_bytes: u64::MAX,
-            limit_files: false,
+            max_event_bytes: EventLimit::DEFAULT,
+            input_limit: InputLimit::NONE,
             stream: None,
             dialect: None,
             import_only: false,
@@ -328,7 +315,7 @@ pub struct Probe {
 /// Open `path` (`-` is standard input), read its head and decide what it is.
 pub fn open(path: &Path, options: ReadOptions) -> Result<Probe, InputError> {
     Ok(Probe::new(
-        Peeked::open(path, options.input_limit())?,
+        Peeked::open(path, options.input_limit)?,
         options,
     ))
 }

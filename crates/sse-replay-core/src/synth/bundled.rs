@@ -605,10 +605,10 @@ impl Shape {
     /// whole, so their other recordings already are that shape).
     pub fn applies(self, dialect: DialectKind) -> bool {
         match self {
-            Shape::ServerTool => stub::has_server_tools(dialect),
+            Shape::ServerTool => dialect.has_server_tools(),
             // Reasoning is the point of this shape: only where the builder writes it.
-            Shape::ReasoningOneCall => stub::writes_lead(dialect),
-            Shape::WholeCalls => stub::streams_argument_pieces(dialect),
+            Shape::ReasoningOneCall => dialect.stub_writes_lead(),
+            Shape::WholeCalls => dialect.streams_argument_pieces(),
             _ => true,
         }
     }
@@ -690,7 +690,7 @@ pub fn shape_spec(shape: Shape, dialect: DialectKind) -> StubSpec {
             } else {
                 ""
             };
-            let (title, lead) = if stub::writes_lead(dialect) {
+            let (title, lead) = if dialect.stub_writes_lead() {
                 (
                     title("a text reply, then four parallel calls, the last without arguments"),
                     Lead::Text(
@@ -799,7 +799,7 @@ fn shape_notes(shape: Shape, dialect: DialectKind) -> Vec<String> {
             "A web search the provider runs itself (Anthropic server_tool_use with its web_search_tool_result block, Responses web_search_call item), then a client call: only the client call is the client's to run (export, check and test leave the search out)."
         }
     };
-    let partial = if shape == Shape::TextFourParallel && !stub::writes_lead(dialect) {
+    let partial = if shape == Shape::TextFourParallel && !dialect.stub_writes_lead() {
         " This dialect's stream is built without the text reply."
     } else if shape == Shape::LongArguments && dialect == DialectKind::Gemini {
         " Gemini streams arguments in pieces only as Vertex AI partialArgs, so that is the form here."

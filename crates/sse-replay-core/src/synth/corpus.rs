@@ -10,7 +10,7 @@
 //! (the ones a dialect does not have are ignored by the builder, as in `sse-replay stub`).
 
 use crate::dialect::DialectKind;
-use crate::quirk::{Quirk, Shape};
+use crate::quirk::Quirk;
 use crate::recording::{Recording, RequestInfo, ResponseInfo};
 use crate::stub::{self, Layout, Quirks, StubCall, StubSpec};
 
@@ -54,23 +54,36 @@ fn providers(dialect: DialectKind) -> &'static [(&'static str, &'static [&'stati
     }
 }
 
-/// The request path of a dialect's streaming endpoint, and whether the model goes into the URL
-/// (Gemini) rather than the body.
-fn endpoint(dialect: DialectKind, model: &str) -> (String, bool) {
+/// Where a dialect's streaming request names its model, which decides the request body's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ModelIn {
+    /// In the JSON body, with `"stream": true` and chat `messages`.
+    Body,
+    /// In the URL, Gemini's way (`contents` in the body).
+    GeminiUrl,
+    /// In the URL, Bedrock's way (Converse `messages` in the body).
+    BedrockUrl,
+}
+
+/// The request path of a dialect's streaming endpoint, and where the model goes.
+fn endpoint(dialect: DialectKind, model: &str) -> (String, ModelIn) {
     use DialectKind as D;
     match dialect {
-        D::OpenAiChat => ("/v1/chat/completions".into(), false),
-        D::OpenAiResponses => ("/v1/responses".into(), false),
-        D::AnthropicMessages => ("/v1/messages".into(), false),
+        D::OpenAiChat => ("/v1/chat/completions".into(), ModelIn::Body),
+        D::OpenAiResponses => ("/v1/responses".into(), ModelIn::Body),
+        D::AnthropicMessages => ("/v1/messages".into(), ModelIn::Body),
         D::Gemini => (
             format!("/v1beta/models/{model}:streamGenerateContent?alt=sse"),
-            true,
+            ModelIn::GeminiUrl,
         ),
-        D::Ollama => ("/api/chat".into(), false),
-        D::Cohere => ("/v2/chat".into(), false),
-        D::OpenAiAssistants => ("/v1/threads/runs".into(), false),
-        D::BedrockConverse => (format!("/model/{model}/converse-stream"), true),
-        D::AiSdkUi => ("/v1/stream".into(), false),
+        D::Ollama => ("/api/chat".into(), ModelIn::Body),
+        D::Cohere => ("/v2/chat".into(), ModelIn::Body),
+        D::OpenAiAssistants => ("/v1/threads/runs".into(), ModelIn::Body),
+        D::BedrockConverse => (
+            format!("/model/{model}/converse-stream"),
+            ModelIn::BedrockUrl,
+        ),
+        D::AiSdkUi => ("/v1/stream".into(), ModelIn::Body),
     }
 }
 
@@ -105,8 +118,25 @@ fn arguments(rng: &mut fastrand::Rng, name: &str) -> String {
     v.to_string()
 }
 
-/// Capture `n` of the corpus of `seed`.
-pub fn capture(seed: u64, n: u64) -> Capture {
+/// What capture `n` of corpus `seed` is drawn to be: the stub spec (built by the same builder
+/// `sse-replay stub` and the app's builder call, after the same check), its quirk, its provider
+/// and when its first byte comes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// What the stub builder builds.
+    pub spec: StubSpec,
+    /// The quirk set in the spec, if any (its name goes into the file name).
+    pub quirk: Option<Quirk>,
+    /// The provider's host.
+    pub host: &'static str,
+    /// The model asked for.
+    pub model: &'static str,
+    /// Microseconds before the first byte (the model's thinking time).
+    pub first_byte: u64,
+}
+
+/// The plan of capture `n` of the corpus of `seed` ([`capture`] builds it).
+pub fn plan(seed: u64, n: u64) -> Plan {
     // SplitMix64-style mixing: neighbouring `n` give unrelated generators.
     let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -116,7 +146,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
     let hosts = providers(dialect);
     let (host, models) = hosts[rng.usize(..hosts.len())];
     let model = models[rng.usize(..models.len())];
-    let mut calls = (0..rng.usize(1..=3))
+    let calls = (0..rng.usize(1..=3))
         .map(|i| {
             let name = NAMES[rng.usize(..NAMES.len())];
             StubCall {
@@ -126,37 +156,24 @@ pub fn capture(seed: u64, n: u64) -> Capture {
             }
         })
         .collect::<Vec<_>>();
-    // Only the quirks this dialect's stream can carry (the one table `sse-replay stub` and the
-    // app's builder follow); the quirk's one name goes into the file name.
-    let candidates = Quirk::applicable(Shape {
+    // Only the quirks this stream can carry (the one rule `sse-replay stub` and the app's
+    // builder follow: its shape and its calls); the quirk's one name goes into the file name,
+    // and the stub builder writes every quirk it is given, however short the stream.
+    let candidates = Quirk::applicable_to(&StubSpec {
+        calls: calls.clone(),
         dialect,
-        framing: stub::native_framing(dialect),
+        ..StubSpec::default()
     });
-    let quirk = rng
-        .bool()
-        .then(|| candidates[rng.usize(..candidates.len())]);
+    let quirk =
+        (rng.bool() && !candidates.is_empty()).then(|| candidates[rng.usize(..candidates.len())]);
     let mut quirks = Quirks::default();
     if let Some(q) = quirk {
         q.set(&mut quirks, true);
-        // Early enough that even a one-fragment call shows it; calls at one index need two.
-        match q {
-            Quirk::Keepalive => quirks.keepalive_every = 1,
-            Quirk::Error => quirks.error_after = Some(rng.usize(..2)),
-            Quirk::AllAtIndex0 if calls.len() == 1 => {
-                let name = NAMES[rng.usize(..NAMES.len())];
-                calls.push(StubCall {
-                    id: format!("call_{}", rng.u32(100_000..999_999) as usize * 10 + 1),
-                    name: name.into(),
-                    arguments: arguments(&mut rng, name),
-                });
-            }
-            _ => {}
-        }
     }
     // Some captures come in small network reads (characters and lines split across reads): a
     // chunking, not a quirk of the stream, so not in the file name.
     let read_bytes = (rng.u8(..6) == 0).then(|| rng.usize(17..90));
-    let mut spec = StubSpec {
+    let spec = StubSpec {
         title: format!(
             "Generated capture {n} (seed {seed}): {} via {host}",
             dialect.title()
@@ -175,30 +192,48 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         minimal: false,
         ..StubSpec::default()
     };
-    if quirk == Some(Quirk::CrcError) {
-        // The builder corrupts the third fragment's frame: short fragments make sure there is one.
-        spec.fragment_chars = vec![3];
+    Plan {
+        spec,
+        quirk,
+        host,
+        model,
+        first_byte: rng.u64(100_000..2_000_000),
     }
+}
+
+/// Capture `n` of the corpus of `seed`.
+pub fn capture(seed: u64, n: u64) -> Capture {
+    let Plan {
+        spec,
+        quirk,
+        host,
+        model,
+        first_byte,
+    } = plan(seed, n);
+    let dialect = spec.dialect;
     let mut rec = stub::build(&spec);
     // A capture, not a stub: no ground truth, the request and response head, a first byte after
     // the model's thinking time.
-    let first_byte = rng.u64(100_000..2_000_000);
     for c in &mut rec.chunks {
         c.t_micros += first_byte;
     }
     rec.truth.clear();
-    let (path, model_in_url) = endpoint(dialect, model);
+    let (path, model_in) = endpoint(dialect, model);
     let scheme = if host.starts_with("localhost") {
         "http"
     } else {
         "https"
     };
-    let body = if dialect == DialectKind::BedrockConverse {
-        serde_json::json!({"messages": [{"role": "user", "content": [{"text": "Plan my trip"}]}]})
-    } else if model_in_url {
-        serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "Plan my trip"}]}]})
-    } else {
-        serde_json::json!({"model": model, "stream": true, "messages": [{"role": "user", "content": "Plan my trip"}]})
+    let body = match model_in {
+        ModelIn::BedrockUrl => {
+            serde_json::json!({"messages": [{"role": "user", "content": [{"text": "Plan my trip"}]}]})
+        }
+        ModelIn::GeminiUrl => {
+            serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "Plan my trip"}]}]})
+        }
+        ModelIn::Body => {
+            serde_json::json!({"model": model, "stream": true, "messages": [{"role": "user", "content": "Plan my trip"}]})
+        }
     };
     rec.request = Some(RequestInfo {
         method: "POST".into(),
@@ -206,7 +241,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.to_string(),
     });
-    let content_type = stub::native_framing(dialect).content_type();
+    let content_type = dialect.native_framing().content_type();
     rec.response = Some(ResponseInfo {
         status: 200,
         headers: vec![("content-type".into(), content_type.into())],
@@ -229,6 +264,7 @@ pub fn capture(seed: u64, n: u64) -> Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quirk::Shape;
 
     #[test]
     fn the_same_seed_gives_the_same_captures_and_another_seed_others() {
@@ -286,6 +322,33 @@ mod tests {
         assert!(seen > 200, "{seen}");
     }
 
+    /// Each capture is the stub builder's stream for its plan's spec (the one `stub` and the
+    /// app's builder build, see the CLI's agreement walk), read at the plan's times; the spec
+    /// passes the one check they make, and its quirk is the one the file name gives.
+    #[test]
+    fn every_capture_is_the_stub_builders_stream_for_its_spec() {
+        for n in 0..400 {
+            let p = plan(11, n);
+            let c = capture(11, n);
+            assert_eq!(crate::quirk::check(&p.spec), Ok(()), "{}", c.file_name);
+            assert_eq!(
+                Quirk::set_in(&p.spec.quirks),
+                p.quirk.into_iter().collect::<Vec<_>>()
+            );
+            let stub = stub::build(&p.spec);
+            assert_eq!(
+                stub.chunks.len(),
+                c.recording.chunks.len(),
+                "{}",
+                c.file_name
+            );
+            for (s, r) in stub.chunks.iter().zip(&c.recording.chunks) {
+                assert_eq!(s.bytes, r.bytes, "{}", c.file_name);
+                assert_eq!(s.t_micros + p.first_byte, r.t_micros, "{}", c.file_name);
+            }
+        }
+    }
+
     #[test]
     fn the_corpus_covers_every_dialect_and_quirk_and_each_capture_is_small() {
         let mut dialects = std::collections::HashSet::new();
@@ -318,7 +381,7 @@ mod tests {
             .flat_map(|&dialect| {
                 Quirk::applicable(Shape {
                     dialect,
-                    framing: stub::native_framing(dialect),
+                    framing: dialect.native_framing(),
                 })
             })
             .map(|q| q.name().to_owned())

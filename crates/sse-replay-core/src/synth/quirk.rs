@@ -92,7 +92,7 @@ pub struct Shape {
     /// The dialect the events are written in.
     pub dialect: DialectKind,
     /// The framing on the wire: the one asked for, else the dialect's own
-    /// ([`stub::native_framing`]); binary AWS frames for an InvokeModel-wrapped stream.
+    /// ([`DialectKind::native_framing`]); binary AWS frames for an InvokeModel-wrapped stream.
     pub framing: Framing,
 }
 
@@ -103,11 +103,98 @@ impl Shape {
             Framing::AwsEventStream
         } else {
             spec.framing
-                .unwrap_or_else(|| stub::native_framing(spec.dialect))
+                .unwrap_or_else(|| spec.dialect.native_framing())
         };
         Self {
             dialect: spec.dialect,
             framing,
+        }
+    }
+}
+
+/// One stream the stub builder can write: a dialect, the framing asked for (`None`: the
+/// dialect's own) and whether its events are wrapped as InvokeModelWithResponseStream sends them
+/// (`stub --dialect`, `--framing`, `--invoke-model-stream`). [`StubShape::all`] lists every one
+/// the dialect table allows; `stub`, the app's builder and `generate-corpus` build only these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StubShape {
+    /// The dialect the events are written in.
+    pub dialect: DialectKind,
+    /// The framing asked for; `None` is the dialect's own.
+    pub framing: Option<Framing>,
+    /// Each event wrapped in a binary AWS `chunk` frame.
+    pub invoke_model_stream: bool,
+}
+
+impl StubShape {
+    /// Every stub shape the dialect table allows: each dialect in its own framing, a text
+    /// dialect reframed as each text framing, and the InvokeModel wrapping where the dialect has
+    /// it ([`DialectKind::invoke_model_stream`]).
+    pub fn all() -> Vec<StubShape> {
+        let mut out = Vec::new();
+        for dialect in DialectKind::ALL {
+            let shape = |framing, invoke_model_stream| StubShape {
+                dialect,
+                framing,
+                invoke_model_stream,
+            };
+            out.push(shape(None, false));
+            if dialect.native_framing().is_text() {
+                out.extend(
+                    Framing::ALL
+                        .iter()
+                        .filter(|f| f.is_text())
+                        .map(|&f| shape(Some(f), false)),
+                );
+            }
+            if dialect.invoke_model_stream() {
+                out.push(shape(None, true));
+            }
+        }
+        out
+    }
+
+    /// The shape `spec` asks for.
+    pub fn of(spec: &StubSpec) -> Self {
+        Self {
+            dialect: spec.dialect,
+            framing: spec.framing,
+            invoke_model_stream: spec.invoke_model_stream,
+        }
+    }
+
+    /// A spec of this shape with the builder's defaults (no calls, no quirks).
+    pub fn spec(self) -> StubSpec {
+        StubSpec {
+            dialect: self.dialect,
+            framing: self.framing,
+            invoke_model_stream: self.invoke_model_stream,
+            ..StubSpec::default()
+        }
+    }
+
+    /// Why the stub builder cannot write this shape (`None`: it can), as one line.
+    pub fn refusal(self) -> Option<String> {
+        if self.invoke_model_stream && !self.dialect.invoke_model_stream() {
+            let wraps = || {
+                DialectKind::ALL
+                    .into_iter()
+                    .filter(|d| d.invoke_model_stream())
+            };
+            let titles: Vec<&str> = wraps().map(DialectKind::title).collect();
+            let names: Vec<&str> = wraps().map(DialectKind::name).collect();
+            return Some(format!(
+                "--invoke-model-stream wraps {} events, as Bedrock's InvokeModelWithResponseStream sends them (give --dialect {})",
+                titles.join(" or "),
+                names.join(" or --dialect ")
+            ));
+        }
+        let binary = self.invoke_model_stream || !self.dialect.native_framing().is_text();
+        match self.framing {
+            Some(f) if binary || !f.is_text() => Some(
+                "--framing frames text events; a binary AWS event stream has its own frames".into(),
+            ),
+            Some(_) | None => None,
         }
     }
 }
@@ -204,6 +291,50 @@ impl Quirk {
         }
     }
 
+    /// Why `spec`'s stream cannot carry the quirk (`None`: it can): its shape's refusal
+    /// ([`Quirk::refusal`]), or calls that leave the quirk nothing to show in (one call for
+    /// calls told apart at one index, no arguments to re-send, cut or start with). The rule
+    /// `stub`, the app's builder and `generate-corpus` follow.
+    pub fn refusal_in(self, spec: &StubSpec) -> Option<String> {
+        if let Some(why) = self.refusal(Shape::of(spec)) {
+            return Some(why);
+        }
+        let name = self.name();
+        let longest = spec
+            .calls
+            .iter()
+            .map(|c| c.arguments.chars().count())
+            .max()
+            .unwrap_or(0);
+        match self {
+            Quirk::AllAtIndex0 => (spec.calls.len() < 2).then(|| {
+                format!("quirk {name} needs two calls or more (calls told apart at one index)")
+            }),
+            Quirk::Cumulative => (longest < 3).then(|| {
+                format!("quirk {name} needs arguments of three characters or more to re-send")
+            }),
+            Quirk::ArgsInStart => (longest == 0)
+                .then(|| format!("quirk {name} needs a call with arguments to start with")),
+            Quirk::PartialArgs => (!spec
+                .calls
+                .iter()
+                .any(|c| stub::has_argument_values(&c.arguments)))
+            .then(|| format!("quirk {name} needs a call with argument values to stream")),
+            Quirk::RepeatName
+            | Quirk::EmptyId
+            | Quirk::NoIndex
+            | Quirk::IndexFrom1
+            | Quirk::ObjectArguments
+            | Quirk::Crlf
+            | Quirk::NoSpace
+            | Quirk::Keepalive
+            | Quirk::Truncate
+            | Quirk::FinishWithLast
+            | Quirk::Error
+            | Quirk::CrcError => None,
+        }
+    }
+
     /// Whether the quirk is set in `quirks`.
     pub fn is_set(self, quirks: &Quirks) -> bool {
         match self {
@@ -258,6 +389,15 @@ impl Quirk {
             .collect()
     }
 
+    /// The quirks `spec`'s stream can carry ([`Quirk::refusal_in`]), in [`Quirk::ALL`] order.
+    pub fn applicable_to(spec: &StubSpec) -> Vec<Quirk> {
+        Quirk::ALL
+            .iter()
+            .copied()
+            .filter(|q| q.refusal_in(spec).is_none())
+            .collect()
+    }
+
     /// The quirks a stream of `shape` can carry, in [`Quirk::ALL`] order.
     pub fn applicable(shape: Shape) -> Vec<Quirk> {
         Quirk::ALL
@@ -268,13 +408,27 @@ impl Quirk {
     }
 }
 
+/// Whether the stub builder can write `spec` as asked: its shape ([`StubShape::refusal`]) and
+/// every quirk it sets ([`Quirk::refusal_in`]). The one check `stub`, the app's builder and
+/// `generate-corpus` make; the error is one line.
+pub fn check(spec: &StubSpec) -> Result<(), String> {
+    if let Some(why) = StubShape::of(spec).refusal() {
+        return Err(why);
+    }
+    let refusals = refusals(spec);
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(refusals.join("; "))
+    }
+}
+
 /// Why `spec`'s stream cannot carry the quirks it sets: one line per quirk it cannot carry
 /// (empty: it can carry them all).
 pub fn refusals(spec: &StubSpec) -> Vec<String> {
-    let shape = Shape::of(spec);
     Quirk::set_in(&spec.quirks)
         .into_iter()
-        .filter_map(|q| q.refusal(shape))
+        .filter_map(|q| q.refusal_in(spec))
         .collect()
 }
 
@@ -300,73 +454,176 @@ mod tests {
     fn every_allowed_quirk_shows_its_finding_in_every_shape() {
         use crate::analysis::{Analysis, SourceInfo};
         use crate::stub::StubCall;
-        let framings = [
-            None,
-            Some(Framing::Sse),
-            Some(Framing::JsonLines),
-            Some(Framing::JsonArray),
-        ];
         let mut walked = 0;
         let mut missing = Vec::new();
-        for dialect in DialectKind::ALL {
-            for invoke_model_stream in [false, true] {
-                if invoke_model_stream && dialect != DialectKind::AnthropicMessages {
+        for stub_shape in StubShape::all() {
+            for &quirk in Quirk::ALL {
+                let mut spec = stub_shape.spec();
+                spec.calls = vec![
+                    StubCall {
+                        id: "call_1".into(),
+                        name: "get_weather".into(),
+                        arguments: r#"{"city":"Shenzhen","days":3}"#.into(),
+                    },
+                    StubCall {
+                        id: "call_2".into(),
+                        name: "get_time".into(),
+                        arguments: r#"{"tz":"Asia/Shanghai"}"#.into(),
+                    },
+                ];
+                quirk.set(&mut spec.quirks, true);
+                let shape = Shape::of(&spec);
+                if quirk.refusal(shape).is_some() {
                     continue;
                 }
-                for framing in framings {
-                    let binary = dialect == DialectKind::BedrockConverse || invoke_model_stream;
-                    if binary && framing.is_some() {
-                        continue;
-                    }
-                    for &quirk in Quirk::ALL {
-                        let mut spec = StubSpec {
-                            calls: vec![
-                                StubCall {
-                                    id: "call_1".into(),
-                                    name: "get_weather".into(),
-                                    arguments: r#"{"city":"Shenzhen","days":3}"#.into(),
-                                },
-                                StubCall {
-                                    id: "call_2".into(),
-                                    name: "get_time".into(),
-                                    arguments: r#"{"tz":"Asia/Shanghai"}"#.into(),
-                                },
-                            ],
-                            dialect,
-                            framing,
-                            invoke_model_stream,
-                            ..StubSpec::default()
-                        };
-                        quirk.set(&mut spec.quirks, true);
-                        let shape = Shape::of(&spec);
-                        if quirk.refusal(shape).is_some() {
-                            continue;
-                        }
-                        walked += 1;
-                        let rec = stub::build(&spec);
-                        let a = Analysis::from_recording(
-                            &rec,
-                            SourceInfo::default(),
-                            crate::pipeline::Options::default(),
-                        );
-                        if !a
-                            .findings
+                walked += 1;
+                let rec = stub::build(&spec);
+                let a = Analysis::from_recording(
+                    &rec,
+                    SourceInfo::default(),
+                    crate::pipeline::Options::default(),
+                );
+                if !a
+                    .findings
+                    .iter()
+                    .any(|f| quirk.findings().contains(&f.kind))
+                {
+                    missing.push(format!(
+                        "{} in {stub_shape:?}: none of {:?} among {:?}",
+                        quirk.name(),
+                        quirk.findings(),
+                        a.findings
                             .iter()
-                            .any(|f| quirk.findings().contains(&f.kind))
-                        {
-                            missing.push(format!(
-                                "{} in {shape:?} (invoke model: {invoke_model_stream}): none of {:?} among {:?}",
-                                quirk.name(),
-                                quirk.findings(),
-                                a.findings.iter().map(|f| f.kind.label()).collect::<Vec<_>>()
-                            ));
-                        }
-                    }
+                            .map(|f| f.kind.label())
+                            .collect::<Vec<_>>()
+                    ));
                 }
             }
         }
         assert!(missing.is_empty(), "{}", missing.join("\n"));
         assert!(walked > 100, "{walked}");
+    }
+
+    /// Every shape the table lists can be built (no refusal), and a shape outside it is refused.
+    #[test]
+    fn stub_shapes_are_the_tables() {
+        let all = StubShape::all();
+        assert!(all.iter().all(|s| s.refusal().is_none()));
+        for d in DialectKind::ALL {
+            assert!(all.contains(&StubShape {
+                dialect: d,
+                framing: None,
+                invoke_model_stream: false
+            }));
+            let wrapped = StubShape {
+                dialect: d,
+                framing: None,
+                invoke_model_stream: true,
+            };
+            assert_eq!(
+                all.contains(&wrapped),
+                d.invoke_model_stream(),
+                "{}",
+                d.name()
+            );
+            assert_eq!(
+                wrapped.refusal().is_none(),
+                d.invoke_model_stream(),
+                "{}",
+                d.name()
+            );
+            for &f in Framing::ALL {
+                let framed = StubShape {
+                    dialect: d,
+                    framing: Some(f),
+                    invoke_model_stream: false,
+                };
+                let text = f.is_text() && d.native_framing().is_text();
+                assert_eq!(all.contains(&framed), text, "{} {}", d.name(), f.name());
+                assert_eq!(
+                    framed.refusal().is_none(),
+                    text,
+                    "{} {}",
+                    d.name(),
+                    f.name()
+                );
+            }
+        }
+    }
+
+    /// A requested quirk is always written, however little there is to write it into: one
+    /// call with one or two fragments, a call without arguments, whole calls, interleaved
+    /// calls. Every dialect × framing × quirk the table allows.
+    #[test]
+    fn every_allowed_quirk_is_written_into_the_smallest_streams() {
+        use crate::analysis::{Analysis, SourceInfo};
+        use crate::stub::{Layout, StubCall};
+        let call = |id: &str, name: &str, args: &str| StubCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        };
+        let call_sets: Vec<Vec<StubCall>> = vec![
+            vec![call("call_1", "get_time", r#"{"a":1}"#)],
+            vec![call("call_1", "ping", "")],
+            vec![call("call_1", "ping", "{}")],
+            vec![
+                call("call_1", "get_time", r#"{"a":1}"#),
+                call("call_2", "ping", "{}"),
+            ],
+        ];
+        let mut walked = 0;
+        let mut missing = Vec::new();
+        for shape in StubShape::all() {
+            for calls in &call_sets {
+                for fragment_chars in [vec![1], vec![5], vec![1000]] {
+                    for whole_calls in [false, true] {
+                        for layout in [Layout::Sequential, Layout::Interleaved] {
+                            for &quirk in Quirk::ALL {
+                                let mut spec = shape.spec();
+                                spec.calls = calls.clone();
+                                spec.fragment_chars = fragment_chars.clone();
+                                spec.whole_calls = whole_calls;
+                                spec.layout = layout;
+                                quirk.set(&mut spec.quirks, true);
+                                if quirk.refusal_in(&spec).is_some() {
+                                    continue;
+                                }
+                                walked += 1;
+                                let rec = stub::build(&spec);
+                                let a = Analysis::from_recording(
+                                    &rec,
+                                    SourceInfo::default(),
+                                    crate::pipeline::Options::default(),
+                                );
+                                if !a
+                                    .findings
+                                    .iter()
+                                    .any(|f| quirk.findings().contains(&f.kind))
+                                {
+                                    missing.push(format!(
+                                        "{} in {:?} {:?} calls {:?} fragments {fragment_chars:?} whole {whole_calls} {layout:?}: none of {:?} among {:?}",
+                                        quirk.name(),
+                                        Shape::of(&spec),
+                                        shape,
+                                        calls.iter().map(|c| c.arguments.as_str()).collect::<Vec<_>>(),
+                                        quirk.findings(),
+                                        a.findings.iter().map(|f| f.kind.label()).collect::<Vec<_>>()
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "{} of {walked}:\n{}",
+            missing.len(),
+            missing.join("\n")
+        );
+        assert!(walked > 1000, "{walked}");
     }
 
     #[test]

@@ -207,34 +207,6 @@ pub fn word_pieces(text: &str) -> Vec<String> {
     out
 }
 
-/// Which dialects report tools the provider runs itself (their stub builder writes
-/// [`StubSpec::server_tools`]).
-pub fn has_server_tools(dialect: DialectKind) -> bool {
-    matches!(
-        dialect,
-        DialectKind::OpenAiResponses | DialectKind::AnthropicMessages
-    )
-}
-
-/// Which dialects' builders write [`StubSpec::lead`] (text or reasoning before the calls); the
-/// others leave it out.
-pub fn writes_lead(dialect: DialectKind) -> bool {
-    matches!(
-        dialect,
-        DialectKind::OpenAiChat
-            | DialectKind::OpenAiResponses
-            | DialectKind::AnthropicMessages
-            | DialectKind::Gemini
-            | DialectKind::Ollama
-    )
-}
-
-/// Whether the dialect streams a call's arguments in pieces at all (Gemini and Ollama send each
-/// call whole: for them every call is a "whole call").
-pub fn streams_argument_pieces(dialect: DialectKind) -> bool {
-    !matches!(dialect, DialectKind::Gemini | DialectKind::Ollama)
-}
-
 /// Split `s` into pieces of `lens` characters (cycled), cutting anywhere, mid-string included.
 pub fn split_chars(s: &str, lens: &[usize]) -> Vec<String> {
     let mut out = Vec::new();
@@ -298,25 +270,33 @@ pub fn build(spec: &StubSpec) -> Recording {
     assemble(spec, reframe(spec, events))
 }
 
-/// The events in the dialect's own wire framing (SSE; JSON lines for Ollama).
-fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
-    if spec.dialect != DialectKind::OpenAiChat {
-        return other_dialect_events(spec);
-    }
+/// OpenAI Chat Completions: the seed's own lines ([`StubSpec::minimal`]) or what OpenAI sends,
+/// with every chat quirk.
+fn openai_chat_events(spec: &StubSpec) -> Vec<Vec<u8>> {
     let q = &spec.quirks;
     // Per call: its fragments (text, or the whole object).
     let per_call: Vec<Vec<String>> = spec
         .calls
         .iter()
         .map(|c| {
-            if q.object_arguments || spec.whole_calls {
+            if q.object_arguments {
                 vec![c.arguments.clone()]
             } else {
-                let mut pieces = split_chars(&c.arguments, &spec.fragment_chars);
+                let mut pieces = if spec.whole_calls {
+                    vec![c.arguments.clone()]
+                } else {
+                    split_chars(&c.arguments, &spec.fragment_chars)
+                };
                 if pieces.is_empty() {
                     pieces.push(String::new());
                 }
+                if (q.repeat_name || q.empty_id_continuations) && pieces.len() == 1 {
+                    // These quirks live in a call's continuations: a call that would come in
+                    // one piece (whole, or shorter than a fragment) comes in two.
+                    pieces = halves(&pieces[0]);
+                }
                 if q.cumulative {
+                    pieces = resendable(pieces);
                     let mut acc = String::new();
                     pieces = pieces
                         .into_iter()
@@ -396,15 +376,19 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
         }
     }
     let last = order.len().saturating_sub(1);
+    let error = format!(
+        "event: error{eol}{prefix}{}{eol}{eol}",
+        json!({"error": {"type": "overloaded_error", "message": "Overloaded"}})
+    );
+    let mut placed = Placed::default();
     for (n, &(c, f)) in order.iter().enumerate() {
         if q.keepalive_every > 0 && n > 0 && n % q.keepalive_every == 0 {
             events.push(format!(": keep-alive{eol}{eol}"));
+            placed.keepalive = true;
         }
         if q.error_after == Some(n) {
-            events.push(format!(
-                "event: error{eol}{prefix}{}{eol}{eol}",
-                json!({"error": {"type": "overloaded_error", "message": "Overloaded"}})
-            ));
+            events.push(error.clone());
+            placed.error = true;
         }
         let call = &spec.calls[c];
         let first = f == 0;
@@ -420,8 +404,14 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
             )));
         }
         let piece = &per_call[c][f];
-        // A call without arguments: its opening delta's `"arguments": ""` was all of them.
-        if first && separate_opening && piece.is_empty() && per_call[c].len() == 1 {
+        // A call without arguments: its opening delta's `"arguments": ""` was all of them
+        // (unless the finish is to ride on this fragment).
+        if first
+            && separate_opening
+            && piece.is_empty()
+            && per_call[c].len() == 1
+            && !(q.finish_with_last_fragment && n == last)
+        {
             continue;
         }
         let mut tc = if first && !separate_opening {
@@ -441,7 +431,8 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
             function.insert("name".into(), json!(call.name));
         }
         if q.object_arguments {
-            let v: Value = serde_json::from_str(piece).unwrap_or_else(|_| json!(piece));
+            // No arguments are the empty object, as providers that send objects send them.
+            let v = args_value(piece);
             function.insert("arguments".into(), v);
         } else {
             function.insert("arguments".into(), json!(piece));
@@ -452,6 +443,7 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
         } else {
             Value::Null
         };
+        placed.fragment_events.push(events.len());
         events.push(data_event(&chunk(
             json!({"tool_calls": [Value::Object(tc)]}),
             finish,
@@ -463,12 +455,38 @@ fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
         }
         events.push(format!("{prefix}[DONE]{eol}{eol}"));
     }
-    events.into_iter().map(String::into_bytes).collect()
+    let mut events: Vec<Vec<u8>> = events.into_iter().map(String::into_bytes).collect();
+    let keepalive = Some(format!(": keep-alive{eol}{eol}").into_bytes());
+    placed.place_the_rest(spec, &mut events, keepalive, error.into_bytes(), false);
+    events
 }
 
-/// The dialect's own framing (what the builder writes).
-pub fn native_framing(dialect: DialectKind) -> Framing {
-    dialect.native_framing()
+/// Pieces whose cumulative re-sends a reader can see: one re-sends what came before it once
+/// two characters came and it is longer, so the first piece has two characters or more and a
+/// call that would come in one piece comes in two (when it has three characters or more).
+fn resendable(mut pieces: Vec<String>) -> Vec<String> {
+    while pieces.len() > 1 && pieces[0].chars().count() < 2 {
+        let next = pieces.remove(1);
+        pieces[0].push_str(&next);
+    }
+    if let [whole] = pieces.as_slice()
+        && whole.chars().count() >= 3
+    {
+        let cut = whole.char_indices().nth(2).map_or(whole.len(), |(i, _)| i);
+        return vec![whole[..cut].to_owned(), whole[cut..].to_owned()];
+    }
+    pieces
+}
+
+/// `s` in two pieces, cut at its middle character (`""` and `"x"` give a second, empty piece).
+fn halves(s: &str) -> Vec<String> {
+    let n = s.chars().count();
+    let cut = s.char_indices().nth(n / 2).map_or(s.len(), |(i, _)| i);
+    if n < 2 {
+        vec![s.to_owned(), String::new()]
+    } else {
+        vec![s[..cut].to_owned(), s[cut..].to_owned()]
+    }
 }
 
 /// The events in `spec.framing` when it is not the dialect's own: each event's data (a comment
@@ -479,7 +497,7 @@ pub fn native_framing(dialect: DialectKind) -> Framing {
 /// its end: a connection dropped inside an element, no `]`.
 /// Binary frames are never reframed (the CLI refuses `--framing` for them).
 fn reframe(spec: &StubSpec, events: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-    let native = native_framing(spec.dialect);
+    let native = spec.dialect.native_framing();
     let Some(target) = spec.framing.filter(|f| *f != native) else {
         return events;
     };
@@ -599,7 +617,7 @@ fn assemble(spec: &StubSpec, events: Vec<Vec<u8>>) -> Recording {
         truth: spec
             .server_tools
             .iter()
-            .filter(|_| has_server_tools(spec.dialect))
+            .filter(|_| spec.dialect.has_server_tools())
             .chain(&spec.calls)
             .map(|c| truth_call(spec, c))
             .collect(),
@@ -642,17 +660,28 @@ fn args_value(arguments: &str) -> Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()))
 }
 
+/// Whether `arguments` hold a value to stream piece by piece (Vertex AI's `partialArgs` sends
+/// one part per leaf: `{}` has none).
+pub fn has_argument_values(arguments: &str) -> bool {
+    let mut out = Vec::new();
+    leaves("$", &args_value(arguments), &mut out);
+    !out.is_empty()
+}
+
 /// Writes events in one dialect's framing, honouring the SSE-level quirks.
 struct Writer<'a> {
     spec: &'a StubSpec,
     events: Vec<Vec<u8>>,
     fragments: usize,
+    /// Where the event quirks went, and which fragment events a stream too short for the
+    /// usual places has ([`Placed`]).
+    placed: Placed,
 }
 
 /// Whether `spec` builds binary AWS event stream frames (Bedrock ConverseStream, or a dialect's
 /// events wrapped as InvokeModelWithResponseStream sends them) rather than text.
 pub fn builds_binary(spec: &StubSpec) -> bool {
-    spec.dialect == DialectKind::BedrockConverse || spec.invoke_model_stream
+    spec.dialect.native_framing() == Framing::AwsEventStream || spec.invoke_model_stream
 }
 
 impl Writer<'_> {
@@ -671,7 +700,7 @@ impl Writer<'_> {
         let mut corrupt = false;
         if fragment {
             let n = self.fragments;
-            let ndjson = native_framing(self.spec.dialect) == Framing::JsonLines;
+            let ndjson = self.spec.dialect.native_framing() == Framing::JsonLines;
             if !ndjson
                 && !binary
                 && q.keepalive_every > 0
@@ -680,12 +709,16 @@ impl Writer<'_> {
             {
                 self.events
                     .push(format!(": keep-alive{eol}{eol}").into_bytes());
+                self.placed.keepalive = true;
             }
             if q.error_after == Some(n) {
                 let bytes = self.error_bytes();
                 self.events.push(bytes);
+                self.placed.error = true;
             }
             corrupt = binary && q.crc_error && n == 2;
+            self.placed.corrupt |= corrupt;
+            self.placed.fragment_events.push(self.events.len());
             self.fragments += 1;
         }
         let bytes = if self.spec.invoke_model_stream {
@@ -698,7 +731,7 @@ impl Writer<'_> {
                 name.unwrap_or("message"),
                 data.to_string().as_bytes(),
             )
-        } else if native_framing(self.spec.dialect) == Framing::JsonLines {
+        } else if self.spec.dialect.native_framing() == Framing::JsonLines {
             format!("{data}{eol}").into_bytes()
         } else {
             let prefix = if q.no_space { "data:" } else { "data: " };
@@ -835,14 +868,17 @@ fn send_order(per_call: &[Vec<String>], layout: Layout, truncate: bool) -> Vec<(
     order
 }
 
-fn other_dialect_events(spec: &StubSpec) -> Vec<Vec<u8>> {
+/// The events in the dialect's own wire framing (SSE; JSON lines for Ollama; binary frames for
+/// Bedrock), one builder per dialect.
+fn events(spec: &StubSpec) -> Vec<Vec<u8>> {
     let mut w = Writer {
         spec,
         events: Vec::new(),
         fragments: 0,
+        placed: Placed::default(),
     };
     match spec.dialect {
-        DialectKind::OpenAiChat => {}
+        DialectKind::OpenAiChat => return openai_chat_events(spec),
         DialectKind::OpenAiResponses => responses_events(&mut w),
         DialectKind::AnthropicMessages => anthropic_events(&mut w),
         DialectKind::Gemini if spec.quirks.partial_args => gemini_partial_events(&mut w),
@@ -853,7 +889,69 @@ fn other_dialect_events(spec: &StubSpec) -> Vec<Vec<u8>> {
         DialectKind::AiSdkUi => ai_sdk_events(&mut w),
         DialectKind::BedrockConverse => bedrock_events(&mut w),
     }
-    w.events
+    let error = w.error_bytes();
+    let ndjson = spec.dialect.native_framing() == Framing::JsonLines;
+    let keepalive = (!ndjson && !builds_binary(spec))
+        .then(|| format!(": keep-alive{}{}", w.eol(), w.eol()).into_bytes());
+    let binary = builds_binary(spec);
+    let mut events = w.events;
+    w.placed
+        .place_the_rest(spec, &mut events, keepalive, error, binary);
+    events
+}
+
+/// Where the builders put the quirks that are events of their own (a keep-alive comment every
+/// Nth fragment, the error before fragment N, the corrupt frame at the third fragment), and the
+/// index of each fragment event. A stream with fewer fragments than those places (one short
+/// call, whole calls) still carries every quirk asked for: [`Placed::place_the_rest`] puts what
+/// was not placed after the stream's first (keep-alive) or last (error, corrupt frame) fragment.
+#[derive(Debug, Default)]
+struct Placed {
+    keepalive: bool,
+    error: bool,
+    corrupt: bool,
+    /// The index in the events of each fragment event, in order.
+    fragment_events: Vec<usize>,
+}
+
+impl Placed {
+    /// Writes the requested event quirks the stream was too short to place where they usually
+    /// go. `keepalive` is the comment (`None` where the framing has no comments), `error` the
+    /// provider's error event, `binary` whether the events are AWS frames (the CRC quirk).
+    fn place_the_rest(
+        &self,
+        spec: &StubSpec,
+        events: &mut Vec<Vec<u8>>,
+        keepalive: Option<Vec<u8>>,
+        error: Vec<u8>,
+        binary: bool,
+    ) {
+        let q = &spec.quirks;
+        // With no fragment event at all (a call without arguments), the quirks go after the
+        // first event and before the last one.
+        let first = self.fragment_events.first().map_or(1, |&i| i + 1);
+        let last = self
+            .fragment_events
+            .last()
+            .copied()
+            .unwrap_or(events.len().saturating_sub(2));
+        if binary
+            && q.crc_error
+            && !self.corrupt
+            && let Some(frame) = events.get_mut(last).and_then(|e| e.last_mut())
+        {
+            // The message CRC's last byte: the frame's bytes no longer match it.
+            *frame ^= 0xff;
+        }
+        // The later position first, so the earlier one stays where it was computed.
+        if q.error_after.is_some() && !self.error {
+            let at = (last + 1).min(events.len());
+            events.insert(at, error);
+        }
+        if let Some(comment) = keepalive.filter(|_| q.keepalive_every > 0 && !self.keepalive) {
+            events.insert(first.min(events.len()), comment);
+        }
+    }
 }
 
 /// Cohere v2 chat: `message-start`, a few `tool-plan-delta`, per call `tool-call-start` (id, name,

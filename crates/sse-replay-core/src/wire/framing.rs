@@ -9,51 +9,58 @@ use std::ops::Range;
 
 use crate::aws_eventstream::{self, Decoded};
 use crate::findings::FindingKind;
+use crate::limits::EventLimit;
 pub use crate::sse::Overflow;
 use crate::sse::{EventFlags, SseItem, SseParser, Unterminated};
 
-/// The default limit on one line or event (`--max-event-bytes`): generous for real streams, and
-/// small enough that an endless line (`/dev/zero`) ends the read early at bounded memory.
-pub const DEFAULT_MAX_EVENT_BYTES: u64 = 64 * 1024 * 1024;
+macro_rules! framings {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal $(| $alias:literal)*; )*) => {
+        /// How events are framed in the body.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum Framing {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+        }
 
-/// How events are framed in the body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Framing {
-    #[serde(rename = "sse")]
-    Sse,
-    #[serde(rename = "jsonl")]
-    JsonLines,
+        impl Framing {
+            /// Every framing, in the table's order (generated with the enum, so it cannot miss
+            /// one).
+            pub const ALL: &'static [Framing] = &[$( Framing::$variant, )*];
+
+            /// Stable name.
+            pub fn name(self) -> &'static str {
+                match self { $( Framing::$variant => $name, )* }
+            }
+
+            /// Its other spellings, which [`Framing::from_name`] accepts too.
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self { $( Framing::$variant => &[$($alias),*], )* }
+            }
+
+            /// Parse a name as [`Framing::name`] gives it, or one of its other spellings
+            /// (`array` for `json-array`, `ndjson` for `jsonl`), any case.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    $( $name $(| $alias)* => Some(Framing::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+framings! {
+    /// Server-sent events.
+    Sse = "sse";
+    /// One JSON object per line.
+    JsonLines = "jsonl" | "ndjson" | "json-lines";
     /// One JSON array whose top-level elements are the events.
-    #[serde(rename = "json-array")]
-    JsonArray,
+    JsonArray = "json-array" | "array";
     /// Binary AWS event stream frames (`application/vnd.amazon.eventstream`): Bedrock
     /// ConverseStream and InvokeModelWithResponseStream.
-    #[serde(rename = "aws-eventstream")]
-    AwsEventStream,
+    AwsEventStream = "aws-eventstream" | "eventstream";
 }
 
 impl Framing {
-    /// Stable name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Framing::Sse => "sse",
-            Framing::JsonLines => "jsonl",
-            Framing::JsonArray => "json-array",
-            Framing::AwsEventStream => "aws-eventstream",
-        }
-    }
-
-    /// Parse a name as [`Framing::name`] gives it (`array` is accepted for `json-array`).
-    pub fn from_name(s: &str) -> Option<Self> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "sse" => Framing::Sse,
-            "jsonl" | "ndjson" | "json-lines" => Framing::JsonLines,
-            "json-array" | "array" => Framing::JsonArray,
-            "aws-eventstream" | "eventstream" => Framing::AwsEventStream,
-            _ => return None,
-        })
-    }
-
     /// Human title (the app's header).
     pub fn title(self) -> &'static str {
         match self {
@@ -79,7 +86,7 @@ impl Framing {
     /// ([`Framer::new`] with no framing given); `None` while `head` cannot tell (empty, only
     /// blank bytes, or fewer bytes than a binary frame's prelude).
     pub fn sniff(head: &[u8]) -> Option<Framing> {
-        Framer::decide(head, DEFAULT_MAX_EVENT_BYTES, 0).ok()
+        Framer::decide(head, EventLimit::DEFAULT.bytes(), 0).ok()
     }
 
     /// Whether events are text (SSE, JSON lines, a JSON array), so line endings, split lines and
@@ -501,7 +508,7 @@ pub enum Framer {
     /// to be blank, so each byte is looked at once however the input is split.
     Undecided {
         held: Vec<u8>,
-        limit: u64,
+        limit: EventLimit,
         blank: usize,
     },
     Sse(SseParser),
@@ -513,12 +520,12 @@ pub enum Framer {
 impl Framer {
     /// A framer without a size limit; `None` = auto-detect.
     pub fn new(framing: Option<Framing>) -> Self {
-        Self::with_max_event_bytes(framing, u64::MAX)
+        Self::with_max_event_bytes(framing, EventLimit::UNBOUNDED)
     }
 
-    /// A framer that stops at the first line or event longer than `limit` bytes and reports it
+    /// A framer that stops at the first line or event longer than `limit` and reports it
     /// through [`Framer::overflow`] (the events before it are delivered as usual).
-    pub fn with_max_event_bytes(framing: Option<Framing>, limit: u64) -> Self {
+    pub fn with_max_event_bytes(framing: Option<Framing>, limit: EventLimit) -> Self {
         match framing {
             None => Framer::Undecided {
                 held: Vec::new(),
@@ -526,11 +533,13 @@ impl Framer {
                 blank: 0,
             },
             Some(Framing::Sse) => Framer::Sse(SseParser::with_max_event_bytes(limit)),
-            Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit)),
+            Some(Framing::JsonLines) => Framer::Lines(LineFramer::with_max_line(limit.bytes())),
             Some(Framing::JsonArray) => Framer::Array(
                 crate::json_array::JsonArrayFramer::with_max_event_bytes(limit),
             ),
-            Some(Framing::AwsEventStream) => Framer::Aws(AwsFramer::with_max_frame_bytes(limit)),
+            Some(Framing::AwsEventStream) => {
+                Framer::Aws(AwsFramer::with_max_frame_bytes(limit.bytes()))
+            }
         }
     }
 
@@ -604,7 +613,7 @@ impl Framer {
     pub fn feed(&mut self, input: &[u8], sink: &mut impl FnMut(Framed<'_>)) {
         if let Framer::Undecided { held, limit, blank } = self {
             held.extend_from_slice(input);
-            let decided = match Self::decide(held, *limit, *blank) {
+            let decided = match Self::decide(held, limit.bytes(), *blank) {
                 Ok(decided) => decided,
                 Err(known) => {
                     *blank = known;
@@ -679,7 +688,7 @@ mod tests {
         cut: usize,
         limit: u64,
     ) -> (Vec<String>, Option<Framing>, Option<Overflow>) {
-        let mut f = Framer::with_max_event_bytes(None, limit);
+        let mut f = Framer::with_max_event_bytes(None, EventLimit::new(limit));
         let mut out = Vec::new();
         let mut sink = |i: Framed<'_>| {
             if let Framed::Event { data, .. } = i {
@@ -734,7 +743,7 @@ mod tests {
             br#"{"message":"Too many requests"}"#,
         ));
         let run = |cuts: &[usize]| {
-            let mut f = Framer::with_max_event_bytes(None, 1 << 20);
+            let mut f = Framer::with_max_event_bytes(None, EventLimit::new(1 << 20));
             let mut out = Vec::new();
             let mut sink = |i: Framed<'_>| {
                 if let Framed::Event {
@@ -803,7 +812,7 @@ mod tests {
             state
         };
         let run = |body: &[u8], cuts: &[usize], limit: u64| {
-            let mut f = Framer::with_max_event_bytes(None, limit);
+            let mut f = Framer::with_max_event_bytes(None, EventLimit::new(limit));
             let mut out = Vec::new();
             let mut sink = |i: Framed<'_>| match i {
                 Framed::Event { data, span, .. } => out.push((data.to_owned(), span)),

@@ -14,6 +14,7 @@
 use std::ops::Range;
 
 use crate::framing::Framed;
+use crate::limits::EventLimit;
 use crate::sse::{EventFlags, Overflow, Unterminated};
 
 /// The body starts like a JSON array: the first byte that is not whitespace (after a UTF-8 byte
@@ -74,13 +75,13 @@ pub struct JsonArrayFramer {
 
 impl Default for JsonArrayFramer {
     fn default() -> Self {
-        Self::with_max_event_bytes(u64::MAX)
+        Self::with_max_event_bytes(EventLimit::UNBOUNDED)
     }
 }
 
 impl JsonArrayFramer {
     /// A framer that stops at the first element longer than `limit` bytes (see [`Self::overflow`]).
-    pub fn with_max_event_bytes(limit: u64) -> Self {
+    pub fn with_max_event_bytes(limit: EventLimit) -> Self {
         Self {
             state: State::Start,
             offset: 0,
@@ -90,7 +91,7 @@ impl JsonArrayFramer {
             in_string: false,
             escape: false,
             elements: 0,
-            max: limit,
+            max: limit.bytes(),
             overflow: None,
             text: String::new(),
             opened: false,
@@ -337,7 +338,7 @@ mod tests {
         cuts: &[usize],
         limit: u64,
     ) -> (Vec<Item>, Option<Unterminated>, Option<Overflow>) {
-        let mut f = JsonArrayFramer::with_max_event_bytes(limit);
+        let mut f = JsonArrayFramer::with_max_event_bytes(EventLimit::new(limit));
         let mut out = Vec::new();
         let mut sink = |i: Framed<'_>| {
             if let Framed::Event { data, span, .. } = i {

@@ -2024,7 +2024,7 @@ fn every_dialect_has_the_shapes_of_real_traffic() {
                 }
                 Shape::TextFourParallel => {
                     assert!(client.len() >= 3, "{name}");
-                    if sse_replay_core::stub::writes_lead(dialect) {
+                    if dialect.stub_writes_lead() {
                         assert!(first_call_event >= 5, "{name}: text comes first");
                     }
                     assert_eq!(client[3].value(), Some(&json!({})), "{name}: no arguments");
@@ -2044,9 +2044,7 @@ fn every_dialect_has_the_shapes_of_real_traffic() {
                 }
                 Shape::LongArguments => {
                     assert!(client[0].raw_arguments.chars().count() >= 500, "{name}");
-                    if sse_replay_core::stub::streams_argument_pieces(dialect)
-                        || dialect == DialectKind::Gemini
-                    {
+                    if dialect.streams_argument_pieces() || dialect == DialectKind::Gemini {
                         assert!(client[0].fragments.len() >= 100, "{name}");
                     }
                 }

@@ -23,7 +23,7 @@ fn the_analysis_names_the_cut_as_an_error_finding() {
         rec,
         SourceInfo::default(),
         sse_replay_core::pipeline::Options::default(),
-        4096,
+        sse_replay_core::limits::EventLimit::new(4096),
     );
     assert_eq!(a.overflow.map(|o| (o.start, o.limit)), Some((at, 4096)));
     let f = a

@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use sse_replay_core::aws_eventstream::{crc32, event_frame};
-use sse_replay_core::framing::{DEFAULT_MAX_EVENT_BYTES, Framed, Framer, Framing};
+use sse_replay_core::framing::{Framed, Framer, Framing};
+use sse_replay_core::limits::EventLimit;
 
 const MIB: usize = 1 << 20;
 
@@ -81,7 +82,7 @@ fn cases() -> Vec<Case> {
             name: "aws: a huge declared length",
             framing: Some(Framing::AwsEventStream),
             build: |n| {
-                let mut out = prelude((DEFAULT_MAX_EVENT_BYTES - 1) as u32).to_vec();
+                let mut out = prelude((EventLimit::DEFAULT.bytes() - 1) as u32).to_vec();
                 out.extend(pseudo_random(n - 12, 2));
                 out
             },
@@ -170,7 +171,7 @@ fn cases() -> Vec<Case> {
 /// The time to frame `body` read by read.
 fn time_to_frame(body: &[u8], framing: Option<Framing>) -> Duration {
     let start = Instant::now();
-    let mut f = Framer::with_max_event_bytes(framing, DEFAULT_MAX_EVENT_BYTES);
+    let mut f = Framer::with_max_event_bytes(framing, EventLimit::DEFAULT);
     let mut items = 0u64;
     let mut sink = |i: Framed<'_>| {
         items += 1;

@@ -16,9 +16,11 @@
 //! harness reaps the ones re-parented to it. (A PID namespace would need user namespaces, often disabled, and
 //! would make the client PID 1, which ignores default signals; a cgroup needs a delegated,
 //! writable cgroup, which ordinary users rarely have. Both are also Linux-only; this works
-//! wherever `/proc` does.) What none of these finds: a descendant that leaves the group, clears
-//! its environment and closes or redirects all three inherited descriptors, and whose parent has
-//! exited — only a cgroup or a PID namespace would hold that one. A client that exits while a
+//! wherever `/proc` does.) A descendant that leaves the group, clears its environment and closes
+//! or redirects all three inherited descriptors, and whose parent has exited, carries none of
+//! these marks: where the process starts no children but clients (the `sse-replay` binary says
+//! so with [`claim_orphans`]), every orphan re-parented to it is some case's, and it is killed
+//! when a case ends while no other runs. A client that exits while a
 //! descendant still holds its standard output is judged on what it printed: the descendant is
 //! killed, and what was read by then is kept.
 
@@ -87,42 +89,24 @@ pub enum RunError {
 /// caller's own credentials are removed first, see [`is_caller_credential`]; the SDKs' shared
 /// credentials and config files are `/dev/null`, so no profile on disk is read either).
 pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
+    use sse_replay_core::dialect::{ClientEnv, DialectKind};
     let base = format!("http://{addr}");
-    vec![
-        ("SSE_REPLAY_URL", base.clone()),
-        ("OPENAI_BASE_URL", format!("{base}/v1")),
-        ("OPENAI_API_BASE", format!("{base}/v1")),
-        ("ANTHROPIC_BASE_URL", base.clone()),
-        ("OLLAMA_HOST", base.clone()),
-        ("GOOGLE_GEMINI_BASE_URL", base.clone()),
-        ("GEMINI_BASE_URL", base.clone()),
-        // Cohere's SDKs (Python, TypeScript) read their base URL and key from these.
-        ("CO_API_URL", base.clone()),
-        ("CO_API_KEY", "sse-replay-dummy".into()),
-        // boto3 / botocore and the AWS SDK for JavaScript (v3): the service-specific endpoint
-        // and the global one, static dummy credentials (requests are SigV4-signed with them; the
-        // server does not check), a region, and no instance-metadata lookups.
-        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", base.clone()),
-        // The Anthropic SDK's Bedrock client (InvokeModelWithResponseStream).
-        ("ANTHROPIC_BEDROCK_BASE_URL", base.clone()),
-        ("AWS_ENDPOINT_URL", base),
-        ("AWS_ACCESS_KEY_ID", "AKIASSEREPLAYDUMMY00".into()),
-        (
-            "AWS_SECRET_ACCESS_KEY",
-            "sse-replay-dummy-secret-access-key".into(),
-        ),
-        ("AWS_REGION", "us-east-1".into()),
-        ("AWS_DEFAULT_REGION", "us-east-1".into()),
-        ("AWS_EC2_METADATA_DISABLED", "true".into()),
-        ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null".into()),
-        ("AWS_CONFIG_FILE", "/dev/null".into()),
-        ("OPENAI_API_KEY", "sk-sse-replay-dummy".into()),
-        ("ANTHROPIC_API_KEY", "sk-ant-sse-replay-dummy".into()),
-        ("GEMINI_API_KEY", "sse-replay-dummy".into()),
-        ("GOOGLE_API_KEY", "sse-replay-dummy".into()),
-        ("NO_PROXY", "127.0.0.1,localhost".into()),
-        ("no_proxy", "127.0.0.1,localhost".into()),
-    ]
+    let mut env: Vec<(&'static str, String)> = vec![("SSE_REPLAY_URL", base.clone())];
+    // Each provider's variables, from the dialect table (several dialects share OpenAI's and
+    // the AWS ones: each is set once).
+    for (name, value) in DialectKind::ALL.iter().flat_map(|d| d.client_env()) {
+        if env.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let value = match value {
+            ClientEnv::BaseUrl(path) => format!("{base}{path}"),
+            ClientEnv::Fixed(v) => (*v).to_owned(),
+        };
+        env.push((name, value));
+    }
+    env.push(("NO_PROXY", "127.0.0.1,localhost".into()));
+    env.push(("no_proxy", "127.0.0.1,localhost".into()));
+    env
 }
 
 /// Variables that lead an SDK to real credentials without naming a secret themselves: a profile,
@@ -280,14 +264,19 @@ pub fn run_client_until(
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|source| RunError::Spawn {
-        program: cmd.program.clone(),
-        source,
-    })?;
+    // Started and listed as a live client in one step: a sweep of unmarked orphans
+    // ([`claim_orphans`]) never sees a client that is started but not yet listed.
+    let (mut child, root, _registered) = {
+        let _spawning = spawning();
+        let child = command.spawn().map_err(|source| RunError::Spawn {
+            program: cmd.program.clone(),
+            source,
+        })?;
+        let root = rustix::process::Pid::from_child(&child);
+        (child, root, LiveClient::register(root))
+    };
     // The command holds the parent's copy of the client's standard input until it is dropped.
     drop(command);
-    let root = rustix::process::Pid::from_child(&child);
-    let _registered = LiveClient::register(root);
     let marks = CaseMarks {
         marker,
         stdin: stdin_name,
@@ -389,6 +378,31 @@ fn become_subreaper() {
             SUBREAPER.store(true, Ordering::Relaxed);
         }
     });
+}
+
+/// Set by [`claim_orphans`]: every orphan re-parented to this process descends from a case.
+static ORPHANS_ARE_CASES: AtomicBool = AtomicBool::new(false);
+
+/// Declares that this process starts no child process but the harness's clients (the
+/// `sse-replay` binary's `test`), so that every orphan re-parented to it (it is the child
+/// subreaper) descends from some case's client — also one that left the client's group, cleared
+/// its environment and closed every inherited descriptor, which carries none of the case's marks.
+/// Such an unmarked orphan is killed when a case ends while no other case runs (at the latest
+/// with the run's last case): which of the running cases it came from cannot be told, and a
+/// running case's helper is left alone. A process that starts children of its own (a test
+/// binary, the app) must not call it: their orphans would be killed as well.
+pub fn claim_orphans() {
+    ORPHANS_ARE_CASES.store(true, Ordering::Relaxed);
+}
+
+/// Held while a client is started and listed ([`LIVE_CLIENTS`]), and while unmarked orphans are
+/// swept ([`kill_case`]): the sweep never takes a client being started for an orphan.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+fn spawning() -> std::sync::MutexGuard<'static, ()> {
+    SPAWNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What `/proc/self/fd/N` says descriptor `fd` is (`pipe:[1234]`): the name every process
@@ -520,33 +534,48 @@ fn processes(marks: &CaseMarks) -> Vec<ProcEntry> {
 }
 
 /// Kills every process of one case: the client `root`, its process group, its descendants by
-/// parent pid (wherever their sessions), and every process carrying the case's marks (the
-/// orphans re-parented to this subreaper: its environment marker or one of its pipes). Stopped first, so none forks away while the others
-/// are found; then killed; round after round until a round finds none. The ones re-parented
-/// here are reaped. An already finished case is fine.
+/// parent pid (wherever their sessions), every process carrying the case's marks (the orphans
+/// re-parented to this subreaper: its environment marker or one of its pipes), and — when this
+/// process has [claimed its orphans](claim_orphans) and no other case is running — every other
+/// orphan re-parented here. Stopped first, so none forks away while the others are found; then
+/// killed; round after round until a round finds none. The ones re-parented here are reaped. An
+/// already finished case is fine.
 fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
     use rustix::process::{Signal, kill_process, kill_process_group};
     let me = rustix::process::getpid();
+    let me_raw = me.as_raw_nonzero().get();
+    let root_raw = root.as_raw_nonzero().get();
     kill_process_group(root, Signal::KILL).ok();
     for _ in 0..20 {
+        // No client is started while a round looks for orphans (see `SPAWNING`).
+        let _spawning = spawning();
         let all = processes(marks);
         // The case's processes: the marked ones, and the descendants of the root; never another
         // case's client.
         let others: Vec<i32> = live_clients()
             .iter()
             .copied()
-            .filter(|&p| p != root.as_raw_nonzero().get())
+            .filter(|&p| p != root_raw)
             .collect();
+        // Every child of this process is then a case's client or its orphan, and no other
+        // case runs: the unmarked orphans are this case's, or left by a case that has ended.
+        let sweep = ORPHANS_ARE_CASES.load(Ordering::Relaxed)
+            && SUBREAPER.load(Ordering::Relaxed)
+            && others.is_empty();
         let mut mine: Vec<rustix::process::Pid> = all
             .iter()
-            .filter(|p| p.marked && p.pid != me && !others.contains(&p.pid.as_raw_nonzero().get()))
+            .filter(|p| {
+                (p.marked || (sweep && p.ppid == me_raw))
+                    && p.pid != me
+                    && !others.contains(&p.pid.as_raw_nonzero().get())
+            })
             .map(|p| p.pid)
             .collect();
         // Their descendants too (a marked orphan's children still have it as their parent).
         let mut frontier: Vec<i32> = mine
             .iter()
             .map(|p| p.as_raw_nonzero().get())
-            .chain([root.as_raw_nonzero().get()])
+            .chain([root_raw])
             .collect();
         while let Some(parent) = frontier.pop() {
             for p in all.iter().filter(|p| p.ppid == parent && p.pid != me) {
@@ -556,17 +585,22 @@ fn kill_case(root: rustix::process::Pid, marks: &CaseMarks) {
                 frontier.push(p.pid.as_raw_nonzero().get());
             }
         }
-        let live: Vec<_> = mine.into_iter().filter(|pid| !is_zombie(*pid)).collect();
+        let live: Vec<_> = mine
+            .iter()
+            .copied()
+            .filter(|pid| !is_zombie(*pid))
+            .collect();
         for &pid in &live {
             kill_process(pid, Signal::STOP).ok();
         }
         for &pid in &live {
             kill_process(pid, Signal::KILL).ok();
         }
-        reap_orphans(&all, root, me);
+        reap_orphans(&all, &mine, root, me);
         if live.is_empty() {
             break;
         }
+        drop(_spawning);
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -584,13 +618,18 @@ fn is_zombie(pid: rustix::process::Pid) -> bool {
     )
 }
 
-/// Reaps this case's processes re-parented to this subreaper that have died: the ones carrying
-/// its marker, not its client `root` (reaped by [`run_client_until`]) and never another case's
-/// (other cases' clients are this process's children too).
-fn reap_orphans(all: &[ProcEntry], root: rustix::process::Pid, me: rustix::process::Pid) {
+/// Reaps this case's processes (`mine`) re-parented to this subreaper that have died: not its
+/// client `root` (reaped by [`run_client_until`]) and never another case's (other cases' clients
+/// are this process's children too, and are never in `mine`).
+fn reap_orphans(
+    all: &[ProcEntry],
+    mine: &[rustix::process::Pid],
+    root: rustix::process::Pid,
+    me: rustix::process::Pid,
+) {
     for p in all
         .iter()
-        .filter(|p| p.marked && p.ppid == me.as_raw_nonzero().get() && p.pid != root)
+        .filter(|p| p.ppid == me.as_raw_nonzero().get() && p.pid != root && mine.contains(&p.pid))
     {
         rustix::process::waitpid(Some(p.pid), rustix::process::WaitOptions::NOHANG).ok();
     }
@@ -672,4 +711,49 @@ pub fn program_exists(program: &str) -> bool {
             })
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sse_replay_core::dialect::{ClientEnv, DialectKind};
+
+    /// Every variable of every dialect's descriptor is set once: base URLs at the server (with
+    /// their path), fixed values as the table gives them, and nothing else but the harness's own.
+    #[test]
+    fn the_environment_is_the_dialect_tables() {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 4567));
+        let env = client_env(addr);
+        let mut names: Vec<&str> = env.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "a variable set twice");
+        for d in DialectKind::ALL {
+            for (name, value) in d.client_env() {
+                let expected = match value {
+                    ClientEnv::BaseUrl(path) => format!("http://127.0.0.1:4567{path}"),
+                    ClientEnv::Fixed(v) => (*v).to_owned(),
+                };
+                assert!(
+                    env.iter().any(|(n, v)| n == name && *v == expected),
+                    "{name} for {}",
+                    d.name()
+                );
+            }
+        }
+        let from_table: usize = {
+            let mut all: Vec<&str> = DialectKind::ALL
+                .iter()
+                .flat_map(|d| d.client_env().iter().map(|(n, _)| *n))
+                .collect();
+            all.sort_unstable();
+            all.dedup();
+            all.len()
+        };
+        // SSE_REPLAY_URL and the two spellings of NO_PROXY are the harness's own.
+        assert_eq!(env.len(), from_table + 3);
+        assert!(env.contains(&("OPENAI_BASE_URL", "http://127.0.0.1:4567/v1".into())));
+        assert!(env.contains(&("CO_API_URL", "http://127.0.0.1:4567".into())));
+    }
 }

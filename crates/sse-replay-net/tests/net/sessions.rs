@@ -1,7 +1,7 @@
 //! Sessions of the suite server: each test keeps its own verdicts, so a fault or broken case is
 //! gated by the clean form the same test judged, one test never changes another's results, and
 //! two runs on one server never mix. Also: the helpers carry the server's version, and the
-//! README's `cargo test` snippet is the one the docs compile.
+//! CI guide's `cargo test` snippet (docs/ci.md) is the one the docs compile.
 
 use std::collections::BTreeMap;
 
@@ -265,15 +265,15 @@ fn the_helpers_carry_the_binary_version() {
     assert_eq!(package["version"], env!("CARGO_PKG_VERSION"));
 }
 
-/// The README's `cargo test` snippet is, line for line, the visible part of the doc test on
-/// `SuiteServer` (which `cargo test` compiles).
+/// The CI guide's `cargo test` snippet (docs/ci.md) is, line for line, the visible part of the
+/// doc test on `SuiteServer` (which `cargo test` compiles).
 #[test]
 fn the_readme_cargo_snippet_compiles_as_written() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(format!("{root}/docs/ci.md")).expect("docs/ci.md");
     let after = readme
         .split_once("**cargo test**")
-        .expect("the README's cargo test helper")
+        .expect("the CI guide's cargo test helper")
         .1;
     let block = after
         .split_once("```rust\n")

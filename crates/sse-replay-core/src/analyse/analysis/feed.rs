@@ -11,6 +11,7 @@
 use super::{Analysis, ChunkSpan, SourceInfo};
 use crate::dialect::DialectKind;
 use crate::fact::{FactObserver, NoObserver};
+use crate::limits::EventLimit;
 use crate::naive::{Strategies, StrategyFeed};
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
@@ -107,6 +108,10 @@ pub struct Feed<O: FeedObserver = StrategyFeed, P: FnMut(u64, u64) -> bool = NoP
     opts: Options,
     body: Body,
     chunks: Vec<ChunkSpan>,
+    /// Chunks fed so far (`chunks.len()` while their spans are kept).
+    fed_chunks: u64,
+    /// Each chunk's span is kept in `chunks` (see [`Feed::counts_only`]).
+    spans: bool,
     /// Bytes fed so far.
     offset: u64,
     progress: Progress<P>,
@@ -115,14 +120,14 @@ pub struct Feed<O: FeedObserver = StrategyFeed, P: FnMut(u64, u64) -> bool = NoP
 impl Feed {
     /// Start analysing `rec` (its metadata and ground truth; its chunks are fed with
     /// [`Feed::feed`]) with the naive strategies beside the correct pass, on a worker thread.
-    pub fn new(rec: &Recording, opts: Options, max_event_bytes: u64) -> Self {
+    pub fn new(rec: &Recording, opts: Options, max_event_bytes: EventLimit) -> Self {
         Self::observed(rec, opts, max_event_bytes, StrategyFeed::spawn())
     }
 
     /// [`Feed::new`] with the naive strategies fed on this thread: for a caller that already
     /// runs one analysis per core (`scan`), where a thread per analysis would only add its
     /// start-up and compete for the same cores.
-    pub fn new_inline(rec: &Recording, opts: Options, max_event_bytes: u64) -> Self {
+    pub fn new_inline(rec: &Recording, opts: Options, max_event_bytes: EventLimit) -> Self {
         Self::observed(rec, opts, max_event_bytes, StrategyFeed::inline())
     }
 }
@@ -131,7 +136,12 @@ impl<O: FeedObserver> Feed<O> {
     /// Start analysing `rec`, the correct pass watched by `observer`. The body is not kept (see
     /// [`Feed::keep_body`]); framing stops at the first line or event longer than
     /// `max_event_bytes` ([`Feed::overflow`]), and later chunks are ignored.
-    pub fn observed(rec: &Recording, opts: Options, max_event_bytes: u64, observer: O) -> Self {
+    pub fn observed(
+        rec: &Recording,
+        opts: Options,
+        max_event_bytes: EventLimit,
+        observer: O,
+    ) -> Self {
         let opts = run_options(rec, opts);
         let mut pipeline = Pipeline::observed(opts, observer).with_max_event_bytes(max_event_bytes);
         pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
@@ -140,6 +150,8 @@ impl<O: FeedObserver> Feed<O> {
             opts,
             body: Body::Dropped,
             chunks: Vec::new(),
+            fed_chunks: 0,
+            spans: true,
             offset: 0,
             progress: Progress::new(|_, _| true, 0),
         }
@@ -153,6 +165,19 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     /// one complete JSON document.
     pub fn keep_body(mut self, capacity: u64) -> Self {
         self.body = Body::Kept(Vec::with_capacity(usize::try_from(capacity).unwrap_or(0)));
+        self
+    }
+
+    /// Keep no record per chunk or per event, only their numbers: the analysis's
+    /// [`Analysis::chunks`] and [`Analysis::events`] stay empty, [`Analysis::chunk_count`],
+    /// [`Analysis::event_count`] and [`Analysis::body_len`] say how many there were. For a report
+    /// that needs no more (`check` on a raw body, with no read timing), so its memory does not
+    /// grow with the events of a large body; not with a kept body (a complete response is read
+    /// from its spans) nor with real read timing (the per-read strategies and findings need the
+    /// spans).
+    pub fn counts_only(mut self) -> Self {
+        self.spans = false;
+        self.pipeline = self.pipeline.without_event_records();
         self
     }
 
@@ -171,6 +196,8 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             opts: self.opts,
             body: self.body,
             chunks: self.chunks,
+            fed_chunks: self.fed_chunks,
+            spans: self.spans,
             offset: self.offset,
             progress: Progress::new(progress, total),
         }
@@ -210,11 +237,14 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     fn fed(&mut self, n: u64, t_micros: u64) {
         let start = self.offset;
         self.offset += n;
-        self.chunks.push(ChunkSpan {
-            start,
-            end: self.offset,
-            t_micros,
-        });
+        self.fed_chunks += 1;
+        if self.spans {
+            self.chunks.push(ChunkSpan {
+                start,
+                end: self.offset,
+                t_micros,
+            });
+        }
     }
 
     /// Every chunk was fed: tell the progress hook it is all done. `false` when it asked to stop
@@ -240,6 +270,9 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             opts,
             body,
             chunks,
+            fed_chunks,
+            spans,
+            offset,
             ..
         } = self;
         let (out, observer) = pipeline.finish_observed();
@@ -251,7 +284,11 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             Body::Dropped => None,
             Body::Kept(b) | Body::Given(b) => Some(b),
         };
-        let mut a = build(out, strategies, rec, source, body, chunks, opts);
+        let counted = (!spans).then_some(Counted {
+            chunks: fed_chunks,
+            bytes: offset,
+        });
+        let mut a = build(out, strategies, rec, source, body, chunks, counted, opts);
         if later {
             // Unfed strategies report nothing: their (empty) results are dropped, not shown as
             // final.
@@ -261,7 +298,18 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     }
 }
 
+/// How many chunks and bytes were fed, when their spans were not kept ([`Feed::counts_only`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Counted {
+    pub chunks: u64,
+    pub bytes: u64,
+}
+
 /// The analysis from the pipeline's output: a complete response's when the kept body is one.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one feed, handed over once"
+)]
 fn build(
     out: crate::pipeline::PipelineOutput,
     strategies: Strategies,
@@ -269,6 +317,7 @@ fn build(
     source: SourceInfo,
     body: Option<Vec<u8>>,
     chunks: Vec<ChunkSpan>,
+    counted: Option<Counted>,
     opts: Options,
 ) -> Analysis {
     let t_last = chunks.last().map_or(0, |c| c.t_micros);
@@ -280,7 +329,16 @@ fn build(
         1
     };
     let Some(body) = body else {
-        return Analysis::build(out, strategies, rec, source, Vec::new(), chunks, opts);
+        return Analysis::build(
+            out,
+            strategies,
+            rec,
+            source,
+            Vec::new(),
+            chunks,
+            counted,
+            opts,
+        );
     };
     if out.overflow.is_none()
         && let Some(whole) = crate::complete::outcome(&body, reads, t_last, opts.dialect, &truth)
@@ -296,5 +354,5 @@ fn build(
         };
         return Analysis::build_complete(whole, strategies, rec, source, body, chunks, opts);
     }
-    Analysis::build(out, strategies, rec, source, body, chunks, opts)
+    Analysis::build(out, strategies, rec, source, body, chunks, None, opts)
 }

@@ -11,6 +11,7 @@ use crate::dialect::DialectKind;
 use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
+use crate::limits::EventLimit;
 use crate::naive::{NaiveCall, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
 use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
@@ -189,10 +190,14 @@ pub struct Analysis {
     pub response: Option<ResponseInfo>,
     pub truth: Vec<TruthCall>,
     pub body: Vec<u8>,
+    /// Each chunk's place in the body; empty when only their number was kept
+    /// ([`Feed::counts_only`]: see [`Analysis::chunk_count`]).
     pub chunks: Vec<ChunkSpan>,
     pub framing: Framing,
     pub dialect: DialectKind,
     pub dialect_known: bool,
+    /// Every framed event; empty when only their number was kept ([`Feed::counts_only`]: see
+    /// [`Analysis::event_count`]).
     pub events: Vec<EventRecord>,
     pub event_types: Vec<String>,
     pub fragments: Vec<FragmentRecord>,
@@ -217,6 +222,12 @@ pub struct Analysis {
     /// pass over the body ([`crate::staged::strategies`]) feeds the naive strategies with them,
     /// so they see the same facts.
     pub options: Options,
+    /// Chunks fed ([`Analysis::chunk_count`]).
+    chunk_total: usize,
+    /// Events framed ([`Analysis::event_count`]).
+    event_total: usize,
+    /// Body bytes fed ([`Analysis::body_len`]).
+    body_total: u64,
 }
 
 /// One call as it stands at a cursor.
@@ -248,7 +259,14 @@ impl Analysis {
     /// real) for the report and messages.
     pub fn from_recording(rec: &Recording, source: SourceInfo, opts: Options) -> Self {
         let chunks = rec.chunks.iter().map(|c| (c.bytes.as_slice(), c.t_micros));
-        Self::run(rec, chunks, rec.body_len(), source, opts, u64::MAX)
+        Self::run(
+            rec,
+            chunks,
+            rec.body_len(),
+            source,
+            opts,
+            EventLimit::UNBOUNDED,
+        )
     }
 
     /// [`Analysis::from_recording`], consuming the recording so each chunk's bytes are freed as
@@ -259,7 +277,7 @@ impl Analysis {
         mut rec: Recording,
         source: SourceInfo,
         opts: Options,
-        max_event_bytes: u64,
+        max_event_bytes: EventLimit,
     ) -> Self {
         let body_len = rec.body_len();
         let chunks = std::mem::take(&mut rec.chunks);
@@ -273,7 +291,7 @@ impl Analysis {
         body_len: u64,
         source: SourceInfo,
         opts: Options,
-        max_event_bytes: u64,
+        max_event_bytes: EventLimit,
     ) -> Self {
         let mut feed = Feed::new(rec, opts, max_event_bytes).keep_body(body_len);
         for (bytes, t_micros) in rec_chunks {
@@ -297,7 +315,7 @@ impl Analysis {
         chunks: Vec<ChunkSpan>,
         options: Options,
     ) -> Self {
-        let mut a = Self::build(out, strategies, rec, source, body, chunks, options);
+        let mut a = Self::build(out, strategies, rec, source, body, chunks, None, options);
         a.complete = true;
         a.strategies.clear();
         a.findings
@@ -313,6 +331,10 @@ impl Analysis {
         a
     }
 
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one feed, handed over once"
+    )]
     fn build(
         mut out: PipelineOutput,
         strategies: Strategies,
@@ -320,8 +342,14 @@ impl Analysis {
         source: SourceInfo,
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
+        counted: Option<feed::Counted>,
         options: Options,
     ) -> Self {
+        let chunk_total = counted.map_or(chunks.len(), |c| {
+            usize::try_from(c.chunks).unwrap_or(usize::MAX)
+        });
+        let body_total = counted.map_or_else(|| chunks.last().map_or(0, |c| c.end), |c| c.bytes);
+        let event_total = out.recorded_events as usize;
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
         let mut findings = std::mem::take(&mut out.findings);
@@ -375,6 +403,9 @@ impl Analysis {
             complete: false,
             preview: None,
             options,
+            chunk_total,
+            event_total,
+            body_total,
         }
     }
 
@@ -480,7 +511,19 @@ impl Analysis {
 
     /// The body's length in bytes (also when the body was not kept: see [`Feed`]).
     pub fn body_len(&self) -> u64 {
-        self.chunks.last().map_or(0, |c| c.end)
+        self.body_total
+    }
+
+    /// How many chunks (network reads, or a raw body's events) were fed: `chunks.len()`, also
+    /// when their spans were not kept ([`Feed::counts_only`]).
+    pub fn chunk_count(&self) -> usize {
+        self.chunk_total
+    }
+
+    /// How many events were framed: `events.len()`, also when their records were not kept
+    /// ([`Feed::counts_only`]).
+    pub fn event_count(&self) -> usize {
+        self.event_total
     }
 
     /// The strategy result by kind.

@@ -43,17 +43,26 @@ impl StrategyFeed {
 
     /// Every strategy, fed on a worker thread (inline when no thread can be started).
     pub fn spawn() -> Self {
+        Self::spawn_with(Strategies::new)
+    }
+
+    /// [`StrategyFeed::spawn`] with [`Strategies::counting`].
+    pub fn spawn_counting() -> Self {
+        Self::spawn_with(Strategies::counting)
+    }
+
+    fn spawn_with(fresh: fn() -> Strategies) -> Self {
         let (tx, rx) = sync_channel::<Msg>(IN_FLIGHT);
         let spawned = std::thread::Builder::new()
             .name("naive strategies".into())
-            .spawn(move || work(&rx));
+            .spawn(move || work(&rx, fresh()));
         match spawned {
             Ok(handle) => StrategyFeed(Mode::Worker {
                 batch: Vec::with_capacity(BATCH),
                 tx,
                 handle,
             }),
-            Err(_) => Self::inline(),
+            Err(_) => StrategyFeed(Mode::Inline(fresh())),
         }
     }
 
@@ -87,8 +96,7 @@ impl StrategyFeed {
     }
 }
 
-fn work(rx: &Receiver<Msg>) -> Strategies {
-    let mut s = Strategies::new();
+fn work(rx: &Receiver<Msg>, mut s: Strategies) -> Strategies {
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Facts(batch) => {

@@ -289,6 +289,19 @@ impl Strategies {
         }
     }
 
+    /// All strategies, fresh, keeping of the attempts that only a count of is reported
+    /// (`parse-when-valid`'s: `check` shows how many, and how many failed) only that count,
+    /// so that its memory does not grow with the fragments of a large stream.
+    pub fn counting() -> Self {
+        let mut s = Self::new();
+        for st in &mut s.strategies {
+            if st.strategy() == Strategy::ParseWhenValid {
+                *st = Box::new(parse_when_valid::ParseWhenValid::counting());
+            }
+        }
+        s
+    }
+
     /// End of stream: every report, in [`Strategy::ALL`] order. `reads`, `dialect` and `framing`
     /// are what the per-read strategies re-frame (see [`StreamEnd`]).
     pub fn reports(

@@ -55,6 +55,16 @@ impl Default for ParseWhenValid {
     }
 }
 
+impl ParseWhenValid {
+    /// Its attempts counted, not kept (see [`Steps::counts_only`]).
+    pub(super) fn counting() -> Self {
+        Self {
+            steps: Steps::tail_only().counts_only(),
+            ..Self::default()
+        }
+    }
+}
+
 impl NaiveStrategy for ParseWhenValid {
     fn strategy(&self) -> Strategy {
         Strategy::ParseWhenValid

@@ -62,6 +62,10 @@ pub struct Steps {
     /// An [`Attempt`]'s `text` is only the last [`super::STEP_TAIL_CHARS`] characters of the
     /// text parsed (`parse-when-valid`, whose texts are whole buffers).
     tail_only: bool,
+    /// Only the attempts' numbers are kept ([`Steps::counts_only`]): `rows` stays empty.
+    counts_only: bool,
+    /// Attempts counted and not kept as rows.
+    counted: usize,
 }
 
 /// Where an attempt's text is, as a strategy records it.
@@ -84,6 +88,13 @@ impl Steps {
         }
     }
 
+    /// Attempts counted, none kept: [`Steps::len`] and [`Steps::parsed`] say how many, nothing
+    /// lists them. For a report that needs only the numbers (`check`'s `parse-when-valid`).
+    pub(super) fn counts_only(mut self) -> Self {
+        self.counts_only = true;
+        self
+    }
+
     /// Record one attempt and whether it parsed. Its text must start where the previous row's
     /// text in the same buffer ended (at 0 when there is none, or when every text is a whole
     /// buffer's prefix: [`Steps::tail_only`]).
@@ -96,6 +107,10 @@ impl Steps {
         ok: bool,
     ) {
         self.parsed += usize::from(ok);
+        if self.counts_only {
+            self.counted += 1;
+            return;
+        }
         let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         self.rows.push(StepRow {
             fragment,
@@ -129,17 +144,18 @@ impl Steps {
         &mut self.texts
     }
 
-    /// Number of attempts.
+    /// Number of attempts (also those only counted: see [`Steps::counts_only`]).
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.rows.len() + self.counted
     }
 
     /// No attempt.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.len() == 0
     }
 
-    /// The rows, in stream order (cheap: for counting and searching).
+    /// The rows, in stream order (cheap: for counting and searching); none when the attempts
+    /// were only counted.
     pub fn rows(&self) -> &[StepRow] {
         &self.rows
     }
@@ -256,6 +272,27 @@ impl Balance {
 mod tests {
     use super::*;
     use crate::accumulate::Parsed;
+
+    /// Attempts only counted give the same numbers as attempts kept, and keep no row.
+    #[test]
+    fn counted_attempts_give_the_numbers_of_kept_ones() {
+        let mut kept = Steps::tail_only();
+        let mut counted = Steps::tail_only().counts_only();
+        for (i, ok) in [false, false, true, false, true].into_iter().enumerate() {
+            for s in [&mut kept, &mut counted] {
+                let at = TextAt {
+                    buffer: 0,
+                    end: i + 1,
+                };
+                s.push(i as u32, Some(0), i as u32, at, ok);
+            }
+        }
+        assert_eq!((kept.len(), kept.parsed()), (5, 2));
+        assert_eq!((counted.len(), counted.parsed()), (5, 2));
+        assert!(!counted.is_empty());
+        assert!(counted.rows().is_empty());
+        assert_eq!(counted.failures().count(), 0);
+    }
 
     /// Every text that parses is balanced (the one direction the shortcut relies on), on texts
     /// built to confuse a scanner: escaped quotes, backslashes, brackets inside strings.

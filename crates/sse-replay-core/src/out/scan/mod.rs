@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::input;
+use crate::limits::{EventLimit, InputLimit};
 use crate::open::{self, Opened};
 use crate::pipeline::Options;
 use crate::probe::{BodyForm, Kind as InputKind, ReadOptions};
@@ -196,13 +197,11 @@ pub fn walk(path: &Path, named: bool, each: &mut dyn FnMut(Found) -> bool) -> bo
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanOptions {
     /// The longest line or event accepted (as `check --max-event-bytes`).
-    pub max_event_bytes: u64,
+    pub max_event_bytes: EventLimit,
     /// The most bytes read from what grows without end (as `check --max-input-bytes`): a FIFO, a
     /// device or an endless stream named on the command line ends there, as one unreadable row;
-    /// a regular file analysed as it is read is read to its end unless [`Self::limit_files`].
-    pub max_input_bytes: u64,
-    /// The limit bounds regular files too (`--max-input-bytes` given, as `check` takes it).
-    pub limit_files: bool,
+    /// a regular file analysed as it is read is read to its end unless [`InputLimit::files`].
+    pub input_limit: InputLimit,
     /// A body in which nothing was recognised (a licence note, a JSON file that is not a
     /// response, an empty file) is a [`RowVerdict::Skipped`] row ("not a capture") rather than a
     /// stream that is not OK, unless its extension says it is a stream (`.sse`,
@@ -213,9 +212,8 @@ pub struct ScanOptions {
 impl Default for ScanOptions {
     fn default() -> Self {
         Self {
-            max_event_bytes: input::DEFAULT_MAX_EVENT_BYTES,
-            max_input_bytes: input::DEFAULT_MAX_INPUT_BYTES,
-            limit_files: false,
+            max_event_bytes: EventLimit::DEFAULT,
+            input_limit: InputLimit::DEFAULT,
             skip_non_captures: true,
         }
     }
@@ -226,8 +224,7 @@ impl ScanOptions {
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
             max_event_bytes: self.max_event_bytes,
-            max_input_bytes: self.max_input_bytes,
-            limit_files: self.limit_files,
+            input_limit: self.input_limit,
             ..ReadOptions::default()
         }
     }

@@ -327,9 +327,9 @@ impl StreamRows {
             error: None,
             calls: Some(a.client_calls().count() as u64),
             server_tools: Some(a.server_tools().count() as u64),
-            events: Some(a.events.len() as u64),
+            events: Some(a.event_count() as u64),
             fragments: Some(a.fragments.len() as u64),
-            reads: timed.then_some(a.chunks.len() as u64),
+            reads: timed.then_some(a.chunk_count() as u64),
             bytes: Some(a.body_len()),
             first_byte_us: timed
                 .then(|| a.chunks.first().map(|c| c.t_micros))

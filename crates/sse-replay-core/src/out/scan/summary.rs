@@ -343,14 +343,13 @@ impl Summary {
 /// Up to this many groups, the shares have a column per group; past it, one per dialect.
 const MATRIX_GROUPS: usize = 10;
 
-/// A dialect's name in at most 6 characters (a column head).
+/// A dialect's name in at most 6 characters (a column head): the dialect table's short name
+/// ([`crate::dialect::DialectKind::short`]), else the name cut.
 fn short_dialect(d: Option<&str>) -> String {
     let d = d.unwrap_or("-");
-    let short = match d {
-        "openai-chat" => "chat",
-        "openai-responses" => "resp",
-        "anthropic-messages" => "anthr",
-        other => other,
+    let short = match crate::dialect::DialectKind::from_name(d) {
+        Some(k) => k.short(),
+        None => d,
     };
     short.chars().take(6).collect()
 }
@@ -448,5 +447,24 @@ mod tests {
         let text = s.to_text();
         assert!(text.contains("openai-chat"), "{text}");
         assert!(text.contains("66.7%"), "{text}");
+    }
+
+    /// Every dialect has its own column head of at most six characters.
+    #[test]
+    fn short_dialect_names_are_distinct_and_short() {
+        let heads: std::collections::HashSet<String> = crate::dialect::DialectKind::ALL
+            .iter()
+            .map(|d| short_dialect(Some(d.name())))
+            .collect();
+        assert_eq!(
+            heads.len(),
+            crate::dialect::DialectKind::ALL.len(),
+            "{heads:?}"
+        );
+        for d in crate::dialect::DialectKind::ALL {
+            assert_eq!(short_dialect(Some(d.name())), d.short());
+            assert!(d.short().chars().count() <= 6, "{}", d.short());
+        }
+        assert_eq!(short_dialect(Some("someone-elses")), "someon");
     }
 }

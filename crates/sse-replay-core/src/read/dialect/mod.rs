@@ -30,11 +30,19 @@ macro_rules! dialects {
             name: $name:literal,
             aliases: [$($alias:literal),*],
             title: $title:literal,
+            short: $short:literal,
             help: $help:literal,
             framing: $framing:ident,
             markers: [$($marker:literal),+],
             announcing_finishes: [$($finish:literal),*],
             closes_calls: $closes:literal,
+            stub: {
+                lead: $lead:literal,
+                argument_pieces: $pieces:literal,
+                server_tools: $server_tools:literal,
+                invoke_model_stream: $invoke:literal,
+            },
+            client_env: [$(($env:literal, $env_kind:ident($env_value:literal))),*],
         }
     )*) => {
         /// The supported dialects, each described once in the table below (`dialects!`): its
@@ -70,6 +78,11 @@ macro_rules! dialects {
                 match self { $( DialectKind::$variant => $title, )* }
             }
 
+            /// The name in at most six characters (a column head in `scan`'s summary).
+            pub fn short(self) -> &'static str {
+                match self { $( DialectKind::$variant => $short, )* }
+            }
+
             /// One line for `--dialect`'s help.
             pub fn help(self) -> &'static str {
                 match self { $( DialectKind::$variant => $help, )* }
@@ -102,8 +115,50 @@ macro_rules! dialects {
             pub fn closes_calls(self) -> bool {
                 match self { $( DialectKind::$variant => $closes, )* }
             }
+
+            /// Whether the stub builder writes text or reasoning before this dialect's calls
+            /// ([`crate::stub::StubSpec::lead`]); the others leave it out.
+            pub fn stub_writes_lead(self) -> bool {
+                match self { $( DialectKind::$variant => $lead, )* }
+            }
+
+            /// Whether the dialect streams a call's arguments in pieces at all (Gemini and
+            /// Ollama send each call whole: for them every call is a "whole call").
+            pub fn streams_argument_pieces(self) -> bool {
+                match self { $( DialectKind::$variant => $pieces, )* }
+            }
+
+            /// Whether the dialect reports tools the provider runs itself, and the stub
+            /// builder writes them ([`crate::stub::StubSpec::server_tools`]).
+            pub fn has_server_tools(self) -> bool {
+                match self { $( DialectKind::$variant => $server_tools, )* }
+            }
+
+            /// Whether the stub builder can wrap this dialect's events in binary AWS
+            /// `chunk` frames, as Bedrock's InvokeModelWithResponseStream sends them
+            /// (`stub --invoke-model-stream`).
+            pub fn invoke_model_stream(self) -> bool {
+                match self { $( DialectKind::$variant => $invoke, )* }
+            }
+
+            /// The environment variables this provider's SDKs read to find their server and
+            /// key, as the client-test harness sets them (a base URL, with its path suffix, or
+            /// a fixed dummy value). Several dialects may share one variable.
+            pub fn client_env(self) -> &'static [(&'static str, ClientEnv)] {
+                match self { $( DialectKind::$variant => &[$(($env, ClientEnv::$env_kind($env_value))),*], )* }
+            }
         }
     };
+}
+
+/// The value the client-test harness gives an SDK's environment variable
+/// ([`DialectKind::client_env`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientEnv {
+    /// The replay server's base URL followed by this path (`/v1` for OpenAI's SDKs).
+    BaseUrl(&'static str),
+    /// A fixed value: a dummy key, a region, a setting that keeps the SDK off real credentials.
+    Fixed(&'static str),
 }
 
 dialects! {
@@ -112,99 +167,171 @@ dialects! {
         name: "openai-chat",
         aliases: ["openai", "chat", "openai-compatible"],
         title: "OpenAI Chat Completions",
+        short: "chat",
         help: "OpenAI Chat Completions (and compatible servers)",
         framing: Sse,
         markers: ["\"tool_calls\"", "\"function_call\""],
         announcing_finishes: ["tool_calls", "function_call"],
         closes_calls: false,
+        stub: {
+            lead: true,
+            argument_pieces: true,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
     }
     /// OpenAI Responses.
     OpenAiResponses {
         name: "openai-responses",
         aliases: ["responses"],
         title: "OpenAI Responses",
+        short: "resp",
         help: "OpenAI Responses",
         framing: Sse,
         markers: ["function_call"],
         announcing_finishes: [],
         closes_calls: true,
+        stub: {
+            lead: true,
+            argument_pieces: true,
+            server_tools: true,
+            invoke_model_stream: false,
+        },
+        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
     }
     /// Anthropic Messages.
     AnthropicMessages {
         name: "anthropic-messages",
         aliases: ["anthropic", "claude"],
         title: "Anthropic Messages",
+        short: "anthr",
         help: "Anthropic Messages",
         framing: Sse,
         markers: ["\"tool_use\"", "input_json_delta"],
         announcing_finishes: ["tool_use"],
         closes_calls: true,
+        stub: {
+            lead: true,
+            argument_pieces: true,
+            server_tools: true,
+            invoke_model_stream: true,
+        },
+        client_env: [("ANTHROPIC_BASE_URL", BaseUrl("")), ("ANTHROPIC_API_KEY", Fixed("sk-ant-sse-replay-dummy")), ("ANTHROPIC_BEDROCK_BASE_URL", BaseUrl("")), ("AWS_ACCESS_KEY_ID", Fixed("AKIASSEREPLAYDUMMY00")), ("AWS_SECRET_ACCESS_KEY", Fixed("sse-replay-dummy-secret-access-key")), ("AWS_REGION", Fixed("us-east-1")), ("AWS_DEFAULT_REGION", Fixed("us-east-1")), ("AWS_EC2_METADATA_DISABLED", Fixed("true")), ("AWS_SHARED_CREDENTIALS_FILE", Fixed("/dev/null")), ("AWS_CONFIG_FILE", Fixed("/dev/null"))],
     }
     /// Google Gemini / Vertex AI.
     Gemini {
         name: "gemini",
         aliases: ["google", "vertex"],
         title: "Google Gemini",
+        short: "gemini",
         help: "Google Gemini / Vertex AI",
         framing: Sse,
         markers: ["\"functionCall\"", "\"function_call\""],
         announcing_finishes: ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"],
         closes_calls: true,
+        stub: {
+            lead: true,
+            argument_pieces: false,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [("GOOGLE_GEMINI_BASE_URL", BaseUrl("")), ("GEMINI_BASE_URL", BaseUrl("")), ("GEMINI_API_KEY", Fixed("sse-replay-dummy")), ("GOOGLE_API_KEY", Fixed("sse-replay-dummy"))],
     }
     /// Ollama's `/api/chat` (JSON lines).
     Ollama {
         name: "ollama",
         aliases: [],
         title: "Ollama /api/chat (NDJSON)",
+        short: "ollama",
         help: "Ollama (JSON lines)",
         framing: JsonLines,
         markers: ["\"tool_calls\""],
         announcing_finishes: [],
         closes_calls: true,
+        stub: {
+            lead: true,
+            argument_pieces: false,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [("OLLAMA_HOST", BaseUrl(""))],
     }
     /// Cohere v2 chat.
     Cohere {
         name: "cohere",
         aliases: ["cohere-v2", "cohere-v2-chat"],
         title: "Cohere v2 Chat",
+        short: "cohere",
         help: "Cohere v2 chat",
         framing: Sse,
         markers: ["tool-call-", "\"tool_calls\""],
         announcing_finishes: ["TOOL_CALL"],
         closes_calls: true,
+        stub: {
+            lead: false,
+            argument_pieces: true,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [("CO_API_URL", BaseUrl("")), ("CO_API_KEY", Fixed("sse-replay-dummy"))],
     }
     /// OpenAI Assistants v2 run streams.
     OpenAiAssistants {
         name: "openai-assistants",
         aliases: ["assistants", "openai-assistants-v2"],
         title: "OpenAI Assistants v2 runs",
+        short: "asst",
         help: "OpenAI Assistants v2 run streams",
         framing: Sse,
         markers: ["\"tool_calls\"", "\"function\""],
         announcing_finishes: ["requires_action"],
         closes_calls: true,
+        stub: {
+            lead: false,
+            argument_pieces: true,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
     }
     /// The Vercel AI SDK UI message stream.
     AiSdkUi {
         name: "ai-sdk-ui",
         aliases: ["ai-sdk", "vercel-ai", "ui-message-stream"],
         title: "Vercel AI SDK UI message stream",
+        short: "ai-sdk",
         help: "The Vercel AI SDK UI message stream",
         framing: Sse,
         markers: ["tool-input-", "tool-call"],
         announcing_finishes: ["tool-calls"],
         closes_calls: true,
+        stub: {
+            lead: false,
+            argument_pieces: true,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [],
     }
     /// AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events).
     BedrockConverse {
         name: "bedrock-converse",
         aliases: ["bedrock", "bedrock-converse-stream", "converse", "converse-stream", "aws-bedrock"],
         title: "AWS Bedrock ConverseStream",
+        short: "bedrck",
         help: "AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events)",
         framing: AwsEventStream,
         markers: ["\"toolUse\"", "tool_use"],
         announcing_finishes: ["tool_use"],
         closes_calls: true,
+        stub: {
+            lead: false,
+            argument_pieces: true,
+            server_tools: false,
+            invoke_model_stream: false,
+        },
+        client_env: [("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", BaseUrl("")), ("AWS_ENDPOINT_URL", BaseUrl("")), ("AWS_ACCESS_KEY_ID", Fixed("AKIASSEREPLAYDUMMY00")), ("AWS_SECRET_ACCESS_KEY", Fixed("sse-replay-dummy-secret-access-key")), ("AWS_REGION", Fixed("us-east-1")), ("AWS_DEFAULT_REGION", Fixed("us-east-1")), ("AWS_EC2_METADATA_DISABLED", Fixed("true")), ("AWS_SHARED_CREDENTIALS_FILE", Fixed("/dev/null")), ("AWS_CONFIG_FILE", Fixed("/dev/null"))],
     }
 }
 

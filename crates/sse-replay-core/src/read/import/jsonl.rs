@@ -15,13 +15,13 @@ pub fn import(path: &Path, bytes: &[u8], options: &ReadOptions) -> Result<Record
     // A line over the limit is refused before any line is parsed.
     let mut start = bytes.len() - body.len();
     for line in body.split(|b| *b == b'\n') {
-        if line.len() as u64 > options.max_event_bytes {
+        if line.len() as u64 > options.max_event_bytes.bytes() {
             return Err(ImportError::EventTooLarge {
                 path: path.to_owned(),
                 at: "the fixture".into(),
                 overflow: crate::sse::Overflow {
                     start: start as u64,
-                    limit: options.max_event_bytes,
+                    limit: options.max_event_bytes.bytes(),
                 },
             });
         }

@@ -407,9 +407,7 @@ pub fn import(probe: Probe) -> Result<Imported, ImportError> {
     let size = input.size();
     let limit = match size {
         Some(n) => n,
-        None => options
-            .max_event_bytes
-            .saturating_mul(crate::input::RECORDING_LINE_FACTOR),
+        None => options.max_event_bytes.recording_line_bytes(),
     };
     let (mut bytes, rest) = input.into_parts();
     rest.take(limit.saturating_sub(bytes.len() as u64).saturating_add(1))
@@ -517,9 +515,7 @@ pub(crate) struct BodyOrigin<'a> {
 
 /// The most a compressed body may decode to: as much as a recording read from a pipe may hold.
 pub(crate) fn max_decoded_body(options: &ReadOptions) -> u64 {
-    options
-        .max_event_bytes
-        .saturating_mul(crate::input::RECORDING_LINE_FACTOR)
+    options.max_event_bytes.recording_line_bytes()
 }
 
 pub(crate) use crate::wire::base64::decode as base64_decode;

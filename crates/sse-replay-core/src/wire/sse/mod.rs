@@ -14,6 +14,7 @@ use std::ops::Range;
 
 // "The UTF-8 decode algorithm strips one leading UTF-8 Byte Order Mark (BOM), if any." The parser
 // does it incrementally (the three bytes may arrive in separate reads), against the one constant.
+use crate::limits::EventLimit;
 use crate::text::BOM;
 
 /// Notable forms an event used. All are valid per the spec; the flags exist so they can be reported.
@@ -195,9 +196,9 @@ impl SseParser {
     /// the first one and reports it through [`SseParser::overflow`], so an endless line (such as
     /// `/dev/zero`) costs at most `limit` bytes of memory. Whether the limit is hit does not depend
     /// on how the bytes were split.
-    pub fn with_max_event_bytes(limit: u64) -> Self {
+    pub fn with_max_event_bytes(limit: EventLimit) -> Self {
         Self {
-            max_event_bytes: limit,
+            max_event_bytes: limit.bytes(),
             ..Self::new()
         }
     }

@@ -97,7 +97,7 @@ fn invalid_utf8_is_replaced_not_fatal() {
 
 /// Feed `body` cut at `cut` into a limited parser: the events' data and the overflow.
 fn limited(body: &[u8], cut: usize, limit: u64) -> (Vec<String>, Option<Overflow>) {
-    let mut p = SseParser::with_max_event_bytes(limit);
+    let mut p = SseParser::with_max_event_bytes(EventLimit::new(limit));
     let mut out = Vec::new();
     let mut sink = |i: SseItem<'_>| {
         if let SseItem::Event(e) = i {
@@ -141,7 +141,7 @@ fn a_line_over_the_limit_stops_the_parser_wherever_it_is_split() {
 
 #[test]
 fn an_endless_line_costs_at_most_the_limit() {
-    let mut p = SseParser::with_max_event_bytes(1000);
+    let mut p = SseParser::with_max_event_bytes(EventLimit::new(1000));
     let zeros = [0u8; 300];
     let mut n = 0;
     for _ in 0..100 {
@@ -184,7 +184,7 @@ type LimitedRun = (
 );
 
 fn run_limited(body: &[u8], cuts: &[usize], limit: u64) -> LimitedRun {
-    let mut p = SseParser::with_max_event_bytes(limit);
+    let mut p = SseParser::with_max_event_bytes(EventLimit::new(limit));
     let mut items = Vec::new();
     let mut sink = |i: SseItem<'_>| match i {
         SseItem::Event(e) => items.push((false, e.data.to_owned(), e.span)),
