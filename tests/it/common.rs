@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use sse_replay_core::accumulate::{Call, Parsed};
 use sse_replay_core::analysis::{Analysis, SourceInfo};
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::pipeline::Options;
@@ -101,30 +100,6 @@ pub fn analyse_raw(body: &[u8], dialect: Option<DialectKind>) -> Analysis {
         detail: true,
     };
     Analysis::from_recording(&rec, source, options)
-}
-
-/// `body` cut at the ascending offsets `cuts` (the pieces cover it exactly).
-pub use sse_replay_core::chunking::split;
-
-/// `body` cut at `cuts`, as reads at time 0 (what `run_chunks` takes).
-pub fn reads<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<(&'a [u8], u64)> {
-    split(body, cuts).into_iter().map(|p| (p, 0u64)).collect()
-}
-
-/// Calls as compared across chunkings: id, name, raw arguments, parse result, completeness.
-pub fn call_summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed, bool)> {
-    calls
-        .iter()
-        .map(|c| {
-            (
-                c.id.clone(),
-                c.name.clone(),
-                c.raw_arguments.clone(),
-                c.parsed.clone(),
-                c.complete,
-            )
-        })
-        .collect()
 }
 
 /// Assert that `actual` equals the insta snapshot `tests/snapshots/<name>.snap`.

@@ -1162,22 +1162,3 @@ fn the_response_columns_come_from_the_capture() {
         "anthropic.claude-3-5-sonnet-20240620-v1:0"
     );
 }
-
-/// docs/scan-schema.md describes every column of the schema, with its type and version.
-#[test]
-fn the_schema_page_describes_every_column() {
-    let doc = std::fs::read_to_string(manifest().join("docs/scan-schema.md")).unwrap();
-    assert!(doc.contains(&format!(
-        "`schema_version` {}",
-        sse_replay_core::scan::SCHEMA_VERSION
-    )));
-    for t in sse_replay_core::scan::Table::ALL {
-        for c in t.columns() {
-            let line = format!("| `{}` | {} |", c.name, c.kind.name());
-            assert!(
-                doc.contains(&line),
-                "{line} missing from docs/scan-schema.md"
-            );
-        }
-    }
-}

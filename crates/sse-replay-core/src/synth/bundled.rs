@@ -1,6 +1,6 @@
 //! The bundled recordings (`recordings/*.ron`) as stub specs: the one place they are built from.
-//! `tests/it/dialects.rs` rebuilds every entry and compares it with the file on disk
-//! (`UPDATE_SNAPSHOTS=1` rewrites the files), and checks that each `quirk-*` recording is its
+//! The core's `tests/core/dialects.rs` rebuilds every entry and compares it with the file on
+//! disk (`UPDATE_SNAPSHOTS=1` rewrites the files), and checks that each `quirk-*` recording is its
 //! clean twin's spec plus exactly one quirk. Bedrock's recordings are binary AWS event stream
 //! frames (stored as hex in the RON file).
 
