@@ -474,7 +474,7 @@ fn looks_like_base64_stream(text: &[u8]) -> bool {
     is_stream_body(&decoded)
 }
 
-/// Decode standard or URL-safe base64 (the byte layer's decoder: [`crate::wire::base64::decode`]).
+/// Decode standard or URL-safe base64 (the byte layer's one decoder, `wire::base64::decode`).
 pub fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
     crate::wire::base64::decode(s)
 }

@@ -144,7 +144,7 @@ impl Steps {
         &mut self.texts
     }
 
-    /// Number of attempts (also those only counted: see [`Steps::counts_only`]).
+    /// Number of attempts (also those only counted: see `Steps::counts_only`).
     pub fn len(&self) -> usize {
         self.rows.len() + self.counted
     }
