@@ -34,7 +34,7 @@ const UNRUN: &[(&str, &str, &str)] = &[
     ),
     (
         "docs/ci.md",
-        "sse-replay test --dialect openai-chat --faults all --random-seed 7",
+        "sse-replay test --dialect openai-chat --faults all",
         "a GitHub Actions step: runs a Python client the repository does not have",
     ),
     (
