@@ -6,7 +6,7 @@
 //! - [`decide`]: an input's name and head → [`Content`]: what it is ([`Kind`]), the framing its
 //!   body is cut with ([`Framing`], the framer's own decision) and the importer that reads it
 //!   ([`ImportFormat`], or why none does). The probe keeps this answer; `import` takes it.
-//! - [`framing`] / [`framing_of_prefix`]: the framing of a body from its first bytes, as the
+//! - [`framing`]: the framing of a body from its first bytes, as the
 //!   framer ([`crate::framing::Framer`] with no framing given) decides it while bytes arrive; the
 //!   one rule for serve's and the harness's `Content-Type` of a recording that has none.
 //! - [`is_stream_body`], [`is_chunk_array`], [`is_stream_type`], [`stream_type`]: whether a body
@@ -467,31 +467,18 @@ fn looks_like_base64_stream(text: &[u8]) -> bool {
     let whole = chars.len() / 4 * 4;
     let Ok(decoded) = std::str::from_utf8(&chars[..whole])
         .map_err(|e| e.to_string())
-        .and_then(base64_decode)
+        .and_then(crate::wire::base64::decode)
     else {
         return false;
     };
     is_stream_body(&decoded)
 }
 
-/// Decode standard or URL-safe base64 (the byte layer's one decoder, `wire::base64::decode`).
-pub fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
-    crate::wire::base64::decode(s)
-}
-
 /// The framing of a body that starts with `head`, decided as the framer decides it
 /// ([`crate::framing::Framer::new`] with no framing given); `None` while `head` cannot tell
 /// (empty, only blank bytes, or fewer bytes than a binary frame's prelude).
 pub fn framing(head: &[u8]) -> Option<Framing> {
-    framing_of_prefix(head, crate::limits::EventLimit::DEFAULT.bytes(), 0).ok()
-}
-
-/// The framer's decision on the bytes so far ([`crate::framing::Framer::decide`], which owns it:
-/// the byte layer decides a framing without knowing what an input is). `blank`: how many bytes
-/// (after a byte order mark) an earlier call found blank; undecided, the error says how many are
-/// now.
-pub fn framing_of_prefix(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
-    crate::framing::Framer::decide(prefix, limit, blank)
+    crate::framing::Framer::decide(head, crate::limits::EventLimit::DEFAULT.bytes(), 0).ok()
 }
 
 /// Does this body (one inside a capture, with no stream content type) look like a stream: SSE
@@ -1128,22 +1115,28 @@ mod tests {
         assert!(!crate::json_array::looks_like_json_array(b"data: [DONE]"));
         assert!(!crate::json_array::looks_like_json_array(b"   "));
         assert_eq!(
-            base64_decode("ZGF0YTogW0RPTkVdCgo=").as_deref(),
+            crate::wire::base64::decode("ZGF0YTogW0RPTkVdCgo=").as_deref(),
             Ok(b"data: [DONE]\n\n".as_slice())
         );
-        assert_eq!(base64_decode("YWI").as_deref(), Ok(b"ab".as_slice()));
+        assert_eq!(
+            crate::wire::base64::decode("YWI").as_deref(),
+            Ok(b"ab".as_slice())
+        );
         // URL-safe alphabet, whitespace, and anything after the padding.
         assert_eq!(
-            base64_decode("-_-_\n-_8=\r\n").as_deref(),
+            crate::wire::base64::decode("-_-_\n-_8=\r\n").as_deref(),
             Ok(b"\xfb\xff\xbf\xfb\xff".as_slice())
         );
         assert_eq!(
-            base64_decode("+/+/").as_deref(),
+            crate::wire::base64::decode("+/+/").as_deref(),
             Ok(b"\xfb\xff\xbf".as_slice())
         );
-        assert_eq!(base64_decode("YQ==ignored").as_deref(), Ok(b"a".as_slice()));
         assert_eq!(
-            base64_decode("a$b"),
+            crate::wire::base64::decode("YQ==ignored").as_deref(),
+            Ok(b"a".as_slice())
+        );
+        assert_eq!(
+            crate::wire::base64::decode("a$b"),
             Err("invalid base64 character '$'".to_owned())
         );
     }

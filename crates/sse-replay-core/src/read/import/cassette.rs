@@ -32,9 +32,10 @@ use serde_yaml_ng::Value;
 use super::{
     BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
 };
-use crate::content::{base64_decode, is_stream_body, is_stream_type};
+use crate::content::{is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
+use crate::wire::base64::decode as base64_decode;
 
 /// Import every event-stream interaction of a cassette (at most `options.max_streams`; the rest
 /// counted). Nesting deeper than [`MAX_FLOW_DEPTH`] is refused before the YAML reader sees it.

@@ -10,9 +10,10 @@ use serde::Deserialize;
 use super::{
     BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
 };
-use crate::content::{base64_decode, is_stream_body, is_stream_type};
+use crate::content::{is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{RequestInfo, ResponseInfo, redact_headers};
+use crate::wire::base64::decode as base64_decode;
 
 #[derive(Deserialize)]
 struct Har {

@@ -13,9 +13,10 @@ use serde_json::Value;
 use super::{
     BodyOrigin, ImportError, ImportFormat, Imported, NO_TIMING_NOTE, body_recording, file_name,
 };
-use crate::content::{base64_decode, is_stream_body, is_stream_type};
+use crate::content::{is_stream_body, is_stream_type};
 use crate::probe::ReadOptions;
 use crate::recording::{ResponseInfo, redact_headers};
+use crate::wire::base64::decode as base64_decode;
 
 /// Import a base64 text file as the stream it encodes.
 pub fn import_base64(
