@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use sse_replay_core::analysis::{Analysis, SourceInfo};
-use sse_replay_core::dialect::DialectKind;
-use sse_replay_core::pipeline::Options;
+pub use crate::data::analyse_raw;
 
 /// The `sse-replay` binary built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_sse-replay");
@@ -84,22 +82,6 @@ pub fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, body).expect("write");
     p
-}
-
-/// The analysis of a raw body (no read boundaries, no timing), the dialect forced when given.
-pub fn analyse_raw(body: &[u8], dialect: Option<DialectKind>) -> Analysis {
-    let rec = sse_replay_core::input::raw_to_recording(body, "inline");
-    let source = SourceInfo {
-        name: "inline".into(),
-        kind: "raw body".into(),
-        timing_known: false,
-    };
-    let options = Options {
-        dialect,
-        framing: None,
-        detail: true,
-    };
-    Analysis::from_recording(&rec, source, options)
 }
 
 /// Assert that `actual` equals the insta snapshot `tests/snapshots/<name>.snap`.

@@ -6,38 +6,18 @@
 //! library-level imports are the core's tests (`crates/sse-replay-core/tests/core/dialects.rs`).
 
 use crate::common;
+use crate::data::bundled;
 
 use std::path::PathBuf;
 
 use serde_json::Value;
-use sse_replay_core::recording::{self, Recording};
+use sse_replay_core::recording;
 
 use common::{assert_snapshots, bin, manifest};
 
 // ---------------------------------------------------------------------------------------------
 // Bundled recordings
 // ---------------------------------------------------------------------------------------------
-
-/// Every `recordings/*.ron`, by file stem, sorted.
-fn bundled() -> Vec<(String, Recording)> {
-    let dir = manifest().join("recordings");
-    let mut v: Vec<(String, Recording)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
-        .map(|p| {
-            let name = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let rec = recording::load(&p).unwrap_or_else(|e| panic!("{e}"));
-            (name, rec)
-        })
-        .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
-}
 
 fn check_json(name: &str) -> (Value, i32) {
     let out = bin()

@@ -12,23 +12,14 @@
 //! - `stub`, `serve`, `record` and `export` work on the new forms.
 
 use crate::common;
+use crate::data::{FOLDERS, data, expected, streams};
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
 use sse_replay_core::recording::Recording;
 
 use common::{BIN, manifest, stderr};
-
-/// Import a file with the default options, as `sse-replay import` does.
-fn import_path(
-    path: &std::path::Path,
-) -> Result<Vec<sse_replay_core::recording::Recording>, sse_replay_core::import::ImportError> {
-    let probe = sse_replay_core::probe::open(path, Default::default())
-        .map_err(|e| sse_replay_core::import::open_error(path, e))?;
-    sse_replay_core::import::import(probe).map(|i| i.recordings)
-}
 
 fn run(args: &[&str]) -> Output {
     common::bin_in(&manifest())
@@ -43,69 +34,6 @@ fn code(o: &Output) -> i32 {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// The folders of real data this module checks.
-const FOLDERS: [&str; 4] = [
-    "cohere-v2",
-    "assistants",
-    "responses-items",
-    "json-array-chunks",
-];
-
-fn data(folder: &str) -> PathBuf {
-    manifest().join("tests/data").join(folder)
-}
-
-/// `expected.json`'s `files` map of a folder.
-fn expected(folder: &str) -> serde_json::Map<String, Value> {
-    let text = std::fs::read_to_string(data(folder).join("expected.json")).expect("expected.json");
-    let doc: Value = serde_json::from_str(&text).expect("expected.json is JSON");
-    doc["files"].as_object().cloned().expect("files")
-}
-
-/// The stream number (1-based, as `--stream` takes it) of the interaction or entry `index`
-/// (0-based, as expected.json counts them) of a capture: from the titles the importer gives.
-fn stream_number(path: &Path, index: u64) -> usize {
-    let recs = import_path(path).expect("imports");
-    recs.iter()
-        .position(|r| {
-            ["interaction ", "entry "].iter().any(|w| {
-                r.meta
-                    .title
-                    .split(w)
-                    .nth(1)
-                    .and_then(|t| t.split(' ').next())
-                    .and_then(|n| n.parse::<u64>().ok())
-                    == Some(index + 1)
-            })
-        })
-        .map(|i| i + 1)
-        .unwrap_or_else(|| {
-            panic!(
-                "{}: no stream for interaction/entry {index}",
-                path.display()
-            )
-        })
-}
-
-/// Each stream of a file that expected.json describes with calls: `None` for a plain body.
-fn streams<'a>(path: &Path, entry: &'a Value) -> Vec<(Option<usize>, &'a Value)> {
-    match entry.get("streams").and_then(Value::as_array) {
-        None => vec![(None, entry)],
-        Some(list) => list
-            .iter()
-            .filter(|s| s.get("calls").is_some())
-            .map(|s| {
-                let index = s
-                    .get("interaction")
-                    .or_else(|| s.get("entry"))
-                    .and_then(Value::as_u64)
-                    .expect("interaction or entry");
-                (Some(stream_number(path, index)), s)
-            })
-            .collect(),
-    }
 }
 
 /// The same through the binary: `check --stream N` exits 0 and `export` prints the expected calls.

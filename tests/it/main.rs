@@ -3,6 +3,9 @@
 //! cli::` runs one module's tests.
 
 mod common;
+/// The data helpers shared with the core's test binary.
+#[path = "../support/data.rs"]
+mod data;
 
 mod bedrock;
 mod cli;

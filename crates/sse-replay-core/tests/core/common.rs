@@ -1,16 +1,9 @@
-//! Helpers shared by the core's integration tests.
+//! Helpers shared by the core's integration tests (the data helpers both test binaries use are
+//! in `tests/support/data.rs`).
 
-use std::path::PathBuf;
+pub use crate::data::{analyse_raw, repo_root};
 
 use sse_replay_core::accumulate::{Call, Parsed};
-use sse_replay_core::analysis::{Analysis, SourceInfo};
-use sse_replay_core::dialect::DialectKind;
-use sse_replay_core::pipeline::Options;
-
-/// The repository's top folder (where `recordings/` and `tests/data/` live).
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 /// `body` cut at `cuts`, as reads at time 0 (what `run_chunks` takes).
 pub fn reads<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<(&'a [u8], u64)> {
@@ -34,20 +27,4 @@ pub fn call_summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Pars
             )
         })
         .collect()
-}
-
-/// The analysis of a raw body (no read boundaries, no timing), the dialect forced when given.
-pub fn analyse_raw(body: &[u8], dialect: Option<DialectKind>) -> Analysis {
-    let rec = sse_replay_core::input::raw_to_recording(body, "inline");
-    let source = SourceInfo {
-        name: "inline".into(),
-        kind: "raw body".into(),
-        timing_known: false,
-    };
-    let options = Options {
-        dialect,
-        framing: None,
-        detail: true,
-    };
-    Analysis::from_recording(&rec, source, options)
 }

@@ -11,6 +11,7 @@
 //!   including a malformed one of each: a clear error.
 
 use crate::common::{analyse_raw, call_summary, repo_root as manifest};
+use crate::data::bundled;
 use serde_json::{Value, json};
 use sse_replay_core::accumulate::Call;
 use sse_replay_core::analysis::{Analysis, SourceInfo, StreamEnding};
@@ -1370,27 +1371,6 @@ fn chunking_property_random_splits() {
         assert_same(&name, &whole, &run_split(&body, &every, None), &[]);
     }
     assert_eq!(covered.len(), DialectKind::ALL.len(), "{covered:?}");
-}
-
-/// Every `recordings/*.ron`, by file stem, sorted.
-fn bundled() -> Vec<(String, Recording)> {
-    let dir = manifest().join("recordings");
-    let mut v: Vec<(String, Recording)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
-        .map(|p| {
-            let name = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let rec = recording::load(&p).unwrap_or_else(|e| panic!("{e}"));
-            (name, rec)
-        })
-        .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
 }
 
 /// Every `recordings/*.ron` is built by `sse_replay_core::bundled` (the one place they are made):

@@ -7,24 +7,15 @@
 //! `tests/it/forms.rs`.
 
 use crate::common::repo_root as manifest;
+use crate::data::{FOLDERS, data, expected, import_path, streams};
 use serde_json::{Value, json};
 use sse_replay_core::analysis::Analysis;
 use sse_replay_core::dialect::DialectKind;
 use sse_replay_core::findings::FindingKind;
 use sse_replay_core::pipeline::{Options, run_chunks};
 use sse_replay_core::recording::Recording;
-use std::path::{Path, PathBuf};
 
 use crate::common;
-
-/// Import a file with the default options, as `sse-replay import` does.
-fn import_path(
-    path: &std::path::Path,
-) -> Result<Vec<sse_replay_core::recording::Recording>, sse_replay_core::import::ImportError> {
-    let probe = sse_replay_core::probe::open(path, Default::default())
-        .map_err(|e| sse_replay_core::import::open_error(path, e))?;
-    sse_replay_core::import::import(probe).map(|i| i.recordings)
-}
 
 /// Open and analyse a file as `check` does (stream `stream` of a capture holding several).
 fn open_analyse(
@@ -38,69 +29,6 @@ fn open_analyse(
     sse_replay_core::probe::open(path, options)
         .map_err(sse_replay_core::open::OpenError::from)?
         .analyse(true)
-}
-
-/// The folders of real data this module checks.
-const FOLDERS: [&str; 4] = [
-    "cohere-v2",
-    "assistants",
-    "responses-items",
-    "json-array-chunks",
-];
-
-fn data(folder: &str) -> PathBuf {
-    manifest().join("tests/data").join(folder)
-}
-
-/// `expected.json`'s `files` map of a folder.
-fn expected(folder: &str) -> serde_json::Map<String, Value> {
-    let text = std::fs::read_to_string(data(folder).join("expected.json")).expect("expected.json");
-    let doc: Value = serde_json::from_str(&text).expect("expected.json is JSON");
-    doc["files"].as_object().cloned().expect("files")
-}
-
-/// The stream number (1-based, as `--stream` takes it) of the interaction or entry `index`
-/// (0-based, as expected.json counts them) of a capture: from the titles the importer gives.
-fn stream_number(path: &Path, index: u64) -> usize {
-    let recs = import_path(path).expect("imports");
-    recs.iter()
-        .position(|r| {
-            ["interaction ", "entry "].iter().any(|w| {
-                r.meta
-                    .title
-                    .split(w)
-                    .nth(1)
-                    .and_then(|t| t.split(' ').next())
-                    .and_then(|n| n.parse::<u64>().ok())
-                    == Some(index + 1)
-            })
-        })
-        .map(|i| i + 1)
-        .unwrap_or_else(|| {
-            panic!(
-                "{}: no stream for interaction/entry {index}",
-                path.display()
-            )
-        })
-}
-
-/// Each stream of a file that expected.json describes with calls: `None` for a plain body.
-fn streams<'a>(path: &Path, entry: &'a Value) -> Vec<(Option<usize>, &'a Value)> {
-    match entry.get("streams").and_then(Value::as_array) {
-        None => vec![(None, entry)],
-        Some(list) => list
-            .iter()
-            .filter(|s| s.get("calls").is_some())
-            .map(|s| {
-                let index = s
-                    .get("interaction")
-                    .or_else(|| s.get("entry"))
-                    .and_then(Value::as_u64)
-                    .expect("interaction or entry");
-                (Some(stream_number(path, index)), s)
-            })
-            .collect(),
-    }
 }
 
 /// The name a call without one of its own gets: the tool's name its item type fixes.

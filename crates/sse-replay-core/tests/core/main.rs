@@ -5,6 +5,9 @@
 //! `tests/it/` that uses only this crate belongs here.
 
 mod common;
+/// The data helpers shared with the root's test binary.
+#[path = "../../../../tests/support/data.rs"]
+mod data;
 
 mod bedrock;
 mod conformance;
