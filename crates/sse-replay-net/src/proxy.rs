@@ -956,7 +956,7 @@ async fn finish_capture(
             path: done.saved,
             bytes: done.progress.bytes,
             chunks: done.progress.chunks,
-            calls: done.outcome.calls.len(),
+            calls: done.calls,
             error: error.or(done.write_error.map(|e| e.to_string())),
             ended_normally: done.outcome.ended_normally(),
         },

@@ -595,7 +595,7 @@ async fn finish(
         }
     };
     let outcome = &done.outcome;
-    let (events, calls) = (outcome.event_count, outcome.calls.len());
+    let (events, calls) = (outcome.event_count, done.calls);
     let stream_complete = outcome.ended_normally();
     let provider_error = outcome.provider_error.as_ref().map(|(m, _)| m.clone());
     let progress = Progress {

@@ -16,7 +16,8 @@
 //! Memory does not grow with the stream: the chunks live in the journal on disk (for standard
 //! output, a device or a FIFO, in an unnamed spool file), the final document is written from it
 //! one chunk at a time, and the writer keeps only the reads not yet reported, the lean
-//! pipeline's state and, while the body may still be one complete JSON document, a bounded copy
+//! pipeline's state (which keeps no call's arguments: it counts calls and decides the ending,
+//! and the calls are counted at the end, not collected) and, while the body may still be one complete JSON document, a bounded copy
 //! of it. The network side waits for the writer ([`Sink::send`]) when more than
 //! [`IN_FLIGHT_BYTES`] are queued, so a fast upstream cannot outrun the disk into memory. Only a
 //! sink with no output keeps the recording in memory (the caller asked for that).
@@ -128,8 +129,11 @@ pub struct SinkDone {
     pub saved: Option<PathBuf>,
     /// The first write error; the journal may still hold what was flushed before it.
     pub write_error: Option<RecordingError>,
-    /// The lean pipeline's outcome over the whole body (calls, finish, provider error...).
+    /// The lean pipeline's outcome over the whole body (finish, provider error, events...). It
+    /// keeps no call's arguments, nor the calls themselves: their number is [`SinkDone::calls`].
     pub outcome: PipelineOutput,
+    /// The tool calls the body held.
+    pub calls: usize,
 }
 
 /// Handle to the writer thread. See the module documentation.
@@ -277,6 +281,7 @@ impl Sink {
                     ),
                 }),
                 outcome: PipelineOutput::default(),
+                calls: 0,
                 progress: Progress::default(),
             },
         }
@@ -442,7 +447,9 @@ fn writer_loop(
     let mut w = Writer {
         store,
         head,
-        pipeline: Pipeline::new(Options::default()),
+        // The summary needs the number of calls and the ending, never the arguments: kept, a
+        // long call's arguments grew with the stream (a fifth to a half of its bytes).
+        pipeline: Pipeline::new(Options::default()).without_arguments(),
         progress: Progress::default(),
         unreported: Vec::new(),
         unreported_bytes: 0,
@@ -546,7 +553,9 @@ fn writer_loop(
             *slot = Some(err);
         }
     };
-    let mut outcome = pipeline.finish();
+    // Counted one by one, none kept.
+    let mut calls = 0;
+    let mut outcome = pipeline.finish_each(|_| calls += 1);
     // A non-streaming response (one complete JSON document): its calls are read directly.
     if let Some(body) = complete
         && sse_replay_core::complete::chunks_are_complete(std::iter::once(body.as_slice()))
@@ -558,6 +567,7 @@ fn writer_loop(
             &[],
         )
     {
+        calls = whole.calls.len();
         outcome = whole;
     }
     let done = |recording, saved, write_error, outcome| SinkDone {
@@ -566,6 +576,7 @@ fn writer_loop(
         saved,
         write_error,
         outcome,
+        calls,
     };
     let Some(notes) = notes else {
         // The network side vanished: keep the journal for salvage, as after a crash.

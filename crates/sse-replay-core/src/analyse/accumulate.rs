@@ -186,6 +186,8 @@ pub struct Accumulator {
     table: FxHashMap<CallKey, u32>,
     recent: [Option<(CallKey, u32)>; 2],
     keep_records: bool,
+    /// Keep no call's arguments (see [`Accumulator::without_arguments`]).
+    counts_only: bool,
     records: Vec<FragmentRecord>,
     fragment_count: u32,
 }
@@ -197,6 +199,17 @@ impl Accumulator {
             keep_records,
             ..Default::default()
         }
+    }
+
+    /// An accumulator that keeps no call's arguments (nor the dialect's authoritative copies):
+    /// ids, names, kinds and the dialect's "done" marks only. For a caller that needs the number
+    /// of calls and how the stream ended, never the arguments (the recorder's summary), whose
+    /// memory must not grow with the stream: kept, a long call's arguments were a fifth to a
+    /// half of the bytes received, and parsed at the end once more. Its calls come out with
+    /// empty arguments, parsed as `{}`.
+    pub fn without_arguments(mut self) -> Self {
+        self.counts_only = true;
+        self
     }
 
     fn call_for(&mut self, key: &CallKey) -> u32 {
@@ -255,7 +268,7 @@ impl Accumulator {
         if let Raw::Value(piece) = &frag.args {
             object_args = matches!(piece, ArgsPiece::Object(_));
             open.object_args |= object_args;
-            let text = piece.text();
+            let text = if self.counts_only { "" } else { piece.text() };
             // Observed, never corrected: a piece that starts with everything before it is a
             // cumulative re-send (`{…}{…}` once appended). Cheap: the comparison only runs for a
             // piece longer than the whole call so far.
@@ -300,7 +313,9 @@ impl Accumulator {
     /// The dialect carries the full arguments of the call with `key`.
     pub fn authoritative(&mut self, key: &CallKey, arguments: String) {
         let i = self.call_for(key);
-        self.calls[i as usize].authoritative = Some(arguments);
+        if !self.counts_only {
+            self.calls[i as usize].authoritative = Some(arguments);
+        }
     }
 
     /// The dialect says the call with `key` is a tool the provider runs itself.

@@ -378,6 +378,16 @@ impl<O: FactObserver> Pipeline<O> {
         self
     }
 
+    /// A pipeline that keeps no call's arguments ([`Accumulator::without_arguments`]): it still
+    /// frames every event, counts the calls and decides how the stream ended, in memory that does
+    /// not grow with the arguments. Its calls come out with empty arguments (and the findings
+    /// about them mean nothing): for the recorder's and the proxy's summary, which report only
+    /// the number of calls and the ending.
+    pub fn without_arguments(mut self) -> Self {
+        self.acc = std::mem::take(&mut self.acc).without_arguments();
+        self
+    }
+
     /// A pipeline that stops framing at the first line or event longer than `limit` bytes (see
     /// [`Pipeline::overflow`]); callers that read unbounded input (a pipe, `/dev/zero`) use it to
     /// keep memory bounded and to know when to stop reading.
@@ -1066,4 +1076,69 @@ pub fn run_chunks<'a>(
         p.feed(bytes, t);
     }
     p.finish()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::recording::Recording;
+
+    /// What a pipeline that keeps no arguments must still say: everything the recorder's summary
+    /// reads.
+    fn summary(out: &PipelineOutput, calls: usize) -> String {
+        format!(
+            "{} events, {calls} calls, {:?}, ended normally: {}, dialect {:?} (known: {}), provider error {:?}",
+            out.event_count,
+            out.ending,
+            out.ended_normally(),
+            out.dialect,
+            out.dialect_known,
+            out.provider_error.as_ref().map(|(m, _)| m),
+        )
+    }
+
+    /// On every bundled recording (every dialect and framing), a pipeline without arguments counts
+    /// the same events and calls and decides the same ending as the full one, keeping no byte of
+    /// any call's arguments.
+    #[test]
+    fn without_arguments_says_what_the_summary_needs_and_keeps_no_arguments() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../recordings");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "ron") {
+                continue;
+            }
+            let rec = Recording::load(&path).unwrap();
+            let mut full = Pipeline::new(Options::default());
+            let mut lean = Pipeline::new(Options::default()).without_arguments();
+            for c in &rec.chunks {
+                full.feed(&c.bytes, c.t_micros);
+                lean.feed(&c.bytes, c.t_micros);
+            }
+            let kept: usize = lean
+                .acc
+                .open_calls()
+                .iter()
+                .map(|c| c.args.len() + c.authoritative.as_ref().map_or(0, String::len))
+                .sum();
+            assert_eq!(kept, 0, "{}", path.display());
+            let full = full.finish();
+            let with_arguments: usize = full.calls.iter().map(|c| c.raw_arguments.len()).sum();
+            let mut calls = 0;
+            let lean = lean.finish_each(|c| {
+                assert!(c.raw_arguments.is_empty());
+                calls += 1;
+            });
+            assert_eq!(
+                summary(&lean, calls),
+                summary(&full, full.calls.len()),
+                "{}",
+                path.display()
+            );
+            seen += usize::from(with_arguments > 0);
+        }
+        assert!(seen > 40, "{seen} recordings with arguments");
+    }
 }
