@@ -1318,6 +1318,19 @@ fn the_callers_credentials_never_reach_the_client() {
         ("HF_TOKEN", "real-caller-hf-20"),
         ("GITHUB_TOKEN", "real-caller-github-21"),
         ("MY_GATEWAY_SETTING", "sk-proj-RealCallerKey22abcdef0123"),
+        // Azure managed identity (App Service, Functions, Arc): the endpoint hands a real token
+        // to whoever sends the header's value.
+        (
+            "IDENTITY_ENDPOINT",
+            "http://localhost:42356/real-caller-msi-23",
+        ),
+        ("IDENTITY_HEADER", "real-caller-identity-header-24"),
+        ("MSI_ENDPOINT", "http://localhost:42356/real-caller-msi-25"),
+        (
+            "IMDS_ENDPOINT",
+            "http://localhost:40342/real-caller-imds-26",
+        ),
+        ("X_UPSTREAM_AUTHORISATION", "Bearer RealCallerBearer27abc"),
     ];
     let mut cmd = bin();
     cmd.args([

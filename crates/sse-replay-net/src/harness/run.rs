@@ -110,8 +110,10 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
 }
 
 /// Variables that lead an SDK to real credentials without naming a secret themselves: a profile,
-/// a role, a web-identity token file, an identity endpoint, Vertex AI instead of the API key.
-/// Removed from a client's environment with the secrets ([`is_caller_credential`]).
+/// a role, a web-identity token file, an identity endpoint (AWS containers; Azure App Service,
+/// Functions, Arc and Cloud Shell managed identity, whose `IDENTITY_HEADER` is itself the
+/// secret that endpoint asks for), Vertex AI instead of the API key. Removed from a client's
+/// environment with the secrets ([`is_caller_credential`]).
 const AMBIENT_CREDENTIALS: &[&str] = &[
     "AWS_PROFILE",
     "AWS_DEFAULT_PROFILE",
@@ -124,6 +126,12 @@ const AMBIENT_CREDENTIALS: &[&str] = &[
     "GOOGLE_GENAI_USE_VERTEXAI",
     "AZURE_CLIENT_CERTIFICATE_PATH",
     "AZURE_FEDERATED_TOKEN_FILE",
+    "IDENTITY_ENDPOINT",
+    "IDENTITY_HEADER",
+    "IDENTITY_SERVER_THUMBPRINT",
+    "IMDS_ENDPOINT",
+    "MSI_ENDPOINT",
+    "MSI_SECRET",
 ];
 
 /// Whether the caller's variable `name` (with `value`) may carry a real credential, so it is not
