@@ -164,6 +164,9 @@ fn is_secret_query_param(name: &str) -> bool {
         "key" | "api_key" | "apikey" | "api-key" | "token" | "access_token" | "auth" | "sig"
     ) || name.contains("secret")
         || name.contains("password")
+        // `jsessionid`, `PHPSESSID`, `session_token`: a session is a credential in a URL.
+        || name.contains("session")
+        || name.contains("sessid")
         || name.ends_with("_token")
         || name.ends_with("-token")
         || is_secret_key(&name)
@@ -553,9 +556,15 @@ fn auth_scheme(value: &str) -> Option<&str> {
 /// `a=1&key=S` with the values of secret keys (decoded before matching) replaced by
 /// [`REDACTED_URL_VALUE`]; everything else, including order and encoding, is kept.
 fn redact_pairs(pairs: &str, out: &mut String) {
-    for (i, pair) in pairs.split('&').enumerate() {
+    redact_pairs_split(pairs, '&', out);
+}
+
+/// [`redact_pairs`] with pairs separated by `separator` (`;` for a path segment's matrix
+/// parameters: `/app;jsessionid=…`).
+fn redact_pairs_split(pairs: &str, separator: char, out: &mut String) {
+    for (i, pair) in pairs.split(separator).enumerate() {
         if i > 0 {
-            out.push('&');
+            out.push(separator);
         }
         match pair.split_once('=') {
             Some((name, value))
@@ -611,9 +620,16 @@ fn redact_path(base: &str) -> String {
     };
     let (head, path) = base.split_at(path_start);
     let segments: Vec<&str> = path.split('/').collect();
+    // `/app;jsessionid=…`: a segment's matrix parameters, read as a query's pairs.
+    let matrix = |seg: &str| -> Option<String> {
+        let (name, params) = seg.split_once(';')?;
+        let mut out = format!("{name};");
+        redact_pairs_split(params, ';', &mut out);
+        (out != seg).then_some(out)
+    };
     if !segments
         .iter()
-        .any(|seg| contains_credential(&percent_decode(seg)))
+        .any(|seg| contains_credential(&percent_decode(seg)) || matrix(seg).is_some())
     {
         return base.to_owned();
     }
@@ -621,7 +637,9 @@ fn redact_path(base: &str) -> String {
         .into_iter()
         .map(|seg| {
             let decoded = percent_decode(seg);
-            if looks_like_credential(&decoded) {
+            if let Some(masked) = matrix(seg).filter(|m| !contains_credential(&percent_decode(m))) {
+                masked
+            } else if looks_like_credential(&decoded) {
                 REDACTED_URL_VALUE.to_owned()
             } else if contains_credential(&decoded) {
                 // A key inside a segment (`models/m:sk-…`): the key goes, the rest stays.
@@ -1568,6 +1586,30 @@ mod tests {
             let out = redact_body(&body);
             assert!(!out.contains(key), "{out}");
             assert_eq!(redact_body(&out), out, "idempotent");
+        }
+    }
+
+    /// Session ids in a path segment's matrix parameters (`;jsessionid=`) and under session names
+    /// in a query are redacted; other matrix parameters and segments stay.
+    #[test]
+    fn session_ids_in_matrix_parameters_and_queries_are_redacted() {
+        for (url, want) in [
+            (
+                "https://h/app;jsessionid=SessA1b2C3/v1/chat?q=1",
+                "https://h/app;jsessionid=REDACTED/v1/chat?q=1",
+            ),
+            (
+                "/shop/cart;PHPSESSID=ab12cd34;lang=en/x",
+                "/shop/cart;PHPSESSID=REDACTED;lang=en/x",
+            ),
+            (
+                "https://h/v1?session_token=Zz9&JSESSIONID=Yy8&page=2",
+                "https://h/v1?session_token=REDACTED&JSESSIONID=REDACTED&page=2",
+            ),
+            ("https://h/a;v=1/b;lang=en", "https://h/a;v=1/b;lang=en"),
+        ] {
+            assert_eq!(redact_url(url), want, "{url}");
+            assert_eq!(redact_url(want), want, "idempotent");
         }
     }
 
