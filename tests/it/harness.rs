@@ -1318,6 +1318,22 @@ fn the_callers_credentials_never_reach_the_client() {
         ("HF_TOKEN", "real-caller-hf-20"),
         ("GITHUB_TOKEN", "real-caller-github-21"),
         ("MY_GATEWAY_SETTING", "sk-proj-RealCallerKey22abcdef0123"),
+        // Azure managed identity (App Service, Functions, Arc): the endpoint hands a real token
+        // to whoever sends the header's value.
+        (
+            "IDENTITY_ENDPOINT",
+            "http://localhost:42356/real-caller-msi-23",
+        ),
+        ("IDENTITY_HEADER", "real-caller-identity-header-24"),
+        ("MSI_ENDPOINT", "http://localhost:42356/real-caller-msi-25"),
+        (
+            "IMDS_ENDPOINT",
+            "http://localhost:40342/real-caller-imds-26",
+        ),
+        ("X_UPSTREAM_AUTHORISATION", "Bearer RealCallerBearer27abc"),
+        // Where application-default credentials and signed-in accounts live.
+        ("CLOUDSDK_CONFIG", "/real-caller/gcloud-28"),
+        ("AZURE_CONFIG_DIR", "/real-caller/azure-29"),
     ];
     let mut cmd = bin();
     cmd.args([
@@ -1360,6 +1376,16 @@ fn the_callers_credentials_never_reach_the_client() {
             env.lines().any(|l| l.starts_with(var)),
             "{var} missing: {env}"
         );
+    }
+    // Google's and Azure's ambient credentials point at nothing.
+    for set in [
+        "CLOUDSDK_CONFIG=/dev/null",
+        "GCE_METADATA_HOST=127.0.0.1:1",
+        "GCE_METADATA_IP=127.0.0.1:1",
+        "METADATA_SERVER_DETECTION=none",
+        "AZURE_CONFIG_DIR=/dev/null",
+    ] {
+        assert!(env.lines().any(|l| l == set), "{set} missing: {env}");
     }
     assert!(
         env.contains("SSE_REPLAY_TEST_KEEPS_THIS=ordinary-value"),

@@ -893,3 +893,86 @@ fn check_on_a_large_body_keeps_no_record_per_event_or_chunk() {
         "check grew {growth} KiB on a {size_kib} KiB body"
     );
 }
+
+/// `export` of a `.ron` recording larger than the input limit, with default flags: read line by
+/// line as its writers lay it out (one chunk per line), at bounded memory, with the calls its raw
+/// body gives. A document in another layout is still refused with the limit's message, as
+/// `check` refuses the large one (it holds a recording whole).
+#[test]
+fn export_streams_a_recording_larger_than_the_input_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let generate = |name: &str, ron: bool| {
+        let path = dir.path().join(name);
+        let mut args = vec!["generate-large", "-o", path.to_str().expect("path")];
+        args.extend(["--calls", "260"]);
+        if ron {
+            args.push("--ron");
+        }
+        let o = Command::new(BIN)
+            .args(&args)
+            .output()
+            .expect("generate-large");
+        assert!(o.status.success(), "{}", stderr(&o));
+        path
+    };
+    let ron = generate("large.ron", true);
+    let body = generate("large.sse", false);
+    let size = std::fs::metadata(&ron).expect("size").len();
+    assert!(
+        size > sse_replay_core::input::DEFAULT_MAX_INPUT_BYTES,
+        "{size}"
+    );
+    let export = |path: &Path| {
+        // `large.ron.json`, `large.sse.json`: one output each.
+        let out = PathBuf::from(format!("{}.json", path.display()));
+        let mut kid = common::Kid(
+            Command::new(BIN)
+                .args(["export", path.to_str().expect("path"), "-o"])
+                .arg(&out)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn"),
+        );
+        let (kib, exit) = kid.peak_rss_until_exit(Duration::from_secs(600));
+        assert_eq!(exit, Some(0), "{}", path.display());
+        let calls = std::fs::read(&out).expect("export");
+        (kib, calls)
+    };
+    let (ron_kib, from_ron) = export(&ron);
+    let (_, from_body) = export(&body);
+    assert!(
+        from_ron == from_body,
+        "the recording's calls are its body's"
+    );
+    let calls: serde_json::Value = serde_json::from_slice(&from_ron).expect("json");
+    assert_eq!(calls.as_array().map(Vec::len), Some(260));
+    // The document is never held: the whole process stays under the file's size (holding it
+    // took about 2.4 times that: its text, then its chunks).
+    assert!(ron_kib * 1024 < size, "{ron_kib} KiB on {size} bytes");
+    // Another layout (the list's opening line changed): held whole, so refused as before.
+    let text = std::fs::read_to_string(&ron).expect("read");
+    let other = dir.path().join("other.ron");
+    std::fs::write(
+        &other,
+        text.replacen("\n    chunks: [\n", "\n    chunks: [ \n", 1),
+    )
+    .expect("write");
+    drop(text);
+    for args in [
+        vec!["export", other.to_str().expect("path")],
+        vec!["check", ron.to_str().expect("path")],
+    ] {
+        let o = Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--max-input-bytes N"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}

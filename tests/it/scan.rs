@@ -650,7 +650,8 @@ fn exit_codes_unreadable_files_and_usage() {
     assert_eq!(summary["unreadable"], 1);
     assert_eq!(summary["skipped"], 1);
     assert_eq!(summary["other_files"], 1);
-    // A path named on the command line that is not there: a usage error, said on stderr.
+    // A path named on the command line that is not there: a usage error, said on stderr, with
+    // no summary and nothing written (no tables folder left behind), in every output form.
     let out = run(&["scan", "/nonexistent/dir", "recordings"], b"");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -658,6 +659,33 @@ fn exit_codes_unreadable_files_and_usage() {
         "{}",
         stderr(&out)
     );
+    for format in ["csv", "jsonl", "parquet"] {
+        let tables = dir.path().join(format!("never-{format}"));
+        let out = run(
+            &[
+                "scan",
+                "--format",
+                format,
+                "-o",
+                tables.to_str().unwrap(),
+                "recordings",
+                "/nonexistent/dir",
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("/nonexistent/dir"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("streams in"), "{}", stderr(&out));
+        assert!(
+            !tables.exists(),
+            "{format}: {} was created",
+            tables.display()
+        );
+    }
     // Usage: exit 2.
     for bad in [
         vec!["scan"],
@@ -971,11 +999,15 @@ fn the_same_folder_however_typed_gives_the_same_tables() {
     };
     let tables = parent.path().join("tables");
     let abs = d.to_str().unwrap().to_owned();
-    let spellings: [(&Path, &str, &str); 4] = [
+    // A link to the folder is the folder: its files are named under the folder's own name.
+    std::os::unix::fs::symlink(&d, parent.path().join("link")).unwrap();
+    let spellings: [(&Path, &str, &str); 6] = [
         (parent.path(), "d", "1"),
         (parent.path(), "./d/", "4"),
         (&d, ".", "2"),
         (Path::new("/"), &abs, "3"),
+        (parent.path(), "link/", "2"),
+        (&d, "../d/sub/..", "1"),
     ];
     let mut outputs = Vec::new();
     for (i, (cwd, path, j)) in spellings.iter().enumerate() {
@@ -1073,6 +1105,53 @@ fn csv_cells_never_start_a_formula() {
     let calls = read_csv(&o.join("calls.csv"), sse_replay_core::scan::Table::Calls);
     let names: Vec<&str> = calls.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["=HYPERLINK(\"http://x\",\"y\")", "@SUM(1)"]);
+
+    // Every formula start, in every text column a capture sets (the file's name, the model, the
+    // response id, the finish reason, a tool's name), and in each table.
+    let starts = [
+        "=1+1",
+        "+cmd|' /C calc'!A0",
+        "-2+3",
+        "@A1",
+        "\tx=1",
+        "\rx=1",
+        "'quoted",
+    ];
+    let mut body = String::new();
+    for (i, s) in starts.iter().enumerate() {
+        let chunk = serde_json::json!({"id": s, "model": s, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": format!("c{i}"), "type": "function", "function": {"name": s, "arguments": "{}"}}]}}]});
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    let finish = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "-1"}]});
+    body.push_str(&format!("data: {finish}\n\n"));
+    let f = dir.path().join("+cmd.sse");
+    std::fs::write(&f, body).unwrap();
+    let o = dir.path().join("t2");
+    let out = common::run_in(
+        dir.path(),
+        &["scan", "-o", "t2", "--format", "csv", "+cmd.sse"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    for t in sse_replay_core::scan::Table::ALL {
+        let text = std::fs::read_to_string(o.join(format!("{}.csv", t.name()))).unwrap();
+        for record in parse_csv(&text).into_iter().skip(1) {
+            for cell in record.into_iter().flatten() {
+                assert!(
+                    !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                    "{cell:?} in {text}"
+                );
+            }
+        }
+    }
+    let calls = read_csv(&o.join("calls.csv"), sse_replay_core::scan::Table::Calls);
+    let names: Vec<&str> = calls.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, starts);
+    let streams = read_csv(
+        &o.join("streams.csv"),
+        sse_replay_core::scan::Table::Streams,
+    );
+    assert_eq!(streams[0]["source_file"], "+cmd.sse");
+    assert_eq!(streams[0]["finish_reason"], "-1");
 }
 
 /// `--fail-on` says when the exit code is 1.

@@ -179,6 +179,14 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
             "-o - writes JSON lines: give --format jsonl (Parquet and CSV go into a folder)",
         );
     }
+    // A path named on the command line that is not there is a usage error, said at once and
+    // before anything is written (no empty output folder is left behind); a path read from
+    // --files-from is a row: the list may name what has gone since.
+    for p in &a.paths {
+        if let Err(e) = std::fs::metadata(p) {
+            return fail(EXIT_INPUT, format!("cannot read {}: {e}", p.display()));
+        }
+    }
     super::signals::remove_temp_files_on_interrupt();
     let sink = match &a.output {
         None => None,
@@ -193,13 +201,6 @@ pub(crate) fn run(a: &ScanArgs) -> ExitCode {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |n| n as usize,
     );
-    // A path named on the command line that is not there is a usage error, said at once (a
-    // path read from --files-from is a row: the list may name what has gone since).
-    for p in &a.paths {
-        if let Err(e) = std::fs::metadata(p) {
-            return fail(EXIT_INPUT, format!("cannot read {}: {e}", p.display()));
-        }
-    }
     let options = ScanOptions {
         max_event_bytes: a.max_event_bytes.limit(),
         // As `check`'s input flags: the one default, whatever reads it.

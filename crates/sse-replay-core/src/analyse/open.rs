@@ -399,6 +399,15 @@ impl Probe {
         if let Some(form) = self.streams_as_body() {
             return stream_body(self.input, form, opts, mx, each).map_err(input_error);
         }
+        // A recording too large to hold whole (a regular file over the input limit) is read
+        // line by line when it is in the writers' layout, as a raw body is read block by block.
+        if self.content.kind == Kind::Recording
+            && !self.options.import_only
+            && matches!(self.options.stream, None | Some(1))
+            && let Err(too_long) = self.input.refuse_larger_file()
+        {
+            return stream_recording_lines(self.input, opts, mx, too_long, each);
+        }
         let (rec, _) = self.recording(|_, _| true)?;
         stream_recording(&rec, opts, mx, each).map_err(|overflow| {
             InputError::EventTooLarge {
@@ -535,6 +544,90 @@ fn stream_recording(
         }
     }
     Ok(p.finish_each(each))
+}
+
+/// [`stream_recording`] for a recording read line by line ([`input::read_recording_lines`]):
+/// its chunks fed to the pipeline as they are read, none kept. A recording whose body may be one
+/// complete (non-streaming) response (its first byte `{`: that needs the whole body) or whose
+/// document is not in the writers' layout is refused with `too_long` (the input limit's error,
+/// which says how to raise it), as a recording held whole is: no call is handed out before the
+/// document was read to its end.
+fn stream_recording_lines(
+    input: Peeked,
+    opts: Options,
+    max_event_bytes: EventLimit,
+    too_long: input::InputError,
+    each: impl FnMut(Call),
+) -> Result<PipelineOutput, OpenError> {
+    /// The pipeline, and what the chunks said so far.
+    struct Lean {
+        pipeline: Pipeline,
+        first_byte_seen: bool,
+        may_be_complete: bool,
+        overflow: Option<Overflow>,
+    }
+    let name = input.name();
+    let (read, lean) = input::read_recording_lines(
+        input,
+        max_event_bytes,
+        |rec| {
+            let dialect = opts
+                .dialect
+                .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
+            let mut pipeline = Pipeline::new(Options {
+                dialect,
+                detail: false,
+                ..opts
+            })
+            .with_max_event_bytes(max_event_bytes);
+            pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+            Lean {
+                pipeline,
+                first_byte_seen: false,
+                may_be_complete: false,
+                overflow: None,
+            }
+        },
+        |lean, chunk| {
+            if lean.may_be_complete || lean.overflow.is_some() {
+                return;
+            }
+            if !lean.first_byte_seen
+                && let Some(b) = chunk
+                    .bytes
+                    .iter()
+                    .find(|b| !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)))
+            {
+                lean.first_byte_seen = true;
+                lean.may_be_complete = *b == b'{';
+            }
+            lean.pipeline.feed(&chunk.bytes, chunk.t_micros);
+            lean.overflow = lean.pipeline.overflow();
+        },
+    )
+    .map_err(input_error)?;
+    match (read, lean) {
+        (
+            _,
+            Some(Lean {
+                overflow: Some(overflow),
+                may_be_complete: false,
+                ..
+            }),
+        ) => Err(input_error(input::InputError::EventTooLarge {
+            path: name,
+            overflow,
+        })),
+        (
+            input::LinesRead::Streamed,
+            Some(Lean {
+                pipeline,
+                may_be_complete: false,
+                ..
+            }),
+        ) => Ok(pipeline.finish_each(each)),
+        _ => Err(input_error(too_long)),
+    }
 }
 
 /// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to

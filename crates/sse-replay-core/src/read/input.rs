@@ -733,6 +733,146 @@ pub fn read_recording(
     Ok(Recording::from_bytes(&bytes).map_err(|e| e.with_path(&path))?)
 }
 
+/// How a recording document read line by line ([`read_recording_lines`]) turned out.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LinesRead {
+    /// In the writers' layout: its head went to `head` and every chunk, in order, to `each`.
+    Streamed,
+    /// Not in that layout (no chunk list on lines of its own, a head longer than the input limit,
+    /// or something after the list but the document's closing parenthesis): what was handed out
+    /// does not stand for the document, which only a whole read can take.
+    OtherLayout,
+}
+
+/// Lines of an input, each at most `limit` bytes ([`InputError::RecordingLineTooLong`] past it).
+struct Lines {
+    reader: std::io::BufReader<Peeked>,
+    path: std::path::PathBuf,
+    limit: u64,
+    /// Bytes read so far.
+    at: u64,
+    /// Lines read so far.
+    count: usize,
+}
+
+impl Lines {
+    /// The next line, without its line break (`\n` or `\r\n`); `None` at the end of the input.
+    fn next(&mut self, line: &mut Vec<u8>) -> Result<Option<String>, InputError> {
+        use std::io::BufRead as _;
+        line.clear();
+        let start = self.at;
+        loop {
+            let block = self.reader.fill_buf().map_err(|e| io_err(&self.path, e))?;
+            if block.is_empty() {
+                if line.is_empty() {
+                    return Ok(None);
+                }
+                break;
+            }
+            let (take, done) = match memchr::memchr(b'\n', block) {
+                Some(i) => (i + 1, true),
+                None => (block.len(), false),
+            };
+            line.extend_from_slice(&block[..take]);
+            self.reader.consume(take);
+            self.at += take as u64;
+            if line.len() as u64 > self.limit {
+                return Err(InputError::RecordingLineTooLong {
+                    path: display_name(&self.path),
+                    start,
+                    limit: self.limit,
+                });
+            }
+            if done {
+                break;
+            }
+        }
+        self.count += 1;
+        while line.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+            line.pop();
+        }
+        match std::str::from_utf8(line) {
+            Ok(text) => Ok(Some(text.to_owned())),
+            Err(e) => Err(InputError::Recording(RecordingError::InvalidUtf8 {
+                path: Some(self.path.clone()),
+                offset: usize::try_from(start).unwrap_or(usize::MAX) + e.valid_up_to(),
+                line: self.count,
+            })),
+        }
+    }
+}
+
+/// A recording document (a regular file, not a journal) read one line at a time, in the layout
+/// [`Recording::to_ron_string`] and [`crate::recording::DocumentWriter`] write: the head, then
+/// [`crate::recording::CHUNKS_OPEN_LINE`], one chunk per line, its closing line and the
+/// document's `)`. `head` makes the reader's state from the recording without chunks when the
+/// list opens, `each` gets every chunk with it as its line is read: nothing but one line is held,
+/// so a recording of any size is read in bounded memory. A line longer than
+/// [`RECORDING_LINE_FACTOR`] × the event limit stops the read, as [`read_recording`] does.
+pub fn read_recording_lines<S>(
+    input: Peeked,
+    max_event_bytes: EventLimit,
+    head: impl FnOnce(&Recording) -> S,
+    mut each: impl FnMut(&mut S, Chunk),
+) -> Result<(LinesRead, Option<S>), InputError> {
+    let head_limit = input.limit.bytes;
+    let path = input.path.clone();
+    let mut lines = Lines {
+        path: path.clone(),
+        reader: std::io::BufReader::with_capacity(PEEK_BYTES, input),
+        limit: max_event_bytes.recording_line_bytes(),
+        at: 0,
+        count: 0,
+    };
+    let mut buf = Vec::new();
+    let mut text = String::new();
+    loop {
+        let Some(l) = lines.next(&mut buf)? else {
+            return Ok((LinesRead::OtherLayout, None));
+        };
+        if l == recording::CHUNKS_OPEN_LINE {
+            break;
+        }
+        text.push_str(crate::text::strip_bom_str(&l));
+        text.push('\n');
+        if text.len() as u64 > head_limit {
+            return Ok((LinesRead::OtherLayout, None));
+        }
+    }
+    let rec = recording::parse_document_head(&text).map_err(|e| e.with_path(&path))?;
+    drop(text);
+    let mut state = head(&rec);
+    let mut index = 0;
+    loop {
+        let Some(l) = lines.next(&mut buf)? else {
+            return Ok((LinesRead::OtherLayout, Some(state)));
+        };
+        if l == recording::CHUNKS_CLOSE_LINE {
+            break;
+        }
+        if l.trim().is_empty() {
+            continue;
+        }
+        let chunk = recording::parse_chunk_line(&l, index).map_err(|e| e.with_path(&path))?;
+        each(&mut state, chunk);
+        index += 1;
+    }
+    // After the list: the document's closing parenthesis, nothing else.
+    let mut rest = String::new();
+    while let Some(l) = lines.next(&mut buf)? {
+        rest.push_str(&l);
+        if rest.len() > 64 {
+            break;
+        }
+    }
+    let layout = if rest.trim() == ")" {
+        LinesRead::Streamed
+    } else {
+        LinesRead::OtherLayout
+    };
+    Ok((layout, Some(state)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,6 +881,72 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, bytes).expect("write");
         p
+    }
+
+    /// Every chunk (text, bytes that are not UTF-8, an empty one, line breaks and quotes) and the
+    /// head come back from a document read line by line as from a whole read; a document in
+    /// another layout says so; a line past the limit stops the read.
+    #[test]
+    fn a_recording_read_line_by_line_is_the_recording_read_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut rec = Recording::default();
+        rec.meta.title = "lines".into();
+        rec.meta.dialect = "openai-chat".into();
+        rec.truth = vec![crate::recording::TruthCall {
+            arguments: "{\"a\":1}".into(),
+            ..Default::default()
+        }];
+        let pieces: [&[u8]; 6] = [
+            b"data: {\"x\":\"\\\"q\\\"\"}\n\n",
+            b"",
+            &[0xff, 0xfe, b'\n', 0x00],
+            "data: 深圳 🌧\r\n\r\n".as_bytes(),
+            b"    chunks: [\n    ],\n",
+            b"data: [DONE]\n\n",
+        ];
+        rec.chunks = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Chunk {
+                t_micros: i as u64 * 7,
+                bytes: b.to_vec(),
+            })
+            .collect();
+        let text = rec.to_ron_string();
+        let whole = file(dir.path(), "r.ron", text.as_bytes());
+        let open = |p: &Path| Peeked::open(p, InputLimit::DEFAULT).expect("open");
+        let expected =
+            read_recording(open(&whole), EventLimit::DEFAULT, |_, _| true).expect("whole");
+        let (layout, got) = read_recording_lines(
+            open(&whole),
+            EventLimit::DEFAULT,
+            |head| (head.clone(), Vec::new()),
+            |(_, chunks): &mut (Recording, Vec<Chunk>), c| chunks.push(c),
+        )
+        .expect("lines");
+        assert_eq!(layout, LinesRead::Streamed);
+        let (head, chunks) = got.expect("a head");
+        assert_eq!(chunks, expected.chunks);
+        assert_eq!(Recording { chunks, ..head }, expected);
+        // Other layouts: everything on one line; a field after the chunk list.
+        let one_line = text.replace('\n', " ");
+        let after = text.replacen("\n    ],\n)", "\n    ],\n    truth: [],\n)", 1);
+        assert_ne!(after, text);
+        for (name, other) in [("one.ron", one_line), ("after.ron", after)] {
+            let p = file(dir.path(), name, other.as_bytes());
+            let got = read_recording_lines(open(&p), EventLimit::DEFAULT, |_| (), |_, _| ());
+            assert!(
+                matches!(got, Ok((LinesRead::OtherLayout, _))),
+                "{name}: {got:?}"
+            );
+        }
+        // A line past the limit: stopped with the line's start.
+        let limit = EventLimit::new(4);
+        let got = read_recording_lines(open(&whole), limit, |_| (), |_, _| ());
+        assert!(
+            matches!(got, Err(InputError::RecordingLineTooLong { .. })),
+            "{got:?}"
+        );
     }
 
     fn events_read(path: &Path, limit: InputLimit) -> (u64, Result<Recording, InputError>) {

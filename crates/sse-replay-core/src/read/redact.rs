@@ -164,6 +164,9 @@ fn is_secret_query_param(name: &str) -> bool {
         "key" | "api_key" | "apikey" | "api-key" | "token" | "access_token" | "auth" | "sig"
     ) || name.contains("secret")
         || name.contains("password")
+        // `jsessionid`, `PHPSESSID`, `session_token`: a session is a credential in a URL.
+        || name.contains("session")
+        || name.contains("sessid")
         || name.ends_with("_token")
         || name.ends_with("-token")
         || is_secret_key(&name)
@@ -273,13 +276,73 @@ fn has_key_prefix(token: &str, min_tail: usize) -> bool {
     })
 }
 
-/// Where the keys embedded in `text` are ([`is_credential_token`]): byte ranges of maximal runs
-/// of token characters (a trailing `.` ends a sentence, not the key). With `json_escapes`, a
-/// backslash and the character after it (`\n`, `\u0041`) separate runs, as in a JSON string's
-/// raw text.
-fn credential_tokens(text: &str, json_escapes: bool) -> Vec<(usize, usize)> {
-    let bytes = text.as_bytes();
+/// How a PEM private key block begins and ends (`-----BEGIN PRIVATE KEY-----`, `-----BEGIN RSA
+/// PRIVATE KEY-----`, `-----BEGIN OPENSSH PRIVATE KEY-----`, …): the label between the dashes
+/// ends in `PRIVATE KEY`.
+const PEM_BEGIN: &str = "-----BEGIN ";
+const PEM_END: &str = "-----END ";
+const PEM_LABEL_END: &str = "PRIVATE KEY-----";
+
+/// Byte ranges of the PEM private key blocks in `text`: from `-----BEGIN …PRIVATE KEY-----` to
+/// the end of its `-----END …PRIVATE KEY-----` line, or to the end of the text when it is cut.
+/// A service account's JSON key or a signing key pasted into a request is a secret whatever
+/// field holds it; its base64 lines have no shape of their own.
+fn private_key_blocks(text: &str) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(begin) = text[from..].find(PEM_BEGIN).map(|i| from + i) {
+        let label = begin + PEM_BEGIN.len();
+        // The label is short and on the BEGIN line: `RSA PRIVATE KEY-----`.
+        let line_end = text[label..]
+            .find(['\n', '\\'])
+            .map_or(text.len(), |i| label + i);
+        let Some(label_end) = text[label..line_end]
+            .find(PEM_LABEL_END)
+            .map(|i| label + i + PEM_LABEL_END.len())
+        else {
+            from = label;
+            continue;
+        };
+        let end = text[label_end..]
+            .find(PEM_END)
+            .and_then(|i| {
+                let end_label = label_end + i + PEM_END.len();
+                text[end_label..]
+                    .find(PEM_LABEL_END)
+                    .map(|j| end_label + j + PEM_LABEL_END.len())
+            })
+            .unwrap_or(text.len());
+        found.push((begin, end));
+        from = end;
+    }
+    found
+}
+
+/// Where the keys embedded in `text` are ([`is_credential_token`]): byte ranges of maximal runs
+/// of token characters (a trailing `.` ends a sentence, not the key), and of PEM private key
+/// blocks ([`private_key_blocks`]), in text order. With `json_escapes`, a backslash and the
+/// character after it (`\n`, `\u0041`) separate runs, as in a JSON string's raw text.
+fn credential_tokens(text: &str, json_escapes: bool) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    let blocks = private_key_blocks(text);
+    for (start, end) in blocks
+        .into_iter()
+        .chain(std::iter::once((text.len(), text.len())))
+    {
+        key_tokens(&text[from..start], json_escapes, from, &mut found);
+        if end > start {
+            found.push((start, end));
+        }
+        from = end;
+    }
+    found
+}
+
+/// The keys among the runs of token characters of `text` (see [`credential_tokens`]), pushed to
+/// `found` as ranges shifted by `offset`.
+fn key_tokens(text: &str, json_escapes: bool, offset: usize, found: &mut Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
         if json_escapes && bytes[i] == b'\\' {
@@ -300,10 +363,29 @@ fn credential_tokens(text: &str, json_escapes: bool) -> Vec<(usize, usize)> {
         }
         let token = text[start..i].trim_end_matches('.');
         if is_credential_token(token) {
-            found.push((start, start + token.len()));
+            found.push((offset + start, offset + start + token.len()));
+            continue;
+        }
+        // `… Bearer q8Zr…` in prose or a pasted command: the credential after the scheme goes,
+        // the scheme stays. Its token68 may hold `+`, `/` and `=` (`Basic dXNl…==`).
+        let spaces = bytes[i..].iter().take_while(|&&b| b == b' ').count();
+        if spaces > 0 && CREDENTIAL_SCHEMES.contains(&token.to_ascii_lowercase().as_str()) {
+            let cred = i + spaces;
+            let cred_end = cred
+                + bytes[cred..]
+                    .iter()
+                    .take_while(|&&b| {
+                        b.is_ascii_alphanumeric()
+                            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+                    })
+                    .count();
+            let cred_text = text[cred..cred_end].trim_end_matches('.');
+            if is_scheme_credential(&format!("{token} {cred_text}")) {
+                found.push((offset + cred, offset + cred + cred_text.len()));
+                i = cred + cred_text.len();
+            }
         }
     }
-    found
 }
 
 /// `text` with every embedded key ([`credential_tokens`]) replaced by `with`; `None` when it
@@ -336,10 +418,38 @@ pub fn looks_like_credential(value: &str) -> bool {
         Some(scheme) => v[scheme.len()..].trim(),
         None => v,
     };
+    if is_scheme_credential(v) {
+        return true;
+    }
     if !token.chars().all(is_token_char) {
         return false;
     }
     is_jwt(token) || is_aws_key_id(token) || has_key_prefix(token, CREDENTIAL_MIN_TAIL)
+}
+
+/// The `Authorization` schemes whose one parameter is the credential itself (`Bearer`, `Basic`,
+/// `Token`, `ApiKey`), compared case-insensitively.
+const CREDENTIAL_SCHEMES: [&str; 4] = ["bearer", "basic", "token", "apikey"];
+
+/// Whether `value` is an `Authorization`-style credential wherever it appears (`X-Upstream-Auth`
+/// would be caught by its name, `X-Forward: Bearer …` or `"note": "Basic Zm9v…"` only by this):
+/// one of [`CREDENTIAL_SCHEMES`], then a single token68 (RFC 9110: letters, digits, `-._~+/`, then
+/// `=` padding) of at least [`CREDENTIAL_MIN_TAIL`] characters that looks random (a digit, or
+/// both cases), so prose such as `Bearer authentication` stays.
+fn is_scheme_credential(value: &str) -> bool {
+    let Some(scheme) = auth_scheme(value) else {
+        return false;
+    };
+    let token = value.trim()[scheme.len()..].trim();
+    let body = token.trim_end_matches('=');
+    CREDENTIAL_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
+        && body.len() >= CREDENTIAL_MIN_TAIL
+        && body
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/'))
+        && (body.bytes().any(|b| b.is_ascii_digit())
+            || (body.bytes().any(|b| b.is_ascii_uppercase())
+                && body.bytes().any(|b| b.is_ascii_lowercase())))
 }
 
 /// Whether `value` holds a credential: it is one ([`looks_like_credential`]) or has one inside
@@ -446,9 +556,15 @@ fn auth_scheme(value: &str) -> Option<&str> {
 /// `a=1&key=S` with the values of secret keys (decoded before matching) replaced by
 /// [`REDACTED_URL_VALUE`]; everything else, including order and encoding, is kept.
 fn redact_pairs(pairs: &str, out: &mut String) {
-    for (i, pair) in pairs.split('&').enumerate() {
+    redact_pairs_split(pairs, '&', out);
+}
+
+/// [`redact_pairs`] with pairs separated by `separator` (`;` for a path segment's matrix
+/// parameters: `/app;jsessionid=…`).
+fn redact_pairs_split(pairs: &str, separator: char, out: &mut String) {
+    for (i, pair) in pairs.split(separator).enumerate() {
         if i > 0 {
-            out.push('&');
+            out.push(separator);
         }
         match pair.split_once('=') {
             Some((name, value))
@@ -504,9 +620,16 @@ fn redact_path(base: &str) -> String {
     };
     let (head, path) = base.split_at(path_start);
     let segments: Vec<&str> = path.split('/').collect();
+    // `/app;jsessionid=…`: a segment's matrix parameters, read as a query's pairs.
+    let matrix = |seg: &str| -> Option<String> {
+        let (name, params) = seg.split_once(';')?;
+        let mut out = format!("{name};");
+        redact_pairs_split(params, ';', &mut out);
+        (out != seg).then_some(out)
+    };
     if !segments
         .iter()
-        .any(|seg| contains_credential(&percent_decode(seg)))
+        .any(|seg| contains_credential(&percent_decode(seg)) || matrix(seg).is_some())
     {
         return base.to_owned();
     }
@@ -514,7 +637,9 @@ fn redact_path(base: &str) -> String {
         .into_iter()
         .map(|seg| {
             let decoded = percent_decode(seg);
-            if looks_like_credential(&decoded) {
+            if let Some(masked) = matrix(seg).filter(|m| !contains_credential(&percent_decode(m))) {
+                masked
+            } else if looks_like_credential(&decoded) {
                 REDACTED_URL_VALUE.to_owned()
             } else if contains_credential(&decoded) {
                 // A key inside a segment (`models/m:sk-…`): the key goes, the rest stays.
@@ -830,6 +955,15 @@ fn redact_json_text(text: &str) -> String {
         i = value_end.max(colon + 1);
     }
     masks.sort_by_key(|m| m.0);
+    // Two masks of one value (a pair's value masked by its shape, then as its name's header
+    // value, `Bearer ‹redacted›`): the later, knowing more, wins.
+    masks.dedup_by(|later, earlier| {
+        let same = later.0 == earlier.0;
+        if same {
+            std::mem::swap(later, earlier);
+        }
+        same
+    });
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     for (start, end, with) in masks {
@@ -864,7 +998,10 @@ fn redact_form_text(text: &str) -> String {
             if !value.trim().is_empty()
                 && value != REDACTED_URL_VALUE
                 && !key.is_empty()
-                && (is_secret_query_param(key) || looks_like_credential(&percent_decode(value)))
+                && (is_secret_query_param(key) || {
+                    let value = percent_decode(value);
+                    looks_like_credential(&value) || !private_key_blocks(&value).is_empty()
+                })
             {
                 out.push_str(&text[copied..eq + 1]);
                 out.push_str(REDACTED_URL_VALUE);
@@ -1449,6 +1586,87 @@ mod tests {
             let out = redact_body(&body);
             assert!(!out.contains(key), "{out}");
             assert_eq!(redact_body(&out), out, "idempotent");
+        }
+    }
+
+    /// Session ids in a path segment's matrix parameters (`;jsessionid=`) and under session names
+    /// in a query are redacted; other matrix parameters and segments stay.
+    #[test]
+    fn session_ids_in_matrix_parameters_and_queries_are_redacted() {
+        for (url, want) in [
+            (
+                "https://h/app;jsessionid=SessA1b2C3/v1/chat?q=1",
+                "https://h/app;jsessionid=REDACTED/v1/chat?q=1",
+            ),
+            (
+                "/shop/cart;PHPSESSID=ab12cd34;lang=en/x",
+                "/shop/cart;PHPSESSID=REDACTED;lang=en/x",
+            ),
+            (
+                "https://h/v1?session_token=Zz9&JSESSIONID=Yy8&page=2",
+                "https://h/v1?session_token=REDACTED&JSESSIONID=REDACTED&page=2",
+            ),
+            ("https://h/a;v=1/b;lang=en", "https://h/a;v=1/b;lang=en"),
+        ] {
+            assert_eq!(redact_url(url), want, "{url}");
+            assert_eq!(redact_url(want), want, "idempotent");
+        }
+    }
+
+    /// A credential with its `Authorization` scheme (`Bearer …`, `Basic …`) and a PEM private key
+    /// are secrets by their shape alone: under an ordinary header name, an ordinary JSON key, in a
+    /// form or text body, a query value; prose that merely names a scheme stays.
+    #[test]
+    fn scheme_credentials_and_private_keys_are_redacted_under_any_name() {
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEApemSecretLine1\nQ29udGludWVkpemSecretLine2\n-----END RSA PRIVATE KEY-----";
+        for (value, secret) in [
+            ("Bearer q8Zr2LmXyWv41Tn", "q8Zr2LmXyWv41Tn"),
+            ("basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA"),
+            ("Token 9f8e7d6c5b4a39281706", "9f8e7d6c5b4a39281706"),
+            ("ApiKey Zz9yYx8wWv7u", "Zz9yYx8wWv7u"),
+            (pem, "pemSecretLine"),
+        ] {
+            assert!(contains_credential(value), "{value}");
+            let mut h = vec![("X-Forwarded-Credential-Holder".to_owned(), value.to_owned())];
+            h.push(("X-Upstream".to_owned(), value.to_owned()));
+            redact_headers(&mut h);
+            assert!(h.iter().all(|(_, v)| v == REDACTED), "{h:?}");
+            let body = serde_json::json!({"note": value, "deep": {"list": [value]}, "content": format!("use {value} here")}).to_string();
+            let out = redact_body(&body);
+            assert!(!out.contains(secret), "{secret}: {out}");
+            assert_eq!(redact_body(&out), out, "idempotent");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["note"], REDACTED, "{out}");
+            let encoded = value.replace(' ', "+").replace('\n', "%0A");
+            let text = redact_body(&format!("a=1&note={encoded}&b=2"));
+            assert!(!text.contains(secret), "{text}");
+            let url = redact_url(&format!("https://h/v1?q={encoded}"));
+            assert!(!url.contains(secret), "{url}");
+        }
+        // A PEM block in a plain text body, and one cut before its END line.
+        let out = redact_body(&format!("key file:\n{pem}\nthanks"));
+        assert!(
+            !out.contains("pemSecretLine") && out.ends_with("\nthanks"),
+            "{out}"
+        );
+        let cut = &pem[..60];
+        assert!(
+            !redact_body(&format!(r#"{{"k":"{}"#, cut.replace('\n', "\\n"))).contains("pemSecret")
+        );
+        // Prose and near misses stay.
+        for kept in [
+            "Bearer authentication",
+            "Bearer token required",
+            "Basic plan",
+            "Token count",
+            "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----",
+            "Bearer ${OPENAI_API_KEY}",
+        ] {
+            let mut h = vec![("X-Note".to_owned(), kept.to_owned())];
+            redact_headers(&mut h);
+            assert_eq!(h[0].1, kept);
+            let body = serde_json::json!({"note": kept}).to_string();
+            assert_eq!(redact_body(&body), body);
         }
     }
 

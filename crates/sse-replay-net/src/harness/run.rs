@@ -106,12 +106,34 @@ pub fn client_env(addr: SocketAddr) -> Vec<(&'static str, String)> {
     }
     env.push(("NO_PROXY", "127.0.0.1,localhost".into()));
     env.push(("no_proxy", "127.0.0.1,localhost".into()));
+    for (name, value) in NO_AMBIENT_CREDENTIALS {
+        if !env.iter().any(|(n, _)| n == name) {
+            env.push((name, (*value).to_owned()));
+        }
+    }
     env
 }
 
+/// Where SDKs find credentials nobody passed them, pointed at nothing for every client (as the
+/// dialect table points AWS's shared files at `/dev/null` and turns its instance metadata off):
+/// the gcloud configuration folder holding application-default credentials
+/// (`CLOUDSDK_CONFIG`), Google's metadata server (google-auth's `GCE_METADATA_HOST` and
+/// `GCE_METADATA_IP`, a closed local port; gcp-metadata's `METADATA_SERVER_DETECTION`), and the
+/// Azure CLI's folder of signed-in accounts (`AZURE_CONFIG_DIR`). A client under test that asks
+/// for Vertex AI or `DefaultAzureCredential` then finds no real identity.
+const NO_AMBIENT_CREDENTIALS: &[(&str, &str)] = &[
+    ("CLOUDSDK_CONFIG", "/dev/null"),
+    ("GCE_METADATA_HOST", "127.0.0.1:1"),
+    ("GCE_METADATA_IP", "127.0.0.1:1"),
+    ("METADATA_SERVER_DETECTION", "none"),
+    ("AZURE_CONFIG_DIR", "/dev/null"),
+];
+
 /// Variables that lead an SDK to real credentials without naming a secret themselves: a profile,
-/// a role, a web-identity token file, an identity endpoint, Vertex AI instead of the API key.
-/// Removed from a client's environment with the secrets ([`is_caller_credential`]).
+/// a role, a web-identity token file, an identity endpoint (AWS containers; Azure App Service,
+/// Functions, Arc and Cloud Shell managed identity, whose `IDENTITY_HEADER` is itself the
+/// secret that endpoint asks for), Vertex AI instead of the API key. Removed from a client's
+/// environment with the secrets ([`is_caller_credential`]).
 const AMBIENT_CREDENTIALS: &[&str] = &[
     "AWS_PROFILE",
     "AWS_DEFAULT_PROFILE",
@@ -124,6 +146,12 @@ const AMBIENT_CREDENTIALS: &[&str] = &[
     "GOOGLE_GENAI_USE_VERTEXAI",
     "AZURE_CLIENT_CERTIFICATE_PATH",
     "AZURE_FEDERATED_TOKEN_FILE",
+    "IDENTITY_ENDPOINT",
+    "IDENTITY_HEADER",
+    "IDENTITY_SERVER_THUMBPRINT",
+    "IMDS_ENDPOINT",
+    "MSI_ENDPOINT",
+    "MSI_SECRET",
 ];
 
 /// Whether the caller's variable `name` (with `value`) may carry a real credential, so it is not
@@ -751,8 +779,12 @@ mod tests {
             all.dedup();
             all.len()
         };
-        // SSE_REPLAY_URL and the two spellings of NO_PROXY are the harness's own.
-        assert_eq!(env.len(), from_table + 3);
+        // SSE_REPLAY_URL, the two spellings of NO_PROXY and the ambient-credential blockers are
+        // the harness's own.
+        assert_eq!(env.len(), from_table + 3 + NO_AMBIENT_CREDENTIALS.len());
+        for (name, value) in NO_AMBIENT_CREDENTIALS {
+            assert!(env.contains(&(name, (*value).to_owned())), "{name}");
+        }
         assert!(env.contains(&("OPENAI_BASE_URL", "http://127.0.0.1:4567/v1".into())));
         assert!(env.contains(&("CO_API_URL", "http://127.0.0.1:4567".into())));
     }

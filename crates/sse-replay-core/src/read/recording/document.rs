@@ -173,6 +173,37 @@ impl DocumentWriter {
 
 /// First pass of loading: only the version, every other field ignored, so that a newer file is
 /// reported as such even when this build does not know its fields.
+/// The line that opens the chunk list in the layout [`DocumentWriter`] and
+/// [`Recording::to_ron_string`] write: the list last, one chunk per line.
+pub const CHUNKS_OPEN_LINE: &str = "    chunks: [";
+
+/// The line that closes that chunk list.
+pub const CHUNKS_CLOSE_LINE: &str = "    ],";
+
+/// A document's head in that layout (every line before [`CHUNKS_OPEN_LINE`]) as the recording
+/// without its chunks: the list taken as empty and last, as the writers put it. For a reader that
+/// goes on with the chunks one line at a time ([`parse_chunk_line`]) instead of holding them.
+pub fn parse_document_head(head: &str) -> Result<Recording, RecordingError> {
+    parse_document(&format!("{head}{FIELD_INDENT}chunks: [],\n)\n"))
+}
+
+/// One line of the chunk list in that layout (`        (t_us: 0, text: "…"),`) as its chunk,
+/// the `index`-th (0-based, for the message), read as the whole document reads it.
+pub fn parse_chunk_line(line: &str, index: usize) -> Result<Chunk, RecordingError> {
+    let item = line.trim().trim_end_matches(',');
+    let bad = |message: String, t_micros: u64| RecordingError::BadChunk {
+        path: None,
+        index,
+        t_micros,
+        message,
+    };
+    let raw = ron_options()
+        .from_str::<RawChunk>(item)
+        .map_err(|e| bad(e.to_string(), 0))?;
+    let t_micros = raw.t_us;
+    raw.decode().map_err(|message| bad(message, t_micros))
+}
+
 #[derive(Deserialize)]
 #[serde(rename = "Recording")]
 pub(super) struct VersionProbe {

@@ -29,7 +29,10 @@ pub mod journal;
 mod test_support;
 pub mod write;
 
-pub use document::{DocumentWriter, from_ron_str, is_journal, load};
+pub use document::{
+    CHUNKS_CLOSE_LINE, CHUNKS_OPEN_LINE, DocumentWriter, from_ron_str, is_journal, load,
+    parse_chunk_line, parse_document_head,
+};
 pub use error::RecordingError;
 pub use journal::{JOURNAL_MAGIC, JOURNAL_MAGIC_PREFIX, JournalWriter, salvage_journal};
 pub use write::{
