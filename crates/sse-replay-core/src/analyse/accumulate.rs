@@ -5,7 +5,9 @@
 //!
 //! It does not know which dialect fed it. It records, per call, every fragment (number, position
 //! in the arguments string, event, chunk, time) so the analysis can show the state at any cursor and
-//! check the seed's three checkpoints.
+//! check the seed's three checkpoints: as one [`FragmentRecord`] per fragment for a view that
+//! steps through them (the app), or — for a report that only needs each call's own fragments
+//! (`check` on a raw body) — compactly, a few bytes a fragment in its call's [`FragmentLog`].
 //!
 //! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
 //! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
@@ -81,6 +83,182 @@ pub struct OpenCall {
     pub kind: Option<String>,
     /// The arguments are free-form text, taken as a string (never parsed as JSON).
     pub text_input: bool,
+    /// The call's fragments, compactly (only in [`Accumulator::compact`] mode).
+    pub log: FragmentLog,
+    /// Another call's fragment came after this call's last one (for [`Interleaving`]).
+    left: bool,
+}
+
+/// One fragment's record in a [`FragmentLog`]: the deltas from the call's previous fragment, as
+/// LEB128 varints, then one byte of flags.
+const PRESENCES: [Presence; 4] = [
+    Presence::Absent,
+    Presence::Null,
+    Presence::Empty,
+    Presence::Value,
+];
+
+fn presence_bits(p: Presence) -> u8 {
+    match p {
+        Presence::Absent => 0,
+        Presence::Null => 1,
+        Presence::Empty => 2,
+        Presence::Value => 3,
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A call's fragment records, compactly: each fragment as the differences from the call's
+/// previous one (fragment number, where its text starts and how long it is, chunk, event, time)
+/// in variable-length integers, and a byte of flags — some 7 bytes where a [`FragmentRecord`]
+/// takes 40, so a report that needs each call's fragments (checkpoints, findings, previews) does
+/// not hold a 1 GB stream's millions of records. [`FragmentLog::records`] gives them back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FragmentLog {
+    bytes: Vec<u8>,
+    /// The last record pushed (what the next one is a difference from).
+    last: (u32, u32, u32, u32, u64),
+    len: u32,
+}
+
+impl FragmentLog {
+    fn push(&mut self, r: &FragmentRecord) {
+        let (no, end, chunk, event, t) = self.last;
+        let out = &mut self.bytes;
+        // Wrapping differences: every field only grows in stream order, but a value that did
+        // not would still come back exactly (a longer varint, nothing lost).
+        put_varint(out, u64::from(r.no.wrapping_sub(no)));
+        put_varint(out, u64::from(r.args_range.start.wrapping_sub(end)));
+        put_varint(
+            out,
+            u64::from(r.args_range.end.wrapping_sub(r.args_range.start)),
+        );
+        put_varint(out, u64::from(r.pos.chunk.wrapping_sub(chunk)));
+        put_varint(out, u64::from(r.pos.event.wrapping_sub(event)));
+        put_varint(out, r.pos.t_micros.wrapping_sub(t));
+        out.push(
+            presence_bits(r.id)
+                | presence_bits(r.name) << 2
+                | u8::from(r.has_args) << 4
+                | u8::from(r.object_args) << 5,
+        );
+        self.last = (
+            r.no,
+            r.args_range.end,
+            r.pos.chunk,
+            r.pos.event,
+            r.pos.t_micros,
+        );
+        self.len += 1;
+    }
+
+    /// Number of fragments logged.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// No fragment logged.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The records, in order, of the fragments of call `call` (its position) logged here.
+    pub fn records(&self, call: u32) -> Vec<FragmentRecord> {
+        let mut out = Vec::with_capacity(self.len as usize);
+        let (mut no, mut end, mut chunk, mut event, mut t) = (0u32, 0u32, 0u32, 0u32, 0u64);
+        let mut at = 0;
+        let b = &self.bytes;
+        // Each value was written from a u32 (a u64 for the time): truncating gives it back.
+        let next = |at: &mut usize| get_varint(b, at);
+        while at < b.len() {
+            let (Some(dno), Some(dstart), Some(len), Some(dchunk), Some(devent), Some(dt)) = (
+                next(&mut at),
+                next(&mut at),
+                next(&mut at),
+                next(&mut at),
+                next(&mut at),
+                next(&mut at),
+            ) else {
+                break;
+            };
+            let Some(&flags) = b.get(at) else { break };
+            at += 1;
+            no = no.wrapping_add(dno as u32);
+            let start = end.wrapping_add(dstart as u32);
+            end = start.wrapping_add(len as u32);
+            chunk = chunk.wrapping_add(dchunk as u32);
+            event = event.wrapping_add(devent as u32);
+            t = t.wrapping_add(dt);
+            out.push(FragmentRecord {
+                no,
+                call,
+                pos: Pos {
+                    event,
+                    chunk,
+                    t_micros: t,
+                },
+                args_range: start..end,
+                id: PRESENCES[usize::from(flags & 3)],
+                name: PRESENCES[usize::from(flags >> 2 & 3)],
+                has_args: flags & 0x10 != 0,
+                object_args: flags & 0x20 != 0,
+            });
+        }
+        out
+    }
+}
+
+/// Fragments of a call that came after another call's fragments that came after its own
+/// (parallel calls alternating): how many times, and the first (fragment, call, chunk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Interleaving {
+    pub count: u64,
+    pub first: Option<(u32, u32, u32)>,
+}
+
+/// How an [`Accumulator`] keeps its fragments' records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Keep {
+    /// Not at all (a lean pass).
+    #[default]
+    Nothing,
+    /// One [`FragmentRecord`] each, in stream order.
+    Records,
+    /// In each call's [`FragmentLog`].
+    Compact,
+}
+
+/// What [`Accumulator::finish_each`] leaves once every call is handed out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Finished {
+    /// Every fragment's record in stream order (empty unless records were kept).
+    pub records: Vec<FragmentRecord>,
+    /// Each call's compact log, by position (empty unless [`Accumulator::compact`]).
+    pub logs: Vec<FragmentLog>,
+    /// Parallel calls' fragments alternating.
+    pub interleaving: Interleaving,
+    /// Fragments pushed.
+    pub fragment_count: u32,
 }
 
 /// The outcome of the one parse at the finish.
@@ -185,18 +363,32 @@ pub struct Accumulator {
     calls: Vec<OpenCall>,
     table: FxHashMap<CallKey, u32>,
     recent: [Option<(CallKey, u32)>; 2],
-    keep_records: bool,
+    keep: Keep,
     records: Vec<FragmentRecord>,
     fragment_count: u32,
+    /// The call of the last fragment (for [`Interleaving`]).
+    last_call: Option<u32>,
+    interleaving: Interleaving,
 }
 
 impl Accumulator {
     /// An accumulator that keeps per-fragment records (for analysis) or not (lean export).
     pub fn new(keep_records: bool) -> Self {
         Self {
-            keep_records,
+            keep: if keep_records {
+                Keep::Records
+            } else {
+                Keep::Nothing
+            },
             ..Default::default()
         }
+    }
+
+    /// Keep each call's fragments compactly, in its [`FragmentLog`], rather than a
+    /// [`FragmentRecord`] per fragment ([`Accumulator::records`] stays empty).
+    pub fn compact(mut self) -> Self {
+        self.keep = Keep::Compact;
+        self
     }
 
     fn call_for(&mut self, key: &CallKey) -> u32 {
@@ -272,9 +464,9 @@ impl Accumulator {
             open.args.push_str(text);
         }
         let end = open.args.len() as u32;
-        if self.keep_records {
+        if self.keep != Keep::Nothing {
             open.fragments.push(no);
-            self.records.push(FragmentRecord {
+            let record = FragmentRecord {
                 no,
                 call,
                 pos,
@@ -283,9 +475,32 @@ impl Accumulator {
                 name: frag.name.presence(),
                 has_args: matches!(frag.args, Raw::Value(_)),
                 object_args,
-            });
+            };
+            if self.keep == Keep::Compact {
+                open.log.push(&record);
+            } else {
+                self.records.push(record);
+            }
+            self.interleave(call, no, pos.chunk);
         }
         call
+    }
+
+    /// A fragment of `call`: count it when `call` had been left for another call before.
+    fn interleave(&mut self, call: u32, no: u32, chunk: u32) {
+        if self.last_call == Some(call) {
+            return;
+        }
+        if let Some(prev) = self.last_call
+            && let Some(p) = self.calls.get_mut(prev as usize)
+        {
+            p.left = true;
+        }
+        if self.calls.get(call as usize).is_some_and(|c| c.left) {
+            self.interleaving.count += 1;
+            self.interleaving.first.get_or_insert((no, call, chunk));
+        }
+        self.last_call = Some(call);
     }
 
     /// The dialect says the call with `key` is complete (in chunk `chunk`).
@@ -341,20 +556,31 @@ impl Accumulator {
     /// ended with a finish signal (otherwise only calls the dialect marked done are complete).
     pub fn finish(self, stream_finished: bool) -> (Vec<Call>, Vec<FragmentRecord>) {
         let mut calls = Vec::with_capacity(self.calls.len());
-        let records = self.finish_each(stream_finished, |c, _| calls.push(c));
-        (calls, records)
+        let done = self.finish_each(stream_finished, |c, _| calls.push(c));
+        (calls, done.records)
     }
 
     /// [`Accumulator::finish`] one call at a time, in stream order, so a caller that writes each call
     /// out (the streaming `export`) never holds every parsed value at once. `each` also gets the
-    /// fragment records (empty in a lean pass) to locate what it reports.
+    /// call's own fragment records, in order (none in a lean pass), to locate what it reports.
     pub fn finish_each(
         self,
         stream_finished: bool,
         mut each: impl FnMut(Call, &[FragmentRecord]),
-    ) -> Vec<FragmentRecord> {
+    ) -> Finished {
         let records = self.records;
-        for (i, s) in self.calls.into_iter().enumerate() {
+        let compact = self.keep == Keep::Compact;
+        let mut logs = Vec::with_capacity(if compact { self.calls.len() } else { 0 });
+        for (i, mut s) in self.calls.into_iter().enumerate() {
+            let log = std::mem::take(&mut s.log);
+            let own = if compact {
+                log.records(i as u32)
+            } else {
+                own_records(&s.fragments, &records)
+            };
+            if compact {
+                logs.push(log);
+            }
             let (parsed, empty) = if s.text_input {
                 // Free-form text is the value itself: nothing to parse, nothing to fail.
                 (
@@ -386,11 +612,33 @@ impl Accumulator {
                     kind: s.kind,
                     text_input: s.text_input,
                 },
-                &records,
+                &own,
             );
         }
-        records
+        Finished {
+            records,
+            logs,
+            interleaving: self.interleaving,
+            fragment_count: self.fragment_count,
+        }
     }
+}
+
+/// The records of the fragments numbered `fragments` (one call's), out of every fragment's
+/// `records` in stream order.
+pub fn own_records(fragments: &[u32], records: &[FragmentRecord]) -> Vec<FragmentRecord> {
+    fragments
+        .iter()
+        .filter_map(|&n| records.get(n as usize))
+        .cloned()
+        .collect()
+}
+
+/// The record of fragment `no` among a call's own records (`own`, in fragment order).
+pub fn own_record(own: &[FragmentRecord], no: u32) -> Option<&FragmentRecord> {
+    own.binary_search_by_key(&no, |f| f.no)
+        .ok()
+        .and_then(|i| own.get(i))
 }
 
 /// Parse a call's complete arguments once: empty or whitespace-only is `{}`.
@@ -492,6 +740,76 @@ mod tests {
         assert_eq!(calls[0].name, "f");
         assert!(calls[0].empty_arguments);
         assert_eq!(calls[0].value(), Some(&serde_json::json!({})));
+    }
+
+    /// A call's compact log gives back exactly the records kept one by one, also with values
+    /// that do not grow (wrapping differences) and every flag combination.
+    #[test]
+    fn the_compact_log_gives_back_every_record() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let presence = [
+            Presence::Absent,
+            Presence::Null,
+            Presence::Empty,
+            Presence::Value,
+        ];
+        let mut log = FragmentLog::default();
+        let mut want = Vec::new();
+        let mut end = 0u32;
+        for i in 0..2_000u32 {
+            let start = if i % 97 == 5 { rng.u32(..) } else { end };
+            end = start.wrapping_add(rng.u32(..300));
+            let r = FragmentRecord {
+                no: if i % 50 == 3 { rng.u32(..) } else { i * 3 },
+                call: 4,
+                pos: Pos {
+                    event: rng.u32(..),
+                    chunk: i / 2,
+                    t_micros: if i % 7 == 0 {
+                        rng.u64(..)
+                    } else {
+                        u64::from(i)
+                    },
+                },
+                args_range: start..end,
+                id: presence[rng.usize(..4)],
+                name: presence[rng.usize(..4)],
+                has_args: rng.bool(),
+                object_args: rng.bool(),
+            };
+            log.push(&r);
+            want.push(r);
+        }
+        assert_eq!(log.len(), want.len());
+        assert_eq!(log.records(4), want);
+    }
+
+    /// Compact or not, the accumulator hands each call the same own records, and counts the
+    /// same interleaving.
+    #[test]
+    fn compact_and_full_records_agree() {
+        let run = |compact: bool| {
+            let mut acc = Accumulator::new(true);
+            if compact {
+                acc = acc.compact();
+            }
+            for (i, call) in [0u64, 1, 0, 1, 1, 2, 0].into_iter().enumerate() {
+                let pos = Pos {
+                    event: i as u32 * 2,
+                    chunk: i as u32,
+                    t_micros: 10 * i as u64,
+                };
+                acc.push(frag(call, (i < 3).then_some("id"), None, "ab"), pos);
+            }
+            let mut own = Vec::new();
+            let done = acc.finish_each(true, |c, records| own.push((c.position, records.to_vec())));
+            (own, done.interleaving, done.fragment_count)
+        };
+        let (full, compact) = (run(false), run(true));
+        assert_eq!(full, compact);
+        assert_eq!(full.1.count, 3, "back to call 0, to call 1, to call 0");
+        assert_eq!(full.1.first, Some((2, 0, 2)));
+        assert_eq!(full.0[2].1.len(), 1);
     }
 
     #[test]

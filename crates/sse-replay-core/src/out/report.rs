@@ -110,7 +110,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
             " (no read boundaries)"
         },
         plural(analysis.event_count(), "event"),
-        plural(analysis.fragments.len(), "fragment"),
+        plural(analysis.fragment_count(), "fragment"),
         ending
     );
     if analysis.framing == crate::framing::Framing::JsonArray && !analysis.complete {
@@ -200,7 +200,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
             }
         }
     }
-    let no_fragments = analysis.fragments.is_empty() && !analysis.complete;
+    let no_fragments = analysis.fragment_count() == 0 && !analysis.complete;
     if no_fragments {
         out!(s, "");
         out!(
