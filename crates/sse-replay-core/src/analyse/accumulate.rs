@@ -261,13 +261,120 @@ pub struct Finished {
     pub fragment_count: u32,
 }
 
+/// A parsed arguments value: held, or only the text it parsed from, which is parsed again when
+/// the value is asked for. A parsed object takes many times its text's size in memory (some
+/// 20 KB for a 1.7 KB call), so a report over a stream of thousands of calls whose texts it keeps
+/// anyway (`check` on a raw body: [`Accumulator::compact`]) keeps the verdict of the one parse
+/// and the text, and writes each value from its text when it gets to it — serialization, not a
+/// second validation. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct ParsedValue(std::sync::Arc<Held>);
+
+enum Held {
+    Value(serde_json::Value),
+    /// A text that parsed, and its value once [`ParsedValue`] was dereferenced.
+    Text {
+        text: Box<str>,
+        value: std::sync::OnceLock<serde_json::Value>,
+    },
+}
+
+impl ParsedValue {
+    /// A value held as it is.
+    pub fn new(value: serde_json::Value) -> Self {
+        Self(std::sync::Arc::new(Held::Value(value)))
+    }
+
+    /// `text`, which parsed, held as its text only.
+    fn of_text(text: &str) -> Self {
+        Self(std::sync::Arc::new(Held::Text {
+            text: text.into(),
+            value: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The value, without keeping it: borrowed when it is held (or was kept by a dereference),
+    /// else parsed from its text for this use only. The writers of `check`'s reports, the
+    /// previews and the strategies' agreement use this, so the values are never all held at
+    /// once.
+    pub fn get(&self) -> std::borrow::Cow<'_, serde_json::Value> {
+        match &*self.0 {
+            Held::Value(v) => std::borrow::Cow::Borrowed(v),
+            Held::Text { text, value } => match value.get() {
+                Some(v) => std::borrow::Cow::Borrowed(v),
+                None => std::borrow::Cow::Owned(reparse(text)),
+            },
+        }
+    }
+}
+
+/// A text that parsed once, parsed again: the same value. (Never `Null` in practice: the text
+/// was only kept because it parsed.)
+fn reparse(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+/// The value, kept from then on when it was held as its text (the app, the harness: small
+/// analyses that look at values again and again). See [`ParsedValue::get`] for a use that
+/// does not keep it.
+impl std::ops::Deref for ParsedValue {
+    type Target = serde_json::Value;
+
+    fn deref(&self) -> &serde_json::Value {
+        match &*self.0 {
+            Held::Value(v) => v,
+            Held::Text { text, value } => value.get_or_init(|| reparse(text)),
+        }
+    }
+}
+
+impl From<serde_json::Value> for ParsedValue {
+    fn from(value: serde_json::Value) -> Self {
+        Self::new(value)
+    }
+}
+
+impl PartialEq for ParsedValue {
+    fn eq(&self, other: &Self) -> bool {
+        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
+            return true;
+        }
+        if let (Held::Text { text: a, .. }, Held::Text { text: b, .. }) = (&*self.0, &*other.0)
+            && a == b
+        {
+            // The same text parses to the same value.
+            return true;
+        }
+        *self.get() == *other.get()
+    }
+}
+
+impl std::fmt::Debug for ParsedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// Compact JSON, as [`serde_json::Value`]'s.
+impl std::fmt::Display for ParsedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl serde::Serialize for ParsedValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
 /// The outcome of the one parse at the finish.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Parsed {
     /// The parsed arguments (`{}` for empty). Shared: the naive strategies that end up with the
     /// same arguments text as the correct call hold the correct call's value, not a copy (a
     /// parsed object costs some 300 bytes, and there are six strategies per call).
-    Ok(std::sync::Arc<serde_json::Value>),
+    Ok(ParsedValue),
     /// serde_json's error, verbatim, followed by the 0-based character position.
     Err {
         error: String,
@@ -279,7 +386,7 @@ pub enum Parsed {
 impl Parsed {
     /// A parse that gave `value`.
     pub fn ok(value: serde_json::Value) -> Self {
-        Parsed::Ok(std::sync::Arc::new(value))
+        Parsed::Ok(ParsedValue::new(value))
     }
 }
 
@@ -385,7 +492,8 @@ impl Accumulator {
     }
 
     /// Keep each call's fragments compactly, in its [`FragmentLog`], rather than a
-    /// [`FragmentRecord`] per fragment ([`Accumulator::records`] stays empty).
+    /// [`FragmentRecord`] per fragment ([`Accumulator::records`] stays empty), and each call's
+    /// parsed arguments as the text they parsed from ([`ParsedValue`]), not a value per call.
     pub fn compact(mut self) -> Self {
         self.keep = Keep::Compact;
         self
@@ -587,6 +695,8 @@ impl Accumulator {
                     Parsed::Ok(serde_json::Value::String(s.args.clone()).into()),
                     false,
                 )
+            } else if compact {
+                parse_once_keeping_text(&s.args)
             } else {
                 parse_once(&s.args)
             };
@@ -650,6 +760,15 @@ pub fn parse_once(args: &str) -> (Parsed, bool) {
         );
     }
     (parse_value(args), false)
+}
+
+/// [`parse_once`], keeping a text that parses as its text rather than its value
+/// ([`ParsedValue`]): for a report that keeps the call's text anyway.
+fn parse_once_keeping_text(args: &str) -> (Parsed, bool) {
+    match parse_once(args) {
+        (Parsed::Ok(_), false) => (Parsed::Ok(ParsedValue::of_text(args)), false),
+        other => other,
+    }
 }
 
 /// Parse `text` as JSON with no special cases (the naive strategies use this too).
@@ -810,6 +929,44 @@ mod tests {
         assert_eq!(full.1.count, 3, "back to call 0, to call 1, to call 0");
         assert_eq!(full.1.first, Some((2, 0, 2)));
         assert_eq!(full.0[2].1.len(), 1);
+    }
+
+    /// A compact accumulator keeps a call's parsed value as its text: the same value when asked
+    /// for, the same errors, and not kept by a use that only writes it.
+    #[test]
+    fn a_value_kept_as_its_text_is_the_value() {
+        let run = |compact: bool| {
+            let mut acc = Accumulator::new(true);
+            if compact {
+                acc = acc.compact();
+            }
+            for (call, piece) in [
+                (0, r#"{"a":[1,"深"#),
+                (1, "{\"x"),
+                (0, r#"圳"],"b":2.5}"#),
+                (2, " "),
+            ] {
+                acc.push(frag(call, None, None, piece), Pos::default());
+            }
+            acc.finish(true).0
+        };
+        let (full, compact) = (run(false), run(true));
+        assert_eq!(full, compact);
+        let Parsed::Ok(v) = &compact[0].parsed else {
+            panic!("{:?}", compact[0].parsed)
+        };
+        let held = |v: &ParsedValue| match &*v.0 {
+            Held::Value(_) => true,
+            Held::Text { value, .. } => value.get().is_some(),
+        };
+        assert!(!held(v), "kept as text");
+        assert_eq!(*v.get(), serde_json::json!({"a": [1, "深圳"], "b": 2.5}));
+        assert_eq!(v.to_string(), r#"{"a":[1,"深圳"],"b":2.5}"#);
+        assert!(!held(v), "written without being kept");
+        assert_eq!(compact[0].value(), full[0].value());
+        assert!(held(v), "kept once dereferenced");
+        assert!(matches!(compact[1].parsed, Parsed::Err { .. }));
+        assert!(compact[2].empty_arguments);
     }
 
     #[test]

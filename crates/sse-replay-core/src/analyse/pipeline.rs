@@ -388,7 +388,8 @@ impl<O: FactObserver> Pipeline<O> {
 
     /// Keep each call's fragment records compactly ([`PipelineOutput::fragment_logs`]), not one
     /// [`FragmentRecord`] per fragment: for a report that needs only each call's own fragments,
-    /// so its memory grows by a few bytes a fragment rather than some 40.
+    /// so its memory grows by a few bytes a fragment rather than some 40; and each call's parsed
+    /// arguments as their text ([`crate::accumulate::ParsedValue`]).
     pub fn compact_fragments(mut self) -> Self {
         self.acc = std::mem::take(&mut self.acc).compact();
         self

@@ -65,7 +65,7 @@ pub fn call_json(call: &Call) -> Value {
     }
     match &call.parsed {
         Parsed::Ok(v) => {
-            m.insert("arguments".into(), Value::clone(v));
+            m.insert("arguments".into(), v.get().into_owned());
         }
         Parsed::Err { error, .. } => {
             m.insert("error".into(), json!(error));
@@ -86,7 +86,7 @@ fn responses_item(c: &Call, kind: &str) -> Option<Value> {
         return None;
     };
     let value = match &c.parsed {
-        Parsed::Ok(v) => Value::clone(v),
+        Parsed::Ok(v) => v.get().into_owned(),
         Parsed::Err { .. } => Value::String(c.raw_arguments.clone()),
     };
     let mut m = serde_json::Map::new();
@@ -480,7 +480,7 @@ impl serde::Serialize for StrategyReport<'_> {
                             let mut v = json!({"key": c.label, "id": c.id, "name": c.name, "raw_arguments": c.raw_arguments});
                             if let Some(o) = v.as_object_mut() {
                                 match &c.parsed {
-                                    Parsed::Ok(val) => o.insert("arguments".into(), Value::clone(val)),
+                                    Parsed::Ok(val) => o.insert("arguments".into(), val.get().into_owned()),
                                     Parsed::Err { error, .. } => {
                                         o.insert("error".into(), json!(error))
                                     }

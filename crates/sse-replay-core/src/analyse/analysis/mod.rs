@@ -792,7 +792,7 @@ fn call_findings(
         .collect();
     if with_args.len() == 1
         && call.fragments.len() <= 2
-        && call.value().is_some()
+        && matches!(call.parsed, Parsed::Ok(_))
         && !call.empty_arguments
         && dialect == DialectKind::OpenAiChat
     {
@@ -932,9 +932,11 @@ fn agreement(report: &Report, correct: &[Call]) -> Agreement {
                     "call {i}: arguments {} instead of {}",
                     crate::text::truncate(&v.to_string(), 80),
                     crate::text::truncate(
-                        &c.value()
-                            .map(|v| v.to_string())
-                            .unwrap_or_else(|| "(unparsable)".into()),
+                        // Written from the value without keeping it (see `ParsedValue::get`).
+                        &match &c.parsed {
+                            Parsed::Ok(v) => v.to_string(),
+                            Parsed::Err { .. } => "(unparsable)".into(),
+                        },
                         80
                     )
                 )),

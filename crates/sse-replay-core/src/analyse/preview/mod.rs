@@ -163,12 +163,13 @@ pub struct FragmentPreview {
 
 /// The final arguments to check previews against (`None`: they did not parse, or they are
 /// free-form text, which a partial-JSON preview does not apply to).
-fn final_of(c: &Call) -> Option<&Value> {
+fn final_of(c: &Call) -> Option<std::borrow::Cow<'_, Value>> {
     if c.text_input {
         return None;
     }
     match &c.parsed {
-        Parsed::Ok(v) => Some(v),
+        // Not kept after the summary: a report over thousands of calls holds their texts only.
+        Parsed::Ok(v) => Some(v.get()),
         Parsed::Err { .. } => None,
     }
 }
@@ -193,7 +194,7 @@ pub fn at(a: &Analysis, call: usize, n: usize) -> Option<FragmentPreview> {
 fn fragment_preview(a: &Analysis, c: &Call, no: u32) -> FragmentPreview {
     let text = prefix(a, c, no);
     let parsed = JsonValue::parse_with_config(text.as_bytes(), false, MODE).ok();
-    let contradicted = match (&parsed, final_of(c)) {
+    let contradicted = match (&parsed, final_of(c).as_deref()) {
         (Some(v), Some(fin)) => contradictions(v, fin),
         _ => Vec::new(),
     };
@@ -238,7 +239,7 @@ fn summarize_own(c: &Call, own: &[crate::accumulate::FragmentRecord]) -> CallPre
         &c.fragments,
         end_of,
         &c.raw_arguments,
-        final_of(c),
+        final_of(c).as_deref(),
     )
 }
 
