@@ -89,8 +89,8 @@ pub struct OpenCall {
     left: bool,
 }
 
-/// One fragment's record in a [`FragmentLog`]: the deltas from the call's previous fragment, as
-/// LEB128 varints, then one byte of flags.
+/// One fragment's record in a [`FragmentLog`]: a byte of flags, then the differences from the
+/// call's previous fragment as LEB128 varints.
 const PRESENCES: [Presence; 4] = [
     Presence::Absent,
     Presence::Null,
@@ -130,7 +130,7 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 
 /// A call's fragment records, compactly: each fragment as the differences from the call's
 /// previous one (fragment number, where its text starts and how long it is, chunk, event, time)
-/// in variable-length integers, and a byte of flags — some 7 bytes where a [`FragmentRecord`]
+/// in variable-length integers, and a byte of flags — some 5 bytes where a [`FragmentRecord`]
 /// takes 40, so a report that needs each call's fragments (checkpoints, findings, previews) does
 /// not hold a 1 GB stream's millions of records. [`FragmentLog::records`] gives them back.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -147,21 +147,31 @@ impl FragmentLog {
         let out = &mut self.bytes;
         // Wrapping differences: every field only grows in stream order, but a value that did
         // not would still come back exactly (a longer varint, nothing lost).
+        // A fragment's text starts where the call's previous one ended, and a raw body's
+        // times are all 0: those two differences are written only when not 0 (a flag says so).
+        let dstart = r.args_range.start.wrapping_sub(end);
+        let dt = r.pos.t_micros.wrapping_sub(t);
+        out.push(
+            presence_bits(r.id)
+                | presence_bits(r.name) << 2
+                | u8::from(r.has_args) << 4
+                | u8::from(r.object_args) << 5
+                | u8::from(dstart != 0) << 6
+                | u8::from(dt != 0) << 7,
+        );
         put_varint(out, u64::from(r.no.wrapping_sub(no)));
-        put_varint(out, u64::from(r.args_range.start.wrapping_sub(end)));
+        if dstart != 0 {
+            put_varint(out, u64::from(dstart));
+        }
         put_varint(
             out,
             u64::from(r.args_range.end.wrapping_sub(r.args_range.start)),
         );
         put_varint(out, u64::from(r.pos.chunk.wrapping_sub(chunk)));
         put_varint(out, u64::from(r.pos.event.wrapping_sub(event)));
-        put_varint(out, r.pos.t_micros.wrapping_sub(t));
-        out.push(
-            presence_bits(r.id)
-                | presence_bits(r.name) << 2
-                | u8::from(r.has_args) << 4
-                | u8::from(r.object_args) << 5,
-        );
+        if dt != 0 {
+            put_varint(out, dt);
+        }
         self.last = (
             r.no,
             r.args_range.end,
@@ -190,19 +200,21 @@ impl FragmentLog {
         let b = &self.bytes;
         // Each value was written from a u32 (a u64 for the time): truncating gives it back.
         let next = |at: &mut usize| get_varint(b, at);
-        while at < b.len() {
+        while let Some(&flags) = b.get(at) {
+            at += 1;
+            let maybe = |written: bool, at: &mut usize| {
+                if written { next(at) } else { Some(0) }
+            };
             let (Some(dno), Some(dstart), Some(len), Some(dchunk), Some(devent), Some(dt)) = (
                 next(&mut at),
+                maybe(flags & 0x40 != 0, &mut at),
                 next(&mut at),
                 next(&mut at),
                 next(&mut at),
-                next(&mut at),
-                next(&mut at),
+                maybe(flags & 0x80 != 0, &mut at),
             ) else {
                 break;
             };
-            let Some(&flags) = b.get(at) else { break };
-            at += 1;
             no = no.wrapping_add(dno as u32);
             let start = end.wrapping_add(dstart as u32);
             end = start.wrapping_add(len as u32);
