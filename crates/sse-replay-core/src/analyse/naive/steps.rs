@@ -8,8 +8,8 @@
 //!
 //! For a report that lists every attempt but looks at none twice (`check --json` on a raw body:
 //! [`Steps::spilled`]), the rows go to an unlinked temporary file as they come, a few thousand
-//! at a time, and are read back in order when listed: memory then does not grow with the
-//! fragments at all.
+//! at a time, and the texts to another, and are read back in order when listed: memory then does
+//! not grow with the fragments at all.
 //!
 //! [`Balance`] is the cheap test that spares most parses: a text with an open string or
 //! unbalanced brackets cannot be a JSON document, so it is not parsed at all (its outcome is an
@@ -101,6 +101,27 @@ impl PartialEq for SpillFile {
 }
 
 impl SpillFile {
+    /// `n` bytes at `at` as text (`None` when the file has fewer, or they are not UTF-8).
+    fn text(&self, at: u64, n: usize) -> Option<String> {
+        let mut buf = vec![0; n];
+        (read_at(&self.0, &mut buf, at) == n)
+            .then(|| String::from_utf8(buf).ok())
+            .flatten()
+    }
+
+    /// Append `bytes` (the file is only ever appended to).
+    fn append(&self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write as _;
+        (&*self.0).write_all(bytes)
+    }
+
+    /// A new unlinked temporary file.
+    fn new() -> Option<Self> {
+        tempfile::tempfile()
+            .ok()
+            .map(|f| SpillFile(std::sync::Arc::new(f)))
+    }
+
     /// Rows `first..first + n` (fewer at the end of the file).
     fn read(&self, first: usize, n: usize) -> Vec<StepRow> {
         let mut buf = vec![0; n * ROW_BYTES];
@@ -146,8 +167,16 @@ pub struct Steps {
     spill_file: Option<SpillFile>,
     spilled_rows: usize,
     /// The texts: arenas of every fragment's text (`per-fragment`), or each call's final buffer,
-    /// whose prefixes were the attempts (`parse-when-valid`).
+    /// whose prefixes were the attempts (`parse-when-valid`). Numbered after the buffers in
+    /// `text_file`, when there are some.
     texts: Vec<String>,
+    /// The file the first texts of a [`Steps::spilled`] went to, its buffers (where each
+    /// starts, and its length: at most [`MAX_ARENA`]), and its length.
+    text_file: Option<SpillFile>,
+    file_buffers: Vec<(u64, usize)>,
+    text_file_len: u64,
+    /// Texts no longer go to `text_file` (it could not be made or written).
+    texts_in_memory: bool,
     /// Attempts that parsed (their values are not kept: parsing the text again gives them).
     parsed: usize,
     /// An [`Attempt`]'s `text` is only the last [`super::STEP_TAIL_CHARS`] characters of the
@@ -197,25 +226,16 @@ impl Steps {
     /// Move the rows in memory to the spill file, when there is one (made the first time).
     fn spill_rows(&mut self) {
         if self.spill_file.is_none() {
-            match tempfile::tempfile() {
-                Ok(f) => self.spill_file = Some(SpillFile(std::sync::Arc::new(f))),
-                Err(_) => {
-                    self.spill = false;
-                    return;
-                }
-            }
+            self.spill_file = SpillFile::new();
         }
-        let Some(SpillFile(file)) = &self.spill_file else {
+        let Some(file) = &self.spill_file else {
+            self.spill = false;
             return;
         };
         let bytes: Vec<u8> = self.rows.iter().flat_map(|r| r.to_bytes()).collect();
         // Written at the end of what is there: a failed write leaves the rows in memory (and
         // every later one: spilling stops), never a row lost.
-        let written = {
-            use std::io::Write as _;
-            (&**file).write_all(&bytes)
-        };
-        match written {
+        match file.append(&bytes) {
             Ok(()) => {
                 self.spilled_rows += self.rows.len();
                 self.rows.clear();
@@ -277,6 +297,12 @@ impl Steps {
 
     /// Append `text` to the last arena (a new one when it would pass 4 GiB) and say where it is.
     pub(super) fn push_text(&mut self, text: &str) -> TextAt {
+        if self.spill
+            && !self.texts_in_memory
+            && let Some(at) = self.spill_text(text)
+        {
+            return at;
+        }
         if self
             .texts
             .last()
@@ -284,13 +310,43 @@ impl Steps {
         {
             self.texts.push(String::new());
         }
-        let buffer = self.texts.len() - 1;
-        let arena = &mut self.texts[buffer];
-        arena.push_str(text);
+        let buffer = self.file_buffers.len() + self.texts.len() - 1;
+        let arena = self.texts.last_mut().map_or(0, |a| {
+            a.push_str(text);
+            a.len()
+        });
         TextAt {
             buffer: buffer as u32,
-            end: arena.len(),
+            end: arena,
         }
+    }
+
+    /// [`Steps::push_text`] into the text file; `None` (and texts stay in memory from then on)
+    /// when it cannot be made or written.
+    fn spill_text(&mut self, text: &str) -> Option<TextAt> {
+        if self.text_file.is_none() {
+            self.text_file = SpillFile::new();
+        }
+        let written = self.text_file.as_ref().map(|f| f.append(text.as_bytes()));
+        if !matches!(written, Some(Ok(()))) {
+            self.texts_in_memory = true;
+            return None;
+        }
+        if self
+            .file_buffers
+            .last()
+            .is_none_or(|&(_, len)| len.saturating_add(text.len()) > MAX_ARENA)
+        {
+            self.file_buffers.push((self.text_file_len, 0));
+        }
+        self.text_file_len += text.len() as u64;
+        let buffer = self.file_buffers.len() - 1;
+        let last = self.file_buffers.last_mut()?;
+        last.1 += text.len();
+        Some(TextAt {
+            buffer: buffer as u32,
+            end: last.1,
+        })
     }
 
     /// The text buffers, for the strategy to fill (an arena, or the calls' buffers at the end).
@@ -320,21 +376,31 @@ impl Steps {
     }
 
     /// The whole text attempt `i` parsed (a `parse-when-valid` attempt's whole buffer).
-    pub fn text(&self, i: usize) -> Option<&str> {
+    pub fn text(&self, i: usize) -> Option<std::borrow::Cow<'_, str>> {
         let r = self.row(i)?;
         let prev = i.checked_sub(1).and_then(|p| self.row(p));
         self.text_of(r, prev)
     }
 
     /// The text of row `r`, whose previous row is `prev`.
-    fn text_of(&self, r: StepRow, prev: Option<StepRow>) -> Option<&str> {
+    fn text_of(&self, r: StepRow, prev: Option<StepRow>) -> Option<std::borrow::Cow<'_, str>> {
         let start = match prev {
             Some(prev) if !self.tail_only && prev.buffer() == r.buffer() => prev.end,
             _ => 0,
         };
-        self.texts
-            .get(r.buffer() as usize)?
-            .get(start as usize..r.end as usize)
+        let (start, end, buffer) = (start as usize, r.end as usize, r.buffer() as usize);
+        match self.file_buffers.get(buffer) {
+            Some(&(at, _)) => self
+                .text_file
+                .as_ref()?
+                .text(at + start as u64, end.checked_sub(start)?)
+                .map(std::borrow::Cow::Owned),
+            None => self
+                .texts
+                .get(buffer - self.file_buffers.len())?
+                .get(start..end)
+                .map(std::borrow::Cow::Borrowed),
+        }
     }
 
     /// Attempt `i` in full: its text, and its outcome (re-derived by parsing the text again,
@@ -347,7 +413,8 @@ impl Steps {
 
     /// The attempt of row `r`, whose previous row is `prev` (see [`Steps::get`]).
     fn attempt(&self, r: StepRow, prev: Option<StepRow>) -> Attempt {
-        let text = self.text_of(r, prev).unwrap_or("");
+        let text = self.text_of(r, prev);
+        let text = text.as_deref().unwrap_or("");
         let outcome = parse_value(text);
         let text = if self.tail_only {
             super::parse_when_valid::tail(text)
@@ -522,6 +589,7 @@ mod tests {
         }
         assert_eq!(spilled.len(), n);
         assert_eq!(spilled.rows().len(), 123, "the rest is in the file");
+        assert!(spilled.texts.is_empty(), "the texts are in the other file");
         assert!(spilled.all_rows().eq(kept.rows().iter().copied()));
         assert!(spilled.iter().eq(kept.iter()));
         assert!(spilled.failures().eq(kept.failures()));
