@@ -58,6 +58,9 @@ impl StepRow {
 /// Rows written to the spill file at once (and read back at once).
 const SPILL_ROWS: usize = 4096;
 
+/// Texts written to the text file at once.
+const SPILL_TEXT_BYTES: usize = 64 << 10;
+
 /// The bytes of one row in the spill file.
 const ROW_BYTES: usize = 20;
 
@@ -175,6 +178,10 @@ pub struct Steps {
     text_file: Option<SpillFile>,
     file_buffers: Vec<(u64, usize)>,
     text_file_len: u64,
+    /// The texts not written yet (they are written [`SPILL_TEXT_BYTES`] at a time, not one
+    /// write per fragment), from byte `text_written` on.
+    text_pending: Vec<u8>,
+    text_written: u64,
     /// Texts no longer go to `text_file` (it could not be made or written).
     texts_in_memory: bool,
     /// Attempts that parsed (their values are not kept: parsing the text again gives them).
@@ -324,14 +331,23 @@ impl Steps {
     /// [`Steps::push_text`] into the text file; `None` (and texts stay in memory from then on)
     /// when it cannot be made or written.
     fn spill_text(&mut self, text: &str) -> Option<TextAt> {
-        if self.text_file.is_none() {
-            self.text_file = SpillFile::new();
+        if self.text_pending.len() + text.len() > SPILL_TEXT_BYTES {
+            if self.text_file.is_none() {
+                self.text_file = SpillFile::new();
+            }
+            let written = self
+                .text_file
+                .as_ref()
+                .map(|f| f.append(&self.text_pending));
+            if !matches!(written, Some(Ok(()))) {
+                // What is pending stays readable where it is; the rest goes to memory.
+                self.texts_in_memory = true;
+                return None;
+            }
+            self.text_written += self.text_pending.len() as u64;
+            self.text_pending.clear();
         }
-        let written = self.text_file.as_ref().map(|f| f.append(text.as_bytes()));
-        if !matches!(written, Some(Ok(()))) {
-            self.texts_in_memory = true;
-            return None;
-        }
+        self.text_pending.extend_from_slice(text.as_bytes());
         if self
             .file_buffers
             .last()
@@ -390,11 +406,24 @@ impl Steps {
         };
         let (start, end, buffer) = (start as usize, r.end as usize, r.buffer() as usize);
         match self.file_buffers.get(buffer) {
-            Some(&(at, _)) => self
-                .text_file
-                .as_ref()?
-                .text(at + start as u64, end.checked_sub(start)?)
-                .map(std::borrow::Cow::Owned),
+            Some(&(at, _)) => {
+                let (at, n) = (at + start as u64, end.checked_sub(start)?);
+                // A text is pending or written whole, never split between the two.
+                match at.checked_sub(self.text_written) {
+                    Some(p) => {
+                        let p = usize::try_from(p).ok()?;
+                        let bytes = self.text_pending.get(p..p.checked_add(n)?)?;
+                        std::str::from_utf8(bytes)
+                            .ok()
+                            .map(std::borrow::Cow::Borrowed)
+                    }
+                    None => self
+                        .text_file
+                        .as_ref()?
+                        .text(at, n)
+                        .map(std::borrow::Cow::Owned),
+                }
+            }
             None => self
                 .texts
                 .get(buffer - self.file_buffers.len())?
@@ -581,15 +610,24 @@ mod tests {
         let mut spilled = Steps::default().spilled();
         let n = SPILL_ROWS * 2 + 123;
         for i in 0..n {
-            let text = if i % 5 == 0 { "7" } else { "{\"a\":" };
+            // Texts of many lengths: some 160 KB in all, written in blocks.
+            let text = if i % 5 == 0 {
+                "7".to_owned()
+            } else {
+                format!("{{\"a\":{}", " ".repeat(i % 40))
+            };
             for s in [&mut kept, &mut spilled] {
-                let at = s.push_text(text);
+                let at = s.push_text(&text);
                 s.push(i as u32, Some(i as u32 % 3), i as u32 / 2, at, i % 5 == 0);
             }
         }
         assert_eq!(spilled.len(), n);
         assert_eq!(spilled.rows().len(), 123, "the rest is in the file");
         assert!(spilled.texts.is_empty(), "the texts are in the other file");
+        assert!(
+            spilled.text_written > SPILL_TEXT_BYTES as u64,
+            "written in blocks"
+        );
         assert!(spilled.all_rows().eq(kept.rows().iter().copied()));
         assert!(spilled.iter().eq(kept.iter()));
         assert!(spilled.failures().eq(kept.failures()));
