@@ -846,8 +846,9 @@ fn a_deeply_nested_recording_gets_a_message_for_people_not_developers() {
 /// memory over a small body's grows by under 0.3× the body's size. Measured (debug build): 0.81×
 /// the bytes with the event and chunk records, 0.57–0.58× without them (text and JSON), 0.20× with
 /// each call's fragments in a compact log (about 9 bytes a fragment), its arguments kept as text
-/// and `per-fragment`'s attempts and texts in temporary files; what is left grows with the calls' argument
-/// texts, which the accumulator and each naive strategy keep (the report shows them).
+/// and `per-fragment`'s attempts and texts in temporary files; what is left grows with the
+/// calls' argument texts, which the accumulator and each naive strategy keep (the report shows
+/// them).
 #[test]
 fn check_on_a_large_body_keeps_no_record_per_event_chunk_or_fragment() {
     let dir = tempfile::tempdir().expect("tempdir");
