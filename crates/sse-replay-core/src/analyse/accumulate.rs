@@ -89,8 +89,7 @@ pub struct OpenCall {
     left: bool,
 }
 
-/// One fragment's record in a [`FragmentLog`]: a byte of flags, then the differences from the
-/// call's previous fragment as LEB128 varints.
+/// Each [`Presence`] by its two bits in a [`FragmentLog`] entry's flags (see [`presence_bits`]).
 const PRESENCES: [Presence; 4] = [
     Presence::Absent,
     Presence::Null,
@@ -98,6 +97,7 @@ const PRESENCES: [Presence; 4] = [
     Presence::Value,
 ];
 
+/// A presence's two bits in a [`FragmentLog`] entry's flags.
 fn presence_bits(p: Presence) -> u8 {
     match p {
         Presence::Absent => 0,
@@ -107,6 +107,8 @@ fn presence_bits(p: Presence) -> u8 {
     }
 }
 
+/// `v` as a LEB128 varint (7 bits a byte, low first): one byte for the small differences a
+/// fragment log holds.
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -115,6 +117,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// The varint at `at` (moved past it); `None` at the end of `bytes`.
 fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
@@ -142,6 +145,9 @@ pub struct FragmentLog {
 }
 
 impl FragmentLog {
+    /// Log `r`, the call's next fragment: a byte of flags (the id's and name's presence, text
+    /// carried, an object, and whether the two differences usually 0 follow), then the
+    /// differences from the call's previous fragment as varints.
     fn push(&mut self, r: &FragmentRecord) {
         let (no, end, chunk, event, t) = self.last;
         let out = &mut self.bytes;
@@ -244,7 +250,9 @@ impl FragmentLog {
 /// (parallel calls alternating): how many times, and the first (fragment, call, chunk).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Interleaving {
+    /// How many fragments returned to a call left before.
     pub count: u64,
+    /// The first of them: its number, its call and its chunk.
     pub first: Option<(u32, u32, u32)>,
 }
 
