@@ -5,7 +5,9 @@
 //!
 //! It does not know which dialect fed it. It records, per call, every fragment (number, position
 //! in the arguments string, event, chunk, time) so the analysis can show the state at any cursor and
-//! check the seed's three checkpoints.
+//! check the seed's three checkpoints: as one [`FragmentRecord`] per fragment for a view that
+//! steps through them (the app), or — for a report that only needs each call's own fragments
+//! (`check` on a raw body) — compactly, a few bytes a fragment in its call's [`FragmentLog`].
 //!
 //! Two things it only records, never acts on: cumulative re-sends (a piece that starts with
 //! everything before it) and the dialect's word that a call is a server tool. Arguments a dialect
@@ -81,6 +83,309 @@ pub struct OpenCall {
     pub kind: Option<String>,
     /// The arguments are free-form text, taken as a string (never parsed as JSON).
     pub text_input: bool,
+    /// The call's fragments, compactly (only in [`Accumulator::compact`] mode).
+    pub log: FragmentLog,
+    /// Another call's fragment came after this call's last one (for [`Interleaving`]).
+    left: bool,
+}
+
+/// Each [`Presence`] by its two bits in a [`FragmentLog`] entry's flags (see [`presence_bits`]).
+const PRESENCES: [Presence; 4] = [
+    Presence::Absent,
+    Presence::Null,
+    Presence::Empty,
+    Presence::Value,
+];
+
+/// A presence's two bits in a [`FragmentLog`] entry's flags.
+fn presence_bits(p: Presence) -> u8 {
+    match p {
+        Presence::Absent => 0,
+        Presence::Null => 1,
+        Presence::Empty => 2,
+        Presence::Value => 3,
+    }
+}
+
+/// `v` as a LEB128 varint (7 bits a byte, low first): one byte for the small differences a
+/// fragment log holds.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The varint at `at` (moved past it); `None` at the end of `bytes`.
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A call's fragment records, compactly: each fragment as the differences from the call's
+/// previous one (fragment number, where its text starts and how long it is, chunk, event, time)
+/// in variable-length integers, and a byte of flags — some 5 bytes where a [`FragmentRecord`]
+/// takes 40, so a report that needs each call's fragments (checkpoints, findings, previews) does
+/// not hold a 1 GB stream's millions of records. [`FragmentLog::records`] gives them back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FragmentLog {
+    bytes: Vec<u8>,
+    /// The last record pushed (what the next one is a difference from).
+    last: (u32, u32, u32, u32, u64),
+    len: u32,
+}
+
+impl FragmentLog {
+    /// Log `r`, the call's next fragment: a byte of flags (the id's and name's presence, text
+    /// carried, an object, and whether the two differences usually 0 follow), then the
+    /// differences from the call's previous fragment as varints.
+    fn push(&mut self, r: &FragmentRecord) {
+        let (no, end, chunk, event, t) = self.last;
+        let out = &mut self.bytes;
+        // Wrapping differences: every field only grows in stream order, but a value that did
+        // not would still come back exactly (a longer varint, nothing lost).
+        // A fragment's text starts where the call's previous one ended, and a raw body's
+        // times are all 0: those two differences are written only when not 0 (a flag says so).
+        let dstart = r.args_range.start.wrapping_sub(end);
+        let dt = r.pos.t_micros.wrapping_sub(t);
+        out.push(
+            presence_bits(r.id)
+                | presence_bits(r.name) << 2
+                | u8::from(r.has_args) << 4
+                | u8::from(r.object_args) << 5
+                | u8::from(dstart != 0) << 6
+                | u8::from(dt != 0) << 7,
+        );
+        put_varint(out, u64::from(r.no.wrapping_sub(no)));
+        if dstart != 0 {
+            put_varint(out, u64::from(dstart));
+        }
+        put_varint(
+            out,
+            u64::from(r.args_range.end.wrapping_sub(r.args_range.start)),
+        );
+        put_varint(out, u64::from(r.pos.chunk.wrapping_sub(chunk)));
+        put_varint(out, u64::from(r.pos.event.wrapping_sub(event)));
+        if dt != 0 {
+            put_varint(out, dt);
+        }
+        self.last = (
+            r.no,
+            r.args_range.end,
+            r.pos.chunk,
+            r.pos.event,
+            r.pos.t_micros,
+        );
+        self.len += 1;
+    }
+
+    /// Number of fragments logged.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// No fragment logged.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The records, in order, of the fragments of call `call` (its position) logged here.
+    pub fn records(&self, call: u32) -> Vec<FragmentRecord> {
+        let mut out = Vec::with_capacity(self.len as usize);
+        let (mut no, mut end, mut chunk, mut event, mut t) = (0u32, 0u32, 0u32, 0u32, 0u64);
+        let mut at = 0;
+        let b = &self.bytes;
+        // Each value was written from a u32 (a u64 for the time): truncating gives it back.
+        let next = |at: &mut usize| get_varint(b, at);
+        while let Some(&flags) = b.get(at) {
+            at += 1;
+            let maybe = |written: bool, at: &mut usize| {
+                if written { next(at) } else { Some(0) }
+            };
+            let (Some(dno), Some(dstart), Some(len), Some(dchunk), Some(devent), Some(dt)) = (
+                next(&mut at),
+                maybe(flags & 0x40 != 0, &mut at),
+                next(&mut at),
+                next(&mut at),
+                next(&mut at),
+                maybe(flags & 0x80 != 0, &mut at),
+            ) else {
+                break;
+            };
+            no = no.wrapping_add(dno as u32);
+            let start = end.wrapping_add(dstart as u32);
+            end = start.wrapping_add(len as u32);
+            chunk = chunk.wrapping_add(dchunk as u32);
+            event = event.wrapping_add(devent as u32);
+            t = t.wrapping_add(dt);
+            out.push(FragmentRecord {
+                no,
+                call,
+                pos: Pos {
+                    event,
+                    chunk,
+                    t_micros: t,
+                },
+                args_range: start..end,
+                id: PRESENCES[usize::from(flags & 3)],
+                name: PRESENCES[usize::from(flags >> 2 & 3)],
+                has_args: flags & 0x10 != 0,
+                object_args: flags & 0x20 != 0,
+            });
+        }
+        out
+    }
+}
+
+/// Fragments of a call that came after another call's fragments that came after its own
+/// (parallel calls alternating): how many times, and the first (fragment, call, chunk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Interleaving {
+    /// How many fragments returned to a call left before.
+    pub count: u64,
+    /// The first of them: its number, its call and its chunk.
+    pub first: Option<(u32, u32, u32)>,
+}
+
+/// How an [`Accumulator`] keeps its fragments' records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Keep {
+    /// Not at all (a lean pass).
+    #[default]
+    Nothing,
+    /// One [`FragmentRecord`] each, in stream order.
+    Records,
+    /// In each call's [`FragmentLog`].
+    Compact,
+}
+
+/// What [`Accumulator::finish_each`] leaves once every call is handed out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Finished {
+    /// Every fragment's record in stream order (empty unless records were kept).
+    pub records: Vec<FragmentRecord>,
+    /// Each call's compact log, by position (empty unless [`Accumulator::compact`]).
+    pub logs: Vec<FragmentLog>,
+    /// Parallel calls' fragments alternating.
+    pub interleaving: Interleaving,
+    /// Fragments pushed.
+    pub fragment_count: u32,
+}
+
+/// A parsed arguments value: held, or only the text it parsed from, which is parsed again when
+/// the value is asked for. A parsed object takes many times its text's size in memory (some
+/// 20 KB for a 1.7 KB call), so a report over a stream of thousands of calls whose texts it keeps
+/// anyway (`check` on a raw body: [`Accumulator::compact`]) keeps the verdict of the one parse
+/// and the text, and writes each value from its text when it gets to it — serialization, not a
+/// second validation. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct ParsedValue(std::sync::Arc<Held>);
+
+enum Held {
+    Value(serde_json::Value),
+    /// A text that parsed, and its value once [`ParsedValue`] was dereferenced.
+    Text {
+        text: Box<str>,
+        value: std::sync::OnceLock<serde_json::Value>,
+    },
+}
+
+impl ParsedValue {
+    /// A value held as it is.
+    pub fn new(value: serde_json::Value) -> Self {
+        Self(std::sync::Arc::new(Held::Value(value)))
+    }
+
+    /// `text`, which parsed, held as its text only.
+    fn of_text(text: &str) -> Self {
+        Self(std::sync::Arc::new(Held::Text {
+            text: text.into(),
+            value: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The value, without keeping it: borrowed when it is held (or was kept by a dereference),
+    /// else parsed from its text for this use only. The writers of `check`'s reports, the
+    /// previews and the strategies' agreement use this, so the values are never all held at
+    /// once.
+    pub fn get(&self) -> std::borrow::Cow<'_, serde_json::Value> {
+        match &*self.0 {
+            Held::Value(v) => std::borrow::Cow::Borrowed(v),
+            Held::Text { text, value } => match value.get() {
+                Some(v) => std::borrow::Cow::Borrowed(v),
+                None => std::borrow::Cow::Owned(reparse(text)),
+            },
+        }
+    }
+}
+
+/// A text that parsed once, parsed again: the same value. (Never `Null` in practice: the text
+/// was only kept because it parsed.)
+fn reparse(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+/// The value, kept from then on when it was held as its text (the app, the harness: small
+/// analyses that look at values again and again). See [`ParsedValue::get`] for a use that
+/// does not keep it.
+impl std::ops::Deref for ParsedValue {
+    type Target = serde_json::Value;
+
+    fn deref(&self) -> &serde_json::Value {
+        match &*self.0 {
+            Held::Value(v) => v,
+            Held::Text { text, value } => value.get_or_init(|| reparse(text)),
+        }
+    }
+}
+
+impl From<serde_json::Value> for ParsedValue {
+    fn from(value: serde_json::Value) -> Self {
+        Self::new(value)
+    }
+}
+
+impl PartialEq for ParsedValue {
+    fn eq(&self, other: &Self) -> bool {
+        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
+            return true;
+        }
+        if let (Held::Text { text: a, .. }, Held::Text { text: b, .. }) = (&*self.0, &*other.0)
+            && a == b
+        {
+            // The same text parses to the same value.
+            return true;
+        }
+        *self.get() == *other.get()
+    }
+}
+
+impl std::fmt::Debug for ParsedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// Compact JSON, as [`serde_json::Value`]'s.
+impl std::fmt::Display for ParsedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl serde::Serialize for ParsedValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
 }
 
 /// The outcome of the one parse at the finish.
@@ -89,7 +394,7 @@ pub enum Parsed {
     /// The parsed arguments (`{}` for empty). Shared: the naive strategies that end up with the
     /// same arguments text as the correct call hold the correct call's value, not a copy (a
     /// parsed object costs some 300 bytes, and there are six strategies per call).
-    Ok(std::sync::Arc<serde_json::Value>),
+    Ok(ParsedValue),
     /// serde_json's error, verbatim, followed by the 0-based character position.
     Err {
         error: String,
@@ -101,7 +406,7 @@ pub enum Parsed {
 impl Parsed {
     /// A parse that gave `value`.
     pub fn ok(value: serde_json::Value) -> Self {
-        Parsed::Ok(std::sync::Arc::new(value))
+        Parsed::Ok(ParsedValue::new(value))
     }
 }
 
@@ -185,18 +490,25 @@ pub struct Accumulator {
     calls: Vec<OpenCall>,
     table: FxHashMap<CallKey, u32>,
     recent: [Option<(CallKey, u32)>; 2],
-    keep_records: bool,
+    keep: Keep,
     /// Keep no call's arguments (see [`Accumulator::without_arguments`]).
     counts_only: bool,
     records: Vec<FragmentRecord>,
     fragment_count: u32,
+    /// The call of the last fragment (for [`Interleaving`]).
+    last_call: Option<u32>,
+    interleaving: Interleaving,
 }
 
 impl Accumulator {
     /// An accumulator that keeps per-fragment records (for analysis) or not (lean export).
     pub fn new(keep_records: bool) -> Self {
         Self {
-            keep_records,
+            keep: if keep_records {
+                Keep::Records
+            } else {
+                Keep::Nothing
+            },
             ..Default::default()
         }
     }
@@ -209,6 +521,14 @@ impl Accumulator {
     /// empty arguments, parsed as `{}`.
     pub fn without_arguments(mut self) -> Self {
         self.counts_only = true;
+        self
+    }
+
+    /// Keep each call's fragments compactly, in its [`FragmentLog`], rather than a
+    /// [`FragmentRecord`] per fragment ([`Accumulator::records`] stays empty), and each call's
+    /// parsed arguments as the text they parsed from ([`ParsedValue`]), not a value per call.
+    pub fn compact(mut self) -> Self {
+        self.keep = Keep::Compact;
         self
     }
 
@@ -285,9 +605,9 @@ impl Accumulator {
             open.args.push_str(text);
         }
         let end = open.args.len() as u32;
-        if self.keep_records {
+        if self.keep != Keep::Nothing {
             open.fragments.push(no);
-            self.records.push(FragmentRecord {
+            let record = FragmentRecord {
                 no,
                 call,
                 pos,
@@ -296,9 +616,32 @@ impl Accumulator {
                 name: frag.name.presence(),
                 has_args: matches!(frag.args, Raw::Value(_)),
                 object_args,
-            });
+            };
+            if self.keep == Keep::Compact {
+                open.log.push(&record);
+            } else {
+                self.records.push(record);
+            }
+            self.interleave(call, no, pos.chunk);
         }
         call
+    }
+
+    /// A fragment of `call`: count it when `call` had been left for another call before.
+    fn interleave(&mut self, call: u32, no: u32, chunk: u32) {
+        if self.last_call == Some(call) {
+            return;
+        }
+        if let Some(prev) = self.last_call
+            && let Some(p) = self.calls.get_mut(prev as usize)
+        {
+            p.left = true;
+        }
+        if self.calls.get(call as usize).is_some_and(|c| c.left) {
+            self.interleaving.count += 1;
+            self.interleaving.first.get_or_insert((no, call, chunk));
+        }
+        self.last_call = Some(call);
     }
 
     /// The dialect says the call with `key` is complete (in chunk `chunk`).
@@ -356,26 +699,39 @@ impl Accumulator {
     /// ended with a finish signal (otherwise only calls the dialect marked done are complete).
     pub fn finish(self, stream_finished: bool) -> (Vec<Call>, Vec<FragmentRecord>) {
         let mut calls = Vec::with_capacity(self.calls.len());
-        let records = self.finish_each(stream_finished, |c, _| calls.push(c));
-        (calls, records)
+        let done = self.finish_each(stream_finished, |c, _| calls.push(c));
+        (calls, done.records)
     }
 
     /// [`Accumulator::finish`] one call at a time, in stream order, so a caller that writes each call
     /// out (the streaming `export`) never holds every parsed value at once. `each` also gets the
-    /// fragment records (empty in a lean pass) to locate what it reports.
+    /// call's own fragment records, in order (none in a lean pass), to locate what it reports.
     pub fn finish_each(
         self,
         stream_finished: bool,
         mut each: impl FnMut(Call, &[FragmentRecord]),
-    ) -> Vec<FragmentRecord> {
+    ) -> Finished {
         let records = self.records;
-        for (i, s) in self.calls.into_iter().enumerate() {
+        let compact = self.keep == Keep::Compact;
+        let mut logs = Vec::with_capacity(if compact { self.calls.len() } else { 0 });
+        for (i, mut s) in self.calls.into_iter().enumerate() {
+            let log = std::mem::take(&mut s.log);
+            let own = if compact {
+                log.records(i as u32)
+            } else {
+                own_records(&s.fragments, &records)
+            };
+            if compact {
+                logs.push(log);
+            }
             let (parsed, empty) = if s.text_input {
                 // Free-form text is the value itself: nothing to parse, nothing to fail.
                 (
                     Parsed::Ok(serde_json::Value::String(s.args.clone()).into()),
                     false,
                 )
+            } else if compact {
+                parse_once_keeping_text(&s.args)
             } else {
                 parse_once(&s.args)
             };
@@ -401,11 +757,33 @@ impl Accumulator {
                     kind: s.kind,
                     text_input: s.text_input,
                 },
-                &records,
+                &own,
             );
         }
-        records
+        Finished {
+            records,
+            logs,
+            interleaving: self.interleaving,
+            fragment_count: self.fragment_count,
+        }
     }
+}
+
+/// The records of the fragments numbered `fragments` (one call's), out of every fragment's
+/// `records` in stream order.
+pub fn own_records(fragments: &[u32], records: &[FragmentRecord]) -> Vec<FragmentRecord> {
+    fragments
+        .iter()
+        .filter_map(|&n| records.get(n as usize))
+        .cloned()
+        .collect()
+}
+
+/// The record of fragment `no` among a call's own records (`own`, in fragment order).
+pub fn own_record(own: &[FragmentRecord], no: u32) -> Option<&FragmentRecord> {
+    own.binary_search_by_key(&no, |f| f.no)
+        .ok()
+        .and_then(|i| own.get(i))
 }
 
 /// Parse a call's complete arguments once: empty or whitespace-only is `{}`.
@@ -417,6 +795,15 @@ pub fn parse_once(args: &str) -> (Parsed, bool) {
         );
     }
     (parse_value(args), false)
+}
+
+/// [`parse_once`], keeping a text that parses as its text rather than its value
+/// ([`ParsedValue`]): for a report that keeps the call's text anyway.
+fn parse_once_keeping_text(args: &str) -> (Parsed, bool) {
+    match parse_once(args) {
+        (Parsed::Ok(_), false) => (Parsed::Ok(ParsedValue::of_text(args)), false),
+        other => other,
+    }
 }
 
 /// Parse `text` as JSON with no special cases (the naive strategies use this too).
@@ -507,6 +894,114 @@ mod tests {
         assert_eq!(calls[0].name, "f");
         assert!(calls[0].empty_arguments);
         assert_eq!(calls[0].value(), Some(&serde_json::json!({})));
+    }
+
+    /// A call's compact log gives back exactly the records kept one by one, also with values
+    /// that do not grow (wrapping differences) and every flag combination.
+    #[test]
+    fn the_compact_log_gives_back_every_record() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let presence = [
+            Presence::Absent,
+            Presence::Null,
+            Presence::Empty,
+            Presence::Value,
+        ];
+        let mut log = FragmentLog::default();
+        let mut want = Vec::new();
+        let mut end = 0u32;
+        for i in 0..2_000u32 {
+            let start = if i % 97 == 5 { rng.u32(..) } else { end };
+            end = start.wrapping_add(rng.u32(..300));
+            let r = FragmentRecord {
+                no: if i % 50 == 3 { rng.u32(..) } else { i * 3 },
+                call: 4,
+                pos: Pos {
+                    event: rng.u32(..),
+                    chunk: i / 2,
+                    t_micros: if i % 7 == 0 {
+                        rng.u64(..)
+                    } else {
+                        u64::from(i)
+                    },
+                },
+                args_range: start..end,
+                id: presence[rng.usize(..4)],
+                name: presence[rng.usize(..4)],
+                has_args: rng.bool(),
+                object_args: rng.bool(),
+            };
+            log.push(&r);
+            want.push(r);
+        }
+        assert_eq!(log.len(), want.len());
+        assert_eq!(log.records(4), want);
+    }
+
+    /// Compact or not, the accumulator hands each call the same own records, and counts the
+    /// same interleaving.
+    #[test]
+    fn compact_and_full_records_agree() {
+        let run = |compact: bool| {
+            let mut acc = Accumulator::new(true);
+            if compact {
+                acc = acc.compact();
+            }
+            for (i, call) in [0u64, 1, 0, 1, 1, 2, 0].into_iter().enumerate() {
+                let pos = Pos {
+                    event: i as u32 * 2,
+                    chunk: i as u32,
+                    t_micros: 10 * i as u64,
+                };
+                acc.push(frag(call, (i < 3).then_some("id"), None, "ab"), pos);
+            }
+            let mut own = Vec::new();
+            let done = acc.finish_each(true, |c, records| own.push((c.position, records.to_vec())));
+            (own, done.interleaving, done.fragment_count)
+        };
+        let (full, compact) = (run(false), run(true));
+        assert_eq!(full, compact);
+        assert_eq!(full.1.count, 3, "back to call 0, to call 1, to call 0");
+        assert_eq!(full.1.first, Some((2, 0, 2)));
+        assert_eq!(full.0[2].1.len(), 1);
+    }
+
+    /// A compact accumulator keeps a call's parsed value as its text: the same value when asked
+    /// for, the same errors, and not kept by a use that only writes it.
+    #[test]
+    fn a_value_kept_as_its_text_is_the_value() {
+        let run = |compact: bool| {
+            let mut acc = Accumulator::new(true);
+            if compact {
+                acc = acc.compact();
+            }
+            for (call, piece) in [
+                (0, r#"{"a":[1,"深"#),
+                (1, "{\"x"),
+                (0, r#"圳"],"b":2.5}"#),
+                (2, " "),
+            ] {
+                acc.push(frag(call, None, None, piece), Pos::default());
+            }
+            acc.finish(true).0
+        };
+        let (full, compact) = (run(false), run(true));
+        assert_eq!(full, compact);
+        let Parsed::Ok(v) = &compact[0].parsed else {
+            panic!("{:?}", compact[0].parsed)
+        };
+        let held = |v: &ParsedValue| match &*v.0 {
+            Held::Value(_) => true,
+            Held::Text { value, .. } => value.get().is_some(),
+        };
+        assert!(!held(v), "kept as text");
+        assert_eq!(*v.get(), serde_json::json!({"a": [1, "深圳"], "b": 2.5}));
+        assert_eq!(v.to_string(), r#"{"a":[1,"深圳"],"b":2.5}"#);
+        assert!(!held(v), "written without being kept");
+        assert_eq!(compact[0].value(), full[0].value());
+        assert!(held(v), "kept once dereferenced");
+        assert!(matches!(compact[1].parsed, Parsed::Err { .. }));
+        assert!(compact[2].empty_arguments);
     }
 
     #[test]

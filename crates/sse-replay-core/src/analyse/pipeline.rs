@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use crate::accumulate::{Accumulator, Call, FragmentRecord};
+use crate::accumulate::{Accumulator, Call, FragmentLog, FragmentRecord, Interleaving};
 use crate::dialect::{Dialect, DialectKind};
 use crate::fact::{ArgsPiece, Fact, FactObserver, Fragment, NoObserver, Pos, Raw};
 use crate::findings::{FindingKind, Findings, Location};
@@ -95,7 +95,15 @@ pub struct PipelineOutput {
     /// True when a decisive event named the dialect (or it was forced).
     pub dialect_known: bool,
     pub calls: Vec<Call>,
+    /// Every fragment's record, in stream order; empty when they were kept compactly
+    /// ([`Pipeline::compact_fragments`]: see [`PipelineOutput::fragment_logs`]).
     pub fragments: Vec<FragmentRecord>,
+    /// Each call's fragments, compactly, by call position ([`Pipeline::compact_fragments`]).
+    pub fragment_logs: Vec<FragmentLog>,
+    /// Fragments the dialect produced (`fragments.len()` when their records are kept).
+    pub fragment_count: u32,
+    /// Parallel calls' fragments alternating (with detail records).
+    pub interleaving: Interleaving,
     pub events: Vec<EventRecord>,
     pub event_types: Vec<String>,
     pub event_count: u32,
@@ -385,6 +393,15 @@ impl<O: FactObserver> Pipeline<O> {
     /// the number of calls and the ending.
     pub fn without_arguments(mut self) -> Self {
         self.acc = std::mem::take(&mut self.acc).without_arguments();
+        self
+    }
+
+    /// Keep each call's fragment records compactly ([`PipelineOutput::fragment_logs`]), not one
+    /// [`FragmentRecord`] per fragment: for a report that needs only each call's own fragments,
+    /// so its memory grows by a few bytes a fragment rather than some 40; and each call's parsed
+    /// arguments as their text ([`crate::accumulate::ParsedValue`]).
+    pub fn compact_fragments(mut self) -> Self {
+        self.acc = std::mem::take(&mut self.acc).compact();
         self
     }
 
@@ -1024,12 +1041,15 @@ impl<O: FactObserver> Pipeline<O> {
         let truth = std::mem::take(&mut self.truth);
         let findings = &mut self.out.findings;
         let mut each = each;
-        let fragments = acc.finish_each(finished, |call, records| {
+        let done = acc.finish_each(finished, |call, own| {
             let t = truth.get(call.position as usize).map(String::as_str);
-            crate::verdict::call_findings(&call, t, records, findings);
+            crate::verdict::call_findings(&call, t, own, findings);
             each(call);
         });
-        self.out.fragments = fragments;
+        self.out.fragments = done.records;
+        self.out.fragment_logs = done.logs;
+        self.out.fragment_count = done.fragment_count;
+        self.out.interleaving = done.interleaving;
         self.out.ending = self.out.decide_ending();
         if self.out.ending == StreamEnding::EndedWithoutFinish {
             let at = Location {

@@ -18,7 +18,8 @@ const SHOWN_CALLS: usize = 3;
 /// The findings a finished call raises on its own that can decide the verdict: a name that
 /// changed, cumulative re-sends, a failed or cut-short parse, and arguments that differ from the
 /// stream's authoritative copy (`truth` is the recording's ground truth for this call, if any).
-/// Server tools raise none of them: they are not the client's calls.
+/// Server tools raise none of them: they are not the client's calls. `records` are the call's own
+/// fragment records, in order.
 pub fn call_findings(
     call: &Call,
     truth: Option<&str>,
@@ -30,7 +31,7 @@ pub fn call_findings(
     }
     let c = Some(call.position);
     let at = |no: u32| {
-        let f = records.get(no as usize);
+        let f = crate::accumulate::own_record(records, no);
         Location {
             fragment: Some(no),
             chunk: f.map(|f| f.pos.chunk),

@@ -65,7 +65,7 @@ pub fn call_json(call: &Call) -> Value {
     }
     match &call.parsed {
         Parsed::Ok(v) => {
-            m.insert("arguments".into(), Value::clone(v));
+            m.insert("arguments".into(), v.get().into_owned());
         }
         Parsed::Err { error, .. } => {
             m.insert("error".into(), json!(error));
@@ -86,7 +86,7 @@ fn responses_item(c: &Call, kind: &str) -> Option<Value> {
         return None;
     };
     let value = match &c.parsed {
-        Parsed::Ok(v) => Value::clone(v),
+        Parsed::Ok(v) => v.get().into_owned(),
         Parsed::Err { .. } => Value::String(c.raw_arguments.clone()),
     };
     let mut m = serde_json::Map::new();
@@ -317,7 +317,7 @@ impl serde::Serialize for CheckReport<'_> {
                 "bytes": a.body_len(),
                 "chunks": a.chunk_count(),
                 "events": a.event_count(),
-                "fragments": a.fragments.len(),
+                "fragments": a.fragment_count(),
             }),
         )?;
         m.serialize_entry("calls", &Seq(|| a.client_calls().map(call_json)))?;
@@ -480,7 +480,7 @@ impl serde::Serialize for StrategyReport<'_> {
                             let mut v = json!({"key": c.label, "id": c.id, "name": c.name, "raw_arguments": c.raw_arguments});
                             if let Some(o) = v.as_object_mut() {
                                 match &c.parsed {
-                                    Parsed::Ok(val) => o.insert("arguments".into(), Value::clone(val)),
+                                    Parsed::Ok(val) => o.insert("arguments".into(), val.get().into_owned()),
                                     Parsed::Err { error, .. } => {
                                         o.insert("error".into(), json!(error))
                                     }
@@ -543,5 +543,44 @@ mod check_report_tests {
             n += 1;
         }
         assert!(n > 20, "{n} files compared");
+    }
+
+    /// `check` analyses a raw body without keeping it, its events or a record per fragment
+    /// (each call's fragments only in a compact log): its text and JSON reports are the ones the
+    /// full analysis gives, on every bundled recording, fixture and test body.
+    #[test]
+    fn the_report_without_records_is_the_full_analysis_report() {
+        let root = crate::repo_root();
+        let mut dirs = vec![root.join("recordings"), root.join("tests/data")];
+        let mut n = 0;
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let report = |keep: bool| {
+                    let opened = crate::probe::open(&p, crate::probe::ReadOptions::default());
+                    let mut a = opened.ok().and_then(|probe| probe.analyse(keep).ok())?;
+                    a.compute_previews();
+                    let json = serde_json::to_string_pretty(&CheckReport(&a)).ok()?;
+                    let mut text = Vec::new();
+                    crate::report::write_check_text(&a, &mut text).ok()?;
+                    Some((
+                        json,
+                        String::from_utf8_lossy(&text).into_owned(),
+                        a.fragments.len(),
+                    ))
+                };
+                let (Some(full), Some(lean)) = (report(true), report(false)) else {
+                    continue;
+                };
+                assert_eq!(lean.0, full.0, "{}", p.display());
+                assert_eq!(lean.1, full.1, "{}", p.display());
+                n += usize::from(lean.2 == 0 && full.2 > 0);
+            }
+        }
+        assert!(n > 20, "{n} bodies compared without their fragment records");
     }
 }

@@ -110,7 +110,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
             " (no read boundaries)"
         },
         plural(analysis.event_count(), "event"),
-        plural(analysis.fragments.len(), "fragment"),
+        plural(analysis.fragment_count(), "fragment"),
         ending
     );
     if analysis.framing == crate::framing::Framing::JsonArray && !analysis.complete {
@@ -200,7 +200,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
             }
         }
     }
-    let no_fragments = analysis.fragments.is_empty() && !analysis.complete;
+    let no_fragments = analysis.fragment_count() == 0 && !analysis.complete;
     if no_fragments {
         out!(s, "");
         out!(
@@ -229,7 +229,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
         if r.report.strategy == Strategy::PerFragment {
             // One pass over the steps (not one per call: that was quadratic on many calls).
             let mut per_call = vec![(0usize, 0usize); analysis.calls.len()];
-            for st in r.report.steps.rows() {
+            for st in r.report.steps.all_rows() {
                 if let Some(slot) = st.call().and_then(|c| per_call.get_mut(c as usize)) {
                     slot.1 += 1;
                     if st.ok() {
@@ -257,7 +257,7 @@ fn check_lines(analysis: &Analysis, s: &mut Out<'_>) {
                 }
             }
             // The list is cut: say by how much.
-            let failed = r.report.steps.failures().count();
+            let failed = r.report.steps.failed();
             if failed > 6 {
                 out!(s, "      … {} more", plural(failed - 6, "failure"));
             }

@@ -170,14 +170,16 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
 
     /// Keep no record per chunk or per event, only their numbers: the analysis's
     /// [`Analysis::chunks`] and [`Analysis::events`] stay empty, [`Analysis::chunk_count`],
-    /// [`Analysis::event_count`] and [`Analysis::body_len`] say how many there were. For a report
+    /// [`Analysis::event_count`] and [`Analysis::body_len`] say how many there were; and each
+    /// call's fragments only compactly ([`Analysis::fragments`] stays empty,
+    /// [`Analysis::call_records`] gives a call's). For a report
     /// that needs no more (`check` on a raw body, with no read timing), so its memory does not
     /// grow with the events of a large body; not with a kept body (a complete response is read
     /// from its spans) nor with real read timing (the per-read strategies and findings need the
     /// spans).
     pub fn counts_only(mut self) -> Self {
         self.spans = false;
-        self.pipeline = self.pipeline.without_event_records();
+        self.pipeline = self.pipeline.without_event_records().compact_fragments();
         self
     }
 

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::accumulate::{Call, FragmentRecord, Parsed};
+use crate::accumulate::{Call, FragmentLog, FragmentRecord, Parsed, own_record, own_records};
 use crate::dialect::DialectKind;
 use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
@@ -200,6 +200,8 @@ pub struct Analysis {
     /// [`Analysis::event_count`]).
     pub events: Vec<EventRecord>,
     pub event_types: Vec<String>,
+    /// Every fragment's record, in stream order; empty when each call's were kept compactly
+    /// ([`Feed::counts_only`]: see [`Analysis::call_records`] and [`Analysis::fragment_count`]).
     pub fragments: Vec<FragmentRecord>,
     pub calls: Vec<Call>,
     pub checkpoints: Vec<Checkpoints>,
@@ -228,6 +230,10 @@ pub struct Analysis {
     event_total: usize,
     /// Body bytes fed ([`Analysis::body_len`]).
     body_total: u64,
+    /// Each call's fragments, compactly, by position, when [`Analysis::fragments`] is not kept.
+    fragment_logs: Vec<FragmentLog>,
+    /// Fragments read ([`Analysis::fragment_count`]).
+    fragment_total: usize,
 }
 
 /// One call as it stands at a cursor.
@@ -361,12 +367,17 @@ impl Analysis {
                 frame_split_findings(&out.events, &chunks, &mut findings);
             }
         }
-        let checkpoints: Vec<Checkpoints> = out
-            .calls
-            .iter()
-            .map(|c| checkpoints(c, &out.fragments, &rec.truth))
-            .collect();
-        call_findings(&out, dialect, &mut findings);
+        let own = |c: &Call| match out.fragment_logs.get(c.position as usize) {
+            Some(log) => log.records(c.position),
+            None => own_records(&c.fragments, &out.fragments),
+        };
+        let mut checkpoints = Vec::with_capacity(out.calls.len());
+        for c in &out.calls {
+            let own = own(c);
+            checkpoints.push(self::checkpoints(c, &own, &rec.truth));
+            call_findings(c, &own, dialect, &mut findings);
+        }
+        interleaving_finding(&out, &mut findings);
         let ending = out.ending.clone();
         if out.calls.is_empty() {
             findings.add(FindingKind::NoToolCalls, None, Location::default(), || {
@@ -392,6 +403,8 @@ impl Analysis {
             fragments: out.fragments,
             calls: out.calls,
             checkpoints,
+            fragment_total: out.fragment_count as usize,
+            fragment_logs: out.fragment_logs,
             finish: out.finish,
             done: out.done,
             provider_error: out.provider_error,
@@ -526,6 +539,21 @@ impl Analysis {
         self.event_total
     }
 
+    /// How many fragments the stream carried: `fragments.len()`, also when only each call's
+    /// compact log was kept ([`Feed::counts_only`]).
+    pub fn fragment_count(&self) -> usize {
+        self.fragment_total
+    }
+
+    /// The records of `call`'s own fragments, in order: out of [`Analysis::fragments`], or out
+    /// of the call's compact log when those were not kept ([`Feed::counts_only`]).
+    pub fn call_records(&self, call: &Call) -> Vec<FragmentRecord> {
+        match self.fragment_logs.get(call.position as usize) {
+            Some(log) => log.records(call.position),
+            None => own_records(&call.fragments, &self.fragments),
+        }
+    }
+
     /// The strategy result by kind.
     pub fn strategy(&self, strategy: Strategy) -> Option<&StrategyResult> {
         self.strategies
@@ -593,12 +621,8 @@ fn original_for<'a>(call: &'a Call, truth: &'a [TruthCall]) -> Option<(&'a str, 
         .map(|a| (a, "authoritative copy in the stream (.done event)".into()))
 }
 
-fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -> Checkpoints {
-    let own: Vec<&FragmentRecord> = call
-        .fragments
-        .iter()
-        .filter_map(|&n| fragments.get(n as usize))
-        .collect();
+/// The three checkpoints of `call`, whose own fragment records are `own` (in order).
+fn checkpoints(call: &Call, own: &[FragmentRecord], truth: &[TruthCall]) -> Checkpoints {
     let original = original_for(call, truth);
     let (verbatim, contiguous) = match &original {
         None => {
@@ -634,7 +658,7 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
                     .into(),
                 }
             };
-            let text_frags: Vec<&&FragmentRecord> = own.iter().filter(|f| f.has_args).collect();
+            let text_frags: Vec<&FragmentRecord> = own.iter().filter(|f| f.has_args).collect();
             let bad = text_frags.iter().position(|f| {
                 let r = f.args_range.start as usize..f.args_range.end as usize;
                 orig.get(r.clone()) != call.raw_arguments.get(r)
@@ -662,7 +686,7 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
             (verbatim, contiguous)
         }
     };
-    let later: Vec<&&FragmentRecord> = own.iter().skip(1).collect();
+    let later: Vec<&FragmentRecord> = own.iter().skip(1).collect();
     let first_only = if own.len() <= 1 {
         Check::Pass {
             detail: "single fragment".into(),
@@ -704,111 +728,104 @@ fn checkpoints(call: &Call, fragments: &[FragmentRecord], truth: &[TruthCall]) -
 /// The findings about calls that describe the provider (info and warn). The ones that decide the
 /// verdict are computed by the pipeline ([`crate::verdict::call_findings`]), where `export` sees
 /// them too.
-fn call_findings(out: &PipelineOutput, dialect: DialectKind, findings: &mut Findings) {
-    let frags = &out.fragments;
-    for call in &out.calls {
-        let c = Some(call.position);
-        let first_frag = call.fragments.first().and_then(|&n| frags.get(n as usize));
-        let at = |no: u32| {
-            let f = frags.get(no as usize);
-            Location {
-                fragment: Some(no),
-                chunk: f.map(|f| f.pos.chunk),
-                event: f.map(|f| f.pos.event),
-                offset: None,
-            }
+fn call_findings(
+    call: &Call,
+    own: &[FragmentRecord],
+    dialect: DialectKind,
+    findings: &mut Findings,
+) {
+    let c = Some(call.position);
+    let first_frag = call.fragments.first().and_then(|&n| own_record(own, n));
+    let at = |no: u32| {
+        let f = own_record(own, no);
+        Location {
+            fragment: Some(no),
+            chunk: f.map(|f| f.pos.chunk),
+            event: f.map(|f| f.pos.event),
+            offset: None,
+        }
+    };
+    let first_at = first_frag.map_or(Location::default(), |f| at(f.no));
+    for &no in call.fragments.iter().skip(1) {
+        let Some(f) = own_record(own, no) else {
+            continue;
         };
-        let first_at = first_frag.map_or(Location::default(), |f| at(f.no));
-        for &no in call.fragments.iter().skip(1) {
-            let Some(f) = frags.get(no as usize) else {
-                continue;
-            };
-            if f.name == Presence::Value {
-                findings.add(FindingKind::RepeatedName, c, at(no), || {
-                    format!("name \"{}\" repeated in fragment {no}", call.name)
-                });
-            }
-            if f.id == Presence::Value {
-                findings.add(FindingKind::RepeatedId, c, at(no), || {
-                    format!("id repeated in fragment {no}")
-                });
-            }
-            // Only the fields that are empty or null: a repeated real id or name is reported
-            // above as what it is.
-            let empties: Vec<String> = [("id", f.id), ("name", f.name)]
-                .into_iter()
-                .filter_map(|(field, p)| match p {
-                    Presence::Empty => Some(format!("\"{field}\": \"\"")),
-                    Presence::Null => Some(format!("\"{field}\": null")),
-                    Presence::Absent | Presence::Value => None,
-                })
-                .collect();
-            if !empties.is_empty() {
-                findings.add(FindingKind::EmptyFieldContinuation, c, at(no), || {
-                    format!(
-                        "fragment {no} carries {} (taken as absent)",
-                        empties.join(" and ")
-                    )
-                });
-            }
-        }
-        if call.object_arguments && dialect == DialectKind::OpenAiChat {
-            findings.add(FindingKind::ObjectArguments, c, first_at, || {
-                "arguments arrived as a JSON object".into()
+        if f.name == Presence::Value {
+            findings.add(FindingKind::RepeatedName, c, at(no), || {
+                format!("name \"{}\" repeated in fragment {no}", call.name)
             });
         }
-        let with_args: Vec<&FragmentRecord> = call
-            .fragments
-            .iter()
-            .filter_map(|&n| frags.get(n as usize))
-            .filter(|f| f.has_args && f.args_range.end > f.args_range.start)
+        if f.id == Presence::Value {
+            findings.add(FindingKind::RepeatedId, c, at(no), || {
+                format!("id repeated in fragment {no}")
+            });
+        }
+        // Only the fields that are empty or null: a repeated real id or name is reported
+        // above as what it is.
+        let empties: Vec<String> = [("id", f.id), ("name", f.name)]
+            .into_iter()
+            .filter_map(|(field, p)| match p {
+                Presence::Empty => Some(format!("\"{field}\": \"\"")),
+                Presence::Null => Some(format!("\"{field}\": null")),
+                Presence::Absent | Presence::Value => None,
+            })
             .collect();
-        if with_args.len() == 1
-            && call.fragments.len() <= 2
-            && call.value().is_some()
-            && !call.empty_arguments
-            && dialect == DialectKind::OpenAiChat
-        {
-            findings.add(FindingKind::WholeCallInOneChunk, c, first_at, || {
-                "id, name and complete arguments in one fragment".into()
-            });
-        }
-        if call.empty_arguments {
-            findings.add(FindingKind::EmptyArguments, c, first_at, || {
+        if !empties.is_empty() {
+            findings.add(FindingKind::EmptyFieldContinuation, c, at(no), || {
                 format!(
-                    "arguments {} taken as {{}}",
-                    crate::text::quoted(&call.raw_arguments)
+                    "fragment {no} carries {} (taken as absent)",
+                    empties.join(" and ")
                 )
             });
         }
     }
-    // Interleaving: a call's fragment after another call's fragment that came after its own.
-    let mut last_call: Option<u32> = None;
-    let mut finished_calls = std::collections::HashSet::new();
-    for f in frags {
-        if last_call != Some(f.call) {
-            if let Some(prev) = last_call {
-                finished_calls.insert(prev);
-            }
-            if finished_calls.contains(&f.call) {
-                findings.add(
-                    FindingKind::InterleavedCalls,
-                    None,
-                    Location {
-                        fragment: Some(f.no),
-                        chunk: Some(f.pos.chunk),
-                        ..Default::default()
-                    },
-                    || {
-                        format!(
-                            "fragment {} returns to call {} after another call's fragments",
-                            f.no, f.call
-                        )
-                    },
-                );
-            }
-            last_call = Some(f.call);
-        }
+    if call.object_arguments && dialect == DialectKind::OpenAiChat {
+        findings.add(FindingKind::ObjectArguments, c, first_at, || {
+            "arguments arrived as a JSON object".into()
+        });
+    }
+    let with_args: Vec<&FragmentRecord> = call
+        .fragments
+        .iter()
+        .filter_map(|&n| own_record(own, n))
+        .filter(|f| f.has_args && f.args_range.end > f.args_range.start)
+        .collect();
+    if with_args.len() == 1
+        && call.fragments.len() <= 2
+        && matches!(call.parsed, Parsed::Ok(_))
+        && !call.empty_arguments
+        && dialect == DialectKind::OpenAiChat
+    {
+        findings.add(FindingKind::WholeCallInOneChunk, c, first_at, || {
+            "id, name and complete arguments in one fragment".into()
+        });
+    }
+    if call.empty_arguments {
+        findings.add(FindingKind::EmptyArguments, c, first_at, || {
+            format!(
+                "arguments {} taken as {{}}",
+                crate::text::quoted(&call.raw_arguments)
+            )
+        });
+    }
+}
+
+/// Interleaving: a call's fragment after another call's fragment that came after its own (counted
+/// as the fragments arrive, [`crate::accumulate::Interleaving`]).
+fn interleaving_finding(out: &PipelineOutput, findings: &mut Findings) {
+    let i = out.interleaving;
+    if let Some((no, call, chunk)) = i.first {
+        findings.add_count(
+            FindingKind::InterleavedCalls,
+            None,
+            Location {
+                fragment: Some(no),
+                chunk: Some(chunk),
+                ..Default::default()
+            },
+            i.count,
+            || format!("fragment {no} returns to call {call} after another call's fragments"),
+        );
     }
 }
 
@@ -915,9 +932,11 @@ fn agreement(report: &Report, correct: &[Call]) -> Agreement {
                     "call {i}: arguments {} instead of {}",
                     crate::text::truncate(&v.to_string(), 80),
                     crate::text::truncate(
-                        &c.value()
-                            .map(|v| v.to_string())
-                            .unwrap_or_else(|| "(unparsable)".into()),
+                        // Written from the value without keeping it (see `ParsedValue::get`).
+                        &match &c.parsed {
+                            Parsed::Ok(v) => v.to_string(),
+                            Parsed::Err { .. } => "(unparsable)".into(),
+                        },
                         80
                     )
                 )),

@@ -291,12 +291,17 @@ impl Strategies {
 
     /// All strategies, fresh, keeping of the attempts that only a count of is reported
     /// (`parse-when-valid`'s: `check` shows how many, and how many failed) only that count,
-    /// so that its memory does not grow with the fragments of a large stream.
+    /// and the attempts that are only listed in order (`per-fragment`'s failures) in a
+    /// temporary file, so that their memory does not grow with the fragments of a large stream.
     pub fn counting() -> Self {
         let mut s = Self::new();
         for st in &mut s.strategies {
-            if st.strategy() == Strategy::ParseWhenValid {
-                *st = Box::new(parse_when_valid::ParseWhenValid::counting());
+            match st.strategy() {
+                Strategy::ParseWhenValid => {
+                    *st = Box::new(parse_when_valid::ParseWhenValid::counting());
+                }
+                Strategy::PerFragment => *st = Box::new(per_fragment::PerFragment::spilled()),
+                _ => {}
             }
         }
         s

@@ -16,6 +16,17 @@ pub(super) struct PerFragment {
     calls: Vec<(u32, String, u32)>,
 }
 
+impl PerFragment {
+    /// Its attempts in a temporary file ([`Steps::spilled`]): `check` lists every failure in
+    /// order, and a large stream has millions.
+    pub(super) fn spilled() -> Self {
+        Self {
+            steps: Steps::default().spilled(),
+            ..Self::default()
+        }
+    }
+}
+
 impl NaiveStrategy for PerFragment {
     fn strategy(&self) -> Strategy {
         Strategy::PerFragment

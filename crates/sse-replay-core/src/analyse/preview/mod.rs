@@ -163,12 +163,13 @@ pub struct FragmentPreview {
 
 /// The final arguments to check previews against (`None`: they did not parse, or they are
 /// free-form text, which a partial-JSON preview does not apply to).
-fn final_of(c: &Call) -> Option<&Value> {
+fn final_of(c: &Call) -> Option<std::borrow::Cow<'_, Value>> {
     if c.text_input {
         return None;
     }
     match &c.parsed {
-        Parsed::Ok(v) => Some(v),
+        // Not kept after the summary: a report over thousands of calls holds their texts only.
+        Parsed::Ok(v) => Some(v.get()),
         Parsed::Err { .. } => None,
     }
 }
@@ -193,7 +194,7 @@ pub fn at(a: &Analysis, call: usize, n: usize) -> Option<FragmentPreview> {
 fn fragment_preview(a: &Analysis, c: &Call, no: u32) -> FragmentPreview {
     let text = prefix(a, c, no);
     let parsed = JsonValue::parse_with_config(text.as_bytes(), false, MODE).ok();
-    let contradicted = match (&parsed, final_of(c)) {
+    let contradicted = match (&parsed, final_of(c).as_deref()) {
         (Some(v), Some(fin)) => contradictions(v, fin),
         _ => Vec::new(),
     };
@@ -222,10 +223,15 @@ pub fn each_fragment(a: &Analysis, call: Option<u32>, mut f: impl FnMut(Fragment
 
 /// One call's summary: every fragment's preview parsed and checked against the final value.
 pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
+    summarize_own(c, &a.call_records(c))
+}
+
+/// [`summarize`] with the call's own fragment records (`own`, in order).
+fn summarize_own(c: &Call, own: &[crate::accumulate::FragmentRecord]) -> CallPreview {
     let end_of = |i: usize| {
         c.fragments
             .get(i)
-            .and_then(|&no| a.fragments.get(no as usize))
+            .and_then(|&no| crate::accumulate::own_record(own, no))
             .map_or(0, |f| f.args_range.end as usize)
     };
     summarize_text(
@@ -233,7 +239,7 @@ pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
         &c.fragments,
         end_of,
         &c.raw_arguments,
-        final_of(c),
+        final_of(c).as_deref(),
     )
 }
 
@@ -466,11 +472,15 @@ impl Visible {
 
 /// The `preview-contradiction` finding for a summary with contradictions.
 pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
+    p.first_contradiction.as_ref()?;
+    let own = a.calls.get(p.call as usize).map(|c| a.call_records(c));
+    finding_own(p, own.as_deref().unwrap_or(&[]))
+}
+
+/// [`finding`] with the call's own fragment records (`own`, in order).
+fn finding_own(p: &CallPreview, own: &[crate::accumulate::FragmentRecord]) -> Option<Finding> {
     let first = p.first_contradiction.as_ref()?;
-    let chunk = a
-        .fragments
-        .get(first.fragment as usize)
-        .map(|f| f.pos.chunk);
+    let chunk = crate::accumulate::own_record(own, first.fragment).map(|f| f.pos.chunk);
     Some(Finding {
         kind: FindingKind::PreviewContradiction,
         call: Some(p.call),
@@ -502,8 +512,15 @@ impl Analysis {
     /// `preview-contradiction` (info) finding per call with contradictions. `check` does it, the
     /// app does not.
     pub fn compute_previews(&mut self) {
-        let list: Vec<CallPreview> = self.calls.iter().map(|c| summarize(self, c)).collect();
-        let found: Vec<Finding> = list.iter().filter_map(|p| finding(p, self)).collect();
+        let mut list = Vec::with_capacity(self.calls.len());
+        let mut found = Vec::new();
+        for c in &self.calls {
+            // Each call's records once, for its summary and its finding.
+            let own = self.call_records(c);
+            let p = summarize_own(c, &own);
+            found.extend(finding_own(&p, &own));
+            list.push(p);
+        }
         if !found.is_empty() {
             self.findings.extend(found);
             crate::findings::sort(&mut self.findings);

@@ -328,7 +328,7 @@ impl StreamRows {
             calls: Some(a.client_calls().count() as u64),
             server_tools: Some(a.server_tools().count() as u64),
             events: Some(a.event_count() as u64),
-            fragments: Some(a.fragments.len() as u64),
+            fragments: Some(a.fragment_count() as u64),
             reads: timed.then_some(a.chunk_count() as u64),
             bytes: Some(a.body_len()),
             first_byte_us: timed
