@@ -107,28 +107,20 @@ fn presence_bits(p: Presence) -> u8 {
     }
 }
 
-/// `v` as a LEB128 varint (7 bits a byte, low first): one byte for the small differences a
-/// fragment log holds.
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+/// Appends `v` as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    use integer_encoding::VarInt as _;
+    let mut buf = [0u8; 10];
+    let n = v.encode_var(&mut buf);
+    out.extend_from_slice(&buf[..n]);
 }
 
 /// The varint at `at` (moved past it); `None` at the end of `bytes`.
 fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
+    use integer_encoding::VarInt as _;
+    let (v, n) = u64::decode_var(bytes.get(*at..)?)?;
+    *at += n;
+    Some(v)
 }
 
 /// A call's fragment records, compactly: each fragment as the differences from the call's
