@@ -1,7 +1,7 @@
 """Anthropic Python SDK's Bedrock client (`AnthropicBedrock`, InvokeModelWithResponseStream):
-`client.messages.stream()` and the final message's tool_use blocks. Against a recording of
-Anthropic Messages inside Bedrock `chunk` frames (`sse-replay stub --dialect anthropic
---invoke-model-stream …`); the SDK reads ANTHROPIC_BEDROCK_BASE_URL, AWS_REGION and the AWS
+`client.messages.stream()` and the final message's tool_use blocks. Against the suite's recordings
+of Anthropic Messages inside Bedrock `chunk` frames (`sse-replay test --dialect anthropic-messages`
+serves it only those: it asks for `/model/{id}/invoke-with-response-stream`); the SDK reads ANTHROPIC_BEDROCK_BASE_URL, AWS_REGION and the AWS
 credentials, which `sse-replay test` sets, and checks every frame's CRCs (through botocore)."""
 
 import os

@@ -7,7 +7,7 @@
 //! It POSTs to `$SSE_REPLAY_URL` (every path of a case's server answers with the case's bytes),
 //! reads the body to its end (or to where the connection broke), pipes it into
 //! `SSE-REPLAY export --dialect $SSE_REPLAY_DIALECT -` and passes on export's output and exit
-//! code. Export's JSON is the client contract's (`name`, `arguments`, `id`; a call whose
+//! code (`--path P` POSTs to path `P` instead of `/v1/chat/completions`). Export's JSON is the client contract's (`name`, `arguments`, `id`; a call whose
 //! arguments do not parse as `error` and `raw_arguments`; a custom tool's input as a string), so
 //! this client passes every case a pass can be judged on: it is the harness's own reading,
 //! through its own command line. With `--fetch-only` it reads the stream and prints nothing.
@@ -24,12 +24,23 @@ use std::io::Write as _;
 use std::process::{ExitCode, Stdio};
 
 fn main() -> ExitCode {
-    let Some(bin) = std::env::args().nth(1) else {
-        eprintln!("usage: sse-replay-example-client-export PATH-TO-SSE-REPLAY | --fetch-only");
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `--path P` asks for one API of a dialect that has several (`/v1/messages` or
+    // `/model/m/invoke-with-response-stream`; a Gemini path with or without `?alt=sse`): the
+    // harness serves a case only to a client that asks for its API.
+    let mut path = "/v1/chat/completions".to_owned();
+    if args.first().is_some_and(|a| a == "--path") && args.len() > 1 {
+        path = args.remove(1);
+        args.remove(0);
+    }
+    let Some(bin) = args.first().cloned() else {
+        eprintln!(
+            "usage: sse-replay-example-client-export [--path REQUEST-PATH] PATH-TO-SSE-REPLAY | --fetch-only"
+        );
         return ExitCode::from(2);
     };
     let body = r#"{"model":"any","stream":true,"messages":[{"role":"user","content":"weather?"}]}"#;
-    let response = match http::post("/v1/chat/completions", body) {
+    let response = match http::post(&path, body) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("sse-replay-example-client-export: {e}");

@@ -359,7 +359,7 @@ pub(super) fn run(a: &TestArgs) -> ExitCode {
                 "fail": summary.fail,
                 "error": summary.error,
                 "not_judged": summary.not_judged,
-                "not_spoken": run.not_spoken.iter().map(|n| serde_json::json!({"dialect": n.dialect.name(), "skipped": n.skipped, "example": n.example})).collect::<Vec<_>>(),
+                "not_spoken": run.not_spoken.iter().map(|n| serde_json::json!({"dialect": n.dialect.name(), "api": n.api.map(|(api, _)| api.name), "asked": n.api.map(|(_, asked)| asked.name), "skipped": n.skipped, "example": n.example})).collect::<Vec<_>>(),
                 "unreadable": unreadable.iter().map(|u| serde_json::json!({"path": u.path.display().to_string(), "error": u.error})).collect::<Vec<_>>(),
                 "random_seed": config.random_seed,
                 "seconds": total.as_secs_f64(),

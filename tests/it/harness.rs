@@ -855,6 +855,7 @@ fn a_client_that_prints_empty_arguments_for_a_cut_call_is_told_so() {
         bytes: 1,
         whole: 1,
         left: 0,
+        other_api: None,
     };
     for name in [
         "quirk-anthropic-truncated",
@@ -1714,4 +1715,118 @@ fn degenerate_clients_pass_no_case() {
             assert_eq!(c["served"]["requests"] != 0, reads, "{what}: {c:#}");
         }
     }
+}
+
+/// A case is served only to a client that asks for its streaming API: with `--dialect
+/// anthropic-messages`, a client that POSTs to the Messages API (`/v1/messages`) is judged on
+/// the SSE recordings and the InvokeModel ones are one "not spoken" line (never a failure, nor a
+/// pass that is not judged); a client that calls InvokeModel (`…/invoke-with-response-stream`)
+/// the other way round. Gemini's `alt=sse` in the query likewise chooses SSE or the JSON array.
+/// The client is the export echo, which could read any of them: only the request decides.
+#[test]
+fn a_case_reaches_only_a_client_that_asks_for_its_api() {
+    let export = example("client_export");
+    let export = export.to_str().expect("path");
+    let run = |dialect: &str, path: &str| {
+        let o = run_test(
+            &[
+                "--json",
+                "--faults",
+                "all",
+                "--variants",
+                "one-read,bytewise",
+                "--random-seed",
+                "5",
+                "--dialect",
+                dialect,
+            ],
+            &[export, "--path", path, common::BIN],
+        );
+        let doc = json_of(&o);
+        (o, doc)
+    };
+    let invoke = |name: &str| name.contains("bedrock-invoke-model");
+    let array = |name: &str| name.contains("gemini-array");
+    // (dialect, the request's path, which recordings it is served, the other API, its line)
+    type Row<'a> = (&'a str, &'a str, &'a dyn Fn(&str) -> bool, &'a str, &'a str);
+    let table: [Row<'_>; 4] = [
+        (
+            "anthropic-messages",
+            "/v1/messages",
+            &|n: &str| !invoke(n),
+            "InvokeModel",
+            "anthropic-messages via InvokeModel: not spoken (",
+        ),
+        (
+            "anthropic-messages",
+            "/model/anthropic.claude-sonnet-4-5-v1%3A0/invoke-with-response-stream",
+            &invoke,
+            "the Messages API over SSE",
+            "anthropic-messages via the Messages API over SSE: not spoken (",
+        ),
+        (
+            "gemini",
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            &|n: &str| !array(n),
+            "streamGenerateContent without alt=sse (a JSON array)",
+            "gemini via streamGenerateContent without alt=sse (a JSON array): not spoken (",
+        ),
+        (
+            "gemini",
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            &array,
+            "streamGenerateContent with alt=sse",
+            "gemini via streamGenerateContent with alt=sse: not spoken (",
+        ),
+    ];
+    for (dialect, path, served, other, line) in table {
+        let (o, doc) = run(dialect, path);
+        let what = format!("{dialect} at {path}");
+        assert_eq!(o.status.code(), Some(0), "{what}: {}", stderr(&o));
+        let cases = doc["cases"].as_array().expect("cases");
+        assert!(cases.len() >= 6, "{what}: {} cases", cases.len());
+        for c in cases {
+            let name = c["recording"].as_str().expect("name");
+            assert!(served(name), "{what}: {name} was served");
+            assert_eq!(c["verdict"], "pass", "{what}: {c:#}");
+        }
+        assert_eq!(doc["summary"]["fail"], 0, "{what}");
+        assert_eq!(doc["summary"]["not_judged"], 0, "{what}");
+        let not_spoken = doc["summary"]["not_spoken"].as_array().expect("not_spoken");
+        assert_eq!(not_spoken.len(), 1, "{what}: {not_spoken:#?}");
+        assert_eq!(not_spoken[0]["api"], other, "{what}");
+        assert!(
+            not_spoken[0]["skipped"].as_u64().is_some_and(|n| n >= 2),
+            "{what}: {not_spoken:#?}"
+        );
+        let err = stderr(&o);
+        assert_eq!(err.matches(line).count(), 1, "{what}: {err}");
+    }
+    // Without --dialect the probe decides per API as well: the Messages client speaks
+    // Anthropic, and InvokeModel's cases are still one line, not failures.
+    let o = bin()
+        .current_dir(manifest())
+        .args(["test", "--json", "--variants", "one-read", "--recordings"])
+        .args([
+            "recordings/anthropic-weather.ron",
+            "recordings/quirk-anthropic-truncated.ron",
+            "recordings/bedrock-invoke-model-weather.ron",
+            "recordings/quirk-bedrock-invoke-model-truncated.ron",
+        ])
+        .args(["--", export, "--path", "/v1/messages", common::BIN])
+        .output()
+        .expect("run sse-replay test");
+    let doc = json_of(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let names: Vec<&str> = doc["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| c["recording"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.iter().all(|n| !invoke(n)), "{names:?}");
+    assert_eq!(doc["summary"]["pass"], 2, "{}", stderr(&o));
+    assert_eq!(doc["summary"]["not_spoken"][0]["api"], "InvokeModel");
+    assert_eq!(doc["summary"]["not_spoken"][0]["skipped"], 2);
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{AnyBody, ChannelBody, NetError};
+use sse_replay_core::dialect::StreamApi;
 use sse_replay_core::framing::Framing;
 use sse_replay_core::recording::Recording;
 
@@ -53,6 +54,11 @@ pub struct Plan {
     /// The body is one complete (non-streaming) JSON response ([`sse_replay_core::complete`]): it is sent
     /// whole, with its `Content-Length`, when its last byte is due.
     pub complete: bool,
+    /// The streaming API the body belongs to when its dialect has several
+    /// ([`sse_replay_core::dialect::StreamApi`]): a request that asks for another of them is
+    /// answered 404 at once, and noted ([`Served::other_api`]), instead of handed a stream it
+    /// cannot read. `None` (`serve`): every request gets the body.
+    pub api: Option<StreamApi>,
 }
 
 impl Plan {
@@ -140,6 +146,7 @@ impl Plan {
             writes,
             abort_at_end: false,
             complete,
+            api: None,
         }
     }
 }
@@ -155,6 +162,8 @@ pub struct ServedLog {
     most_bytes: AtomicU64,
     whole: AtomicU32,
     left: AtomicU32,
+    /// The first API another than the plan's that a request asked for.
+    other_api: std::sync::OnceLock<StreamApi>,
 }
 
 /// A snapshot of a [`ServedLog`].
@@ -168,6 +177,17 @@ pub struct Served {
     pub whole: u32,
     /// Responses whose client left before their end (the connection closed while writing).
     pub left: u32,
+    /// A request asked for another streaming API of the dialect than the stream's
+    /// ([`Plan::api`]): the first one asked for. It was answered 404, not counted in `requests`.
+    pub other_api: Option<StreamApi>,
+}
+
+impl Served {
+    /// The API the client asked for when it asked only for another one than the case's: it
+    /// was never handed the stream, so the case is not one it speaks.
+    pub fn asked_other_api(&self) -> Option<StreamApi> {
+        self.other_api.filter(|_| self.requests == 0)
+    }
 }
 
 impl ServedLog {
@@ -178,6 +198,7 @@ impl ServedLog {
             bytes: self.most_bytes.load(Ordering::Relaxed),
             whole: self.whole.load(Ordering::Relaxed),
             left: self.left.load(Ordering::Relaxed),
+            other_api: self.other_api.get().copied(),
         }
     }
 
@@ -321,6 +342,12 @@ pub(crate) async fn respond(
     watch: Option<Arc<ServedLog>>,
 ) -> hyper::Response<AnyBody> {
     let method = req.method().clone();
+    let asked = plan.api.and_then(|api| {
+        api.dialect
+            .api_of_request(req.uri().path(), req.uri().query())
+            .filter(|asked| *asked != api)
+            .map(|asked| (api, asked))
+    });
     // Only logged: redacted, as a gateway may take a key in the path.
     let path = sse_replay_core::redact::redact_url(req.uri().path());
     // Read the request body first, as a real endpoint does (the client may still be sending), but
@@ -353,6 +380,27 @@ pub(crate) async fn respond(
             return simple(status, text);
         }
     };
+    if let Some((api, asked)) = asked {
+        if let Some(w) = &watch {
+            w.other_api.set(asked).ok();
+        }
+        if log {
+            let path = sse_replay_core::text::visible(&path);
+            sse_replay_core::log_line!(
+                "{method} {path} from {peer}: asks for {}, this stream is {}: answered 404",
+                asked.label(),
+                api.label()
+            );
+        }
+        return simple(
+            404,
+            format!(
+                "this case streams {}; the request asks for {}\n",
+                api.label(),
+                asked.label()
+            ),
+        );
+    }
     // Logged once the response is over, with what was actually written (a client may leave).
     let request_line = format!(
         "{method} {} from {peer} ({})",

@@ -475,7 +475,23 @@ impl State {
             .get(i)
             .map(|w| w.snapshot())
             .unwrap_or_default();
-        let judged = ctx.judge_parsed(exit, got, error, &served);
+        let judged = match (
+            served.asked_other_api(),
+            self.suite[listed.id.recording].api(),
+        ) {
+            // Never handed the stream: the client speaks another API of the dialect, which is
+            // no verdict on this case (the helpers skip a case that is not judged).
+            (Some(asked), Some(api)) => harness::Judgement {
+                outcome: CaseOutcome::NotJudged(format!(
+                    "not spoken: the client asked for {}, this case streams {}; a case is served only to a client that asks for its API",
+                    asked.label(),
+                    api.label()
+                )),
+                diagnosis: None,
+                got: None,
+            },
+            _ => ctx.judge_parsed(exit, got, error, &served),
+        };
         // Looked up and recorded under one lock: of two answers at once, one is the second.
         let (verdict, twice) = {
             let mut verdicts = session
@@ -550,6 +566,9 @@ impl State {
             "base_url": base_url,
             "verdict_url": format!("{base_url}/verdict"),
             "dialect": r.base.dialect.name(),
+            // The streaming API when the dialect has several (`InvokeModel`): a request for
+            // another one is answered 404 and the case is not judged.
+            "api": r.api().map(|a| a.name),
             "tools": r.tool_names(),
             "kind": kind(r, listed.id.variant),
             // Names and statuses only: the ids and arguments change every run, and a client
@@ -975,7 +994,10 @@ async fn handle(
             let speed = (listed.id.variant == Variant::Recorded)
                 .then_some(state.speed)
                 .flatten();
-            let plan = harness::run::wire_plan(&wire, r.response_head(), speed);
+            let plan = crate::serve::Plan {
+                api: r.api(),
+                ..harness::run::wire_plan(&wire, r.response_head(), speed)
+            };
             crate::serve::respond(req, peer, Arc::new(plan), false, limits, stop, watch).await
         }
         _ => error_json(

@@ -86,6 +86,19 @@ impl SuiteRecording {
 }
 
 impl SuiteRecording {
+    /// The streaming API the recording belongs to when its dialect has several (the Messages
+    /// API over SSE or InvokeModel; Gemini with or without `alt=sse`): a case is served only to
+    /// a client that asks for it ([`sse_replay_core::dialect::DialectKind::apis`]).
+    pub fn api(&self) -> Option<sse_replay_core::dialect::StreamApi> {
+        self.base.dialect.api_of_framing(self.base.framing)
+    }
+
+    /// Whether `other` streams the same dialect in the same API: only such a recording can be
+    /// the clean form a pass on this one stands on.
+    pub fn same_api(&self, other: &SuiteRecording) -> bool {
+        self.base.dialect == other.base.dialect && self.api() == other.api()
+    }
+
     /// The response head a case serves: the recorded status (200 when none) and content type
     /// (`text/event-stream`, `application/x-ndjson` for JSON lines, `application/json` for a JSON
     /// array, or `application/vnd.amazon.eventstream` for binary AWS frames, when none was recorded).
@@ -346,6 +359,7 @@ pub fn run_case_until(
         &ctx.wire,
         head,
         speed,
+        recording.api(),
         &extra_env,
         config.timeout,
         cancel,
@@ -381,6 +395,25 @@ pub fn run_case_until(
                 )),
                 stderr,
                 true,
+            )
+        };
+    }
+    // A client that asked for another API of the dialect was never handed the stream: its
+    // output says nothing about this case (the run reports such cases as not spoken).
+    if let (Some(asked), Some(api)) = (run.served.asked_other_api(), recording.api()) {
+        return CaseResult {
+            exit: Some(run.exit),
+            served: run.served,
+            client_time: run.client_time,
+            case_time: started.elapsed(),
+            ..base(
+                CaseOutcome::Error(format!(
+                    "not spoken: the client asked for {}, this case streams {} (answered 404)",
+                    asked.label(),
+                    api.label()
+                )),
+                stderr,
+                false,
             )
         };
     }

@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use sse_replay_core::dialect::DialectKind;
+use sse_replay_core::dialect::{DialectKind, StreamApi};
 
 use super::{CaseId, CaseOutcome, CaseResult, Config, SuiteRecording, Variant, variants};
 
@@ -85,7 +85,7 @@ pub fn clean_form(suite: &[SuiteRecording], id: CaseId, run_variants: &[Variant]
     let stand_ins: Vec<CaseId> = suite
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.base.dialect == r.base.dialect && plain(c))
+        .filter(|(_, c)| r.same_api(c) && plain(c))
         .map(|(ci, _)| in_variant(ci))
         .collect();
     if stand_ins.is_empty() {
@@ -99,7 +99,9 @@ pub fn clean_form(suite: &[SuiteRecording], id: CaseId, run_variants: &[Variant]
 }
 
 /// Links each broken recording of the suite to its clean twin: a clean recording of the same
-/// dialect with the same (non-empty) ground truth, the bundled twin by name first.
+/// dialect in the same streaming API ([`SuiteRecording::same_api`]: an InvokeModel stream's twin
+/// is an InvokeModel stream) with the same (non-empty) ground truth, the bundled twin by name
+/// first.
 pub fn link_twins(suite: &mut [SuiteRecording]) {
     let stem = |name: &str| {
         Path::new(name)
@@ -117,11 +119,7 @@ pub fn link_twins(suite: &mut [SuiteRecording]) {
             let candidates: Vec<usize> = suite
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| {
-                    c.clean
-                        && c.base.dialect == r.base.dialect
-                        && c.recording.truth == r.recording.truth
-                })
+                .filter(|(_, c)| c.clean && r.same_api(c) && c.recording.truth == r.recording.truth)
                 .map(|(i, _)| i)
                 .collect();
             let named = bundled
@@ -252,11 +250,15 @@ pub fn dialects_of(suite: &[SuiteRecording]) -> Vec<DialectKind> {
     v
 }
 
-/// A dialect the client does not speak: its cases were skipped.
+/// A dialect the client does not speak, or one of a dialect's streaming APIs it does not ask
+/// for: its cases were skipped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotSpoken {
     /// The dialect.
     pub dialect: DialectKind,
+    /// Only this API of the dialect, with the one the client asked for instead: (the cases'
+    /// API, the client's). `None`: the whole dialect.
+    pub api: Option<(StreamApi, StreamApi)>,
     /// The dialect's cases left out (those run to find out included).
     pub skipped: usize,
     /// What the client did on one of them (`recording × variant: verdict detail`).
@@ -266,6 +268,14 @@ pub struct NotSpoken {
 impl NotSpoken {
     /// The one line that reports it.
     pub fn line(&self) -> String {
+        if let Some((api, asked)) = self.api {
+            return format!(
+                "{}: not spoken ({} skipped) — the client asked for {}: a case is served only to a client that asks for its API",
+                api.label(),
+                sse_replay_core::text::plural(self.skipped, "case"),
+                asked.name
+            );
+        }
         format!(
             "{}: not spoken ({} skipped) — pass --dialect {} to include it",
             self.dialect.name(),
@@ -298,6 +308,12 @@ impl SuiteRun {
             .not_spoken
             .first()
             .filter(|_| self.results.is_empty())?;
+        if first.api.is_some() {
+            return Some(format!(
+                "the client asked for no streaming API the suite's cases are in; e.g. {}",
+                first.line()
+            ));
+        }
         Some(format!(
             "the client printed no call on any clean recording: it speaks none of the suite's dialects (--dialect runs one anyway); e.g. {}",
             sse_replay_core::text::truncate(&first.example, 300)
@@ -341,7 +357,9 @@ fn probe_cases(suite: &[SuiteRecording], planned: &[CaseId], dialect: DialectKin
 /// Whether a result shows the client speaking the dialect: exit 0 with something printed, calls
 /// or output that is not the contract's JSON (that is its own error, to be shown, not skipped).
 fn spoke(r: &CaseResult) -> bool {
-    matches!(r.exit, Some(super::Exit::Code(0))) && r.got.as_ref().is_none_or(|g| !g.is_empty())
+    r.served.asked_other_api().is_none()
+        && matches!(r.exit, Some(super::Exit::Code(0)))
+        && r.got.as_ref().is_none_or(|g| !g.is_empty())
 }
 
 /// Runs `config` on `suite`: plans the cases, finds the dialects the client speaks (unless
@@ -388,7 +406,11 @@ pub fn run_plan(
             return run;
         }
         for (d, cases) in &probes {
-            let mine: Vec<&CaseResult> = probed.iter().filter(|r| cases.contains(&r.id)).collect();
+            // A case in another API than the client asks for tells nothing about the dialect.
+            let mine: Vec<&CaseResult> = probed
+                .iter()
+                .filter(|r| cases.contains(&r.id) && r.served.asked_other_api().is_none())
+                .collect();
             // No clean recording of the dialect: nothing tells, so it runs.
             if !cases.is_empty() && !mine.is_empty() && !mine.iter().any(|r| spoke(r)) {
                 skip.push(*d);
@@ -416,6 +438,7 @@ pub fn run_plan(
                 .unwrap_or_default();
             run.not_spoken.push(NotSpoken {
                 dialect: *d,
+                api: None,
                 skipped,
                 example,
             });
@@ -440,15 +463,136 @@ pub fn run_plan(
         run.not_spoken.clear();
         return run;
     }
+    run.not_spoken
+        .extend(other_apis(suite, &mut results, &skip));
     results.sort_by_key(|r| (r.id.recording, r.id.variant));
     gate_results(&mut results, suite, &config.variants);
     run.results = results;
     run
 }
 
+/// Takes out of `results` the cases whose client asked for another streaming API of the
+/// dialect than the case's (answered 404, never handed the stream: [`Served::asked_other_api`])
+/// and reports them once per API, as a dialect the client does not speak (never a failure, nor
+/// a pass). Dialects in `skip` are reported already.
+///
+/// [`Served::asked_other_api`]: crate::serve::Served::asked_other_api
+fn other_apis(
+    suite: &[SuiteRecording],
+    results: &mut Vec<CaseResult>,
+    skip: &[DialectKind],
+) -> Vec<NotSpoken> {
+    let mut out: Vec<NotSpoken> = Vec::new();
+    results.retain(|r| {
+        let Some(asked) = r.served.asked_other_api() else {
+            return true;
+        };
+        let rec = &suite[r.id.recording];
+        let Some(api) = rec.api() else {
+            return true;
+        };
+        if !skip.contains(&rec.base.dialect) {
+            match out
+                .iter_mut()
+                .find(|n| n.api.is_some_and(|(a, _)| a == api))
+            {
+                Some(n) => n.skipped += 1,
+                None => out.push(NotSpoken {
+                    dialect: rec.base.dialect,
+                    api: Some((api, asked)),
+                    skipped: 1,
+                    example: format!(
+                        "{} × {}: {}",
+                        r.recording,
+                        r.id.variant.name(),
+                        r.outcome.detail()
+                    ),
+                }),
+            }
+        }
+        false
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pass on a broken or fault case stands on clean forms in its own streaming API only: an
+    /// InvokeModel stream's on InvokeModel streams, the Messages API's on SSE ones (a client of
+    /// one API is never served the other, so the other could never vouch for it).
+    #[test]
+    fn clean_forms_are_in_the_cases_own_api() {
+        let (suite, _) = super::super::builtin_suite();
+        let variants = [Variant::OneRead, Variant::Bytewise, Variant::Cut];
+        let mut crossed = Vec::new();
+        let mut invoke_gated = 0;
+        for (ri, r) in suite.iter().enumerate() {
+            for v in variants {
+                let id = CaseId {
+                    recording: ri,
+                    variant: v,
+                };
+                if let CleanForm::Cases(ids) = clean_form(&suite, id, &variants) {
+                    invoke_gated += usize::from(r.name.contains("invoke-model"));
+                    for c in ids {
+                        if !r.same_api(&suite[c.recording]) {
+                            crossed.push(format!(
+                                "{} × {}: {}",
+                                r.name,
+                                v.name(),
+                                suite[c.recording].name
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(crossed.is_empty(), "{crossed:#?}");
+        assert!(
+            invoke_gated >= 4,
+            "InvokeModel's broken and fault cases have clean forms"
+        );
+        let twin = |name: &str| {
+            let r = suite.iter().find(|r| r.name == name).expect("bundled");
+            r.twin.map(|t| suite[t].name.as_str())
+        };
+        assert_eq!(
+            twin("quirk-bedrock-invoke-model-truncated"),
+            Some("bedrock-invoke-model-weather")
+        );
+        assert_ne!(
+            twin("quirk-anthropic-truncated"),
+            Some("bedrock-invoke-model-weather")
+        );
+
+        // A user's suite: a cut Messages stream whose only clean Anthropic recording is an
+        // InvokeModel one has no clean form (that one can never be served to its client).
+        let own = |file: &str, name: &str| {
+            let (_, bytes) = super::super::BUILTIN
+                .iter()
+                .find(|(f, _)| *f == file)
+                .expect("bundled");
+            let rec = sse_replay_core::recording::Recording::from_bytes(bytes).expect("reads");
+            SuiteRecording::new(name.into(), rec, None)
+        };
+        let mut mine = vec![
+            own("quirk-anthropic-truncated.ron", "mine/cut.ron"),
+            own("bedrock-invoke-model-weather.ron", "mine/invoke.ron"),
+        ];
+        link_twins(&mut mine);
+        assert_eq!(mine[0].twin, None);
+        let form = clean_form(
+            &mine,
+            CaseId {
+                recording: 0,
+                variant: Variant::OneRead,
+            },
+            &variants,
+        );
+        assert!(matches!(form, CleanForm::Missing(_)), "{form:?}");
+    }
 
     /// A run that judged nothing because every dialect was left out fails with one line (the CLI's
     /// exit 1 and the app's "Test a client" both say it); a run with any result does not.
@@ -457,6 +601,7 @@ mod tests {
         let mut run = SuiteRun {
             not_spoken: vec![NotSpoken {
                 dialect: DialectKind::OpenAiChat,
+                api: None,
                 skipped: 3,
                 example: "openai-chat-weather × one-read: fail printed no calls".into(),
             }],

@@ -37,6 +37,7 @@ use bytes::Bytes;
 use super::judge::Exit;
 use super::variants::Wire;
 use crate::serve::{self, Pacing, Plan, ServeConfig};
+use sse_replay_core::dialect::StreamApi;
 
 /// Most standard output kept from a client (the rest is read and dropped).
 pub const STDOUT_LIMIT: usize = 16 << 20;
@@ -186,20 +187,25 @@ pub fn serve_wire(
     head: (u16, String),
     speed: Option<f64>,
 ) -> Result<crate::serve::ServeHandle, crate::NetError> {
-    serve_wire_watched(wire, head, speed, None)
+    serve_wire_watched(wire, head, speed, None, None)
 }
 
-/// [`serve_wire`], noting in `watch` what each client was served.
+/// [`serve_wire`], noting in `watch` what each client was served; with `api`, only a request
+/// for that streaming API (or one that names none) is served ([`Plan::api`]).
 pub fn serve_wire_watched(
     wire: &Wire,
     head: (u16, String),
     speed: Option<f64>,
+    api: Option<StreamApi>,
     watch: Option<Arc<serve::ServedLog>>,
 ) -> Result<crate::serve::ServeHandle, crate::NetError> {
     serve::start_watched(
         ServeConfig {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            plan: Arc::new(wire_plan(wire, head, speed)),
+            plan: Arc::new(Plan {
+                api,
+                ..wire_plan(wire, head, speed)
+            }),
             log: false,
             limits: crate::ServerLimits::default(),
         },
@@ -228,6 +234,7 @@ pub fn wire_plan(wire: &Wire, head: (u16, String), speed: Option<f64>) -> Plan {
         complete: sse_replay_core::complete::chunks_are_complete(
             wire.writes.iter().map(|(_, b)| b.as_slice()),
         ),
+        api: None,
     }
 }
 
@@ -246,6 +253,7 @@ pub fn run_client(
         wire,
         head,
         speed,
+        None,
         extra_env,
         timeout,
         &AtomicBool::new(false),
@@ -253,12 +261,18 @@ pub fn run_client(
 }
 
 /// [`run_client`], ended early when `cancel` is set: the client and everything it started are
-/// killed at once, and the run is [`Exit::Stopped`].
+/// killed at once, and the run is [`Exit::Stopped`]. With `api`, a request for another
+/// streaming API of the dialect is answered 404 and noted in [`ClientRun::served`].
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one case's server and client, each part its own"
+)]
 pub fn run_client_until(
     cmd: &ClientCommand,
     wire: &Wire,
     head: (u16, String),
     speed: Option<f64>,
+    api: Option<StreamApi>,
     extra_env: &[(&str, String)],
     timeout: Duration,
     cancel: &AtomicBool,
@@ -266,7 +280,7 @@ pub fn run_client_until(
     static NEXT_CASE: AtomicU64 = AtomicU64::new(1);
     become_subreaper();
     let watch = Arc::new(serve::ServedLog::default());
-    let server = serve_wire_watched(wire, head, speed, Some(watch.clone()))?;
+    let server = serve_wire_watched(wire, head, speed, api, Some(watch.clone()))?;
     let marker = format!(
         "{}-{}",
         std::process::id(),

@@ -256,3 +256,66 @@ async fn the_listing_and_the_verdict_endpoint_match_the_api() {
         );
     }
 }
+
+/// The suite server serves a case only to a client that asks for its streaming API: a request
+/// for the Messages API (`…/v1/messages`) on an InvokeModel case is answered 404 and its verdict
+/// is not judged ("not spoken"), and the other way round; the listing names each case's API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_served_only_the_cases_of_the_api_its_client_asks_for() {
+    let suite = SuiteServer::start(
+        SuiteOptions::builtin()
+            .dialect(DialectKind::AnthropicMessages)
+            .variants(&[sse_replay_net::harness::Variant::OneRead])
+            .speed(None)
+            .random_seed(9),
+    )
+    .expect("start");
+    let listing = suite.listing();
+    let api_of = |id: &str| {
+        listing["cases"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["id"] == id))
+            .map(|c| c["api"].clone())
+            .expect("listed")
+    };
+    let http = reqwest::Client::new();
+    for (path, mine) in [
+        ("/v1/messages", "the Messages API over SSE"),
+        ("/model/m/invoke-with-response-stream", "InvokeModel"),
+    ] {
+        let (mut served, mut refused) = (0, 0);
+        for case in suite.session().cases() {
+            let status = http
+                .post(format!("{}{path}", case.base_url))
+                .body("{}")
+                .send()
+                .await
+                .expect("POST the case")
+                .status()
+                .as_u16();
+            let report = case.check(&json!([]));
+            if api_of(&case.id) == mine {
+                served += 1;
+                assert_eq!(status, 200, "{path}: {}", case.id);
+                assert!(
+                    !report.outcome.detail().starts_with("not spoken"),
+                    "{path}: {}",
+                    report.message()
+                );
+            } else {
+                refused += 1;
+                assert_eq!(status, 404, "{path}: {}", case.id);
+                assert!(
+                    matches!(&report.outcome, CaseOutcome::NotJudged(d) if d.starts_with("not spoken: the client asked for anthropic-messages via ")),
+                    "{path}: {}",
+                    report.message()
+                );
+            }
+        }
+        assert!(
+            served >= 3 && refused >= 3,
+            "{path}: {served} served, {refused} refused"
+        );
+    }
+    suite.stop();
+}

@@ -43,6 +43,7 @@ macro_rules! dialects {
                 invoke_model_stream: $invoke:literal,
             },
             client_env: [$(($env:literal, $env_kind:ident($env_value:literal))),*],
+            apis: [$(($api_framing:ident, $api_name:literal, $api_rule:expr)),*],
         }
     )*) => {
         /// The supported dialects, each described once in the table below (`dialects!`): its
@@ -147,6 +148,19 @@ macro_rules! dialects {
             pub fn client_env(self) -> &'static [(&'static str, ClientEnv)] {
                 match self { $( DialectKind::$variant => &[$(($env, ClientEnv::$env_kind($env_value))),*], )* }
             }
+
+            /// The streaming APIs of this dialect that a client tells apart in its request, each
+            /// with the framing its stream comes in (the Messages API over SSE and Bedrock's
+            /// InvokeModel in `chunk` frames; Gemini with and without `alt=sse`). Empty for a
+            /// dialect served by one API: every request gets its streams. See [`StreamApi`].
+            pub fn apis(self) -> &'static [StreamApi] {
+                match self { $( DialectKind::$variant => &[$(StreamApi {
+                    dialect: DialectKind::$variant,
+                    framing: crate::framing::Framing::$api_framing,
+                    name: $api_name,
+                    rule: $api_rule,
+                }),*], )* }
+            }
         }
     };
 }
@@ -180,6 +194,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
+        apis: [],
     }
     /// OpenAI Responses.
     OpenAiResponses {
@@ -199,6 +214,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
+        apis: [],
     }
     /// Anthropic Messages.
     AnthropicMessages {
@@ -218,6 +234,7 @@ dialects! {
             invoke_model_stream: true,
         },
         client_env: [("ANTHROPIC_BASE_URL", BaseUrl("")), ("ANTHROPIC_API_KEY", Fixed("sk-ant-sse-replay-dummy")), ("ANTHROPIC_BEDROCK_BASE_URL", BaseUrl("")), ("AWS_ACCESS_KEY_ID", Fixed("AKIASSEREPLAYDUMMY00")), ("AWS_SECRET_ACCESS_KEY", Fixed("sse-replay-dummy-secret-access-key")), ("AWS_REGION", Fixed("us-east-1")), ("AWS_DEFAULT_REGION", Fixed("us-east-1")), ("AWS_EC2_METADATA_DISABLED", Fixed("true")), ("AWS_SHARED_CREDENTIALS_FILE", Fixed("/dev/null")), ("AWS_CONFIG_FILE", Fixed("/dev/null"))],
+        apis: [(Sse, "the Messages API over SSE", RequestRule::PathEnds("/messages")), (AwsEventStream, "InvokeModel", RequestRule::PathEnds("/invoke-with-response-stream"))],
     }
     /// Google Gemini / Vertex AI.
     Gemini {
@@ -237,6 +254,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("GOOGLE_GEMINI_BASE_URL", BaseUrl("")), ("GEMINI_BASE_URL", BaseUrl("")), ("GEMINI_API_KEY", Fixed("sse-replay-dummy")), ("GOOGLE_API_KEY", Fixed("sse-replay-dummy"))],
+        apis: [(Sse, "streamGenerateContent with alt=sse", RequestRule::Query { path: ":streamGenerateContent", param: "alt=sse", present: true }), (JsonArray, "streamGenerateContent without alt=sse (a JSON array)", RequestRule::Query { path: ":streamGenerateContent", param: "alt=sse", present: false })],
     }
     /// Ollama's `/api/chat` (JSON lines).
     Ollama {
@@ -256,6 +274,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("OLLAMA_HOST", BaseUrl(""))],
+        apis: [],
     }
     /// Cohere v2 chat.
     Cohere {
@@ -275,6 +294,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("CO_API_URL", BaseUrl("")), ("CO_API_KEY", Fixed("sse-replay-dummy"))],
+        apis: [],
     }
     /// OpenAI Assistants v2 run streams.
     OpenAiAssistants {
@@ -294,6 +314,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
+        apis: [],
     }
     /// The Vercel AI SDK UI message stream.
     AiSdkUi {
@@ -313,6 +334,7 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [],
+        apis: [],
     }
     /// AWS Bedrock ConverseStream (binary AWS event stream frames, or decoded JSON events).
     BedrockConverse {
@@ -332,10 +354,84 @@ dialects! {
             invoke_model_stream: false,
         },
         client_env: [("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", BaseUrl("")), ("AWS_ENDPOINT_URL", BaseUrl("")), ("AWS_ACCESS_KEY_ID", Fixed("AKIASSEREPLAYDUMMY00")), ("AWS_SECRET_ACCESS_KEY", Fixed("sse-replay-dummy-secret-access-key")), ("AWS_REGION", Fixed("us-east-1")), ("AWS_DEFAULT_REGION", Fixed("us-east-1")), ("AWS_EC2_METADATA_DISABLED", Fixed("true")), ("AWS_SHARED_CREDENTIALS_FILE", Fixed("/dev/null")), ("AWS_CONFIG_FILE", Fixed("/dev/null"))],
+        apis: [],
+    }
+}
+
+/// One of a dialect's streaming APIs as a client requests it ([`DialectKind::apis`]): a client
+/// that calls the Anthropic Messages API over SSE cannot read Bedrock's InvokeModel event stream
+/// of the same dialect, nor the other way round, so the client-test harness serves a case only
+/// to a client whose request asks for the case's API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamApi {
+    /// The dialect whose events the API streams.
+    pub dialect: DialectKind,
+    /// The framing its stream comes in.
+    pub framing: crate::framing::Framing,
+    /// Its name in reports ("InvokeModel").
+    pub name: &'static str,
+    /// How a request asks for it.
+    pub rule: RequestRule,
+}
+
+/// How a request asks for one of a dialect's streaming APIs ([`StreamApi::rule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestRule {
+    /// The request's path ends with this (`/messages`, `/invoke-with-response-stream`).
+    PathEnds(&'static str),
+    /// The path contains `path` and its query has (`present`) or lacks the parameter `param`
+    /// (`alt=sse`: Gemini's SDKs choose SSE or the REST default's JSON array in the query).
+    Query {
+        /// Part of the path that names the method (`:streamGenerateContent`).
+        path: &'static str,
+        /// A `name=value` of the query.
+        param: &'static str,
+        /// Whether the query has it.
+        present: bool,
+    },
+}
+
+impl RequestRule {
+    /// Whether a request for `path` with `query` (without its `?`) follows the rule.
+    pub fn matches(self, path: &str, query: Option<&str>) -> bool {
+        match self {
+            RequestRule::PathEnds(end) => path.trim_end_matches('/').ends_with(end),
+            RequestRule::Query {
+                path: method,
+                param,
+                present,
+            } => {
+                path.contains(method)
+                    && query.unwrap_or("").split('&').any(|p| p == param) == present
+            }
+        }
+    }
+}
+
+impl StreamApi {
+    /// `dialect via API`, as reports name it.
+    pub fn label(self) -> String {
+        format!("{} via {}", self.dialect.name(), self.name)
     }
 }
 
 impl DialectKind {
+    /// The API a stream of this dialect in `framing` is served by: `None` when the dialect has
+    /// one API ([`DialectKind::apis`] is empty) or none of them streams in that framing (a dump,
+    /// which no request tells apart).
+    pub fn api_of_framing(self, framing: crate::framing::Framing) -> Option<StreamApi> {
+        self.apis().iter().copied().find(|a| a.framing == framing)
+    }
+
+    /// The API a request for `path` with `query` asks for: `None` when the dialect has one API
+    /// or the request names none of them (any path is served, as `serve` serves every path).
+    pub fn api_of_request(self, path: &str, query: Option<&str>) -> Option<StreamApi> {
+        self.apis()
+            .iter()
+            .copied()
+            .find(|a| a.rule.matches(path, query))
+    }
+
     /// Whether a finish reason says the response ended for the client to call tools, or that a
     /// call went wrong ([`DialectKind::announcing_finishes`]).
     pub fn finish_announces_calls(self, reason: &str) -> bool {
@@ -756,3 +852,78 @@ impl<'de> Deserialize<'de> for FieldArgs {
 /// A `HashMap` with rustc's fast, non-cryptographic hasher (FxHash), for the small routing tables
 /// on the per-fragment path.
 pub use rustc_hash::FxHashMap;
+
+#[cfg(test)]
+mod api_tests {
+    use super::*;
+    use crate::framing::Framing;
+
+    /// The request says which of a dialect's streaming APIs it asks for, and a recording's
+    /// framing which one it streams: Anthropic's Messages API over SSE and Bedrock's InvokeModel,
+    /// Gemini with and without `alt=sse`. A request that names none, or a dialect with one API,
+    /// is told nothing.
+    #[test]
+    fn a_request_names_the_api_a_stream_belongs_to() {
+        let anthropic = DialectKind::AnthropicMessages;
+        let api = |path, query| anthropic.api_of_request(path, query).map(|a| a.name);
+        assert_eq!(api("/v1/messages", None), Some("the Messages API over SSE"));
+        assert_eq!(
+            api(
+                "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/invoke-with-response-stream",
+                None
+            ),
+            Some("InvokeModel")
+        );
+        assert_eq!(api("/v1/chat/completions", None), None);
+        assert_eq!(
+            anthropic.api_of_framing(Framing::AwsEventStream),
+            anthropic.api_of_request("/model/m/invoke-with-response-stream", None)
+        );
+        assert_eq!(
+            anthropic.api_of_framing(Framing::Sse),
+            anthropic.api_of_request("/v1/messages", None)
+        );
+        assert_eq!(anthropic.api_of_framing(Framing::JsonLines), None);
+
+        let gemini = DialectKind::Gemini;
+        let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+        assert_eq!(
+            gemini.api_of_request(path, Some("alt=sse")),
+            gemini.api_of_framing(Framing::Sse)
+        );
+        assert_eq!(
+            gemini.api_of_request(path, Some("key=k&alt=sse")),
+            gemini.api_of_framing(Framing::Sse)
+        );
+        assert_eq!(
+            gemini.api_of_request(path, None),
+            gemini.api_of_framing(Framing::JsonArray)
+        );
+        assert_ne!(
+            gemini.api_of_framing(Framing::JsonArray),
+            gemini.api_of_framing(Framing::Sse)
+        );
+        assert_eq!(
+            gemini.api_of_request("/v1beta/models/m:generateContent", None),
+            None
+        );
+
+        for d in DialectKind::ALL {
+            if d.apis().is_empty() {
+                assert_eq!(d.api_of_request("/v1/messages", Some("alt=sse")), None);
+                assert_eq!(d.api_of_framing(d.native_framing()), None);
+            }
+            // Each API is the dialect's own, in a framing of its own.
+            for a in d.apis() {
+                assert_eq!(a.dialect, d);
+                assert_eq!(d.api_of_framing(a.framing), Some(*a));
+            }
+        }
+        assert_eq!(
+            anthropic
+                .api_of_framing(Framing::AwsEventStream)
+                .map(StreamApi::label),
+            Some("anthropic-messages via InvokeModel".to_owned())
+        );
+    }
+}
