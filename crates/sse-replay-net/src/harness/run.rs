@@ -801,5 +801,9 @@ mod tests {
         }
         assert!(env.contains(&("OPENAI_BASE_URL", "http://127.0.0.1:4567/v1".into())));
         assert!(env.contains(&("CO_API_URL", "http://127.0.0.1:4567".into())));
+        // Azure OpenAI's clients (the OpenAI SDKs' `AzureOpenAI`, LangChain's, LiteLLM's
+        // `azure/`) read their endpoint from the environment: the caller's real one must not
+        // pass through, as its key would be the next thing asked for.
+        assert!(env.contains(&("AZURE_OPENAI_ENDPOINT", "http://127.0.0.1:4567".into())));
     }
 }

@@ -193,7 +193,7 @@ dialects! {
             server_tools: false,
             invoke_model_stream: false,
         },
-        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
+        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy")), ("AZURE_OPENAI_ENDPOINT", BaseUrl("")), ("AZURE_OPENAI_API_KEY", Fixed("sse-replay-dummy"))],
         apis: [],
     }
     /// OpenAI Responses.
@@ -213,7 +213,7 @@ dialects! {
             server_tools: true,
             invoke_model_stream: false,
         },
-        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
+        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy")), ("AZURE_OPENAI_ENDPOINT", BaseUrl("")), ("AZURE_OPENAI_API_KEY", Fixed("sse-replay-dummy"))],
         apis: [],
     }
     /// Anthropic Messages.
@@ -313,7 +313,7 @@ dialects! {
             server_tools: false,
             invoke_model_stream: false,
         },
-        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy"))],
+        client_env: [("OPENAI_BASE_URL", BaseUrl("/v1")), ("OPENAI_API_BASE", BaseUrl("/v1")), ("OPENAI_API_KEY", Fixed("sk-sse-replay-dummy")), ("AZURE_OPENAI_ENDPOINT", BaseUrl("")), ("AZURE_OPENAI_API_KEY", Fixed("sse-replay-dummy"))],
         apis: [],
     }
     /// The Vercel AI SDK UI message stream.
