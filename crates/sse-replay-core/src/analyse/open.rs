@@ -362,14 +362,7 @@ impl Probe {
                 };
                 feed.finish(&rec, source)
             }
-            // A recording too large to hold whole (a regular file over the input limit) is read
-            // line by line when it is in the writers' layout, as `export` reads it.
-            None if self.content.kind == Kind::Recording && !self.options.import_only => {
-                match self.input.refuse_larger_file() {
-                    Err(too_long) => analyse_recording_lines(self.input, opts, mx, too_long)?,
-                    Ok(()) => self.analyse_whole()?,
-                }
-            }
+            None if self.reads_recording_lines() => self.analyse_recording_lines(|_| ())?.0,
             None => self.analyse_whole()?,
         };
         match analysis.overflow {
@@ -380,6 +373,51 @@ impl Probe {
             .into()),
             None => Ok(analysis),
         }
+    }
+
+    /// A recording too large to hold whole (a regular file over the input limit), read line by
+    /// line instead when it is in the writers' layout ([`Probe::analyse_recording_lines`]), as
+    /// `export` and `check` read it: not imported, and no stream other than the first asked for.
+    pub fn reads_recording_lines(&self) -> bool {
+        self.content.kind == Kind::Recording
+            && !self.options.import_only
+            && matches!(self.options.stream, None | Some(1))
+            && self.input.refuse_larger_file().is_err()
+    }
+
+    /// [`Probe::analyse`] (the report only, no body kept) of a recording read line by line
+    /// ([`input::read_recording_lines`]), for [`Probe::reads_recording_lines`]: each chunk fed
+    /// with its time to the feed [`Analysis::from_recording_owned`] uses, as it is read, and
+    /// handed to `each_chunk` unless an earlier one went past the event limit; the body is not
+    /// kept. What needs the reads at the end goes through the file again: the returned
+    /// [`crate::naive::Reads`] does that for the caller too. Memory is bounded by the records per
+    /// chunk and event, not the body. Refused with the input limit's error (which says how to
+    /// raise it), as a recording held whole would be, when the document is not in the writers'
+    /// layout or its body may be one complete response ([`OneDocument`]). A line or event over
+    /// the event limit is in [`Analysis::overflow`], as [`Analysis::from_recording_owned`] says it.
+    pub fn analyse_recording_lines(
+        self,
+        each_chunk: impl FnMut(&[u8]),
+    ) -> Result<(Analysis, RecordingReads), OpenError> {
+        let too_long = match self.input.refuse_larger_file() {
+            Err(e) => e,
+            Ok(()) => InputError::InputTooLong {
+                path: self.input.name(),
+                limit: self.input.limit().bytes,
+            },
+        };
+        let opts = Options {
+            dialect: self.options.dialect,
+            framing: None,
+            detail: true,
+        };
+        analyse_recording_lines(
+            self.input,
+            opts,
+            self.options.max_event_bytes,
+            too_long,
+            each_chunk,
+        )
     }
 
     /// [`Probe::analyse`] of a recording or capture read whole.
@@ -419,9 +457,7 @@ impl Probe {
         }
         // A recording too large to hold whole (a regular file over the input limit) is read
         // line by line when it is in the writers' layout, as a raw body is read block by block.
-        if self.content.kind == Kind::Recording
-            && !self.options.import_only
-            && matches!(self.options.stream, None | Some(1))
+        if self.reads_recording_lines()
             && let Err(too_long) = self.input.refuse_larger_file()
         {
             return stream_recording_lines(self.input, opts, mx, too_long, each);
@@ -693,22 +729,28 @@ impl OneDocument {
 }
 
 /// A recording's reads read again from its file, line by line ([`input::read_recording_lines`]),
-/// for what needs them at the end of an analysis that did not keep the body. A read that fails,
-/// or finds the document no longer in the writers' layout, is kept in `failed` (and hands out
-/// no more reads): the analysis is then not given out.
+/// for what needs them after an analysis that did not keep the body. A read that fails, or finds
+/// the document no longer in the writers' layout (refused then as the first read would have
+/// been), is kept ([`RecordingReads::take_error`]) and hands out no more reads.
 #[derive(Debug)]
-struct RecordingReads {
+pub struct RecordingReads {
     path: std::path::PathBuf,
     limit: crate::limits::InputLimit,
     max_event_bytes: EventLimit,
     failed: std::cell::RefCell<Option<InputError>>,
-    /// The document's layout changed since the first read.
-    changed: std::cell::Cell<bool>,
+}
+
+impl RecordingReads {
+    /// Why a read of the reads failed, if one did: what was handed out then does not stand for
+    /// the recording.
+    pub fn take_error(&self) -> Option<InputError> {
+        self.failed.take()
+    }
 }
 
 impl crate::naive::Reads for RecordingReads {
     fn each(&self, f: &mut dyn FnMut(&[u8], u64)) {
-        if self.changed.get() || self.failed.borrow().is_some() {
+        if self.failed.borrow().is_some() {
             return;
         }
         let read = Peeked::open(&self.path, self.limit).and_then(|input| {
@@ -719,27 +761,26 @@ impl crate::naive::Reads for RecordingReads {
                 |(), chunk| f(&chunk.bytes, chunk.t_micros),
             )
         });
-        match read {
-            Ok((input::LinesRead::Streamed, _)) => {}
-            Ok((input::LinesRead::OtherLayout, _)) => self.changed.set(true),
-            Err(e) => *self.failed.borrow_mut() = Some(e),
-        }
+        let failed = match read {
+            Ok((input::LinesRead::Streamed, _)) => return,
+            Ok((input::LinesRead::OtherLayout, _)) => InputError::InputTooLong {
+                path: input::display_name(&self.path),
+                limit: self.limit.bytes,
+            },
+            Err(e) => e,
+        };
+        *self.failed.borrow_mut() = Some(failed);
     }
 }
 
-/// [`Probe::analyse`] (the report only, no body kept) of a recording read line by line
-/// ([`input::read_recording_lines`]): each chunk fed with its time to the feed
-/// [`Analysis::from_recording_owned`] uses, as it is read, the body not kept; what needs the
-/// reads at the end goes through the file again ([`RecordingReads`]). Memory is then bounded by
-/// the records per chunk and event, not the body. Refused with `too_long` (the input limit's
-/// error, which says how to raise it) as a recording held whole would be: a document not in the
-/// writers' layout, or a body that may be one complete response ([`OneDocument`]).
+/// [`Probe::analyse_recording_lines`], refused with `too_long`.
 fn analyse_recording_lines(
     input: Peeked,
     opts: Options,
     max_event_bytes: EventLimit,
     too_long: InputError,
-) -> Result<Analysis, OpenError> {
+    mut each_chunk: impl FnMut(&[u8]),
+) -> Result<(Analysis, RecordingReads), OpenError> {
     /// The recording without its chunks, the feed, and what the chunks said so far.
     struct Fed {
         head: Recording,
@@ -752,7 +793,6 @@ fn analyse_recording_lines(
         limit: input.limit(),
         max_event_bytes,
         failed: std::cell::RefCell::new(None),
-        changed: std::cell::Cell::new(false),
     };
     let (read, fed) = input::read_recording_lines(
         input,
@@ -767,6 +807,9 @@ fn analyse_recording_lines(
         |fed, chunk| {
             fed.one_document.add(&chunk.bytes, max_event_bytes.bytes());
             if !matches!(fed.one_document, OneDocument::TooLong) {
+                if fed.feed.overflow().is_none() {
+                    each_chunk(&chunk.bytes);
+                }
                 fed.feed.feed(&chunk.bytes, chunk.t_micros);
             }
         },
@@ -785,16 +828,13 @@ fn analyse_recording_lines(
     if fed.feed.overflow().is_some() {
         // Refused by the caller, where the line or event went past the limit: no need of the
         // reads again.
-        return Ok(fed.feed.finish(&fed.head, source));
+        return Ok((fed.feed.finish(&fed.head, source), replay));
     }
     let analysis = fed.feed.finish_replaying(&fed.head, source, &replay);
-    if let Some(e) = replay.failed.into_inner() {
+    if let Some(e) = replay.take_error() {
         return Err(input_error(e));
     }
-    if replay.changed.get() {
-        return Err(input_error(too_long));
-    }
-    Ok(analysis)
+    Ok((analysis, replay))
 }
 
 /// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to
