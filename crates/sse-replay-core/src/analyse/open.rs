@@ -393,8 +393,9 @@ impl Probe {
     /// [`crate::naive::Reads`] does that for the caller too. Memory is bounded by the records per
     /// chunk and event, not the body. Refused with the input limit's error (which says how to
     /// raise it), as a recording held whole would be, when the document is not in the writers'
-    /// layout or its body may be one complete response ([`OneDocument`]). A line or event over
-    /// the event limit is in [`Analysis::overflow`], as [`Analysis::from_recording_owned`] says it.
+    /// layout or its body may be one complete response (one JSON object, nothing after it). A
+    /// line or event over the event limit is in [`Analysis::overflow`], as
+    /// [`Analysis::from_recording_owned`] says it.
     pub fn analyse_recording_lines(
         self,
         each_chunk: impl FnMut(&[u8]),
