@@ -362,15 +362,8 @@ impl Probe {
                 };
                 feed.finish(&rec, source)
             }
-            None => {
-                let (rec, kind) = self.recording(|_, _| true)?;
-                let source = SourceInfo {
-                    name: name.clone(),
-                    timing_known: kind.may_have_timing() && rec.meta.timing_known,
-                    kind,
-                };
-                Analysis::from_recording_owned(rec, source, opts, mx)
-            }
+            None if self.reads_recording_lines() => self.analyse_recording_lines(|_| ())?.0,
+            None => self.analyse_whole()?,
         };
         match analysis.overflow {
             Some(overflow) => Err(InputError::EventTooLarge {
@@ -380,6 +373,70 @@ impl Probe {
             .into()),
             None => Ok(analysis),
         }
+    }
+
+    /// A recording too large to hold whole (a regular file over the input limit), read line by
+    /// line instead when it is in the writers' layout ([`Probe::analyse_recording_lines`]), as
+    /// `export` and `check` read it: not imported, and no stream other than the first asked for.
+    pub fn reads_recording_lines(&self) -> bool {
+        self.content.kind == Kind::Recording
+            && !self.options.import_only
+            && matches!(self.options.stream, None | Some(1))
+            && self.input.refuse_larger_file().is_err()
+    }
+
+    /// [`Probe::analyse`] (the report only, no body kept) of a recording read line by line
+    /// ([`input::read_recording_lines`]), for [`Probe::reads_recording_lines`]: each chunk fed
+    /// with its time to the feed [`Analysis::from_recording_owned`] uses, as it is read, and
+    /// handed to `each_chunk` unless an earlier one went past the event limit; the body is not
+    /// kept. What needs the reads at the end goes through the file again: the returned
+    /// [`crate::naive::Reads`] does that for the caller too. Memory is bounded by the records per
+    /// chunk and event, not the body. Refused with the input limit's error (which says how to
+    /// raise it), as a recording held whole would be, when the document is not in the writers'
+    /// layout or its body may be one complete response (one JSON object, nothing after it). A
+    /// line or event over the event limit is in [`Analysis::overflow`], as
+    /// [`Analysis::from_recording_owned`] says it.
+    pub fn analyse_recording_lines(
+        self,
+        each_chunk: impl FnMut(&[u8]),
+    ) -> Result<(Analysis, RecordingReads), OpenError> {
+        let too_long = match self.input.refuse_larger_file() {
+            Err(e) => e,
+            Ok(()) => InputError::InputTooLong {
+                path: self.input.name(),
+                limit: self.input.limit().bytes,
+            },
+        };
+        let opts = Options {
+            dialect: self.options.dialect,
+            framing: None,
+            detail: true,
+        };
+        analyse_recording_lines(
+            self.input,
+            opts,
+            self.options.max_event_bytes,
+            too_long,
+            each_chunk,
+        )
+    }
+
+    /// [`Probe::analyse`] of a recording or capture read whole.
+    fn analyse_whole(self) -> Result<Analysis, OpenError> {
+        let name = self.input.name();
+        let mx = self.options.max_event_bytes;
+        let opts = Options {
+            dialect: self.options.dialect,
+            framing: None,
+            detail: true,
+        };
+        let (rec, kind) = self.recording(|_, _| true)?;
+        let source = SourceInfo {
+            name,
+            timing_known: kind.may_have_timing() && rec.meta.timing_known,
+            kind,
+        };
+        Ok(Analysis::from_recording_owned(rec, source, opts, mx))
     }
 
     /// The lean streaming pass of `export`: each parsed call goes to `each` in stream order and
@@ -401,9 +458,7 @@ impl Probe {
         }
         // A recording too large to hold whole (a regular file over the input limit) is read
         // line by line when it is in the writers' layout, as a raw body is read block by block.
-        if self.content.kind == Kind::Recording
-            && !self.options.import_only
-            && matches!(self.options.stream, None | Some(1))
+        if self.reads_recording_lines()
             && let Err(too_long) = self.input.refuse_larger_file()
         {
             return stream_recording_lines(self.input, opts, mx, too_long, each);
@@ -548,7 +603,7 @@ fn stream_recording(
 
 /// [`stream_recording`] for a recording read line by line ([`input::read_recording_lines`]):
 /// its chunks fed to the pipeline as they are read, none kept. A recording whose body may be one
-/// complete (non-streaming) response (its first byte `{`: that needs the whole body) or whose
+/// complete (non-streaming) response ([`OneDocument`]: that needs the whole body) or whose
 /// document is not in the writers' layout is refused with `too_long` (the input limit's error,
 /// which says how to raise it), as a recording held whole is: no call is handed out before the
 /// document was read to its end.
@@ -562,8 +617,7 @@ fn stream_recording_lines(
     /// The pipeline, and what the chunks said so far.
     struct Lean {
         pipeline: Pipeline,
-        first_byte_seen: bool,
-        may_be_complete: bool,
+        one_document: OneDocument,
         overflow: Option<Overflow>,
     }
     let name = input.name();
@@ -583,23 +637,14 @@ fn stream_recording_lines(
             pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
             Lean {
                 pipeline,
-                first_byte_seen: false,
-                may_be_complete: false,
+                one_document: OneDocument::new(),
                 overflow: None,
             }
         },
         |lean, chunk| {
-            if lean.may_be_complete || lean.overflow.is_some() {
+            lean.one_document.add(&chunk.bytes, max_event_bytes.bytes());
+            if matches!(lean.one_document, OneDocument::TooLong) || lean.overflow.is_some() {
                 return;
-            }
-            if !lean.first_byte_seen
-                && let Some(b) = chunk
-                    .bytes
-                    .iter()
-                    .find(|b| !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)))
-            {
-                lean.first_byte_seen = true;
-                lean.may_be_complete = *b == b'{';
             }
             lean.pipeline.feed(&chunk.bytes, chunk.t_micros);
             lean.overflow = lean.pipeline.overflow();
@@ -607,27 +652,190 @@ fn stream_recording_lines(
     )
     .map_err(input_error)?;
     match (read, lean) {
+        (_, Some(lean)) if lean.one_document.may_be() => Err(input_error(too_long)),
         (
             _,
             Some(Lean {
                 overflow: Some(overflow),
-                may_be_complete: false,
                 ..
             }),
         ) => Err(input_error(input::InputError::EventTooLarge {
             path: name,
             overflow,
         })),
-        (
-            input::LinesRead::Streamed,
-            Some(Lean {
-                pipeline,
-                may_be_complete: false,
-                ..
-            }),
-        ) => Ok(pipeline.finish_each(each)),
+        (input::LinesRead::Streamed, Some(lean)) => Ok(lean.pipeline.finish_each(each)),
         _ => Err(input_error(too_long)),
     }
+}
+
+/// Whether a recording's body, fed chunk by chunk, may be one complete (non-streaming) response,
+/// which only the whole body tells ([`may_be_one_object`]): its start is held
+/// while it may be (checked each time it doubles, so linear), at most `limit` bytes. JSON lines
+/// and SSE are told from their first lines, and nothing more is held.
+enum OneDocument {
+    /// It may still be: the body so far, and its length at the next check.
+    Maybe { held: Vec<u8>, next_check: usize },
+    /// A stream: not one document.
+    Stream,
+    /// Its start grew past the limit while it might still be one document.
+    TooLong,
+}
+
+/// `bytes` (a body's start) may be one complete response, as [`crate::complete::document`]
+/// takes one: one JSON object, nothing but white space after it.
+fn may_be_one_object(bytes: &[u8]) -> bool {
+    let bytes = crate::text::strip_bom(bytes);
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        Some(b'{') => crate::content::may_be_one_document(bytes),
+        Some(_) => false,
+    }
+}
+
+impl OneDocument {
+    fn new() -> Self {
+        OneDocument::Maybe {
+            held: Vec::new(),
+            next_check: 0,
+        }
+    }
+
+    /// The next chunk of the body.
+    fn add(&mut self, bytes: &[u8], limit: u64) {
+        let OneDocument::Maybe { held, next_check } = self else {
+            return;
+        };
+        held.extend_from_slice(bytes);
+        if held.len() >= *next_check {
+            if !may_be_one_object(held) {
+                *self = OneDocument::Stream;
+                return;
+            }
+            *next_check = held.len().max(1) * 2;
+        }
+        if held.len() as u64 > limit {
+            *self = OneDocument::TooLong;
+        }
+    }
+
+    /// The whole body was fed: whether it may be one document (then only a whole read can take
+    /// it).
+    fn may_be(&self) -> bool {
+        match self {
+            OneDocument::Maybe { held, .. } => may_be_one_object(held),
+            OneDocument::Stream => false,
+            OneDocument::TooLong => true,
+        }
+    }
+}
+
+/// A recording's reads read again from its file, line by line ([`input::read_recording_lines`]),
+/// for what needs them after an analysis that did not keep the body. A read that fails, or finds
+/// the document no longer in the writers' layout (refused then as the first read would have
+/// been), is kept ([`RecordingReads::take_error`]) and hands out no more reads.
+#[derive(Debug)]
+pub struct RecordingReads {
+    path: std::path::PathBuf,
+    limit: crate::limits::InputLimit,
+    max_event_bytes: EventLimit,
+    failed: std::cell::RefCell<Option<InputError>>,
+}
+
+impl RecordingReads {
+    /// Why a read of the reads failed, if one did: what was handed out then does not stand for
+    /// the recording.
+    pub fn take_error(&self) -> Option<InputError> {
+        self.failed.take()
+    }
+}
+
+impl crate::naive::Reads for RecordingReads {
+    fn each(&self, f: &mut dyn FnMut(&[u8], u64)) {
+        if self.failed.borrow().is_some() {
+            return;
+        }
+        let read = Peeked::open(&self.path, self.limit).and_then(|input| {
+            input::read_recording_lines(
+                input,
+                self.max_event_bytes,
+                |_| (),
+                |(), chunk| f(&chunk.bytes, chunk.t_micros),
+            )
+        });
+        let failed = match read {
+            Ok((input::LinesRead::Streamed, _)) => return,
+            Ok((input::LinesRead::OtherLayout, _)) => InputError::InputTooLong {
+                path: input::display_name(&self.path),
+                limit: self.limit.bytes,
+            },
+            Err(e) => e,
+        };
+        *self.failed.borrow_mut() = Some(failed);
+    }
+}
+
+/// [`Probe::analyse_recording_lines`], refused with `too_long`.
+fn analyse_recording_lines(
+    input: Peeked,
+    opts: Options,
+    max_event_bytes: EventLimit,
+    too_long: InputError,
+    mut each_chunk: impl FnMut(&[u8]),
+) -> Result<(Analysis, RecordingReads), OpenError> {
+    /// The recording without its chunks, the feed, and what the chunks said so far.
+    struct Fed {
+        head: Recording,
+        feed: Feed,
+        one_document: OneDocument,
+    }
+    let name = input.name();
+    let replay = RecordingReads {
+        path: input.path().to_owned(),
+        limit: input.limit(),
+        max_event_bytes,
+        failed: std::cell::RefCell::new(None),
+    };
+    let (read, fed) = input::read_recording_lines(
+        input,
+        max_event_bytes,
+        |rec| Fed {
+            head: rec.clone(),
+            // Of `parse-when-valid`'s attempts only their number, as for a raw body: the report
+            // needs no more.
+            feed: Feed::observed(rec, opts, max_event_bytes, StrategyFeed::spawn_counting()),
+            one_document: OneDocument::new(),
+        },
+        |fed, chunk| {
+            fed.one_document.add(&chunk.bytes, max_event_bytes.bytes());
+            if !matches!(fed.one_document, OneDocument::TooLong) {
+                if fed.feed.overflow().is_none() {
+                    each_chunk(&chunk.bytes);
+                }
+                fed.feed.feed(&chunk.bytes, chunk.t_micros);
+            }
+        },
+    )
+    .map_err(input_error)?;
+    let fed = match (read, fed) {
+        (input::LinesRead::Streamed, Some(fed)) if !fed.one_document.may_be() => fed,
+        _ => return Err(input_error(too_long)),
+    };
+    let kind = recording_kind(&fed.head);
+    let source = SourceInfo {
+        name,
+        timing_known: kind.may_have_timing() && fed.head.meta.timing_known,
+        kind,
+    };
+    if fed.feed.overflow().is_some() {
+        // Refused by the caller, where the line or event went past the limit: no need of the
+        // reads again.
+        return Ok((fed.feed.finish(&fed.head, source), replay));
+    }
+    let analysis = fed.feed.finish_replaying(&fed.head, source, &replay);
+    if let Some(e) = replay.take_error() {
+        return Err(input_error(e));
+    }
+    Ok((analysis, replay))
 }
 
 /// A complete response's outcome as [`Pipeline::finish_each`] gives it: each call handed to
@@ -741,6 +949,84 @@ mod tests {
             }
         }
         assert!(compared > 80, "{compared} reports compared");
+    }
+
+    /// Every bundled recording analysed as `check` does over an input limit below its size (read
+    /// line by line, the body not kept, the reads gone through again at the end) gives the report
+    /// and JSON of the recording held whole, previews and all; a recording whose body may be one
+    /// complete response, or in another layout, is refused with the limit's message.
+    #[test]
+    fn a_recording_over_the_input_limit_is_reported_as_held_whole() {
+        let root = crate::repo_root();
+        let over = |p: &std::path::Path| {
+            let size = std::fs::metadata(p).expect("size").len();
+            let options = ReadOptions {
+                input_limit: crate::limits::InputLimit {
+                    bytes: size - 1,
+                    files: false,
+                },
+                ..ReadOptions::default()
+            };
+            crate::probe::open(p, options).expect("opens")
+        };
+        let mut compared = 0;
+        let mut split = 0;
+        for e in std::fs::read_dir(root.join("recordings")).expect("recordings") {
+            let p = e.expect("entry").path();
+            if p.extension().is_none_or(|x| x != "ron") {
+                continue;
+            }
+            let mut want = probe(&p).analyse(false).expect("held whole");
+            let mut got = over(&p).analyse(false).expect("read line by line");
+            // Read line by line indeed: no body held.
+            assert!(got.body.is_empty() && got.body_len() > 0, "{}", p.display());
+            want.compute_previews();
+            got.compute_previews();
+            assert_eq!(
+                crate::report::check_text(&got),
+                crate::report::check_text(&want),
+                "{}",
+                p.display()
+            );
+            assert_eq!(
+                crate::export::check_json(&got),
+                crate::export::check_json(&want),
+                "{}",
+                p.display()
+            );
+            split += usize::from(want.findings.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    crate::findings::FindingKind::SplitUtf8
+                        | crate::findings::FindingKind::SplitLine
+                )
+            }));
+            compared += 1;
+        }
+        assert!(compared >= 60, "{compared} recordings compared");
+        // Findings at read boundaries were among them (they need the reads again).
+        assert!(split > 0);
+        // Refused as a recording held whole is: a body that may be one complete response, a
+        // document in another layout.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut complete = Recording::default();
+        complete.meta.timing_known = true;
+        complete.chunks = vec![Chunk {
+            t_micros: 0,
+            bytes: b"  {\"choices\":[]}".to_vec(),
+        }];
+        let text = complete.to_ron_string();
+        let other = text.replacen("\n    chunks: [\n", "\n    chunks: [ \n", 1);
+        assert_ne!(other, text);
+        for (name, doc) in [("complete.ron", text), ("other.ron", other)] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, doc).expect("write");
+            assert!(probe(&p).analyse(false).is_ok(), "{name}");
+            match over(&p).analyse(false) {
+                Err(OpenError::Input(InputError::InputTooLong { .. })) => {}
+                got => panic!("{name}: {got:?}"),
+            }
+        }
     }
 
     /// What the probe peeked comes first, then the rest, as one stream, read once.

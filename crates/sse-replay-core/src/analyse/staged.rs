@@ -11,7 +11,7 @@
 //! `false`; a cancelled stage returns `None`.
 
 use crate::analysis::{Analysis, CallPreview, Feed, SourceInfo, StrategyResult};
-use crate::analysis::{Progress, strategy_results};
+use crate::analysis::{Progress, body_reads, strategy_results};
 use crate::fact::NoObserver;
 use crate::findings::Finding;
 use crate::limits::EventLimit;
@@ -119,9 +119,9 @@ pub fn strategies(
         }
     }
     let (_, observed) = p.finish_observed();
-    let results = strategy_results(
-        observed, &a.source, &a.body, &a.chunks, a.dialect, a.framing, &a.calls,
-    );
+    let reads = body_reads(&a.source, &a.body, &a.chunks);
+    let reads = reads.as_ref().map(|r| r as &dyn crate::naive::Reads);
+    let results = strategy_results(observed, reads, a.dialect, a.framing, &a.calls);
     progress.end().then_some(results)
 }
 

@@ -355,6 +355,11 @@ impl Peeked {
         &self.path
     }
 
+    /// The input limit it was opened with (to open it again the same way).
+    pub fn limit(&self) -> InputLimit {
+        self.limit
+    }
+
     /// The input as it is named in messages.
     pub fn name(&self) -> String {
         display_name(&self.path)

@@ -12,7 +12,7 @@ use super::{Analysis, ChunkSpan, SourceInfo};
 use crate::dialect::DialectKind;
 use crate::fact::{FactObserver, NoObserver};
 use crate::limits::EventLimit;
-use crate::naive::{Strategies, StrategyFeed};
+use crate::naive::{Reads, Strategies, StrategyFeed};
 use crate::pipeline::{Options, Pipeline};
 use crate::recording::Recording;
 use crate::sse::Overflow;
@@ -267,6 +267,27 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
 
     /// End of stream: the analysis of `rec` (the recording given when the feed started).
     pub fn finish(self, rec: &Recording, source: SourceInfo) -> Analysis {
+        self.finish_with(rec, source, None)
+    }
+
+    /// [`Feed::finish`] for reads with real timing whose body was not kept (a recording too
+    /// large to hold, read line by line): what needs the reads at the end (the per-read
+    /// strategies, the findings at read boundaries) goes through them again with `replay`.
+    pub fn finish_replaying(
+        self,
+        rec: &Recording,
+        source: SourceInfo,
+        replay: &dyn Reads,
+    ) -> Analysis {
+        self.finish_with(rec, source, Some(replay))
+    }
+
+    fn finish_with(
+        self,
+        rec: &Recording,
+        source: SourceInfo,
+        replay: Option<&dyn Reads>,
+    ) -> Analysis {
         let Feed {
             pipeline,
             opts,
@@ -290,7 +311,9 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
             chunks: fed_chunks,
             bytes: offset,
         });
-        let mut a = build(out, strategies, rec, source, body, chunks, counted, opts);
+        let mut a = build(
+            out, strategies, rec, source, body, chunks, counted, replay, opts,
+        );
         if later {
             // Unfed strategies report nothing: their (empty) results are dropped, not shown as
             // final.
@@ -320,6 +343,7 @@ fn build(
     body: Option<Vec<u8>>,
     chunks: Vec<ChunkSpan>,
     counted: Option<Counted>,
+    replay: Option<&dyn Reads>,
     opts: Options,
 ) -> Analysis {
     let t_last = chunks.last().map_or(0, |c| c.t_micros);
@@ -339,6 +363,7 @@ fn build(
             Vec::new(),
             chunks,
             counted,
+            replay,
             opts,
         );
     };
@@ -356,5 +381,5 @@ fn build(
         };
         return Analysis::build_complete(whole, strategies, rec, source, body, chunks, opts);
     }
-    Analysis::build(out, strategies, rec, source, body, chunks, None, opts)
+    Analysis::build(out, strategies, rec, source, body, chunks, None, None, opts)
 }

@@ -12,7 +12,7 @@ use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
 use crate::framing::Framing;
 use crate::limits::EventLimit;
-use crate::naive::{NaiveCall, Report, Strategies, Strategy};
+use crate::naive::{NaiveCall, Reads, Report, Strategies, Strategy};
 pub use crate::pipeline::StreamEnding;
 use crate::pipeline::{EventRecord, FinishMark, Options, PipelineOutput};
 use crate::recording::{Meta, Recording, RequestInfo, ResponseInfo, TruthCall};
@@ -321,7 +321,9 @@ impl Analysis {
         chunks: Vec<ChunkSpan>,
         options: Options,
     ) -> Self {
-        let mut a = Self::build(out, strategies, rec, source, body, chunks, None, options);
+        let mut a = Self::build(
+            out, strategies, rec, source, body, chunks, None, None, options,
+        );
         a.complete = true;
         a.strategies.clear();
         a.findings
@@ -349,6 +351,7 @@ impl Analysis {
         body: Vec<u8>,
         chunks: Vec<ChunkSpan>,
         counted: Option<feed::Counted>,
+        replay: Option<&dyn Reads>,
         options: Options,
     ) -> Self {
         let chunk_total = counted.map_or(chunks.len(), |c| {
@@ -359,10 +362,15 @@ impl Analysis {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
         let mut findings = std::mem::take(&mut out.findings);
+        // The recorded reads: spans of the kept body, else read again (`replay`).
+        let held = body_reads(&source, &body, &chunks);
+        let reads = held.as_ref().map(|r| r as &dyn Reads).or(replay);
         // Chunk-level findings (need boundaries).
         if source.timing_known {
             if framing.is_text() {
-                chunk_findings(&body, &chunks, &mut findings);
+                if let Some(reads) = reads {
+                    chunk_findings(reads, &mut findings);
+                }
             } else {
                 frame_split_findings(&out.events, &chunks, &mut findings);
             }
@@ -384,9 +392,7 @@ impl Analysis {
                 "no tool calls in this stream".into()
             });
         }
-        let strategies = strategy_results(
-            strategies, &source, &body, &chunks, dialect, framing, &out.calls,
-        );
+        let strategies = strategy_results(strategies, reads, dialect, framing, &out.calls);
         Analysis {
             source,
             meta: rec.meta.clone(),
@@ -562,30 +568,54 @@ impl Analysis {
     }
 }
 
-fn chunk_findings(body: &[u8], chunks: &[ChunkSpan], findings: &mut Findings) {
-    for (i, c) in chunks.iter().enumerate() {
-        if c.end as usize >= body.len() || c.end == c.start {
-            continue;
+/// The reads of a kept body (its spans), when the timing is real; `None` when the body was not
+/// kept (a raw body read as it came, or a recording too large to hold, whose reads are read again).
+pub(crate) fn body_reads<'a>(
+    source: &SourceInfo,
+    body: &'a [u8],
+    chunks: &[ChunkSpan],
+) -> Option<Vec<(&'a [u8], u64)>> {
+    let body_kept = body.len() as u64 == chunks.last().map_or(0, |c| c.end);
+    (source.timing_known && body_kept).then(|| {
+        chunks
+            .iter()
+            .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
+            .collect()
+    })
+}
+
+/// A character or a line split where one read ends and the next begins: each non-empty read is
+/// judged by its last byte and the first byte of the next non-empty one (none after the last).
+fn chunk_findings(reads: &dyn Reads, findings: &mut Findings) {
+    // The last non-empty read so far, waiting for the next byte: its number, end and last byte.
+    let mut open: Option<(u32, u64, u8)> = None;
+    let (mut i, mut offset) = (0u32, 0u64);
+    reads.each(&mut |bytes, _| {
+        if let (Some(&next), Some((n, end, prev))) = (bytes.first(), open) {
+            let at = Location {
+                chunk: Some(n),
+                offset: Some(end),
+                ..Default::default()
+            };
+            // The byte after the boundary is a UTF-8 continuation byte: a character was split.
+            if next & 0xC0 == 0x80 {
+                findings.add(FindingKind::SplitUtf8, None, at, || {
+                    format!("read {n} ends inside a UTF-8 character at byte {end}")
+                });
+            }
+            // The boundary is not right after a line ending: a line was split.
+            if prev != b'\n' && prev != b'\r' {
+                findings.add(FindingKind::SplitLine, None, at, || {
+                    format!("read {n} ends in the middle of a line at byte {end}")
+                });
+            }
         }
-        let at = Location {
-            chunk: Some(i as u32),
-            offset: Some(c.end),
-            ..Default::default()
-        };
-        // The byte after the boundary is a UTF-8 continuation byte: a character was split.
-        if body[c.end as usize] & 0xC0 == 0x80 {
-            findings.add(FindingKind::SplitUtf8, None, at, || {
-                format!("read {i} ends inside a UTF-8 character at byte {}", c.end)
-            });
+        offset += bytes.len() as u64;
+        if let Some(&last) = bytes.last() {
+            open = Some((i, offset, last));
         }
-        // The boundary is not right after a line ending: a line was split.
-        let prev = body[c.end as usize - 1];
-        if prev != b'\n' && prev != b'\r' {
-            findings.add(FindingKind::SplitLine, None, at, || {
-                format!("read {i} ends in the middle of a line at byte {}", c.end)
-            });
-        }
-    }
+        i += 1;
+    });
 }
 
 /// Binary frames: a read that ends inside a frame (split characters and lines mean nothing in a
@@ -830,24 +860,15 @@ fn interleaving_finding(out: &PipelineOutput, findings: &mut Findings) {
 }
 
 /// The strategies' reports with how they agree with the correct `calls`: the per-read ones
-/// re-frame the recorded reads, when they are real (and the body was kept: see [`Feed`]).
+/// re-frame the recorded `reads`, when they are real ([`body_reads`], or read again).
 pub(crate) fn strategy_results(
     strategies: Strategies,
-    source: &SourceInfo,
-    body: &[u8],
-    chunks: &[ChunkSpan],
+    reads: Option<&dyn Reads>,
     dialect: DialectKind,
     framing: Framing,
     calls: &[Call],
 ) -> Vec<StrategyResult> {
-    let body_kept = body.len() as u64 == chunks.last().map_or(0, |c| c.end);
-    let reads: Option<Vec<(&[u8], u64)>> = (source.timing_known && body_kept).then(|| {
-        chunks
-            .iter()
-            .map(|c| (&body[c.start as usize..c.end as usize], c.t_micros))
-            .collect()
-    });
-    let reports = strategies.reports_sharing(reads.as_deref(), dialect, framing, calls);
+    let reports = strategies.reports_sharing(reads, dialect, framing, calls);
     reports
         .into_iter()
         .map(|report| {

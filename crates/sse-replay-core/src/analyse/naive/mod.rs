@@ -184,6 +184,23 @@ pub struct FragmentAt {
     pub call: u32,
 }
 
+/// Recorded network reads with their arrival times, gone through in order as often as asked:
+/// held in memory (a slice of them), or read again from a recording too large to hold (its
+/// document re-read line by line), so that what re-frames the reads at the end of the stream
+/// never needs the body whole.
+pub trait Reads: std::fmt::Debug {
+    /// Hand every read, in order, to `f` (its bytes and arrival time).
+    fn each(&self, f: &mut dyn FnMut(&[u8], u64));
+}
+
+impl Reads for Vec<(&[u8], u64)> {
+    fn each(&self, f: &mut dyn FnMut(&[u8], u64)) {
+        for (bytes, t) in self {
+            f(bytes, *t);
+        }
+    }
+}
+
 /// What a strategy gets at the end of the stream.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamEnd<'a> {
@@ -192,7 +209,7 @@ pub struct StreamEnd<'a> {
     pub end_chunk: u32,
     /// The recorded network reads with their times, when the chunk boundaries are real (`None`
     /// for a raw body).
-    pub reads: Option<&'a [(&'a [u8], u64)]>,
+    pub reads: Option<&'a dyn Reads>,
     /// The dialect and framing the correct pass settled on.
     pub dialect: DialectKind,
     pub framing: Framing,
@@ -311,7 +328,7 @@ impl Strategies {
     /// are what the per-read strategies re-frame (see [`StreamEnd`]).
     pub fn reports(
         self,
-        reads: Option<&[(&[u8], u64)]>,
+        reads: Option<&dyn Reads>,
         dialect: DialectKind,
         framing: Framing,
     ) -> Vec<Report> {
@@ -322,7 +339,7 @@ impl Strategies {
     /// `calls` where their arguments text is the same ([`Parses`]).
     pub fn reports_sharing(
         self,
-        reads: Option<&[(&[u8], u64)]>,
+        reads: Option<&dyn Reads>,
         dialect: DialectKind,
         framing: Framing,
         calls: &[Call],

@@ -7,7 +7,7 @@
 //! re-framing, each runs the correct (lean) pipeline on what it made of the reads. The pipeline
 //! never imports this module.
 
-use super::{NaiveCall, NaiveStrategy, Report, Strategy, StreamEnd};
+use super::{NaiveCall, NaiveStrategy, Reads, Report, Strategy, StreamEnd};
 use crate::findings::FindingKind;
 use crate::framing::Framing;
 use crate::pipeline::{Options, Pipeline, PipelineOutput};
@@ -95,18 +95,18 @@ fn output_calls(out: PipelineOutput) -> Vec<NaiveCall> {
 }
 
 /// `per-read-utf8` on `reads` (each read's bytes and arrival time).
-pub fn per_read_utf8(reads: &[(&[u8], u64)], opts: Options) -> Report {
+pub fn per_read_utf8(reads: &dyn Reads, opts: Options) -> Report {
     let mut r = Report::new(Strategy::PerReadUtf8);
     let mut p = Pipeline::new(Options {
         detail: false,
         ..opts
     });
     let mut replaced = 0usize;
-    for (bytes, t) in reads {
+    reads.each(&mut |bytes, t| {
         let text = String::from_utf8_lossy(bytes);
         replaced += text.matches('\u{FFFD}').count();
-        p.feed(text.as_bytes(), *t);
-    }
+        p.feed(text.as_bytes(), t);
+    });
     let out = p.finish();
     r.notes.push(format!(
         "{} produced by per-read decoding",
@@ -118,7 +118,7 @@ pub fn per_read_utf8(reads: &[(&[u8], u64)], opts: Options) -> Report {
 
 /// `per-read-lines` on `reads`: split each read on `\n` without keeping the unfinished tail; every
 /// piece that starts with `data:` is taken as an event, other pieces are dropped.
-pub fn per_read_lines(reads: &[(&[u8], u64)], opts: Options) -> Report {
+pub fn per_read_lines(reads: &dyn Reads, opts: Options) -> Report {
     let mut r = Report::new(Strategy::PerReadLines);
     let jsonl = matches!(opts.framing, Some(Framing::JsonLines));
     let mut p = Pipeline::new(Options {
@@ -127,7 +127,8 @@ pub fn per_read_lines(reads: &[(&[u8], u64)], opts: Options) -> Report {
     });
     let (mut dropped, mut events, mut offset) = (0u64, 0u64, 0u64);
     let mut event_type = String::from("message");
-    for (i, (bytes, t)) in reads.iter().enumerate() {
+    let mut i = 0u32;
+    reads.each(&mut |bytes, t| {
         let text = String::from_utf8_lossy(bytes);
         for piece in text.split('\n') {
             let line = piece.strip_suffix('\r').unwrap_or(piece);
@@ -138,15 +139,15 @@ pub fn per_read_lines(reads: &[(&[u8], u64)], opts: Options) -> Report {
             }
             if jsonl {
                 events += 1;
-                p.feed_event("message", line, span, i as u32, *t);
+                p.feed_event("message", line, span, i, t);
             } else if let Some(data) = line.strip_prefix("data:") {
                 events += 1;
                 p.feed_event(
                     &event_type,
                     data.strip_prefix(' ').unwrap_or(data),
                     span,
-                    i as u32,
-                    *t,
+                    i,
+                    t,
                 );
                 event_type = "message".into();
             } else if let Some(ev) = line.strip_prefix("event:") {
@@ -156,7 +157,8 @@ pub fn per_read_lines(reads: &[(&[u8], u64)], opts: Options) -> Report {
             }
         }
         offset -= 1;
-    }
+        i += 1;
+    });
     let out = p.finish();
     let bad = out
         .findings

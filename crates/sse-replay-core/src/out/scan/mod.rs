@@ -299,6 +299,14 @@ pub fn scan_file(
         });
         return 1;
     }
+    // A recording too large to hold whole is read line by line, as `check` reads it.
+    if probe.reads_recording_lines() {
+        emit(match scan_recording_lines(probe, name, may_skip) {
+            Ok(rows) => rows,
+            Err(e) => unreadable(name, &e),
+        });
+        return 1;
+    }
     match probe.recordings(|_, _| true) {
         Err(e) => {
             emit(unreadable(name, &e));
@@ -368,6 +376,58 @@ fn analyse(
         probe.event(analysis.bytes(&e.span));
     }
     rows_of(&analysis, name, stream, &hash, probe, may_skip)
+}
+
+/// A recording too large to hold whole, analysed as `check` reads it
+/// ([`crate::probe::Probe::analyse_recording_lines`]): its body not kept, its events' bytes (the
+/// model, the response id and the token usage are read from them) read again from the file.
+fn scan_recording_lines(
+    probe: crate::probe::Probe,
+    name: &str,
+    may_skip: bool,
+) -> Result<StreamRows, open::OpenError> {
+    let mut hash = BodyHash::default();
+    let (mut analysis, reads) = probe.analyse_recording_lines(|bytes| hash.add(bytes))?;
+    analysis.source.name = name.to_owned();
+    let mut model = ModelProbe::default();
+    each_event(&reads, &analysis.events, |bytes| model.event(bytes));
+    if let Some(e) = reads.take_error() {
+        return Err(e.into());
+    }
+    Ok(rows_of(&analysis, name, 1, &hash, model, may_skip))
+}
+
+/// Each event's bytes, from the reads of a body that was not kept: `events` in body order, each
+/// given the bytes [`Analysis::bytes`] would give of its span.
+fn each_event(
+    reads: &dyn crate::naive::Reads,
+    events: &[crate::pipeline::EventRecord],
+    mut f: impl FnMut(&[u8]),
+) {
+    let mut next = events.iter().peekable();
+    let mut held = Vec::new();
+    let mut offset = 0u64;
+    reads.each(&mut |bytes, _| {
+        let end = offset + bytes.len() as u64;
+        while let Some(e) = next.peek() {
+            let (from, to) = (e.span.start.max(offset), e.span.end.min(end));
+            if from < to {
+                held.extend_from_slice(&bytes[(from - offset) as usize..(to - offset) as usize]);
+            }
+            if e.span.end > end {
+                break;
+            }
+            f(&held);
+            held.clear();
+            next.next();
+        }
+        offset = end;
+    });
+    // Spans past the body's end: what of them there was.
+    for _ in next {
+        f(&held);
+        held.clear();
+    }
 }
 
 /// A raw stream body, analysed as it is read without keeping the body (as `check` reads one).
@@ -502,6 +562,40 @@ mod tests {
             compared += 1;
         }
         assert!(compared >= 7, "{compared} raw bodies compared");
+    }
+
+    /// Every bundled recording scanned over an input limit below its size (read line by line,
+    /// as `check` reads it) gives the rows it gives held whole.
+    #[test]
+    fn a_recording_over_the_input_limit_gives_the_rows_held_whole() {
+        let root = crate::repo_root();
+        let mut compared = 0;
+        for e in std::fs::read_dir(root.join("recordings")).expect("recordings") {
+            let p = e.expect("entry").path();
+            if p.extension().is_none_or(|x| x != "ron") {
+                continue;
+            }
+            let size = std::fs::metadata(&p).expect("size").len();
+            let over = ScanOptions {
+                input_limit: InputLimit {
+                    bytes: size - 1,
+                    files: false,
+                },
+                ..ScanOptions::default()
+            };
+            let probe = crate::probe::open(&p, over.read_options()).expect("opens");
+            assert!(probe.reads_recording_lines(), "{}", p.display());
+            let rows = |options: &ScanOptions| {
+                let mut rows = Vec::new();
+                scan_file(&p, "r.ron", options, |r| rows.push(r));
+                rows
+            };
+            let want = rows(&ScanOptions::default());
+            assert!(want[0].stream.error.is_none(), "{}", p.display());
+            assert_eq!(rows(&over), want, "{}", p.display());
+            compared += 1;
+        }
+        assert!(compared >= 60, "{compared} recordings compared");
     }
 
     #[test]
