@@ -852,6 +852,22 @@ mod tests {
     use super::*;
     use crate::probe::ReadOptions;
 
+    /// `check`'s text and JSON of `got` are those of `want` (the file `p`).
+    fn assert_same_report(got: &Analysis, want: &Analysis, p: &std::path::Path) {
+        assert_eq!(
+            crate::report::check_text(got),
+            crate::report::check_text(want),
+            "{}",
+            p.display()
+        );
+        assert_eq!(
+            crate::export::check_json(got),
+            crate::export::check_json(want),
+            "{}",
+            p.display()
+        );
+    }
+
     fn probe(p: &std::path::Path) -> Probe {
         crate::probe::open(p, ReadOptions::default()).expect("opens")
     }
@@ -932,18 +948,7 @@ mod tests {
                     if previews {
                         got.compute_previews();
                     }
-                    assert_eq!(
-                        crate::report::check_text(&got),
-                        crate::report::check_text(&want),
-                        "{}",
-                        p.display()
-                    );
-                    assert_eq!(
-                        crate::export::check_json(&got),
-                        crate::export::check_json(&want),
-                        "{}",
-                        p.display()
-                    );
+                    assert_same_report(&got, &want, p);
                     compared += 1;
                 }
             }
@@ -982,18 +987,7 @@ mod tests {
             assert!(got.body.is_empty() && got.body_len() > 0, "{}", p.display());
             want.compute_previews();
             got.compute_previews();
-            assert_eq!(
-                crate::report::check_text(&got),
-                crate::report::check_text(&want),
-                "{}",
-                p.display()
-            );
-            assert_eq!(
-                crate::export::check_json(&got),
-                crate::export::check_json(&want),
-                "{}",
-                p.display()
-            );
+            assert_same_report(&got, &want, &p);
             split += usize::from(want.findings.iter().any(|f| {
                 matches!(
                     f.kind,
