@@ -585,13 +585,7 @@ fn stream_recording(
             return Ok(hand_out(out, each));
         }
     }
-    let mut p = Pipeline::new(Options {
-        dialect,
-        detail: false,
-        ..opts
-    })
-    .with_max_event_bytes(max_event_bytes);
-    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+    let mut p = lean_pipeline(rec, dialect, opts, max_event_bytes);
     for c in &rec.chunks {
         p.feed(&c.bytes, c.t_micros);
         if let Some(o) = p.overflow() {
@@ -599,6 +593,24 @@ fn stream_recording(
         }
     }
     Ok(p.finish_each(each))
+}
+
+/// The lean pipeline `export` feeds a recording's chunks to (no detail records), in `dialect`,
+/// with the recording's ground truth.
+fn lean_pipeline(
+    rec: &Recording,
+    dialect: Option<crate::dialect::DialectKind>,
+    opts: Options,
+    max_event_bytes: EventLimit,
+) -> Pipeline {
+    let mut p = Pipeline::new(Options {
+        dialect,
+        detail: false,
+        ..opts
+    })
+    .with_max_event_bytes(max_event_bytes);
+    p.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
+    p
 }
 
 /// [`stream_recording`] for a recording read line by line ([`input::read_recording_lines`]):
@@ -628,15 +640,8 @@ fn stream_recording_lines(
             let dialect = opts
                 .dialect
                 .or_else(|| crate::dialect::DialectKind::from_name(&rec.meta.dialect));
-            let mut pipeline = Pipeline::new(Options {
-                dialect,
-                detail: false,
-                ..opts
-            })
-            .with_max_event_bytes(max_event_bytes);
-            pipeline.set_truth(rec.truth.iter().map(|t| t.arguments.clone()).collect());
             Lean {
-                pipeline,
+                pipeline: lean_pipeline(rec, dialect, opts, max_event_bytes),
                 one_document: OneDocument::new(),
                 overflow: None,
             }
