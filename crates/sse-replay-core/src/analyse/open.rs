@@ -14,7 +14,7 @@
 use crate::accumulate::Call;
 use crate::analysis::{Analysis, ChunkSpan, Feed, SourceInfo, SourceKind};
 use crate::import::{self, ImportError};
-use crate::input::{self, InputError, Peeked};
+use crate::input::{self, EventRows, InputError, Peeked};
 use crate::limits::EventLimit;
 use crate::naive::StrategyFeed;
 use crate::pipeline::{Options, Pipeline, PipelineOutput};
@@ -213,13 +213,14 @@ impl Probe {
             }
             Kind::Body(_) if !import_only => {
                 let mut chunks = Vec::new();
-                let meta = input::read_events(self.input, mx, &mut progress, |event| {
-                    chunks.push(Chunk {
-                        t_micros: 0,
-                        bytes: event.to_vec(),
-                    });
-                })
-                .map_err(input_error)?;
+                let meta =
+                    input::read_events(self.input, mx, EventRows::Kept, &mut progress, |event| {
+                        chunks.push(Chunk {
+                            t_micros: 0,
+                            bytes: event.to_vec(),
+                        });
+                    })
+                    .map_err(input_error)?;
                 (Recording { chunks, ..meta }, SourceKind::RawBody)
             }
             Kind::Recording | Kind::Journal | Kind::Body(_) | Kind::Capture(_) => {
@@ -345,9 +346,17 @@ impl Probe {
                     // and a large body has millions.
                     Feed::observed(&empty, opts, mx, StrategyFeed::spawn_counting()).counts_only()
                 };
+                // Rows per event only when the body is held (its spans); the streamed pass
+                // keeps counts, so tiny events are read as far as any bytes.
+                let rows = if keep {
+                    EventRows::Kept
+                } else {
+                    EventRows::None
+                };
                 let rec = input::read_events(
                     self.input,
                     mx,
+                    rows,
                     |_, _| true,
                     |event| {
                         // No progress hook: nothing asks to stop.
@@ -483,7 +492,7 @@ impl Probe {
         let mut body = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         let mut chunks = Vec::new();
         let mx = self.options.max_event_bytes;
-        let meta = input::read_events(self.input, mx, progress, |event| {
+        let meta = input::read_events(self.input, mx, EventRows::Kept, progress, |event| {
             let start = body.len() as u64;
             body.extend_from_slice(event);
             chunks.push(ChunkSpan {

@@ -96,6 +96,18 @@ pub const RAISE_INPUT_LIMIT: &str =
 /// refused by it.
 pub const EVENT_STATE_BYTES: u64 = 32;
 
+/// What a reader of a raw body's events keeps per event ([`read_events`]), and so how its events
+/// are counted against the input limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventRows {
+    /// Rows per event (a record, a chunk span, the event's own allocation): each event is
+    /// counted as [`EVENT_STATE_BYTES`] at least.
+    Kept,
+    /// Nothing per event (`check`'s and `scan`'s streamed pass, which keep counts only): each
+    /// event is counted as its bytes, so tiny events are read as far as any other bytes.
+    None,
+}
+
 /// The payload of the I/O error [`LimitedReader`] returns past the input limit, turned into
 /// [`InputError::InputTooLong`] by the readers' error mapping.
 #[derive(Debug, thiserror::Error)]
@@ -576,10 +588,14 @@ pub fn raw_title(path: &Path) -> String {
 /// each counted as [`EVENT_STATE_BYTES`] at least (the rows every reader of it keeps per event),
 /// come to more than the input limit allows ([`InputError::TooManyEvents`]); `progress` is told
 /// the bytes read and the file size (0 for a pipe) after each block and cancels by returning
-/// `false` ([`InputError::Cancelled`]).
+/// `false` ([`InputError::Cancelled`]). `rows` says whether the caller keeps rows per event
+/// ([`EventRows::Kept`]: each event is counted as [`EVENT_STATE_BYTES`] at least) or none
+/// ([`EventRows::None`]: an event is counted as its bytes, so a regular file is read to its end
+/// whatever its events, and a pipe is bounded by its bytes alone).
 pub fn read_events(
     mut input: Peeked,
     max_event_bytes: EventLimit,
+    rows: EventRows,
     mut progress: impl FnMut(u64, u64) -> bool,
     mut each: impl FnMut(&[u8]),
 ) -> Result<Recording, InputError> {
@@ -598,7 +614,11 @@ pub fn read_events(
             return;
         }
         let len = event.len() as u64;
-        charged.set(charged.get().saturating_add(len.max(EVENT_STATE_BYTES)));
+        let least = match rows {
+            EventRows::Kept => EVENT_STATE_BYTES,
+            EventRows::None => 0,
+        };
+        charged.set(charged.get().saturating_add(len.max(least)));
         if charged.get() > budget {
             // Past the budget: this event is not handed on, and reading stops before it.
             return;
@@ -954,10 +974,14 @@ mod tests {
         );
     }
 
-    fn events_read(path: &Path, limit: InputLimit) -> (u64, Result<Recording, InputError>) {
+    fn events_read(
+        path: &Path,
+        limit: InputLimit,
+        rows: EventRows,
+    ) -> (u64, Result<Recording, InputError>) {
         let mut n = 0u64;
         let r = Peeked::open(path, limit)
-            .and_then(|p| read_events(p, EventLimit::UNBOUNDED, |_, _| true, |_| n += 1));
+            .and_then(|p| read_events(p, EventLimit::UNBOUNDED, rows, |_, _| true, |_| n += 1));
         (n, r)
     }
 
@@ -975,7 +999,7 @@ mod tests {
         tiny.extend(b"{},".repeat(20_000));
         tiny.extend_from_slice(b"{}]");
         let p = file(dir.path(), "tiny.json", &tiny);
-        let (n, r) = events_read(&p, limit);
+        let (n, r) = events_read(&p, limit, EventRows::Kept);
         assert!(n <= limit.bytes / EVENT_STATE_BYTES, "{n} events handed on");
         assert!(
             matches!(r, Err(InputError::TooManyEvents { events, .. }) if events == n),
@@ -983,18 +1007,27 @@ mod tests {
         );
         // The same limit on a regular file a streaming pass reads to its end: counted against
         // the file's own size instead.
-        let (_, r) = events_read(
-            &p,
-            InputLimit {
-                files: false,
-                ..limit
-            },
-        );
+        let file_limit = InputLimit {
+            files: false,
+            ..limit
+        };
+        let (_, r) = events_read(&p, file_limit, EventRows::Kept);
         assert!(matches!(r, Err(InputError::TooManyEvents { .. })), "{r:?}");
+        // A reader that keeps nothing per event (`check`'s streamed pass) reads the same file to
+        // its end: its events cost it nothing the limit must bound.
+        let (n, r) = events_read(&p, file_limit, EventRows::None);
+        assert!(r.is_ok(), "{r:?}");
+        let (all, _) = events_read(&p, InputLimit::NONE, EventRows::Kept);
+        assert_eq!(n, all, "every event handed on");
+        assert!(n > 20_000, "{n} events");
+        // Where the limit bounds the file itself, as it bounds a pipe: by its bytes alone (these
+        // are within it), never by its rows.
+        let (_, r) = events_read(&p, limit, EventRows::None);
+        assert!(r.is_ok(), "{r:?}: within the byte limit");
         let honest = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
         let body = honest.repeat((64 << 10) / honest.len());
         let p = file(dir.path(), "honest.sse", &body);
-        let (n, r) = events_read(&p, limit);
+        let (n, r) = events_read(&p, limit, EventRows::Kept);
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(n as usize, body.len() / honest.len());
     }
@@ -1011,7 +1044,7 @@ mod tests {
             bytes: PEEK_BYTES as u64,
             files: false,
         };
-        let (n, r) = events_read(&p, limit);
+        let (n, r) = events_read(&p, limit, EventRows::Kept);
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(n as usize, body.len() / honest.len());
         let peeked = Peeked::open(&p, limit).expect("opens");

@@ -41,6 +41,12 @@ impl StrategyFeed {
         StrategyFeed(Mode::Inline(Strategies::new()))
     }
 
+    /// [`StrategyFeed::inline`] with [`Strategies::counting`]: for a caller that runs one
+    /// analysis per core and keeps only what a report needs (`scan`).
+    pub fn inline_counting() -> Self {
+        StrategyFeed(Mode::Inline(Strategies::counting()))
+    }
+
     /// Every strategy, fed on a worker thread (inline when no thread can be started).
     pub fn spawn() -> Self {
         Self::spawn_with(Strategies::new)

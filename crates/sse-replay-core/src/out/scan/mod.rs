@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::{Analysis, Feed, SourceInfo, SourceKind};
 use crate::input;
 use crate::limits::{EventLimit, InputLimit};
+use crate::naive::StrategyFeed;
 use crate::open::{self, Opened};
 use crate::pipeline::Options;
 use crate::probe::{BodyForm, Kind as InputKind, ReadOptions};
@@ -445,7 +446,17 @@ fn scan_raw_body(
     // The recording's metadata is only known at the end (it names the file). The feed starts
     // with the first event.
     let empty = Recording::default();
-    let start = || Feed::new_inline(&empty, opts, options.max_event_bytes);
+    // As `check` reads a raw body: no record per event, chunk or fragment, and of the naive
+    // strategies' attempts only what the rows need, so memory does not grow with the events.
+    let start = || {
+        Feed::observed(
+            &empty,
+            opts,
+            options.max_event_bytes,
+            StrategyFeed::inline_counting(),
+        )
+        .counts_only()
+    };
     let mut feed = None;
     let mut hash = BodyHash::default();
     let mut model = ModelProbe::default();
@@ -453,6 +464,7 @@ fn scan_raw_body(
     let rec = input::read_events(
         probe.into_input(),
         options.max_event_bytes,
+        input::EventRows::None,
         |_, _| true,
         |event| {
             hash.add(event);
