@@ -739,7 +739,7 @@ fn array_of_empty_objects(len: usize) -> Vec<u8> {
 #[test]
 fn tiny_events_are_read_as_far_as_any_bytes_where_nothing_is_kept_per_event() {
     // 8 MiB of `{},`: 2.8 million events. `check` keeps nothing per event on a raw body (its
-    // numbers only), so they are read to the end of a regular file whatever the limit, in
+    // numbers only), so they are read to the end of a regular file with default flags, in
     // bounded memory (500 MB of address space is ample), and from standard input as far as the
     // byte limit. Before, each event was counted as 32 bytes of rows it was not given: the file
     // was refused after 300,000 events ("events too short for their rows").
@@ -748,21 +748,23 @@ fn tiny_events_are_read_as_far_as_any_bytes_where_nothing_is_kept_per_event() {
     let body = array_of_empty_objects(8 << 20);
     std::fs::write(&path, &body).expect("write");
     let p = path.to_str().expect("utf-8 path");
-    let check = |input: &str, stdin: Option<Vec<u8>>| {
+    let check = |args: &[&str], stdin: Option<Vec<u8>>| {
         let mut c = Command::new("sh");
         c.arg("-c")
             .arg("ulimit -v 500000 && exec \"$0\" \"$@\"")
             .arg(BIN)
-            .args(["check", "--no-preview", "--max-input-bytes", "1M", input]);
+            .args(["check", "--no-preview"])
+            .args(args);
         run_bounded(c, stdin, LONG)
     };
-    let o = check(p, None);
+    // Default flags: a regular file is read to its end.
+    let o = check(&[p], None);
     let e = stderr(&o);
     assert!(!e.contains("--max-input-bytes"), "{e}");
     assert!(!e.contains("too short"), "{e}");
     assert_eq!(code(&o), 1, "not a tool-call stream: {e}");
     // From a pipe the byte limit holds, with its own message.
-    let o = check("-", Some(body));
+    let o = check(&["--max-input-bytes", "1M", "-"], Some(body));
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     let e = one_line(&o);
     assert!(
