@@ -341,7 +341,7 @@ impl serde::Serialize for CheckReport<'_> {
                 a.client_calls().map(|c| {
                     json!({
                         "key": c.key.to_string(),
-                        "fragments": c.fragments.len(),
+                        "fragments": c.fragment_count,
                         "chars": c.char_len(),
                         "bytes": c.byte_len(),
                         "complete": c.complete,
