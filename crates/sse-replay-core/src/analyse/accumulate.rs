@@ -501,12 +501,7 @@ impl Iterator for Records<'_> {
 
 /// The record at `at` in `b` (moved past it), the previous one's being `prev`; with the new
 /// (number, end, chunk, event, time). `None` when `b` ends inside it.
-fn decode(
-    b: &[u8],
-    at: &mut usize,
-    prev: Last,
-    call: u32,
-) -> Option<(FragmentRecord, Last)> {
+fn decode(b: &[u8], at: &mut usize, prev: Last, call: u32) -> Option<(FragmentRecord, Last)> {
     let (no, end, chunk, event, t) = prev;
     let &flags = b.get(*at)?;
     *at += 1;
