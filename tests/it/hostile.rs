@@ -908,6 +908,98 @@ fn check_on_a_large_body_keeps_no_record_per_event_chunk_or_fragment() {
     }
 }
 
+/// `check` on a raw body of one tool call whose arguments come in millions of 1–3 byte
+/// fragments (the worst case per byte: an OpenAI Chat event of some 90 bytes each), as text and
+/// as `--json`: no record of a fragment stays in memory, nor the call's list of fragment
+/// numbers, nor its compact log (in a temporary file, read back a block at a time), nor the
+/// records decoded from it (each checkpoint, finding and preview goes through them in one
+/// pass). What is left grows with the arguments' text (some 2 bytes an event), which the
+/// accumulator and the naive strategies keep. Measured (debug build, 62 MiB body, growth over
+/// a small body's peak): 0.75× the bytes (text) and 0.77× (`--json`) with the call's fragment
+/// numbers, its log in memory and its records decoded for each use; 0.26× and 0.24× without
+/// them. The bound, 0.40×, leaves room for the measurement's noise.
+#[test]
+fn check_on_a_body_of_tiny_fragments_keeps_no_record_per_fragment() {
+    const BOUND_PERCENT: u64 = 40;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, fragments: usize| {
+        let path = dir.path().join(name);
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+        let event = |w: &mut std::io::BufWriter<std::fs::File>, head: &str, piece: &str| {
+            writeln!(
+                w,
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,{head}\"function\":{{{head2}\"arguments\":{piece}}}}}]}}}}]}}\n",
+                head2 = if head.is_empty() { "" } else { "\"name\":\"write\"," },
+            )
+            .expect("write");
+        };
+        event(
+            &mut w,
+            "\"id\":\"call_1\",\"type\":\"function\",",
+            r#""{\"text\":\"""#,
+        );
+        let pieces = ["ab", "c", "def", "g h", "i", "jk"];
+        for i in 0..fragments {
+            event(&mut w, "", &format!("\"{}\"", pieces[i % pieces.len()]));
+        }
+        event(&mut w, "", r#""\"}""#);
+        w.write_all(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+        )
+        .expect("write");
+        w.flush().expect("flush");
+        path
+    };
+    let small = write("small.sse", 1_000);
+    let big = write("big.sse", 650_000);
+    let size_kib = std::fs::metadata(&big).expect("size").len() / 1024;
+    // The stream is what it is meant to be: one call, every fragment counted, valid arguments.
+    let o = Command::new(BIN)
+        .args([
+            "check",
+            "--json",
+            "--no-preview",
+            big.to_str().expect("path"),
+        ])
+        .output()
+        .expect("check");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let details = &report["call_details"];
+    assert_eq!(details.as_array().map(Vec::len), Some(1), "{details}");
+    assert_eq!(details[0]["fragments"], 650_002, "{details}");
+    let peak = |path: &Path, json: bool| {
+        let mut args = vec!["check", path.to_str().expect("path")];
+        if json {
+            args.push("--json");
+        }
+        let mut kid = common::Kid(
+            Command::new(BIN)
+                .args(&args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn"),
+        );
+        let (kib, exit) = kid.peak_rss_until_exit(Duration::from_secs(600));
+        assert_eq!(exit, Some(0), "{args:?}");
+        kib
+    };
+    for json in [false, true] {
+        let baseline = peak(&small, json);
+        let big_peak = peak(&big, json);
+        let growth = big_peak.saturating_sub(baseline);
+        eprintln!(
+            "check (json {json}) on tiny fragments: peak RSS {big_peak} KiB on {size_kib} KiB, {baseline} KiB on a small body: growth {:.2}× the bytes",
+            growth as f64 / size_kib as f64
+        );
+        assert!(
+            growth < size_kib * BOUND_PERCENT / 100,
+            "check (json {json}) grew {growth} KiB on a {size_kib} KiB body of tiny fragments"
+        );
+    }
+}
+
 /// `export` of a `.ron` recording larger than the input limit, with default flags: read line by
 /// line as its writers lay it out (one chunk per line), at bounded memory, with the calls its raw
 /// body gives. A document in another layout is still refused with the limit's message, by

@@ -63,7 +63,8 @@ pub struct OpenCall {
     pub id: String,
     pub name: String,
     pub args: String,
-    /// Fragment numbers of this call, in order.
+    /// Fragment numbers of this call, in order (none in [`Accumulator::compact`] mode: see
+    /// [`OpenCall::log`]).
     pub fragments: Vec<u32>,
     pub name_conflicts: Vec<NameConflict>,
     pub object_args: bool,
@@ -128,12 +129,156 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 /// in variable-length integers, and a byte of flags — some 5 bytes where a [`FragmentRecord`]
 /// takes 40, so a report that needs each call's fragments (checkpoints, findings, previews) does
 /// not hold a 1 GB stream's millions of records. [`FragmentLog::records`] gives them back.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// An [`Accumulator::compact`] moves the bytes, a segment at a time, to one unlinked temporary
+/// file that every call's log shares (when one can be made and written: else they stay in
+/// memory), so what stays in memory is each call's unwritten tail and where its segments are.
+/// The file is only ever appended to, so a clone reads the same records as the original; two
+/// logs are equal when they hold the same records.
+#[derive(Clone, Debug, Default)]
 pub struct FragmentLog {
-    bytes: Vec<u8>,
+    /// Where the log's first bytes are in `file` (offset, length), in order.
+    segments: Vec<(u64, u32)>,
+    /// The file the segments are in.
+    file: Option<LogFile>,
+    /// The bytes after the segments, in memory.
+    tail: Vec<u8>,
     /// The last record pushed (what the next one is a difference from).
-    last: (u32, u32, u32, u32, u64),
+    last: Last,
     len: u32,
+}
+
+/// A logged record's fragment number, end of its text, chunk, event and time: what the next
+/// record is written as differences from.
+type Last = (u32, u32, u32, u32, u64);
+
+/// A log's tail goes to the file when it reaches this many bytes.
+const SEGMENT_BYTES: usize = 4096;
+
+/// When the tails in memory grow by this many bytes, every tail of at least [`MIN_SEGMENT_BYTES`]
+/// goes to the file (calls that ended keep no tail in memory).
+const TAILS_BUDGET: usize = 256 * 1024;
+
+/// A tail shorter than this stays in memory (a segment's place takes 16 bytes): a call with a
+/// few fragments costs no more than before.
+const MIN_SEGMENT_BYTES: usize = 256;
+
+/// The unlinked temporary file an accumulator's compact logs go to (shared by the logs and their
+/// clones; equal only to itself).
+#[derive(Clone, Debug)]
+struct LogFile(std::sync::Arc<std::sync::Mutex<LogFileState>>);
+
+#[derive(Debug)]
+struct LogFileState {
+    file: std::fs::File,
+    /// Bytes written.
+    len: u64,
+    /// A write failed: nothing more is written (what was written stays readable).
+    failed: bool,
+}
+
+impl LogFile {
+    /// A new unlinked temporary file (`None` when none can be made).
+    fn new() -> Option<Self> {
+        let file = tempfile::tempfile().ok()?;
+        Some(Self(std::sync::Arc::new(std::sync::Mutex::new(
+            LogFileState {
+                file,
+                len: 0,
+                failed: false,
+            },
+        ))))
+    }
+
+    /// Append `bytes`: where they start, or `None` when they could not be written (then
+    /// nothing more is).
+    fn append(&self, bytes: &[u8]) -> Option<u64> {
+        use std::io::Write as _;
+        let mut state = self.0.lock().ok()?;
+        if state.failed {
+            return None;
+        }
+        let at = state.len;
+        match state.file.write_all(bytes) {
+            Ok(()) => {
+                state.len += bytes.len() as u64;
+                Some(at)
+            }
+            Err(_) => {
+                state.failed = true;
+                None
+            }
+        }
+    }
+
+    /// The `n` bytes at `at` (fewer when they cannot all be read).
+    fn read(&self, at: u64, n: usize) -> Vec<u8> {
+        let mut buf = vec![0; n];
+        let Ok(state) = self.0.lock() else {
+            return Vec::new();
+        };
+        let mut done = 0;
+        while done < n {
+            #[cfg(unix)]
+            let got = std::os::unix::fs::FileExt::read_at(
+                &state.file,
+                &mut buf[done..],
+                at + done as u64,
+            );
+            #[cfg(windows)]
+            let got = std::os::windows::fs::FileExt::seek_read(
+                &state.file,
+                &mut buf[done..],
+                at + done as u64,
+            );
+            #[cfg(not(any(unix, windows)))]
+            let got: std::io::Result<usize> = Ok(0);
+            match got {
+                Ok(0) | Err(_) => break,
+                Ok(k) => done += k,
+            }
+        }
+        buf.truncate(done);
+        buf
+    }
+}
+
+/// Whether (and where) an [`Accumulator::compact`]'s logs go to a temporary file.
+#[derive(Debug, Default)]
+struct Spill {
+    /// The file, once made.
+    file: Option<LogFile>,
+    /// No file could be made or written: every log stays in memory.
+    off: bool,
+    /// Bytes in the calls' tails (an estimate from above: a tail written alone is not taken
+    /// off until the next round).
+    tails: usize,
+    /// The next round of writing every tail starts when `tails` passes this.
+    next_round: usize,
+}
+
+impl Spill {
+    /// The file, made the first time (`None` when it cannot be, or writing it failed).
+    fn file(&mut self) -> Option<LogFile> {
+        if self.off {
+            return None;
+        }
+        if self.file.is_none() {
+            self.file = LogFile::new();
+            self.off = self.file.is_none();
+        }
+        self.file.clone()
+    }
+
+    /// Write `log`'s tail to the file (see [`FragmentLog::spill`]); stop spilling when that
+    /// fails.
+    fn write(&mut self, log: &mut FragmentLog) {
+        if let Some(file) = self.file()
+            && !log.spill(&file)
+        {
+            self.off = true;
+        }
+    }
 }
 
 impl FragmentLog {
@@ -142,7 +287,7 @@ impl FragmentLog {
     /// differences from the call's previous fragment as varints.
     fn push(&mut self, r: &FragmentRecord) {
         let (no, end, chunk, event, t) = self.last;
-        let out = &mut self.bytes;
+        let out = &mut self.tail;
         // Wrapping differences: every field only grows in stream order, but a value that did
         // not would still come back exactly (a longer varint, nothing lost).
         // A fragment's text starts where the call's previous one ended, and a raw body's
@@ -190,52 +335,210 @@ impl FragmentLog {
         self.len == 0
     }
 
-    /// The records, in order, of the fragments of call `call` (its position) logged here.
-    pub fn records(&self, call: u32) -> Vec<FragmentRecord> {
-        let mut out = Vec::with_capacity(self.len as usize);
-        let (mut no, mut end, mut chunk, mut event, mut t) = (0u32, 0u32, 0u32, 0u32, 0u64);
-        let mut at = 0;
-        let b = &self.bytes;
-        // Each value was written from a u32 (a u64 for the time): truncating gives it back.
-        let next = |at: &mut usize| get_varint(b, at);
-        while let Some(&flags) = b.get(at) {
-            at += 1;
-            let maybe = |written: bool, at: &mut usize| {
-                if written { next(at) } else { Some(0) }
-            };
-            let (Some(dno), Some(dstart), Some(len), Some(dchunk), Some(devent), Some(dt)) = (
-                next(&mut at),
-                maybe(flags & 0x40 != 0, &mut at),
-                next(&mut at),
-                next(&mut at),
-                next(&mut at),
-                maybe(flags & 0x80 != 0, &mut at),
-            ) else {
-                break;
-            };
-            no = no.wrapping_add(dno as u32);
-            let start = end.wrapping_add(dstart as u32);
-            end = start.wrapping_add(len as u32);
-            chunk = chunk.wrapping_add(dchunk as u32);
-            event = event.wrapping_add(devent as u32);
-            t = t.wrapping_add(dt);
-            out.push(FragmentRecord {
-                no,
-                call,
-                pos: Pos {
-                    event,
-                    chunk,
-                    t_micros: t,
-                },
-                args_range: start..end,
-                id: PRESENCES[usize::from(flags & 3)],
-                name: PRESENCES[usize::from(flags >> 2 & 3)],
-                has_args: flags & 0x10 != 0,
-                object_args: flags & 0x20 != 0,
-            });
+    /// Bytes of the log in memory (its tail).
+    fn tail_len(&self) -> usize {
+        self.tail.len()
+    }
+
+    /// Move the tail to `file`, after the log's earlier segments (the last one grows when the
+    /// tail lands right after it): `false` when it could not be written (the tail stays).
+    fn spill(&mut self, file: &LogFile) -> bool {
+        if self.tail.is_empty() {
+            return true;
         }
+        if self.file.as_ref().is_some_and(|f| !f.same(file)) {
+            // Segments in another file (a log spilled by another accumulator): keep the tail.
+            return true;
+        }
+        let Ok(n) = u32::try_from(self.tail.len()) else {
+            return false;
+        };
+        let Some(at) = file.append(&self.tail) else {
+            return false;
+        };
+        match self.segments.last_mut() {
+            Some((start, len))
+                if *start + u64::from(*len) == at && len.checked_add(n).is_some() =>
+            {
+                *len += n;
+            }
+            _ => self.segments.push((at, n)),
+        }
+        self.file = Some(file.clone());
+        // Freed, not kept: a call that ended holds nothing in memory.
+        self.tail = Vec::new();
+        true
+    }
+
+    /// The tail is all in memory now: its room fitted to it.
+    fn seal(&mut self) {
+        self.tail.shrink_to_fit();
+        self.segments.shrink_to_fit();
+    }
+
+    /// The records, in order, of the fragments of call `call` (its position) logged here,
+    /// read back a block of its file at a time.
+    pub fn records(&self, call: u32) -> Records<'_> {
+        Records {
+            log: self,
+            call,
+            segment: 0,
+            offset: 0,
+            buf: Vec::new(),
+            at: 0,
+            in_tail: false,
+            state: (0, 0, 0, 0, 0),
+            done: false,
+        }
+    }
+
+    /// Every byte of the log (for comparing two logs).
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(file) = &self.file {
+            for &(at, n) in &self.segments {
+                out.extend(file.read(at, n as usize));
+            }
+        }
+        out.extend_from_slice(&self.tail);
         out
     }
+}
+
+impl LogFile {
+    /// The same file.
+    fn same(&self, other: &LogFile) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Two logs hold the same records (wherever their bytes are).
+impl PartialEq for FragmentLog {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.last == other.last && self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for FragmentLog {}
+
+/// Largest block of a log's file read at once by [`Records`].
+const READ_BYTES: usize = 64 * 1024;
+
+/// The records of a [`FragmentLog`], in order ([`FragmentLog::records`]).
+#[derive(Debug)]
+pub struct Records<'a> {
+    log: &'a FragmentLog,
+    call: u32,
+    /// The next segment to read, and how far into it.
+    segment: usize,
+    offset: u64,
+    /// Bytes read from the file, decoded up to `at` (the tail is decoded where it is).
+    buf: Vec<u8>,
+    at: usize,
+    in_tail: bool,
+    /// The previous record's.
+    state: Last,
+    /// Nothing more to give (the end, or bytes that could not be read).
+    done: bool,
+}
+
+impl Records<'_> {
+    /// More bytes to decode: the next block of the file, else the tail. `false` when there are
+    /// none, or they cannot be read.
+    fn fill(&mut self) -> bool {
+        let log = self.log;
+        self.buf.drain(..self.at.min(self.buf.len()));
+        self.at = 0;
+        if let (Some(file), Some(&(start, len))) = (&log.file, log.segments.get(self.segment)) {
+            let n = (u64::from(len) - self.offset).min(READ_BYTES as u64) as usize;
+            let got = file.read(start + self.offset, n);
+            if got.len() != n {
+                return false;
+            }
+            self.buf.extend_from_slice(&got);
+            self.offset += n as u64;
+            if self.offset == u64::from(len) {
+                self.segment += 1;
+                self.offset = 0;
+            }
+            return true;
+        }
+        // Segments hold whole records: nothing may be left over when they end.
+        if self.in_tail || self.segment < log.segments.len() || !self.buf.is_empty() {
+            return false;
+        }
+        self.in_tail = true;
+        true
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = FragmentRecord;
+
+    fn next(&mut self) -> Option<FragmentRecord> {
+        while !self.done {
+            let bytes: &[u8] = if self.in_tail {
+                &self.log.tail
+            } else {
+                &self.buf
+            };
+            let mut at = self.at;
+            if at < bytes.len()
+                && let Some((r, state)) = decode(bytes, &mut at, self.state, self.call)
+            {
+                self.at = at;
+                self.state = state;
+                return Some(r);
+            }
+            // The end of what was read (or a record cut by it): read more.
+            if self.in_tail || !self.fill() {
+                self.done = true;
+            }
+        }
+        None
+    }
+}
+
+/// The record at `at` in `b` (moved past it), the previous one's being `prev`; with the new
+/// (number, end, chunk, event, time). `None` when `b` ends inside it.
+fn decode(b: &[u8], at: &mut usize, prev: Last, call: u32) -> Option<(FragmentRecord, Last)> {
+    let (no, end, chunk, event, t) = prev;
+    let &flags = b.get(*at)?;
+    *at += 1;
+    // Each value was written from a u32 (a u64 for the time): truncating gives it back.
+    let next = |at: &mut usize| get_varint(b, at);
+    let maybe = |written: bool, at: &mut usize| {
+        if written { next(at) } else { Some(0) }
+    };
+    let dno = next(at)?;
+    let dstart = maybe(flags & 0x40 != 0, at)?;
+    let len = next(at)?;
+    let dchunk = next(at)?;
+    let devent = next(at)?;
+    let dt = maybe(flags & 0x80 != 0, at)?;
+    let no = no.wrapping_add(dno as u32);
+    let start = end.wrapping_add(dstart as u32);
+    let end = start.wrapping_add(len as u32);
+    let chunk = chunk.wrapping_add(dchunk as u32);
+    let event = event.wrapping_add(devent as u32);
+    let t = t.wrapping_add(dt);
+    Some((
+        FragmentRecord {
+            no,
+            call,
+            pos: Pos {
+                event,
+                chunk,
+                t_micros: t,
+            },
+            args_range: start..end,
+            id: PRESENCES[usize::from(flags & 3)],
+            name: PRESENCES[usize::from(flags >> 2 & 3)],
+            has_args: flags & 0x10 != 0,
+            object_args: flags & 0x20 != 0,
+        },
+        (no, end, chunk, event, t),
+    ))
 }
 
 /// Fragments of a call that came after another call's fragments that came after its own
@@ -435,7 +738,12 @@ pub struct Call {
     /// The chunk where the dialect marked the call done (a stop or done event), if it did: before
     /// it the call is still open, whatever [`Call::complete`] says of the whole stream.
     pub done_chunk: Option<u32>,
+    /// The call's fragment numbers, in order; empty when they were kept compactly
+    /// ([`Accumulator::compact`]: the call's [`FragmentLog`] has them), so
+    /// [`Call::fragment_count`] says how many there are.
     pub fragments: Vec<u32>,
+    /// How many fragments the call arrived in (`fragments.len()` when they are listed).
+    pub fragment_count: u32,
     pub name_conflicts: Vec<NameConflict>,
     pub authoritative: Option<String>,
     /// The first fragment that re-sent everything before it (cumulative arguments), and how many did.
@@ -486,6 +794,8 @@ pub struct Accumulator {
     /// Keep no call's arguments (see [`Accumulator::without_arguments`]).
     counts_only: bool,
     records: Vec<FragmentRecord>,
+    /// Where the compact logs go.
+    spill: Spill,
     fragment_count: u32,
     /// The call of the last fragment (for [`Interleaving`]).
     last_call: Option<u32>,
@@ -598,7 +908,9 @@ impl Accumulator {
         }
         let end = open.args.len() as u32;
         if self.keep != Keep::Nothing {
-            open.fragments.push(no);
+            if self.keep == Keep::Records {
+                open.fragments.push(no);
+            }
             let record = FragmentRecord {
                 no,
                 call,
@@ -610,13 +922,37 @@ impl Accumulator {
                 object_args,
             };
             if self.keep == Keep::Compact {
+                let before = open.log.tail_len();
                 open.log.push(&record);
+                self.spill.tails += open.log.tail_len().saturating_sub(before);
+                if open.log.tail_len() >= SEGMENT_BYTES {
+                    self.spill.write(&mut open.log);
+                }
+                if self.spill.tails > self.spill.next_round {
+                    self.spill_tails();
+                }
             } else {
                 self.records.push(record);
             }
             self.interleave(call, no, pos.chunk);
         }
         call
+    }
+
+    /// Write every call's tail of at least [`MIN_SEGMENT_BYTES`] to the file, so calls that ended
+    /// keep nothing in memory. The next round comes when the tails left grow by
+    /// [`TAILS_BUDGET`], or by as much as they hold (short tails of very many calls: the rounds,
+    /// which visit every call, then come further and further apart).
+    fn spill_tails(&mut self) {
+        let mut left = 0;
+        for c in &mut self.calls {
+            if c.log.tail_len() >= MIN_SEGMENT_BYTES {
+                self.spill.write(&mut c.log);
+            }
+            left += c.log.tail_len();
+        }
+        self.spill.tails = left;
+        self.spill.next_round = left + left.max(TAILS_BUDGET);
     }
 
     /// A fragment of `call`: count it when `call` had been left for another call before.
@@ -697,25 +1033,33 @@ impl Accumulator {
 
     /// [`Accumulator::finish`] one call at a time, in stream order, so a caller that writes each call
     /// out (the streaming `export`) never holds every parsed value at once. `each` also gets the
-    /// call's own fragment records, in order (none in a lean pass), to locate what it reports.
+    /// call's own fragment records, in order (none in a lean pass), to locate what it reports:
+    /// read back from the call's log one at a time in compact mode.
     pub fn finish_each(
         self,
         stream_finished: bool,
-        mut each: impl FnMut(Call, &[FragmentRecord]),
+        mut each: impl FnMut(Call, Own<'_>),
     ) -> Finished {
         let records = self.records;
+        let mut spill = self.spill;
         let compact = self.keep == Keep::Compact;
         let mut logs = Vec::with_capacity(if compact { self.calls.len() } else { 0 });
         for (i, mut s) in self.calls.into_iter().enumerate() {
-            let log = std::mem::take(&mut s.log);
-            let own = if compact {
-                log.records(i as u32)
+            let mut log = std::mem::take(&mut s.log);
+            let held = if compact {
+                if log.tail_len() >= MIN_SEGMENT_BYTES {
+                    spill.write(&mut log);
+                }
+                log.seal();
+                Vec::new()
             } else {
                 own_records(&s.fragments, &records)
             };
-            if compact {
-                logs.push(log);
-            }
+            let fragment_count = if compact {
+                log.len
+            } else {
+                s.fragments.len() as u32
+            };
             let (parsed, empty) = if s.text_input {
                 // Free-form text is the value itself: nothing to parse, nothing to fail.
                 (
@@ -741,6 +1085,7 @@ impl Accumulator {
                     complete: s.done || stream_finished,
                     done_chunk: s.done_chunk,
                     fragments: s.fragments,
+                    fragment_count,
                     name_conflicts: s.name_conflicts,
                     authoritative: s.authoritative,
                     first_resend: s.first_resend,
@@ -749,14 +1094,87 @@ impl Accumulator {
                     kind: s.kind,
                     text_input: s.text_input,
                 },
-                &own,
+                if compact {
+                    Own::Log(&log, i as u32)
+                } else {
+                    Own::Held(&held)
+                },
             );
+            if compact {
+                logs.push(log);
+            }
         }
         Finished {
             records,
             logs,
             interleaving: self.interleaving,
             fragment_count: self.fragment_count,
+        }
+    }
+}
+
+/// A call's own fragment records, in order: held, or read back from the call's compact log
+/// (never all at once: a call may have millions).
+#[derive(Clone, Copy, Debug)]
+pub enum Own<'a> {
+    /// The records themselves.
+    Held(&'a [FragmentRecord]),
+    /// The records of the fragments numbered `.0` (one call's), out of every fragment's `.1`
+    /// (in stream order).
+    Numbered(&'a [u32], &'a [FragmentRecord]),
+    /// The call's compact log, and the call's position.
+    Log(&'a FragmentLog, u32),
+}
+
+impl<'a> Own<'a> {
+    /// The records, in order.
+    pub fn iter(self) -> OwnIter<'a> {
+        match self {
+            Own::Held(r) => OwnIter::Held(r.iter()),
+            Own::Numbered(n, r) => OwnIter::Numbered(n.iter(), r),
+            Own::Log(log, call) => OwnIter::Log(log.records(call)),
+        }
+    }
+
+    /// The first record.
+    pub fn first(self) -> Option<FragmentRecord> {
+        self.iter().next()
+    }
+
+    /// The records of the fragments numbered `wanted` (in any order), in order: to look a few
+    /// up with [`own_record`] in one pass.
+    pub fn only(self, wanted: &[u32]) -> Vec<FragmentRecord> {
+        let mut wanted = wanted.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        self.iter()
+            .filter(|f| wanted.binary_search(&f.no).is_ok())
+            .collect()
+    }
+}
+
+/// The iterator of [`Own::iter`].
+#[derive(Debug)]
+pub enum OwnIter<'a> {
+    #[doc(hidden)]
+    Held(std::slice::Iter<'a, FragmentRecord>),
+    #[doc(hidden)]
+    Numbered(std::slice::Iter<'a, u32>, &'a [FragmentRecord]),
+    #[doc(hidden)]
+    Log(Records<'a>),
+}
+
+impl Iterator for OwnIter<'_> {
+    type Item = FragmentRecord;
+
+    fn next(&mut self) -> Option<FragmentRecord> {
+        match self {
+            OwnIter::Held(r) => r.next().cloned(),
+            OwnIter::Numbered(n, r) => n.find_map(|&no| r.get(no as usize)).cloned(),
+            OwnIter::Log(r) => r.next(),
         }
     }
 }
@@ -927,7 +1345,7 @@ mod tests {
             want.push(r);
         }
         assert_eq!(log.len(), want.len());
-        assert_eq!(log.records(4), want);
+        assert_eq!(log.records(4).collect::<Vec<_>>(), want);
     }
 
     /// Compact or not, the accumulator hands each call the same own records, and counts the
@@ -948,7 +1366,9 @@ mod tests {
                 acc.push(frag(call, (i < 3).then_some("id"), None, "ab"), pos);
             }
             let mut own = Vec::new();
-            let done = acc.finish_each(true, |c, records| own.push((c.position, records.to_vec())));
+            let done = acc.finish_each(true, |c, records| {
+                own.push((c.position, records.iter().collect::<Vec<_>>()))
+            });
             (own, done.interleaving, done.fragment_count)
         };
         let (full, compact) = (run(false), run(true));
@@ -977,7 +1397,13 @@ mod tests {
             }
             acc.finish(true).0
         };
-        let (full, compact) = (run(false), run(true));
+        let (mut full, compact) = (run(false), run(true));
+        for (f, c) in full.iter_mut().zip(&compact) {
+            // A compact call lists no fragment numbers (its log has them): it counts them.
+            assert!(c.fragments.is_empty());
+            assert_eq!(f.fragment_count as usize, f.fragments.len());
+            f.fragments.clear();
+        }
         assert_eq!(full, compact);
         let Parsed::Ok(v) = &compact[0].parsed else {
             panic!("{:?}", compact[0].parsed)
@@ -994,6 +1420,136 @@ mod tests {
         assert!(held(v), "kept once dereferenced");
         assert!(matches!(compact[1].parsed, Parsed::Err { .. }));
         assert!(compact[2].empty_arguments);
+    }
+
+    /// Pushes `n` fragments of `calls` calls taking turns `run` fragments at a time, each of
+    /// 1 to 3 bytes: the calls (fragment numbers cleared), their own records and what is left.
+    fn pushed(
+        mut acc: Accumulator,
+        calls: u64,
+        run: usize,
+        n: usize,
+    ) -> (Vec<Call>, Vec<Vec<FragmentRecord>>, Finished) {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for i in 0..n {
+            let call = (i / run) as u64 % calls;
+            let text = "abc"[..rng.usize(1..=3)].to_owned();
+            let pos = Pos {
+                event: i as u32,
+                chunk: i as u32 / 2,
+                t_micros: 0,
+            };
+            acc.push(frag(call, (i % 1000 == 0).then_some("x"), None, &text), pos);
+        }
+        let (mut out, mut own) = (Vec::new(), Vec::new());
+        let done = acc.finish_each(true, |mut c, records| {
+            let records: Vec<FragmentRecord> = records.iter().collect();
+            assert_eq!(c.fragment_count as usize, records.len());
+            c.fragments.clear();
+            out.push(c);
+            own.push(records);
+        });
+        (out, own, done)
+    }
+
+    /// A compact accumulator's logs go to its temporary file: a long call's in segments as it
+    /// grows, the calls that ended in rounds (parallel calls taking turns), leaving each a short
+    /// tail at most; and they give back every record, as the records kept one by one.
+    #[test]
+    fn compact_logs_go_to_a_temporary_file_and_come_back() {
+        for (calls, run, n) in [(1, 1, 200_000), (2, 1, 100_000), (300, 40, 120_000)] {
+            let (calls_full, own_full, _) = pushed(Accumulator::new(true), calls, run, n);
+            let (calls_compact, own_compact, done) =
+                pushed(Accumulator::new(true).compact(), calls, run, n);
+            assert_eq!(calls_full, calls_compact);
+            assert_eq!(own_full, own_compact, "{calls} calls");
+            let in_memory: usize = done.logs.iter().map(|l| l.tail.capacity()).sum();
+            let segments: usize = done.logs.iter().map(|l| l.segments.len()).sum();
+            let logged: usize = done.logs.iter().map(|l| l.bytes().len()).sum();
+            assert!(logged > 4 * n, "{logged} bytes logged");
+            // A tail shorter than a segment's minimum per call, and a segment's place for at
+            // most every 256 bytes written.
+            assert!(
+                in_memory < calls as usize * MIN_SEGMENT_BYTES,
+                "{in_memory} bytes of {logged} in memory ({calls} calls)"
+            );
+            assert!(
+                segments * MIN_SEGMENT_BYTES <= logged,
+                "{segments} segments"
+            );
+            assert!(done.logs.iter().all(|l| l.file.is_some()));
+            // Read back in blocks: a long call's contiguous segments are one.
+            if calls == 1 {
+                assert_eq!(segments, 1);
+            }
+        }
+    }
+
+    /// Where the temporary file cannot be written, the logs stay in memory, whole: nothing is
+    /// lost and nothing fails.
+    #[test]
+    fn a_log_file_that_cannot_be_written_leaves_the_logs_in_memory() {
+        let (calls_full, own_full, _) = pushed(Accumulator::new(true), 3, 5, 30_000);
+        let mut acc = Accumulator::new(true).compact();
+        // Opened for reading only: every write fails.
+        let file = std::fs::File::open(crate::repo_root().join("Cargo.toml")).expect("open");
+        acc.spill.file = Some(LogFile(std::sync::Arc::new(std::sync::Mutex::new(
+            LogFileState {
+                file,
+                len: 0,
+                failed: false,
+            },
+        ))));
+        let (calls, own, done) = pushed(acc, 3, 5, 30_000);
+        assert_eq!(calls, calls_full);
+        assert_eq!(own, own_full);
+        assert!(done.logs.iter().all(|l| l.segments.is_empty()));
+    }
+
+    /// A clone of a log reads the same records however the original grows after it (the file is
+    /// only appended to), and logs holding the same records are equal wherever their bytes are.
+    #[test]
+    fn a_cloned_log_keeps_its_records_and_equal_logs_hold_the_same_records() {
+        let file = LogFile::new().expect("temporary file");
+        let record = |i: u32| FragmentRecord {
+            no: i,
+            call: 0,
+            pos: Pos {
+                event: i,
+                chunk: i,
+                t_micros: 0,
+            },
+            args_range: i..i + 1,
+            id: Presence::Absent,
+            name: Presence::Absent,
+            has_args: true,
+            object_args: false,
+        };
+        let (mut log, mut memory) = (FragmentLog::default(), FragmentLog::default());
+        for i in 0..5_000 {
+            log.push(&record(i));
+            memory.push(&record(i));
+            if i % 1_000 == 999 {
+                assert!(log.spill(&file));
+            }
+        }
+        assert!(log.tail.is_empty() && !log.segments.is_empty());
+        assert_eq!(log, memory);
+        let clone = log.clone();
+        for i in 5_000..9_000 {
+            log.push(&record(i));
+            // Another log writing to the same file in between.
+            memory.push(&record(i));
+            assert!(memory.spill(&file));
+            if i % 700 == 0 {
+                assert!(log.spill(&file));
+            }
+        }
+        let want: Vec<FragmentRecord> = (0..5_000).map(record).collect();
+        assert_eq!(clone.records(0).collect::<Vec<_>>(), want);
+        assert_ne!(clone, log);
+        assert_eq!(log, memory);
+        assert_eq!(log.records(0).count(), 9_000);
     }
 
     #[test]

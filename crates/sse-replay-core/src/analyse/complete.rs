@@ -478,6 +478,7 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
                 complete: true,
                 done_chunk: None,
                 fragments: Vec::new(),
+                fragment_count: 0,
                 name_conflicts: Vec::new(),
                 authoritative: None,
                 first_resend: None,
@@ -522,7 +523,7 @@ pub fn outcome(
             .get(c.position as usize)
             .map(String::as_str)
             .filter(|t| !same_value(t, &c.parsed));
-        crate::verdict::call_findings(c, t, &[], &mut findings);
+        crate::verdict::call_findings(c, t, crate::accumulate::Own::Held(&[]), &mut findings);
     }
     let mut out = PipelineOutput {
         framing: Some(Framing::JsonLines),

@@ -8,7 +8,7 @@
 //! [`crate::pipeline::Pipeline::finish_each`]) and from how the stream ended
 //! ([`crate::pipeline::PipelineOutput::decide_ending`]).
 
-use crate::accumulate::{Call, FragmentRecord, Parsed};
+use crate::accumulate::{Call, Own, Parsed};
 use crate::findings::{Finding, FindingKind, Findings, Location, Severity};
 use crate::text::truncate;
 
@@ -18,20 +18,21 @@ const SHOWN_CALLS: usize = 3;
 /// The findings a finished call raises on its own that can decide the verdict: a name that
 /// changed, cumulative re-sends, a failed or cut-short parse, and arguments that differ from the
 /// stream's authoritative copy (`truth` is the recording's ground truth for this call, if any).
-/// Server tools raise none of them: they are not the client's calls. `records` are the call's own
-/// fragment records, in order.
-pub fn call_findings(
-    call: &Call,
-    truth: Option<&str>,
-    records: &[FragmentRecord],
-    findings: &mut Findings,
-) {
+/// Server tools raise none of them: they are not the client's calls. `own` are the call's own
+/// fragment records, in order (only the few it names are looked up).
+pub fn call_findings(call: &Call, truth: Option<&str>, own: Own<'_>, findings: &mut Findings) {
     if !call.is_client_call() {
         return;
     }
     let c = Some(call.position);
+    let first = own.first();
+    // The records of the fragments the findings name, in one pass over the call's.
+    let mut named: Vec<u32> = call.name_conflicts.iter().map(|n| n.fragment).collect();
+    named.extend(call.first_resend.map(|r| r.fragment));
+    let records = own.only(&named);
     let at = |no: u32| {
-        let f = crate::accumulate::own_record(records, no);
+        let f =
+            crate::accumulate::own_record(&records, no).or(first.as_ref().filter(|f| f.no == no));
         Location {
             fragment: Some(no),
             chunk: f.map(|f| f.pos.chunk),
@@ -39,10 +40,7 @@ pub fn call_findings(
             offset: None,
         }
     };
-    let first_at = call
-        .fragments
-        .first()
-        .map_or(Location::default(), |&n| at(n));
+    let first_at = first.as_ref().map_or(Location::default(), |f| at(f.no));
     for nc in &call.name_conflicts {
         findings.add(FindingKind::NameConflict, c, at(nc.fragment), || {
             format!(
@@ -283,6 +281,7 @@ mod tests {
             complete: true,
             done_chunk: None,
             fragments: vec![],
+            fragment_count: 0,
             name_conflicts: vec![],
             authoritative: None,
             first_resend: None,

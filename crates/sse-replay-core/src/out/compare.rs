@@ -427,6 +427,7 @@ mod tests {
             complete: true,
             done_chunk: None,
             fragments: vec![],
+            fragment_count: 0,
             name_conflicts: vec![],
             authoritative: None,
             first_resend: None,

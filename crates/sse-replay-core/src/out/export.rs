@@ -341,7 +341,7 @@ impl serde::Serialize for CheckReport<'_> {
                 a.client_calls().map(|c| {
                     json!({
                         "key": c.key.to_string(),
-                        "fragments": c.fragments.len(),
+                        "fragments": c.fragment_count,
                         "chars": c.char_len(),
                         "bytes": c.byte_len(),
                         "complete": c.complete,
@@ -560,25 +560,44 @@ mod check_report_tests {
                     dirs.push(p);
                     continue;
                 }
-                let report = |keep: bool| {
+                // As `check` and `check --no-preview` write them; with each call's number of
+                // fragments (a lean call lists none: its log has them).
+                let report = |keep: bool, preview: bool| {
                     let opened = crate::probe::open(&p, crate::probe::ReadOptions::default());
                     let mut a = opened.ok().and_then(|probe| probe.analyse(keep).ok())?;
-                    a.compute_previews();
+                    if preview {
+                        a.compute_previews();
+                    }
                     let json = serde_json::to_string_pretty(&CheckReport(&a)).ok()?;
                     let mut text = Vec::new();
                     crate::report::write_check_text(&a, &mut text).ok()?;
+                    let counts: Vec<(u32, usize, usize)> = a
+                        .calls
+                        .iter()
+                        .map(|c| (c.fragment_count, c.fragments.len(), a.call_records(c).len()))
+                        .collect();
                     Some((
                         json,
                         String::from_utf8_lossy(&text).into_owned(),
                         a.fragments.len(),
+                        counts,
                     ))
                 };
-                let (Some(full), Some(lean)) = (report(true), report(false)) else {
-                    continue;
-                };
-                assert_eq!(lean.0, full.0, "{}", p.display());
-                assert_eq!(lean.1, full.1, "{}", p.display());
-                n += usize::from(lean.2 == 0 && full.2 > 0);
+                for preview in [true, false] {
+                    let (Some(full), Some(lean)) = (report(true, preview), report(false, preview))
+                    else {
+                        continue;
+                    };
+                    assert_eq!(lean.0, full.0, "{}", p.display());
+                    assert_eq!(lean.1, full.1, "{}", p.display());
+                    for (l, f) in lean.3.iter().zip(&full.3) {
+                        assert_eq!((f.0 as usize, f.2), (f.1, f.1), "{}", p.display());
+                        if lean.2 == 0 {
+                            assert_eq!(*l, (f.0, 0, f.2), "{}", p.display());
+                        }
+                    }
+                    n += usize::from(preview && lean.2 == 0 && full.2 > 0);
+                }
             }
         }
         assert!(n > 20, "{n} bodies compared without their fragment records");

@@ -367,7 +367,7 @@ fn call_line(s: &mut Out<'_>, c: &crate::accumulate::Call) {
             format!("ERROR {error}; raw {:?}", truncate(&c.raw_arguments, 60))
         }
     };
-    let (frags, chars, bytes) = (c.fragments.len(), c.char_len(), c.byte_len());
+    let (frags, chars, bytes) = (c.fragment_count as usize, c.char_len(), c.byte_len());
     out!(
         s,
         "  {:<2} {:<10} {:<22} {:<16} {:>3} {:<5} {:>4} {}/{:<4} {:<5}  {}{}",

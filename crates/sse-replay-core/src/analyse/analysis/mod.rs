@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::accumulate::{Call, FragmentLog, FragmentRecord, Parsed, own_record, own_records};
+use crate::accumulate::{Call, FragmentLog, FragmentRecord, Own, Parsed};
 use crate::dialect::DialectKind;
 use crate::fact::{Pos, Presence};
 use crate::findings::{Finding, FindingKind, Findings, Location};
@@ -375,15 +375,14 @@ impl Analysis {
                 frame_split_findings(&out.events, &chunks, &mut findings);
             }
         }
-        let own = |c: &Call| match out.fragment_logs.get(c.position as usize) {
-            Some(log) => log.records(c.position),
-            None => own_records(&c.fragments, &out.fragments),
-        };
         let mut checkpoints = Vec::with_capacity(out.calls.len());
         for c in &out.calls {
-            let own = own(c);
-            checkpoints.push(self::checkpoints(c, &own, &rec.truth));
-            call_findings(c, &own, dialect, &mut findings);
+            let own = match out.fragment_logs.get(c.position as usize) {
+                Some(log) => Own::Log(log, c.position),
+                None => Own::Numbered(&c.fragments, &out.fragments),
+            };
+            checkpoints.push(self::checkpoints(c, own, &rec.truth));
+            call_findings(c, own, dialect, &mut findings);
         }
         interleaving_finding(&out, &mut findings);
         let ending = out.ending.clone();
@@ -554,9 +553,15 @@ impl Analysis {
     /// The records of `call`'s own fragments, in order: out of [`Analysis::fragments`], or out
     /// of the call's compact log when those were not kept ([`Feed::counts_only`]).
     pub fn call_records(&self, call: &Call) -> Vec<FragmentRecord> {
+        self.call_own(call).iter().collect()
+    }
+
+    /// [`Analysis::call_records`] without collecting them: a call may have millions (a report
+    /// goes through them one call, and one block of its log, at a time).
+    pub fn call_own<'a>(&'a self, call: &'a Call) -> Own<'a> {
         match self.fragment_logs.get(call.position as usize) {
-            Some(log) => log.records(call.position),
-            None => own_records(&call.fragments, &self.fragments),
+            Some(log) => Own::Log(log, call.position),
+            None => Own::Numbered(&call.fragments, &self.fragments),
         }
     }
 
@@ -651,9 +656,30 @@ fn original_for<'a>(call: &'a Call, truth: &'a [TruthCall]) -> Option<(&'a str, 
         .map(|a| (a, "authoritative copy in the stream (.done event)".into()))
 }
 
-/// The three checkpoints of `call`, whose own fragment records are `own` (in order).
-fn checkpoints(call: &Call, own: &[FragmentRecord], truth: &[TruthCall]) -> Checkpoints {
+/// The three checkpoints of `call`, whose own fragment records are `own` (in order): one pass
+/// over them.
+fn checkpoints(call: &Call, own: Own<'_>, truth: &[TruthCall]) -> Checkpoints {
     let original = original_for(call, truth);
+    // Fragments, those after the first with an id and with a name; fragments carrying text, and
+    // the first of those not at its offset in the original.
+    let (mut total, mut with_id, mut with_name) = (0usize, 0usize, 0usize);
+    let (mut text_frags, mut bad) = (0usize, None);
+    for f in own.iter() {
+        if total > 0 {
+            with_id += usize::from(f.id == Presence::Value);
+            with_name += usize::from(f.name == Presence::Value);
+        }
+        total += 1;
+        if f.has_args
+            && let Some((orig, _)) = &original
+        {
+            text_frags += 1;
+            let r = f.args_range.start as usize..f.args_range.end as usize;
+            if bad.is_none() && orig.get(r.clone()) != call.raw_arguments.get(r) {
+                bad = Some(f.no);
+            }
+        }
+    }
     let (verbatim, contiguous) = match &original {
         None => {
             let na = || {
@@ -688,59 +714,43 @@ fn checkpoints(call: &Call, own: &[FragmentRecord], truth: &[TruthCall]) -> Chec
                     .into(),
                 }
             };
-            let text_frags: Vec<&FragmentRecord> = own.iter().filter(|f| f.has_args).collect();
-            let bad = text_frags.iter().position(|f| {
-                let r = f.args_range.start as usize..f.args_range.end as usize;
-                orig.get(r.clone()) != call.raw_arguments.get(r)
-            });
             let contiguous = match bad {
                 None => Check::Pass {
-                    detail: if text_frags.len() == 1 {
+                    detail: if text_frags == 1 {
                         "its one fragment found at its offset in the original".into()
                     } else {
                         format!(
-                            "all {} fragments found in order at their offsets in the original",
-                            text_frags.len()
+                            "all {text_frags} fragments found in order at their offsets in the original"
                         )
                         .into()
                     },
                 },
-                Some(i) => Check::Fail {
-                    detail: format!(
-                        "fragment {} is not at its offset in the original",
-                        text_frags[i].no
-                    )
-                    .into(),
+                Some(no) => Check::Fail {
+                    detail: format!("fragment {no} is not at its offset in the original").into(),
                 },
             };
             (verbatim, contiguous)
         }
     };
-    let later: Vec<&FragmentRecord> = own.iter().skip(1).collect();
-    let first_only = if own.len() <= 1 {
+    let later = total.saturating_sub(1);
+    let first_only = if total <= 1 {
         Check::Pass {
             detail: "single fragment".into(),
         }
     } else {
-        let with_id = later.iter().filter(|f| f.id == Presence::Value).count();
-        let with_name = later.iter().filter(|f| f.name == Presence::Value).count();
         if with_id == 0 && with_name == 0 {
             Check::Pass {
-                detail: if later.len() == 1 {
+                detail: if later == 1 {
                     "the 1 continuation fragment carries no id and no name".into()
                 } else {
-                    format!(
-                        "{} continuation fragments carry no id and no name",
-                        later.len()
-                    )
-                    .into()
+                    format!("{later} continuation fragments carry no id and no name").into()
                 },
             }
         } else {
             Check::Fail {
                 detail: format!(
                     "{with_name} of {} {} the name, {with_id} the id (a provider quirk: the call is still right)",
-                    crate::text::plural(later.len(), "continuation fragment"),
+                    crate::text::plural(later, "continuation fragment"),
                     if with_name == 1 { "repeats" } else { "repeat" }
                 )
                 .into(),
@@ -757,36 +767,33 @@ fn checkpoints(call: &Call, own: &[FragmentRecord], truth: &[TruthCall]) -> Chec
 
 /// The findings about calls that describe the provider (info and warn). The ones that decide the
 /// verdict are computed by the pipeline ([`crate::verdict::call_findings`]), where `export` sees
-/// them too.
-fn call_findings(
-    call: &Call,
-    own: &[FragmentRecord],
-    dialect: DialectKind,
-    findings: &mut Findings,
-) {
+/// them too. `own` are the call's own fragment records, in order: one pass over them.
+fn call_findings(call: &Call, own: Own<'_>, dialect: DialectKind, findings: &mut Findings) {
     let c = Some(call.position);
-    let first_frag = call.fragments.first().and_then(|&n| own_record(own, n));
-    let at = |no: u32| {
-        let f = own_record(own, no);
-        Location {
-            fragment: Some(no),
-            chunk: f.map(|f| f.pos.chunk),
-            event: f.map(|f| f.pos.event),
-            offset: None,
-        }
+    let at_record = |f: &FragmentRecord| Location {
+        fragment: Some(f.no),
+        chunk: Some(f.pos.chunk),
+        event: Some(f.pos.event),
+        offset: None,
     };
-    let first_at = first_frag.map_or(Location::default(), |f| at(f.no));
-    for &no in call.fragments.iter().skip(1) {
-        let Some(f) = own_record(own, no) else {
-            continue;
-        };
+    let mut records = own.iter();
+    let first_frag = records.next();
+    let first_at = first_frag.as_ref().map_or(Location::default(), at_record);
+    // Fragments, and those that carried some text.
+    let mut total = usize::from(first_frag.is_some());
+    let text = |f: &FragmentRecord| f.has_args && f.args_range.end > f.args_range.start;
+    let mut with_args = first_frag.as_ref().map_or(0, |f| usize::from(text(f)));
+    for f in records {
+        total += 1;
+        with_args += usize::from(text(&f));
+        let no = f.no;
         if f.name == Presence::Value {
-            findings.add(FindingKind::RepeatedName, c, at(no), || {
+            findings.add(FindingKind::RepeatedName, c, at_record(&f), || {
                 format!("name \"{}\" repeated in fragment {no}", call.name)
             });
         }
         if f.id == Presence::Value {
-            findings.add(FindingKind::RepeatedId, c, at(no), || {
+            findings.add(FindingKind::RepeatedId, c, at_record(&f), || {
                 format!("id repeated in fragment {no}")
             });
         }
@@ -801,12 +808,17 @@ fn call_findings(
             })
             .collect();
         if !empties.is_empty() {
-            findings.add(FindingKind::EmptyFieldContinuation, c, at(no), || {
-                format!(
-                    "fragment {no} carries {} (taken as absent)",
-                    empties.join(" and ")
-                )
-            });
+            findings.add(
+                FindingKind::EmptyFieldContinuation,
+                c,
+                at_record(&f),
+                || {
+                    format!(
+                        "fragment {no} carries {} (taken as absent)",
+                        empties.join(" and ")
+                    )
+                },
+            );
         }
     }
     if call.object_arguments && dialect == DialectKind::OpenAiChat {
@@ -814,14 +826,8 @@ fn call_findings(
             "arguments arrived as a JSON object".into()
         });
     }
-    let with_args: Vec<&FragmentRecord> = call
-        .fragments
-        .iter()
-        .filter_map(|&n| own_record(own, n))
-        .filter(|f| f.has_args && f.args_range.end > f.args_range.start)
-        .collect();
-    if with_args.len() == 1
-        && call.fragments.len() <= 2
+    if with_args == 1
+        && total <= 2
         && matches!(call.parsed, Parsed::Ok(_))
         && !call.empty_arguments
         && dialect == DialectKind::OpenAiChat

@@ -85,8 +85,7 @@ mod tests {
     /// The summary of `text` cut at `ends`, fast and all-parsing; with how many prefixes the
     /// fast one judged without a parse.
     fn both(text: &str, ends: &[usize], fin: &Value) -> (CallPreview, CallPreview) {
-        let fragments: Vec<u32> = (0..ends.len() as u32).collect();
-        let end_of = |i: usize| ends.get(i).copied().unwrap_or(0);
+        let fragments = || ends.iter().enumerate().map(|(i, &e)| (i as u32, e));
         let blank = || CallPreview {
             call: 0,
             previews: ends.len() as u64,
@@ -97,8 +96,8 @@ mod tests {
         };
         let (mut fast, mut slow) = (blank(), blank());
         let ok = eligible(text, fin);
-        summarize_prefixes(&mut fast, &fragments, end_of, text, fin, ok);
-        summarize_prefixes(&mut slow, &fragments, end_of, text, fin, false);
+        summarize_prefixes(&mut fast, fragments(), text, fin, ok);
+        summarize_prefixes(&mut slow, fragments(), text, fin, false);
         (fast, slow)
     }
 

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use jiter::{JsonValue, JsonValueScratch, PartialMode};
 use serde_json::Value;
 
-use crate::accumulate::{Call, Parsed};
+use crate::accumulate::{Call, Own, Parsed};
 use crate::analysis::Analysis;
 use crate::findings::{Finding, FindingKind, Location};
 
@@ -223,38 +223,32 @@ pub fn each_fragment(a: &Analysis, call: Option<u32>, mut f: impl FnMut(Fragment
 
 /// One call's summary: every fragment's preview parsed and checked against the final value.
 pub fn summarize(a: &Analysis, c: &Call) -> CallPreview {
-    summarize_own(c, &a.call_records(c))
+    summarize_own(c, a.call_own(c))
 }
 
-/// [`summarize`] with the call's own fragment records (`own`, in order).
-fn summarize_own(c: &Call, own: &[crate::accumulate::FragmentRecord]) -> CallPreview {
-    let end_of = |i: usize| {
-        c.fragments
-            .get(i)
-            .and_then(|&no| crate::accumulate::own_record(own, no))
-            .map_or(0, |f| f.args_range.end as usize)
-    };
+/// [`summarize`] with the call's own fragment records (`own`, in order): one pass over them.
+fn summarize_own(c: &Call, own: Own<'_>) -> CallPreview {
     summarize_text(
         c.position,
-        &c.fragments,
-        end_of,
+        c.fragment_count as usize,
+        own.iter().map(|f| (f.no, f.args_range.end as usize)),
         &c.raw_arguments,
         final_of(c).as_deref(),
     )
 }
 
-/// [`summarize`] over a call's text: its `fragments` (stream-wide numbers), the `i`-th ending at
-/// byte `end_of(i)` of `text`, checked against `fin` (not checked when `None`).
+/// [`summarize`] over a call's text: its `count` fragments, each as its stream-wide number and
+/// the byte of `text` it ends at, checked against `fin` (not checked when `None`).
 fn summarize_text(
     position: u32,
-    fragments: &[u32],
-    end_of: impl Fn(usize) -> usize,
+    count: usize,
+    fragments: impl Iterator<Item = (u32, usize)>,
     text: &str,
     fin: Option<&Value>,
 ) -> CallPreview {
     let mut out = CallPreview {
         call: position,
-        previews: fragments.len() as u64,
+        previews: count as u64,
         stable: 0,
         contradicted: 0,
         first_contradiction: None,
@@ -263,14 +257,7 @@ fn summarize_text(
     let Some(fin) = fin else {
         return out;
     };
-    summarize_prefixes(
-        &mut out,
-        fragments,
-        end_of,
-        text,
-        fin,
-        fast::eligible(text, fin),
-    );
+    summarize_prefixes(&mut out, fragments, text, fin, fast::eligible(text, fin));
     out
 }
 
@@ -280,8 +267,7 @@ fn summarize_text(
 /// prefix that may show more is parsed by jiter and checked.
 fn summarize_prefixes(
     out: &mut CallPreview,
-    fragments: &[u32],
-    end_of: impl Fn(usize) -> usize,
+    fragments: impl Iterator<Item = (u32, usize)>,
     text: &str,
     fin: &Value,
     fast: bool,
@@ -290,8 +276,8 @@ fn summarize_prefixes(
     let mut last_end = usize::MAX;
     let mut last_bad = false;
     let mut visible = Visible::default();
-    for (i, &no) in fragments.iter().enumerate() {
-        let prefix = text.get(..end_of(i)).unwrap_or("");
+    for (no, end) in fragments {
+        let prefix = text.get(..end).unwrap_or("");
         // An empty fragment leaves the prefix as it was: the same preview, the same judgement;
         // so does one that only adds what jiter does not show yet ([`Visible`]).
         let grows = last_end != usize::MAX && prefix.len() >= last_end;
@@ -473,14 +459,17 @@ impl Visible {
 /// The `preview-contradiction` finding for a summary with contradictions.
 pub fn finding(p: &CallPreview, a: &Analysis) -> Option<Finding> {
     p.first_contradiction.as_ref()?;
-    let own = a.calls.get(p.call as usize).map(|c| a.call_records(c));
-    finding_own(p, own.as_deref().unwrap_or(&[]))
+    let own = a.calls.get(p.call as usize).map(|c| a.call_own(c));
+    finding_own(p, own.unwrap_or(Own::Held(&[])))
 }
 
 /// [`finding`] with the call's own fragment records (`own`, in order).
-fn finding_own(p: &CallPreview, own: &[crate::accumulate::FragmentRecord]) -> Option<Finding> {
+fn finding_own(p: &CallPreview, own: Own<'_>) -> Option<Finding> {
     let first = p.first_contradiction.as_ref()?;
-    let chunk = crate::accumulate::own_record(own, first.fragment).map(|f| f.pos.chunk);
+    let chunk = own
+        .iter()
+        .find(|f| f.no == first.fragment)
+        .map(|f| f.pos.chunk);
     Some(Finding {
         kind: FindingKind::PreviewContradiction,
         call: Some(p.call),
@@ -515,10 +504,10 @@ impl Analysis {
         let mut list = Vec::with_capacity(self.calls.len());
         let mut found = Vec::new();
         for c in &self.calls {
-            // Each call's records once, for its summary and its finding.
-            let own = self.call_records(c);
-            let p = summarize_own(c, &own);
-            found.extend(finding_own(&p, &own));
+            // Each call's records in turn (read again for a finding: they are not collected).
+            let own = self.call_own(c);
+            let p = summarize_own(c, own);
+            found.extend(finding_own(&p, own));
             list.push(p);
         }
         if !found.is_empty() {

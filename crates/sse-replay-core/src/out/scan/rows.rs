@@ -368,7 +368,7 @@ impl StreamRows {
                     id_present: c.id.as_deref().is_some_and(|id| !id.is_empty()),
                     server_tool: c.server_tool.clone(),
                     argument_bytes: c.byte_len() as u64,
-                    fragments: c.fragments.len() as u64,
+                    fragments: u64::from(c.fragment_count),
                     parsed,
                     complete: c.complete,
                     verbatim: check(|cp| &cp.verbatim),
