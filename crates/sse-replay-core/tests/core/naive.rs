@@ -263,10 +263,10 @@ fn the_strategies_share_the_correct_calls_text() {
             .map(|c| c.raw_arguments.clone())
             .collect()
     };
-    assert_eq!(shares(Strategy::ConcatFields), [correct.clone()]);
-    assert_eq!(shares(Strategy::ConcatAll), [correct.clone()]);
-    assert_eq!(shares(Strategy::NextIndexDone), [correct.clone()]);
-    assert_eq!(shares(Strategy::ParseWhenValid), [correct.clone()]);
+    assert_eq!(shares(Strategy::ConcatFields), [correct.as_str()]);
+    assert_eq!(shares(Strategy::ConcatAll), [correct.as_str()]);
+    assert_eq!(shares(Strategy::NextIndexDone), [correct.as_str()]);
+    assert_eq!(shares(Strategy::ParseWhenValid), [correct.as_str()]);
     assert_eq!(shares(Strategy::PerFragment), ["12"]);
     // The correct call's value, when held as its text, holds the same text.
     assert!(matches!(a.calls[0].parsed, Parsed::Ok(_)));

@@ -12,7 +12,7 @@
 //! tells it where each fragment's text starts in its correct call's arguments
 //! ([`FragmentAt::args_start`]), and [`Strategies::reports_sharing`] hands it those calls, so a
 //! strategy whose call is the correct call's text, or pieces of it, keeps only where they are
-//! ([`Spans`]) and ends with the same [`SharedText`]. Only `overwrite`, `concat-all` (once a
+//! (as byte ranges) and ends with the same [`SharedText`]. Only `overwrite`, `concat-all` (once a
 //! second call appears) and the per-read strategies, whose texts differ, hold text of their own;
 //! `parse-when-valid` holds a call's buffer only while it re-parses it.
 //!
@@ -237,8 +237,8 @@ pub struct StreamEnd<'a> {
 }
 
 /// The correct calls' arguments texts by the driver's call numbers ([`FragmentAt::call`]: in
-/// order of each key's first fragment, found by key), for a strategy that kept only where its
-/// text lies in them ([`Spans`]).
+/// order of each key's first fragment, found by key), for a strategy that kept only the byte
+/// ranges its text has in them.
 #[derive(Debug, Default)]
 pub struct CallTexts<'a> {
     by_call: Vec<Option<&'a SharedText>>,
