@@ -27,7 +27,7 @@ fn run(pieces: &[&[u8]], dialect: Option<DialectKind>) -> PipelineOutput {
         .map(|(i, p)| (*p, i as u64 * 1000))
         .collect();
     let framing = out.framing.unwrap_or(Framing::Sse);
-    let _ = strategies.reports(Some(&reads), out.dialect, framing);
+    let _ = strategies.reports_sharing(Some(&reads), out.dialect, framing, &out.calls);
     out
 }
 
@@ -38,7 +38,7 @@ fn summary(o: &PipelineOutput) -> Vec<(Option<String>, String, String, bool)> {
             (
                 c.id.clone(),
                 c.name.clone(),
-                c.raw_arguments.clone(),
+                c.raw_arguments.to_string(),
                 c.value().is_some(),
             )
         })

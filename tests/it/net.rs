@@ -47,7 +47,7 @@ fn calls_of(chunks: &[Chunk]) -> Vec<(String, String)> {
     );
     out.calls
         .iter()
-        .map(|c| (c.name.clone(), c.raw_arguments.clone()))
+        .map(|c| (c.name.clone(), c.raw_arguments.to_string()))
         .collect()
 }
 

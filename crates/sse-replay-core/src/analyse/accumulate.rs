@@ -17,6 +17,7 @@
 use std::ops::Range;
 
 use crate::fact::{ArgsPiece, CallKey, Fragment, Pos, Presence, Raw};
+use crate::text::SharedText;
 use rustc_hash::FxHashMap;
 
 /// One fragment as the accumulator recorded it.
@@ -581,7 +582,8 @@ pub struct Finished {
 /// 20 KB for a 1.7 KB call), so a report over a stream of thousands of calls whose texts it keeps
 /// anyway (`check` on a raw body: [`Accumulator::compact`]) keeps the verdict of the one parse
 /// and the text, and writes each value from its text when it gets to it — serialization, not a
-/// second validation. Cheap to clone (shared).
+/// second validation. Cheap to clone (shared). The text is the call's own
+/// ([`Call::raw_arguments`]), shared, not a copy of it.
 #[derive(Clone)]
 pub struct ParsedValue(std::sync::Arc<Held>);
 
@@ -589,7 +591,7 @@ enum Held {
     Value(serde_json::Value),
     /// A text that parsed, and its value once [`ParsedValue`] was dereferenced.
     Text {
-        text: Box<str>,
+        text: SharedText,
         value: std::sync::OnceLock<serde_json::Value>,
     },
 }
@@ -601,9 +603,9 @@ impl ParsedValue {
     }
 
     /// `text`, which parsed, held as its text only.
-    fn of_text(text: &str) -> Self {
+    fn of_text(text: &SharedText) -> Self {
         Self(std::sync::Arc::new(Held::Text {
-            text: text.into(),
+            text: text.clone(),
             value: std::sync::OnceLock::new(),
         }))
     }
@@ -727,8 +729,9 @@ pub struct Call {
     /// `None` when no fragment carried an id (Gemini).
     pub id: Option<String>,
     pub name: String,
-    /// The reassembled arguments string, verbatim.
-    pub raw_arguments: String,
+    /// The reassembled arguments string, verbatim (shared with its parsed value and the naive
+    /// strategies' calls that have the same text: see [`SharedText`]).
+    pub raw_arguments: SharedText,
     pub parsed: Parsed,
     /// The arguments were empty or whitespace and were taken as `{}`.
     pub empty_arguments: bool,
@@ -1060,16 +1063,18 @@ impl Accumulator {
             } else {
                 s.fragments.len() as u32
             };
+            // The text moves into its shared form (one copy, the growable buffer then freed).
+            let args = SharedText::from(std::mem::take(&mut s.args));
             let (parsed, empty) = if s.text_input {
                 // Free-form text is the value itself: nothing to parse, nothing to fail.
                 (
-                    Parsed::Ok(serde_json::Value::String(s.args.clone()).into()),
+                    Parsed::Ok(serde_json::Value::String(args.to_string()).into()),
                     false,
                 )
             } else if compact {
-                parse_once_keeping_text(&s.args)
+                parse_once_keeping_text(&args)
             } else {
-                parse_once(&s.args)
+                parse_once(&args)
             };
             each(
                 Call {
@@ -1078,7 +1083,7 @@ impl Accumulator {
                     stated_index: s.stated_index,
                     id: if s.id.is_empty() { None } else { Some(s.id) },
                     name: s.name,
-                    raw_arguments: s.args,
+                    raw_arguments: args,
                     parsed,
                     empty_arguments: empty,
                     object_arguments: s.object_args,
@@ -1209,7 +1214,7 @@ pub fn parse_once(args: &str) -> (Parsed, bool) {
 
 /// [`parse_once`], keeping a text that parses as its text rather than its value
 /// ([`ParsedValue`]): for a report that keeps the call's text anyway.
-fn parse_once_keeping_text(args: &str) -> (Parsed, bool) {
+fn parse_once_keeping_text(args: &SharedText) -> (Parsed, bool) {
     match parse_once(args) {
         (Parsed::Ok(_), false) => (Parsed::Ok(ParsedValue::of_text(args)), false),
         other => other,

@@ -471,7 +471,7 @@ pub fn calls(doc: &Map<String, Value>, dialect: DialectKind) -> (Vec<Call>, Opti
                 stated_index: r.stated_index,
                 id: r.id.filter(|s| !s.is_empty()),
                 name: r.name,
-                raw_arguments: r.arguments,
+                raw_arguments: r.arguments.into(),
                 parsed,
                 empty_arguments: empty,
                 object_arguments: r.object_arguments,

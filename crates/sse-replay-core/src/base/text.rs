@@ -246,6 +246,20 @@ pub fn strip_bom_str(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// A call's arguments text, shared: reference-counted, so the accumulator's call, its parsed
+/// value ([`crate::accumulate::ParsedValue`]) and every naive strategy that ends up with the same
+/// text (or a prefix or piece of it) hold one copy between them, not one each. It derefs to
+/// `str`, compares by content and serializes as a JSON string; `"…".into()` or
+/// `String::into` make one.
+pub type SharedText = arcstr::Substr;
+
+/// `text[range]` sharing `text`'s bytes; `None` when `range` is out of bounds or not on character
+/// boundaries.
+pub fn shared_slice(text: &SharedText, range: std::ops::Range<usize>) -> Option<SharedText> {
+    text.get(range.clone())?;
+    Some(text.substr(range))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,7 +87,7 @@ fn responses_item(c: &Call, kind: &str) -> Option<Value> {
     };
     let value = match &c.parsed {
         Parsed::Ok(v) => v.get().into_owned(),
-        Parsed::Err { .. } => Value::String(c.raw_arguments.clone()),
+        Parsed::Err { .. } => Value::String(c.raw_arguments.to_string()),
     };
     let mut m = serde_json::Map::new();
     m.insert("type".into(), json!(kind));
@@ -139,7 +139,7 @@ fn client_element(c: &Call, format: Format) -> Value {
             }
             let args = match &c.parsed {
                 Parsed::Ok(v) => v.to_string(),
-                Parsed::Err { .. } => c.raw_arguments.clone(),
+                Parsed::Err { .. } => c.raw_arguments.to_string(),
             };
             json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
         }
@@ -147,7 +147,7 @@ fn client_element(c: &Call, format: Format) -> Value {
             let input = c
                 .value()
                 .cloned()
-                .unwrap_or_else(|| Value::String(c.raw_arguments.clone()));
+                .unwrap_or_else(|| Value::String(c.raw_arguments.to_string()));
             json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
         }
     }

@@ -21,7 +21,7 @@ pub fn call_summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Pars
             (
                 c.id.clone(),
                 c.name.clone(),
-                c.raw_arguments.clone(),
+                c.raw_arguments.to_string(),
                 c.parsed.clone(),
                 c.complete,
             )

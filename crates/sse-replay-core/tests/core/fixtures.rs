@@ -52,7 +52,7 @@ fn summary(calls: &[Call]) -> Vec<(Option<String>, String, String, Parsed)> {
             (
                 c.id.clone(),
                 c.name.clone(),
-                c.raw_arguments.clone(),
+                c.raw_arguments.to_string(),
                 c.parsed.clone(),
             )
         })

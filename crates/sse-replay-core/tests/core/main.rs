@@ -17,6 +17,7 @@ mod forms;
 mod hostile;
 mod layers;
 mod linear;
+mod naive;
 mod open;
 mod pipeline;
 mod preview;

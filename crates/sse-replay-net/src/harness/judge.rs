@@ -197,7 +197,7 @@ impl Expected {
                 let (arguments, status) = match &c.parsed {
                     // A custom tool's input is text, judged as text.
                     Parsed::Ok(_) if c.text_input => (
-                        Args::Text(c.raw_arguments.clone()),
+                        Args::Text(c.raw_arguments.to_string()),
                         if c.complete {
                             CallStatus::Ok
                         } else {
@@ -211,7 +211,9 @@ impl Expected {
                         Args::Value(serde_json::Value::clone(v)),
                         CallStatus::Unfinished,
                     ),
-                    Parsed::Err { .. } => (Args::Raw(c.raw_arguments.clone()), CallStatus::Broken),
+                    Parsed::Err { .. } => {
+                        (Args::Raw(c.raw_arguments.to_string()), CallStatus::Broken)
+                    }
                 };
                 let call = CaseCall {
                     name: c.name.clone(),
@@ -855,7 +857,7 @@ fn naive_client_calls(calls: &[NaiveCall], analysis: &Analysis) -> Vec<CaseCall>
             } else {
                 match &n.parsed {
                     Parsed::Ok(v) => Args::Value(serde_json::Value::clone(v)),
-                    Parsed::Err { .. } => Args::Raw(n.raw_arguments.clone()),
+                    Parsed::Err { .. } => Args::Raw(n.raw_arguments.to_string()),
                 }
             },
             id: Some(n.id.clone()).filter(|s| !s.is_empty()),

@@ -150,24 +150,25 @@ mod tests {
 
     #[test]
     fn the_worker_reports_what_the_inline_feed_reports() {
+        // More than one batch, two interleaved calls.
+        let fragment = |no: u32| Fragment {
+            key: CallKey::Index {
+                choice: 0,
+                index: u64::from(no % 2),
+                generation: 0,
+            },
+            stated_index: Some(u64::from(no % 2)),
+            id: Raw::Absent,
+            name: Raw::Absent,
+            args: Raw::Value(ArgsPiece::Text(if no < 2 {
+                "[".into()
+            } else {
+                "1,".into()
+            })),
+        };
         let feed = |f: &mut StrategyFeed| {
-            // More than one batch, two interleaved calls.
             for no in 0..(BATCH as u32 * 2 + 7) {
-                let fact = Fact::Fragment(Fragment {
-                    key: CallKey::Index {
-                        choice: 0,
-                        index: u64::from(no % 2),
-                        generation: 0,
-                    },
-                    stated_index: Some(u64::from(no % 2)),
-                    id: Raw::Absent,
-                    name: Raw::Absent,
-                    args: Raw::Value(ArgsPiece::Text(if no < 2 {
-                        "[".into()
-                    } else {
-                        "1,".into()
-                    })),
-                });
+                let fact = Fact::Fragment(fragment(no));
                 let pos = Pos {
                     event: no,
                     chunk: no,
@@ -180,10 +181,16 @@ mod tests {
         let (mut a, mut b) = (StrategyFeed::inline(), StrategyFeed::spawn());
         feed(&mut a);
         feed(&mut b);
+        // The correct calls of the same facts, which the strategies take their texts from.
+        let mut acc = crate::accumulate::Accumulator::new(false);
+        for no in 0..(BATCH as u32 * 2 + 7) {
+            acc.push(fragment(no), Pos::default());
+        }
+        let calls = acc.finish(true).0;
         assert!(b.is_worker());
         let report = |f: StrategyFeed| {
             f.into_strategies()
-                .reports(None, DialectKind::OpenAiChat, Framing::Sse)
+                .reports_sharing(None, DialectKind::OpenAiChat, Framing::Sse, &calls)
         };
         let (ra, rb) = (report(a), report(b));
         assert_eq!(ra.len(), 8);

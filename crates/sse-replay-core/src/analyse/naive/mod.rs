@@ -8,6 +8,14 @@
 //! the fragments (one file each); two work on the raw network reads and need a recording with chunk
 //! boundaries ([`per_read`]).
 //!
+//! A strategy keeps no copy of text it can take from the correct calls at the end: the driver
+//! tells it where each fragment's text starts in its correct call's arguments
+//! ([`FragmentAt::args_start`]), and [`Strategies::reports_sharing`] hands it those calls, so a
+//! strategy whose call is the correct call's text, or pieces of it, keeps only where they are
+//! (as byte ranges) and ends with the same [`SharedText`]. Only `overwrite`, `concat-all` (once a
+//! second call appears) and the per-read strategies, whose texts differ, hold text of their own;
+//! `parse-when-valid` holds a call's buffer only while it re-parses it.
+//!
 //! Direction: the pipeline knows nothing of this module. The analysis hands a [`Strategies`]
 //! driver to the pipeline as its [`FactObserver`] ([`crate::pipeline::Pipeline::observed`]); the
 //! driver numbers the calls and feeds every strategy. Only [`per_read`] imports
@@ -23,10 +31,13 @@ mod per_fragment;
 pub mod per_read;
 mod steps;
 
+use std::ops::Range;
+
 use crate::accumulate::{Call, Parsed, parse_value};
 use crate::dialect::{DialectKind, FxHashMap};
 use crate::fact::{CallKey, Fact, FactObserver, Fragment, Pos};
 use crate::framing::Framing;
+use crate::text::{SharedText, shared_slice};
 
 pub use feed::StrategyFeed;
 pub use parse_when_valid::STEP_TAIL_CHARS;
@@ -124,7 +135,9 @@ pub struct NaiveCall {
     pub label: String,
     pub id: String,
     pub name: String,
-    pub raw_arguments: String,
+    /// Its arguments text: the correct call's own (shared, or a piece of it) where the strategy
+    /// ended up with that text.
+    pub raw_arguments: SharedText,
     pub parsed: Parsed,
     /// The chunk at which the strategy considered the call finished.
     pub chunk: u32,
@@ -182,6 +195,10 @@ pub struct FragmentAt {
     pub fragment_no: u32,
     /// The correct call it belongs to (position in stream order of its key).
     pub call: u32,
+    /// Where the fragment's arguments text starts in its correct call's arguments (in bytes):
+    /// everything the accumulator appended for the same key before it, so the fragment's text
+    /// is `args_start..args_start + len` of [`Call::raw_arguments`] at the end.
+    pub args_start: usize,
 }
 
 /// Recorded network reads with their arrival times, gone through in order as often as asked:
@@ -215,6 +232,105 @@ pub struct StreamEnd<'a> {
     pub framing: Framing,
     /// The correct calls' parses, shared with a strategy that ends up with the same text.
     pub parses: &'a Parses<'a>,
+    /// The correct calls' texts, by the number a strategy was told ([`FragmentAt::call`]).
+    pub texts: &'a CallTexts<'a>,
+}
+
+/// The correct calls' arguments texts by the driver's call numbers ([`FragmentAt::call`]: in
+/// order of each key's first fragment, found by key), for a strategy that kept only the byte
+/// ranges its text has in them.
+#[derive(Debug, Default)]
+pub struct CallTexts<'a> {
+    by_call: Vec<Option<&'a SharedText>>,
+}
+
+impl<'a> CallTexts<'a> {
+    /// The texts of `calls` in the order `numbers` gives each key (the driver's numbering).
+    fn of<'k>(calls: &'a [Call], numbers: impl Iterator<Item = (&'k CallKey, u32)>) -> Self {
+        let by_key: FxHashMap<&CallKey, &SharedText> =
+            calls.iter().map(|c| (&c.key, &c.raw_arguments)).collect();
+        let mut by_call = Vec::new();
+        for (key, no) in numbers {
+            let i = no as usize;
+            if i >= by_call.len() {
+                by_call.resize(i + 1, None);
+            }
+            by_call[i] = by_key.get(key).copied();
+        }
+        Self { by_call }
+    }
+
+    /// Call `call`'s text.
+    pub fn text(&self, call: u32) -> Option<&'a SharedText> {
+        self.by_call.get(call as usize).copied().flatten()
+    }
+
+    /// `range` of call `call`'s text, shared (`None` when there is no such call or range).
+    pub fn slice(&self, call: u32, range: Range<usize>) -> Option<SharedText> {
+        shared_slice(self.text(call)?, range)
+    }
+
+    /// The text `spans` describe in call `call`'s text: shared when it is one range (the whole
+    /// text, or a prefix), else its pieces joined. Empty when there is no such call (the
+    /// strategy was not given the correct calls of the stream it was fed).
+    fn resolve(&self, call: u32, spans: &Spans) -> SharedText {
+        let text = spans.resolve(self.text(call));
+        debug_assert_eq!(
+            text.as_ref().map(|t| t.len()),
+            Some(spans.len()),
+            "the correct call {call} holds every piece"
+        );
+        text.unwrap_or_default()
+    }
+}
+
+/// Where a strategy's arguments text for one call lies in the correct call's text: byte ranges,
+/// in order, contiguous ones merged. A strategy that appended every fragment the accumulator
+/// appended has one range from 0 (the whole text, or a prefix of it, with no allocation);
+/// another only where the accumulator appended what the strategy did not (arguments a dialect
+/// gave only in a done event).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Spans {
+    first: Range<usize>,
+    more: Vec<Range<usize>>,
+}
+
+impl Spans {
+    /// The `len` bytes at `start` of the correct call's text follow.
+    fn push(&mut self, start: usize, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let last = self.more.last_mut().unwrap_or(&mut self.first);
+        if Range::is_empty(last) {
+            *last = start..start + len;
+        } else if last.end == start {
+            last.end += len;
+        } else {
+            self.more.push(start..start + len);
+        }
+    }
+
+    /// Bytes of text.
+    fn len(&self) -> usize {
+        self.first.len() + self.more.iter().map(ExactSizeIterator::len).sum::<usize>()
+    }
+
+    /// The text in `full` (`None` when a range is not in it).
+    fn resolve(&self, full: Option<&SharedText>) -> Option<SharedText> {
+        if self.first.is_empty() {
+            return Some(SharedText::default());
+        }
+        let full = full?;
+        if self.more.is_empty() {
+            return shared_slice(full, self.first.clone());
+        }
+        let mut joined = String::with_capacity(self.len());
+        for r in std::iter::once(&self.first).chain(&self.more) {
+            joined.push_str(full.get(r.clone())?);
+        }
+        Some(joined.into())
+    }
 }
 
 /// The correct calls' parsed arguments by their text: a strategy whose call ends up with the same
@@ -280,14 +396,30 @@ pub fn new_strategy(strategy: Strategy) -> Box<dyn NaiveStrategy> {
 // --- the driver
 
 /// Every strategy, fed from the pipeline's fact hook: it numbers the calls (in order of their
-/// key's first fragment), hands each fragment to each strategy, and remembers where the stream
-/// ended. [`Strategies::reports`] then builds the reports in [`Strategy::ALL`] order.
+/// key's first fragment), follows how long each correct call's arguments are so far (what the
+/// accumulator appended for the key: every fragment, and arguments given only in a done event),
+/// hands each fragment to each strategy, and remembers where the stream ended.
+/// [`Strategies::reports_sharing`] then builds the reports in [`Strategy::ALL`] order.
 pub struct Strategies {
     strategies: Vec<Box<dyn NaiveStrategy>>,
-    calls_by_key: FxHashMap<CallKey, u32>,
+    calls_by_key: FxHashMap<CallKey, Tracked>,
+    /// Calls numbered so far.
+    numbered: u32,
     last_chunk: u32,
     finished_at: Option<Pos>,
 }
+
+/// One call key as the driver follows it.
+#[derive(Clone, Copy, Debug)]
+struct Tracked {
+    /// Its number ([`FragmentAt::call`]); [`NOT_NUMBERED`] until its first fragment.
+    call: u32,
+    /// Bytes of arguments the accumulator has appended for it so far.
+    len: usize,
+}
+
+/// A key seen only in a done event's arguments so far.
+const NOT_NUMBERED: u32 = u32::MAX;
 
 impl Default for Strategies {
     fn default() -> Self {
@@ -301,6 +433,7 @@ impl Strategies {
         Self {
             strategies: Strategy::ALL.into_iter().map(new_strategy).collect(),
             calls_by_key: FxHashMap::default(),
+            numbered: 0,
             last_chunk: 0,
             finished_at: None,
         }
@@ -325,18 +458,10 @@ impl Strategies {
     }
 
     /// End of stream: every report, in [`Strategy::ALL`] order. `reads`, `dialect` and `framing`
-    /// are what the per-read strategies re-frame (see [`StreamEnd`]).
-    pub fn reports(
-        self,
-        reads: Option<&dyn Reads>,
-        dialect: DialectKind,
-        framing: Framing,
-    ) -> Vec<Report> {
-        self.reports_sharing(reads, dialect, framing, &[])
-    }
-
-    /// [`Strategies::reports`], the strategies' calls sharing the parsed values of the correct
-    /// `calls` where their arguments text is the same ([`Parses`]).
+    /// are what the per-read strategies re-frame (see [`StreamEnd`]). `calls` are the correct
+    /// calls of the facts the strategies were fed (the pipeline's that fed them, or one fed the
+    /// same facts): the strategies take their arguments texts from them ([`CallTexts`]), and
+    /// share their parsed values where the text is the same ([`Parses`]).
     pub fn reports_sharing(
         self,
         reads: Option<&dyn Reads>,
@@ -345,12 +470,19 @@ impl Strategies {
         calls: &[Call],
     ) -> Vec<Report> {
         let parses = Parses::of(calls);
+        let numbers = self
+            .calls_by_key
+            .iter()
+            .filter(|(_, t)| t.call != NOT_NUMBERED)
+            .map(|(k, t)| (k, t.call));
+        let texts = CallTexts::of(calls, numbers);
         let end = StreamEnd {
             end_chunk: self.finished_at.map_or(self.last_chunk, |p| p.chunk),
             reads,
             dialect,
             framing,
             parses: &parses,
+            texts: &texts,
         };
         self.strategies
             .into_iter()
@@ -362,19 +494,38 @@ impl Strategies {
 impl FactObserver for Strategies {
     fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
         self.last_chunk = pos.chunk;
-        let Fact::Fragment(fragment) = fact else {
-            return;
+        let fragment = match fact {
+            Fact::Fragment(fragment) => fragment,
+            // The accumulator appends these arguments to the call as a fragment of its own,
+            // which no strategy sees: later fragments' texts start after them.
+            Fact::ArgumentsOnlyInDone { key, arguments } => {
+                let t = self.calls_by_key.entry(key.clone()).or_insert(Tracked {
+                    call: NOT_NUMBERED,
+                    len: 0,
+                });
+                t.len += arguments.len();
+                return;
+            }
+            _ => return,
         };
-        let next = self.calls_by_key.len() as u32;
-        let call = *self
+        let t = self
             .calls_by_key
             .entry(fragment.key.clone())
-            .or_insert(next);
+            .or_insert(Tracked {
+                call: NOT_NUMBERED,
+                len: 0,
+            });
+        if t.call == NOT_NUMBERED {
+            t.call = self.numbered;
+            self.numbered += 1;
+        }
         let at = FragmentAt {
             pos,
             fragment_no,
-            call,
+            call: t.call,
+            args_start: t.len,
         };
+        t.len += args_text(fragment).len();
         for s in &mut self.strategies {
             s.on_fragment(fragment, at);
         }
@@ -387,26 +538,38 @@ impl FactObserver for Strategies {
 
 // --- small pieces the strategies share
 
-/// A call a strategy is building: its label (the call key), id, name and arguments so far.
+/// A call a strategy is building: its label (the call key), id, name and arguments so far —
+/// where they are in the correct call's text ([`Spans`]), or, for a strategy whose text is not
+/// made of the correct call's pieces (`overwrite`) or that must parse it as it grows
+/// (`parse-when-valid`), its own text.
 #[derive(Clone, Debug, Default)]
 struct Entry {
     label: String,
     id: String,
     name: String,
+    /// The correct call the fragments belong to ([`FragmentAt::call`]).
+    call: u32,
+    spans: Spans,
+    /// The strategy's own text: when not empty, the call's arguments (not `spans`).
     args: String,
 }
 
 impl Entry {
     /// The call as the strategy ends up with it, finished at `chunk` (`at_end`: because the
-    /// stream ended there): its arguments parsed once (or the correct call's value shared, see
-    /// [`Parses`]).
-    fn into_call(self, chunk: u32, at_end: bool, parses: &Parses<'_>) -> NaiveCall {
-        let parsed = parses.parse(&self.args);
+    /// stream ended there): its arguments text (its own, else the correct call's pieces), parsed
+    /// once (or the correct call's value shared, see [`Parses`]).
+    fn into_call(self, chunk: u32, at_end: bool, end: &StreamEnd<'_>) -> NaiveCall {
+        let text = if self.args.is_empty() {
+            end.texts.resolve(self.call, &self.spans)
+        } else {
+            SharedText::from(self.args)
+        };
+        let parsed = end.parses.parse(&text);
         NaiveCall {
             label: self.label,
             id: self.id,
             name: self.name,
-            raw_arguments: self.args,
+            raw_arguments: text,
             parsed,
             chunk,
             at_end,
@@ -414,15 +577,21 @@ impl Entry {
     }
 
     /// The seed's rule for one fragment: id and name set when present and non-empty, arguments
-    /// appended.
-    fn fill(&mut self, f: &Fragment, text: &str) {
+    /// appended (where they are in the correct call's text).
+    fn fill(&mut self, f: &Fragment, at: FragmentAt) {
         if let Some(id) = f.id.non_empty() {
             self.id = id.to_owned();
         }
         if let Some(name) = f.name.non_empty() {
             self.name = name.to_owned();
         }
-        self.args.push_str(text);
+        self.append(args_text(f).len(), at);
+    }
+
+    /// `len` bytes of arguments appended, at `at.args_start` in the correct call's text.
+    fn append(&mut self, len: usize, at: FragmentAt) {
+        self.call = at.call;
+        self.spans.push(at.args_start, len);
     }
 }
 
@@ -466,11 +635,11 @@ impl Table {
     }
 
     /// The calls still open, taken as finished because the stream ended at `chunk`.
-    fn into_calls(mut self, chunk: u32, parses: &Parses<'_>) -> Vec<NaiveCall> {
+    fn into_calls(mut self, chunk: u32, end: &StreamEnd<'_>) -> Vec<NaiveCall> {
         self.order
             .iter()
             .filter_map(|k| self.map.remove(k))
-            .map(|e| e.into_call(chunk, true, parses))
+            .map(|e| e.into_call(chunk, true, end))
             .collect()
     }
 }
@@ -502,15 +671,36 @@ mod tests {
         }
     }
 
-    /// Two interleaved calls, then a finish at chunk 5.
-    fn feed(observer: &mut impl FactObserver) {
-        let facts = [
+    /// Two interleaved calls.
+    fn facts() -> [Fact; 4] {
+        [
             fragment(0, Some("a"), "{\"x\":"),
             fragment(1, Some("b"), "{\"y\":"),
             fragment(0, None, "1}"),
             fragment(1, None, "2}"),
-        ];
-        for (no, s) in facts.iter().enumerate() {
+        ]
+    }
+
+    /// The correct calls of [`facts`] (what the pipeline hands the driver at the end).
+    fn correct_calls() -> Vec<Call> {
+        let mut acc = crate::accumulate::Accumulator::new(false);
+        for f in facts() {
+            if let Fact::Fragment(f) = f {
+                acc.push(f, pos(0));
+            }
+        }
+        acc.finish(true).0
+    }
+
+    /// Every strategy's report, with the correct calls of [`facts`].
+    fn reports(driver: Strategies) -> Vec<Report> {
+        let calls = correct_calls();
+        driver.reports_sharing(None, DialectKind::OpenAiChat, Framing::Sse, &calls)
+    }
+
+    /// [`facts`], then a finish at chunk 5.
+    fn feed(observer: &mut impl FactObserver) {
+        for (no, s) in facts().iter().enumerate() {
             observer.on_fact(s, pos(no as u32), no as u32);
         }
         let finish = Fact::Finish {
@@ -524,7 +714,7 @@ mod tests {
     fn the_driver_reports_every_strategy_in_order_and_per_read_ones_need_reads() {
         let mut driver = Strategies::new();
         feed(&mut driver);
-        let reports = driver.reports(None, DialectKind::OpenAiChat, Framing::Sse);
+        let reports = reports(driver);
         let order: Vec<Strategy> = reports.iter().map(|r| r.strategy).collect();
         assert_eq!(order, Strategy::ALL);
         let concat_all = &reports[1];
@@ -542,17 +732,26 @@ mod tests {
 
     #[test]
     fn a_strategy_fed_on_its_own_reports_what_the_driver_reports() {
-        /// Feeds one strategy alone, numbering calls as the driver does.
-        struct Alone(Box<dyn NaiveStrategy>, FxHashMap<CallKey, u32>, Option<Pos>);
+        /// Feeds one strategy alone, numbering calls and placing their texts as the driver does.
+        struct Alone(
+            Box<dyn NaiveStrategy>,
+            FxHashMap<CallKey, u32>,
+            Option<Pos>,
+            FxHashMap<CallKey, usize>,
+        );
         impl FactObserver for Alone {
             fn on_fact(&mut self, fact: &Fact, pos: Pos, fragment_no: u32) {
                 if let Fact::Fragment(f) = fact {
                     let next = self.1.len() as u32;
                     let call = *self.1.entry(f.key.clone()).or_insert(next);
+                    let args_start = *self.3.get(&f.key).unwrap_or(&0);
+                    self.3
+                        .insert(f.key.clone(), args_start + args_text(f).len());
                     let at = FragmentAt {
                         pos,
                         fragment_no,
                         call,
+                        args_start,
                     };
                     self.0.on_fragment(f, at);
                 }
@@ -563,16 +762,24 @@ mod tests {
         }
         let mut driver = Strategies::new();
         feed(&mut driver);
-        let together = driver.reports(None, DialectKind::OpenAiChat, Framing::Sse);
+        let together = reports(driver);
+        let calls = correct_calls();
         for (i, strategy) in Strategy::ALL.into_iter().enumerate() {
-            let mut alone = Alone(new_strategy(strategy), FxHashMap::default(), None);
+            let mut alone = Alone(
+                new_strategy(strategy),
+                FxHashMap::default(),
+                None,
+                FxHashMap::default(),
+            );
             feed(&mut alone);
+            let texts = CallTexts::of(&calls, alone.1.iter().map(|(k, n)| (k, *n)));
             let end = StreamEnd {
                 end_chunk: alone.2.map_or(0, |p| p.chunk),
                 reads: None,
                 dialect: DialectKind::OpenAiChat,
                 framing: Framing::Sse,
                 parses: &Parses::default(),
+                texts: &texts,
             };
             assert_eq!(alone.0.strategy(), strategy);
             assert_eq!(alone.0.finish(&end), together[i], "{}", strategy.name());

@@ -1,7 +1,10 @@
 //! `next-index-done`: treat a call as finished when a fragment of another call appears (the OpenAI
 //! SDK helpers' done events); what arrives for it later is lost.
+//!
+//! A call's text is a prefix of the correct call's (the pieces before it was declared done): it
+//! keeps where they are, and takes a shared prefix of the correct call's text at the end.
 
-use super::{Entry, FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
+use super::{Entry, FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table};
 use crate::fact::{CallKey, Fragment};
 use rustc_hash::FxHashSet;
 
@@ -35,9 +38,7 @@ impl NaiveStrategy for NextIndexDone {
         if self.closed.contains(&fragment.key) {
             self.dropped += 1;
         } else {
-            self.open
-                .entry(&fragment.key)
-                .fill(fragment, args_text(fragment));
+            self.open.entry(&fragment.key).fill(fragment, at);
         }
     }
 
@@ -46,9 +47,9 @@ impl NaiveStrategy for NextIndexDone {
         let mut calls: Vec<_> = self
             .done
             .into_iter()
-            .map(|(e, chunk)| e.into_call(chunk, false, end.parses))
+            .map(|(e, chunk)| e.into_call(chunk, false, end))
             .collect();
-        calls.extend(self.open.into_calls(end.end_chunk, end.parses));
+        calls.extend(self.open.into_calls(end.end_chunk, end));
         r.calls = calls;
         if self.dropped > 0 {
             r.notes.push(if self.dropped == 1 {

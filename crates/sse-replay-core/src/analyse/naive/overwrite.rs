@@ -31,7 +31,7 @@ impl NaiveStrategy for Overwrite {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::Overwrite);
-        r.calls = self.calls.into_calls(end.end_chunk, end.parses);
+        r.calls = self.calls.into_calls(end.end_chunk, end);
         r
     }
 }

@@ -5,6 +5,10 @@
 //! prefix of it, see [`Steps`]), and a buffer with an open string or unbalanced brackets
 //! ([`Balance`]) is not parsed at all: it cannot be valid, so the quadratic re-parsing a client
 //! does is only done here when it can succeed (its errors are re-derived when asked for).
+//!
+//! It holds a call's buffer only while it re-parses it: once the call parses (or the stream
+//! ends) the buffer is freed, and the call's text — a prefix of the correct call's — is taken
+//! from the correct call at the end, shared, as are the steps' texts.
 
 use super::steps::{Balance, Steps, TextAt};
 use super::{Entry, FragmentAt, NaiveStrategy, Report, Strategy, StreamEnd, Table, args_text};
@@ -84,7 +88,8 @@ impl NaiveStrategy for ParseWhenValid {
         track.balance.feed(text);
         let track = *track;
         let e = self.open.entry(&fragment.key);
-        e.fill(fragment, text);
+        e.fill(fragment, at);
+        e.args.push_str(text);
         if e.args.trim().is_empty() || e.args.len() > MAX_BUFFER {
             return;
         }
@@ -95,7 +100,9 @@ impl NaiveStrategy for ParseWhenValid {
         };
         self.steps
             .push(at.fragment_no, Some(at.call), at.pos.chunk, where_, parsed);
-        if parsed && let Some(e) = self.open.remove(&fragment.key) {
+        if parsed && let Some(mut e) = self.open.remove(&fragment.key) {
+            // Its text is taken from the correct call at the end.
+            e.args = String::new();
             self.done.push((e, at.pos.chunk));
             self.done_buffers.push(track.buffer);
             self.closed.insert(fragment.key.clone(), at.pos.chunk);
@@ -104,11 +111,16 @@ impl NaiveStrategy for ParseWhenValid {
 
     fn finish(self: Box<Self>, end: &StreamEnd<'_>) -> Report {
         let mut r = Report::new(Strategy::ParseWhenValid);
-        let this = *self;
+        let mut this = *self;
+        // The buffers of the calls that never parsed are freed too: every call's text is the
+        // correct call's, shared.
+        for e in this.open.map.values_mut() {
+            e.args = String::new();
+        }
         let mut calls: Vec<_> = this
             .done
             .into_iter()
-            .map(|(e, chunk)| e.into_call(chunk, false, end.parses))
+            .map(|(e, chunk)| e.into_call(chunk, false, end))
             .collect();
         let never = this.open.len();
         // The buffer number of each call, in the order the calls are reported.
@@ -118,7 +130,7 @@ impl NaiveStrategy for ParseWhenValid {
                 .open_keys()
                 .map(|k| this.tracks.get(k).map_or(u32::MAX, |t| t.buffer)),
         );
-        calls.extend(this.open.into_calls(end.end_chunk, end.parses));
+        calls.extend(this.open.into_calls(end.end_chunk, end));
         // Each attempt's text is a prefix of its call's final buffer.
         let mut steps = this.steps;
         let mut map = vec![u32::MAX; this.tracks.len()];
@@ -128,7 +140,7 @@ impl NaiveStrategy for ParseWhenValid {
             }
         }
         steps.renumber_texts(&map);
-        *steps.texts_mut() = calls.iter().map(|c| c.raw_arguments.clone()).collect();
+        steps.set_shared_texts(calls.iter().map(|c| c.raw_arguments.clone()).collect());
         r.calls = calls;
         r.steps = steps;
         if this.ignored > 0 {

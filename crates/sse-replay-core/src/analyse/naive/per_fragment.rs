@@ -11,9 +11,21 @@ use crate::fact::{Fragment, Raw};
 #[derive(Clone, Debug, Default)]
 pub(super) struct PerFragment {
     steps: Steps,
-    /// The fragments that parsed alone: number, text, chunk (their values are taken at the end,
-    /// shared with the correct call's when the text is the same: see [`super::Parses`]).
-    calls: Vec<(u32, String, u32)>,
+    /// The fragments that parsed alone (their texts are pieces of the correct calls', taken at
+    /// the end; their values shared with the correct call's when the text is the same: see
+    /// [`super::Parses`]).
+    calls: Vec<Alone>,
+}
+
+/// A fragment that parsed alone: its number, where its text is (the correct call and the byte
+/// range in its arguments) and its chunk.
+#[derive(Clone, Copy, Debug)]
+struct Alone {
+    no: u32,
+    call: u32,
+    start: usize,
+    len: usize,
+    chunk: u32,
 }
 
 impl PerFragment {
@@ -41,8 +53,13 @@ impl NaiveStrategy for PerFragment {
         let where_ = self.steps.push_text(text);
         let parsed = Balance::of(text).may_parse() && matches!(parse_value(text), Parsed::Ok(_));
         if parsed {
-            self.calls
-                .push((at.fragment_no, text.to_owned(), at.pos.chunk));
+            self.calls.push(Alone {
+                no: at.fragment_no,
+                call: at.call,
+                start: at.args_start,
+                len: text.len(),
+                chunk: at.pos.chunk,
+            });
         }
         self.steps
             .push(at.fragment_no, Some(at.call), at.pos.chunk, where_, parsed);
@@ -54,14 +71,19 @@ impl NaiveStrategy for PerFragment {
         r.calls = self
             .calls
             .into_iter()
-            .map(|(no, text, chunk)| NaiveCall {
-                label: format!("fragment {no}"),
-                id: String::new(),
-                name: String::new(),
-                parsed: end.parses.parse(&text),
-                raw_arguments: text,
-                chunk,
-                at_end: false,
+            .map(|a| {
+                let text = end.texts.slice(a.call, a.start..a.start + a.len);
+                debug_assert!(text.is_some(), "fragment {} is in call {}", a.no, a.call);
+                let text = text.unwrap_or_default();
+                NaiveCall {
+                    label: format!("fragment {}", a.no),
+                    id: String::new(),
+                    name: String::new(),
+                    parsed: end.parses.parse(&text),
+                    raw_arguments: text,
+                    chunk: a.chunk,
+                    at_end: false,
+                }
             })
             .collect();
         r

@@ -17,6 +17,7 @@
 
 use super::Attempt;
 use crate::accumulate::parse_value;
+use crate::text::SharedText;
 
 /// One attempt, compactly: where and what, not its text or error message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,10 +170,12 @@ pub struct Steps {
     /// The file the first `spilled_rows` rows are in.
     spill_file: Option<SpillFile>,
     spilled_rows: usize,
-    /// The texts: arenas of every fragment's text (`per-fragment`), or each call's final buffer,
-    /// whose prefixes were the attempts (`parse-when-valid`). Numbered after the buffers in
-    /// `text_file`, when there are some.
+    /// The texts: arenas of every fragment's text (`per-fragment`). Numbered after the buffers
+    /// in `text_file`, when there are some.
     texts: Vec<String>,
+    /// Each call's final text, whose prefixes were the attempts (`parse-when-valid`), shared
+    /// with the call: numbered after `texts`.
+    shared: Vec<SharedText>,
     /// The file the first texts of a [`Steps::spilled`] went to, its buffers (where each
     /// starts, and its length: at most [`MAX_ARENA`]), and its length.
     text_file: Option<SpillFile>,
@@ -365,9 +368,10 @@ impl Steps {
         })
     }
 
-    /// The text buffers, for the strategy to fill (an arena, or the calls' buffers at the end).
-    pub(super) fn texts_mut(&mut self) -> &mut Vec<String> {
-        &mut self.texts
+    /// The calls' final texts, the buffers after the arenas (for a strategy that numbered its
+    /// attempts' buffers by call: `parse-when-valid`).
+    pub(super) fn set_shared_texts(&mut self, texts: Vec<SharedText>) {
+        self.shared = texts;
     }
 
     /// Number of attempts (also those only counted: see `Steps::counts_only`).
@@ -424,11 +428,14 @@ impl Steps {
                         .map(std::borrow::Cow::Owned),
                 }
             }
-            None => self
-                .texts
-                .get(buffer - self.file_buffers.len())?
-                .get(start..end)
-                .map(std::borrow::Cow::Borrowed),
+            None => {
+                let i = buffer - self.file_buffers.len();
+                match self.texts.get(i) {
+                    Some(arena) => arena.get(start..end),
+                    None => self.shared.get(i - self.texts.len())?.get(start..end),
+                }
+                .map(std::borrow::Cow::Borrowed)
+            }
         }
     }
 
@@ -642,7 +649,7 @@ mod tests {
     #[test]
     fn a_row_gives_back_its_text_and_outcome() {
         let mut s = Steps::default();
-        s.texts_mut().push("{\"a\"1".into());
+        s.set_shared_texts(vec!["{\"a\"1".into()]);
         let at = |_start: usize, end| TextAt { buffer: 0, end };
         s.push(0, Some(0), 3, at(0, 4), false);
         s.push(1, None, 4, at(4, 5), true);
