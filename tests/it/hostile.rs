@@ -991,7 +991,8 @@ fn export_streams_a_recording_larger_than_the_input_limit() {
 /// strategies that fail, binary frames, JSON lines and a JSON array (the core's
 /// `a_recording_over_the_input_limit_is_reported_as_held_whole` compares every bundled one). The
 /// copy is the recording with lines of spaces in its chunk list (which neither reader takes as
-/// anything), so that it is over the limit and still in the writers' layout; a lowered
+/// anything), so that it is over the limit and still in the writers' layout (asked for a stream
+/// it does not have, `check` and `export` say what they say of the small one); a lowered
 /// `--max-input-bytes` cannot stand for that, as a limit given explicitly refuses every file over
 /// it before reading it.
 #[test]
@@ -1048,6 +1049,18 @@ fn check_and_scan_read_a_recording_over_the_input_limit_as_held_whole() {
             let want = check(&held);
             assert!(!want.1.is_empty(), "{name}");
             assert_eq!(check(&over), want, "{name} {json:?}");
+        }
+        // A stream it does not have: what the small one says (no such stream, the one it has),
+        // not the input limit.
+        if name == "seed-example.ron" {
+            for command in ["check", "export"] {
+                let no_stream =
+                    |p: &Path| unnamed(run(&[command, "--stream", "2", p.to_str().expect("path")]));
+                let want = no_stream(&held);
+                assert_eq!(want.0, Some(2), "{command}: {}", want.2);
+                assert!(want.2.contains("no stream 2"), "{command}: {}", want.2);
+                assert_eq!(no_stream(&over), want, "{command}");
+            }
         }
         held_list.push_str(&format!("{}\t{name}\n", held.display()));
         over_list.push_str(&format!("{}\t{name}\n", over.display()));
