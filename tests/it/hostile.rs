@@ -1099,9 +1099,10 @@ fn check_and_scan_read_a_recording_over_the_input_limit_as_held_whole() {
 }
 
 /// `check` of a `.ron` recording larger than the input limit, with default flags: its body is not
-/// held, so the process stays under twice the file's size (holding the document took three
-/// times it: 110 MB on this 36 MB one; its raw body's `check` peaks at 44 MB, the line path at
-/// 56 MB, the records per read and event it keeps).
+/// held, nor a record per read, event or fragment, so the process stays under 1.25 times the
+/// file's size (holding the document took three times it: 110 MB on this 36 MB one; its raw
+/// body's `check` peaks at 32 MB; the line path peaked at 53 MB keeping those records, now at
+/// 41 MB, debug build).
 #[test]
 fn check_of_a_recording_over_the_input_limit_does_not_hold_it() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1128,5 +1129,5 @@ fn check_of_a_recording_over_the_input_limit_does_not_hold_it() {
     );
     let (kib, exit) = kid.peak_rss_until_exit(Duration::from_secs(900));
     assert_eq!(exit, Some(0));
-    assert!(kib * 1024 < 2 * size, "{kib} KiB on {size} bytes");
+    assert!(kib * 1024 < size + size / 4, "{kib} KiB on {size} bytes");
 }
