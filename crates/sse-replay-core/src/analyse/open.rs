@@ -1326,6 +1326,35 @@ mod tests {
         }
     }
 
+    /// A spool gives back every read as it was written, empty ones too; one cut short (or
+    /// holding more than was written) is an error, never fewer reads taken for all of them.
+    #[test]
+    fn a_spool_gives_back_its_reads_or_an_error() {
+        let reads: [(&[u8], u64); 3] = [(b"data: a\n", 0), (b"", 7), (&[0xff, b'\n'], 9)];
+        let spooled = || {
+            let mut spool = Spool::new().expect("a temporary file");
+            for (bytes, t) in reads {
+                spool.add(bytes, t).expect("written");
+            }
+            spool.finish().expect("finished")
+        };
+        let each = |s: &Spooled| {
+            let mut got = Vec::new();
+            s.each(&mut |b, t| got.push((b.to_vec(), t))).map(|()| got)
+        };
+        let s = spooled();
+        let want: Vec<(Vec<u8>, u64)> = reads.iter().map(|(b, t)| (b.to_vec(), *t)).collect();
+        // Twice: each pass starts from the first read.
+        assert_eq!(each(&s).expect("read back"), want);
+        assert_eq!(each(&s).expect("read back"), want);
+        let len = s.file.metadata().expect("size").len();
+        s.file.set_len(len - 1).expect("cut");
+        assert!(each(&s).is_err());
+        let mut s = spooled();
+        s.reads += 1;
+        assert!(each(&s).is_err());
+    }
+
     /// A recording over the input limit asked for a stream it does not have says what a small
     /// one says (no such stream, the one it has); in another layout it is refused with the limit.
     #[test]
