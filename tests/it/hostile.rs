@@ -1090,7 +1090,8 @@ fn export_streams_a_recording_larger_than_the_input_limit() {
 /// strategies that fail, binary frames, JSON lines and a JSON array (the core's
 /// `a_recording_over_the_input_limit_is_reported_as_held_whole` compares every bundled one). The
 /// copy is the recording with lines of spaces in its chunk list (which neither reader takes as
-/// anything), so that it is over the limit and still in the writers' layout; a lowered
+/// anything), so that it is over the limit and still in the writers' layout (asked for a stream
+/// it does not have, `check` and `export` say what they say of the small one); a lowered
 /// `--max-input-bytes` cannot stand for that, as a limit given explicitly refuses every file over
 /// it before reading it.
 #[test]
@@ -1148,6 +1149,18 @@ fn check_and_scan_read_a_recording_over_the_input_limit_as_held_whole() {
             assert!(!want.1.is_empty(), "{name}");
             assert_eq!(check(&over), want, "{name} {json:?}");
         }
+        // A stream it does not have: what the small one says (no such stream, the one it has),
+        // not the input limit.
+        if name == "seed-example.ron" {
+            for command in ["check", "export"] {
+                let no_stream =
+                    |p: &Path| unnamed(run(&[command, "--stream", "2", p.to_str().expect("path")]));
+                let want = no_stream(&held);
+                assert_eq!(want.0, Some(2), "{command}: {}", want.2);
+                assert!(want.2.contains("no stream 2"), "{command}: {}", want.2);
+                assert_eq!(no_stream(&over), want, "{command}");
+            }
+        }
         held_list.push_str(&format!("{}\t{name}\n", held.display()));
         over_list.push_str(&format!("{}\t{name}\n", over.display()));
     }
@@ -1185,9 +1198,10 @@ fn check_and_scan_read_a_recording_over_the_input_limit_as_held_whole() {
 }
 
 /// `check` of a `.ron` recording larger than the input limit, with default flags: its body is not
-/// held, so the process stays under twice the file's size (holding the document took three
-/// times it: 110 MB on this 36 MB one; its raw body's `check` peaks at 44 MB, the line path at
-/// 56 MB, the records per read and event it keeps).
+/// held, nor a record per read, event or fragment, so the process stays under 1.25 times the
+/// file's size (holding the document took three times it: 110 MB on this 36 MB one; its raw
+/// body's `check` peaks at 32 MB; the line path peaked at 53 MB keeping those records, now at
+/// 41 MB, debug build).
 #[test]
 fn check_of_a_recording_over_the_input_limit_does_not_hold_it() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1214,5 +1228,5 @@ fn check_of_a_recording_over_the_input_limit_does_not_hold_it() {
     );
     let (kib, exit) = kid.peak_rss_until_exit(Duration::from_secs(900));
     assert_eq!(exit, Some(0));
-    assert!(kib * 1024 < 2 * size, "{kib} KiB on {size} bytes");
+    assert!(kib * 1024 < size + size / 4, "{kib} KiB on {size} bytes");
 }

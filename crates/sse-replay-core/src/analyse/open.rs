@@ -283,6 +283,13 @@ impl Probe {
             total: titles.len() + skipped,
             titles,
         };
+        // A recording too large to hold whole, asked for a stream it does not have: read line
+        // by line to its end (as it would be parsed whole), nothing kept but its title, to say
+        // what a small one says.
+        if stream.is_some_and(|k| k != 1) && self.recording_too_large() {
+            let title = title_of_recording_lines(self, progress)?;
+            return Err(choose(vec![title], 0));
+        }
         let (opened, skipped) = self.recordings_counted(progress)?;
         match opened {
             Opened::One { recording, kind } => match stream {
@@ -371,7 +378,10 @@ impl Probe {
                 };
                 feed.finish(&rec, source)
             }
-            None if self.reads_recording_lines() => self.analyse_recording_lines(|_| ())?.0,
+            // Without `keep_body` (`check`), nor the records per read, event and fragment.
+            None if self.reads_recording_lines() => {
+                self.analyse_lines(Spool::new(), !keep_body, |_| ())?.0
+            }
             None => self.analyse_whole()?,
         };
         match analysis.overflow {
@@ -388,9 +398,25 @@ impl Probe {
     /// line instead when it is in the writers' layout ([`Probe::analyse_recording_lines`]), as
     /// `export` and `check` read it: not imported, and no stream other than the first asked for.
     pub fn reads_recording_lines(&self) -> bool {
+        matches!(self.options.stream, None | Some(1)) && self.recording_too_large()
+    }
+
+    /// The input limit's error, as a reader that holds the file whole refuses it with.
+    fn too_long(&self) -> InputError {
+        match self.input.refuse_larger_file() {
+            Err(e) => e,
+            Ok(()) => InputError::InputTooLong {
+                path: self.input.name(),
+                limit: self.input.limit().bytes,
+            },
+        }
+    }
+
+    /// A recording (not imported) too large to hold whole: a regular file over the input limit,
+    /// read line by line when it is in the writers' layout.
+    fn recording_too_large(&self) -> bool {
         self.content.kind == Kind::Recording
             && !self.options.import_only
-            && matches!(self.options.stream, None | Some(1))
             && self.input.refuse_larger_file().is_err()
     }
 
@@ -409,13 +435,19 @@ impl Probe {
         self,
         each_chunk: impl FnMut(&[u8]),
     ) -> Result<(Analysis, RecordingReads), OpenError> {
-        let too_long = match self.input.refuse_larger_file() {
-            Err(e) => e,
-            Ok(()) => InputError::InputTooLong {
-                path: self.input.name(),
-                limit: self.input.limit().bytes,
-            },
-        };
+        self.analyse_lines(Spool::new(), false, each_chunk)
+    }
+
+    /// [`Probe::analyse_recording_lines`] with the reads kept in `spool`, else read again from
+    /// the document; `lean`: keeping only the numbers of reads and events, and each call's
+    /// fragments compactly ([`Feed::counts_only`]), unless the body may be binary frames.
+    fn analyse_lines(
+        self,
+        spool: Option<Spool>,
+        lean: bool,
+        each_chunk: impl FnMut(&[u8]),
+    ) -> Result<(Analysis, RecordingReads), OpenError> {
+        let too_long = self.too_long();
         let opts = Options {
             dialect: self.options.dialect,
             framing: None,
@@ -426,6 +458,8 @@ impl Probe {
             opts,
             self.options.max_event_bytes,
             too_long,
+            spool,
+            lean,
             each_chunk,
         )
     }
@@ -753,6 +787,9 @@ pub struct RecordingReads {
     limit: crate::limits::InputLimit,
     max_event_bytes: EventLimit,
     failed: std::cell::RefCell<Option<InputError>>,
+    /// The reads as they were first read, when they could be kept in a temporary file
+    /// ([`Spool`]): gone through instead of the document, which is then parsed only once.
+    spooled: Option<Spooled>,
 }
 
 impl RecordingReads {
@@ -766,6 +803,18 @@ impl RecordingReads {
 impl crate::naive::Reads for RecordingReads {
     fn each(&self, f: &mut dyn FnMut(&[u8], u64)) {
         if self.failed.borrow().is_some() {
+            return;
+        }
+        if let Some(spooled) = &self.spooled {
+            if let Err(source) = spooled.each(f) {
+                *self.failed.borrow_mut() = Some(InputError::Io {
+                    path: format!(
+                        "the temporary copy of the reads of {}",
+                        input::display_name(&self.path)
+                    ),
+                    source,
+                });
+            }
             return;
         }
         let read = Peeked::open(&self.path, self.limit).and_then(|input| {
@@ -788,49 +837,215 @@ impl crate::naive::Reads for RecordingReads {
     }
 }
 
-/// [`Probe::analyse_recording_lines`], refused with `too_long`.
+/// The reads of a recording read line by line, written to an unlinked temporary file
+/// ([`tempfile::tempfile`]) as they are read, so that what needs them again at the end goes
+/// through them without parsing the document again: each read as its arrival time and its
+/// length (8 bytes each, little-endian), then its bytes.
+struct Spool {
+    out: std::io::BufWriter<std::fs::File>,
+    reads: u64,
+}
+
+/// The buffer a [`Spool`] is written and read through.
+const SPOOL_BUFFER: usize = 256 * 1024;
+
+impl Spool {
+    /// A new spool, or `None` when no temporary file can be made (the document is then read
+    /// again instead).
+    fn new() -> Option<Self> {
+        let file = tempfile::tempfile().ok()?;
+        Some(Spool {
+            out: std::io::BufWriter::with_capacity(SPOOL_BUFFER, file),
+            reads: 0,
+        })
+    }
+
+    /// One read and its arrival time.
+    fn add(&mut self, bytes: &[u8], t_micros: u64) -> std::io::Result<()> {
+        use std::io::Write as _;
+        self.out.write_all(&t_micros.to_le_bytes())?;
+        self.out.write_all(&(bytes.len() as u64).to_le_bytes())?;
+        self.out.write_all(bytes)?;
+        self.reads += 1;
+        Ok(())
+    }
+
+    /// Every read was written: the file to go through them again, or `None` when it could not
+    /// be written to its end.
+    fn finish(self) -> Option<Spooled> {
+        let reads = self.reads;
+        let file = self.out.into_inner().ok()?;
+        Some(Spooled { file, reads })
+    }
+}
+
+/// A [`Spool`] written to its end.
+#[derive(Debug)]
+struct Spooled {
+    file: std::fs::File,
+    /// How many reads it holds.
+    reads: u64,
+}
+
+impl Spooled {
+    /// Every read, in order, to `f`; an error when the file cannot be read back as it was
+    /// written.
+    fn each(&self, f: &mut dyn FnMut(&[u8], u64)) -> std::io::Result<()> {
+        use std::io::{BufRead as _, Read as _, Seek as _};
+        let mut file = &self.file;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        let mut from = std::io::BufReader::with_capacity(SPOOL_BUFFER, file);
+        let mut word = [0u8; 8];
+        let mut bytes = Vec::new();
+        let mut reads = 0u64;
+        while !from.fill_buf()?.is_empty() {
+            from.read_exact(&mut word)?;
+            let t_micros = u64::from_le_bytes(word);
+            from.read_exact(&mut word)?;
+            let len = u64::from_le_bytes(word);
+            bytes.clear();
+            if (&mut from).take(len).read_to_end(&mut bytes)? as u64 != len {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            f(&bytes, t_micros);
+            reads += 1;
+        }
+        if reads != self.reads {
+            return Err(std::io::Error::other(format!(
+                "{reads} reads where {} were written",
+                self.reads
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The title of a recording too large to hold whole ([`Probe::recording_too_large`]), read line
+/// by line to its end, every chunk parsed and none kept: the error a whole read would give, or
+/// the input limit's error when the document is not in the writers' layout (a whole read is
+/// refused then). `progress` is told when it was read, as [`Probe::recordings`] tells it.
+fn title_of_recording_lines(
+    probe: Probe,
+    mut progress: impl FnMut(u64, u64) -> bool,
+) -> Result<String, OpenError> {
+    let too_long = probe.too_long();
+    let size = probe.input.size().unwrap_or(0);
+    let (read, title) = input::read_recording_lines(
+        probe.input,
+        probe.options.max_event_bytes,
+        |rec| rec.meta.title.clone(),
+        |_, _| (),
+    )
+    .map_err(input_error)?;
+    match (read, title) {
+        (input::LinesRead::Streamed, Some(title)) => {
+            if !progress(size, size) {
+                return Err(OpenError::Cancelled);
+            }
+            Ok(title)
+        }
+        _ => Err(input_error(too_long)),
+    }
+}
+
+/// [`Probe::analyse_recording_lines`], refused with `too_long`; the reads kept in `spool` for
+/// what needs them again, else read again from the document; `lean` as
+/// [`Probe::analyse_lines`] says.
 fn analyse_recording_lines(
     input: Peeked,
     opts: Options,
     max_event_bytes: EventLimit,
     too_long: InputError,
+    spool: Option<Spool>,
+    lean: bool,
     mut each_chunk: impl FnMut(&[u8]),
 ) -> Result<(Analysis, RecordingReads), OpenError> {
-    /// The recording without its chunks, the feed, and what the chunks said so far.
+    /// The recording without its chunks, the feed, what the chunks said so far, and where the
+    /// reads are kept.
     struct Fed {
         head: Recording,
-        feed: Feed,
+        /// Started at the first read that is not empty, whose first byte tells whether the body
+        /// may be binary frames ([`crate::framing::Framer::may_open_frames`]): only then are the
+        /// records per read and event kept when `lean`.
+        feed: Option<Feed>,
+        /// The arrival times of the empty reads before it, fed when it starts.
+        empty: Vec<u64>,
         one_document: OneDocument,
+        spool: Option<Spool>,
     }
+    impl Fed {
+        /// The feed, started (if it was not) with `first`, the first byte of the body (`None`:
+        /// the body is empty), and the empty reads before it.
+        fn started(
+            &mut self,
+            first: Option<u8>,
+            lean: bool,
+            start: &dyn Fn(&Recording) -> Feed,
+        ) -> &mut Feed {
+            self.feed.get_or_insert_with(|| {
+                let mut feed = start(&self.head);
+                if lean && first.is_some_and(|b| !crate::framing::Framer::may_open_frames(b)) {
+                    feed = feed.counts_only();
+                }
+                for t in self.empty.drain(..) {
+                    feed.feed(&[], t);
+                }
+                feed
+            })
+        }
+
+        fn overflowed(&self) -> bool {
+            self.feed.as_ref().is_some_and(|f| f.overflow().is_some())
+        }
+    }
+    // Of `parse-when-valid`'s attempts only their number, as for a raw body: the report needs no
+    // more.
+    let start = |rec: &Recording| {
+        Feed::observed(rec, opts, max_event_bytes, StrategyFeed::spawn_counting())
+    };
     let name = input.name();
-    let replay = RecordingReads {
+    let mut replay = RecordingReads {
         path: input.path().to_owned(),
         limit: input.limit(),
         max_event_bytes,
         failed: std::cell::RefCell::new(None),
+        spooled: None,
     };
     let (read, fed) = input::read_recording_lines(
         input,
         max_event_bytes,
         |rec| Fed {
             head: rec.clone(),
-            // Of `parse-when-valid`'s attempts only their number, as for a raw body: the report
-            // needs no more.
-            feed: Feed::observed(rec, opts, max_event_bytes, StrategyFeed::spawn_counting()),
+            feed: None,
+            empty: Vec::new(),
             one_document: OneDocument::new(),
+            spool,
         },
         |fed, chunk| {
             fed.one_document.add(&chunk.bytes, max_event_bytes.bytes());
-            if !matches!(fed.one_document, OneDocument::TooLong) {
-                if fed.feed.overflow().is_none() {
-                    each_chunk(&chunk.bytes);
+            if matches!(fed.one_document, OneDocument::TooLong) {
+                return;
+            }
+            if !fed.overflowed() {
+                each_chunk(&chunk.bytes);
+                // A spool that cannot be written is dropped: the document is read again.
+                if let Some(spool) = &mut fed.spool
+                    && spool.add(&chunk.bytes, chunk.t_micros).is_err()
+                {
+                    fed.spool = None;
                 }
-                fed.feed.feed(&chunk.bytes, chunk.t_micros);
+            }
+            match chunk.bytes.first() {
+                None if fed.feed.is_none() => fed.empty.push(chunk.t_micros),
+                first => {
+                    fed.started(first.copied(), lean, &start)
+                        .feed(&chunk.bytes, chunk.t_micros);
+                }
             }
         },
     )
     .map_err(input_error)?;
-    let fed = match (read, fed) {
+    let mut fed = match (read, fed) {
         (input::LinesRead::Streamed, Some(fed)) if !fed.one_document.may_be() => fed,
         _ => return Err(input_error(too_long)),
     };
@@ -840,12 +1055,19 @@ fn analyse_recording_lines(
         timing_known: kind.may_have_timing() && fed.head.meta.timing_known,
         kind,
     };
-    if fed.feed.overflow().is_some() {
+    replay.spooled = fed.spool.take().and_then(Spool::finish);
+    // An empty body: nothing tells its framing.
+    fed.started(None, lean, &start);
+    let Some(feed) = fed.feed.take() else {
+        // Not taken: started just above.
+        return Err(input_error(too_long));
+    };
+    if feed.overflow().is_some() {
         // Refused by the caller, where the line or event went past the limit: no need of the
         // reads again.
-        return Ok((fed.feed.finish(&fed.head, source), replay));
+        return Ok((feed.finish(&fed.head, source), replay));
     }
-    let analysis = fed.feed.finish_replaying(&fed.head, source, &replay);
+    let analysis = feed.finish_replaying(&fed.head, source, &replay);
     if let Some(e) = replay.take_error() {
         return Err(input_error(e));
     }
@@ -974,20 +1196,28 @@ mod tests {
     /// line by line, the body not kept, the reads gone through again at the end) gives the report
     /// and JSON of the recording held whole, previews and all; a recording whose body may be one
     /// complete response, or in another layout, is refused with the limit's message.
+    /// `p` opened with an input limit one byte below its size (a recording then read line by
+    /// line), `stream` asked for.
+    fn over_with(p: &std::path::Path, stream: Option<usize>) -> Probe {
+        let size = std::fs::metadata(p).expect("size").len();
+        let options = ReadOptions {
+            input_limit: crate::limits::InputLimit {
+                bytes: size - 1,
+                files: false,
+            },
+            stream,
+            ..ReadOptions::default()
+        };
+        crate::probe::open(p, options).expect("opens")
+    }
+
+    fn over(p: &std::path::Path) -> Probe {
+        over_with(p, None)
+    }
+
     #[test]
     fn a_recording_over_the_input_limit_is_reported_as_held_whole() {
         let root = crate::repo_root();
-        let over = |p: &std::path::Path| {
-            let size = std::fs::metadata(p).expect("size").len();
-            let options = ReadOptions {
-                input_limit: crate::limits::InputLimit {
-                    bytes: size - 1,
-                    files: false,
-                },
-                ..ReadOptions::default()
-            };
-            crate::probe::open(p, options).expect("opens")
-        };
         let mut compared = 0;
         let mut split = 0;
         for e in std::fs::read_dir(root.join("recordings")).expect("recordings") {
@@ -997,11 +1227,28 @@ mod tests {
             }
             let mut want = probe(&p).analyse(false).expect("held whole");
             let mut got = over(&p).analyse(false).expect("read line by line");
-            // Read line by line indeed: no body held.
+            // Read line by line indeed: no body held, nor a record per read or event but for
+            // binary frames.
             assert!(got.body.is_empty() && got.body_len() > 0, "{}", p.display());
+            let binary = !want.framing.is_text();
+            assert_eq!(got.chunks.is_empty(), !binary, "{}", p.display());
+            assert_eq!(got.events.is_empty(), !binary, "{}", p.display());
+            // Where no temporary file holds the reads, they are read again from the document;
+            // with every record kept (as `scan` reads it), the same report.
+            let mut others = Vec::new();
+            for (spool, lean) in [(false, true), (true, false)] {
+                let spool = Spool::new().filter(|_| spool);
+                let (a, reads) = over(&p).analyse_lines(spool, lean, |_| ()).expect("read");
+                assert!(reads.take_error().is_none(), "{}", p.display());
+                others.push(a);
+            }
             want.compute_previews();
             got.compute_previews();
             assert_same_report(&got, &want, &p);
+            for mut other in others {
+                other.compute_previews();
+                assert_same_report(&other, &want, &p);
+            }
             split += usize::from(want.findings.iter().any(|f| {
                 matches!(
                     f.kind,
@@ -1034,6 +1281,132 @@ mod tests {
                 Err(OpenError::Input(InputError::InputTooLong { .. })) => {}
                 got => panic!("{name}: {got:?}"),
             }
+        }
+    }
+
+    /// A recording over the input limit is parsed once: what needs its reads again (the findings
+    /// at read boundaries, the per-read strategies, `scan`) goes through the copy taken as it was
+    /// read, every read with its time, even once the document is gone; without that copy the
+    /// document is read again (and gone, that fails).
+    #[test]
+    fn a_recording_over_the_input_limit_is_parsed_once() {
+        let root = crate::repo_root();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let name = "seed-example.ron";
+        let text = std::fs::read(root.join("recordings").join(name)).expect("read");
+        let (rec, _) = probe(&root.join("recordings").join(name))
+            .recording(|_, _| true)
+            .expect("held whole");
+        let want: Vec<(Vec<u8>, u64)> = rec
+            .chunks
+            .iter()
+            .map(|c| (c.bytes.clone(), c.t_micros))
+            .collect();
+        assert!(want.len() > 2);
+        let each = |reads: &RecordingReads| {
+            let mut got = Vec::new();
+            crate::naive::Reads::each(reads, &mut |b, t| got.push((b.to_vec(), t)));
+            (got, reads.take_error())
+        };
+        for spool in [true, false] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, &text).expect("write");
+            let (a, reads) = over(&p)
+                .analyse_lines(Spool::new().filter(|_| spool), true, |_| ())
+                .expect("read line by line");
+            assert!(
+                a.findings
+                    .iter()
+                    .any(|f| f.kind == crate::findings::FindingKind::SplitUtf8)
+            );
+            let (got, error) = each(&reads);
+            assert_eq!(got, want);
+            assert!(error.is_none(), "{error:?}");
+            // The document gone: the copy still has every read; read again, it fails.
+            std::fs::write(&p, b"").expect("write");
+            let (got, error) = each(&reads);
+            if spool {
+                assert_eq!(got, want);
+                assert!(error.is_none(), "{error:?}");
+            } else {
+                assert!(got.is_empty());
+                assert!(error.is_some());
+            }
+        }
+    }
+
+    /// A spool gives back every read as it was written, empty ones too; one cut short (or
+    /// holding more than was written) is an error, never fewer reads taken for all of them.
+    #[test]
+    fn a_spool_gives_back_its_reads_or_an_error() {
+        let reads: [(&[u8], u64); 3] = [(b"data: a\n", 0), (b"", 7), (&[0xff, b'\n'], 9)];
+        let spooled = || {
+            let mut spool = Spool::new().expect("a temporary file");
+            for (bytes, t) in reads {
+                spool.add(bytes, t).expect("written");
+            }
+            spool.finish().expect("finished")
+        };
+        let each = |s: &Spooled| {
+            let mut got = Vec::new();
+            s.each(&mut |b, t| got.push((b.to_vec(), t))).map(|()| got)
+        };
+        let s = spooled();
+        let want: Vec<(Vec<u8>, u64)> = reads.iter().map(|(b, t)| (b.to_vec(), *t)).collect();
+        // Twice: each pass starts from the first read.
+        assert_eq!(each(&s).expect("read back"), want);
+        assert_eq!(each(&s).expect("read back"), want);
+        let len = s.file.metadata().expect("size").len();
+        s.file.set_len(len - 1).expect("cut");
+        assert!(each(&s).is_err());
+        let mut s = spooled();
+        s.reads += 1;
+        assert!(each(&s).is_err());
+    }
+
+    /// A recording over the input limit asked for a stream it does not have says what a small
+    /// one says (no such stream, the one it has); in another layout it is refused with the limit.
+    #[test]
+    fn a_recording_over_the_input_limit_has_no_second_stream() {
+        let root = crate::repo_root();
+        let p = root.join("recordings").join("seed-example.ron");
+        let small = |stream| {
+            let options = ReadOptions {
+                stream,
+                ..ReadOptions::default()
+            };
+            crate::probe::open(&p, options).expect("opens")
+        };
+        let want = small(Some(2))
+            .recording(|_, _| true)
+            .expect_err("no stream 2");
+        assert!(matches!(want, OpenError::ChooseStream { .. }), "{want}");
+        let got = over_with(&p, Some(2))
+            .recording(|_, _| true)
+            .expect_err("no stream 2");
+        assert_eq!(got.to_string(), want.to_string());
+        let got = over_with(&p, Some(2))
+            .analyse(false)
+            .expect_err("no stream 2");
+        assert_eq!(got.to_string(), want.to_string());
+        let got = over_with(&p, Some(2))
+            .stream_calls(|_| ())
+            .expect_err("no stream 2");
+        assert_eq!(got.to_string(), want.to_string());
+        // Stream 1 is the recording.
+        assert!(over_with(&p, Some(1)).analyse(false).is_ok());
+        // Another layout: the limit's error, as before.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let other = dir.path().join("other.ron");
+        let text = std::fs::read_to_string(&p).expect("read");
+        std::fs::write(
+            &other,
+            text.replacen("\n    chunks: [\n", "\n    chunks: [ \n", 1),
+        )
+        .expect("write");
+        match over_with(&other, Some(2)).recording(|_, _| true) {
+            Err(OpenError::Input(InputError::InputTooLong { .. })) => {}
+            got => panic!("{got:?}"),
         }
     }
 

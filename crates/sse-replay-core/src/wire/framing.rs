@@ -558,6 +558,12 @@ impl Framer {
         }
     }
 
+    /// A body whose first byte is `first` may be binary AWS event stream frames (a frame starts
+    /// with its length, a control byte no text body starts with); any other is framed as text.
+    pub fn may_open_frames(first: u8) -> bool {
+        first < 0x20 && !first.is_ascii_whitespace()
+    }
+
     /// Sniff: binary AWS event stream frames when the body opens with a valid prelude
     /// ([`aws_eventstream::looks_like_aws_eventstream`]; a frame starts with its length, a control
     /// byte no text body starts with, so only then are its 12 bytes awaited); JSON lines when the
@@ -567,10 +573,7 @@ impl Framer {
     /// bytes were split. `blank`: how many bytes (after a byte order mark) an earlier call
     /// found blank; undecided, the error says how many are now.
     pub fn decide(prefix: &[u8], limit: u64, blank: usize) -> Result<Framing, usize> {
-        if prefix
-            .first()
-            .is_some_and(|&b| b < 0x20 && !b.is_ascii_whitespace())
-        {
+        if prefix.first().is_some_and(|&b| Self::may_open_frames(b)) {
             if prefix.len() < aws_eventstream::PRELUDE_BYTES {
                 return Err(0);
             }

@@ -175,8 +175,10 @@ impl<O: FeedObserver, P: FnMut(u64, u64) -> bool> Feed<O, P> {
     /// [`Analysis::call_records`] gives a call's). For a report
     /// that needs no more (`check` on a raw body, with no read timing), so its memory does not
     /// grow with the events of a large body; not with a kept body (a complete response is read
-    /// from its spans) nor with real read timing (the per-read strategies and findings need the
-    /// spans).
+    /// from its spans). With real read timing, only where the reads are gone through again at the
+    /// end ([`Feed::finish_replaying`]: the per-read strategies and the findings at read
+    /// boundaries need them) and the body is not binary frames (the findings of reads that end
+    /// inside a frame need every read's and every event's span).
     pub fn counts_only(mut self) -> Self {
         self.spans = false;
         self.pipeline = self.pipeline.without_event_records().compact_fragments();

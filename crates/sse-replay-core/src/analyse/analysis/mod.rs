@@ -362,8 +362,12 @@ impl Analysis {
         let framing = out.framing.unwrap_or(Framing::Sse);
         let dialect = out.dialect;
         let mut findings = std::mem::take(&mut out.findings);
-        // The recorded reads: spans of the kept body, else read again (`replay`).
-        let held = body_reads(&source, &body, &chunks);
+        // The recorded reads: spans of the kept body, else read again (`replay`); none held when
+        // their spans were not kept.
+        let held = counted
+            .is_none()
+            .then(|| body_reads(&source, &body, &chunks))
+            .flatten();
         let reads = held.as_ref().map(|r| r as &dyn Reads).or(replay);
         // Chunk-level findings (need boundaries).
         if source.timing_known {
