@@ -1160,6 +1160,18 @@ fn check_and_scan_read_a_recording_over_the_input_limit_as_held_whole() {
                 assert!(want.2.contains("no stream 2"), "{command}: {}", want.2);
                 assert_eq!(no_stream(&over), want, "{command}");
             }
+            // `events` and `preview` show the body's bytes, so they hold it: over the limit they
+            // refuse it, saying how to raise the limit (they printed every event with empty
+            // `data` and exited 0, from a pass that had not kept the body).
+            for command in ["events", "preview"] {
+                let (code, out, err) = run(&[command, over.to_str().expect("path")]);
+                assert_eq!(code, Some(1), "{command}: {err}");
+                assert!(out.is_empty(), "{command}: {out}");
+                assert!(
+                    err.contains("--max-input-bytes") && err.contains("raise the limit"),
+                    "{command}: {err}"
+                );
+            }
         }
         held_list.push_str(&format!("{}\t{name}\n", held.display()));
         over_list.push_str(&format!("{}\t{name}\n", over.display()));

@@ -378,9 +378,10 @@ impl Probe {
                 };
                 feed.finish(&rec, source)
             }
-            // Without `keep_body` (`check`), nor the records per read, event and fragment.
-            None if self.reads_recording_lines() => {
-                self.analyse_lines(Spool::new(), !keep_body, |_| ())?.0
+            // Not for a caller that keeps the body (`events` and `preview` show its bytes): held
+            // whole, a recording over the input limit is refused before it is read.
+            None if !keep_body && self.reads_recording_lines() => {
+                self.analyse_lines(Spool::new(), true, |_| ())?.0
             }
             None => self.analyse_whole()?,
         };
