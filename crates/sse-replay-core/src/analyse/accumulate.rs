@@ -597,6 +597,12 @@ enum Held {
 }
 
 impl ParsedValue {
+    /// Held as its text (not a parsed tree), and not parsed since.
+    #[cfg(test)]
+    pub(crate) fn is_text_only(&self) -> bool {
+        matches!(&*self.0, Held::Text { value, .. } if value.get().is_none())
+    }
+
     /// A value held as it is.
     pub fn new(value: serde_json::Value) -> Self {
         Self(std::sync::Arc::new(Held::Value(value)))
@@ -796,6 +802,8 @@ pub struct Accumulator {
     keep: Keep,
     /// Keep no call's arguments (see [`Accumulator::without_arguments`]).
     counts_only: bool,
+    /// Keep each parsed value as its text ([`Accumulator::values_as_text`]).
+    values_as_text: bool,
     records: Vec<FragmentRecord>,
     /// Where the compact logs go.
     spill: Spill,
@@ -816,6 +824,16 @@ impl Accumulator {
             },
             ..Default::default()
         }
+    }
+
+    /// Each call's parsed value kept as the text it parsed from ([`ParsedValue`]), parsed again
+    /// when it is looked at, as [`Accumulator::compact`] keeps it, without keeping fragment
+    /// records: for a pass whose calls are only compared and reported (the per-read strategies,
+    /// which re-frame a whole recording), so thousands of calls do not each hold a parsed tree
+    /// some ten times their text.
+    pub fn values_as_text(mut self) -> Self {
+        self.values_as_text = true;
+        self
     }
 
     /// An accumulator that keeps no call's arguments (nor the dialect's authoritative copies):
@@ -1046,6 +1064,7 @@ impl Accumulator {
         let records = self.records;
         let mut spill = self.spill;
         let compact = self.keep == Keep::Compact;
+        let values_as_text = self.values_as_text;
         let mut logs = Vec::with_capacity(if compact { self.calls.len() } else { 0 });
         for (i, mut s) in self.calls.into_iter().enumerate() {
             let mut log = std::mem::take(&mut s.log);
@@ -1071,7 +1090,7 @@ impl Accumulator {
                     Parsed::Ok(serde_json::Value::String(args.to_string()).into()),
                     false,
                 )
-            } else if compact {
+            } else if compact || values_as_text {
                 parse_once_keeping_text(&args)
             } else {
                 parse_once(&args)

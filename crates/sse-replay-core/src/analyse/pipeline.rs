@@ -396,6 +396,12 @@ impl<O: FactObserver> Pipeline<O> {
         self
     }
 
+    /// Keep each call's parsed arguments as their text ([`Accumulator::values_as_text`]).
+    pub fn values_as_text(mut self) -> Self {
+        self.acc = std::mem::take(&mut self.acc).values_as_text();
+        self
+    }
+
     /// Keep each call's fragment records compactly ([`PipelineOutput::fragment_logs`]), not one
     /// [`FragmentRecord`] per fragment: for a report that needs only each call's own fragments,
     /// so its memory grows by a few bytes a fragment rather than some 40; and each call's parsed

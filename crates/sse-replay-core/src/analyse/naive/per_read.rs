@@ -97,10 +97,13 @@ fn output_calls(out: PipelineOutput) -> Vec<NaiveCall> {
 /// `per-read-utf8` on `reads` (each read's bytes and arrival time).
 pub fn per_read_utf8(reads: &dyn Reads, opts: Options) -> Report {
     let mut r = Report::new(Strategy::PerReadUtf8);
+    // Its calls are only compared and reported: no event records, values kept as their text.
     let mut p = Pipeline::new(Options {
         detail: false,
         ..opts
-    });
+    })
+    .without_event_records()
+    .values_as_text();
     let mut replaced = 0usize;
     reads.each(&mut |bytes, t| {
         let text = String::from_utf8_lossy(bytes);
@@ -121,10 +124,13 @@ pub fn per_read_utf8(reads: &dyn Reads, opts: Options) -> Report {
 pub fn per_read_lines(reads: &dyn Reads, opts: Options) -> Report {
     let mut r = Report::new(Strategy::PerReadLines);
     let jsonl = matches!(opts.framing, Some(Framing::JsonLines));
+    // Its calls are only compared and reported: no event records, values kept as their text.
     let mut p = Pipeline::new(Options {
         detail: false,
         ..opts
-    });
+    })
+    .without_event_records()
+    .values_as_text();
     let (mut dropped, mut events, mut offset) = (0u64, 0u64, 0u64);
     let mut event_type = String::from("message");
     let mut i = 0u32;
@@ -174,4 +180,35 @@ pub fn per_read_lines(reads: &dyn Reads, opts: Options) -> Report {
     ));
     r.calls = output_calls(out);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accumulate::Parsed;
+    use crate::dialect::DialectKind;
+
+    /// The per-read strategies re-frame a whole recording at the end: their calls keep each value
+    /// as its text, not a parsed tree some ten times its size (thousands of calls in a large
+    /// recording held 48 MB of trees), and give the same values.
+    #[test]
+    fn the_per_read_calls_keep_their_values_as_text() {
+        let body: &[u8] = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\":\\\"\xe6\xb7\xb1\xe5\x9c\xb3\\\"}\"}}]}}]}\n\ndata: [DONE]\n\n";
+        // Each read ends an event: both strategies find the call.
+        let cut = body.len() - b"data: [DONE]\n\n".len();
+        let reads: Vec<(&[u8], u64)> = vec![(&body[..cut], 0), (&body[cut..], 1)];
+        let opts = Options {
+            dialect: Some(DialectKind::OpenAiChat),
+            framing: Some(Framing::Sse),
+            detail: true,
+        };
+        for report in [per_read_utf8(&reads, opts), per_read_lines(&reads, opts)] {
+            let call = report.calls.first().expect("a call");
+            let Parsed::Ok(v) = &call.parsed else {
+                panic!("{:?}: {:?}", report.strategy, call.parsed);
+            };
+            assert!(v.is_text_only(), "{:?}", report.strategy);
+            assert_eq!(*v.get(), serde_json::json!({"city": "深圳"}));
+        }
+    }
 }
