@@ -89,7 +89,11 @@ impl NaiveStrategy for ParseWhenValid {
         let track = *track;
         let e = self.open.entry(&fragment.key);
         e.fill(fragment, at);
-        e.args.push_str(text);
+        // Past the limit the buffer is never parsed again, and the call's text is the correct
+        // call's at the end: it stops growing (a call of a gigabyte kept a second gigabyte).
+        if e.args.len() <= MAX_BUFFER {
+            e.args.push_str(text);
+        }
         if e.args.trim().is_empty() || e.args.len() > MAX_BUFFER {
             return;
         }
@@ -174,6 +178,45 @@ pub(super) fn tail(buffer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fact::{ArgsPiece, Pos, Raw};
+
+    /// A call longer than the re-parse limit is not re-parsed past it, and its buffer stops
+    /// growing there: it holds the limit and one fragment at most, not the call.
+    #[test]
+    fn a_call_past_the_buffer_limit_holds_no_more_of_its_text() {
+        let mut s = ParseWhenValid::counting();
+        let key = CallKey::Index {
+            choice: 0,
+            index: 0,
+            generation: 0,
+        };
+        let piece = format!("[{}", "1,".repeat(4095));
+        let mut start = 0;
+        for no in 0..1024u32 {
+            let fragment = Fragment {
+                key: key.clone(),
+                stated_index: Some(0),
+                id: Raw::Absent,
+                name: Raw::Absent,
+                args: Raw::Value(ArgsPiece::Text(piece.clone())),
+            };
+            let at = FragmentAt {
+                pos: Pos {
+                    event: no,
+                    chunk: no,
+                    t_micros: 0,
+                },
+                fragment_no: no,
+                call: 0,
+                args_start: start,
+            };
+            s.on_fragment(&fragment, at);
+            start += piece.len();
+        }
+        assert!(start > 4 * MAX_BUFFER, "{start} bytes fed");
+        let held = s.open.map.get(&key).map_or(0, |e| e.args.len());
+        assert!(held <= MAX_BUFFER + piece.len(), "{held} bytes held");
+    }
 
     #[test]
     fn tail_keeps_short_buffers_and_cuts_long_ones_on_a_character_boundary() {
